@@ -1,0 +1,7 @@
+"""eukhe: a coding agent harness whose liveness is law.
+
+Every run ends and every wait has an exit. The rules are pure models in
+`eukhe.rules`; their laws, in `eukhe.laws`, are checked by `eukhe laws`.
+"""
+
+__version__ = "0.1.0"
