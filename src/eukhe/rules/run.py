@@ -46,7 +46,8 @@ def round_cap(max_tool_rounds: int) -> int:
 class Cfg:
     """The limits of one run, as `limits` makes them (see `cfg_valid`).
 
-    cap: round cap (`max(cap, 1)` tool rounds are made at most; `limits` gives at least 1).
+    cap: round cap: `max(cap, 1)` tool rounds are made at most. (The setting's 0 means
+        the default; `limits` maps it before the model sees it.)
     retries: transient retries per generation (0 when the retry policy is off).
     notes: noted retries per generation (`MAX_NOTES`).
     polls: polls of one deferred job after the request that started it.
@@ -59,8 +60,8 @@ class Cfg:
 
 
 def cfg_valid(cfg: Cfg) -> bool:
-    """Limits the model runs under: a cap of at least 1, no negative count."""
-    return (cfg.cap >= 1) & (cfg.retries >= 0) & (cfg.notes >= 0) & (cfg.polls >= 0)
+    """Limits the model runs under: no negative count (a cap of 0 allows one round)."""
+    return (cfg.cap >= 0) & (cfg.retries >= 0) & (cfg.notes >= 0) & (cfg.polls >= 0)
 
 
 def limits(max_tool_rounds: int, max_retries: int, retry_enabled: bool, polls: int) -> Cfg:
@@ -183,7 +184,7 @@ def start(cfg: Cfg) -> Run:
     return Run(
         phase=Phase.PREPARE,
         end=End.LIVE,
-        rounds=cfg.cap,
+        rounds=cfg.cap if cfg.cap >= 1 else 1,
         retries=cfg.retries,
         notes=cfg.notes,
         polls=cfg.polls,
@@ -353,7 +354,7 @@ def valid(cfg: Cfg, s: Run) -> bool:
     p = cfg.polls
     counts = (
         (s.rounds >= 1)
-        & (s.rounds <= cfg.cap)
+        & ((s.rounds <= cfg.cap) | (s.rounds == 1))
         & (s.retries >= 0)
         & (s.retries <= cfg.retries)
         & (s.notes >= 0)

@@ -1,0 +1,570 @@
+"""The engine that checks the laws of each rules area, and says how.
+
+A law is checked in the strongest way that fits:
+
+- proven: CrossHair symbolically runs the law over the real model and
+  reports "Confirmed over all paths." for every case of it. Each case fixes
+  the enum fields (phase, reply kind, ...) and leaves every number and flag
+  symbolic and unbounded. A step law is proven over every valid state and
+  input; an invariant is proven inductively (it holds at the start and every
+  step keeps it).
+- exhaustive: every history of inputs from the start, up to a printed depth,
+  for every limit within printed bounds; the law is checked on every state
+  and every step reached.
+- sampled: Hypothesis draws limits and long histories; the number of
+  examples is printed.
+
+A mutant is the model with one break. It is killed when a law fails on it
+(exhaustively, or failing that, sampled); a surviving mutant fails the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+Pred = Callable[..., bool]
+
+
+@dataclass(frozen=True)
+class Law:
+    """One law of the spec, by its name, in up to three forms.
+
+    edge: (model, cfg, state, input) -> bool, a law of every step.
+    node: (model, cfg, state) -> bool, an invariant of every reachable state.
+    history: (model, cfg, ghost, state, input, next) -> bool, a law of histories
+        (the ghost carries what the history did, e.g. the requests cut so far).
+    scope: which proof cases (enum fields of state and input) the edge form
+        concerns; the law holds vacuously in the others.
+    keep: which proof cases the invariant's keeping concerns (others, such as ended
+        runs, never change: another law proves that).
+    prove: the edge and node forms are checked by CrossHair.
+    extra: (model, cfg) -> counterexample or None, one more exhaustive check.
+    """
+
+    name: str
+    rule: str
+    says: str
+    edge: Pred | None = None
+    node: Pred | None = None
+    history: Pred | None = None
+    scope: Callable[[dict[str, Enum], dict[str, Enum]], bool] | None = None
+    prove: bool = True
+    extra: Callable[[Any, Any], str | None] | None = None
+    keep: Callable[[dict[str, Enum], dict[str, Enum]], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """The model with one break; `model` replaces the real one."""
+
+    name: str
+    rule: str
+    model: Any
+
+
+@dataclass(frozen=True)
+class Area:
+    """A rules module and its laws.
+
+    model: the real model (an object whose functions the laws call).
+    cfg_type, state_type, input_type: the dataclasses proofs range over.
+    proof_cases: every (state enums, input enums) case a step proof splits into.
+    valid(cfg, state): the states of the model; cfg_valid(cfg): the limits.
+    start(model, cfg), next(model, cfg, state, input): the walk of histories.
+    inputs(cfg, state): the inputs explored from a state.
+    cfgs: the limits checked exhaustively; bounds: how they are printed.
+    """
+
+    name: str
+    model: Any
+    cfg_type: type
+    state_type: type
+    input_type: type
+    proof_cases: Callable[[], list[tuple[dict[str, Enum], dict[str, Enum]]]]
+    valid: Callable[[Any, Any], bool]
+    cfg_valid: Callable[[Any], bool]
+    start: Callable[[Any, Any], Any]
+    next: Callable[[Any, Any, Any, Any], Any]
+    inputs: Callable[[Any, Any], Sequence[Any]]
+    cfgs: Callable[[], Iterable[Any]]
+    bounds: str
+    depth: int
+    sample_cfg: Callable[[int], Any]  # from one drawn integer: limits beyond the exhaustive bounds
+    laws: tuple[Law, ...]
+    mutants: tuple[Mutant, ...] = ()
+    ghost_start: Callable[[Any], Any] = lambda cfg: None
+    ghost_next: Callable[[Any, Any, Any, Any, Any], Any] = lambda cfg, g, s, x, t: None
+    samples: int = 300
+    sample_length: int = 60
+    cached: Callable[[Any], Any] = lambda m: m  # the model with its steps remembered
+
+
+@dataclass
+class Verdict:
+    """How one law fared."""
+
+    name: str
+    rule: str
+    methods: list[str] = field(default_factory=list)
+    cases: dict[str, int] = field(default_factory=dict)
+    bounds: str = ""
+    failures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def method(self) -> str:
+        for m in ("proven", "exhaustive", "sampled"):
+            if m in self.methods:
+                return m
+        return "none"
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures and bool(self.methods)
+
+
+@dataclass
+class MutantVerdict:
+    name: str
+    rule: str
+    area: str
+    killed_by: str | None
+    how: str = ""
+
+
+# ---------------------------------------------------------------- exhaustive
+
+
+class Found(Exception):
+    pass
+
+
+def _show(v: Any) -> str:
+    return repr(v)
+
+
+def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = False) -> dict[str, Any]:
+    """Walk every history of up to `depth` inputs from the start under `cfg`.
+
+    Returns per law: cases checked and the first counterexample (or None)."""
+    laws = area.laws
+    cases = {law.name: 0 for law in laws}
+    found: dict[str, str] = {}
+    s0 = area.start(model, cfg)
+    g0 = area.ghost_start(cfg)
+    parent: dict[Any, tuple[Any, Any] | None] = {(s0, g0): None}
+    frontier = [(s0, g0)]
+
+    def history(node: Any) -> list[Any]:
+        out: list[Any] = []
+        while parent[node] is not None:
+            prev, x = parent[node]  # type: ignore[misc]
+            out.append(x)
+            node = prev
+        return out[::-1]
+
+    def fail(law: Law, node: Any, what: str) -> None:
+        if law.name not in found:
+            found[law.name] = f"cfg={_show(cfg)} after {_show(history(node))}: {what}"
+            if stop_at_first:
+                raise Found
+
+    try:
+        for level in range(depth + 1):
+            nxt = []
+            for node in frontier:
+                s, g = node
+                for law in laws:
+                    if law.node is not None:
+                        cases[law.name] += 1
+                        if not law.node(model, cfg, s):
+                            fail(law, node, f"state {_show(s)}")
+                for x in area.inputs(cfg, s):
+                    t = area.next(model, cfg, s, x)
+                    g2 = area.ghost_next(cfg, g, s, x, t)
+                    for law in laws:
+                        if law.edge is not None:
+                            cases[law.name] += 1
+                            if not law.edge(model, cfg, s, x):
+                                fail(law, node, f"state {_show(s)}, input {_show(x)} gives {_show(t)}")
+                        if law.history is not None:
+                            cases[law.name] += 1
+                            if not law.history(model, cfg, g, s, x, t):
+                                fail(law, node, f"ghost {_show(g)}, state {_show(s)}, input {_show(x)} gives {_show(t)}")
+                    child = (t, g2)
+                    if level < depth and child not in parent:
+                        parent[child] = (node, x)
+                        nxt.append(child)
+            frontier = nxt
+        for law in laws:
+            if law.extra is not None:
+                cases[law.name] += 1
+                why = law.extra(model, cfg)
+                if why is not None:
+                    fail(law, (s0, g0), why)
+    except Found:
+        pass
+    return {"cases": cases, "found": found}
+
+
+def check_exhaustive(area: Area, model: Any, verdicts: dict[str, Verdict] | None, stop_at_first: bool = False) -> dict[str, str]:
+    """Every cfg within the area's bounds; returns the first counterexample per law."""
+    found: dict[str, str] = {}
+    for cfg in area.cfgs():
+        if not area.cfg_valid(cfg):
+            continue
+        r = explore(area, area.cached(model), cfg, area.depth, stop_at_first=stop_at_first)
+        for name, why in r["found"].items():
+            found.setdefault(name, why)
+        if verdicts is not None:
+            for name, n in r["cases"].items():
+                v = verdicts[name]
+                v.cases["exhaustive"] = v.cases.get("exhaustive", 0) + n
+        if stop_at_first and found:
+            break
+    return found
+
+
+# ---------------------------------------------------------------- sampled
+
+
+def check_sampled(area: Area, model: Any, law: Law, examples: int) -> str | None:
+    """Hypothesis over long histories under limits beyond the exhaustive bounds."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    failure: list[str] = []
+
+    @settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        st.integers(0, 10**9),
+        st.lists(st.integers(0, 10**6), min_size=1, max_size=area.sample_length),
+    )
+    def walk(seed: int, picks: list[int]) -> None:
+        cfg = area.sample_cfg(seed)
+        if not area.cfg_valid(cfg):
+            return
+        s = area.start(model, cfg)
+        g = area.ghost_start(cfg)
+        done: list[Any] = []
+        if law.node is not None and not law.node(model, cfg, s):
+            raise AssertionError(f"cfg={cfg!r}: start state {s!r}")
+        for pick in picks:
+            xs = area.inputs(cfg, s)
+            if not xs:
+                break
+            x = xs[pick % len(xs)]
+            t = area.next(model, cfg, s, x)
+            where = f"cfg={cfg!r} after {done!r}: state {s!r}, input {x!r} gives {t!r}"
+            if law.edge is not None and not law.edge(model, cfg, s, x):
+                raise AssertionError(where)
+            if law.history is not None and not law.history(model, cfg, g, s, x, t):
+                raise AssertionError(f"ghost {g!r}, {where}")
+            if law.node is not None and not law.node(model, cfg, t):
+                raise AssertionError(where)
+            g = area.ghost_next(cfg, g, s, x, t)
+            done.append(x)
+            s = t
+
+    try:
+        walk()
+    except AssertionError as e:
+        failure.append(str(e).splitlines()[0] if str(e) else "assertion failed")
+    return failure[0] if failure else None
+
+
+# ---------------------------------------------------------------- proven
+
+
+@dataclass(frozen=True)
+class Target:
+    """One proof case: a law's form with the enum fields fixed, numbers symbolic."""
+
+    area: Area
+    law: Law
+    form: str  # "edge", "init" or "keep"
+    s_enums: dict[str, Enum]
+    x_enums: dict[str, Enum]
+
+    def params(self) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        out += _scalars("c_", self.area.cfg_type, {})
+        if self.form != "init":
+            out += _scalars("s_", self.area.state_type, self.s_enums)
+            out += _scalars("x_", self.area.input_type, self.x_enums)
+        return out
+
+    def _build(self, args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+        it = iter(args)
+        cfg = _make(self.area.cfg_type, {}, it)
+        if self.form == "init":
+            return cfg, None, None
+        s = _make(self.area.state_type, self.s_enums, it)
+        x = _make(self.area.input_type, self.x_enums, it)
+        return cfg, s, x
+
+    def pre(self, *args: Any) -> bool:
+        cfg, s, x = self._build(args)
+        if self.form == "init":
+            return bool(self.area.cfg_valid(cfg))
+        ok = self.area.cfg_valid(cfg) & self.area.valid(cfg, s)
+        if self.form == "keep" and self.law.node is not None:
+            ok = ok & self.law.node(self.area.model, cfg, s)
+        return bool(ok)
+
+    def check(self, *args: Any) -> bool:
+        cfg, s, x = self._build(args)
+        m = self.area.model
+        if self.form == "init":
+            s0 = self.area.start(m, cfg)
+            return bool(self.area.valid(cfg, s0) & (self.law.node is None or self.law.node(m, cfg, s0)))
+        if self.form == "keep":
+            t = self.area.next(m, cfg, s, x)
+            assert self.law.node is not None
+            return bool(self.area.valid(cfg, t) & self.law.node(m, cfg, t))
+        assert self.law.edge is not None
+        return bool(self.law.edge(m, cfg, s, x))
+
+
+def _fields(t: type) -> list[dataclasses.Field[Any]]:
+    return list(dataclasses.fields(t))  # type: ignore[arg-type]
+
+
+def _scalars(prefix: str, t: type, fixed: dict[str, Enum]) -> list[tuple[str, str]]:
+    out = []
+    hints = _hints(t)
+    for f in _fields(t):
+        if f.name in fixed:
+            continue
+        h = hints[f.name]
+        if isinstance(h, type) and issubclass(h, Enum):
+            out.append((prefix + f.name, "int"))  # an index into the members, taken modulo their number
+        elif h in (int, bool):
+            out.append((prefix + f.name, h.__name__))
+        else:
+            raise TypeError(f"proof parameter {t.__name__}.{f.name}: {h} is neither int, bool nor an enum")
+    return out
+
+
+@functools.cache
+def _hints(t: type) -> dict[str, Any]:
+    """Field types, looked up once (never under the prover, where it is slow)."""
+    return typing.get_type_hints(t)
+
+
+def _member(members: list[Any], i: int) -> Any:
+    """The i-th member, by comparisons the prover can split on (the first when out of range)."""
+    for k, member in enumerate(members):
+        if i == k:
+            return member
+    return members[0]
+
+
+def _make(t: type, fixed: dict[str, Enum], it: Any) -> Any:
+    kw = {}
+    hints = _hints(t)
+    for f in _fields(t):
+        if f.name in fixed:
+            kw[f.name] = fixed[f.name]
+            continue
+        v = next(it)
+        h = hints[f.name]
+        if isinstance(h, type) and issubclass(h, Enum):
+            members = list(h)
+            v = _member(members, v)
+        kw[f.name] = v
+    return t(**kw)
+
+
+def targets(area: Area) -> list[Target]:
+    for t in (area.cfg_type, area.state_type, area.input_type):
+        _hints(t)
+    out: list[Target] = []
+    for law in area.laws:
+        if not law.prove:
+            continue
+        if law.edge is not None:
+            for s_en, x_en in area.proof_cases():
+                if law.scope is None or law.scope(s_en, x_en):
+                    out.append(Target(area, law, "edge", s_en, x_en))
+        if law.node is not None:
+            out.append(Target(area, law, "init", {}, {}))
+            for s_en, x_en in area.proof_cases():
+                if law.keep is None or law.keep(s_en, x_en):
+                    out.append(Target(area, law, "keep", s_en, x_en))
+    return out
+
+
+REGISTRY: dict[str, list[Target]] = {}
+
+
+def proof_target(key: str, i: int) -> Target:
+    """The case a generated proof function checks (looked up in the prover's process)."""
+    if key not in REGISTRY:
+        from eukhe.laws import areas
+
+        REGISTRY[key] = targets(areas.AREAS[key])
+    return REGISTRY[key][i]
+
+
+def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, int]]:
+    lines = ["from eukhe.laws.engine import proof_target", ""]
+    where: dict[int, int] = {}
+    for i, t in ts:
+        names = [n for n, _ in t.params()]
+        sig = ", ".join(f"{n}: {ty}" for n, ty in t.params())
+        call = ", ".join(names)
+        lines.append(f"_T{i} = proof_target({area.name!r}, {i})")
+        where[len(lines) + 1] = i
+        lines.append(f"def case_{i}({sig}) -> None:")
+        lines.append(f"    assert _T{i}.pre({call})")
+        lines.append(f"    assert _T{i}.check({call})")
+        lines.append("")
+    return "\n".join(lines) + "\n", where
+
+
+CONFIRMED = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<level>\w+): (?P<msg>.*)$")
+
+
+def prove(area: Area, verdicts: dict[str, Verdict], jobs: int = 2, timeout: float = 120.0) -> list[subprocess.Popen[str]]:
+    """Start CrossHair on every proof case of the area; `collect` reads the answers."""
+    ts = list(enumerate(targets(area)))
+    tmp = tempfile.mkdtemp(prefix=f"eukhe-laws-{area.name}-")
+    procs = []
+    chunks = [ts[k::jobs] for k in range(jobs)] if len(ts) > 1 else [ts]
+    for k, chunk in enumerate(chunks):
+        if not chunk:
+            continue
+        src, where = _source(area, chunk)
+        path = os.path.join(tmp, f"proofs_{area.name}_{k}.py")
+        with open(path, "w") as f:
+            f.write(src)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([tmp, *sys.path])
+        p = subprocess.Popen(
+            [
+                sys.executable, "-m", "crosshair", "check", "--analysis_kind=asserts", "--report_all",
+                f"--per_condition_timeout={timeout}", "--max_uninteresting_iterations=1000000", path,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp,
+        )
+        p.eukhe_where = (where, {i: t for i, t in chunk})  # type: ignore[attr-defined]
+        procs.append(p)
+    return procs
+
+
+def collect(procs: list[subprocess.Popen[str]], verdicts: dict[str, Verdict]) -> None:
+    """Read the prover's answers: a law is proven when every case is confirmed."""
+    for p in procs:
+        out, err = p.communicate()
+        where, cases = p.eukhe_where  # type: ignore[attr-defined]
+        starts = sorted(where)
+        confirmed: set[int] = set()
+        problems: dict[int, str] = {}
+        for line in out.splitlines():
+            m = CONFIRMED.match(line.strip())
+            if not m:
+                continue
+            ln = int(m["line"])
+            owner = max((s for s in starts if s <= ln), default=None)
+            if owner is None:
+                continue
+            i = where[owner]
+            if m["msg"].startswith("Confirmed over all paths"):
+                confirmed.add(i)
+            else:
+                problems[i] = m["msg"]
+        by_law: dict[str, list[int]] = {}
+        for i, t in cases.items():
+            by_law.setdefault(t.law.name, []).append(i)
+        for name, idx in by_law.items():
+            v = verdicts[name]
+            v.cases["proven"] = v.cases.get("proven", 0) + len(idx)
+            bad = [i for i in idx if i not in confirmed]
+            if not bad:
+                if "proven" not in v.methods and not v.failures:
+                    v.methods.append("proven")
+                continue
+            i = bad[0]
+            t = cases[i]
+            what = problems.get(i, "not confirmed over all paths" + (f" ({err.strip()[-300:]})" if err.strip() else ""))
+            case = f"{t.form} case {t.s_enums} {t.x_enums}"
+            if i in problems and "not confirmed" not in what.lower():
+                v.failures.append(f"CrossHair: {case}: {what}")
+            else:
+                v.methods.append("unproven")
+                v.cases["unproven"] = len(bad)
+                v.bounds = (v.bounds + f"; unproven: {case}: {what}").strip("; ")
+
+
+# ---------------------------------------------------------------- the run
+
+
+def check_area(area: Area, examples: int | None = None, proofs: bool = True) -> tuple[list[Verdict], list[MutantVerdict]]:
+    verdicts = {law.name: Verdict(law.name, law.rule) for law in area.laws}
+    t0 = time.monotonic()
+    procs = prove(area, verdicts) if proofs else []
+    started = {law.name: time.monotonic() for law in area.laws}
+    found = check_exhaustive(area, area.model, verdicts)
+    for law in area.laws:
+        v = verdicts[law.name]
+        v.bounds = f"{area.bounds}, histories of {area.depth} inputs"
+        if law.name in found:
+            v.failures.append(f"exhaustive: {found[law.name]}")
+        else:
+            v.methods.append("exhaustive")
+    n = examples if examples is not None else area.samples
+    for law in area.laws:
+        t1 = time.monotonic()
+        why = check_sampled(area, area.model, law, n)
+        v = verdicts[law.name]
+        v.cases["sampled"] = n
+        if why is not None:
+            v.failures.append(f"sampled: {why}")
+        else:
+            v.methods.append("sampled")
+        v.seconds += time.monotonic() - t1
+    collect(procs, verdicts)
+    spent = time.monotonic() - t0
+    for law in area.laws:
+        v = verdicts[law.name]
+        if "proven" not in v.methods and law.prove and proofs:
+            pass
+        v.seconds += (spent / max(len(area.laws), 1)) if v.seconds == 0 else 0
+        del started[law.name]
+    mutants = [check_mutant(area, mu) for mu in area.mutants]
+    return [verdicts[law.name] for law in area.laws], mutants
+
+
+def check_mutant(area: Area, mu: Mutant) -> MutantVerdict:
+    """The first law, in table order, that fails on the mutant."""
+    found = check_exhaustive(area, mu.model, None, stop_at_first=True)
+    for law in area.laws:
+        if law.name in found:
+            return MutantVerdict(mu.name, mu.rule, area.name, law.name, "exhaustive")
+    for law in area.laws:
+        if check_sampled(area, mu.model, law, area.samples) is not None:
+            return MutantVerdict(mu.name, mu.rule, area.name, law.name, "sampled")
+    return MutantVerdict(mu.name, mu.rule, area.name, None)
