@@ -68,7 +68,7 @@ def ghost_start(cfg: Cfg) -> Ghost:
     return Ghost(0, 0, frozenset())
 
 
-def ghost_next(cfg: Cfg, g: Ghost, s: Run, x: Input, t: Run) -> Ghost:
+def ghost_next(m: Model, cfg: Cfg, g: Ghost, s: Run, x: Input, t: Run) -> Ghost:
     if not s.live or not run.accepts(s.phase, x.kind):
         return g
     made = g.made + (1 if x.kind is Kind.ROUND_END else 0)
