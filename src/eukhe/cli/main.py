@@ -9,7 +9,9 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="eukhe: a coding agent harness whose liveness is law.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="eukhe: a coding agent harness whose liveness is law."
+)
 
 
 @app.callback()
@@ -20,9 +22,12 @@ def _root() -> None:
 @app.command()
 def laws(
     area: Annotated[
-        list[str] | None, typer.Option("--area", help="Check only this area (run, recovery, wait); repeatable.")
+        list[str] | None,
+        typer.Option("--area", help="Check only this area (run, recovery, wait); repeatable."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the table.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of the table.")
+    ] = False,
     no_proofs: Annotated[
         bool, typer.Option("--no-proofs", help="Skip the CrossHair proofs (exhaustive and sampled only).")
     ] = False,
@@ -90,10 +95,11 @@ def _table(report: object) -> None:
 
     assert isinstance(report, Report)
     out = sys.stdout
-    out.write(f"{'law':34} {'rule':7} {'method':10} {'cases':>30}  {'result':6} {'seconds':>7}\n")
+    out.write(f"{'law':34} {'rule':7} {'method':10} {'result':6} {'seconds':>7}  cases\n")
     for _, v in report.laws:
         cases = ", ".join(f"{k} {n}" for k, n in v.cases.items())
-        out.write(f"{v.name:34} {v.rule:7} {v.method:10} {cases:>30}  {'pass' if v.passed else 'FAIL':6} {v.seconds:7.2f}\n")
+        result = "pass" if v.passed else "FAIL"
+        out.write(f"{v.name:34} {v.rule:7} {v.method:10} {result:6} {v.seconds:7.2f}  {cases}\n")
     bounds = sorted({v.bounds for _, v in report.laws if v.bounds})
     for b in bounds:
         out.write(f"  exhaustive bounds: {b}\n")
@@ -113,9 +119,8 @@ def _table(report: object) -> None:
     n = len(report.laws)
     passed = sum(1 for _, v in report.laws if v.passed)
     killed = sum(1 for m in report.mutants if m.killed_by)
-    out.write(
-        f"\n{passed} of {n} laws pass, {killed} of {len(report.mutants)} mutants killed, in {report.seconds:.1f} s\n"
-    )
+    total = f"{passed} of {n} laws pass, {killed} of {len(report.mutants)} mutants killed"
+    out.write(f"\n{total}, in {report.seconds:.1f} s\n")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -109,6 +109,7 @@ class Area:
     samples: int = 300
     sample_length: int = 60
     cached: Callable[[Any], Any] = lambda m: m  # the model with its steps remembered
+    where: str = ""  # "module:attribute" the prover's process imports this area from
 
 
 @dataclass
@@ -202,7 +203,11 @@ def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = 
                         if law.history is not None:
                             cases[law.name] += 1
                             if not law.history(model, cfg, g, s, x, t):
-                                fail(law, node, f"ghost {_show(g)}, state {_show(s)}, input {_show(x)} gives {_show(t)}")
+                                fail(
+                                    law,
+                                    node,
+                                    f"ghost {_show(g)}, state {_show(s)}, input {_show(x)} gives {_show(t)}",
+                                )
                     child = (t, g2)
                     if level < depth and child not in parent:
                         parent[child] = (node, x)
@@ -219,7 +224,9 @@ def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = 
     return {"cases": cases, "found": found}
 
 
-def check_exhaustive(area: Area, model: Any, verdicts: dict[str, Verdict] | None, stop_at_first: bool = False) -> dict[str, str]:
+def check_exhaustive(
+    area: Area, model: Any, verdicts: dict[str, Verdict] | None, stop_at_first: bool = False
+) -> dict[str, str]:
     """Every cfg within the area's bounds; returns the first counterexample per law."""
     found: dict[str, str] = {}
     for cfg in area.cfgs():
@@ -322,7 +329,7 @@ class Target:
         return cfg, s, x
 
     def pre(self, *args: Any) -> bool:
-        cfg, s, x = self._build(args)
+        cfg, s, _ = self._build(args)
         if self.form == "init":
             return bool(self.area.cfg_valid(cfg))
         ok = self.area.cfg_valid(cfg) & self.area.valid(cfg, s)
@@ -345,7 +352,7 @@ class Target:
 
 
 def _fields(t: type) -> list[dataclasses.Field[Any]]:
-    return list(dataclasses.fields(t))  # type: ignore[arg-type]
+    return list(dataclasses.fields(t))
 
 
 def _scalars(prefix: str, t: type, fixed: dict[str, Enum]) -> list[tuple[str, str]]:
@@ -416,13 +423,18 @@ def targets(area: Area) -> list[Target]:
 REGISTRY: dict[str, list[Target]] = {}
 
 
-def proof_target(key: str, i: int) -> Target:
+def proof_target(where: str, i: int) -> Target:
     """The case a generated proof function checks (looked up in the prover's process)."""
-    if key not in REGISTRY:
-        from eukhe.laws import areas
+    if where not in REGISTRY:
+        import importlib
 
-        REGISTRY[key] = targets(areas.AREAS[key])
-    return REGISTRY[key][i]
+        module, _, attr = where.partition(":")
+        REGISTRY[where] = targets(getattr(importlib.import_module(module), attr))
+    return REGISTRY[where][i]
+
+
+def _where(area: Area) -> str:
+    return area.where or f"eukhe.laws.{area.name}:AREA"
 
 
 def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, int]]:
@@ -432,7 +444,7 @@ def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, in
         names = [n for n, _ in t.params()]
         sig = ", ".join(f"{n}: {ty}" for n, ty in t.params())
         call = ", ".join(names)
-        lines.append(f"_T{i} = proof_target({area.name!r}, {i})")
+        lines.append(f"_T{i} = proof_target({_where(area)!r}, {i})")
         where[len(lines) + 1] = i
         lines.append(f"def case_{i}({sig}) -> None:")
         lines.append(f"    assert _T{i}.pre({call})")
@@ -444,7 +456,9 @@ def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, in
 CONFIRMED = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<level>\w+): (?P<msg>.*)$")
 
 
-def prove(area: Area, verdicts: dict[str, Verdict], jobs: int = 2, timeout: float = 120.0) -> list[subprocess.Popen[str]]:
+def prove(
+    area: Area, verdicts: dict[str, Verdict], jobs: int = 2, timeout: float = 120.0
+) -> list[subprocess.Popen[str]]:
     """Start CrossHair on every proof case of the area; `collect` reads the answers."""
     ts = list(enumerate(targets(area)))
     tmp = tempfile.mkdtemp(prefix=f"eukhe-laws-{area.name}-")
@@ -461,8 +475,15 @@ def prove(area: Area, verdicts: dict[str, Verdict], jobs: int = 2, timeout: floa
         env["PYTHONPATH"] = os.pathsep.join([tmp, *sys.path])
         p = subprocess.Popen(
             [
-                sys.executable, "-m", "crosshair", "check", "--analysis_kind=asserts", "--report_all",
-                f"--per_condition_timeout={timeout}", "--max_uninteresting_iterations=1000000", path,
+                sys.executable,
+                "-m",
+                "crosshair",
+                "check",
+                "--analysis_kind=asserts",
+                "--report_all",
+                f"--per_condition_timeout={timeout}",
+                "--max_uninteresting_iterations=1000000",
+                path,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -509,7 +530,9 @@ def collect(procs: list[subprocess.Popen[str]], verdicts: dict[str, Verdict]) ->
                 continue
             i = bad[0]
             t = cases[i]
-            what = problems.get(i, "not confirmed over all paths" + (f" ({err.strip()[-300:]})" if err.strip() else ""))
+            what = problems.get(
+                i, "not confirmed over all paths" + (f" ({err.strip()[-300:]})" if err.strip() else "")
+            )
             case = f"{t.form} case {t.s_enums} {t.x_enums}"
             if i in problems and "not confirmed" not in what.lower():
                 v.failures.append(f"CrossHair: {case}: {what}")

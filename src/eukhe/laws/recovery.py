@@ -48,7 +48,11 @@ def rec_length_retries_with_a_note(m: Model, cfg: RCfg, r: Rec, x: Reply) -> boo
     if not (x.out is Out.LENGTH and recovery.next_row(r, Cause.LENGTH) <= cfg.long):
         return True
     t = m.step(cfg, r, x)
-    return (t.act is Act.REDO) & (t.rec.cause is Cause.LENGTH) & (t.rec.row == recovery.next_row(r, Cause.LENGTH))
+    return (
+        (t.act is Act.REDO)
+        & (t.rec.cause is Cause.LENGTH)
+        & (t.rec.row == recovery.next_row(r, Cause.LENGTH))
+    )
 
 
 def rec_length_gives_up(m: Model, cfg: RCfg, r: Rec, x: Reply) -> bool:
@@ -103,7 +107,11 @@ def rec_repeat_redirects(m: Model, cfg: RCfg, r: Rec, x: Reply) -> bool:
     if not (repeat and recovery.next_row(r, Cause.REDIRECT) <= cfg.redirect):
         return True
     t = m.step(cfg, r, x)
-    return (t.act is Act.REDO) & (t.rec.cause is Cause.REDIRECT) & (t.rec.row == recovery.next_row(r, Cause.REDIRECT))
+    return (
+        (t.act is Act.REDO)
+        & (t.rec.cause is Cause.REDIRECT)
+        & (t.rec.row == recovery.next_row(r, Cause.REDIRECT))
+    )
 
 
 def rec_repeat_gives_up(m: Model, cfg: RCfg, r: Rec, x: Reply) -> bool:
@@ -168,7 +176,9 @@ _RUN_STATES = (
     replace(run.start(_RUN_CFG), phase=run.Phase.CALL),
     replace(run.start(_RUN_CFG), phase=run.Phase.CALL, notes=0),
     replace(run.start(_RUN_CFG), phase=run.Phase.POLL, polls=0),
-    replace(run.start(_RUN_CFG), phase=run.Phase.POLL, polls=0, notes=0, attempt=2, cut_version=0, cut_attempt=1),
+    replace(
+        run.start(_RUN_CFG), phase=run.Phase.POLL, polls=0, notes=0, attempt=2, cut_version=0, cut_attempt=1
+    ),
 )
 
 
@@ -187,35 +197,104 @@ def _out(*outs: Out) -> Callable[[dict[str, Enum], dict[str, Enum]], bool]:
 
 
 LAWS = (
-    Law("rec_length_retries_with_a_note", "H4.8", "No-answer length stop under cap: next length note.",
-        edge=rec_length_retries_with_a_note, scope=_out(Out.LENGTH)),
-    Law("rec_length_gives_up", "H4.8", "After long length notes in a row: fails.",
-        edge=rec_length_gives_up, scope=_out(Out.LENGTH)),
-    Law("rec_leak_rebuilt_is_calls", "H4.8.3", "All parse, all offered: rebuilt, read as tool calls.",
-        edge=rec_leak_rebuilt_is_calls, scope=_out(Out.REBUILT)),
-    Law("rec_leak_retries_with_a_note", "H4.8", "Not rebuilt, under cap: next leak note.",
-        edge=rec_leak_retries_with_a_note, scope=_out(Out.LEAK)),
-    Law("rec_leak_stands", "H4.8", "After leak leak notes in a row: answers as text.",
-        edge=rec_leak_stands, scope=_out(Out.LEAK)),
-    Law("rec_calls_run", "H4.8.4", "< repeat rounds in a row: run; changed results start a row of 1.",
-        edge=rec_calls_run, scope=_out(Out.CALLS, Out.REBUILT, Out.RESULTS)),
-    Law("rec_repeat_never_runs", "H4.8", "Would make repeat same rounds: never run.",
-        edge=rec_repeat_never_runs, scope=_out(Out.CALLS, Out.REBUILT)),
-    Law("rec_repeat_redirects", "H4.8", "Under cap: next redirect note.",
-        edge=rec_repeat_redirects, scope=_out(Out.CALLS, Out.REBUILT)),
-    Law("rec_repeat_gives_up", "H4.8", "After redirect redirect notes in a row: fails.",
-        edge=rec_repeat_gives_up, scope=_out(Out.CALLS, Out.REBUILT)),
-    Law("rec_user_breaks_the_row", "H4.8.4", "User message ends the row; no later call repeats an earlier one.",
-        edge=rec_user_breaks_the_row, scope=_out(Out.USER)),
+    Law(
+        "rec_length_retries_with_a_note",
+        "H4.8",
+        "No-answer length stop under cap: next length note.",
+        edge=rec_length_retries_with_a_note,
+        scope=_out(Out.LENGTH),
+    ),
+    Law(
+        "rec_length_gives_up",
+        "H4.8",
+        "After long length notes in a row: fails.",
+        edge=rec_length_gives_up,
+        scope=_out(Out.LENGTH),
+    ),
+    Law(
+        "rec_leak_rebuilt_is_calls",
+        "H4.8.3",
+        "All parse, all offered: rebuilt, read as tool calls.",
+        edge=rec_leak_rebuilt_is_calls,
+        scope=_out(Out.REBUILT),
+    ),
+    Law(
+        "rec_leak_retries_with_a_note",
+        "H4.8",
+        "Not rebuilt, under cap: next leak note.",
+        edge=rec_leak_retries_with_a_note,
+        scope=_out(Out.LEAK),
+    ),
+    Law(
+        "rec_leak_stands",
+        "H4.8",
+        "After leak leak notes in a row: answers as text.",
+        edge=rec_leak_stands,
+        scope=_out(Out.LEAK),
+    ),
+    Law(
+        "rec_calls_run",
+        "H4.8.4",
+        "< repeat rounds in a row: run; changed results start a row of 1.",
+        edge=rec_calls_run,
+        scope=_out(Out.CALLS, Out.REBUILT, Out.RESULTS),
+    ),
+    Law(
+        "rec_repeat_never_runs",
+        "H4.8",
+        "Would make repeat same rounds: never run.",
+        edge=rec_repeat_never_runs,
+        scope=_out(Out.CALLS, Out.REBUILT),
+    ),
+    Law(
+        "rec_repeat_redirects",
+        "H4.8",
+        "Under cap: next redirect note.",
+        edge=rec_repeat_redirects,
+        scope=_out(Out.CALLS, Out.REBUILT),
+    ),
+    Law(
+        "rec_repeat_gives_up",
+        "H4.8",
+        "After redirect redirect notes in a row: fails.",
+        edge=rec_repeat_gives_up,
+        scope=_out(Out.CALLS, Out.REBUILT),
+    ),
+    Law(
+        "rec_user_breaks_the_row",
+        "H4.8.4",
+        "User message ends the row; no later call repeats an earlier one.",
+        edge=rec_user_breaks_the_row,
+        scope=_out(Out.USER),
+    ),
     Law("rec_notes_capped", "H4.8.1", "Notes in a row ≤ cap.", node=rec_notes_capped),
-    Law("rec_never_runs_a_repeat", "H4.3", "Never max(repeat, 1) same rounds run in a row.",
-        node=rec_never_runs_a_repeat),
-    Law("rec_stuck_gets_help", "H4.8", "Stuck reply always gets an effective act: run, noted retry, answer, end.",
-        edge=rec_stuck_gets_help, scope=_out(*STUCK)),
-    Law("rec_redo_is_noted", "H4.8.2", "Recovery retry = noted error with next attempt's note; never resends.",
-        edge=rec_redo_is_noted, scope=_out(*STUCK)),
-    Law("rec_quit_fails", "H4.8", "At cap: fails on the model at once.",
-        edge=rec_quit_fails, scope=_out(*STUCK)),
+    Law(
+        "rec_never_runs_a_repeat",
+        "H4.3",
+        "Never max(repeat, 1) same rounds run in a row.",
+        node=rec_never_runs_a_repeat,
+    ),
+    Law(
+        "rec_stuck_gets_help",
+        "H4.8",
+        "Stuck reply always gets an effective act: run, noted retry, answer, end.",
+        edge=rec_stuck_gets_help,
+        scope=_out(*STUCK),
+    ),
+    Law(
+        "rec_redo_is_noted",
+        "H4.8.2",
+        "Recovery retry = noted error with next attempt's note; never resends.",
+        edge=rec_redo_is_noted,
+        scope=_out(*STUCK),
+    ),
+    Law(
+        "rec_quit_fails",
+        "H4.8",
+        "At cap: fails on the model at once.",
+        edge=rec_quit_fails,
+        scope=_out(*STUCK),
+    ),
 )
 
 
@@ -283,10 +362,14 @@ MUTANTS = (
     Mutant("a user message that does not end the row", "H4.8.4", _break(_user_keeps_the_row)),
     Mutant("a note past its cap", "H4.8.1", _break(_note_past_cap)),
     Mutant("changed results that keep the row", "H4.8.4", _break(_results_keep_the_row)),
-    Mutant("a recovery retry sent as a transient retry (resends)", "H4.8.2",
-           Model(step=recovery.step, act_reply=_redo_is_transient)),
-    Mutant("a recovery at its cap that retries", "H4.8",
-           Model(step=recovery.step, act_reply=_quit_is_retried)),
+    Mutant(
+        "a recovery retry sent as a transient retry (resends)",
+        "H4.8.2",
+        Model(step=recovery.step, act_reply=_redo_is_transient),
+    ),
+    Mutant(
+        "a recovery at its cap that retries", "H4.8", Model(step=recovery.step, act_reply=_quit_is_retried)
+    ),
 )
 
 

@@ -28,6 +28,7 @@ def cached(m: Model) -> Model:
     """The model with its steps remembered, for walks that meet a state many times."""
     return Model(step=functools.lru_cache(maxsize=1 << 18)(m.step), ended_reply=m.ended_reply)
 
+
 CALLING = (Phase.CALL, Phase.POLL)
 
 
@@ -236,8 +237,10 @@ def run_cut_names_the_request(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
     if not (s.live and s.phase in CALLING and _noted(x) and s.notes >= 1):
         return True
     t = m.step(cfg, s, x)
-    return (t.cut_version == s.version) & (t.cut_attempt == s.attempt) & t.request.__eq__(
-        (s.version, s.attempt + 1)
+    return (
+        (t.cut_version == s.version)
+        & (t.cut_attempt == s.attempt)
+        & t.request.__eq__((s.version, s.attempt + 1))
     )
 
 
@@ -270,33 +273,93 @@ LAWS = (
         scope=_live,
         extra=run_ends_longest,
     ),
-    Law("run_end_stays", "H4.1", "Ended run never changes.", edge=run_end_stays,
-        scope=lambda s, x: s["phase"] is Phase.ENDED),
-    Law("run_abort_ends_now", "H4.6", "Abort ends a live run as aborted next step.", edge=run_abort_ends_now,
-        scope=lambda s, x: _live(s, x) and x.get("kind") is Kind.ABORT),
-    Law("run_rounds_capped", "H4.2", "max(cap, 1) rounds made: failed.", edge=run_rounds_capped_edge,
+    Law(
+        "run_end_stays",
+        "H4.1",
+        "Ended run never changes.",
+        edge=run_end_stays,
+        scope=lambda s, x: s["phase"] is Phase.ENDED,
+    ),
+    Law(
+        "run_abort_ends_now",
+        "H4.6",
+        "Abort ends a live run as aborted next step.",
+        edge=run_abort_ends_now,
+        scope=lambda s, x: _live(s, x) and x.get("kind") is Kind.ABORT,
+    ),
+    Law(
+        "run_rounds_capped",
+        "H4.2",
+        "max(cap, 1) rounds made: failed.",
+        edge=run_rounds_capped_edge,
         history=run_rounds_capped_history,
-        scope=lambda s, x: s["phase"] is Phase.TOOLS and x.get("kind") is Kind.ROUND_END),
-    Law("run_rounds_fail_at_cap", "H4.2", "Round cap fails only at exactly max(cap, 1) rounds.",
-        edge=run_rounds_fail_at_cap_edge, history=run_rounds_fail_at_cap_history, scope=_live),
-    Law("run_polls_need_defers", "H4.4", "Poll cap fails only after polls + 1 deferred replies in a row.",
-        history=run_polls_need_defers, prove=False),
-    Law("run_no_answer_is_an_error", "H4.7",
+        scope=lambda s, x: s["phase"] is Phase.TOOLS and x.get("kind") is Kind.ROUND_END,
+    ),
+    Law(
+        "run_rounds_fail_at_cap",
+        "H4.2",
+        "Round cap fails only at exactly max(cap, 1) rounds.",
+        edge=run_rounds_fail_at_cap_edge,
+        history=run_rounds_fail_at_cap_history,
+        scope=_live,
+    ),
+    Law(
+        "run_polls_need_defers",
+        "H4.4",
+        "Poll cap fails only after polls + 1 deferred replies in a row.",
+        history=run_polls_need_defers,
+        prove=False,
+    ),
+    Law(
+        "run_no_answer_is_an_error",
+        "H4.7",
         "No text, no tool call: noted error, retried with note while notes last, else fails on the model.",
-        edge=run_no_answer_is_an_error, scope=lambda s, x: _reply(s, x, Kind.NO_ANSWER)),
-    Law("run_calls_never_answer", "H4.1", "Tool call: never answers; to tools whatever text/stop reason.",
-        edge=run_calls_never_answer, scope=lambda s, x: _reply(s, x, Kind.CALLS)),
-    Law("run_note_spends_no_retry", "H4.5", "Noted error spends a note; retries left unchanged.",
-        edge=run_note_spends_no_retry, scope=lambda s, x: _reply(s, x, Kind.NO_ANSWER, Kind.ERROR)),
-    Law("run_retry_spends_no_note", "H4.5", "Retryable non-noted error spends a retry; notes unchanged.",
-        edge=run_retry_spends_no_note, scope=lambda s, x: _reply(s, x, Kind.ERROR, Kind.POLL_FAILED)),
-    Law("run_retry_sends_a_new_request", "H4.7",
+        edge=run_no_answer_is_an_error,
+        scope=lambda s, x: _reply(s, x, Kind.NO_ANSWER),
+    ),
+    Law(
+        "run_calls_never_answer",
+        "H4.1",
+        "Tool call: never answers; to tools whatever text/stop reason.",
+        edge=run_calls_never_answer,
+        scope=lambda s, x: _reply(s, x, Kind.CALLS),
+    ),
+    Law(
+        "run_note_spends_no_retry",
+        "H4.5",
+        "Noted error spends a note; retries left unchanged.",
+        edge=run_note_spends_no_retry,
+        scope=lambda s, x: _reply(s, x, Kind.NO_ANSWER, Kind.ERROR),
+    ),
+    Law(
+        "run_retry_spends_no_note",
+        "H4.5",
+        "Retryable non-noted error spends a retry; notes unchanged.",
+        edge=run_retry_spends_no_note,
+        scope=lambda s, x: _reply(s, x, Kind.ERROR, Kind.POLL_FAILED),
+    ),
+    Law(
+        "run_retry_sends_a_new_request",
+        "H4.7",
         "No sent request equals an earlier cut one, cut after cut until notes run out.",
-        node=run_retry_sends_a_new_request, history=run_retry_sends_a_new_request_history, keep=_live),
-    Law("run_cut_names_the_request", "H4.7", "Noted reply cuts the sent request; next carries the next note.",
-        edge=run_cut_names_the_request, scope=lambda s, x: _reply(s, x, Kind.NO_ANSWER, Kind.ERROR)),
-    Law("run_note_is_never_logged", "H4.7", "Note changes model input only; logged lines equal the note-less context.",
-        edge=run_note_is_never_logged, scope=_live),
+        node=run_retry_sends_a_new_request,
+        history=run_retry_sends_a_new_request_history,
+        keep=_live,
+    ),
+    Law(
+        "run_cut_names_the_request",
+        "H4.7",
+        "Noted reply cuts the sent request; next carries the next note.",
+        edge=run_cut_names_the_request,
+        scope=lambda s, x: _reply(s, x, Kind.NO_ANSWER, Kind.ERROR),
+    ),
+    Law(
+        "run_note_is_never_logged",
+        "H4.7",
+        "Note changes model input only; logged lines equal the note-less context.",
+        edge=run_note_is_never_logged,
+        scope=_live,
+    ),
 )
 
 
@@ -306,7 +369,11 @@ LAWS = (
 def _break(change: Callable[[Cfg, Run, Input, Run], Run]) -> Model:
     def step(cfg: Cfg, s: Run, x: Input) -> Run:
         t = run.step(cfg, s, x)
-        if not s.live or not run.accepts(s.phase, x.kind) or x.kind is Kind.ABORT and s.phase is not Phase.TOOLS:
+        if (
+            not s.live
+            or not run.accepts(s.phase, x.kind)
+            or (x.kind is Kind.ABORT and s.phase is not Phase.TOOLS)
+        ):
             return t
         return change(cfg, s, x, t)
 
@@ -321,8 +388,13 @@ def _no_poll_cap(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
 
 def _no_round_cap(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
     if t.end is End.RUN_LIMIT:
-        return replace(run.start(cfg), rounds=1, version=s.version + 1, cut_version=s.cut_version,
-                       cut_attempt=s.cut_attempt)
+        return replace(
+            run.start(cfg),
+            rounds=1,
+            version=s.version + 1,
+            cut_version=s.cut_version,
+            cut_attempt=s.cut_attempt,
+        )
     return t
 
 
@@ -395,7 +467,10 @@ MUTANTS = (
 def proof_cases() -> list[tuple[dict[str, Enum], dict[str, Enum]]]:
     """Each live phase with each input it accepts; each end with each input."""
     out: list[tuple[dict[str, Enum], dict[str, Enum]]] = [
-        ({"phase": Phase.ENDED, "end": end}, {"kind": kind}) for end in End if end is not End.LIVE for kind in Kind
+        ({"phase": Phase.ENDED, "end": end}, {"kind": kind})
+        for end in End
+        if end is not End.LIVE
+        for kind in Kind
     ]
     for phase in Phase:
         for kind in Kind:

@@ -120,14 +120,34 @@ def wait_cancel_wins(m: Model, cfg: WCfg, w: Wait, x: In) -> bool:
 
 
 LAWS = (
-    Law("wait_ends_once", "H6.1", "Ends exactly once on event, cancel or deadline; never otherwise.",
-        edge=wait_ends_once, history=wait_ends_once_history),
-    Law("wait_end_is_final", "H6.1", "After cancel/deadline: ended; nothing later matters.",
-        edge=wait_end_is_final, scope=lambda s, x: s["end"] is not End.LIVE),
-    Law("wait_arrival_wins", "H6.1", "Event first: ends with the event.",
-        edge=wait_arrival_wins, scope=lambda s, x: s["end"] is End.LIVE and x["tick"] is Tick.EVENT),
-    Law("wait_cancel_wins", "H6.1", "Cancel first: ends cancelled.",
-        edge=wait_cancel_wins, scope=lambda s, x: s["end"] is End.LIVE and x["tick"] is Tick.CANCEL),
+    Law(
+        "wait_ends_once",
+        "H6.1",
+        "Ends exactly once on event, cancel or deadline; never otherwise.",
+        edge=wait_ends_once,
+        history=wait_ends_once_history,
+    ),
+    Law(
+        "wait_end_is_final",
+        "H6.1",
+        "After cancel/deadline: ended; nothing later matters.",
+        edge=wait_end_is_final,
+        scope=lambda s, x: s["end"] is not End.LIVE,
+    ),
+    Law(
+        "wait_arrival_wins",
+        "H6.1",
+        "Event first: ends with the event.",
+        edge=wait_arrival_wins,
+        scope=lambda s, x: s["end"] is End.LIVE and x["tick"] is Tick.EVENT,
+    ),
+    Law(
+        "wait_cancel_wins",
+        "H6.1",
+        "Cancel first: ends cancelled.",
+        edge=wait_cancel_wins,
+        scope=lambda s, x: s["end"] is End.LIVE and x["tick"] is Tick.CANCEL,
+    ),
 )
 
 
@@ -175,7 +195,9 @@ MUTANTS = (
     Mutant("a cancel that loses to a later event", "H6.1", Model(step=_cancel_loses, start=wait.start)),
     Mutant("a deadline that never fires", "H6.1", Model(step=_no_deadline, start=wait.start)),
     Mutant("a tick before the deadline that ends the wait", "H6.1", Model(step=_tick_ends, start=wait.start)),
-    Mutant("an event after the cancel delivered too", "H6.1", Model(step=_event_after_cancel, start=wait.start)),
+    Mutant(
+        "an event after the cancel delivered too", "H6.1", Model(step=_event_after_cancel, start=wait.start)
+    ),
 )
 
 

@@ -1,0 +1,118 @@
+"""The engine: a law that fails is caught by each method, a surviving mutant fails
+`eukhe laws`, and the report has the promised shape."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eukhe.cli.main import main
+from eukhe.laws import areas, engine
+from tests.laws import broken
+
+SPEC_LAWS = {
+    "run": [
+        "run_ends",
+        "run_end_stays",
+        "run_abort_ends_now",
+        "run_rounds_capped",
+        "run_rounds_fail_at_cap",
+        "run_polls_need_defers",
+        "run_no_answer_is_an_error",
+        "run_calls_never_answer",
+        "run_note_spends_no_retry",
+        "run_retry_spends_no_note",
+        "run_retry_sends_a_new_request",
+        "run_cut_names_the_request",
+        "run_note_is_never_logged",
+    ],
+    "recovery": [
+        "rec_length_retries_with_a_note",
+        "rec_length_gives_up",
+        "rec_leak_rebuilt_is_calls",
+        "rec_leak_retries_with_a_note",
+        "rec_leak_stands",
+        "rec_calls_run",
+        "rec_repeat_never_runs",
+        "rec_repeat_redirects",
+        "rec_repeat_gives_up",
+        "rec_user_breaks_the_row",
+        "rec_notes_capped",
+        "rec_never_runs_a_repeat",
+        "rec_stuck_gets_help",
+        "rec_redo_is_noted",
+        "rec_quit_fails",
+    ],
+    "wait": ["wait_ends_once", "wait_end_is_final", "wait_arrival_wins", "wait_cancel_wins"],
+}
+
+
+def test_every_law_of_the_spec_is_there_by_its_name() -> None:
+    for name, laws in SPEC_LAWS.items():
+        assert [law.name for law in areas.AREAS[name].laws] == laws
+    assert sum(len(v) for v in SPEC_LAWS.values()) == 32
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as done:
+        main(["laws", *args])
+    return int(done.value.code or 0), capsys.readouterr().out
+
+
+def test_a_surviving_mutant_makes_eukhe_laws_exit_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(areas.AREAS, "wait", broken.SURVIVOR)
+    code, out = run_cli(capsys, "--area", "wait", "--no-proofs", "--examples", "20")
+    assert code == 1
+    assert "SURVIVED wait mutant 'the model itself'" in out
+
+
+def test_the_real_areas_kill_every_mutant_without_proofs(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "--area", "wait", "--area", "recovery", "--no-proofs", "--examples", "30")
+    assert code == 0, out
+    assert "SURVIVED" not in out and "19 of 19 laws pass" in out
+
+
+def test_a_false_law_fails_exhaustively_and_sampled_with_its_counterexample(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(areas.AREAS, "wait", broken.FALSE_LAW)
+    code, out = run_cli(capsys, "--area", "wait", "--no-proofs", "--examples", "50")
+    assert code == 1
+    assert "FAIL wait.wait_never_fires" in out
+    assert "exhaustive: cfg=WCfg(" in out and "input In(tick=<Tick.EVENT" in out
+    assert "sampled: " in out
+
+
+def test_the_prover_refutes_a_false_law() -> None:
+    verdicts = {"wait_never_fires": engine.Verdict("wait_never_fires", "H6.1")}
+    engine.collect(engine.prove(broken.FALSE_LAW, verdicts, timeout=60), verdicts)
+    v = verdicts["wait_never_fires"]
+    assert "proven" not in v.methods
+    assert v.failures and v.failures[0].startswith("CrossHair: edge case"), v.failures
+
+
+def test_the_prover_confirms_a_true_law() -> None:
+    verdicts = {law.name: engine.Verdict(law.name, law.rule) for law in areas.AREAS["wait"].laws}
+    engine.collect(engine.prove(areas.AREAS["wait"], verdicts, timeout=60), verdicts)
+    assert all(v.methods == ["proven"] and not v.failures for v in verdicts.values()), verdicts
+
+
+def test_json_has_one_object_with_laws_and_mutants(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_cli(capsys, "--area", "wait", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert set(report) >= {"laws", "mutants"}
+    law = report["laws"][0]
+    assert set(law) >= {"name", "rule", "method", "cases", "bounds", "result", "seconds"}
+    assert {row["method"] for row in report["laws"]} == {"proven"}
+    assert all(m["killed_by"] for m in report["mutants"])
+
+
+def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["laws", "--area", "nope"])
+    assert done.value.code == 2
+    assert "unknown area 'nope'; the areas are: run, recovery, wait" in capsys.readouterr().err
