@@ -319,17 +319,7 @@ class Target:
             out += _scalars("x_", self.area.input_type, self.x_enums)
         return out
 
-    def _build(self, args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
-        it = iter(args)
-        cfg = _make(self.area.cfg_type, {}, it)
-        if self.form == "init":
-            return cfg, None, None
-        s = _make(self.area.state_type, self.s_enums, it)
-        x = _make(self.area.input_type, self.x_enums, it)
-        return cfg, s, x
-
-    def pre(self, *args: Any) -> bool:
-        cfg, s, _ = self._build(args)
+    def pre(self, cfg: Any, s: Any, x: Any) -> bool:
         if self.form == "init":
             return bool(self.area.cfg_valid(cfg))
         ok = self.area.cfg_valid(cfg) & self.area.valid(cfg, s)
@@ -337,8 +327,7 @@ class Target:
             ok = ok & self.law.node(self.area.model, cfg, s)
         return bool(ok)
 
-    def check(self, *args: Any) -> bool:
-        cfg, s, x = self._build(args)
+    def check(self, cfg: Any, s: Any, x: Any) -> bool:
         m = self.area.model
         if self.form == "init":
             s0 = self.area.start(m, cfg)
@@ -349,6 +338,42 @@ class Target:
             return bool(self.area.valid(cfg, t) & self.law.node(m, cfg, t))
         assert self.law.edge is not None
         return bool(self.law.edge(m, cfg, s, x))
+
+    def build(self, i: int) -> tuple[list[str], str]:
+        """Source lines that bind this case's constants, and the expression of its
+        cfg, state and input built from the parameters: plain constructor calls, so
+        the prover traces as little as it can."""
+        ref = f"_T{i}"
+        lines = [
+            f"{ref}_c, {ref}_s, {ref}_x = {ref}.area.cfg_type, {ref}.area.state_type, {ref}.area.input_type"
+        ]
+        args = []
+        parts: list[tuple[str, type, dict[str, Enum]]] = [("c", self.area.cfg_type, {})]
+        if self.form != "init":
+            parts += [("s", self.area.state_type, self.s_enums), ("x", self.area.input_type, self.x_enums)]
+        for part, t, fixed in parts:
+            kws = []
+            for f in _fields(t):
+                name = f"{ref}_{part}_{f.name}"
+                if f.name in fixed:
+                    lines.append(f"{name} = {ref}.{part}_enums[{f.name!r}]")
+                    kws.append(f"{f.name}={name}")
+                elif _is_enum(_hints(t)[f.name]):
+                    lines.append(f"{name} = _all_members({ref}_{part}, {f.name!r})")
+                    kws.append(f"{f.name}=_member({name}, {part}_{f.name})")
+                else:
+                    kws.append(f"{f.name}={part}_{f.name}")
+            args.append(f"{ref}_{part}({', '.join(kws)})")
+        args += ["None"] * (3 - len(args))
+        return lines, ", ".join(args)
+
+
+def _is_enum(h: Any) -> bool:
+    return isinstance(h, type) and issubclass(h, Enum)
+
+
+def _all_members(t: type, name: str) -> list[Any]:
+    return list(_hints(t)[name])
 
 
 def _fields(t: type) -> list[dataclasses.Field[Any]]:
@@ -383,22 +408,6 @@ def _member(members: list[Any], i: int) -> Any:
         if i == k:
             return member
     return members[0]
-
-
-def _make(t: type, fixed: dict[str, Enum], it: Any) -> Any:
-    kw = {}
-    hints = _hints(t)
-    for f in _fields(t):
-        if f.name in fixed:
-            kw[f.name] = fixed[f.name]
-            continue
-        v = next(it)
-        h = hints[f.name]
-        if isinstance(h, type) and issubclass(h, Enum):
-            members = list(h)
-            v = _member(members, v)
-        kw[f.name] = v
-    return t(**kw)
 
 
 def targets(area: Area) -> list[Target]:
@@ -438,17 +447,17 @@ def _where(area: Area) -> str:
 
 
 def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, int]]:
-    lines = ["from eukhe.laws.engine import proof_target", ""]
+    lines = ["from eukhe.laws.engine import proof_target, _member, _all_members", ""]
     where: dict[int, int] = {}
     for i, t in ts:
-        names = [n for n, _ in t.params()]
         sig = ", ".join(f"{n}: {ty}" for n, ty in t.params())
-        call = ", ".join(names)
         lines.append(f"_T{i} = proof_target({_where(area)!r}, {i})")
+        consts, objects = t.build(i)
+        lines += consts
         where[len(lines) + 1] = i
         lines.append(f"def case_{i}({sig}) -> None:")
-        lines.append(f"    assert _T{i}.pre({call})")
-        lines.append(f"    assert _T{i}.check({call})")
+        lines.append(f"    assert _T{i}.pre({objects})")
+        lines.append(f"    assert _T{i}.check({objects})")
         lines.append("")
     return "\n".join(lines) + "\n", where
 
