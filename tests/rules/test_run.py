@@ -125,3 +125,12 @@ def test_inputs_a_phase_does_not_take_change_nothing() -> None:
     cfg = Cfg(1, 0, 0, 0)
     s = run.start(cfg)
     assert run.step(cfg, s, Input(Kind.ANSWER)) == s
+
+
+def test_a_control_stop_ends_the_run_uncounted_and_a_continuation_waits_for_the_cap() -> None:
+    cfg = Cfg(cap=2, retries=0, notes=0, polls=0)
+    assert feed(cfg, PREPARED, CALLS, Input(Kind.ROUND_END, stop=True)).end is End.STOPPED
+    reset = Input(Kind.ROUND_END, reset=True)
+    assert feed(cfg, PREPARED, CALLS, reset).end is End.CONTINUED
+    # cap first: the last round's count fails the run even with a continuation queued
+    assert feed(cfg, PREPARED, CALLS, ROUND, PREPARED, CALLS, reset).end is End.RUN_LIMIT

@@ -42,6 +42,7 @@ def _inputs() -> dict[Kind, list[Input]]:
     out[Kind.COMPACTED] = [Input(Kind.COMPACTED, entry=e, failed=f) for e in b for f in b if not (e and f)]
     out[Kind.ERROR] = [Input(Kind.ERROR, retryable=r, noted=n) for r in b for n in b]
     out[Kind.POLL_FAILED] = [Input(Kind.POLL_FAILED, retryable=r, late=late) for r in b for late in b]
+    out[Kind.ROUND_END] = [Input(Kind.ROUND_END, stop=st, reset=re) for st in b for re in b]
     return out
 
 
@@ -72,7 +73,7 @@ def ghost_start(cfg: Cfg) -> Ghost:
 def ghost_next(m: Model, cfg: Cfg, g: Ghost, s: Run, x: Input, t: Run) -> Ghost:
     if not s.live or not run.accepts(s.phase, x.kind):
         return g
-    made = g.made + (1 if x.kind is Kind.ROUND_END else 0)
+    made = g.made + (1 if _counted(s, x) else 0)
     if x.kind is Kind.DEFERRED:
         deferred = g.deferred + 1
     elif x.kind in run.REPLIES:
@@ -151,24 +152,30 @@ def run_abort_ends_now(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
     return m.step(cfg, s, x).end is End.ABORTED
 
 
+def _counted(s: Run, x: Input) -> bool:
+    """A round end that counts: every one but a control stop."""
+    return s.live and s.phase is Phase.TOOLS and x.kind is Kind.ROUND_END and not x.stop
+
+
 def run_rounds_capped_edge(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
-    """The round end of the last round the cap allows fails the run."""
-    if not (s.live and s.phase is Phase.TOOLS and x.kind is Kind.ROUND_END and s.rounds == 1):
+    """The counted round end of the last round the cap allows fails the run, even
+    with a continuation queued (cap first)."""
+    if not (_counted(s, x) and s.rounds == 1):
         return True
     return m.step(cfg, s, x).end is End.RUN_LIMIT
 
 
 def run_rounds_capped_history(m: Model, cfg: Cfg, g: Ghost, s: Run, x: Input, t: Run) -> bool:
-    made = g.made + (1 if s.live and s.phase is Phase.TOOLS and x.kind is Kind.ROUND_END else 0)
+    made = g.made + (1 if _counted(s, x) else 0)
     return made < max(cfg.cap, 1) or t.end is End.RUN_LIMIT
 
 
 def run_rounds_fail_at_cap_edge(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
-    """Only the round end of the last round fails on the cap."""
+    """Only the counted round end of the last round fails on the cap."""
     t = m.step(cfg, s, x)
     if not (s.live and t.end is End.RUN_LIMIT):
         return True
-    return (s.phase is Phase.TOOLS) & (x.kind is Kind.ROUND_END) & (s.rounds == 1)
+    return (s.phase is Phase.TOOLS) & (x.kind is Kind.ROUND_END) & (not x.stop) & (s.rounds == 1)
 
 
 def run_rounds_fail_at_cap_history(m: Model, cfg: Cfg, g: Ghost, s: Run, x: Input, t: Run) -> bool:
@@ -253,7 +260,7 @@ def run_note_is_never_logged(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
         return False
     if t.version == s.version:
         return True
-    counted = s.phase is Phase.TOOLS and x.kind is Kind.ROUND_END
+    counted = _counted(s, x)
     entry = s.phase in (Phase.COMPACT, Phase.OVERFLOW) and x.kind is Kind.COMPACTED and x.entry
     return s.live and (counted or entry) and t.version == s.version + 1
 
@@ -404,6 +411,12 @@ def _early_cap(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
     return t
 
 
+def _reset_before_the_cap(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
+    if x.kind is Kind.ROUND_END and x.reset and not x.stop and t.end is End.RUN_LIMIT:
+        return replace(t, end=End.CONTINUED)
+    return t
+
+
 def _polls_not_reset(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
     if s.phase is Phase.POLL and x.kind in run.REPLIES and x.kind is not Kind.DEFERRED and t.live:
         return replace(t, polls=s.polls)
@@ -450,6 +463,7 @@ MUTANTS = (
     Mutant("no poll cap", "H4.4", _break(_no_poll_cap)),
     Mutant("no round cap", "H4.2", _break(_no_round_cap)),
     Mutant("early cap", "H4.2", _break(_early_cap)),
+    Mutant("queued continuation ending the run before the cap", "H4.2", _break(_reset_before_the_cap)),
     Mutant("poll count not reset by a non-deferred reply", "H4.4", _break(_polls_not_reset)),
     Mutant("abort ignored in tools", "H4.6", _break(_abort_ignored_in_tools)),
     Mutant("retry spending neither retry nor note", "H4.5", _break(_retry_spends_nothing)),

@@ -98,6 +98,8 @@ class End(Enum):
     NOT_READY = "not_ready"  # the deferred job was not ready by its deadline (H4.4)
     HOOK_FAILED = "hook_failed"  # a before_request hook failed: nothing was sent (H6.1)
     COMPACTION_FAILED = "compaction_failed"
+    STOPPED = "stopped"  # a control stopped the run after a tool round (not counted)
+    CONTINUED = "continued"  # a queued continuation took over, with its own count
 
 
 ERROR_CODES: dict[End, str] = {
@@ -123,7 +125,8 @@ class Kind(Enum):
     DEFERRED = "deferred"  # the answer is a job still running
     OVERFLOW = "overflow"  # the provider said the context is too long
     POLL_FAILED = "poll_failed"  # a poll of the job failed; `retryable`, `late` (past the deadline)
-    ROUND_END = "round_end"  # the tool round finished and is counted
+    ROUND_END = "round_end"  # the tool round finished; `stop`: a control stops the run
+    # uncounted; `reset`: a continuation is queued (it takes over after the count)
     ABORT = "abort"
 
 
@@ -139,6 +142,8 @@ class Input:
     entry: bool = False
     failed: bool = False
     late: bool = False
+    stop: bool = False
+    reset: bool = False
 
 
 ABORT = Input(Kind.ABORT)
@@ -292,10 +297,17 @@ def poll_failed(cfg: Cfg, s: Run, x: Input) -> Run:
 
 
 def round_end(cfg: Cfg, s: Run, x: Input) -> Run:
-    """Rounds::finish: the round counts; at the cap the run fails. Otherwise a new
-    generation: the round's calls and results are logged, budgets are full, no note."""
+    """Rounds::finish and RoundEnd::reset: a control stop ends the run uncounted;
+    otherwise the round counts and at the cap the run fails, even with a continuation
+    queued (cap first); a queued continuation then takes over with its own count.
+    Otherwise a new generation: the round's calls and results are logged, budgets
+    are full, no note."""
+    if x.stop:
+        return _end(s, End.STOPPED)
     if s.rounds <= 1:
         return _end(s, End.RUN_LIMIT)
+    if x.reset:
+        return _end(replace(s, version=s.version + 1), End.CONTINUED)
     return replace(
         start(cfg),
         rounds=s.rounds - 1,
