@@ -249,7 +249,7 @@ def check_exhaustive(
 
 def check_sampled(area: Area, model: Any, law: Law, examples: int) -> str | None:
     """Hypothesis over long histories under limits beyond the exhaustive bounds."""
-    from hypothesis import HealthCheck, given, settings
+    from hypothesis import HealthCheck, Verbosity, given, settings
     from hypothesis import strategies as st
 
     failure: list[str] = []
@@ -260,6 +260,7 @@ def check_sampled(area: Area, model: Any, law: Law, examples: int) -> str | None
         deadline=None,
         derandomize=True,
         suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,  # the counterexample is reported once, in the model's terms
     )
     @given(
         st.integers(0, 10**9),
