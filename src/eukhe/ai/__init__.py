@@ -1,0 +1,44 @@
+"""Providers: one interface over every model API. A provider streams events and
+ends with exactly one `Reply`; failures arrive classified (`Failure`)."""
+
+from eukhe.ai.errors import redact
+from eukhe.ai.openai_chat import OpenAIChat
+from eukhe.ai.reply import (
+    RETRYABLE,
+    CallDelta,
+    Done,
+    Event,
+    Failure,
+    Kind,
+    Reply,
+    Stop,
+    TextDelta,
+    Thinking,
+    ThinkingDelta,
+    ToolCall,
+    Usage,
+    UsageEvent,
+)
+from eukhe.ai.request import Message, Request, Tool
+
+__all__ = [
+    "RETRYABLE",
+    "CallDelta",
+    "Done",
+    "Event",
+    "Failure",
+    "Kind",
+    "Message",
+    "OpenAIChat",
+    "Reply",
+    "Request",
+    "Stop",
+    "TextDelta",
+    "Thinking",
+    "ThinkingDelta",
+    "Tool",
+    "ToolCall",
+    "Usage",
+    "UsageEvent",
+    "redact",
+]

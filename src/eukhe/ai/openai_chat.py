@@ -1,0 +1,256 @@
+"""OpenAI Chat Completions, and every server that speaks it (vLLM, llama.cpp,
+Ollama, LM Studio, OpenRouter, DeepSeek, Groq), through the official SDK with
+its own retries off: retrying is the harness's rule (H4.5).
+
+Quirks arrive as data: tool calls merged by index from many chunks; calls kept
+as calls whatever the finish reason (local servers send `stop`); reasoning
+deltas (`reasoning_content`, `reasoning`) as thinking; usage from the final
+chunk or from the finish chunk; an error inside the stream as a failure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from eukhe.ai import errors
+from eukhe.ai.reply import (
+    CallDelta,
+    Done,
+    Event,
+    Failure,
+    Kind,
+    Reply,
+    Stop,
+    TextDelta,
+    Thinking,
+    ThinkingDelta,
+    ToolCall,
+    Usage,
+    UsageEvent,
+)
+from eukhe.ai.request import Message, Request
+
+FINISH = {
+    "stop": Stop.STOP,
+    "tool_calls": Stop.TOOL_USE,
+    "function_call": Stop.TOOL_USE,
+    "length": Stop.LENGTH,
+}
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A call's arguments as a JSON object, or the reason they are not one."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as e:
+        return None, f"arguments are not valid JSON ({e.msg} at character {e.pos})"
+    if not isinstance(value, dict):
+        return None, f"arguments are JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+@dataclass
+class _Call:
+    id: str = ""
+    name: str = ""
+    raw: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Merge:
+    """Chunks merged into one reply."""
+
+    provider: str
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    calls: dict[int, _Call] = field(default_factory=dict)
+    finish: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    def chunk(self, chunk: Any) -> Iterable[Event]:
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = _usage(chunk.usage)
+            yield UsageEvent(self.usage)
+        for choice in (chunk.choices or [])[:1]:
+            delta = choice.delta
+            if delta is not None:
+                extra = delta.model_extra or {}
+                think = extra.get("reasoning_content") or extra.get("reasoning")
+                if isinstance(think, str) and think:
+                    self.thinking.append(think)
+                    yield ThinkingDelta(think)
+                if delta.content:
+                    self.text.append(delta.content)
+                    yield TextDelta(delta.content)
+                for tc in delta.tool_calls or []:
+                    index = tc.index if isinstance(tc.index, int) else len(self.calls)
+                    call = self.calls.setdefault(index, _Call())
+                    fn = tc.function
+                    name = fn.name if fn is not None and fn.name else None
+                    args = fn.arguments if fn is not None and fn.arguments else ""
+                    if tc.id:
+                        call.id = tc.id
+                    if name:
+                        call.name = name if not call.name or call.name == name else call.name + name
+                    if args:
+                        call.raw.append(args)
+                    yield CallDelta(index, tc.id, name, args)
+            if choice.finish_reason:
+                self.finish = choice.finish_reason
+
+    def reply(self, failure: Failure | None = None) -> Reply:
+        calls = []
+        for index in sorted(self.calls):
+            c = self.calls[index]
+            raw = "".join(c.raw)
+            if not c.name and failure is None:
+                failure = errors.failure(self.provider, Kind.MALFORMED, f"tool call {index} has no name")
+            arguments, why = parse_arguments(raw)
+            calls.append(ToolCall(c.id or f"call_{index}", c.name, raw, arguments, why))
+        if failure is None and self.finish is None:
+            # no finish reason: the stream was cut short, whatever the transport said
+            failure = errors.failure(
+                self.provider, Kind.CONNECTION, "the stream ended before its finish reason"
+            )
+        if failure is None and self.finish == "content_filter":
+            failure = errors.failure(
+                self.provider, Kind.REFUSED, "the reply was stopped by the content filter"
+            )
+        stop = Stop.ERROR if failure is not None else FINISH.get(self.finish or "stop", Stop.STOP)
+        thinking = (Thinking("".join(self.thinking)),) if self.thinking else ()
+        text = ("".join(self.text),) if self.text else ()
+        return Reply(text, thinking, tuple(calls), stop, self.usage, failure)
+
+
+def _usage(u: Any) -> Usage:
+    details = getattr(u, "completion_tokens_details", None)
+    cached = getattr(u, "prompt_tokens_details", None)
+    return Usage(
+        input=u.prompt_tokens or 0,
+        output=u.completion_tokens or 0,
+        reasoning=(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+        cache_read=(getattr(cached, "cached_tokens", 0) or 0) if cached else 0,
+    )
+
+
+def messages(request: Request) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+    for m in request.messages:
+        out.append(_message(m))
+    return out
+
+
+def _message(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.call_id or "", "content": m.content}
+    if m.role == "assistant" and m.calls:
+        return {
+            "role": "assistant",
+            "content": m.content or None,
+            "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw or "{}"}}
+                for c in m.calls
+            ],
+        }
+    return {"role": m.role, "content": m.content}
+
+
+class OpenAIChat:
+    """A Chat Completions endpoint at any base URL; the key is optional (local servers)."""
+
+    def __init__(
+        self,
+        name: str = "openai",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        include_usage: bool = True,
+    ) -> None:
+        self.name = name
+        self._key = api_key or ""
+        self._include_usage = include_usage
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key or "no-key", max_retries=0, timeout=timeout
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def stream(self, request: Request) -> AsyncIterator[Event]:
+        """Events of one request, then exactly one `Done`. Cancelling the iteration
+        closes the connection; the cancel is never turned into a reply."""
+        merge = Merge(self.name)
+        failure: Failure | None = None
+        kwargs: dict[str, Any] = {"model": request.model, "messages": messages(request), "stream": True}
+        if request.tools:
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": dict(t.schema)},
+                }
+                for t in request.tools
+            ]
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
+        if self._include_usage:
+            kwargs["stream_options"] = {"include_usage": True}
+        try:
+            stream = await self._client.chat.completions.create(**kwargs)
+            try:
+                async for chunk in stream:
+                    for event in merge.chunk(chunk):
+                        yield event
+            finally:
+                await stream.close()
+        except openai.APIStatusError as e:
+            failure = errors.http_failure(
+                self.name, e.status_code, _body(e), dict(e.response.headers), [self._key]
+            )
+        except openai.APITimeoutError:
+            failure = errors.failure(self.name, Kind.TIMEOUT, "the request timed out", [self._key])
+        except openai.APIConnectionError as e:
+            cause = e.__cause__ or e
+            failure = errors.failure(self.name, Kind.CONNECTION, f"connection failed: {cause}", [self._key])
+        except openai.APIError as e:
+            failure = stream_failure(self.name, e.body, e.message, [self._key])
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            # what the SDK raises on a chunk that is not JSON or not a chunk
+            failure = errors.failure(
+                self.name, Kind.MALFORMED, f"malformed stream: {type(e).__name__}: {e}", [self._key]
+            )
+        yield Done(merge.reply(failure))
+
+
+def _body(e: openai.APIStatusError) -> Any:
+    if e.body is not None:
+        return e.body
+    try:
+        return e.response.text
+    except Exception:  # a streamed body that cannot be read again
+        return None
+
+
+def stream_failure(provider: str, body: Any, message: str, secrets: Iterable[str]) -> Failure:
+    """An error the server sent inside a stream: classified by the status it names."""
+    status = None
+    if isinstance(body, dict):
+        for key in ("status_code", "code", "status"):
+            v = body.get(key)
+            if isinstance(v, int) and 100 <= v <= 599:
+                status = v
+                break
+    if status is not None:
+        f = errors.http_failure(provider, status, body, None, secrets)
+        return Failure(f.kind, f.retryable, f.message.replace("HTTP", "stream error, status", 1), status)
+    if errors.kind_of_status(0, body) is Kind.OVERLOADED:
+        return errors.failure(provider, Kind.OVERLOADED, f"stream error: {errors.excerpt(body)}", secrets)
+    return errors.failure(
+        provider, Kind.STREAM_ERROR, f"stream error: {message}: {errors.excerpt(body)}", secrets
+    )

@@ -1,0 +1,36 @@
+"""What the harness asks a provider: a model, the context, the tools offered."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eukhe.ai.reply import ToolCall
+
+
+@dataclass(frozen=True)
+class Message:
+    """One context message. `calls`: an assistant's tool calls; `call_id`: the call
+    a tool result answers."""
+
+    role: str  # "user", "assistant" or "tool"
+    content: str = ""
+    calls: tuple[ToolCall, ...] = ()
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    messages: tuple[Message, ...]
+    tools: tuple[Tool, ...] = ()
+    system: str = ""
+    max_tokens: int | None = None

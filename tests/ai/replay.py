@@ -1,0 +1,66 @@
+"""A loopback HTTP server that answers every request with a recorded response
+(status, headers, body), as the real provider sent it."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+RECORDINGS = Path(__file__).resolve().parents[3] / "shared" / "recordings"
+HOP = {"content-length", "transfer-encoding", "content-encoding", "connection"}
+
+
+@contextmanager
+def serve(
+    status: int, headers: dict[str, str], body: bytes, *, cut_after: int | None = None
+) -> Iterator[str]:
+    """Serve one response to every request; `cut_after`: drop the connection after
+    that many body bytes. Yields the base URL."""
+    seen: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            n = int(self.headers.get("content-length") or 0)
+            seen.append({"path": self.path, "headers": dict(self.headers), "body": self.rfile.read(n)})
+            self.send_response(status)
+            for k, v in headers.items():
+                if k.lower() not in HOP:
+                    self.send_header(k, v)
+            if cut_after is None:
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[:cut_after])
+                self.wfile.flush()
+                self.connection.shutdown(2)
+
+        do_GET = do_POST
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    serve.seen = seen  # type: ignore[attr-defined]
+
+
+def recording(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((RECORDINGS / name).read_text())
+    return data

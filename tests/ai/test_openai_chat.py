@@ -1,0 +1,163 @@
+"""The Chat Completions adapter through the real SDK over loopback HTTP, fed the
+recorded responses of real providers, and garbage."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from eukhe.ai import Done, Kind, Message, OpenAIChat, Reply, Request, Stop, Tool
+from tests.ai.replay import RECORDINGS, recording, serve
+
+pytestmark = pytest.mark.skipif(
+    not RECORDINGS.exists(), reason="shared/recordings is not beside this checkout"
+)
+
+REQUEST = Request(
+    model="m",
+    messages=(Message("user", "hi"),),
+    tools=(Tool("get_weather", "weather", {"type": "object"}),),
+)
+
+
+def ask(base_url: str, key: str = "sk-test-not-a-real-key-123456") -> Reply:
+    async def go() -> Reply:
+        p = OpenAIChat("test", base_url=base_url, api_key=key, timeout=10)
+        try:
+            events = [e async for e in p.stream(REQUEST)]
+        finally:
+            await p.close()
+        assert isinstance(events[-1], Done) and sum(isinstance(e, Done) for e in events) == 1
+        return events[-1].reply
+
+    return asyncio.run(go())
+
+
+def replay(name: str) -> Reply:
+    r = recording(name)
+    body = r["sse"].encode()
+    with serve(r["status"], r.get("headers") or {"content-type": "text/event-stream"}, body) as url:
+        return ask(url)
+
+
+def test_plain_text() -> None:
+    reply = replay("openai_chat_text.json")
+    assert reply.failure is None and reply.stop is Stop.STOP
+    assert reply.has_text and not reply.calls
+    assert reply.usage.output > 0
+
+
+def test_a_tool_call_whose_arguments_arrive_in_many_chunks() -> None:
+    reply = replay("openai_chat_tool_call.json")
+    assert reply.stop is Stop.TOOL_USE and len(reply.calls) == 1
+    call = reply.calls[0]
+    assert call.name == "GetWeatherArgs" and call.arguments is not None
+    assert call.arguments["city"] == "Edinburgh"
+
+
+def test_two_parallel_calls() -> None:
+    reply = replay("openai_chat_parallel_tool_calls.json")
+    assert [c.name for c in reply.calls] == ["GetWeatherArgs", "get_stock_price"]
+    assert all(c.arguments for c in reply.calls) and reply.calls[0].id != reply.calls[1].id
+
+
+def test_a_length_stop() -> None:
+    reply = replay("openai_chat_finish_length.json")
+    assert reply.stop is Stop.LENGTH and reply.usage.output == 1
+
+
+def test_deepseek_reasoning_is_thinking_and_usage_rides_the_finish_chunk() -> None:
+    reply = replay("deepseek_reasoner_reasoning_content.json")
+    assert reply.thinking and len(reply.thinking[0].text) > 100
+    assert reply.has_text and reply.stop is Stop.STOP and reply.usage.reasoning > 0
+
+
+def test_vllm_and_ollama_tool_calls() -> None:
+    vllm = replay("vllm_tool_call_capture.json")
+    assert vllm.stop is Stop.TOOL_USE and len(vllm.calls) == 1 and vllm.calls[0].arguments is not None
+    ollama = replay("ollama_parallel_tool_calls_capture.json")
+    assert len(ollama.calls) == 2 and all(c.arguments is not None for c in ollama.calls)
+
+
+def test_vllm_text() -> None:
+    reply = replay("vllm_crusoe_text_usage.json")
+    assert reply.has_text and reply.failure is None and reply.usage.input > 0
+
+
+def test_an_error_event_mid_stream_is_a_classified_failure() -> None:
+    reply = replay("groq_gptoss_reasoning_then_error_event.json")
+    assert reply.failure is not None and reply.stop is Stop.ERROR
+    assert reply.failure.kind is Kind.BAD_REQUEST and not reply.failure.retryable
+    assert reply.thinking  # what came before the error is kept
+    openrouter = replay("openrouter_reasoning_length_then_error_chunk.json")
+    assert openrouter.failure is not None and "Token limit reached" in openrouter.failure.message
+
+
+def test_429_is_retryable_and_names_the_provider_and_status() -> None:
+    reply = replay("openrouter_429_rate_limited.json")
+    f = reply.failure
+    assert f is not None and f.kind is Kind.RATE_LIMITED and f.retryable and f.status == 429
+    assert f.message.startswith("test: HTTP 429 (rate_limited): ")
+
+
+def test_retry_after_is_passed_up() -> None:
+    with serve(
+        429, {"retry-after": "7", "content-type": "application/json"}, b'{"error":{"message":"slow"}}'
+    ) as url:
+        f = ask(url).failure
+    assert f is not None and f.retry_after == 7.0
+
+
+@pytest.mark.parametrize(
+    "status,kind,retryable",
+    [
+        (400, Kind.BAD_REQUEST, False),
+        (401, Kind.AUTH, False),
+        (403, Kind.AUTH, False),
+        (404, Kind.NOT_FOUND, False),
+        (422, Kind.UNPROCESSABLE, False),
+        (500, Kind.SERVER, True),
+        (503, Kind.SERVER, True),
+        (529, Kind.OVERLOADED, True),
+    ],
+)
+def test_statuses_are_classified_once(status: int, kind: Kind, retryable: bool) -> None:
+    with serve(status, {"content-type": "application/json"}, b'{"error":{"message":"no"}}') as url:
+        f = ask(url).failure
+    assert f is not None and (f.kind, f.retryable, f.status) == (kind, retryable, status)
+
+
+def test_a_dropped_connection_is_retryable() -> None:
+    body = recording("openai_chat_text.json")["sse"].encode()
+    with serve(200, {"content-type": "text/event-stream"}, body, cut_after=300) as url:
+        reply = ask(url)
+    assert reply.failure is not None and reply.failure.kind is Kind.CONNECTION and reply.failure.retryable
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b'data: {"id":"x","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: {not json\n\n',
+        b'data: {"id":"x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a",'
+        b'"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n',
+        b'event: surprise\ndata: {"id":"x","choices":[]}\n\ndata: [DONE]\n\n',
+        b'data: {"id":"x","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: {"id":"x","cho',
+    ],
+)
+def test_garbage_from_a_server_ends_in_a_reply_never_an_exception(garbage: bytes) -> None:
+    with serve(200, {"content-type": "text/event-stream"}, garbage) as url:
+        reply = ask(url)
+    assert isinstance(reply, Reply)
+    assert reply.failure is not None and reply.stop is Stop.ERROR
+    assert reply.failure.kind in (Kind.MALFORMED, Kind.CONNECTION)
+    assert reply.failure.message.startswith("test: ")
+
+
+def test_no_message_holds_the_key() -> None:
+    key = "sk-live-SECRET-abcdefghijklmnop"
+    body = ('{"error":{"message":"Incorrect API key provided: ' + key + '"}}').encode()
+    with serve(401, {"content-type": "application/json"}, body) as url:
+        reply = ask(url, key=key)
+    assert reply.failure is not None and key not in repr(reply)
+    assert "[redacted]" in reply.failure.message
