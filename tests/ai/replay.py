@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,11 +20,19 @@ HOP = {"content-length", "transfer-encoding", "content-encoding", "connection"}
 
 @contextmanager
 def serve(
-    status: int, headers: dict[str, str], body: bytes, *, cut_after: int | None = None
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    *,
+    cut_after: int | None = None,
+    pause_after: int | None = None,
+    pause: float = 0.0,
+    seen: list[dict[str, Any]] | None = None,
 ) -> Iterator[str]:
     """Serve one response to every request; `cut_after`: drop the connection after
-    that many body bytes. Yields the base URL."""
-    seen: list[dict[str, Any]] = []
+    that many body bytes; `pause_after`: go silent for `pause` seconds after that
+    many. `seen` gets each request, and whether the client hung up. Yields the base URL."""
+    seen = [] if seen is None else seen
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -36,7 +47,21 @@ def serve(
             for k, v in headers.items():
                 if k.lower() not in HOP:
                     self.send_header(k, v)
-            if cut_after is None:
+            if pause_after is not None:
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[:pause_after])
+                self.wfile.flush()
+                deadline = time.monotonic() + pause
+                while time.monotonic() < deadline:  # watch for the client hanging up
+                    time.sleep(0.05)
+                    if select.select([self.connection], [], [], 0)[0] and not self.connection.recv(
+                        1, socket.MSG_PEEK
+                    ):
+                        seen[-1]["hung_up"] = True
+                        return
+                self.wfile.write(body[pause_after:])
+            elif cut_after is None:
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -58,7 +83,6 @@ def serve(
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-    serve.seen = seen  # type: ignore[attr-defined]
 
 
 def recording(name: str) -> dict[str, Any]:

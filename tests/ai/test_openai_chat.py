@@ -4,6 +4,7 @@ recorded responses of real providers, and garbage."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -161,3 +162,28 @@ def test_no_message_holds_the_key() -> None:
         reply = ask(url, key=key)
     assert reply.failure is not None and key not in repr(reply)
     assert "[redacted]" in reply.failure.message
+
+
+def test_a_stall_past_the_idle_deadline_ends_the_reply_and_hangs_up() -> None:
+    from eukhe.ai.guard import guard
+
+    body = recording("openai_chat_text.json")["sse"].encode()
+    seen: list[dict[str, object]] = []
+
+    async def go(url: str) -> Reply:
+        p = OpenAIChat("test", base_url=url, timeout=30)
+        try:
+            events = [e async for e in guard(p.stream(REQUEST), "test", idle=0.5)]
+        finally:
+            await p.close()
+        assert isinstance(events[-1], Done)
+        return events[-1].reply
+
+    with serve(200, {"content-type": "text/event-stream"}, body, pause_after=400, pause=10, seen=seen) as url:
+        reply = asyncio.run(go(url))
+        for _ in range(100):
+            if seen and seen[-1].get("hung_up"):
+                break
+            time.sleep(0.05)
+    assert reply.failure is not None and reply.failure.kind is Kind.STALL
+    assert seen[-1].get("hung_up") is True

@@ -51,6 +51,9 @@ class Failure:
     message: str
     status: int | None = None
     retry_after: float | None = None
+    waited: float | None = None  # STALL: the seconds waited with no event
+    line: str | None = None  # REPEATING: the last line of the repeated cycle
+    cycle: int | None = None  # REPEATING: the cycle's length in lines
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,129 @@
+"""Guards over any provider's event stream: the idle clock and the repetition guard.
+
+The idle clock (`retry.provider.streamIdleTimeoutMs`, H4.5): no event within the
+deadline ends the stream as a stall, with the seconds waited. It starts when the
+request holds its admission slot, never while it waits for one (H6.3): the
+caller sets `started` at that moment.
+
+The repetition guard: a reply that writes the same line (or the same few lines)
+over and over is cut early, with the repeated line and the cycle's length, so
+the harness can write its note.
+
+Either cut closes the provider's stream (and so its connection) before the one
+`Done` is yielded. A cancel of the caller is never turned into a reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, TextDelta
+
+DEFAULT_IDLE_S = 120.0
+"""`retry.provider.streamIdleTimeoutMs` when unset."""
+MAX_CYCLE = 8
+"""Longest cycle of lines the guard looks for."""
+REPEATS = 16
+"""Lines a cycle must fill, repeated, before the stream is cut (at least 3 cycles)."""
+
+
+@dataclass
+class Lines:
+    """Completed lines of the text so far, and the repetition they end in."""
+
+    lines: list[str] = field(default_factory=list)
+    partial: str = ""
+
+    def add(self, text: str) -> tuple[str, int] | None:
+        """Take a text delta; the repeated (line, cycle) once the text ends in one."""
+        parts = (self.partial + text).split("\n")
+        self.partial = parts.pop()
+        found = None
+        for line in parts:
+            if line.strip():
+                self.lines.append(line.strip())
+                found = found or repeated(self.lines)
+        return found
+
+
+def repeated(lines: list[str]) -> tuple[str, int] | None:
+    """The shortest cycle of up to MAX_CYCLE lines that the last lines repeat, filling
+    at least REPEATS lines and three cycles: (its last line, its length)."""
+    for cycle in range(1, MAX_CYCLE + 1):
+        need = max(REPEATS, 3 * cycle)
+        if len(lines) < need:
+            return None
+        tail = lines[-need:]
+        if all(tail[i] == tail[i - cycle] for i in range(cycle, need)):
+            return tail[-1], cycle
+    return None
+
+
+async def guard(
+    events: AsyncIterator[Event],
+    provider: str,
+    idle: float = DEFAULT_IDLE_S,
+    started: asyncio.Event | None = None,
+) -> AsyncIterator[Event]:
+    """The provider's events, cut at a stall or a repetition; exactly one `Done`."""
+    lines = Lines()
+    it = aiter(events)
+    try:
+        while True:
+            if started is not None and not started.is_set():
+                # the slot wait is not the stream's: no deadline until the slot is held
+                nxt = asyncio.ensure_future(anext(it))
+                try:
+                    slot = asyncio.ensure_future(started.wait())
+                    done, _ = await asyncio.wait({nxt, slot}, return_when=asyncio.FIRST_COMPLETED)
+                    slot.cancel()
+                    if nxt not in done:
+                        event = await _within(nxt, idle, provider)
+                    else:
+                        event = nxt.result()
+                finally:
+                    if not nxt.done():
+                        nxt.cancel()
+            else:
+                event = await _within(asyncio.ensure_future(anext(it)), idle, provider)
+            if isinstance(event, Done):
+                yield event
+                return
+            if isinstance(event, TextDelta):
+                hit = lines.add(event.text)
+                if hit is not None:
+                    line, cycle = hit
+                    what = f"the reply repeated the line {line!r} (a cycle of {cycle} lines) until it was cut"
+                    yield _cut(Failure(Kind.REPEATING, False, f"{provider}: {what}", line=line, cycle=cycle))
+                    return
+            yield event
+    except _Stalled as s:
+        what = f"the stream produced no output for {s.waited:.0f} s"
+        yield _cut(Failure(Kind.STALL, False, f"{provider}: {what}", waited=s.waited))
+    except StopAsyncIteration:
+        failure = Failure(Kind.MALFORMED, False, f"{provider}: the stream ended without a reply")
+        yield _cut(failure)
+    finally:
+        close = getattr(it, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class _Stalled(Exception):
+    def __init__(self, waited: float) -> None:
+        self.waited = waited
+
+
+async def _within(nxt: asyncio.Future[Event], idle: float, provider: str) -> Event:
+    t0 = time.monotonic()
+    try:
+        return await asyncio.wait_for(nxt, timeout=idle)
+    except TimeoutError:
+        raise _Stalled(time.monotonic() - t0) from None
+
+
+def _cut(failure: Failure) -> Done:
+    return Done(Reply(stop=Stop.ERROR, failure=failure))
