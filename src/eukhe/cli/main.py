@@ -61,6 +61,42 @@ def laws(
     raise typer.Exit(0 if report.passed else 1)
 
 
+faux_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The scripted faux model.")
+app.add_typer(faux_app, name="faux")
+
+
+@faux_app.command("serve")
+def faux_serve(
+    script: Annotated[str, typer.Option("--script", help="The JSON script (see docs/faux.md).")],
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")
+    ] = 0,
+) -> None:
+    """Serve the faux model on loopback: OpenAI Chat Completions, Responses and
+    Anthropic Messages wire formats, until interrupted."""
+    from eukhe.ai.faux import FauxServer, ScriptError, load
+
+    try:
+        loaded = load(script)
+    except ScriptError as e:
+        typer.echo(f"eukhe faux serve: {e}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        server = FauxServer(loaded, port=port).start()
+    except OSError as e:
+        typer.echo(f"eukhe faux serve: cannot listen on 127.0.0.1:{port}: {e.strerror}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"faux model serving {len(loaded.turns)} replies on {server.url}", err=True)
+    typer.echo(server.url)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
 def _json(report: object) -> dict[str, object]:
     from eukhe.laws.engine import Report
 

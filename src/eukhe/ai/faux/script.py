@@ -1,0 +1,197 @@
+"""The faux model's script: per request, one reply, read from JSON.
+
+Bad scripts get a clear error naming the reply and the field (`ScriptError`);
+nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STOPS = ("stop", "length", "toolUse")
+
+
+class ScriptError(ValueError):
+    """A script that cannot be played: says where and why."""
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    arguments: str  # the raw argument text, as the model would stream it
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One scripted reply. See docs/faux.md for each field."""
+
+    text: str = ""
+    thinking: str = ""
+    calls: tuple[Call, ...] = ()
+    stop: str = ""  # "" = the natural one: toolUse with calls, else stop
+    chunks: int = 1  # pieces each text, thinking and argument text is split into
+    delay: float = 0.0  # seconds between chunks
+    error_status: int = 0
+    error_body: Any = None
+    retry_after: float | None = None
+    stall_after: int | None = None  # go silent after this many chunks
+    stall: float = 3600.0  # for this long
+    drop_after: int | None = None  # drop the connection after this many chunks
+    deferred_polls: int = 0  # background job: polls answered "in progress" first
+    when: str | None = None  # only for a request whose last user message holds this text
+    usage: tuple[int, int] = (10, 10)
+
+    @property
+    def stop_reason(self) -> str:
+        return self.stop or ("toolUse" if self.calls else "stop")
+
+
+@dataclass
+class Script:
+    turns: list[Turn]
+    then: str = "last"  # after the script: "last" repeats the last reply, "error" answers 500
+    used: list[bool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.used = [False] * len(self.turns)
+
+    def next(self, last_user: str) -> Turn:
+        """The first unused reply whose `when` fits this request."""
+        for i, turn in enumerate(self.turns):
+            if not self.used[i] and (turn.when is None or turn.when in last_user):
+                self.used[i] = True
+                return turn
+        if self.then == "last" and self.turns:
+            return self.turns[-1]
+        return Turn(error_status=500, error_body={"error": {"message": "the faux script has no reply left"}})
+
+
+def load(path: str | Path) -> Script:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise ScriptError(f"faux script {p}: cannot read it: {e.strerror}") from e
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ScriptError(f"faux script {p}, line {e.lineno} column {e.colno}: not JSON: {e.msg}") from e
+    return parse(data, str(p))
+
+
+def parse(data: Any, where: str = "faux script") -> Script:
+    if isinstance(data, list):
+        data = {"replies": data}
+    if not isinstance(data, Mapping) or not isinstance(data.get("replies"), list):
+        raise ScriptError(f"{where}: expected an object with a list 'replies' (or a list of replies)")
+    then = data.get("then", "last")
+    if then not in ("last", "error"):
+        raise ScriptError(f"{where}: then={then!r}: must be 'last' or 'error'")
+    return Script([_turn(r, f"{where}: reply {i + 1}") for i, r in enumerate(data["replies"])], then)
+
+
+_KEYS = {
+    "text",
+    "thinking",
+    "calls",
+    "stop",
+    "chunks",
+    "delay",
+    "error",
+    "stallAfter",
+    "stall",
+    "dropAfter",
+    "repeat",
+    "deferred",
+    "when",
+    "usage",
+}
+
+
+def _turn(r: Any, where: str) -> Turn:
+    if isinstance(r, str):
+        return Turn(text=r)
+    if not isinstance(r, Mapping):
+        raise ScriptError(f"{where}: expected an object or a string, got {type(r).__name__}")
+    unknown = sorted(set(r) - _KEYS)
+    if unknown:
+        raise ScriptError(
+            f"{where}: unknown field {unknown[0]!r}; the fields are: {', '.join(sorted(_KEYS))}"
+        )
+    text = _str(r, "text", where)
+    if "repeat" in r:
+        rep = r["repeat"]
+        if not isinstance(rep, Mapping) or not isinstance(rep.get("line"), str):
+            raise ScriptError(f'{where}: repeat: expected {{"line": str, "times": int}}')
+        text += (rep["line"] + "\n") * _int(rep, "times", where + ": repeat", 100)
+    stop = _str(r, "stop", where)
+    if stop and stop not in STOPS:
+        raise ScriptError(f"{where}: stop={stop!r}: must be one of {', '.join(STOPS)}")
+    calls = []
+    for j, c in enumerate(r.get("calls") or []):
+        w = f"{where}: call {j + 1}"
+        if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+            raise ScriptError(f'{w}: expected {{"name": str, "arguments": object or str}}')
+        args = c.get("arguments", {})
+        raw = args if isinstance(args, str) else json.dumps(args)
+        calls.append(Call(c["name"], raw, str(c.get("id") or "")))
+    status, body, wait = 0, None, None
+    if "error" in r:
+        e = r["error"]
+        if not isinstance(e, Mapping):
+            raise ScriptError(f'{where}: error: expected {{"status": int, "body": any, "retryAfter": s}}')
+        status = _int(e, "status", where + ": error", 500)
+        body = e.get("body", {"error": {"message": f"faux error {status}"}})
+        wait = e.get("retryAfter")
+    deferred = r.get("deferred")
+    polls = _int(deferred, "polls", where + ": deferred", 1) if isinstance(deferred, Mapping) else 0
+    usage = r.get("usage", [10, 10])
+    return Turn(
+        text=text,
+        thinking=_str(r, "thinking", where),
+        calls=tuple(calls),
+        stop=stop,
+        chunks=max(_int(r, "chunks", where, 1), 1),
+        delay=float(r.get("delay", 0.0)),
+        error_status=status,
+        error_body=body,
+        retry_after=float(wait) if wait is not None else None,
+        stall_after=_opt_int(r, "stallAfter", where),
+        stall=float(r.get("stall", 3600.0)),
+        drop_after=_opt_int(r, "dropAfter", where),
+        deferred_polls=polls,
+        when=r.get("when"),
+        usage=(int(usage[0]), int(usage[1])),
+    )
+
+
+def _str(r: Mapping[str, Any], key: str, where: str) -> str:
+    v = r.get(key, "")
+    if not isinstance(v, str):
+        raise ScriptError(f"{where}: {key}: expected a string, got {type(v).__name__}")
+    return v
+
+
+def _int(r: Mapping[str, Any], key: str, where: str, default: int) -> int:
+    v = r.get(key, default)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise ScriptError(f"{where}: {key}={v!r}: expected a whole number >= 0")
+    return v
+
+
+def _opt_int(r: Mapping[str, Any], key: str, where: str) -> int | None:
+    return _int(r, key, where, 0) if key in r else None
+
+
+def pieces(text: str, n: int) -> list[str]:
+    """The text in n pieces (fewer when it is shorter), joined back exactly."""
+    if not text:
+        return []
+    n = max(1, min(n, len(text)))
+    size = -(-len(text) // n)
+    return [text[i : i + size] for i in range(0, len(text), size)]

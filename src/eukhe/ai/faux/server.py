@@ -1,0 +1,219 @@
+"""The faux model as a real HTTP server on loopback, speaking the OpenAI Chat
+Completions, OpenAI Responses (with background jobs) and Anthropic Messages wire
+formats, so tests drive the real SDKs over real HTTP.
+
+Each request takes the script's next reply. Streams go out with chunked transfer
+encoding, so a scripted drop is a broken stream to the client, not a clean end.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from eukhe.ai.faux import wire
+from eukhe.ai.faux.script import Script, Turn
+
+
+@dataclass
+class Job:
+    turn: Turn
+    polls_left: int
+    status: str = "queued"
+
+
+@dataclass
+class Seen:
+    """One request the server took: method, path, JSON body, and whether the client
+    hung up while the server was silent."""
+
+    method: str
+    path: str
+    body: Any
+    hung_up: bool = False
+
+
+@dataclass
+class State:
+    script: Script
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    seen: list[Seen] = field(default_factory=list)
+    count: int = 0
+
+
+def last_user(body: Any) -> str:
+    """The text of the request's last user message, in any of the three formats."""
+    if not isinstance(body, dict):
+        return ""
+    items = body.get("messages") or body.get("input") or []
+    if isinstance(items, str):
+        return items
+    for m in reversed(items if isinstance(items, list) else []):
+        if isinstance(m, dict) and m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, str):
+                return c
+            if isinstance(c, list):
+                return " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
+    return ""
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state: State
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _body(self) -> Any:
+        n = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        try:
+            return json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            return None
+
+    def do_POST(self) -> None:
+        body = self._body()
+        seen = Seen("POST", self.path, body)
+        st = self.state
+        with st.lock:
+            st.seen.append(seen)
+            st.count += 1
+            rid = f"faux{st.count}"
+        m = re.search(r"/responses/([^/]+)/cancel$", self.path)
+        if m:
+            with st.lock:
+                job = st.jobs.get(m.group(1))
+                if job is not None:
+                    job.status = "cancelled"
+            if job is None:
+                return self._json(404, {"error": {"message": f"no job {m.group(1)}"}})
+            return self._json(200, wire.response_object(job.turn, "faux", m.group(1), "cancelled"))
+        if body is None:
+            return self._json(400, {"error": {"message": "the request body is not JSON"}})
+        with st.lock:
+            turn = st.script.next(last_user(body))
+        if turn.error_status:
+            headers = {"retry-after": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
+            return self._json(turn.error_status, turn.error_body, headers)
+        model = str(body.get("model", "faux"))
+        if self.path.endswith("/chat/completions"):
+            return self._stream(wire.chat(turn, model, rid), turn, seen)
+        if self.path.endswith("/messages"):
+            return self._stream(wire.anthropic(turn, model, rid), turn, seen)
+        if self.path.endswith("/responses"):
+            if body.get("background"):
+                with st.lock:
+                    st.jobs[rid] = Job(turn, turn.deferred_polls)
+                obj = wire.response_object(turn, model, rid, "queued")
+                obj["background"] = True
+                return self._json(200, obj)
+            return self._stream(wire.responses(turn, model, rid), turn, seen)
+        return self._json(404, {"error": {"message": f"the faux server has no route {self.path}"}})
+
+    def do_GET(self) -> None:
+        with self.state.lock:
+            self.state.seen.append(Seen("GET", self.path, None))
+        m = re.search(r"/responses/([^/?]+)", self.path)
+        job = self.state.jobs.get(m.group(1)) if m else None
+        if m is None or job is None:
+            return self._json(404, {"error": {"message": f"no such job: {self.path}"}})
+        with self.state.lock:
+            if job.status not in ("cancelled", "completed"):
+                if job.polls_left > 0:
+                    job.polls_left -= 1
+                    job.status = "in_progress"
+                else:
+                    job.status = "completed"
+            status = job.status
+        obj = wire.response_object(job.turn, "faux", m.group(1), status)
+        obj["background"] = True
+        return self._json(200, obj)
+
+    def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, events: list[bytes], turn: Turn, seen: Seen) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        try:
+            for i, data in enumerate(events):
+                if turn.drop_after is not None and i >= turn.drop_after:
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if turn.stall_after is not None and i == turn.stall_after:
+                    self.wfile.flush()
+                    if self._silent(turn.stall):
+                        seen.hung_up = True
+                        return
+                if turn.delay and i:
+                    time.sleep(turn.delay)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            seen.hung_up = True
+
+    def _silent(self, seconds: float) -> bool:
+        """Say nothing for `seconds`; True when the client hangs up meanwhile."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.connection], [], [], 0.05)
+            if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                return True
+        return False
+
+
+class FauxServer:
+    """`with FauxServer(script) as server:` serves on `server.url` (loopback)."""
+
+    def __init__(self, script: Script, port: int = 0) -> None:
+        self.state = State(script)
+        handler: Callable[..., Handler] = type("FauxHandler", (Handler,), {"state": self.state})
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)  # loopback only
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="faux-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    @property
+    def seen(self) -> list[Seen]:
+        return self.state.seen
+
+    def start(self) -> FauxServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FauxServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
