@@ -1,0 +1,110 @@
+"""Models by name (`provider/model`) and the providers that serve them.
+
+Providers come from the `providers` settings key:
+`{name: {api: openai-chat | openai-responses | anthropic, baseUrl, apiKeyEnv, concurrency}}`,
+over built-in defaults for the common hosted and local servers. Keys come from
+the environment. A missing key or an unknown provider is a clear error that
+says what to set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+APIS = ("openai-chat", "openai-responses", "anthropic")
+
+BUILTIN: dict[str, dict[str, Any]] = {
+    "openai": {"api": "openai-chat", "baseUrl": "https://api.openai.com/v1", "apiKeyEnv": "OPENAI_API_KEY"},
+    "anthropic": {
+        "api": "anthropic",
+        "baseUrl": "https://api.anthropic.com",
+        "apiKeyEnv": "ANTHROPIC_API_KEY",
+    },
+    "openrouter": {
+        "api": "openai-chat",
+        "baseUrl": "https://openrouter.ai/api/v1",
+        "apiKeyEnv": "OPENROUTER_API_KEY",
+    },
+    "ollama": {"api": "openai-chat", "baseUrl": "http://127.0.0.1:11434/v1", "apiKeyEnv": None},
+    "vllm": {"api": "openai-chat", "baseUrl": "http://127.0.0.1:8000/v1", "apiKeyEnv": None},
+    "llamacpp": {"api": "openai-chat", "baseUrl": "http://127.0.0.1:8080/v1", "apiKeyEnv": None},
+    "lmstudio": {"api": "openai-chat", "baseUrl": "http://127.0.0.1:1234/v1", "apiKeyEnv": None},
+}
+
+
+class ModelError(ValueError):
+    """A model name or provider setting that cannot be used: says what to set."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a model is served: its provider's name, API, base URL and key."""
+
+    provider: str
+    model: str
+    api: str
+    base_url: str | None
+    api_key: str | None
+    concurrency: int
+
+
+def parse_name(name: str) -> tuple[str, str]:
+    """`provider/model` (the model part may hold more slashes: `openrouter/meta/llama`)."""
+    provider, sep, model = name.partition("/")
+    if not sep or not provider or not model:
+        raise ModelError(f"model {name!r}: expected provider/model, e.g. openai/gpt-4.1 or ollama/qwen3:8b")
+    return provider, model
+
+
+def route(
+    name: str, providers: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Route:
+    env = os.environ if env is None else env
+    provider, model = parse_name(name)
+    given = dict((providers or {}).get(provider) or {})
+    if provider not in BUILTIN and not given:
+        known = ", ".join(sorted({*BUILTIN, *(providers or {})}))
+        raise ModelError(
+            f"model {name!r}: unknown provider {provider!r}; the providers are: {known}. "
+            f"Add providers.{provider} to settings.json with api, baseUrl and apiKeyEnv."
+        )
+    cfg = {**BUILTIN.get(provider, {}), **given}
+    api = cfg.get("api")
+    if api not in APIS:
+        raise ModelError(f"providers.{provider}.api={api!r}: must be one of {', '.join(APIS)}")
+    base_url = cfg.get("baseUrl")
+    if base_url is not None and not isinstance(base_url, str):
+        raise ModelError(f"providers.{provider}.baseUrl={base_url!r}: must be a URL string")
+    key_env = cfg.get("apiKeyEnv")
+    key = None
+    if key_env:
+        key = env.get(str(key_env)) or None
+        if key is None:
+            raise ModelError(
+                f"model {name!r}: no API key: set the environment variable {key_env} "
+                f"(or providers.{provider}.apiKeyEnv to the variable that holds it)"
+            )
+    concurrency = cfg.get("concurrency", 0)
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 0:
+        raise ModelError(
+            f"providers.{provider}.concurrency={concurrency!r}: must be a whole number >= 0 (0: no limit)"
+        )
+    return Route(provider, model, api, base_url, key, concurrency)
+
+
+def provider_for(r: Route, timeout: float = 600.0) -> Any:
+    """The adapter that speaks the route's API."""
+    if r.api == "openai-chat":
+        from eukhe.ai.openai_chat import OpenAIChat
+
+        return OpenAIChat(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
+    if r.api == "openai-responses":
+        from eukhe.ai.openai_responses import OpenAIResponses
+
+        return OpenAIResponses(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
+    from eukhe.ai.anthropic import AnthropicMessages
+
+    return AnthropicMessages(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
