@@ -108,9 +108,8 @@ def main() -> None:
         pass
     text = "x" * a.chunks
     script = parse({"replies": [{"text": text, "chunks": a.chunks}], "then": "last"})
-    print(
-        f"{'adapter':18} {'bare s':>8} {'adapter s':>10} {'ratio':>6}   ({a.chunks} chunks, best of {a.rounds})"
-    )
+    head = f"{'adapter':18} {'bare s':>8} {'adapter s':>10} {'ratio':>6}"
+    print(f"{head}   ({a.chunks} chunks, best of {a.rounds})")
     worst = 0.0
     with FauxServer(script) as server:
         for name, through, bare in cases:
