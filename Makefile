@@ -21,8 +21,8 @@ demo: venv
 	$(BIN)/eukhe laws
 
 lint: venv
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 types: venv
 	$(BIN)/mypy --strict src/eukhe/rules src/eukhe/laws

@@ -169,3 +169,59 @@ def test_eukhe_faux_serve_serves_the_sdk(tmp_path: Any) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_cancelling_a_stream_closes_its_connection() -> None:
+    async def go(url: str) -> None:
+        p = OpenAIChat("faux", base_url=url, timeout=20)
+        got: list[object] = []
+
+        async def consume() -> None:
+            async for e in p.stream(REQUEST):
+                got.append(e)
+
+        task = asyncio.create_task(consume())
+        while len(got) < 2:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await p.close()
+
+    with FauxServer(parse([{"text": "x" * 50, "chunks": 50, "stallAfter": 5, "stall": 20}])) as server:
+        asyncio.run(go(server.url))
+        for _ in range(100):
+            if server.seen[-1].hung_up:
+                break
+            asyncio.run(asyncio.sleep(0.05))
+        assert server.seen[-1].hung_up
+
+
+def test_no_output_or_log_line_holds_the_key(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    key = "sk-proj-SECRETSECRETSECRET1234"
+    caplog.set_level(logging.DEBUG)
+
+    async def go(url: str) -> list[Reply]:
+        p = OpenAIChat("faux", base_url=url, api_key=key, timeout=10)
+        out = []
+        try:
+            for _ in range(3):
+                out.append([e async for e in p.stream(REQUEST)][-1].reply)  # type: ignore[union-attr]
+        finally:
+            await p.close()
+        return out
+
+    body = {"error": {"message": f"Incorrect API key provided: {key}. Authorization: Bearer {key}"}}
+    script = parse(
+        [{"error": {"status": 401, "body": body}}, {"error": {"status": 500, "body": key}}, "fine"]
+    )
+    with FauxServer(script) as server:
+        replies = asyncio.run(go(server.url))
+    out, err = capfd.readouterr()
+    for text in (repr(replies), caplog.text, out, err):
+        assert key not in text
+    assert replies[0].failure is not None and replies[2].all_text == "fine"
