@@ -225,3 +225,8 @@ def test_no_output_or_log_line_holds_the_key(
     for text in (repr(replies), caplog.text, out, err):
         assert key not in text
     assert replies[0].failure is not None and replies[2].all_text == "fine"
+
+
+def test_an_error_inside_the_stream() -> None:
+    r = one([{"text": "partial answer", "chunks": 5, "streamError": {"after": 3, "type": "server_error"}}])
+    assert r.failure is not None and r.stop is Stop.ERROR and r.text

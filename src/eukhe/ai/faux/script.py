@@ -44,6 +44,9 @@ class Turn:
     drop_after: int | None = None  # drop the connection after this many chunks
     deferred_polls: int = 0  # background job: polls answered "in progress" first
     when: str | None = None  # only for a request whose last user message holds this text
+    error_after: int | None = None  # an error event inside the stream after this many events
+    error_type: str = "overloaded_error"
+    error_message: str = "Overloaded"
     usage: tuple[int, int] = (10, 10)
 
     @property
@@ -110,6 +113,7 @@ _KEYS = {
     "deferred",
     "when",
     "usage",
+    "streamError",
 }
 
 
@@ -151,7 +155,13 @@ def _turn(r: Any, where: str) -> Turn:
     deferred = r.get("deferred")
     polls = _int(deferred, "polls", where + ": deferred", 1) if isinstance(deferred, Mapping) else 0
     usage = r.get("usage", [10, 10])
+    se = r.get("streamError")
+    if se is not None and not isinstance(se, Mapping):
+        raise ScriptError(f'{where}: streamError: expected {{"after": int, "type": str, "message": str}}')
     return Turn(
+        error_after=_int(se, "after", where + ": streamError", 0) if se is not None else None,
+        error_type=str((se or {}).get("type", "overloaded_error")),
+        error_message=str((se or {}).get("message", "Overloaded")),
         text=text,
         thinking=_str(r, "thinking", where),
         calls=tuple(calls),

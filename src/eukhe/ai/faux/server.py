@@ -108,9 +108,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(turn.error_status, turn.error_body, headers)
         model = str(body.get("model", "faux"))
         if self.path.endswith("/chat/completions"):
-            return self._stream(wire.chat(turn, model, rid), turn, seen)
+            return self._stream(_cut(wire.chat(turn, model, rid), turn, "chat"), turn, seen)
         if self.path.endswith("/messages"):
-            return self._stream(wire.anthropic(turn, model, rid), turn, seen)
+            return self._stream(_cut(wire.anthropic(turn, model, rid), turn, "anthropic"), turn, seen)
         if self.path.endswith("/responses"):
             if body.get("background"):
                 with st.lock:
@@ -118,7 +118,7 @@ class Handler(BaseHTTPRequestHandler):
                 obj = wire.response_object(turn, model, rid, "queued")
                 obj["background"] = True
                 return self._json(200, obj)
-            return self._stream(wire.responses(turn, model, rid), turn, seen)
+            return self._stream(_cut(wire.responses(turn, model, rid), turn, "responses"), turn, seen)
         return self._json(404, {"error": {"message": f"the faux server has no route {self.path}"}})
 
     def do_GET(self) -> None:
@@ -182,6 +182,13 @@ class Handler(BaseHTTPRequestHandler):
             if ready and not self.connection.recv(1, socket.MSG_PEEK):
                 return True
         return False
+
+
+def _cut(events: list[bytes], turn: Turn, api: str) -> list[bytes]:
+    """The events up to a scripted error inside the stream, then the error."""
+    if turn.error_after is None:
+        return events
+    return [*events[: turn.error_after], wire.stream_error(api, turn)]
 
 
 class FauxServer:

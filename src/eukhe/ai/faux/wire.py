@@ -9,6 +9,19 @@ from typing import Any
 from eukhe.ai.faux.script import Turn, pieces
 
 
+def stream_error(api: str, turn: Turn) -> bytes:
+    """The error event each wire format sends inside a stream."""
+    err = {"type": turn.error_type, "message": turn.error_message}
+    if api == "anthropic":
+        return sse({"type": "error", "error": err}, "error")
+    if api == "responses":
+        return sse(
+            {"type": "error", "code": turn.error_type, "message": turn.error_message, "sequence_number": 0},
+            "error",
+        )
+    return sse({"error": err})
+
+
 def sse(data: Any, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return (head + "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n").encode()
