@@ -187,3 +187,22 @@ def test_a_stall_past_the_idle_deadline_ends_the_reply_and_hangs_up() -> None:
             time.sleep(0.05)
     assert reply.failure is not None and reply.failure.kind is Kind.STALL
     assert seen[-1].get("hung_up") is True
+
+
+def test_a_tool_call_then_the_text_answer_with_obfuscation_padding() -> None:
+    r = recording("openai_chat_tool_call_then_text_obfuscation.json")
+    first = replay("openai_chat_tool_call_then_text_obfuscation.json")
+    assert first.stop is Stop.TOOL_USE and first.calls[0].name == "get_capital"
+    assert first.calls[0].arguments is not None and first.usage.input > 0
+    answer = r["exchanges"][1]
+    with serve(answer["status"], answer.get("headers") or {}, answer["body"].encode()) as url:
+        second = ask(url)
+    assert second.failure is None and second.stop is Stop.STOP and second.has_text
+
+
+def test_every_chat_recording_is_replayed() -> None:
+    chat = {"openai-chat", "deepseek", "vllm", "ollama", "groq", "openrouter"}
+    names = sorted(p.name for p in RECORDINGS.glob("*.json") if recording(p.name)["provider"] in chat)
+    assert len(names) == 12
+    for name in names:
+        assert isinstance(replay(name), Reply)
