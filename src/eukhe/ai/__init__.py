@@ -3,6 +3,7 @@ ends with exactly one `Reply`; failures arrive classified (`Failure`)."""
 
 from eukhe.ai.errors import redact
 from eukhe.ai.openai_chat import OpenAIChat
+from eukhe.ai.openai_responses import Job, OpenAIResponses, PollFailed, deadline
 from eukhe.ai.reply import (
     RETRYABLE,
     CallDelta,
@@ -27,9 +28,12 @@ __all__ = [
     "Done",
     "Event",
     "Failure",
+    "Job",
     "Kind",
     "Message",
     "OpenAIChat",
+    "OpenAIResponses",
+    "PollFailed",
     "Reply",
     "Request",
     "Stop",
@@ -40,5 +44,6 @@ __all__ = [
     "ToolCall",
     "Usage",
     "UsageEvent",
+    "deadline",
     "redact",
 ]
