@@ -1,6 +1,7 @@
 """Providers: one interface over every model API. A provider streams events and
 ends with exactly one `Reply`; failures arrive classified (`Failure`)."""
 
+from eukhe.ai.anthropic import AnthropicMessages
 from eukhe.ai.errors import redact
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.openai_responses import Job, OpenAIResponses, PollFailed, deadline
@@ -24,6 +25,7 @@ from eukhe.ai.request import Message, Request, Tool
 
 __all__ = [
     "RETRYABLE",
+    "AnthropicMessages",
     "CallDelta",
     "Done",
     "Event",
