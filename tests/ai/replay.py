@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 RECORDINGS = Path(__file__).resolve().parents[3] / "shared" / "recordings"
 HOP = {"content-length", "transfer-encoding", "content-encoding", "connection"}
 
@@ -86,5 +88,10 @@ def serve(
 
 
 def recording(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((RECORDINGS / name).read_text())
+    """A recorded response; the tests that need one skip where shared/ is not beside
+    this checkout."""
+    path = RECORDINGS / name
+    if not path.exists():
+        pytest.skip(f"no recording {path}", allow_module_level=True)
+    data: dict[str, Any] = json.loads(path.read_text())
     return data
