@@ -146,3 +146,40 @@ def test_a_background_job_cancelled() -> None:
     assert failure is None
     assert server.seen[2].method == "POST" and server.seen[2].path.endswith("/cancel")
     assert isinstance(after, Reply) and after.failure is not None
+
+
+def test_no_output_or_log_line_holds_the_key(
+    api: str, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    key = "sk-ant-SECRETSECRETSECRET1234"
+    caplog.set_level(logging.DEBUG)
+    make = {
+        "openai-chat": lambda url: OpenAIChat("faux", base_url=url, api_key=key),
+        "openai-responses": lambda url: OpenAIResponses("faux", base_url=url, api_key=key),
+        "anthropic": lambda url: AnthropicMessages("faux", base_url=url.removesuffix("/v1"), api_key=key),
+    }[api]
+
+    async def go(url: str) -> list[Reply]:
+        p = make(url)
+        out = []
+        try:
+            for _ in range(3):
+                got = [e async for e in p.stream(REQUEST)]
+                assert isinstance(got[-1], Done)
+                out.append(got[-1].reply)
+        finally:
+            await p.close()
+        return out
+
+    body = {"error": {"message": f"Incorrect API key provided: {key}. Authorization: Bearer {key}"}}
+    script = parse(
+        [{"error": {"status": 401, "body": body}}, {"error": {"status": 500, "body": key}}, "fine"]
+    )
+    with FauxServer(script) as server:
+        replies = asyncio.run(go(server.url))
+    out, err = capfd.readouterr()
+    for text in (repr(replies), caplog.text, out, err):
+        assert key not in text
+    assert replies[0].failure is not None and replies[2].all_text == "fine"
