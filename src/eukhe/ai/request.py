@@ -11,13 +11,14 @@ from eukhe.ai.reply import ToolCall
 
 @dataclass(frozen=True)
 class Message:
-    """One context message. `calls`: an assistant's tool calls; `call_id`: the call
-    a tool result answers."""
+    """One context message. `calls`: an assistant's tool calls; `call_id` and
+    `is_error`: the call a tool result answers, and whether it failed."""
 
-    role: str  # "user", "assistant" or "tool"
+    role: str  # "user", "assistant", "tool" or "system"
     content: str = ""
     calls: tuple[ToolCall, ...] = ()
     call_id: str | None = None
+    is_error: bool = False  # a tool result that reports an error
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,144 @@
+"""Every text the harness writes to the model or the user about a run, each in
+one place, as the spec has it (H4.1, H4.2, H4.4, H4.7, H4.8).
+
+A harness note goes with the retry request only, never into the transcript; it
+names its attempt, so each retry request is new (H4.7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from eukhe.harness.repeat import canonical_arguments
+from eukhe.rules.recovery import ARGUMENTS_SHOWN, CAPS, RCfg
+
+
+def _limit(tokens: int | None) -> str:
+    return f"the {tokens}-token output limit" if tokens else "the output limit"
+
+
+def truncated(tool: str, tokens: int | None) -> str:
+    """The result of each call of a reply cut at the output limit (H4.1): not run."""
+    return (
+        f"Tool {tool} was not run: the reply hit {_limit(tokens)}, so its arguments may be cut. Make the call "
+        "again with complete arguments. For large content, write a minimal version first, then extend it with "
+        "edits."
+    )
+
+
+def no_answer(stop: str, thinking_chars: int) -> str:
+    """The failed message of a reply with no text and no tool call (H4.7)."""
+    return (
+        f"The model gave no answer: its reply (stop reason {stop}) has no text and no tool call, "
+        f"only {thinking_chars} characters of thinking"
+    )
+
+
+def length_gave_up(thinking_chars: int, caps: RCfg = CAPS) -> str:
+    """The run's error when length notes reach their cap (H4.8 Length)."""
+    return (
+        no_answer("length", thinking_chars) + ". The model hit the output limit while it was still reasoning "
+        f"after {caps.long} length notes in a row: use a different model or raise the model's max output tokens."
+    )
+
+
+def repeat_gave_up(names: Sequence[str], rounds: int, caps: RCfg = CAPS) -> str:
+    """The run's error when redirect notes reach their cap (H4.8 Repeat)."""
+    return (
+        f"The model made the same tool calls ({', '.join(names)}) with the same results {rounds} times in a "
+        f"row, after {caps.redirect} redirect notes; the harness did not run them again."
+    )
+
+
+def not_ready(seconds: float) -> str:
+    """The run's error when a deferred answer passes its deadline (H4.4)."""
+    return f"The model's deferred response was not ready by its deadline, {seconds:.0f} s after the request"
+
+
+def run_limit(cap: int) -> str:
+    """The run's error at the round cap (H4.2): it names the cap."""
+    return (
+        f"The run made {cap} tool rounds, its cap (maxToolRounds = {cap}), and stopped: "
+        "raise maxToolRounds or ask for a smaller step."
+    )
+
+
+# ---------------------------------------------------------------- harness notes
+
+
+def _head(attempt: int) -> str:
+    return f"Harness note, attempt {attempt}: "
+
+
+def repeating(attempt: int, line: str, cycle: int) -> str:
+    """After a reply the repetition guard cut (H4.7)."""
+    what = f'the line "{line}"' if cycle <= 1 else f'a cycle of {cycle} lines ending with the line "{line}"'
+    return (
+        _head(attempt) + f"your previous reply repeated {what} until it was cut. "
+        "Give the answer again; never list the same item twice."
+    )
+
+
+def empty(attempt: int) -> str:
+    """After a reply with no text and no tool call (H4.7)."""
+    return (
+        _head(attempt) + "your previous reply had no text and no tool call. "
+        "Give your answer as text, or call a tool."
+    )
+
+
+def stalled(attempt: int, seconds: float) -> str:
+    """After a stream that went silent past its idle deadline (H4.5)."""
+    return (
+        _head(attempt)
+        + f"your previous reply produced no output for {seconds:.0f} s, and the harness cut it. "
+        "Reason briefly, then act."
+    )
+
+
+def length(attempt: int, row: int, tokens: int | None, caps: RCfg = CAPS) -> str:
+    """H4.8 Length: the reply reasoned to the output limit."""
+    return (
+        _head(attempt) + f"your previous reply hit {_limit(tokens)} while it was still reasoning. It gave no "
+        "text and no tool call, so the harness discarded it with every tool call that it planned. If you plan "
+        "the whole task again in your reasoning, you hit the same limit. Reason only about the next step, then "
+        "call its tool. For a large answer (a file, a document, a long text), write a minimal working version "
+        f"first, then extend it with more edits in later turns. Length note {row} of {caps.long}."
+    )
+
+
+MARKUPS = ("hermes", "qwen3", "qwen-xml", "kimi", "dsml")
+
+
+def leak(attempt: int, row: int, markup: str, reason: str, caps: RCfg = CAPS) -> str:
+    """H4.8 Leak: a tool call written as markup the harness could not read."""
+    return (
+        _head(attempt) + f"your previous reply wrote a tool call as {markup} markup in its text, and the "
+        f"harness could not read it ({reason}). No tool ran. Make the call again through the tool-calling "
+        "interface, with its arguments as one JSON object that agrees with the schema of the tool. Do not write "
+        "a tool call as text. If you need no tool, give the answer as plain text. "
+        f"Leak note {row} of {caps.leak}."
+    )
+
+
+def listed(calls: Iterable[Any]) -> str:
+    """Each call's tool and canonical arguments, cut to ARGUMENTS_SHOWN characters."""
+    out = []
+    for c in calls:
+        args = canonical_arguments(c.arguments)
+        if len(args) > ARGUMENTS_SHOWN:
+            args = args[: ARGUMENTS_SHOWN - 1] + "…"
+        out.append(f"{c.name} {args}")
+    return "; ".join(out)
+
+
+def redirect(attempt: int, row: int, rounds: int, calls: Iterable[Any], caps: RCfg = CAPS) -> str:
+    """H4.8 Repeat: the same calls with the same results, not run again."""
+    return (
+        _head(attempt)
+        + f"you made the same tool calls {rounds} times in a row, and they gave the same results "
+        f"each time: {listed(calls)}. The harness did not run them again. Do not make these calls with these "
+        "arguments again in this turn. Use different arguments, use a different tool, or give your answer with "
+        f"what you found. Redirect note {row} of {caps.redirect}."
+    )

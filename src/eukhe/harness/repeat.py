@@ -1,0 +1,88 @@
+"""Repeat rows (H4.8 rule 4): the same calls with the same results, round after round.
+
+Rounds in a row come from the request context, so a restart keeps them and a
+failed reply (never in the context) never adds one. Same round = same calls and
+same results. Same calls = same names and canonical arguments (keys sorted at
+every depth, the top-level intent `i` dropped), in any order. Same results =
+same content and error flag each. A user message ends the row; a system
+message does not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eukhe.ai.request import Message
+
+INTENT = "i"
+"""The top-level intent field some tools take: not part of a call's identity."""
+
+
+def canonical_arguments(arguments: Mapping[str, Any] | None) -> str:
+    """The arguments as one JSON text: keys sorted at every depth, intent dropped."""
+    args = {k: v for k, v in (arguments or {}).items() if k != INTENT}
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Round:
+    """One tool round as the repeat rule sees it."""
+
+    calls: tuple[tuple[str, str], ...]  # (name, canonical arguments), sorted
+    results: tuple[tuple[str, str, str, bool], ...]  # (name, arguments, content, error), sorted
+
+
+def call_keys(calls: Iterable[Any]) -> tuple[tuple[str, str], ...]:
+    """Calls (anything with .name and .arguments) as sorted (name, canonical arguments)."""
+    return tuple(sorted((c.name, canonical_arguments(c.arguments)) for c in calls))
+
+
+def rounds(context: Sequence[Message]) -> list[Round | None]:
+    """The context's tool rounds in order; None marks a user message (it ends a row)."""
+    out: list[Round | None] = []
+    i = 0
+    while i < len(context):
+        m = context[i]
+        if m.role == "user":
+            out.append(None)
+        elif m.role == "assistant" and m.calls:
+            by_id = {c.id: c for c in m.calls}
+            results = []
+            j = i + 1
+            while j < len(context) and context[j].role == "tool":
+                r = context[j]
+                c = by_id.get(r.call_id or "")
+                if c is not None:
+                    results.append((c.name, canonical_arguments(c.arguments), r.content, r.is_error))
+                j += 1
+            out.append(Round(call_keys(m.calls), tuple(sorted(results))))
+            i = j
+            continue
+        i += 1
+    return out
+
+
+def rounds_in_a_row(context: Sequence[Message]) -> int:
+    """Same rounds in a row that end the context: 0 when it ends with no round (or a
+    user message after the last round)."""
+    seq = rounds(context)
+    if not seq or seq[-1] is None:
+        return 0
+    last = seq[-1]
+    n = 0
+    for r in reversed(seq):
+        if r != last:
+            break
+        n += 1
+    return n
+
+
+def same_calls(calls: Iterable[Any], context: Sequence[Message]) -> bool:
+    """Whether these calls are the last round's calls (and no user message came since)."""
+    seq = rounds(context)
+    if not seq or seq[-1] is None:
+        return False
+    return seq[-1].calls == call_keys(calls)
