@@ -1,0 +1,356 @@
+"""The generation loop: one user turn, run against a model, with tools, until it
+ends answered, aborted or failed with its cause (H4, H4.8).
+
+The loop decides nothing itself. Each phase's outcome becomes an input of the H4
+model (`rules.h4.step`), each reply is first read by the H4.8 recoveries
+(`rules.recovery.step`, whose act becomes the reply the run reads), and the
+texts come from `notes`. The loop moves bytes, keeps time and runs tools.
+
+Notes go with the request only, never into the transcript; a failed reply stays
+in the transcript as a failed message and out of the next context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eukhe.ai.guard import guard
+from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, ToolCall
+from eukhe.ai.request import Message, Request, Tool
+from eukhe.harness import notes
+from eukhe.harness.repeat import rounds_in_a_row, same_calls
+from eukhe.rules import recovery
+from eukhe.rules import run as h4
+from eukhe.rules.recovery import Act, Out
+
+ABORT_GRACE = 3.0
+"""Seconds a phase handler that ignores the cancel is given before it is dropped."""
+
+Hook = Callable[[Request], Awaitable[Request]]
+ToolRunner = Callable[[ToolCall], Awaitable[tuple[str, bool]]]
+Scan = Callable[[str, Mapping[str, Mapping[str, Any]]], Any]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings a run reads (names as in settings.json)."""
+
+    max_tool_rounds: int = 0  # maxToolRounds; 0 = the default, 250
+    retry_enabled: bool = True  # retry.enabled
+    max_retries: int = 3  # retry.maxRetries
+    base_delay_ms: int = 2000  # retry.baseDelayMs
+    max_retry_delay_ms: int = 60_000  # retry.provider.maxRetryDelayMs
+    stream_idle_timeout_ms: int = 120_000  # retry.provider.streamIdleTimeoutMs
+
+
+@dataclass
+class Outcome:
+    outcome: str  # "answered", "aborted" or "failed"
+    answer: str = ""
+    code: str | None = None  # "run_limit", "model_error"
+    message: str | None = None
+    rounds: int = 0
+    notes: int = 0
+    retries: int = 0
+    transcript: list[Message] = field(default_factory=list)  # failed messages included
+    requests: list[Request] = field(default_factory=list)  # what was sent, notes included
+
+    def json(self) -> dict[str, Any]:
+        error = {"kind": self.code, "message": self.message} if self.code else None
+        return {
+            "outcome": self.outcome,
+            "answer": self.answer,
+            "error": error,
+            "rounds": self.rounds,
+            "notes": self.notes,
+            "retries": self.retries,
+        }
+
+
+class Provider:
+    """What the loop needs of a provider (any adapter of `eukhe.ai`)."""
+
+    async def stream(self, request: Request) -> Any:  # pragma: no cover - a protocol
+        raise NotImplementedError
+
+
+async def race(work: Awaitable[Any], cancel: asyncio.Event, grace: float = ABORT_GRACE) -> tuple[bool, Any]:
+    """Run `work` against the cancel signal: (True, result) if it finished first;
+    (False, None) once cancelled, after giving `work` up to `grace` seconds to honour
+    its own cancellation (a handler that ignores it is dropped, never awaited longer)."""
+    task = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if task.done():
+        return True, task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await asyncio.wait_for(asyncio.shield(task), timeout=grace)
+    return False, None
+
+
+@dataclass
+class Generation:
+    provider: Any
+    model: str
+    tools: Sequence[Tool]
+    run_tool: ToolRunner
+    settings: Settings = field(default_factory=Settings)
+    hooks: Sequence[Hook] = ()
+    scan: Scan | None = None
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    show: Callable[[str, str], None] = lambda kind, text: None
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run] = h4.step  # the rules: swapped only by tie tests
+    recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
+
+    async def run(self, prompt: str, context: Sequence[Message] = ()) -> Outcome:
+        s = self.settings
+        cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=0)
+        state = h4.start(cfg)
+        rec = recovery.START
+        ctx: list[Message] = [*context, Message("user", prompt)]
+        out = Outcome("failed", transcript=list(ctx))
+        note: str | None = None
+        idle = s.stream_idle_timeout_ms / 1000.0
+        reply: Reply | None = None
+        pending: list[ToolCall] = []
+        cut = False
+        tokens: int | None = None
+        retries_used = 0
+        failure_text = ""
+        offered = {t.name: dict(t.schema) for t in self.tools}
+
+        while state.live:
+            if self.cancel.is_set():
+                state = self.step(cfg, state, h4.ABORT)
+                break
+            if state.phase is h4.Phase.PREPARE:
+                request = Request(
+                    self.model, tuple(ctx) + ((Message("user", note),) if note else ()), tuple(self.tools)
+                )
+                finished, got = await race(self._prepare(request), self.cancel)
+                if not finished:
+                    state = self.step(cfg, state, h4.ABORT)
+                    break
+                if isinstance(got, BaseException):
+                    failure_text = f"a before_request hook failed: {type(got).__name__}: {got}"
+                    state = self.step(cfg, state, h4.Input(h4.Kind.HOOK_FAILED))
+                    continue
+                prepared = got
+                state = self.step(cfg, state, h4.Input(h4.Kind.PREPARED))
+            elif state.phase is h4.Phase.CALL:
+                out.requests.append(prepared)
+                finished, got = await race(self._call(prepared, idle), self.cancel)
+                if not finished:
+                    state = self.step(cfg, state, h4.ABORT)
+                    break
+                reply = got
+                assert isinstance(reply, Reply)
+                # read the reply: recoveries first, then the run
+                x, rx, rebuilt, leak = self._classify(reply, ctx, offered)
+                r = self.recover(recovery.CAPS, rec, rx)
+                rec = r.rec
+                y = recovery.act_reply(r.act, x)
+                before = state
+                state = self.step(cfg, state, y)
+                if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is h4.Kind.CALLS):
+                    calls = rebuilt if rebuilt is not None else reply.calls
+                    text = leak.text if rebuilt is not None and leak is not None else reply.all_text
+                    msg = Message("assistant", text, tuple(calls))
+                    ctx.append(msg)
+                    out.transcript.append(msg)
+                    pending = list(calls)
+                    cut = reply.stop is Stop.LENGTH  # arguments may be cut: no call runs (H4.1)
+                    tokens = (reply.usage.output or None) if cut else None
+                    self.show("calls", ", ".join(c.name for c in calls))
+                elif state.end is h4.End.ANSWERED:
+                    out.answer = reply.all_text
+                    msg = Message("assistant", out.answer)
+                    ctx.append(msg)
+                    out.transcript.append(msg)
+                elif state.live and state.attempt > before.attempt:
+                    note = self._note(r.act, rec, reply, state.attempt + 1, ctx, leak)
+                    out.notes += 1
+                    out.transcript.append(Message("assistant", self._failed_text(reply), is_error=True))
+                    if reply.failure is not None and reply.failure.kind is Kind.STALL:
+                        idle *= 2
+                    self.show("note", note)
+                elif state.live and state.retries < before.retries:
+                    retries_used += 1
+                    out.retries += 1
+                    wait = self._retry_wait(retries_used, reply.failure)
+                    self.show(
+                        "retry",
+                        f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s",
+                    )
+                    finished, _ = await race(self.sleep(wait), self.cancel)
+                    if not finished:
+                        state = self.step(cfg, state, h4.ABORT)
+                        break
+                elif not state.live:
+                    failure_text = self._end_text(r.act, rec, reply, rx, before, ctx)
+            elif state.phase is h4.Phase.TOOLS:
+                finished, results = await race(self._tools(pending, cut, tokens), self.cancel)
+                if not finished:
+                    state = self.step(cfg, state, h4.ABORT)
+                    break
+                for c, (content, error) in zip(pending, results, strict=True):
+                    msg = Message("tool", content, call_id=c.id, is_error=error)
+                    ctx.append(msg)
+                    out.transcript.append(msg)
+                out.rounds += 1
+                rec = self.recover(
+                    recovery.CAPS, rec, recovery.Reply(Out.RESULTS, rounds_in_a_row(ctx) > 1)
+                ).rec
+                state = self.step(cfg, state, h4.Input(h4.Kind.ROUND_END))
+                if state.attempt == 0:
+                    note = None
+                if state.end is h4.End.RUN_LIMIT:
+                    failure_text = notes.run_limit(cfg.cap)
+            else:  # compaction and polls come with the chat memory and deferred answers
+                failure_text = f"the run reached phase {state.phase.value}, which this loop does not run yet"
+                state = self.step(cfg, state, h4.Input(h4.Kind.HOOK_FAILED))
+                break
+        return self._ended(state, out, failure_text)
+
+    # ---------------------------------------------------------------- phases
+
+    async def _prepare(self, request: Request) -> Request | BaseException:
+        """Every before_request hook in turn; a failure fails the run and sends nothing."""
+        try:
+            for hook in self.hooks:
+                request = await hook(request)
+        except Exception as e:  # a failing hook is the run's failure, shown with its cause
+            return e
+        return request
+
+    async def _call(self, request: Request, idle: float) -> Reply:
+        events = guard(self.provider.stream(request), getattr(self.provider, "name", "model"), idle=idle)
+        last: Event | None = None
+        async for event in events:
+            last = event
+        assert isinstance(last, Done)
+        return last.reply
+
+    async def _tools(
+        self, calls: Sequence[ToolCall], cut: bool, tokens: int | None
+    ) -> list[tuple[str, bool]]:
+        out = []
+        for c in calls:
+            if cut:
+                out.append((notes.truncated(c.name, tokens), True))
+                continue
+            self.show("tool", f"{c.name} {c.raw[:200]}")
+            out.append(await self.run_tool(c))
+        return out
+
+    # ---------------------------------------------------------------- reading replies
+
+    def _classify(
+        self, reply: Reply, ctx: Sequence[Message], offered: Mapping[str, Mapping[str, Any]]
+    ) -> tuple[h4.Input, recovery.Reply, tuple[ToolCall, ...] | None, Any]:
+        """The run's input for the reply as it came, and what recovery reads of it."""
+        f = reply.failure
+        if f is not None:
+            if f.kind in (Kind.STALL, Kind.REPEATING):
+                return (
+                    h4.Input(h4.Kind.ERROR, retryable=True, noted=True),
+                    recovery.Reply(Out.NOTED),
+                    None,
+                    None,
+                )
+            x = h4.Input(h4.Kind.ERROR, retryable=f.retryable)
+            return x, recovery.Reply(Out.OTHER), None, None
+        if reply.calls:
+            like = same_calls(reply.calls, ctx)
+            return h4.Input(h4.Kind.CALLS), recovery.Reply(Out.CALLS, like), None, None
+        if reply.has_text and self.scan is not None:
+            found = self.scan(reply.all_text, offered)
+            if found.calls:
+                rebuilt = tuple(
+                    ToolCall(f"leak_{i}", c.name, "", dict(c.arguments)) for i, c in enumerate(found.calls)
+                )
+                like = same_calls(rebuilt, ctx)
+                return h4.Input(h4.Kind.CALLS), recovery.Reply(Out.REBUILT, like), rebuilt, found
+            if found.leak is not None:
+                return h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.LEAK), None, found
+        if reply.has_text:
+            return h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.ANSWER), None, None
+        if reply.stop is Stop.LENGTH:
+            return h4.Input(h4.Kind.NO_ANSWER), recovery.Reply(Out.LENGTH), None, None
+        return h4.Input(h4.Kind.NO_ANSWER), recovery.Reply(Out.NOTED), None, None
+
+    def _note(
+        self, act: Act, rec: recovery.Rec, reply: Reply, attempt: int, ctx: Sequence[Message], leak: Any
+    ) -> str:
+        f = reply.failure
+        if act is Act.REDO and rec.cause is recovery.Cause.LENGTH:
+            return notes.length(attempt, rec.row, reply.usage.output or None)
+        if act is Act.REDO and rec.cause is recovery.Cause.LEAK:
+            return notes.leak(attempt, rec.row, leak.leak.markup, leak.leak.reason)
+        if act is Act.REDO and rec.cause is recovery.Cause.REDIRECT:
+            return notes.redirect(attempt, rec.row, rounds_in_a_row(ctx) + 1, reply.calls or _calls(leak))
+        if f is not None and f.kind is Kind.STALL:
+            return notes.stalled(attempt, f.waited or 0.0)
+        if f is not None and f.kind is Kind.REPEATING:
+            return notes.repeating(attempt, f.line or "", f.cycle or 1)
+        return notes.empty(attempt)
+
+    def _failed_text(self, reply: Reply) -> str:
+        if reply.failure is not None:
+            return reply.failure.message
+        if not reply.has_text and not reply.calls:
+            return notes.no_answer(reply.stop.value, sum(len(t.text) for t in reply.thinking))
+        return reply.all_text
+
+    def _end_text(
+        self,
+        act: Act,
+        rec: recovery.Rec,
+        reply: Reply,
+        rx: recovery.Reply,
+        before: h4.Run,
+        ctx: Sequence[Message],
+    ) -> str:
+        thinking = sum(len(t.text) for t in reply.thinking)
+        if act is Act.QUIT and rx.out is Out.LENGTH:
+            return notes.length_gave_up(thinking)
+        if act is Act.QUIT:
+            names = sorted({c.name for c in reply.calls})
+            return notes.repeat_gave_up(names, rounds_in_a_row(ctx) + 1)
+        if reply.failure is not None:
+            return reply.failure.message
+        return notes.no_answer(reply.stop.value, thinking)
+
+    def _retry_wait(self, used: int, failure: Failure | None) -> float:
+        """Exponential from retry.baseDelayMs, capped, never shorter than the server's wait."""
+        s = self.settings
+        wait: float = min(s.base_delay_ms * 2 ** (used - 1), s.max_retry_delay_ms) / 1000.0
+        if failure is not None and failure.retry_after is not None:
+            wait = max(wait, failure.retry_after)
+        return wait
+
+    def _ended(self, state: h4.Run, out: Outcome, failure_text: str) -> Outcome:
+        if state.end is h4.End.ANSWERED:
+            out.outcome = "answered"
+        elif state.end is h4.End.ABORTED:
+            out.outcome = "aborted"
+        else:
+            out.outcome = "failed"
+            out.code = h4.ERROR_CODES.get(state.end, "model_error")
+            out.message = failure_text or state.end.value
+        return out
+
+
+def _calls(found: Any) -> tuple[ToolCall, ...]:
+    if found is None:
+        return ()
+    return tuple(ToolCall(f"leak_{i}", c.name, "", dict(c.arguments)) for i, c in enumerate(found.calls))

@@ -1,0 +1,223 @@
+"""The spec's regressions of H4 and H4.8, each under its name, driven through the
+faux model over loopback HTTP with the real OpenAI SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.ai.openai_chat import OpenAIChat
+from eukhe.ai.reply import ToolCall
+from eukhe.ai.request import Request, Tool
+from eukhe.harness import notes
+from eukhe.harness.generation import Generation, Outcome, Settings
+from eukhe.rules import recovery, run
+
+TOOLS = (Tool("read", "read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
+
+
+class Runner:
+    """A tool runner that records its calls; results from `answers` by path, else 'ok'."""
+
+    def __init__(self, answers: dict[str, Any] | None = None) -> None:
+        self.calls: list[ToolCall] = []
+        self.answers = answers or {}
+
+    async def __call__(self, call: ToolCall) -> tuple[str, bool]:
+        self.calls.append(call)
+        path = (call.arguments or {}).get("path", "")
+        answer = self.answers.get(path, "ok")
+        if callable(answer):
+            answer = answer()
+        return str(answer), False
+
+
+def go(
+    script: Any,
+    settings: Settings | None = None,
+    runner: Runner | None = None,
+    hooks: Sequence[Any] = (),
+    abort_after: float | None = None,
+    **kw: Any,
+) -> tuple[Outcome, FauxServer, list[float], Runner]:
+    sleeps: list[float] = []
+    runner = runner or Runner()
+
+    async def sleep(s: float) -> None:
+        sleeps.append(s)
+
+    async def main(url: str) -> Outcome:
+        p = OpenAIChat("faux", base_url=url, timeout=20)
+        g = Generation(p, "faux-model", TOOLS, runner, settings or Settings(), hooks=hooks, sleep=sleep, **kw)
+        if abort_after is not None:
+            asyncio.get_running_loop().call_later(abort_after, g.cancel.set)
+        try:
+            return await g.run("go")
+        finally:
+            await p.close()
+
+    with FauxServer(parse(script)) as server:
+        out = asyncio.run(main(server.url))
+    return out, server, sleeps, runner
+
+
+def last_user(server: FauxServer, i: int) -> str:
+    return str(server.seen[i].body["messages"][-1]["content"])
+
+
+def read(path: str) -> dict[str, Any]:
+    return {"calls": [{"name": "read", "arguments": {"path": path}}]}
+
+
+def test_a_run_that_keeps_calling_tools_fails_at_the_round_cap() -> None:
+    out, _server, _, runner = go([read(f"f{i}") for i in range(10)], Settings(max_tool_rounds=3))
+    assert out.outcome == "failed" and out.code == "run_limit" and out.rounds == 3
+    assert "maxToolRounds = 3" in (out.message or "") and len(runner.calls) == 3
+
+
+def test_an_abort_ends_a_run_stuck_in_a_request_hook() -> None:
+    async def stuck(request: Request) -> Request:
+        await asyncio.sleep(3600)
+        return request
+
+    out, server, _, _ = go(["never sent"], hooks=[stuck], abort_after=0.2)
+    assert out.outcome == "aborted" and server.seen == []
+
+
+def test_a_failing_hook_fails_the_run_and_sends_nothing() -> None:
+    async def broken(request: Request) -> Request:
+        raise RuntimeError("the transform broke")
+
+    out, server, _, _ = go(["never sent"], hooks=[broken])
+    assert out.outcome == "failed" and server.seen == []
+    assert out.message == "a before_request hook failed: RuntimeError: the transform broke"
+
+
+def test_a_reply_of_only_thinking_is_retried_and_then_answers() -> None:
+    out, server, sleeps, _ = go([{"thinking": "hmm " * 10}, {"when": "Harness note", "text": "The answer."}])
+    assert out.outcome == "answered" and out.answer == "The answer." and out.notes == 1 and out.retries == 0
+    assert last_user(server, 1).startswith(
+        "Harness note, attempt 2: your previous reply had no text and no tool call"
+    )
+    failed = [m for m in out.transcript if m.is_error]
+    assert len(failed) == 1 and failed[0].content == notes.no_answer("stop", 40)
+    assert all("Harness note" not in m.content for m in out.transcript)  # never in the transcript
+    assert sleeps == []  # sent at once
+
+
+def test_a_retry_after_no_answer_ends_its_request_with_a_note_and_answers() -> None:
+    out, server, _, _ = go([{"text": "  \n "}, {"when": "Harness note", "text": "Now with text."}])
+    assert out.outcome == "answered" and out.answer == "Now with text."
+    sent = [s.body["messages"] for s in server.seen]
+    assert sent[1][:-1] == sent[0]  # the failed reply stays out of the next context
+    assert sent[1][-1]["content"].startswith("Harness note, attempt 2:")
+
+
+def test_a_retry_after_a_repeating_stream_ends_its_request_with_a_note_and_answers() -> None:
+    script = {
+        "replies": [
+            {"when": "Harness note", "text": "Bitcoin, Ethereum, Solana."},
+            {"repeat": {"line": "- r/Bitcoin", "times": 200}, "chunks": 200},
+        ],
+        "then": "last",  # greedy: without a note, the same request gets the same loop
+    }
+    out, server, _, _ = go(script)
+    assert out.outcome == "answered" and out.answer == "Bitcoin, Ethereum, Solana." and len(server.seen) == 2
+    assert last_user(server, 1) == notes.repeating(2, "- r/Bitcoin", 1)
+
+
+def test_every_retry_after_a_cut_sends_a_new_request_until_the_notes_run_out() -> None:
+    out, server, sleeps, _ = go({"replies": [{"thinking": "..."}], "then": "last"}, Settings(max_retries=2))
+    assert out.outcome == "failed" and out.code == "model_error"
+    assert out.notes == run.MAX_NOTES and out.retries == 0 and len(server.seen) == run.MAX_NOTES + 1
+    requests = [json.dumps(s.body["messages"]) for s in server.seen]
+    assert len(set(requests)) == len(requests)  # each retry is a new request
+    assert sleeps == []
+
+
+def test_replies_of_only_thinking_past_the_notes_fail_the_run_with_model_error() -> None:
+    out, _, _, _ = go({"replies": [{"thinking": "abc"}], "then": "last"})
+    assert out.code == "model_error" and out.message == notes.no_answer("stop", 3)
+
+
+def test_a_reply_of_only_thinking_is_retried_with_a_note_when_the_retry_policy_is_disabled() -> None:
+    out, _, _, _ = go(
+        [{"thinking": "x"}, {"when": "Harness note", "text": "ok"}], Settings(retry_enabled=False)
+    )
+    assert out.outcome == "answered" and out.notes == 1
+
+
+def test_a_noted_retry_is_sent_at_once_and_spends_no_retry() -> None:
+    out, _, sleeps, _ = go(
+        [{"thinking": "x"}, {"error": {"status": 503}}, {"text": "done"}], Settings(max_retries=1)
+    )
+    assert out.outcome == "answered" and out.notes == 1 and out.retries == 1 and len(sleeps) == 1
+
+
+def test_a_transient_error_waits_at_least_the_servers_wait_and_resends_the_same_request() -> None:
+    out, server, sleeps, _ = go([{"error": {"status": 429, "retryAfter": 7}}, "fine"])
+    assert out.outcome == "answered" and sleeps == [7.0]
+    assert server.seen[0].body == server.seen[1].body
+
+
+def test_a_reply_with_stop_reason_stop_runs_its_tool_calls() -> None:
+    out, _, _, runner = go([{**read("a"), "stop": "stop"}, "read it"])
+    assert out.outcome == "answered" and [c.name for c in runner.calls] == ["read"]
+
+
+def test_no_call_of_a_reply_cut_at_the_output_limit_runs() -> None:
+    out, _server, _, runner = go([{**read("a"), "stop": "length", "usage": [5, 4096]}, "ok"])
+    assert runner.calls == [] and out.rounds == 1
+    results = [m for m in out.transcript if m.role == "tool"]
+    assert results[0].content == notes.truncated("read", 4096)
+
+
+def test_a_length_stop_while_reasoning_is_retried_with_a_length_note_and_answers() -> None:
+    out, server, _, _ = go([{"thinking": "plan " * 50, "stop": "length", "usage": [5, 512]}, "Short answer."])
+    assert out.outcome == "answered" and last_user(server, 1) == notes.length(2, 1, 512)
+
+
+def test_length_stops_while_reasoning_fail_the_run_after_three_length_notes() -> None:
+    out, server, _, _ = go({"replies": [{"thinking": "plan", "stop": "length"}], "then": "last"})
+    assert out.outcome == "failed" and out.notes == recovery.LENGTH_NOTES and len(server.seen) == 4
+    assert out.message == notes.length_gave_up(4)
+
+
+def test_the_same_call_with_the_same_results_is_redirected_on_the_fifth_round_and_then_fails() -> None:
+    out, server, _, runner = go({"replies": [read("a")], "then": "last"})
+    assert len(runner.calls) == recovery.REPEAT_CALLS - 1  # four same rounds run, the fifth never
+    assert out.outcome == "failed" and out.notes == recovery.REDIRECT_NOTES
+    assert out.message == notes.repeat_gave_up(["read"], 5)
+    assert last_user(server, 5).startswith(
+        "Harness note, attempt 2: you made the same tool calls 5 times in a row"
+    )
+
+
+def test_the_same_calls_whose_results_change_keep_running() -> None:
+    n = iter(range(100))
+    runner = Runner({"log": lambda: f"progress {next(n)}"})
+    out, _, _, runner = go([read("log")] * 12 + ["done"], runner=runner)
+    assert out.outcome == "answered" and len(runner.calls) == 12
+
+
+def test_the_loop_asks_the_rules_tie() -> None:
+    """Swapping the run rule changes what the loop does: a rule that answers every
+    reply ends the run at once, whatever the model said."""
+
+    def answers(cfg: run.Cfg, s: run.Run, x: run.Input) -> run.Run:
+        if x.kind is run.Kind.CALLS:
+            return run.step(cfg, s, run.Input(run.Kind.ANSWER))
+        return run.step(cfg, s, x)
+
+    out, _, _, runner = go([read("a"), "done"], step=answers)
+    assert out.outcome == "answered" and runner.calls == []
+
+    def never_redo(cfg: recovery.RCfg, r: recovery.Rec, x: recovery.Reply) -> recovery.Step:
+        t = recovery.step(cfg, r, x)
+        return recovery.Step(recovery.Act.QUIT, t.rec) if t.act is recovery.Act.REDO else t
+
+    out, _, _, _ = go([{"thinking": "p", "stop": "length"}, "ok"], recover=never_redo)
+    assert out.outcome == "failed" and out.notes == 0
