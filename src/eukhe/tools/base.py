@@ -1,0 +1,184 @@
+"""What every tool is: a name, a description and a JSON Schema for its arguments
+the model sees, and `run`, which turns checked arguments into a `Result`.
+
+`call` is the one way the harness runs a tool: it never raises for a bad name,
+bad arguments or a tool's own bug (each becomes an error `Result` the model can
+read and act on); only cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Context", "Limits", "Result", "Tool", "call", "describe", "validate"]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a tool call gives back to the model."""
+
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds the built-in tools keep."""
+
+    bash_timeout: float = 120.0
+    """Seconds a command may run when the call gives no `timeout`."""
+    bash_timeout_max: float = 600.0
+    """The most seconds any command may run."""
+    bash_head: int = 20_000
+    """Bytes of a command's output kept from its start."""
+    bash_tail: int = 20_000
+    """Bytes of a command's output kept from its end."""
+    kill_grace: float = 2.0
+    """Seconds between SIGTERM and SIGKILL when a command times out."""
+    drain_grace: float = 1.0
+    """Seconds to wait for the output to close once the command has ended."""
+    read_max_file: int = 10 * 1024 * 1024
+    """Bytes a file may have for `read` to read it whole (a range reads any size)."""
+    read_max_output: int = 50_000
+    """Characters of file text one `read` returns."""
+    read_max_line: int = 5_000
+    """Characters of one line `read` shows before cutting it."""
+
+
+@dataclass
+class Context:
+    """Where and within what a tool runs."""
+
+    cwd: Path
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set to abort: a running tool stops as soon as it can and says so."""
+    limits: Limits = field(default_factory=Limits)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool; its members may be plain or class attributes, properties, or dataclass fields."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str:
+        """What the model reads about the tool."""
+        ...
+
+    @property
+    def schema(self) -> Mapping[str, Any]:
+        """A JSON Schema object for the tool's arguments (a JSON-serializable dict)."""
+        ...
+
+    @property
+    def replay_safe(self) -> bool:
+        """Whether running the call again has no effect beyond the first run (true of reads)."""
+        ...
+
+    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+        """Run with arguments `validate` has passed; `call` catches what it raises."""
+        ...
+
+
+# --- arguments -----------------------------------------------------------------------------------------
+
+_TYPES: dict[str, tuple[str, Any]] = {
+    "object": ("an object", lambda v: isinstance(v, dict)),
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "integer": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "number": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)),
+    "boolean": ("a boolean", lambda v: isinstance(v, bool)),
+    "array": ("an array", lambda v: isinstance(v, list)),
+    "null": ("null", lambda v: v is None),
+}
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """A value as JSON (as the model wrote it), cut to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _where(path: str) -> str:
+    return f"argument '{path}'" if path else "arguments"
+
+
+def validate(schema: Mapping[str, Any], args: Any, path: str = "") -> str | None:
+    """None if `args` fits `schema`, else a message naming the argument and why.
+
+    Knows the subset the tools use: `type` (one or a list), `properties`, `required`,
+    `additionalProperties: false`, `items`, `enum`, `minimum` and `maximum`.
+    """
+    kind = schema.get("type")
+    if kind is not None:
+        kinds = [kind] if isinstance(kind, str) else list(kind)
+        if not any(_TYPES[k][1](args) for k in kinds):
+            wanted = " or ".join(_TYPES[k][0] for k in kinds)
+            if not path and "object" in kinds:
+                return f"arguments must be a JSON object, got {describe(args)}"
+            return f"{_where(path)}: expected {wanted}, got {describe(args)}"
+    if "enum" in schema and args not in schema["enum"]:
+        options = ", ".join(describe(o) for o in schema["enum"])
+        return f"{_where(path)}: expected one of {options}, got {describe(args)}"
+    if isinstance(args, int | float) and not isinstance(args, bool):
+        if "minimum" in schema and args < schema["minimum"]:
+            return f"{_where(path)}: must be at least {schema['minimum']}, got {describe(args)}"
+        if "maximum" in schema and args > schema["maximum"]:
+            return f"{_where(path)}: must be at most {schema['maximum']}, got {describe(args)}"
+    if isinstance(args, dict):
+        props: Mapping[str, Any] = schema.get("properties", {})
+        for name in schema.get("required", ()):
+            if name not in args:
+                return f"missing required argument '{_join(path, name)}'"
+        if schema.get("additionalProperties") is False:
+            for name in args:
+                if name not in props:
+                    known = ", ".join(props) or "none"
+                    return f"unknown argument '{_join(path, str(name))}' (the arguments are: {known})"
+        for name, value in args.items():
+            if name in props:
+                err = validate(props[name], value, _join(path, name))
+                if err:
+                    return err
+    if isinstance(args, list) and "items" in schema:
+        for i, item in enumerate(args):
+            err = validate(schema["items"], item, f"{path}[{i}]")
+            if err:
+                return err
+    return None
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+# --- calling -------------------------------------------------------------------------------------------
+
+
+async def call(tools: Mapping[str, Tool], name: str, args: Any, ctx: Context) -> Result:
+    """Run tool `name` with `args`: every failure but cancellation becomes an error `Result`."""
+    tool = tools.get(name)
+    if tool is None:
+        offered = ", ".join(tools) or "(none)"
+        return Result(f"tool_unavailable: tool '{name}' is not offered; the tools are: {offered}", True)
+    if not isinstance(args, dict):
+        return Result(f"arguments to '{name}' must be a JSON object, got {describe(args)}", True)
+    err = validate(tool.schema, args)
+    if err:
+        return Result(err, True)
+    if ctx.cancel.is_set():
+        return Result(f"aborted: '{name}' was not run", True)
+    try:
+        return await tool.run(args, ctx)
+    except Exception as e:  # a tool's bug is the model's news, never the harness's crash
+        return Result(f"'{name}' failed: {type(e).__name__}: {e}", True)

@@ -1,0 +1,257 @@
+"""`bash`: one command in its own process group, its output bounded, every wait with an exit.
+
+The command runs as `bash -c` in a new session (so its group is every process it starts, unless
+one starts its own session), with stdout and stderr merged into one pipe this module reads as it
+comes, keeping a head and a tail of it. It ends one of four ways:
+
+- it exits: the output is drained until the pipe closes, at most `drain_grace` seconds; processes
+  it left in the background still holding the pipe after that are killed;
+- its timeout passes: the group gets SIGTERM, then SIGKILL `kill_grace` seconds later at most;
+- `ctx.cancel` is set (abort): the group gets SIGKILL at once and the result says "aborted";
+- the task is cancelled: the group gets SIGKILL at once and the cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Awaitable
+from enum import Enum
+from typing import Any, ClassVar
+
+from eukhe.tools.base import Context, Result
+from eukhe.tools.files import why
+
+__all__ = ["BASH", "Bash", "Output"]
+
+CHUNK = 1 << 16
+
+
+class Output:
+    """A stream's first `head` bytes and last `tail` bytes, and how many bytes it had in all."""
+
+    def __init__(self, head: int, tail: int) -> None:
+        self.head_cap = head
+        self.tail_cap = tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            over = len(self.tail) - self.tail_cap
+            if over > 0:
+                del self.tail[:over]
+
+    @property
+    def cut(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        if not self.cut:
+            return bytes(self.head + self.tail).decode("utf-8", errors="replace")
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        sep = "" if head.endswith("\n") else "\n"
+        return f"{head}{sep}[... {self.cut} bytes cut ...]\n{tail}"
+
+
+class _End(Enum):
+    DONE = "done"
+    CANCEL = "cancel"
+    TIMEOUT = "timeout"
+
+
+async def _race(aw: Awaitable[Any], cancel: asyncio.Event, timeout: float | None) -> _End:
+    """Wait for `aw`, at most `timeout` seconds, until `cancel` is set, whichever comes first."""
+    work = asyncio.ensure_future(aw)
+    stop = asyncio.ensure_future(cancel.wait())
+    try:
+        done, _ = await asyncio.wait({work, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in (work, stop):
+            if not t.done():
+                t.cancel()
+    if work in done:
+        return _End.DONE
+    return _End.CANCEL if stop in done else _End.TIMEOUT
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _seconds(t: float) -> str:
+    return f"{t:g}"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+class Bash:
+    name = "bash"
+    description = (
+        "Run a bash command in the working directory and return its output (stdout and stderr "
+        "merged) and exit code. stdin is empty, so interactive commands fail rather than wait. Long "
+        "output keeps its start and end with the middle cut. `timeout` is in seconds (default 120, "
+        "at most 600); a command that outlives it is killed with every process it started. Each call "
+        "is a fresh shell: cd and variables do not carry over."
+    )
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command, run with bash -c."},
+            "timeout": {
+                "type": "number",
+                "minimum": 1,
+                "maximum": 600,
+                "description": "Seconds before the command is killed (default 120).",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+    replay_safe = False
+
+    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+        lim = ctx.limits
+        command: str = args["command"]
+        timeout = min(float(args.get("timeout", lim.bash_timeout)), lim.bash_timeout_max)
+        if not ctx.cwd.is_dir():
+            return Result(f"the working directory '{ctx.cwd}' does not exist or is not a directory", True)
+
+        loop = asyncio.get_running_loop()
+        out = Output(lim.bash_head, lim.bash_tail)
+        eof = asyncio.Event()
+        rfd, wfd = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=wfd,
+                stderr=wfd,
+                cwd=ctx.cwd,
+                env=_env(),
+                start_new_session=True,
+            )
+        except BaseException as e:
+            os.close(rfd)
+            if isinstance(e, OSError):
+                return Result(f"could not start bash: {why(e)}", True)
+            raise
+        finally:
+            os.close(wfd)
+        pgid = proc.pid
+
+        def readable() -> None:
+            try:
+                data = os.read(rfd, CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if data:
+                out.add(data)
+            else:
+                loop.remove_reader(rfd)
+                eof.set()
+
+        os.set_blocking(rfd, False)
+        loop.add_reader(rfd, readable)
+        notes: list[str] = []
+        try:
+            status = await self._supervise(proc, pgid, eof, ctx, timeout, notes)
+        except BaseException:  # cancelled: kill the group, reap the shell briefly, propagate
+            _killpg(pgid, signal.SIGKILL)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(proc.wait(), lim.kill_grace)
+            raise
+        finally:
+            loop.remove_reader(rfd)
+            os.close(rfd)
+
+        text = out.text() or "(no output)"
+        if not text.endswith("\n"):
+            text += "\n"
+        lines = [*notes, status[0]]
+        return Result(text + "\n".join(lines), status[1])
+
+    async def _supervise(
+        self,
+        proc: asyncio.subprocess.Process,
+        pgid: int,
+        eof: asyncio.Event,
+        ctx: Context,
+        timeout: float,
+        notes: list[str],
+    ) -> tuple[str, bool]:
+        """Wait for the command to end (or kill it) and its output to close; the last line and whether
+        the result is an error."""
+        lim = ctx.limits
+        ended = await _race(proc.wait(), ctx.cancel, timeout)
+        if ended is _End.TIMEOUT:
+            _killpg(pgid, signal.SIGTERM)
+            # the group has gone once the shell is reaped and the pipe is closed, unless a member
+            # keeps neither; SIGKILL after the grace (or at once on abort) makes sure
+            gone = await _race(_both(proc.wait(), eof.wait()), ctx.cancel, lim.kill_grace)
+            _killpg(pgid, signal.SIGKILL)
+            if gone is _End.CANCEL:
+                ended = _End.CANCEL
+        elif ended is _End.CANCEL:
+            _killpg(pgid, signal.SIGKILL)
+        else:
+            drained = await _race(eof.wait(), ctx.cancel, lim.drain_grace)
+            if drained is _End.CANCEL:
+                _killpg(pgid, signal.SIGKILL)
+                ended = _End.CANCEL
+            elif drained is _End.TIMEOUT:
+                _killpg(pgid, signal.SIGKILL)
+                grace = _seconds(lim.drain_grace)
+                notes.append(
+                    f"[processes the command left running still held its output {grace} s after it "
+                    "exited; they were killed]"
+                )
+        # everything is killed or ended by now: these waits are short, but still bounded
+        await _race(eof.wait(), asyncio.Event(), lim.kill_grace)
+        if proc.returncode is None:
+            await _race(proc.wait(), asyncio.Event(), lim.kill_grace)
+
+        if ended is _End.CANCEL:
+            return "aborted (the command and its process group were killed)", True
+        if ended is _End.TIMEOUT:
+            return (
+                f"timed out after {_seconds(timeout)} s (the command and its process group were killed)",
+                True,
+            )
+        rc = proc.returncode
+        if rc is None:
+            return "exit status unknown (the shell did not end)", True
+        if rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            return f"killed by {name}", True
+        return f"exit code {rc}", rc != 0
+
+
+async def _both(a: Awaitable[Any], b: Awaitable[Any]) -> None:
+    await asyncio.gather(a, b)
+
+
+BASH = Bash()

@@ -1,0 +1,83 @@
+"""File helpers the file tools share: where a path points, how a failure reads,
+whether bytes are text, and the atomic write."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import errno
+import os
+import secrets
+from pathlib import Path
+
+SNIFF = 8192
+"""Bytes from a file's start that decide whether it is text."""
+
+
+def resolve(path: str, cwd: Path) -> Path:
+    """`path` as the tools use it: `~` expanded, relative to `cwd`."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else cwd / p
+
+
+def why(e: OSError) -> str:
+    """The reason an OS call failed, in words."""
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    if e.errno == errno.ENOTDIR:
+        return "a part of the path is not a directory"
+    if e.errno == errno.ENOENT:
+        return "no such file or directory"
+    return e.strerror or type(e).__name__
+
+
+def is_binary(sample: bytes) -> bool:
+    """Whether a file's first bytes say it is not UTF-8 text: a NUL byte, or bytes that do not decode."""
+    if b"\0" in sample:
+        return True
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def binary_message(shown: str, size: int, what: str) -> str:
+    """Why a tool refuses a binary file; `what` is what the tool does, e.g. "read reads"."""
+    return f"'{shown}' is a binary file ({size:,} bytes); {what} text files"
+
+
+def atomic_write(target: Path, data: bytes) -> bool:
+    """Write `data` to `target` all at once: a temporary file in the same directory, fsynced, then
+    renamed over it. Parent directories are made, an existing file's mode is kept, and a symlink
+    is written through. True if the file existed before."""
+    target = Path(os.path.realpath(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    return mode is not None
