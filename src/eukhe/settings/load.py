@@ -1,0 +1,84 @@
+"""Reading settings.json files: merged, validated where read, never rewritten."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from eukhe.harness.generation import Settings
+
+
+class SettingsError(ValueError):
+    """A settings file or value that cannot be used: names the file, the place and why."""
+
+
+def home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env.get("EUKHE_HOME") or Path.home() / ".eukhe")
+
+
+def read(path: Path) -> dict[str, Any]:
+    """One settings file ({} when there is none)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise SettingsError(
+            f"settings file {path}: cannot read it: {getattr(e, 'strerror', None) or e}"
+        ) from e
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SettingsError(
+            f"settings file {path}, line {e.lineno} column {e.colno}: not valid JSON: {e.msg}"
+        ) from e
+    if not isinstance(data, dict):
+        raise SettingsError(f"settings file {path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = merge(out[k], v) if isinstance(out.get(k), Mapping) and isinstance(v, Mapping) else v
+    return out
+
+
+def load(project: Path | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    merged = read(home(env) / "settings.json")
+    if project is not None:
+        merged = merge(merged, read(project / ".eukhe" / "settings.json"))
+    return merged
+
+
+def value(settings: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+    """The dotted key's value, checked against its kind (bool is not an int here)."""
+    node: Any = settings
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    ok = isinstance(node, kind) and not (kind is int and isinstance(node, bool))
+    if not ok or (kind is int and node < 0):
+        want = "a whole number >= 0" if kind is int else kind.__name__
+        raise SettingsError(f"setting {key}={node!r}: expected {want}")
+    return node
+
+
+def run_settings(settings: Mapping[str, Any]) -> Settings:
+    d = Settings()
+    return Settings(
+        max_tool_rounds=value(settings, "maxToolRounds", int, d.max_tool_rounds),
+        retry_enabled=value(settings, "retry.enabled", bool, d.retry_enabled),
+        max_retries=value(settings, "retry.maxRetries", int, d.max_retries),
+        base_delay_ms=value(settings, "retry.baseDelayMs", int, d.base_delay_ms),
+        max_retry_delay_ms=value(settings, "retry.provider.maxRetryDelayMs", int, d.max_retry_delay_ms),
+        stream_idle_timeout_ms=value(
+            settings, "retry.provider.streamIdleTimeoutMs", int, d.stream_idle_timeout_ms
+        )
+        or d.stream_idle_timeout_ms,
+    )
