@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 demo: venv
-	$(BIN)/eukhe laws
+	$(BIN)/eukhe demo
 
 lint: venv
 	$(BIN)/ruff check src tests bench

@@ -221,3 +221,27 @@ def test_the_loop_asks_the_rules_tie() -> None:
 
     out, _, _, _ = go([{"thinking": "p", "stop": "length"}, "ok"], recover=never_redo)
     assert out.outcome == "failed" and out.notes == 0
+
+
+def test_a_hermes_tool_call_leaked_as_text_is_rebuilt_and_runs() -> None:
+    from eukhe.harness.leak import scan
+
+    leaked = 'Let me look.\n<tool_call>\n{"name": "read", "arguments": {"path": "a.txt"}}\n</tool_call>'
+    out, _server, _, runner = go([{"text": leaked, "chunks": 5}, "Read it."], scan=scan)
+    assert out.outcome == "answered" and [c.arguments for c in runner.calls] == [{"path": "a.txt"}]
+    assert out.notes == 0 and out.rounds == 1
+    assistant = next(m for m in out.transcript if m.role == "assistant")
+    assert assistant.content == "Let me look." and assistant.calls[0].name == "read"
+
+
+def test_a_broken_leaked_tool_call_is_noted_and_then_stands_as_text_after_two_notes() -> None:
+    from eukhe.harness.leak import scan
+
+    broken = '<tool_call>{"name": "read", "arguments": {"path": "a.txt"</tool_call>'
+    out, server, _, runner = go({"replies": [{"text": broken}], "then": "last"}, scan=scan)
+    assert runner.calls == [] and out.outcome == "answered" and out.answer == broken
+    assert out.notes == recovery.LEAK_NOTES and len(server.seen) == 3
+    assert last_user(server, 1).startswith(
+        "Harness note, attempt 2: your previous reply wrote a tool call as hermes markup in its text"
+    )
+    assert last_user(server, 2).endswith("Leak note 2 of 2.")

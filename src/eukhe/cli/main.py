@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,6 +59,132 @@ def laws(
     else:
         _table(report)
     raise typer.Exit(0 if report.passed else 1)
+
+
+def _show(as_json: bool) -> Any:
+    """How a run shows what happens: one line each, on stderr when stdout carries JSON."""
+    marks = {"calls": "→ calls", "tool": "  tool", "note": "↻ note", "retry": "⏳ retry"}
+
+    def show(kind: str, text: str) -> None:
+        line = f"{marks.get(kind, kind)}: {text}"
+        typer.echo(line if len(line) <= 400 else line[:399] + "…", err=as_json)
+
+    return show
+
+
+def _finish(outcome: Any, as_json: bool, after: str = "") -> None:
+    if outcome.outcome == "answered" and not as_json:
+        typer.echo(outcome.answer)
+    elif outcome.outcome == "failed":
+        typer.echo(f"failed ({outcome.code}): {outcome.message}", err=True)
+    else:
+        typer.echo("aborted", err=True)
+    summary = f"{outcome.outcome}: {outcome.rounds} rounds, {outcome.notes} notes, {outcome.retries} retries"
+    typer.echo(summary, err=True)
+    if after:
+        typer.echo(after, err=True)
+    if as_json:
+        typer.echo(json.dumps(outcome.json()))
+    raise typer.Exit({"answered": 0, "failed": 1, "aborted": 130}[outcome.outcome])
+
+
+@app.command("run")
+def run_command(
+    prompt: Annotated[str, typer.Argument(help="What to do.")],
+    model: Annotated[str | None, typer.Option("--model", help="provider/model, e.g. openai/gpt-4.1")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="The provider's base URL.")] = None,
+    api: Annotated[
+        str | None, typer.Option("--api", help="openai-chat, openai-responses or anthropic")
+    ] = None,
+    max_tool_rounds: Annotated[
+        int | None, typer.Option("--max-tool-rounds", min=0, help="Round cap (0: the default, 250).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="End with one JSON object on the last line.")
+    ] = False,
+) -> None:
+    """Run one turn against a model, with the built-in tools, until it ends."""
+    import asyncio
+    import dataclasses
+    from pathlib import Path
+
+    from eukhe.ai.models import ModelError, provider_for, route
+    from eukhe.harness.session import turn
+    from eukhe.settings import SettingsError, load, run_settings
+
+    try:
+        settings = load(Path.cwd())
+        rs = run_settings(settings)
+        name = model or settings.get("model")
+        if not isinstance(name, str) or not name:
+            typer.echo(
+                "eukhe run: no model configured: pass --model provider/model "
+                "(e.g. --model openai/gpt-4.1 with OPENAI_API_KEY set, "
+                "or --model vllm/NAME --base-url http://127.0.0.1:8000/v1), "
+                'or set "model" in ~/.eukhe/settings.json',
+                err=True,
+            )
+            raise typer.Exit(2)
+        providers = dict(settings.get("providers") or {})
+        provider_name = name.partition("/")[0]
+        over = dict(providers.get(provider_name) or {})
+        if base_url:
+            over["baseUrl"] = base_url
+        if api:
+            over["api"] = api
+        if over:
+            providers[provider_name] = over
+        r = route(name, providers)
+    except (SettingsError, ModelError) as e:
+        typer.echo(f"eukhe run: {e}", err=True)
+        raise typer.Exit(2) from None
+    if max_tool_rounds is not None:
+        rs = dataclasses.replace(rs, max_tool_rounds=max_tool_rounds)
+    provider = provider_for(r)
+    outcome = asyncio.run(turn(provider, r.model, prompt, rs, Path.cwd(), _show(as_json)))
+    _finish(outcome, as_json)
+
+
+REAL_MODEL = (
+    "\nTo run a real model: eukhe run --model openai/gpt-4.1 'your task' (with OPENAI_API_KEY set),\n"
+    "or a local server: eukhe run --model vllm/NAME --base-url http://127.0.0.1:8000/v1 'your task'"
+)
+
+
+@app.command("demo")
+def demo(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="End with one JSON object on the last line.")
+    ] = False,
+) -> None:
+    """A misbehaving model on loopback HTTP, and a real task through the whole harness:
+    every recovery shows as it happens, and the run ends answered."""
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    from eukhe.ai.faux import FauxServer, parse
+    from eukhe.ai.openai_chat import OpenAIChat
+    from eukhe.harness import demo as script
+    from eukhe.harness.generation import Settings
+    from eukhe.harness.session import turn
+
+    typer.echo(f"task: {script.TASK}", err=as_json)
+    typer.echo("model: the faux model on loopback, scripted to misbehave (docs/faux.md)", err=as_json)
+    with tempfile.TemporaryDirectory(prefix="eukhe-demo-") as tmp, FauxServer(parse(script.SCRIPT)) as server:
+        (Path(tmp) / "notes.txt").write_text(script.NOTES)
+        provider = OpenAIChat("faux", base_url=server.url, timeout=30)
+        settings = Settings(stream_idle_timeout_ms=1500)
+        outcome = asyncio.run(turn(provider, "faux-model", script.TASK, settings, Path(tmp), _show(as_json)))
+    if not as_json:
+        typer.echo("")
+        typer.echo(
+            "To run a real model: eukhe run --model openai/gpt-4.1 'your task' (with OPENAI_API_KEY set),"
+        )
+        typer.echo(
+            "or a local server: eukhe run --model vllm/NAME --base-url http://127.0.0.1:8000/v1 'your task'"
+        )
+    _finish(outcome, as_json)
 
 
 faux_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The scripted faux model.")

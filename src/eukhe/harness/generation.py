@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,7 +171,10 @@ class Generation:
                     pending = list(calls)
                     cut = reply.stop is Stop.LENGTH  # arguments may be cut: no call runs (H4.1)
                     tokens = (reply.usage.output or None) if cut else None
-                    self.show("calls", ", ".join(c.name for c in calls))
+                    names = ", ".join(c.name for c in calls)
+                    self.show(
+                        "calls", names + (" (rebuilt from markup in the text)" if rebuilt is not None else "")
+                    )
                 elif state.end is h4.End.ANSWERED:
                     out.answer = reply.all_text
                     msg = Message("assistant", out.answer)
@@ -248,7 +252,7 @@ class Generation:
             if cut:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
-            self.show("tool", f"{c.name} {c.raw[:200]}")
+            self.show("tool", f"{c.name} {(c.raw or json.dumps(c.arguments))[:200]}")
             out.append(await self.run_tool(c))
         return out
 

@@ -1,0 +1,67 @@
+"""One turn wired to a model and the built-in tools: what `eukhe run` and `eukhe demo` run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.reply import ToolCall
+from eukhe.ai.request import Tool
+from eukhe.harness.generation import Generation, Outcome, Settings, ToolRunner
+from eukhe.tools import BUILTIN, Context, call
+
+
+def tool_specs(tools: Mapping[str, Any]) -> tuple[Tool, ...]:
+    return tuple(Tool(t.name, t.description, dict(t.schema)) for t in tools.values())
+
+
+def runner(tools: Mapping[str, Any], ctx: Context) -> ToolRunner:
+    async def run_tool(c: ToolCall) -> tuple[str, bool]:
+        if c.arguments is None:
+            return f"the arguments of {c.name} are not a JSON object: {c.error}", True
+        result = await call(tools, c.name, c.arguments, ctx)
+        return result.content, result.is_error
+
+    return run_tool
+
+
+def scanner() -> Any:
+    from eukhe.harness import leak
+
+    return leak.scan
+
+
+async def turn(
+    provider: Any,
+    model: str,
+    prompt: str,
+    settings: Settings,
+    cwd: Path,
+    show: Callable[[str, str], None],
+    tools: Mapping[str, Any] = BUILTIN,
+) -> Outcome:
+    """Run one turn; Ctrl-C (SIGINT) aborts it cleanly, ending within one phase."""
+    ctx = Context(cwd=cwd)
+    g = Generation(
+        provider,
+        model,
+        tool_specs(tools),
+        runner(tools, ctx),
+        settings,
+        scan=scanner(),
+        show=show,
+        cancel=ctx.cancel,
+    )
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread: no signals
+        loop.add_signal_handler(signal.SIGINT, ctx.cancel.set)
+    try:
+        return await g.run(prompt)
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        await provider.close()

@@ -1,0 +1,69 @@
+"""`eukhe run` and `eukhe demo` as a user runs them: real processes, real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from eukhe.ai.faux import FauxServer, parse
+
+
+def eukhe(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "EUKHE_HOME": str(cwd / "home"), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_demo_ends_answered_with_every_recovery_shown(tmp_path: Path) -> None:
+    done = eukhe("demo", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last == {
+        "outcome": "answered",
+        "answer": "The project is called eukhe.",
+        "error": None,
+        "rounds": 4,
+        "notes": 3,
+        "retries": 0,
+    }
+    for seen in ("no text and no tool call", "rebuilt from markup", "5 times in a row", "produced no output"):
+        assert seen in done.stderr
+
+
+def test_run_without_a_model_says_what_to_set(tmp_path: Path) -> None:
+    done = eukhe("run", "hello", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("eukhe run: no model configured: pass --model provider/model")
+
+
+def test_run_against_a_server_with_a_tool_call_and_json(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    script = [{"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}, "It says alpha."]
+    with FauxServer(parse(script)) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--json", "read a.txt", cwd=tmp_path
+        )
+        sent = server.seen[1].body["messages"]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["answer"] == "It says alpha."
+    assert any(m.get("role") == "tool" and "alpha" in m.get("content", "") for m in sent)
+
+
+def test_a_failed_run_exits_1_with_its_cause(tmp_path: Path) -> None:
+    with FauxServer(parse([{"error": {"status": 401, "body": {"error": {"message": "bad key"}}}}])) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "--json", "x", cwd=tmp_path)
+    assert done.returncode == 1
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["outcome"] == "failed" and last["error"]["kind"] == "model_error"
+    assert "HTTP 401" in last["error"]["message"]
+
+
+def test_a_malformed_settings_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "settings.json").write_text("{oops}")
+    done = eukhe("run", "--model", "vllm/m", "x", cwd=tmp_path)
+    assert done.returncode == 2 and "settings.json, line 1 column 2: not valid JSON" in done.stderr
