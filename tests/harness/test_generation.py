@@ -245,3 +245,76 @@ def test_a_broken_leaked_tool_call_is_noted_and_then_stands_as_text_after_two_no
         "Harness note, attempt 2: your previous reply wrote a tool call as hermes markup in its text"
     )
     assert last_user(server, 2).endswith("Leak note 2 of 2.")
+
+
+def background(
+    script: Any, window: str, interval: float, **kw: Any
+) -> tuple[Outcome, FauxServer, list[float]]:
+    from eukhe.ai.openai_responses import OpenAIResponses
+
+    sleeps: list[float] = []
+
+    async def sleep(s: float) -> None:
+        sleeps.append(s)
+
+    async def main(url: str) -> Outcome:
+        p = OpenAIResponses("faux", base_url=url, timeout=20)
+        g = Generation(
+            p,
+            "faux-model",
+            TOOLS,
+            Runner(),
+            Settings(),
+            sleep=sleep,
+            background=True,
+            window=window,
+            poll_interval=interval,
+            **kw,
+        )
+        try:
+            return await g.run("go")
+        finally:
+            await p.close()
+
+    with FauxServer(parse(script)) as server:
+        out = asyncio.run(main(server.url))
+    return out, server, sleeps
+
+
+def test_a_deferred_answer_is_polled_until_it_is_ready() -> None:
+    out, server, sleeps = background([{"text": "ready at last", "deferred": {"polls": 4}}], "15m", 60)
+    assert out.outcome == "answered" and out.answer == "ready at last"
+    assert [s.method for s in server.seen] == ["POST"] + ["GET"] * 5 and sleeps == [60.0] * 5
+
+
+def test_fails_a_response_still_deferred_after_its_last_poll() -> None:
+    out, server, _ = background([{"text": "never", "deferred": {"polls": 1000}}], "15m", 300)  # 3 polls
+    assert out.outcome == "failed" and out.code == "model_error"
+    assert (out.message or "").startswith("The model's deferred response was not ready by its deadline, ")
+    methods = [(s.method, s.path.rsplit("/", 1)[-1]) for s in server.seen]
+    assert methods[0][0] == "POST" and [m for m, _ in methods[1:4]] == ["GET"] * 3
+    assert methods[-1] == ("POST", "cancel")  # the job is cancelled, the request never resent
+
+
+def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None:
+    from eukhe.harness import generation
+
+    async def deaf(request: Request) -> Request:
+        while True:  # swallows every cancel
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                continue
+
+    async def main() -> tuple[Outcome, float]:
+        g = Generation(None, "m", TOOLS, Runner(), hooks=[deaf])
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.1, g.cancel.set)
+        t0 = loop.time()
+        out = await g.run("go")
+        return out, loop.time() - t0
+
+    from eukhe.harness.session import run_to_end
+
+    out, took = run_to_end(asyncio.wait_for(main(), timeout=generation.ABORT_GRACE + 5))
+    assert out.outcome == "aborted" and took < generation.ABORT_GRACE + 2

@@ -104,12 +104,11 @@ def run_command(
     ] = False,
 ) -> None:
     """Run one turn against a model, with the built-in tools, until it ends."""
-    import asyncio
     import dataclasses
     from pathlib import Path
 
     from eukhe.ai.models import ModelError, provider_for, route
-    from eukhe.harness.session import turn
+    from eukhe.harness.session import run_to_end, turn
     from eukhe.settings import SettingsError, load, run_settings
 
     try:
@@ -141,7 +140,7 @@ def run_command(
     if max_tool_rounds is not None:
         rs = dataclasses.replace(rs, max_tool_rounds=max_tool_rounds)
     provider = provider_for(r)
-    outcome = asyncio.run(turn(provider, r.model, prompt, rs, Path.cwd(), _show(as_json)))
+    outcome = run_to_end(turn(provider, r.model, prompt, rs, Path.cwd(), _show(as_json)))
     _finish(outcome, as_json)
 
 
@@ -159,7 +158,6 @@ def demo(
 ) -> None:
     """A misbehaving model on loopback HTTP, and a real task through the whole harness:
     every recovery shows as it happens, and the run ends answered."""
-    import asyncio
     import tempfile
     from pathlib import Path
 
@@ -167,7 +165,7 @@ def demo(
     from eukhe.ai.openai_chat import OpenAIChat
     from eukhe.harness import demo as script
     from eukhe.harness.generation import Settings
-    from eukhe.harness.session import turn
+    from eukhe.harness.session import run_to_end, turn
 
     typer.echo(f"task: {script.TASK}", err=as_json)
     typer.echo("model: the faux model on loopback, scripted to misbehave (docs/faux.md)", err=as_json)
@@ -175,7 +173,7 @@ def demo(
         (Path(tmp) / "notes.txt").write_text(script.NOTES)
         provider = OpenAIChat("faux", base_url=server.url, timeout=30)
         settings = Settings(stream_idle_timeout_ms=1500)
-        outcome = asyncio.run(turn(provider, "faux-model", script.TASK, settings, Path(tmp), _show(as_json)))
+        outcome = run_to_end(turn(provider, "faux-model", script.TASK, settings, Path(tmp), _show(as_json)))
     if not as_json:
         typer.echo("")
         typer.echo(

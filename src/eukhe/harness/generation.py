@@ -15,11 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe.ai.guard import guard
+from eukhe.ai.openai_responses import Job, PollFailed
+from eukhe.ai.openai_responses import deadline as ai_deadline
 from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.harness import notes
@@ -109,12 +112,19 @@ class Generation:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     show: Callable[[str, str], None] = lambda kind, text: None
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    background: bool = False  # deferred answers: start a job and poll it (a provider with start/poll/cancel)
+    window: str | None = None  # the requested window: "15m", "1h", "24h"
+    poll_interval: float = 5.0
     step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run] = h4.step  # the rules: swapped only by tie tests
     recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
 
     async def run(self, prompt: str, context: Sequence[Message] = ()) -> Outcome:
         s = self.settings
-        cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=0)
+        polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
+        cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
+        job: Job | None = None
+        sent_at = deadline = 0.0
+        got: Any = None
         state = h4.start(cfg)
         rec = recovery.START
         ctx: list[Message] = [*context, Message("user", prompt)]
@@ -147,12 +157,47 @@ class Generation:
                     continue
                 prepared = got
                 state = self.step(cfg, state, h4.Input(h4.Kind.PREPARED))
-            elif state.phase is h4.Phase.CALL:
-                out.requests.append(prepared)
-                finished, got = await race(self._call(prepared, idle), self.cancel)
+            elif state.phase is h4.Phase.CALL or state.phase is h4.Phase.POLL:
+                got = None
+                if state.phase is h4.Phase.CALL:
+                    out.requests.append(prepared)
+                    if self.background:
+                        finished, got = await race(self.provider.start(prepared, self.window), self.cancel)
+                    else:
+                        finished, got = await race(self._call(prepared, idle), self.cancel)
+                else:  # the job is polled after its interval
+                    finished, _ = await race(self.sleep(self.poll_interval), self.cancel)
+                    if finished:
+                        finished, got = await race(self.provider.poll(job), self.cancel)
                 if not finished:
+                    await self._cancel_job(job)
                     state = self.step(cfg, state, h4.ABORT)
                     break
+                if isinstance(got, Job):  # still deferred: poll it until its deadline
+                    if job is None:
+                        job, sent_at = got, time.time()
+                        deadline = ai_deadline(got, self.window, sent_at)
+                    state = self.step(cfg, state, h4.Input(h4.Kind.DEFERRED))
+                    if state.end is h4.End.NOT_READY:
+                        await self._cancel_job(job)
+                        failure_text = notes.not_ready(time.time() - sent_at)
+                    continue
+                if isinstance(got, PollFailed):  # the same job is polled again, never resent
+                    retries_used += 1
+                    wait = self._retry_wait(retries_used, got.failure)
+                    late = time.time() + wait >= deadline
+                    state = self.step(
+                        cfg, state, h4.Input(h4.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late)
+                    )
+                    if state.live:
+                        out.retries += 1
+                        self.show("retry", f"{got.failure.message}; polling again in {wait:.1f} s")
+                        await race(self.sleep(wait), self.cancel)
+                    else:
+                        await self._cancel_job(job)
+                        failure_text = notes.not_ready(time.time() - sent_at) if late else got.failure.message
+                    continue
+                job = None
                 reply = got
                 assert isinstance(reply, Reply)
                 # read the reply: recoveries first, then the run
@@ -226,6 +271,15 @@ class Generation:
         return self._ended(state, out, failure_text)
 
     # ---------------------------------------------------------------- phases
+
+    def window_seconds(self) -> float:
+        """How long a deferred job may run: the requested window, else 24 hours (H4.4)."""
+        return ai_deadline(Job("", "queued", None, None), self.window, 0.0)
+
+    async def _cancel_job(self, job: Job | None) -> None:
+        if job is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.provider.cancel(job), timeout=ABORT_GRACE)
 
     async def _prepare(self, request: Request) -> Request | BaseException:
         """Every before_request hook in turn; a failure fails the run and sends nothing."""

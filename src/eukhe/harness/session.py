@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
-from eukhe.harness.generation import Generation, Outcome, Settings, ToolRunner
+from eukhe.harness.generation import ABORT_GRACE, Generation, Outcome, Settings, ToolRunner
 from eukhe.tools import BUILTIN, Context, call
+
+T = TypeVar("T")
 
 
 def tool_specs(tools: Mapping[str, Any]) -> tuple[Tool, ...]:
@@ -33,6 +35,24 @@ def scanner() -> Any:
     from eukhe.harness import leak
 
     return leak.scan
+
+
+def run_to_end(work: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end on a new loop; tasks left behind (a handler that
+    ignored its cancel and was dropped) get ABORT_GRACE to finish and are then left,
+    so the process never hangs on them at exit (asyncio.run would wait forever)."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(work)
+    finally:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=ABORT_GRACE))
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), timeout=ABORT_GRACE))
+        loop.close()
 
 
 async def turn(
