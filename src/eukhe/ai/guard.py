@@ -88,7 +88,12 @@ async def guard(
                     if not nxt.done():
                         nxt.cancel()
             else:
-                event = await _within(asyncio.ensure_future(anext(it)), idle, provider)
+                t0 = time.monotonic()
+                try:
+                    async with asyncio.timeout(idle):  # no task per event: the deadline rides this await
+                        event = await anext(it)
+                except TimeoutError:
+                    raise _Stalled(time.monotonic() - t0) from None
             if isinstance(event, Done):
                 yield event
                 return

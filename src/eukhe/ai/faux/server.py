@@ -107,6 +107,8 @@ class Handler(BaseHTTPRequestHandler):
             headers = {"retry-after": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
             return self._json(turn.error_status, turn.error_body, headers)
         model = str(body.get("model", "faux"))
+        if self.path.endswith("/chat/completions") and not body.get("stream"):
+            return self._json(200, wire.chat_completion(turn, model, rid))
         if self.path.endswith("/chat/completions"):
             return self._stream(_cut(wire.chat(turn, model, rid), turn, "chat"), turn, seen)
         if self.path.endswith("/messages"):

@@ -273,3 +273,32 @@ def responses(turn: Turn, model: str, rid: str) -> list[bytes]:
         ev("response.incomplete" if final["status"] == "incomplete" else "response.completed", response=final)
     )
     return out
+
+
+def chat_completion(turn: Turn, model: str, rid: str) -> dict[str, Any]:
+    """The same reply as one JSON chat.completion (a request with stream false)."""
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+    if turn.thinking:
+        message["reasoning_content"] = turn.thinking
+    if turn.calls:
+        message["tool_calls"] = [
+            {
+                "id": c.id or f"call_{rid}_{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for i, c in enumerate(turn.calls)
+        ]
+    finish = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}[turn.stop_reason]
+    return {
+        "id": rid,
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": turn.usage[0],
+            "completion_tokens": turn.usage[1],
+            "total_tokens": sum(turn.usage),
+        },
+    }
