@@ -149,9 +149,8 @@ def main() -> None:
         ("openai-agents", timed(a.rounds, through_agents, a.repeat), floor_json),
         ("pydantic-ai", timed(a.rounds, through_pydantic_ai, a.repeat), floor_json),
     ]
-    print(
-        f"{'harness':14} {'wall s':>8} {'floor s':>8} {'overhead ms/round':>18}   ({a.rounds} rounds, best of {a.repeat})"
-    )
+    head = f"{'harness':14} {'wall s':>8} {'floor s':>8} {'overhead ms/round':>18}"
+    print(f"{head}   ({a.rounds} rounds, best of {a.repeat})")
     per = {}
     for name, wall, floor in rows:
         per[name] = max(wall - floor, 0.0) / a.rounds * 1000
