@@ -11,7 +11,7 @@ message does not.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,40 +40,47 @@ def call_keys(calls: Iterable[Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((c.name, canonical_arguments(c.arguments)) for c in calls))
 
 
-def rounds(context: Sequence[Message]) -> list[Round | None]:
-    """The context's tool rounds in order; None marks a user message (it ends a row)."""
-    out: list[Round | None] = []
-    i = 0
-    while i < len(context):
-        m = context[i]
-        if m.role == "user":
-            out.append(None)
+def _round(call_msg: Message, results: Sequence[Message]) -> Round:
+    by_id = {c.id: c for c in call_msg.calls}
+    found = []
+    for r in results:
+        c = by_id.get(r.call_id or "")
+        if c is not None:
+            found.append((c.name, canonical_arguments(c.arguments), r.content, r.is_error))
+    return Round(call_keys(call_msg.calls), tuple(sorted(found)))
+
+
+def backwards(context: Sequence[Message]) -> Iterator[Round | None]:
+    """The context's tool rounds from the last one back; None for a user message (it
+    ends a row). Reading from the end keeps each look at the row as long as the row."""
+    results: list[Message] = []
+    for m in reversed(context):
+        if m.role == "tool":
+            results.append(m)
         elif m.role == "assistant" and m.calls:
-            by_id = {c.id: c for c in m.calls}
+            yield _round(m, results[::-1])
             results = []
-            j = i + 1
-            while j < len(context) and context[j].role == "tool":
-                r = context[j]
-                c = by_id.get(r.call_id or "")
-                if c is not None:
-                    results.append((c.name, canonical_arguments(c.arguments), r.content, r.is_error))
-                j += 1
-            out.append(Round(call_keys(m.calls), tuple(sorted(results))))
-            i = j
-            continue
-        i += 1
-    return out
+        elif m.role == "user":
+            yield None
+            results = []
+        else:
+            results = [] if m.role == "assistant" else results
+
+
+def rounds(context: Sequence[Message]) -> list[Round | None]:
+    """The context's tool rounds in order; None marks a user message."""
+    return list(backwards(context))[::-1]
 
 
 def rounds_in_a_row(context: Sequence[Message]) -> int:
     """Same rounds in a row that end the context: 0 when it ends with no round (or a
     user message after the last round)."""
-    seq = rounds(context)
-    if not seq or seq[-1] is None:
+    it = backwards(context)
+    last = next(it, None)
+    if last is None:
         return 0
-    last = seq[-1]
-    n = 0
-    for r in reversed(seq):
+    n = 1
+    for r in it:
         if r != last:
             break
         n += 1
@@ -82,7 +89,5 @@ def rounds_in_a_row(context: Sequence[Message]) -> int:
 
 def same_calls(calls: Iterable[Any], context: Sequence[Message]) -> bool:
     """Whether these calls are the last round's calls (and no user message came since)."""
-    seq = rounds(context)
-    if not seq or seq[-1] is None:
-        return False
-    return seq[-1].calls == call_keys(calls)
+    last = next(backwards(context), None)
+    return last is not None and last.calls == call_keys(calls)
