@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -127,34 +128,39 @@ async def through_pydantic_ai(url: str, rounds: int) -> None:
     assert result.output == "done"
 
 
-def timed(rounds: int, run: Callable[[str, int], Awaitable[None]], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        with FauxServer(parse(script(rounds))) as server:
-            t0 = time.perf_counter()
-            asyncio.run(run(server.url, rounds))
-            best = min(best, time.perf_counter() - t0)
-    return best
+def once(rounds: int, run: Callable[[str, int], Awaitable[None]]) -> float:
+    with FauxServer(parse(script(rounds))) as server:
+        t0 = time.perf_counter()
+        asyncio.run(run(server.url, rounds))
+        return time.perf_counter() - t0
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=50)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=7)
     a = ap.parse_args()
-    floor_stream = timed(a.rounds, lambda u, n: bare(u, n, True), a.repeat)
-    floor_json = timed(a.rounds, lambda u, n: bare(u, n, False), a.repeat)
-    rows = [
-        ("eukhe", timed(a.rounds, through_eukhe, a.repeat), floor_stream),
-        ("openai-agents", timed(a.rounds, through_agents, a.repeat), floor_json),
-        ("pydantic-ai", timed(a.rounds, through_pydantic_ai, a.repeat), floor_json),
+    harnesses: list[tuple[str, Callable[[str, int], Awaitable[None]], bool]] = [
+        ("eukhe", through_eukhe, True),
+        ("openai-agents", through_agents, False),
+        ("pydantic-ai", through_pydantic_ai, False),
     ]
-    head = f"{'harness':14} {'wall s':>8} {'floor s':>8} {'overhead ms/round':>18}"
-    print(f"{head}   ({a.rounds} rounds, best of {a.repeat})")
+    # each repeat runs every harness right after its floor (same wire mode), so drift
+    # on the machine hits both; the median of the differences is the overhead
+    diffs: dict[str, list[float]] = {name: [] for name, _, _ in harnesses}
+    walls: dict[str, list[float]] = {name: [] for name, _, _ in harnesses}
+    for _ in range(a.repeat):
+        for name, run, stream in harnesses:
+            floor = once(a.rounds, lambda u, n, st=stream: bare(u, n, st))
+            wall = once(a.rounds, run)
+            walls[name].append(wall)
+            diffs[name].append(wall - floor)
+    head = f"{'harness':14} {'wall s':>8} {'overhead ms/round':>18}"
+    print(f"{head}   ({a.rounds} rounds, median of {a.repeat})")
     per = {}
-    for name, wall, floor in rows:
-        per[name] = max(wall - floor, 0.0) / a.rounds * 1000
-        print(f"{name:14} {wall:8.3f} {floor:8.3f} {per[name]:18.3f}")
+    for name, _, _ in harnesses:
+        per[name] = max(statistics.median(diffs[name]), 0.0) / a.rounds * 1000
+        print(f"{name:14} {statistics.median(walls[name]):8.3f} {per[name]:18.3f}")
     peer = min(per["openai-agents"], per["pydantic-ai"])
     ratio = per["eukhe"] / peer if peer > 0 else float("inf")
     print(f"eukhe / faster peer: {ratio:.2f} (target <= 0.5): {'ok' if ratio <= 0.5 else 'OVER'}")
