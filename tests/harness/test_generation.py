@@ -318,3 +318,14 @@ def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None
 
     out, took = run_to_end(asyncio.wait_for(main(), timeout=generation.ABORT_GRACE + 5))
     assert out.outcome == "aborted" and took < generation.ABORT_GRACE + 2
+
+
+def test_a_stalled_stream_is_retried_at_once_with_its_note_and_twice_the_idle_deadline() -> None:
+    # the second reply goes silent for 0.6 s: past the first deadline (0.4 s), within twice it
+    script = [
+        {"text": "x" * 20, "chunks": 10, "stallAfter": 2, "stall": 30},
+        {"when": "Harness note", "text": "slow but fine", "chunks": 4, "stallAfter": 1, "stall": 0.6},
+    ]
+    out, server, sleeps, _ = go(script, Settings(stream_idle_timeout_ms=400))
+    assert out.outcome == "answered" and out.answer == "slow but fine" and out.notes == 1 and sleeps == []
+    assert last_user(server, 1).startswith("Harness note, attempt 2: your previous reply produced no output for 0 s")
