@@ -82,16 +82,28 @@ class Provider:
         raise NotImplementedError
 
 
-async def race(work: Awaitable[Any], cancel: asyncio.Event, grace: float = ABORT_GRACE) -> tuple[bool, Any]:
+async def race(
+    work: Awaitable[Any],
+    cancel: asyncio.Event,
+    grace: float = ABORT_GRACE,
+    stop: asyncio.Future[Any] | None = None,
+) -> tuple[bool, Any]:
     """Run `work` against the cancel signal: (True, result) if it finished first;
     (False, None) once cancelled, after giving `work` up to `grace` seconds to honour
-    its own cancellation (a handler that ignores it is dropped, never awaited longer)."""
+    its own cancellation (a handler that ignores it is dropped, never awaited longer).
+    `stop`: a waiter on the signal shared by many races (one per run, not per phase)."""
+    if cancel.is_set():
+        if asyncio.iscoroutine(work):
+            work.close()
+        return False, None
     task = asyncio.ensure_future(work)
-    stop = asyncio.ensure_future(cancel.wait())
+    own = stop is None
+    watcher = asyncio.ensure_future(cancel.wait()) if stop is None else stop
     try:
-        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        stop.cancel()
+        if own:
+            watcher.cancel()
     if task.done():
         return True, task.result()
     task.cancel()
@@ -119,6 +131,13 @@ class Generation:
     recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
 
     async def run(self, prompt: str, context: Sequence[Message] = ()) -> Outcome:
+        stop = asyncio.ensure_future(self.cancel.wait())
+        try:
+            return await self._run(prompt, context, stop)
+        finally:
+            stop.cancel()
+
+    async def _run(self, prompt: str, context: Sequence[Message], stop: asyncio.Future[Any]) -> Outcome:
         s = self.settings
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
         cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
@@ -147,7 +166,7 @@ class Generation:
                 request = Request(
                     self.model, tuple(ctx) + ((Message("user", note),) if note else ()), tuple(self.tools)
                 )
-                finished, got = await race(self._prepare(request), self.cancel)
+                finished, got = await race(self._prepare(request), self.cancel, stop=stop)
                 if not finished:
                     state = self.step(cfg, state, h4.ABORT)
                     break
@@ -162,13 +181,15 @@ class Generation:
                 if state.phase is h4.Phase.CALL:
                     out.requests.append(prepared)
                     if self.background:
-                        finished, got = await race(self.provider.start(prepared, self.window), self.cancel)
+                        finished, got = await race(
+                            self.provider.start(prepared, self.window), self.cancel, stop=stop
+                        )
                     else:
-                        finished, got = await race(self._call(prepared, idle), self.cancel)
+                        finished, got = await race(self._call(prepared, idle), self.cancel, stop=stop)
                 else:  # the job is polled after its interval
-                    finished, _ = await race(self.sleep(self.poll_interval), self.cancel)
+                    finished, _ = await race(self.sleep(self.poll_interval), self.cancel, stop=stop)
                     if finished:
-                        finished, got = await race(self.provider.poll(job), self.cancel)
+                        finished, got = await race(self.provider.poll(job), self.cancel, stop=stop)
                 if not finished:
                     await self._cancel_job(job)
                     state = self.step(cfg, state, h4.ABORT)
@@ -192,7 +213,7 @@ class Generation:
                     if state.live:
                         out.retries += 1
                         self.show("retry", f"{got.failure.message}; polling again in {wait:.1f} s")
-                        await race(self.sleep(wait), self.cancel)
+                        await race(self.sleep(wait), self.cancel, stop=stop)
                     else:
                         await self._cancel_job(job)
                         failure_text = notes.not_ready(time.time() - sent_at) if late else got.failure.message
@@ -240,14 +261,14 @@ class Generation:
                         "retry",
                         f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s",
                     )
-                    finished, _ = await race(self.sleep(wait), self.cancel)
+                    finished, _ = await race(self.sleep(wait), self.cancel, stop=stop)
                     if not finished:
                         state = self.step(cfg, state, h4.ABORT)
                         break
                 elif not state.live:
                     failure_text = self._end_text(r.act, rec, reply, rx, before, ctx)
             elif state.phase is h4.Phase.TOOLS:
-                finished, results = await race(self._tools(pending, cut, tokens), self.cancel)
+                finished, results = await race(self._tools(pending, cut, tokens), self.cancel, stop=stop)
                 if not finished:
                     state = self.step(cfg, state, h4.ABORT)
                     break
