@@ -62,12 +62,22 @@ def laws(
 
 
 def _show(as_json: bool) -> Any:
-    """How a run shows what happens: one line each, on stderr when stdout carries JSON."""
-    marks = {"calls": "→ calls", "tool": "  tool", "note": "↻ note", "retry": "⏳ retry"}
+    """How a run shows what happens: one line each (styled on a terminal, plain text
+    otherwise), on stderr when stdout carries JSON."""
+    from rich.console import Console
+
+    console = Console(stderr=as_json, soft_wrap=True, highlight=False)
+    marks = {
+        "calls": ("→ calls", "cyan"),
+        "tool": ("  tool", "dim"),
+        "note": ("↻ note", "yellow"),
+        "retry": ("⏳ retry", "magenta"),
+    }
 
     def show(kind: str, text: str) -> None:
-        line = f"{marks.get(kind, kind)}: {text}"
-        typer.echo(line if len(line) <= 400 else line[:399] + "…", err=as_json)
+        mark, style = marks.get(kind, (kind, ""))
+        line = f"{mark}: {text}"
+        console.print(line if len(line) <= 400 else line[:399] + "…", style=style, markup=False)
 
     return show
 
