@@ -348,7 +348,7 @@ class AnthropicMessages:
             finally:
                 await stream.close()
         except anthropic.APIStatusError as e:
-            body = _body(e)
+            body = errors.body_of(e)
             if e.status_code < 400:  # an `error` event inside a stream that began well
                 failure = stream_failure(self.name, body, secrets)
             else:
@@ -382,15 +382,6 @@ class AnthropicMessages:
                 self.name, Kind.MALFORMED, f"malformed stream: {type(e).__name__}: {e}", secrets
             )
         yield Done(merge.reply(failure))
-
-
-def _body(e: anthropic.APIStatusError) -> Any:
-    if e.body is not None:
-        return e.body
-    try:
-        return e.response.text
-    except Exception:  # a streamed body that cannot be read again
-        return None
 
 
 def stream_failure(provider: str, body: Any, secrets: Iterable[str]) -> Failure:

@@ -123,3 +123,14 @@ def failure(
     provider: str, kind: Kind, what: str, secrets: Iterable[str] = (), status: int | None = None
 ) -> Failure:
     return Failure(kind, kind in RETRYABLE, redact(f"{provider}: {what}", secrets), status)
+
+
+def body_of(error: Any) -> Any:
+    """The body of an SDK's status error: its parsed JSON when it has one, else the
+    text (None when a streamed body cannot be read again)."""
+    if getattr(error, "body", None) is not None:
+        return error.body
+    try:
+        return error.response.text
+    except Exception:  # a streamed body that cannot be read again
+        return None

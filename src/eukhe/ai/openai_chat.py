@@ -211,7 +211,7 @@ class OpenAIChat:
                 await stream.close()
         except openai.APIStatusError as e:
             failure = errors.http_failure(
-                self.name, e.status_code, _body(e), dict(e.response.headers), [self._key]
+                self.name, e.status_code, errors.body_of(e), dict(e.response.headers), [self._key]
             )
         except openai.APITimeoutError:
             failure = errors.failure(self.name, Kind.TIMEOUT, "the request timed out", [self._key])
@@ -226,15 +226,6 @@ class OpenAIChat:
                 self.name, Kind.MALFORMED, f"malformed stream: {type(e).__name__}: {e}", [self._key]
             )
         yield Done(merge.reply(failure))
-
-
-def _body(e: openai.APIStatusError) -> Any:
-    if e.body is not None:
-        return e.body
-    try:
-        return e.response.text
-    except Exception:  # a streamed body that cannot be read again
-        return None
 
 
 def stream_failure(provider: str, body: Any, message: str, secrets: Iterable[str]) -> Failure:

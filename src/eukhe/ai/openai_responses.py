@@ -500,7 +500,7 @@ class OpenAIResponses:
     def _failure(self, e: openai.APIError) -> Failure:
         if isinstance(e, openai.APIStatusError):
             return errors.http_failure(
-                self.name, e.status_code, _body(e), dict(e.response.headers), [self._key]
+                self.name, e.status_code, errors.body_of(e), dict(e.response.headers), [self._key]
             )
         if isinstance(e, openai.APITimeoutError):
             return errors.failure(self.name, Kind.TIMEOUT, "the request timed out", [self._key])
@@ -517,12 +517,3 @@ class OpenAIResponses:
         return errors.failure(
             self.name, Kind.MALFORMED, f"malformed response: {type(e).__name__}: {e}", [self._key]
         )
-
-
-def _body(e: openai.APIStatusError) -> Any:
-    if e.body is not None:
-        return e.body
-    try:
-        return e.response.text
-    except Exception:  # a streamed body that cannot be read again
-        return None
