@@ -75,13 +75,6 @@ class Outcome:
         }
 
 
-class Provider:
-    """What the loop needs of a provider (any adapter of `eukhe.ai`)."""
-
-    async def stream(self, request: Request) -> Any:  # pragma: no cover - a protocol
-        raise NotImplementedError
-
-
 async def race(
     work: Awaitable[Any],
     cancel: asyncio.Event,
@@ -266,7 +259,7 @@ class Generation:
                         state = self.step(cfg, state, h4.ABORT)
                         break
                 elif not state.live:
-                    failure_text = self._end_text(r.act, rec, reply, rx, before, ctx)
+                    failure_text = self._end_text(r.act, reply, rx, ctx)
             elif state.phase is h4.Phase.TOOLS:
                 finished, results = await race(self._tools(pending, cut, tokens), self.cancel, stop=stop)
                 if not finished:
@@ -354,9 +347,7 @@ class Generation:
         if reply.has_text and self.scan is not None:
             found = self.scan(reply.all_text, offered)
             if found.calls:
-                rebuilt = tuple(
-                    ToolCall(f"leak_{i}", c.name, "", dict(c.arguments)) for i, c in enumerate(found.calls)
-                )
+                rebuilt = _calls(found)
                 like = same_calls(rebuilt, ctx)
                 return h4.Input(h4.Kind.CALLS), recovery.Reply(Out.REBUILT, like), rebuilt, found
             if found.leak is not None:
@@ -393,10 +384,8 @@ class Generation:
     def _end_text(
         self,
         act: Act,
-        rec: recovery.Rec,
         reply: Reply,
         rx: recovery.Reply,
-        before: h4.Run,
         ctx: Sequence[Message],
     ) -> str:
         thinking = sum(len(t.text) for t in reply.thinking)
