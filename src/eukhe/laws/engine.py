@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -501,16 +502,29 @@ def prove(
             env=env,
             cwd=tmp,
         )
-        p.eukhe_where = (where, {i: t for i, t in chunk})  # type: ignore[attr-defined]
+        p.eukhe_where = (where, {i: t for i, t in chunk}, tmp)  # type: ignore[attr-defined]
         procs.append(p)
     return procs
 
 
-def collect(procs: list[subprocess.Popen[str]], verdicts: dict[str, Verdict]) -> None:
+PROVER_DEADLINE = 1800.0
+"""Seconds a prover process may run in all; past it, it is killed and its cases are unproven."""
+
+
+def collect(
+    procs: list[subprocess.Popen[str]], verdicts: dict[str, Verdict], deadline: float = PROVER_DEADLINE
+) -> None:
     """Read the prover's answers: a law is proven when every case is confirmed."""
     for p in procs:
-        out, err = p.communicate()
-        where, cases = p.eukhe_where  # type: ignore[attr-defined]
+        where, cases, tmp = p.eukhe_where  # type: ignore[attr-defined]
+        try:
+            out, err = p.communicate(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            err = f"the prover did not finish within {deadline:.0f} s and was stopped. {err}"
+        if all(q.poll() is not None for q in procs if q.eukhe_where[2] == tmp):  # type: ignore[attr-defined]
+            shutil.rmtree(tmp, ignore_errors=True)  # the last of the area's provers is done with its files
         starts = sorted(where)
         confirmed: set[int] = set()
         problems: dict[int, str] = {}
