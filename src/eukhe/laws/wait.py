@@ -55,18 +55,17 @@ def valid(cfg: WCfg, w: Wait) -> bool:
 
 @dataclass(frozen=True)
 class Ghost:
-    """How many times the wait has ended so far, and the first input that came."""
+    """How many times the wait has ended so far."""
 
     ends: int
-    first: Tick | None
 
 
 def ghost_start(cfg: WCfg) -> Ghost:
-    return Ghost(1 if wait.start(cfg.limited, cfg.deadline).end is not End.LIVE else 0, None)
+    return Ghost(1 if wait.start(cfg.limited, cfg.deadline).end is not End.LIVE else 0)
 
 
 def ghost_next(m: Model, cfg: WCfg, g: Ghost, w: Wait, x: In, t: Wait) -> Ghost:
-    return Ghost(g.ends + _ends(m, w, x), g.first or x.tick)
+    return Ghost(g.ends + _ends(m, w, x))
 
 
 def _ends(m: Model, w: Wait, x: In) -> int:
