@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +26,7 @@ from eukhe.ai.openai_responses import deadline as ai_deadline
 from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.harness import notes
+from eukhe.harness.effects import Direct, Effects
 from eukhe.harness.repeat import rounds_in_a_row, same_calls
 from eukhe.rules import recovery
 from eukhe.rules import run as h4
@@ -122,6 +123,14 @@ class Generation:
     poll_interval: float = 5.0
     step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run] = h4.step  # the rules: swapped only by tie tests
     recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
+    effects: Effects | None = None  # None: in memory, waits by `sleep`
+    replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
+
+    @property
+    def fx(self) -> Effects:
+        if self.effects is None:
+            self.effects = Direct(self.sleep)
+        return self.effects
 
     async def run(self, prompt: str, context: Sequence[Message] = ()) -> Outcome:
         stop = asyncio.ensure_future(self.cancel.wait())
@@ -141,6 +150,7 @@ class Generation:
         rec = recovery.START
         ctx: list[Message] = [*context, Message("user", prompt)]
         out = Outcome("failed", transcript=list(ctx))
+        await self.fx.append(ctx[-1])
         note: str | None = None
         idle = s.stream_idle_timeout_ms / 1000.0
         reply: Reply | None = None
@@ -174,42 +184,46 @@ class Generation:
                 if state.phase is h4.Phase.CALL:
                     out.requests.append(prepared)
                     if self.background:
-                        finished, got = await race(
-                            self.provider.start(prepared, self.window), self.cancel, stop=stop
-                        )
+                        start = functools.partial(self.provider.start, prepared, self.window)
+                        work = self.fx.step("start", start)
+                        finished, got = await race(work, self.cancel, stop=stop)
                     else:
-                        finished, got = await race(self._call(prepared, idle), self.cancel, stop=stop)
+                        work = self.fx.step("model", functools.partial(self._call, prepared, idle))
+                        finished, got = await race(work, self.cancel, stop=stop)
                 else:  # the job is polled after its interval
-                    finished, _ = await race(self.sleep(self.poll_interval), self.cancel, stop=stop)
+                    finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=stop)
                     if finished:
-                        finished, got = await race(self.provider.poll(job), self.cancel, stop=stop)
+                        work = self.fx.step("poll", functools.partial(self.provider.poll, job))
+                        finished, got = await race(work, self.cancel, stop=stop)
                 if not finished:
                     await self._cancel_job(job)
                     state = self.step(cfg, state, h4.ABORT)
                     break
                 if isinstance(got, Job):  # still deferred: poll it until its deadline
                     if job is None:
-                        job, sent_at = got, time.time()
+                        job, sent_at = got, await self.fx.now()
                         deadline = ai_deadline(got, self.window, sent_at)
                     state = self.step(cfg, state, h4.Input(h4.Kind.DEFERRED))
                     if state.end is h4.End.NOT_READY:
                         await self._cancel_job(job)
-                        failure_text = notes.not_ready(time.time() - sent_at)
+                        failure_text = notes.not_ready(await self.fx.now() - sent_at)
                     continue
                 if isinstance(got, PollFailed):  # the same job is polled again, never resent
                     retries_used += 1
                     wait = self._retry_wait(retries_used, got.failure)
-                    late = time.time() + wait >= deadline
+                    late = await self.fx.now() + wait >= deadline
                     state = self.step(
                         cfg, state, h4.Input(h4.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late)
                     )
                     if state.live:
                         out.retries += 1
                         self.show("retry", f"{got.failure.message}; polling again in {wait:.1f} s")
-                        await race(self.sleep(wait), self.cancel, stop=stop)
+                        await race(self.fx.sleep(wait), self.cancel, stop=stop)
                     else:
                         await self._cancel_job(job)
-                        failure_text = notes.not_ready(time.time() - sent_at) if late else got.failure.message
+                        failure_text = (
+                            notes.not_ready(await self.fx.now() - sent_at) if late else got.failure.message
+                        )
                     continue
                 job = None
                 reply = got
@@ -226,7 +240,7 @@ class Generation:
                     text = leak.text if rebuilt is not None and leak is not None else reply.all_text
                     msg = Message("assistant", text, tuple(calls))
                     ctx.append(msg)
-                    out.transcript.append(msg)
+                    await self._log(out, msg)
                     pending = list(calls)
                     cut = reply.stop is Stop.LENGTH  # arguments may be cut: no call runs (H4.1)
                     tokens = (reply.usage.output or None) if cut else None
@@ -238,11 +252,11 @@ class Generation:
                     out.answer = reply.all_text
                     msg = Message("assistant", out.answer)
                     ctx.append(msg)
-                    out.transcript.append(msg)
+                    await self._log(out, msg)
                 elif state.live and state.attempt > before.attempt:
                     note = self._note(r.act, rec, reply, state.attempt + 1, ctx, leak)
                     out.notes += 1
-                    out.transcript.append(Message("assistant", self._failed_text(reply), is_error=True))
+                    await self._log(out, Message("assistant", self._failed_text(reply), is_error=True))
                     if reply.failure is not None and reply.failure.kind is Kind.STALL:
                         idle *= 2
                     self.show("note", note)
@@ -254,7 +268,7 @@ class Generation:
                         "retry",
                         f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s",
                     )
-                    finished, _ = await race(self.sleep(wait), self.cancel, stop=stop)
+                    finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=stop)
                     if not finished:
                         state = self.step(cfg, state, h4.ABORT)
                         break
@@ -268,7 +282,7 @@ class Generation:
                 for c, (content, error) in zip(pending, results, strict=True):
                     msg = Message("tool", content, call_id=c.id, is_error=error)
                     ctx.append(msg)
-                    out.transcript.append(msg)
+                    await self._log(out, msg)
                 out.rounds += 1
                 rec = self.recover(
                     recovery.CAPS, rec, recovery.Reply(Out.RESULTS, rounds_in_a_row(ctx) > 1)
@@ -293,7 +307,8 @@ class Generation:
     async def _cancel_job(self, job: Job | None) -> None:
         if job is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.provider.cancel(job), timeout=ABORT_GRACE)
+                work = self.fx.step("cancel", lambda: self.provider.cancel(job))
+                await asyncio.wait_for(work, timeout=ABORT_GRACE)
 
     async def _prepare(self, request: Request) -> Request | BaseException:
         """Every before_request hook in turn; a failure fails the run and sends nothing."""
@@ -321,8 +336,12 @@ class Generation:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
             self.show("tool", f"{c.name} {(c.raw or json.dumps(c.arguments))[:200]}")
-            out.append(await self.run_tool(c))
+            out.append(await self.fx.tool(c, c.name in self.replay_safe, functools.partial(self.run_tool, c)))
         return out
+
+    async def _log(self, out: Outcome, msg: Message) -> None:
+        out.transcript.append(msg)
+        await self.fx.append(msg)
 
     # ---------------------------------------------------------------- reading replies
 
