@@ -1,7 +1,8 @@
 """Providers: one interface over every model API. A provider streams events and
 ends with exactly one `Reply`; failures arrive classified (`Failure`)."""
 
-from eukhe.ai.anthropic import AnthropicMessages
+from typing import Any
+
 from eukhe.ai.errors import redact
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.openai_responses import Job, OpenAIResponses, PollFailed, deadline
@@ -49,3 +50,12 @@ __all__ = [
     "deadline",
     "redact",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The Anthropic adapter loads its SDK (the slowest import) only when asked for."""
+    if name == "AnthropicMessages":
+        from eukhe.ai.anthropic import AnthropicMessages
+
+        return AnthropicMessages
+    raise AttributeError(f"module 'eukhe.ai' has no attribute {name!r}")

@@ -108,3 +108,24 @@ def provider_for(r: Route, timeout: float = 600.0) -> Any:
     from eukhe.ai.anthropic import AnthropicMessages
 
     return AnthropicMessages(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
+
+
+def resolve(
+    name: str,
+    settings: Mapping[str, Any],
+    base_url: str | None = None,
+    api: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Route:
+    """The route of a model named on the command line: the settings' providers, with
+    `--base-url` and `--api` laid over its provider's entry."""
+    providers = dict(settings.get("providers") or {})
+    provider_name = name.partition("/")[0]
+    over = dict(providers.get(provider_name) or {})
+    if base_url:
+        over["baseUrl"] = base_url
+    if api:
+        over["api"] = api
+    if over:
+        providers[provider_name] = over
+    return route(name, providers, env)

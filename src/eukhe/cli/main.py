@@ -83,19 +83,22 @@ def _show(as_json: bool) -> Any:
 
 
 def _finish(outcome: Any, as_json: bool, after: str = "") -> None:
-    if outcome.outcome == "answered" and not as_json:
-        typer.echo(outcome.answer)
-    elif outcome.outcome == "failed":
-        typer.echo(f"failed ({outcome.code}): {outcome.message}", err=True)
-    else:
+    """Print how a run ended and exit with its code. `outcome`: an Outcome or its json()."""
+    out = outcome if isinstance(outcome, dict) else outcome.json()
+    error = out.get("error") or {}
+    if out["outcome"] == "answered" and not as_json:
+        typer.echo(out["answer"])
+    elif out["outcome"] == "failed":
+        typer.echo(f"failed ({error.get('kind')}): {error.get('message')}", err=True)
+    elif out["outcome"] != "answered":
         typer.echo("aborted", err=True)
-    summary = f"{outcome.outcome}: {outcome.rounds} rounds, {outcome.notes} notes, {outcome.retries} retries"
+    summary = f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries"
     typer.echo(summary, err=True)
     if after:
         typer.echo(after, err=True)
     if as_json:
-        typer.echo(json.dumps(outcome.json()))
-    raise typer.Exit({"answered": 0, "failed": 1, "aborted": 130}[outcome.outcome])
+        typer.echo(json.dumps(out))
+    raise typer.Exit({"answered": 0, "failed": 1, "aborted": 130}.get(out["outcome"], 1))
 
 
 @app.command("run")
@@ -112,13 +115,16 @@ def run_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="End with one JSON object on the last line.")
     ] = False,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Continue this session (default: a new one).")
+    ] = None,
 ) -> None:
-    """Run one turn against a model, with the built-in tools, until it ends."""
+    """Run one turn against a model, with the built-in tools, until it ends. The run is
+    durable: if the process dies, the next `eukhe run` or `eukhe resume` finishes it."""
     import dataclasses
     from pathlib import Path
 
-    from eukhe.ai.models import ModelError, provider_for, route
-    from eukhe.harness.session import run_to_end, turn
+    from eukhe.ai.models import ModelError, resolve
     from eukhe.settings import SettingsError, load, run_settings
 
     try:
@@ -134,24 +140,175 @@ def run_command(
                 err=True,
             )
             raise typer.Exit(2)
-        providers = dict(settings.get("providers") or {})
-        provider_name = name.partition("/")[0]
-        over = dict(providers.get(provider_name) or {})
-        if base_url:
-            over["baseUrl"] = base_url
-        if api:
-            over["api"] = api
-        if over:
-            providers[provider_name] = over
-        r = route(name, providers)
+        resolve(name, settings, base_url, api)  # a model that cannot be used fails here, before any run
     except (SettingsError, ModelError) as e:
         typer.echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
     if max_tool_rounds is not None:
         rs = dataclasses.replace(rs, max_tool_rounds=max_tool_rounds)
-    provider = provider_for(r)
-    outcome = run_to_end(turn(provider, r.model, prompt, rs, Path.cwd(), _show(as_json)))
-    _finish(outcome, as_json)
+    spec = {
+        "prompt": prompt,
+        "model": name,
+        "baseUrl": base_url,
+        "api": api,
+        "cwd": str(Path.cwd()),
+        "settings": dataclasses.asdict(rs),
+    }
+    out = _durable(settings, as_json, spec, session)
+    assert out is not None
+    _finish(out, as_json)
+
+
+def _durable(
+    settings: dict[str, Any], as_json: bool, spec: dict[str, Any] | None, session: str | None
+) -> dict[str, Any] | None:
+    """Open the run store, recover what a dead process left in flight, run `spec`
+    (if any) in `session` (default: a new one), and wait for every run it started."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from eukhe.harness.session import run_to_end
+    from eukhe.settings import home
+    from eukhe.store import durable, runs, sessions, workflow
+
+    if session is not None and not sessions.valid_id(session):
+        typer.echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
+        raise typer.Exit(2)
+    try:
+        store = durable.open_store(home(), settings)
+    except durable.StoreError as e:
+        typer.echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    show = _show(as_json)
+
+    def live_show(run: str, kind: str, text: str) -> None:
+        show(kind, text if spec is not None and run.startswith(f"{session}/") else f"[{run}] {text}")
+
+    def say(text: str) -> None:
+        typer.echo(text, err=True)
+
+    session = session or (sessions.new_id() if spec is not None else None)
+    workflow.Live.show = live_show  # type: ignore[assignment]
+
+    async def main() -> dict[str, Any] | None:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, workflow.Live.abort_all)
+        return await runs.drive(spec, session, say)
+
+    try:
+        return run_to_end(main())
+    except runs.Busy as e:
+        typer.echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    finally:
+        store.close()
+
+
+@app.command("resume")
+def resume() -> None:
+    """Finish every run a dead eukhe process left in flight."""
+    from pathlib import Path
+
+    from eukhe.settings import SettingsError, load
+
+    try:
+        settings = load(Path.cwd())
+    except SettingsError as e:
+        typer.echo(f"eukhe resume: {e}", err=True)
+        raise typer.Exit(2) from None
+    _durable(settings, False, None, None)
+
+
+@app.command("sessions")
+def sessions_command(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+) -> None:
+    """List the sessions: id, started, runs, last prompt, outcome."""
+    rows = _store_read("rows")
+    if as_json:
+        typer.echo(json.dumps({"sessions": [
+            {"id": r.session, "started": r.started.isoformat() if r.started else None, "runs": r.runs,
+             "lastPrompt": r.last_prompt, "outcome": r.outcome} for r in rows]}))  # fmt: skip
+        return
+    if not rows:
+        typer.echo("no sessions yet: eukhe run 'your task' starts one")
+    for r in rows:
+        started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
+        prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
+        typer.echo(f"{r.session}  {started}  {r.runs} run{'s' if r.runs != 1 else ''}  {r.outcome}  {prompt}")
+
+
+session_app = typer.Typer(add_completion=False, no_args_is_help=True, help="One session.")
+app.add_typer(session_app, name="session")
+
+
+@session_app.command("show")
+def session_show(
+    session: Annotated[str, typer.Argument(help="The session id (see eukhe sessions).")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+) -> None:
+    """Print a session's transcript, run by run."""
+    found = _store_read("show", session)
+    if not found:
+        typer.echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
+        raise typer.Exit(1)
+    if as_json:
+        typer.echo(json.dumps({"session": session, "runs": [
+            {"run": rid, "outcome": outcome, "messages": [_message_json(m) for m in msgs]}
+            for rid, outcome, msgs in found]}))  # fmt: skip
+        return
+    for rid, outcome, msgs in found:
+        typer.echo(f"── run {rid} ({outcome})")
+        for m in msgs:
+            head = f"{m.role}{' (failed)' if m.is_error and m.role == 'assistant' else ''}"
+            typer.echo(f"{head}: {m.content}")
+            for c in m.calls:
+                typer.echo(f"  → {c.name} {c.raw or json.dumps(c.arguments)}")
+
+
+def _message_json(m: Any) -> dict[str, Any]:
+    return {
+        "role": m.role,
+        "content": m.content,
+        "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.calls],
+        "callId": m.call_id,
+        "isError": m.is_error,
+    }
+
+
+def _store_read(what: str, session: str = "") -> Any:
+    """Read the run store as a client: no run is started, recovered or picked up."""
+    import asyncio
+    from pathlib import Path
+
+    from eukhe.settings import SettingsError, home, load
+    from eukhe.store import durable, sessions
+
+    try:
+        url = durable.database_url(home(), load(Path.cwd()))
+    except (SettingsError, durable.StoreError) as e:
+        typer.echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return []
+    try:
+        client = durable.client(url)
+    except durable.StoreError as e:
+        typer.echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+
+    async def show() -> list[tuple[str, str, list[Any]]]:
+        return [
+            (w.workflow_id, sessions.outcome_of(w), await sessions.transcript(w.workflow_id, client))
+            for w in await sessions.runs(session, client)
+        ]
+
+    try:
+        return asyncio.run(sessions.rows(client) if what == "rows" else show())
+    finally:
+        client.destroy()
 
 
 REAL_MODEL = (

@@ -142,3 +142,12 @@ def redirect(attempt: int, row: int, rounds: int, calls: Iterable[Any], caps: RC
         "arguments again in this turn. Use different arguments, use a different tool, or give your answer with "
         f"what you found. Redirect note {row} of {caps.redirect}."
     )
+
+
+def interrupted(tool: str, restart: bool) -> str:
+    """The result of a tool call a crash or restart cut, when the tool is not replay-safe (H7.4)."""
+    how = "interrupted by a restart" if restart else "interrupted"
+    return (
+        f"Tool {tool} was {how} and may have partially run. "
+        "Check the state it changes (files, processes, jobs) before you run it again."
+    )

@@ -1,0 +1,142 @@
+"""The durable store: DBOS Transact on SQLite under $EUKHE_HOME (nothing to install
+or start), or on Postgres when `durable.databaseUrl` names one, with the same code.
+
+Only commands that run work import this module (DBOS takes half a second to
+import). DBOS's own log lines go to `$EUKHE_HOME/logs/dbos.log`, never to the
+terminal.
+
+Each process is its own DBOS executor, named `eukhe:<host>:<pid>:<start>` (`start`:
+the process's start time, so a reused pid is not taken for the same process). A
+run is in flight while its workflow is PENDING; when the executor that ran it is
+gone, the next start re-enqueues it (DBOS recovery, which admits one runner even
+when two processes recover at once) and finishes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS, DBOSClient, DBOSConfig
+
+from eukhe import __version__
+
+APP = "eukhe"
+LOG = "logs/dbos.log"
+
+
+class StoreError(RuntimeError):
+    """The durable store cannot be opened: names the database and why."""
+
+
+def database_url(home: Path, settings: Mapping[str, Any]) -> str:
+    """`durable.databaseUrl`, else SQLite at `$EUKHE_HOME/eukhe.sqlite`."""
+    durable = settings.get("durable")
+    url = durable.get("databaseUrl") if isinstance(durable, Mapping) else None
+    if url is not None and (not isinstance(url, str) or not url.strip()):
+        raise StoreError(f"setting durable.databaseUrl={url!r}: expected a database URL string")
+    return url or f"sqlite:///{home / 'eukhe.sqlite'}"
+
+
+def shown(url: str) -> str:
+    """The URL with any password hidden."""
+    scheme, sep, rest = url.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not at or ":" not in creds:
+        return url
+    return f"{scheme}{sep}{creds.partition(':')[0]}:***@{host}"
+
+
+# ---------------------------------------------------------------- executors
+
+
+def _started(pid: int) -> str | None:
+    """A process's start time in clock ticks since boot (Linux), or None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
+
+
+def executor_id() -> str:
+    pid = os.getpid()
+    return f"eukhe:{socket.gethostname()}:{pid}:{_started(pid) or int(time.time())}"
+
+
+def gone(executor: str | None) -> bool:
+    """Whether the process an executor id names has ended (on this host; another
+    host's executor is never taken for gone: only it can tell)."""
+    if not executor:
+        return False
+    parts = executor.split(":")
+    if len(parts) != 4 or parts[0] != "eukhe" or parts[1] != socket.gethostname():
+        return False
+    try:
+        pid = int(parts[2])
+    except ValueError:
+        return False
+    return _started(pid) != parts[3]
+
+
+# ---------------------------------------------------------------- opening
+
+
+@dataclass
+class Store:
+    url: str
+    home: Path
+    executor: str
+
+    def close(self) -> None:
+        DBOS.destroy(destroy_registry=False)
+
+
+def _quiet(home: Path) -> None:
+    """DBOS logs to a file under $EUKHE_HOME only."""
+    path = home / LOG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log = logging.getLogger("dbos")
+    for h in list(log.handlers):
+        log.removeHandler(h)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.propagate = False
+
+
+def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
+    """Launch DBOS on the store; the run workflow is registered on import of
+    `eukhe.store.workflow`, which this module's caller imports first."""
+    url = database_url(home, settings)
+    home.mkdir(parents=True, exist_ok=True)
+    me = executor_id()
+    config: DBOSConfig = {
+        "name": APP,
+        "system_database_url": url,
+        "executor_id": me,
+        "application_version": f"eukhe-{__version__}",
+        "log_level": "INFO",
+    }
+    try:
+        _quiet(home)  # before DBOS(): it adds a console handler only to a logger with none
+        DBOS(config=config)
+        DBOS.launch()
+        _quiet(home)
+    except Exception as e:
+        raise StoreError(f"cannot open the run store at {shown(url)}: {type(e).__name__}: {e}") from e
+    return Store(url, home, me)
+
+
+def client(url: str) -> DBOSClient:
+    """A reader of the store that runs nothing."""
+    try:
+        return DBOSClient(system_database_url=url)
+    except Exception as e:
+        raise StoreError(f"cannot read the run store at {shown(url)}: {type(e).__name__}: {e}") from e

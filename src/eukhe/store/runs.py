@@ -1,0 +1,86 @@
+"""Starting runs, recovering the ones a dead process left in flight, and waiting
+for them, in the process that runs work (`eukhe run`, `eukhe resume`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from dbos import DBOS, SetWorkflowID
+
+from eukhe.store import sessions
+from eukhe.store.durable import gone
+from eukhe.store.workflow import WORKFLOW, run_workflow
+
+Say = Callable[[str], None]
+
+
+class Busy(RuntimeError):
+    """A session's run is in flight in a live process."""
+
+
+async def recover(say: Say) -> list[str]:
+    """Re-enqueue every run whose process is gone; their ids, oldest first. DBOS
+    admits one runner for each, even when two processes recover at once."""
+    pending = await DBOS.list_workflows_async(status=["PENDING"], name=WORKFLOW)
+    dead = sorted({w.executor_id for w in pending if gone(w.executor_id)})
+    if not dead:
+        return []
+    await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
+    ids = sorted(w.workflow_id for w in pending if w.executor_id in dead)
+    for w in sorted(pending, key=lambda w: w.workflow_id):
+        if w.workflow_id in ids:
+            say(f"resuming run {w.workflow_id}, cut off when its process ended: {sessions.prompt_of(w)[:80]}")
+    return ids
+
+
+async def start(spec: dict[str, Any], session: str) -> Any:
+    """Start the session's next run; its id. Refuses while the session has a run in
+    flight (a recovered one is awaited by the caller first)."""
+    runs = await sessions.runs(session)
+    live = [w for w in runs if w.status not in sessions.ENDED]
+    if live:
+        w = live[-1]
+        raise Busy(
+            f"session {session} has run {w.workflow_id} in flight (process {w.executor_id}); "
+            "wait for it to end, or run `eukhe resume` if that process is gone"
+        )
+    rid = sessions.run_id(session, len(runs) + 1)
+    with SetWorkflowID(rid):
+        return await DBOS.start_workflow_async(run_workflow, {**spec, "session": session})
+
+
+async def result(run: str, handle: Any = None) -> dict[str, Any]:
+    handle = handle or await DBOS.retrieve_workflow_async(run)
+    out = await handle.get_result()
+    return out if isinstance(out, dict) else {"outcome": "failed", "error": {"kind": "model_error",
+            "message": f"run {run} ended without an outcome"}, "answer": "", "rounds": 0, "notes": 0,
+            "retries": 0}  # fmt: skip
+
+
+async def finish(ids: list[str], say: Say) -> list[dict[str, Any]]:
+    """Wait for recovered runs to end, saying how each ended."""
+    outs = []
+    for rid in ids:
+        out = await result(rid)
+        error = out.get("error") or {}
+        say(f"run {rid} ended {out.get('outcome')}" + (f": {error.get('message')}" if error else ""))
+        outs.append(out)
+    return outs
+
+
+async def drive(spec: dict[str, Any] | None, session: str | None, say: Say) -> dict[str, Any] | None:
+    """Recover what a dead process left, then run `spec` (if any) as the session's
+    next run and wait for everything this process started or recovered."""
+    recovered = await recover(say)
+    mine = [r for r in recovered if session is not None and r.startswith(f"{session}/")]
+    await finish(mine, say)  # the session's cut-off run ends before its next one starts
+    out = None
+    if spec is not None and session is not None:
+        handle = await start(spec, session)
+        rid = handle.workflow_id
+        say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}")
+        out = await result(rid, handle)
+    await finish([r for r in recovered if r not in mine], say)
+    return out

@@ -1,0 +1,96 @@
+"""Sessions: a session is the runs made under its id, in order; its transcript is
+their `message` steps (see `eukhe.store.workflow`), append-only by construction.
+
+A run's workflow id is `<session>/<n>` with n counted from 1, zero-padded so ids
+sort in run order. A session's next run starts only once its last run has ended,
+so the context a run reads from the runs before it never changes (and a replay
+reads the same).
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from dbos import DBOS
+
+from eukhe.ai.request import Message
+from eukhe.store.workflow import WORKFLOW
+
+ENDED = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
+
+
+def new_id() -> str:
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def valid_id(session: str) -> bool:
+    return bool(session) and len(session) <= 80 and all(c.isalnum() or c in "-_." for c in session)
+
+
+def run_id(session: str, n: int) -> str:
+    return f"{session}/{n:04d}"
+
+
+async def runs(session: str, db: Any = DBOS) -> list[Any]:
+    """The session's runs (DBOS workflow statuses), oldest first. `db`: DBOS in a
+    process that runs work, or a DBOSClient in one that only reads."""
+    found = await db.list_workflows_async(workflow_id_prefix=f"{session}/", name=WORKFLOW)
+    return sorted(found, key=lambda w: w.workflow_id)
+
+
+async def transcript(run: str, db: Any = DBOS) -> list[Message]:
+    steps = sorted(await db.list_workflow_steps_async(run), key=lambda s: s["function_id"])
+    return [s["output"] for s in steps if s["function_name"] == "message"]
+
+
+async def context_before(session: str, run: str) -> list[Message]:
+    """What the runs before `run` leave as context: every message but failed replies."""
+    out: list[Message] = []
+    for w in await runs(session):
+        if w.workflow_id >= run:
+            break
+        out += [m for m in await transcript(w.workflow_id) if not (m.role == "assistant" and m.is_error)]
+    return out
+
+
+@dataclass(frozen=True)
+class Row:
+    session: str
+    started: datetime.datetime | None
+    runs: int
+    last_prompt: str
+    outcome: str  # answered, failed, aborted, in flight, or the workflow's status
+
+
+def outcome_of(w: Any) -> str:
+    if w.status == "SUCCESS" and isinstance(w.output, dict):
+        return str(w.output.get("outcome", "ended"))
+    if w.status in ("PENDING", "ENQUEUED"):
+        return "in flight"
+    return str(w.status).lower()
+
+
+def prompt_of(w: Any) -> str:
+    try:
+        return str(w.input["args"][0]["prompt"])
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return ""
+
+
+def _time(ms: int | None) -> datetime.datetime | None:
+    return datetime.datetime.fromtimestamp(ms / 1000) if ms else None
+
+
+async def rows(db: Any = DBOS) -> list[Row]:
+    """Every session, the most recently started last."""
+    by: dict[str, list[Any]] = {}
+    for w in await db.list_workflows_async(name=WORKFLOW):
+        by.setdefault(w.workflow_id.rpartition("/")[0], []).append(w)
+    out = []
+    for session, ws in by.items():
+        ws.sort(key=lambda w: w.workflow_id)
+        out.append(Row(session, _time(ws[0].created_at), len(ws), prompt_of(ws[-1]), outcome_of(ws[-1])))
+    return sorted(out, key=lambda r: r.started or datetime.datetime.min)

@@ -1,0 +1,141 @@
+"""A run as a DBOS workflow: the generation loop with every effect a recorded step.
+
+Steps, by name: `message` (a transcript append: its output IS the message, so a
+transcript is the run's `message` steps in order and a crash never leaves half of
+one), `model`, `start`, `poll`, `cancel` (model requests), `clock` (a clock read),
+`intent` and `tool` (a tool call), and DBOS's durable sleep for waits. A restart
+replays the recorded results, so every count the rules keep (rounds, notes spent,
+retries, a job's send time, deadline and failures in a row) comes back as it was,
+without a copy kept anywhere else.
+
+A tool that is not replay-safe records its intent first; when the restart finds
+the intent recorded and the call not finished, the call is not run again and its
+result says it was interrupted (H7.4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dbos import DBOS
+
+from eukhe.ai.reply import ToolCall
+from eukhe.ai.request import Message
+from eukhe.harness import notes
+
+T = TypeVar("T")
+
+WORKFLOW = "eukhe.run"
+
+Show = Callable[[str, str, str], None]  # (run id, kind, text)
+
+
+class Live:
+    """What this process gives the runs it executes: where their lines go, and the
+    cancel signal of each (set from any thread)."""
+
+    show: Show = staticmethod(lambda run, kind, text: None)  # type: ignore[assignment]
+    cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # noqa: RUF012
+
+    @classmethod
+    def abort_all(cls) -> None:
+        for loop, event in list(cls.cancels.values()):
+            with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
+                loop.call_soon_threadsafe(event.set)
+
+
+class Durable:
+    """The effects of a run inside its workflow (see `eukhe.harness.effects`)."""
+
+    async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
+        result: T = await DBOS.run_step_async({"name": name}, work)
+        return result
+
+    async def now(self) -> float:
+        async def clock() -> float:
+            return time.time()
+
+        return await self.step("clock", clock)
+
+    async def sleep(self, seconds: float) -> None:
+        await DBOS.sleep_async(seconds)
+
+    async def tool(
+        self, call: ToolCall, replay_safe: bool, work: Callable[[], Awaitable[tuple[str, bool]]]
+    ) -> tuple[str, bool]:
+        if replay_safe:
+            return await self.step("tool", work)
+        ran = False
+
+        async def intent() -> str:
+            nonlocal ran
+            ran = True
+            return call.id
+
+        await self.step("intent", intent)
+
+        async def once() -> tuple[str, bool]:
+            if not ran:  # the intent was recorded by a process that is gone: the call may have run
+                return notes.interrupted(call.name, restart=True), True
+            return await work()
+
+        return await self.step("tool", once)
+
+    async def append(self, message: Message) -> None:
+        async def message_() -> Message:
+            return message
+
+        await self.step("message", message_)
+
+
+@DBOS.workflow(name=WORKFLOW)
+async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
+    """One run of a session. `spec`: session, run, prompt, model, baseUrl, api, cwd,
+    settings (the run settings, as a dict). The provider's key is read from this
+    process's environment, never stored."""
+    import dataclasses
+
+    from eukhe.ai.models import ModelError, provider_for, resolve
+    from eukhe.harness.generation import Generation, Settings
+    from eukhe.harness.session import runner, scanner, tool_specs
+    from eukhe.settings import SettingsError, load
+    from eukhe.store import sessions
+    from eukhe.tools import BUILTIN, Context
+
+    run_id = str(DBOS.workflow_id)
+    cwd = Path(spec["cwd"])
+    known = {f.name for f in dataclasses.fields(Settings)}
+    settings = Settings(**{k: v for k, v in dict(spec.get("settings") or {}).items() if k in known})
+    try:
+        route = resolve(spec["model"], load(cwd), spec.get("baseUrl"), spec.get("api"))
+    except (ModelError, SettingsError) as e:
+        return {"outcome": "failed", "answer": "", "error": {"kind": "model_error", "message": str(e)},
+                "rounds": 0, "notes": 0, "retries": 0}  # fmt: skip
+    provider = provider_for(route)
+    context = await sessions.context_before(spec["session"], run_id)
+    ctx = Context(cwd=cwd)
+    Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
+    g = Generation(
+        provider,
+        route.model,
+        tool_specs(BUILTIN),
+        runner(BUILTIN, ctx),
+        settings,
+        scan=scanner(),
+        show=lambda kind, text: Live.show(run_id, kind, text),
+        cancel=ctx.cancel,
+        effects=Durable(),
+        replay_safe=frozenset(name for name, t in BUILTIN.items() if getattr(t, "replay_safe", False)),
+    )
+    try:
+        out = await g.run(spec["prompt"], context)
+    finally:
+        Live.cancels.pop(run_id, None)
+        with contextlib.suppress(Exception):
+            await provider.close()
+    return out.json()
