@@ -81,7 +81,7 @@ class FauxModel:
 
     async def stream(self, request: Request) -> AsyncIterator[Event]:
         self.requests.append(request)
-        turn = self.script.next(last_user(request))
+        turn = self.script.next(last_user(request), sum(m.role == "tool" for m in request.messages))
         if turn.error_status:
             headers = {"retry-after": f"{turn.retry_after:g}"} if turn.retry_after is not None else None
             yield _failed(errors.http_failure(self.name, turn.error_status, turn.error_body, headers))
@@ -104,7 +104,7 @@ class FauxModel:
 
     async def start(self, request: Request, window: str | None = None) -> Job | Reply:
         self.requests.append(request)
-        turn = self.script.next(last_user(request))
+        turn = self.script.next(last_user(request), sum(m.role == "tool" for m in request.messages))
         if turn.error_status:
             return _failed(errors.http_failure(self.name, turn.error_status, turn.error_body)).reply
         jid = f"faux_job_{next(self._ids)}"

@@ -44,6 +44,7 @@ class Turn:
     drop_after: int | None = None  # drop the connection after this many chunks
     deferred_polls: int = 0  # background job: polls answered "in progress" first
     when: str | None = None  # only for a request whose last user message holds this text
+    results: int | None = None  # only for a request with this many tool results; never used up
     error_after: int | None = None  # an error event inside the stream after this many events
     error_type: str = "overloaded_error"
     error_message: str = "Overloaded"
@@ -63,9 +64,14 @@ class Script:
     def __post_init__(self) -> None:
         self.used = [False] * len(self.turns)
 
-    def next(self, last_user: str) -> Turn:
-        """The first unused reply whose `when` fits this request."""
+    def next(self, last_user: str, results: int = 0) -> Turn:
+        """The first unused reply whose `when` and `results` fit this request (a reply
+        with `results` is never used up: a resent request gets it again)."""
         for i, turn in enumerate(self.turns):
+            if turn.results is not None:
+                if turn.results == results and (turn.when is None or turn.when in last_user):
+                    return turn
+                continue
             if not self.used[i] and (turn.when is None or turn.when in last_user):
                 self.used[i] = True
                 return turn
@@ -112,6 +118,7 @@ _KEYS = {
     "repeat",
     "deferred",
     "when",
+    "results",
     "usage",
     "streamError",
 }
@@ -176,6 +183,7 @@ def _turn(r: Any, where: str) -> Turn:
         drop_after=_opt_int(r, "dropAfter", where),
         deferred_polls=polls,
         when=r.get("when"),
+        results=_opt_int(r, "results", where),
         usage=(int(usage[0]), int(usage[1])),
     )
 

@@ -50,6 +50,22 @@ class State:
     count: int = 0
 
 
+def results(body: Any) -> int:
+    """How many tool results the request's context holds, in any of the three formats."""
+    if not isinstance(body, dict):
+        return 0
+    items = body.get("messages") or body.get("input") or []
+    n = 0
+    for m in items if isinstance(items, list) else []:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool" or m.get("type") == "function_call_output":
+            n += 1
+        elif isinstance(m.get("content"), list):
+            n += sum(1 for p in m["content"] if isinstance(p, dict) and p.get("type") == "tool_result")
+    return n
+
+
 def last_user(body: Any) -> str:
     """The text of the request's last user message, in any of the three formats."""
     if not isinstance(body, dict):
@@ -102,7 +118,7 @@ class Handler(BaseHTTPRequestHandler):
         if body is None:
             return self._json(400, {"error": {"message": "the request body is not JSON"}})
         with st.lock:
-            turn = st.script.next(last_user(body))
+            turn = st.script.next(last_user(body), results(body))
         if turn.error_status:
             headers = {"retry-after": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
             return self._json(turn.error_status, turn.error_body, headers)
