@@ -1,0 +1,76 @@
+"""`eukhe` as a user runs it, in its own process, which a test may kill at any moment."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DEADLINE = 60.0  # seconds any one wait of these tests may take
+
+
+def env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {**os.environ, "EUKHE_HOME": str(home), **(extra or {})}
+
+
+def eukhe(
+    *args: str, cwd: Path, home: Path, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "eukhe", *args],
+        cwd=cwd,
+        env=env(home, extra),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def start(*args: str, cwd: Path, home: Path, extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "eukhe", *args],
+        cwd=cwd,
+        env=env(home, extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def until(what: str, ok: Callable[[], bool], deadline: float = DEADLINE) -> None:
+    end = time.monotonic() + deadline
+    while not ok():
+        if time.monotonic() > end:
+            raise AssertionError(f"waited {deadline:.0f} s for {what}")
+        time.sleep(0.02)
+
+
+def kill(p: subprocess.Popen[str]) -> None:
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=DEADLINE)
+    if p.stdout:
+        p.stdout.close()
+    if p.stderr:
+        p.stderr.close()
+
+
+def sessions(cwd: Path, home: Path) -> list[dict[str, Any]]:
+    done = eukhe("sessions", "--json", cwd=cwd, home=home)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout)["sessions"])
+
+
+def show(session: str, cwd: Path, home: Path) -> dict[str, Any]:
+    done = eukhe("session", "show", "--json", session, cwd=cwd, home=home)
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def messages(session: str, cwd: Path, home: Path) -> list[dict[str, Any]]:
+    return [m for r in show(session, cwd, home)["runs"] for m in r["messages"]]

@@ -1,0 +1,109 @@
+"""Durable runs (H4 round count, H4.7, H7.4): the real `eukhe run` process is killed
+with SIGKILL, and the next start finishes its run with nothing lost and no unsafe
+tool run twice."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.harness import notes
+from tests.store.proc import eukhe, kill, messages, sessions, start, until
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def run_args(server: FauxServer, *more: str) -> list[str]:
+    return ["run", "--model", "vllm/m", "--base-url", server.url, "--json", *more]
+
+
+def test_answers_an_unsafe_tool_interrupted_after_intent_with_what_is_durable_only(tmp_path: Path) -> None:
+    home, out = tmp_path / "home", tmp_path / "out.txt"
+    script = [
+        {"results": 0, **bash("echo one >> out.txt; sleep 30")},
+        {"results": 1, "text": "done"},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start(*run_args(server, "go"), cwd=tmp_path, home=home)
+        until("the command to start", lambda: lines(out) == ["one"])
+        kill(p)
+        done = eukhe("resume", cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "resuming run" in done.stderr and "ended answered" in done.stderr
+    assert lines(out) == ["one"]  # the unsafe call was not run again
+    [row] = sessions(tmp_path, home)
+    assert row["outcome"] == "answered"
+    got = messages(row["id"], tmp_path, home)
+    assert [m["role"] for m in got] == ["user", "assistant", "tool", "assistant"]
+    assert got[2]["content"] == notes.interrupted("bash", restart=True) and got[2]["isError"]
+    assert got[3]["content"] == "done"
+
+
+def test_keeps_the_rounds_a_run_made_across_reopen(tmp_path: Path) -> None:
+    """The cap counts the rounds made before the process died: a restarted run does
+    not start counting again."""
+    home = tmp_path / "home"
+    (tmp_path / "a.txt").write_text("a\n")
+    read = {"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}
+    script = [{"results": n, **read, **({"chunks": 20, "delay": 0.5} if n == 2 else {})} for n in range(10)]
+    with FauxServer(parse(script)) as server:
+        p = start(*run_args(server, "--max-tool-rounds", "3", "go"), cwd=tmp_path, home=home)
+        until("the third request", lambda: len(server.seen) >= 3)
+        kill(p)
+        done = eukhe("resume", cwd=tmp_path, home=home)
+        sent = len(server.seen)
+    assert done.returncode == 0, done.stderr
+    assert "ended failed" in done.stderr and "maxToolRounds = 3" in done.stderr
+    [row] = sessions(tmp_path, home)
+    got = messages(row["id"], tmp_path, home)
+    assert sum(m["role"] == "tool" for m in got) == 3
+    assert sent == 4  # three before the kill, the third again after it
+
+
+CRASH_SCRIPT = [
+    {"results": 0, "chunks": 8, "delay": 0.05, **bash("echo one >> out.txt; sleep 0.3")},
+    {"results": 1, "chunks": 8, "delay": 0.05, **bash("echo two >> out.txt; sleep 0.3")},
+    {"results": 2, "chunks": 8, "delay": 0.05, **bash("echo three >> out.txt; sleep 0.3")},
+    {"results": 3, "text": "All three lines are written.", "chunks": 8, "delay": 0.05},
+]
+
+
+@pytest.mark.parametrize("after", [0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8, 3.2])
+def test_a_run_killed_at_any_moment_ends_answered_with_every_message_once(
+    tmp_path: Path, after: float
+) -> None:
+    """Killed `after` seconds past its first request (in a stream, in a bash call,
+    between steps), restarted: answered, each message once, each line at most once."""
+    home, out = tmp_path / "home", tmp_path / "out.txt"
+    with FauxServer(parse(CRASH_SCRIPT)) as server:
+        p = start(*run_args(server, "write three lines"), cwd=tmp_path, home=home)
+        until("the first request", lambda: len(server.seen) >= 1)
+        try:
+            p.wait(timeout=after)
+        except subprocess.TimeoutExpired:
+            kill(p)
+        other = tmp_path / "other"  # the next run works elsewhere: only the first one writes out.txt
+        other.mkdir()
+        done = eukhe(*run_args(server, "and now?"), cwd=other, home=home)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["outcome"] == "answered"
+    rows = sessions(tmp_path, home)
+    first = [r for r in rows if r["runs"] == 1 and r["lastPrompt"] == "write three lines"]
+    assert len(first) == 1 and first[0]["outcome"] == "answered", (rows, done.stderr)
+    got = messages(first[0]["id"], tmp_path, home)
+    assert [m["role"] for m in got] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert got[-1]["content"] == "All three lines are written."
+    for line in ("one", "two", "three"):
+        assert lines(out).count(line) <= 1, lines(out)
+    assert len(lines(out)) >= 2  # at most the call the kill cut is not run again
