@@ -5,7 +5,10 @@ tool run twice."""
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.harness import notes
-from tests.store.proc import eukhe, kill, messages, sessions, start, until
+from tests.store.proc import env, eukhe, kill, messages, sessions, start, until
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -107,3 +110,73 @@ def test_a_run_killed_at_any_moment_ends_answered_with_every_message_once(
     for line in ("one", "two", "three"):
         assert lines(out).count(line) <= 1, lines(out)
     assert len(lines(out)) >= 2  # at most the call the kill cut is not run again
+
+
+POSTGRES = os.environ.get("EUKHE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _fresh_database() -> str:
+    """A new, empty database on the test server (dropped by the caller)."""
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        conn = psycopg.connect(POSTGRES, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as e:
+        pytest.skip(f"no Postgres server answers at {POSTGRES} (set EUKHE_TEST_POSTGRES_URL): {e}")
+    name = f"eukhe_{secrets.token_hex(4)}"
+    with conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return name
+
+
+def _drop(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(POSTGRES, autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_two_workers_share_a_postgres_store_and_one_finishes_what_the_other_started(tmp_path: Path) -> None:
+    name = _fresh_database()
+    url = POSTGRES.rsplit("/", 1)[0] + "/" + name
+    try:
+        homes = [tmp_path / "one", tmp_path / "two"]
+        for h in homes:
+            h.mkdir()
+            (h / "settings.json").write_text(json.dumps({"durable": {"databaseUrl": url}}))
+        out = tmp_path / "out.txt"
+        script = [
+            {"results": 0, **bash("echo one >> out.txt")},
+            {"results": 1, "text": "done", "chunks": 20, "delay": 0.5},
+        ]
+        with FauxServer(parse(script)) as server:
+            p = start(*run_args(server, "go"), cwd=tmp_path, home=homes[0])
+            until("the second request", lambda: len(server.seen) >= 2)
+            kill(p)
+            done = eukhe("resume", cwd=tmp_path, home=homes[1])
+        assert done.returncode == 0, done.stderr
+        assert "ended answered" in done.stderr
+        assert not (homes[1] / "eukhe.sqlite").exists()  # the store is the Postgres database
+        [row] = sessions(tmp_path, homes[0])
+        assert row["outcome"] == "answered"
+        assert lines(out) == ["one"]
+    finally:
+        _drop(name)
+
+
+def test_dbos_stays_out_of_sight_and_out_of_commands_that_run_no_work(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with FauxServer(parse(["fine"])) as server:
+        done = eukhe(*run_args(server, "hi"), cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
+    seen = (done.stdout + done.stderr).lower()
+    assert "dbos" not in seen and "console" not in seen and "conductor" not in seen, seen
+    assert "DBOS launched" in (home / "logs" / "dbos.log").read_text()
+    probe = (
+        "import sys\nfrom eukhe.cli.main import main\n"
+        "for argv in (['--help'], ['laws', '--help'], ['demo', '--json'], ['faux', '--help']):\n"
+        "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+        "print('DBOS-IMPORTED' if 'dbos' in sys.modules else 'DBOS-NOT-IMPORTED')\n"
+    )
+    argv = [sys.executable, "-c", probe]
+    done = subprocess.run(argv, cwd=tmp_path, env=env(home), capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().endswith("DBOS-NOT-IMPORTED"), done.stdout[-500:] + done.stderr[-2000:]
