@@ -180,3 +180,37 @@ def test_dbos_stays_out_of_sight_and_out_of_commands_that_run_no_work(tmp_path: 
     argv = [sys.executable, "-c", probe]
     done = subprocess.run(argv, cwd=tmp_path, env=env(home), capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().endswith("DBOS-NOT-IMPORTED"), done.stdout[-500:] + done.stderr[-2000:]
+
+
+def test_a_poll_checkpoint_keeps_the_failures_in_a_row_across_a_kill(tmp_path: Path) -> None:
+    """A deferred answer whose polls keep failing: a run killed after two failed polls
+    and restarted polls the job as often in all as a run never killed (give or take
+    the one poll the kill may cut), not as often again: its failures in a row, send
+    time and deadline come back from the checkpoint."""
+    settings = {"retry": {"maxRetries": 3, "baseDelayMs": 300}}
+    script = [{"text": "late", "deferred": {"polls": 1, "pollErrors": 100}}]
+    args = ["--api", "openai-responses", "--deferred", "15m", "--poll-interval", "0.05", "go"]
+
+    def polls(server: FauxServer) -> int:
+        return sum(s.method == "GET" for s in server.seen)
+
+    homes = [tmp_path / "whole", tmp_path / "killed"]
+    for h in homes:
+        h.mkdir()
+        (h / "settings.json").write_text(json.dumps(settings))
+    with FauxServer(parse(script)) as server:
+        done = eukhe(*run_args(server, *args), cwd=tmp_path, home=homes[0])
+        whole = polls(server)
+    assert done.returncode == 1 and "faux poll failure" in done.stderr, done.stderr
+    assert whole == settings["retry"]["maxRetries"] + 1
+    with FauxServer(parse(script)) as server:
+        p = start(*run_args(server, *args), cwd=tmp_path, home=homes[1])
+        until("two failed polls", lambda: polls(server) >= 2)
+        kill(p)
+        done = eukhe("resume", cwd=tmp_path, home=homes[1])
+        after = polls(server)
+        cancelled = [s for s in server.seen if s.method == "POST" and s.path.endswith("/cancel")]
+    assert done.returncode == 0, done.stderr
+    assert "ended failed" in done.stderr and "faux poll failure" in done.stderr
+    assert whole <= after <= whole + 1, (whole, after, done.stderr[:3000])
+    assert len(cancelled) == 1  # the job is cancelled once the run gives up on it

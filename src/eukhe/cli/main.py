@@ -118,6 +118,15 @@ def run_command(
     session: Annotated[
         str | None, typer.Option("--session", help="Continue this session (default: a new one).")
     ] = None,
+    deferred: Annotated[
+        str | None,
+        typer.Option(
+            "--deferred",
+            help="Ask for a deferred answer (a background job, --api openai-responses), "
+            "polled until its window ends: 15m, 1h or 24h.",
+        ),
+    ] = None,
+    poll_interval: Annotated[float, typer.Option("--poll-interval", hidden=True, min=0.01)] = 5.0,
 ) -> None:
     """Run one turn against a model, with the built-in tools, until it ends. The run is
     durable: if the process dies, the next `eukhe run` or `eukhe resume` finishes it."""
@@ -153,6 +162,8 @@ def run_command(
         "api": api,
         "cwd": str(Path.cwd()),
         "settings": dataclasses.asdict(rs),
+        "deferred": deferred,
+        "pollSeconds": poll_interval,
     }
     out = _durable(settings, as_json, spec, session)
     assert out is not None

@@ -53,7 +53,10 @@ class Durable:
     """The effects of a run inside its workflow (see `eukhe.harness.effects`)."""
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
-        result: T = await DBOS.run_step_async({"name": name}, work)
+        async def run() -> T:  # a coroutine function, whatever `work` is: DBOS awaits it on this loop
+            return await work()
+
+        result: T = await DBOS.run_step_async({"name": name}, run)
         return result
 
     async def now(self) -> float:
@@ -130,6 +133,9 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         show=lambda kind, text: Live.show(run_id, kind, text),
         cancel=ctx.cancel,
         effects=Durable(),
+        background=spec.get("deferred") is not None,
+        window=spec.get("deferred"),
+        poll_interval=float(spec.get("pollSeconds") or 5.0),
         replay_safe=frozenset(name for name, t in BUILTIN.items() if getattr(t, "replay_safe", False)),
     )
     try:

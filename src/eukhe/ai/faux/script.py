@@ -43,6 +43,7 @@ class Turn:
     stall: float = 3600.0  # for this long
     drop_after: int | None = None  # drop the connection after this many chunks
     deferred_polls: int = 0  # background job: polls answered "in progress" first
+    poll_errors: int = 0  # background job: polls answered HTTP 503 before any other
     when: str | None = None  # only for a request whose last user message holds this text
     results: int | None = None  # only for a request with this many tool results; never used up
     error_after: int | None = None  # an error event inside the stream after this many events
@@ -160,7 +161,10 @@ def _turn(r: Any, where: str) -> Turn:
         body = e.get("body", {"error": {"message": f"faux error {status}"}})
         wait = e.get("retryAfter")
     deferred = r.get("deferred")
-    polls = _int(deferred, "polls", where + ": deferred", 1) if isinstance(deferred, Mapping) else 0
+    polls = poll_errors = 0
+    if isinstance(deferred, Mapping):
+        polls = _int(deferred, "polls", where + ": deferred", 1)
+        poll_errors = _int(deferred, "pollErrors", where + ": deferred", 0)
     usage = r.get("usage", [10, 10])
     se = r.get("streamError")
     if se is not None and not isinstance(se, Mapping):
@@ -182,6 +186,7 @@ def _turn(r: Any, where: str) -> Turn:
         stall=float(r.get("stall", 3600.0)),
         drop_after=_opt_int(r, "dropAfter", where),
         deferred_polls=polls,
+        poll_errors=poll_errors,
         when=r.get("when"),
         results=_opt_int(r, "results", where),
         usage=(int(usage[0]), int(usage[1])),

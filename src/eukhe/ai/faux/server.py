@@ -28,6 +28,7 @@ class Job:
     turn: Turn
     polls_left: int
     status: str = "queued"
+    errors_left: int = 0
 
 
 @dataclass
@@ -132,7 +133,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.endswith("/responses"):
             if body.get("background"):
                 with st.lock:
-                    st.jobs[rid] = Job(turn, turn.deferred_polls)
+                    st.jobs[rid] = Job(turn, turn.deferred_polls, errors_left=turn.poll_errors)
                 obj = wire.response_object(turn, model, rid, "queued")
                 obj["background"] = True
                 return self._json(200, obj)
@@ -146,6 +147,12 @@ class Handler(BaseHTTPRequestHandler):
         job = self.state.jobs.get(m.group(1)) if m else None
         if m is None or job is None:
             return self._json(404, {"error": {"message": f"no such job: {self.path}"}})
+        with self.state.lock:
+            failing = job.errors_left > 0 and job.status not in ("cancelled", "completed")
+            if failing:
+                job.errors_left -= 1
+        if failing:
+            return self._json(503, {"error": {"message": "faux poll failure", "type": "server_error"}})
         with self.state.lock:
             if job.status not in ("cancelled", "completed"):
                 if job.polls_left > 0:
