@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -214,3 +215,20 @@ def test_a_poll_checkpoint_keeps_the_failures_in_a_row_across_a_kill(tmp_path: P
     assert "ended failed" in done.stderr and "faux poll failure" in done.stderr
     assert whole <= after <= whole + 1, (whole, after, done.stderr[:3000])
     assert len(cancelled) == 1  # the job is cancelled once the run gives up on it
+
+
+def test_ctrl_c_aborts_a_durable_run_cleanly_and_it_stays_aborted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with FauxServer(parse([{"text": "slow answer", "chunks": 50, "delay": 1.0}])) as server:
+        p = start(*run_args(server, "go"), cwd=tmp_path, home=home)
+        until("the request", lambda: len(server.seen) >= 1)
+        p.send_signal(signal.SIGINT)
+        code = p.wait(timeout=30)
+        assert p.stdout is not None
+        last = json.loads(p.stdout.read().splitlines()[-1])
+        kill(p)
+        again = eukhe("resume", cwd=tmp_path, home=home)
+    assert code == 130 and last["outcome"] == "aborted"
+    assert "resuming" not in again.stderr  # an aborted run has ended: nothing to finish
+    [row] = sessions(tmp_path, home)
+    assert row["outcome"] == "aborted"

@@ -9,9 +9,10 @@ from typing import Any
 
 from dbos import DBOS, SetWorkflowID
 
+from eukhe.harness.generation import ABORT_GRACE, race
 from eukhe.store import sessions
 from eukhe.store.durable import gone
-from eukhe.store.workflow import WORKFLOW, run_workflow
+from eukhe.store.workflow import WORKFLOW, Live, run_workflow
 
 Say = Callable[[str], None]
 
@@ -52,8 +53,16 @@ async def start(spec: dict[str, Any], session: str) -> Any:
 
 
 async def result(run: str, handle: Any = None) -> dict[str, Any]:
+    """How a run ended. The wait ends on Ctrl-C too: the runs this process executes
+    are aborted (and end within their grace); a run another process picked up is
+    left to it, with a line that says so."""
     handle = handle or await DBOS.retrieve_workflow_async(run)
-    out = await handle.get_result()
+    stop = Live.stop[1] if Live.stop else asyncio.Event()
+    finished, out = await race(handle.get_result(), stop, grace=2 * ABORT_GRACE)
+    if not finished:
+        message = f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
+        return {"outcome": "aborted", "answer": "", "error": {"kind": "aborted", "message": message},
+                "rounds": 0, "notes": 0, "retries": 0}  # fmt: skip
     return out if isinstance(out, dict) else {"outcome": "failed", "error": {"kind": "model_error",
             "message": f"run {run} ended without an outcome"}, "answer": "", "rounds": 0, "notes": 0,
             "retries": 0}  # fmt: skip
@@ -73,6 +82,7 @@ async def finish(ids: list[str], say: Say) -> list[dict[str, Any]]:
 async def drive(spec: dict[str, Any] | None, session: str | None, say: Say) -> dict[str, Any] | None:
     """Recover what a dead process left, then run `spec` (if any) as the session's
     next run and wait for everything this process started or recovered."""
+    Live.stop = (asyncio.get_running_loop(), asyncio.Event())
     recovered = await recover(say)
     mine = [r for r in recovered if session is not None and r.startswith(f"{session}/")]
     await finish(mine, say)  # the session's cut-off run ends before its next one starts

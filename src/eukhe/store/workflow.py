@@ -42,9 +42,12 @@ class Live:
     show: Show = staticmethod(lambda run, kind, text: None)  # type: ignore[assignment]
     cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # noqa: RUF012
 
+    stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
+
     @classmethod
     def abort_all(cls) -> None:
-        for loop, event in list(cls.cancels.values()):
+        """Ctrl-C: abort every run this process executes, and stop waiting for the rest."""
+        for loop, event in [*cls.cancels.values(), *([cls.stop] if cls.stop else [])]:
             with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
                 loop.call_soon_threadsafe(event.set)
 
