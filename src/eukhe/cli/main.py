@@ -72,6 +72,7 @@ def _show(as_json: bool) -> Any:
         "tool": ("  tool", "dim"),
         "note": ("↻ note", "yellow"),
         "retry": ("⏳ retry", "magenta"),
+        "interrupted": ("⚠ interrupted", "red"),
     }
 
     def show(kind: str, text: str) -> None:

@@ -335,9 +335,14 @@ class Generation:
             if cut:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
-            self.show("tool", f"{c.name} {(c.raw or json.dumps(c.arguments))[:200]}")
-            out.append(await self.fx.tool(c, c.name in self.replay_safe, functools.partial(self.run_tool, c)))
+            work = functools.partial(self._run_tool, c)
+            out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
         return out
+
+    async def _run_tool(self, c: ToolCall) -> tuple[str, bool]:
+        """Shown as it runs (a replay after a crash shows only what runs again)."""
+        self.show("tool", f"{c.name} {(c.raw or json.dumps(c.arguments))[:200]}")
+        return await self.run_tool(c)
 
     async def _log(self, out: Outcome, msg: Message) -> None:
         out.transcript.append(msg)

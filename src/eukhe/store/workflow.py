@@ -53,7 +53,11 @@ class Live:
 
 
 class Durable:
-    """The effects of a run inside its workflow (see `eukhe.harness.effects`)."""
+    """The effects of a run inside its workflow (see `eukhe.harness.effects`).
+    `show`: where a call the restart does not run again is shown."""
+
+    def __init__(self, show: Callable[[str, str], None] = lambda kind, text: None) -> None:
+        self.show = show
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
         async def run() -> T:  # a coroutine function, whatever `work` is: DBOS awaits it on this loop
@@ -87,7 +91,9 @@ class Durable:
 
         async def once() -> tuple[str, bool]:
             if not ran:  # the intent was recorded by a process that is gone: the call may have run
-                return notes.interrupted(call.name, restart=True), True
+                text = notes.interrupted(call.name, restart=True)
+                self.show("interrupted", text)
+                return text, True
             return await work()
 
         return await self.step("tool", once)
@@ -135,7 +141,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         scan=scanner(),
         show=lambda kind, text: Live.show(run_id, kind, text),
         cancel=ctx.cancel,
-        effects=Durable(),
+        effects=Durable(lambda kind, text: Live.show(run_id, kind, text)),
         background=spec.get("deferred") is not None,
         window=spec.get("deferred"),
         poll_interval=float(spec.get("pollSeconds") or 5.0),
