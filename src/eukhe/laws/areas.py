@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from eukhe.laws import recovery, run, wait
+from eukhe.laws import aux_fallback, recovery, run, skill_load, wait
 from eukhe.laws.engine import Area
 
 AREAS: dict[str, Area] = {
     "run": run.AREA,
     "recovery": recovery.AREA,
     "wait": wait.AREA,
+    "aux_fallback": aux_fallback.AREA,
+    "skill_load": skill_load.AREA,
 }
