@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from eukhe.harness.repeat import rounds_in_a_row, same_calls
 from eukhe.rules import recovery
 from eukhe.rules import run as h4
 from eukhe.rules.recovery import Act, Out
+from eukhe.rules.retry import retry_wait_ms
 
 ABORT_GRACE = 3.0
 """Seconds a phase handler that ignores the cancel is given before it is dropped."""
@@ -423,12 +425,11 @@ class Generation:
         return notes.no_answer(reply.stop.value, thinking)
 
     def _retry_wait(self, used: int, failure: Failure | None) -> float:
-        """Exponential from retry.baseDelayMs, capped, never shorter than the server's wait."""
+        """Seconds to wait before retry `used`, as rules.retry says."""
         s = self.settings
-        wait: float = min(s.base_delay_ms * 2 ** (used - 1), s.max_retry_delay_ms) / 1000.0
-        if failure is not None and failure.retry_after is not None:
-            wait = max(wait, failure.retry_after)
-        return wait
+        server = failure.retry_after if failure is not None else None
+        server_ms = math.ceil(server * 1000) if server is not None and math.isfinite(server) else None
+        return retry_wait_ms(s.base_delay_ms, s.max_retry_delay_ms, used, server_ms) / 1000.0
 
     def _ended(self, state: h4.Run, out: Outcome, failure_text: str) -> Outcome:
         if state.end is h4.End.ANSWERED:
