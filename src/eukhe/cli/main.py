@@ -400,6 +400,96 @@ def faux_serve(
         server.stop()
 
 
+def _printable(text: str) -> str:
+    """A path or message as a terminal prints it: names that are not UTF-8 escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@app.command("settings")
+def settings_command(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: settings, sources, files.")
+    ] = False,
+) -> None:
+    """Print the settings in effect and where each value came from: the default,
+    ~/.eukhe/settings.json ($EUKHE_HOME) or .eukhe/settings.json here. Files are only read."""
+    from pathlib import Path
+
+    from eukhe.settings import SettingsError, resolve
+
+    try:
+        resolved = resolve(Path.cwd())
+    except SettingsError as e:
+        typer.echo(f"eukhe settings: {e}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(resolved.json(), indent=2))
+        return
+    for line in resolved.lines():
+        typer.echo(_printable(line))
+
+
+def _resources(kind: str, paths: list[str] | None, as_json: bool) -> None:
+    """`eukhe skills` and `eukhe prompts`: what loaded, then every diagnostic."""
+    from pathlib import Path
+
+    from eukhe.settings import SettingsError
+    from eukhe.skills import get_resource_snapshot
+
+    try:
+        if kind == "skills":
+            snapshot = get_resource_snapshot(Path.cwd(), skill_paths=paths or ())
+        else:
+            snapshot = get_resource_snapshot(Path.cwd(), prompt_paths=paths or ())
+    except SettingsError as e:
+        typer.echo(f"eukhe {kind}: {e}", err=True)
+        raise typer.Exit(2) from None
+    loaded = snapshot.skills if kind == "skills" else snapshot.prompts
+    diagnostics = snapshot.diagnostics[kind]
+    if as_json:
+        out = {kind: [r.json() for r in loaded], "diagnostics": [d.json() for d in diagnostics]}
+        typer.echo(json.dumps(out, indent=2))
+        return
+    noun = "skill" if kind == "skills" else "prompt template"
+    typer.echo(f"{len(loaded)} {noun}{'' if len(loaded) == 1 else 's'} loaded")
+    for r in loaded:
+        typer.echo(_printable(f"  {r.name}: {r.description} ({r.path})"))
+    if diagnostics:
+        typer.echo(f"{len(diagnostics)} diagnostic{'' if len(diagnostics) == 1 else 's'}")
+        for d in diagnostics:
+            typer.echo(_printable(f"  {d.path}: {d.error}"))
+
+
+@app.command("skills")
+def skills_command(
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--skill", help="A skill file or folder besides the usual; repeatable."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"skills": [...], "diagnostics": [...]}.')
+    ] = False,
+) -> None:
+    """List the skills that load (~/.eukhe/skills, .eukhe/skills, the setting `skills`) and
+    every skill file, folder or ignore rule that fails, with its path and error."""
+    _resources("skills", path, as_json)
+
+
+@app.command("prompts")
+def prompts_command(
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--prompt", help="A template file or folder besides the usual; repeatable."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"prompts": [...], "diagnostics": [...]}.')
+    ] = False,
+) -> None:
+    """List the prompt templates that load (~/.eukhe/prompts, .eukhe/prompts, the setting
+    `prompts`) and every template that fails, with its path and error."""
+    _resources("prompts", path, as_json)
+
+
 def _json(report: object) -> dict[str, object]:
     from eukhe.laws.engine import Report
 

@@ -232,7 +232,7 @@ class File:
 @dataclass(frozen=True)
 class Checked:
     """The check of one file: its name, whether it loads, its messages (none when it
-    loads), and the description and flags it loads with."""
+    loads), the description and flags it loads with, and the model's verdict."""
 
     name: str
     loads: bool
@@ -240,6 +240,7 @@ class Checked:
     description: str
     disable_model_invocation: bool
     argument_hint: str
+    verdict: Verdict
 
 
 def _meta(f: File) -> Mapping[object, object]:
@@ -257,12 +258,12 @@ def name_of(f: File) -> str:
 
 def summary(description: object, body: str) -> str:
     """A template's description: the frontmatter's when it is non-blank text, else the
-    first non-blank line of the body, cut at `SUMMARY` characters."""
+    first non-blank line of the body, cut at `SUMMARY` characters (no blanks at the ends)."""
     if isinstance(description, str) and description.strip():
         return description.strip()
     for line in body.splitlines():
         if line.strip():
-            return line.strip()[:SUMMARY]
+            return line.strip()[:SUMMARY].rstrip()
     return ""
 
 
@@ -306,6 +307,7 @@ def check_file(f: File, winners: Mapping[str, str], lim: Limits = LIMITS) -> Che
         description=description if verdict.loads else "",
         disable_model_invocation=meta.get("disable-model-invocation") is True,
         argument_hint=hint.strip() if isinstance(hint, str) else "",
+        verdict=verdict,
     )
 
 

@@ -1,7 +1,26 @@
 """settings.json: the user's (`$EUKHE_HOME`, default `~/.eukhe`) deep-merged with the
-project's (`.eukhe/settings.json`); a malformed file is a clear error naming the file
-and the place, and is never rewritten."""
+project's (`.eukhe/settings.json`) over a default for every key; a malformed file is
+a clear error naming the file and the place, and is never rewritten.
 
+`resolve` gives the settings in effect and where each value came from (what
+`eukhe settings` prints); `load` the files' merge alone; `KEYS` every key eukhe
+reads, with its default.
+"""
+
+from eukhe.settings.keys import KEYS, Key, defaults
 from eukhe.settings.load import SettingsError, home, load, run_settings, value
+from eukhe.settings.resolve import DEFAULT, Resolved, resolve
 
-__all__ = ["SettingsError", "home", "load", "run_settings", "value"]
+__all__ = [
+    "DEFAULT",
+    "KEYS",
+    "Key",
+    "Resolved",
+    "SettingsError",
+    "defaults",
+    "home",
+    "load",
+    "resolve",
+    "run_settings",
+    "value",
+]

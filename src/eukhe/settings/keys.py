@@ -1,0 +1,98 @@
+"""Every settings key eukhe reads: its name in settings.json, its kind and its default.
+
+Names and defaults are the spec's where it gives them; where the running code
+already holds the default (the run's `Settings`, the round cap), it is taken
+from there, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from eukhe.harness.generation import Settings
+from eukhe.rules.run import DEFAULT_MAX_TOOL_ROUNDS
+
+SETTLE_TIMEOUT_MS = 20_000
+"""`memory.settleTimeoutMs` when unset or 0 (H2.3)."""
+SUBAGENT_STALL_MS = 600_000
+"""`subagentStallMs` when unset or 0 (H5.2)."""
+BASH_TIMEOUT_MS = 120_000
+"""`bash.defaultTimeoutMs`: the bash tool's own default (the spec gives it no rule)."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One setting: dotted name, kind (`whole`, `bool`, `model`, `names`, `paths`,
+    `object`), default, and what it does."""
+
+    name: str
+    kind: str
+    default: Any
+    says: str
+
+
+_RUN = Settings()
+
+KEYS: tuple[Key, ...] = (
+    Key("model", "model", None, "provider/model the session runs (e.g. openai/gpt-4.1)"),
+    Key("providers", "object", {}, "providers by name: api, baseUrl, apiKeyEnv, concurrency"),
+    Key("maxToolRounds", "whole", DEFAULT_MAX_TOOL_ROUNDS, "tool rounds a run makes at most; 0 = 250"),
+    Key("retry.enabled", "bool", _RUN.retry_enabled, "transient errors are retried"),
+    Key("retry.maxRetries", "whole", _RUN.max_retries, "transient retries per generation"),
+    Key("retry.baseDelayMs", "whole", _RUN.base_delay_ms, "first wait before a retry"),
+    Key("retry.provider.maxRetryDelayMs", "whole", _RUN.max_retry_delay_ms, "longest wait before a retry"),
+    Key(
+        "retry.provider.streamIdleTimeoutMs",
+        "whole",
+        _RUN.stream_idle_timeout_ms,
+        "a stream with no event for this long is a stall",
+    ),
+    Key("memory.settleTimeoutMs", "whole", SETTLE_TIMEOUT_MS, "a turn waits this long for memory; 0 = 20 s"),
+    Key("subagentStallMs", "whole", SUBAGENT_STALL_MS, "a subagent without progress this long is stalled"),
+    Key("bash.defaultTimeoutMs", "whole", BASH_TIMEOUT_MS, "a command's time when the call gives none"),
+    Key("auxiliaryModel", "model", None, "provider/model for summarizer passes; unset = the session model"),
+    Key("allowedModels", "names", [], "the models eukhe may use; empty = every model"),
+    Key("models", "object", {}, "models by provider/model name, with contextWindow"),
+    Key("skills", "paths", [], "skill files or folders, besides <home>/skills and .eukhe/skills"),
+    Key("prompts", "paths", [], "prompt templates or folders, besides <home>/prompts and .eukhe/prompts"),
+)
+
+BY_NAME: Mapping[str, Key] = {k.name: k for k in KEYS}
+
+WANT = {
+    "whole": "a whole number >= 0",
+    "bool": "true or false",
+    "model": "a provider/model name or null",
+    "names": "a list of provider/model names",
+    "paths": "a list of paths",
+    "object": "an object",
+}
+"""How each kind is named in an error."""
+
+
+def fits(kind: str, v: Any) -> bool:
+    """Whether the value `v` is of the kind."""
+    if kind == "whole":
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    if kind == "bool":
+        return isinstance(v, bool)
+    if kind == "model":
+        return v is None or (isinstance(v, str) and bool(v.strip()))
+    if kind in ("names", "paths"):
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    return isinstance(v, Mapping)
+
+
+def defaults() -> dict[str, Any]:
+    """Every default as a nested object, as a settings file would hold it."""
+    out: dict[str, Any] = {}
+    for k in KEYS:
+        *parents, last = k.name.split(".")
+        node = out
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = copy.deepcopy(k.default)
+    return out

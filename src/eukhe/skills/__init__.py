@@ -1,0 +1,42 @@
+"""Skills and prompt templates, with a diagnostic for every candidate that fails (H7.3).
+
+The check of each candidate (its name, whether it loads, its messages) is the
+model's, `eukhe.rules.skill_load`; this package finds candidates, reads them
+without ever waiting on one, parses their YAML frontmatter and honours ignore
+files.
+
+- `load_skills`, `load_prompts`: what loaded and every diagnostic (`.json()`
+  gives the object `eukhe skills --json` / `eukhe prompts --json` print).
+- `get_resource_snapshot`: both, with `diagnostics.skills` and
+  `diagnostics.prompts`.
+- `system_prompt_section`: the part of the system prompt that offers the
+  skills to the model.
+- `expand`: `/name args` through a template.
+"""
+
+from eukhe.skills._prompts import Prompts, expand, load_prompts, parse_args, substitute
+from eukhe.skills._skills import Skills, load_skills
+from eukhe.skills._snapshot import (
+    SKILLS_INTRO,
+    ResourceSnapshot,
+    get_resource_snapshot,
+    system_prompt_section,
+)
+from eukhe.skills._types import Diagnostic, Skill, Template
+
+__all__ = [
+    "SKILLS_INTRO",
+    "Diagnostic",
+    "Prompts",
+    "ResourceSnapshot",
+    "Skill",
+    "Skills",
+    "Template",
+    "expand",
+    "get_resource_snapshot",
+    "load_prompts",
+    "load_skills",
+    "parse_args",
+    "substitute",
+    "system_prompt_section",
+]

@@ -1,0 +1,164 @@
+"""Prompt templates: `.md` files whose body `/name args` expands.
+
+Locations, in order: `<home>/prompts/*.md`, `<project>/.eukhe/prompts/*.md`
+(not searched below), then each explicit path (a `.md` file, or a folder's
+`.md` files). The name is the file's, without `.md`; the description is the
+frontmatter's `description` or the body's first line cut at 60 characters
+(`rules.skill_load.summary`); `argument-hint` says what arguments it takes.
+The first template of a name wins; a later one loses a name collision,
+reported. A path missing or not Markdown, and a file that cannot be read or
+has invalid YAML frontmatter, is reported too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eukhe.rules.skill_load import Kind, Read
+from eukhe.skills._files import why
+from eukhe.skills._skills import _Loader, absolute
+from eukhe.skills._types import Diagnostic, Template
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """What loading prompt templates gave: the templates and every diagnostic."""
+
+    prompts: tuple[Template, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    def json(self) -> dict[str, object]:
+        return {
+            "prompts": [t.json() for t in self.prompts],
+            "diagnostics": [d.json() for d in self.diagnostics],
+        }
+
+
+@dataclass
+class _PromptLoader(_Loader):
+    prompts: list[Template] = field(default_factory=list)
+
+    def template(self, path: str, source: str) -> None:
+        got = self.read(path, os.path.basename(path)[: -len(".md")])
+        if got is not None and got[0].loads:
+            c, body = got
+            self.prompts.append(Template(c.name, c.description, path, source, body, c.argument_hint))
+
+    def folder(self, path: str, source: str) -> None:
+        try:
+            with os.scandir(path) as it:
+                names = sorted(e.name for e in it)
+        except OSError as e:
+            self.failed(path, Read.ENTRY, why(e))
+            return
+        for name in names:
+            if name.endswith(".md") and not name.startswith("."):
+                self.template(os.path.join(path, name), source)
+
+    def root(self, path: str, source: str, explicit: bool) -> None:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            if os.path.lexists(path):
+                self.failed(path, Read.ENTRY, "a broken link")
+            elif explicit:
+                self.failed(path, Read.MISSING)
+            return
+        except (OSError, ValueError) as e:
+            self.failed(path, Read.ENTRY, why(e) if isinstance(e, OSError) else str(e))
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self.folder(path, source)
+        elif not explicit:
+            self.failed(path, Read.ENTRY, "not a folder")
+        elif not path.endswith(".md"):
+            self.failed(path, Read.NOT_MARKDOWN)
+        else:
+            self.template(path, source)
+
+
+def load_prompts(home: Path, project: Path | None = None, paths: Sequence[str | Path] = ()) -> Prompts:
+    """Templates from `<home>/prompts/`, `<project>/.eukhe/prompts/` and each explicit
+    path (relative ones from the project, else the working folder). Never raises for
+    what it finds on disk: each failure is a diagnostic."""
+    base = project if project is not None else Path.cwd()
+    loader = _PromptLoader(Kind.TEMPLATE)
+    loader.root(absolute(home / "prompts", base), "user", explicit=False)
+    if project is not None:
+        loader.root(absolute(project / ".eukhe" / "prompts", base), "project", explicit=False)
+    for p in paths:
+        loader.root(absolute(p, base), "path", explicit=True)
+    return Prompts(tuple(loader.prompts), tuple(loader.diagnostics))
+
+
+# ---------------------------------------------------------------- expansion
+
+
+def parse_args(text: str) -> list[str]:
+    """Arguments as a shell splits words: blanks separate, quotes group (an unclosed
+    quote runs to the end), quotes themselves are dropped."""
+    args: list[str] = []
+    current = ""
+    started = False
+    quote = ""
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                current += ch
+        elif ch in "\"'":
+            quote = ch
+            started = True
+        elif ch.isspace():
+            if started:
+                args.append(current)
+                current, started = "", False
+        else:
+            current += ch
+            started = True
+    if started:
+        args.append(current)
+    return args
+
+
+_REF = re.compile(r"\$\{@:(\d{1,9})(?::(\d{1,9}))?\}|\$(ARGUMENTS|@|\d{1,9})")
+
+
+def substitute(content: str, args: Sequence[str]) -> str:
+    """`$1`.. the arguments by place (missing ones empty), `$@` and `$ARGUMENTS` all of
+    them, `${@:N}` those from the Nth on, `${@:N:L}` L of them from the Nth. One pass:
+    what an argument holds is never expanded in turn."""
+
+    def one(m: re.Match[str]) -> str:
+        start, length, simple = m.group(1), m.group(2), m.group(3)
+        if start is not None:
+            i = max(int(start), 1) - 1
+            picked = args[i:] if length is None else args[i : i + int(length)]
+            return " ".join(picked)
+        if simple in ("ARGUMENTS", "@"):
+            return " ".join(args)
+        n = int(simple)
+        return args[n - 1] if 1 <= n <= len(args) else ""
+
+    return _REF.sub(one, content)
+
+
+_COMMAND = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)
+
+
+def expand(text: str, templates: Sequence[Template]) -> str | None:
+    """`/name args` expanded by the template `name`; None when `text` names none."""
+    m = _COMMAND.fullmatch(text)
+    if m is None:
+        return None
+    name, rest = m.group(1), m.group(2)
+    for t in templates:
+        if t.name == name:
+            return substitute(t.content, parse_args(rest or ""))
+    return None

@@ -1,0 +1,190 @@
+"""Skills: found, checked by the model (`rules.skill_load`), loaded or diagnosed.
+
+Locations, in order: `<home>/skills/`, `<project>/.eukhe/skills/`, then each
+explicit path. A folder holding `SKILL.md` is a skill (its other files are the
+skill's own, and are not searched for more skills); other folders are walked
+for skills. Hidden entries are passed over; `.gitignore`, `.ignore` and
+`.fdignore` rules are honoured. The first skill of a name wins; a later one
+loses a name collision, reported.
+
+Every candidate (a `SKILL.md`, an explicit path, an entry that cannot be
+looked at) is loaded or diagnosed, never both; a file reached twice (through a
+link, or listed twice) is one candidate; a folder reached twice is walked once,
+so a link loop ends.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eukhe.rules import skill_load
+from eukhe.rules.skill_load import File, Front, Kind, Read
+from eukhe.skills._files import read_text, why
+from eukhe.skills._frontmatter import parse
+from eukhe.skills._ignore import Rules, ignored, read_rules
+from eukhe.skills._types import Diagnostic, Skill
+
+SKILL_FILE = "SKILL.md"
+
+
+@dataclass(frozen=True)
+class Skills:
+    """What loading skills gave: the skills, every diagnostic, the paths ignore rules
+    left out, and the model's tally of candidates."""
+
+    skills: tuple[Skill, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    ignored: tuple[str, ...] = ()
+    tally: skill_load.Tally = skill_load.START
+
+    def json(self) -> dict[str, object]:
+        return {
+            "skills": [s.json() for s in self.skills],
+            "diagnostics": [d.json() for d in self.diagnostics],
+        }
+
+
+def absolute(path: str | Path, base: Path) -> str:
+    """`~` expanded; relative paths from `base`; links kept (the path the user gave)."""
+    p = os.path.expanduser(os.fspath(path))
+    return os.path.normpath(p if os.path.isabs(p) else os.path.join(os.fspath(base), p))
+
+
+@dataclass
+class _Loader:
+    kind: Kind
+    winners: dict[str, str] = field(default_factory=dict)
+    files: set[str] = field(default_factory=set)
+    folders: set[str] = field(default_factory=set)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    tally: skill_load.Tally = skill_load.START
+
+    def candidate(self, f: File, path: str) -> skill_load.Checked:
+        """Ask the model about one candidate, and keep its answer."""
+        checked = skill_load.check_file(f, self.winners)
+        self.tally = skill_load.count(self.tally, checked.verdict)
+        if checked.loads:
+            self.winners[checked.name] = path
+        else:
+            self.diagnostics += [Diagnostic(path, m) for m in checked.messages]
+        return checked
+
+    def failed(self, path: str, read: Read, detail: str = "") -> None:
+        self.candidate(File(self.kind, os.path.basename(path), read, Front.NONE, detail), path)
+
+    def read(self, path: str, name: str) -> tuple[skill_load.Checked, str] | None:
+        """Check the file at `path`; None when this file was met already."""
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            real = path
+        if real in self.files:
+            return None
+        self.files.add(real)
+        got = read_text(path)
+        if got.text is None:
+            return self.candidate(File(self.kind, name, got.read, Front.NONE, got.detail), path), ""
+        if got.cut and self.kind is Kind.TEMPLATE:
+            big = File(self.kind, name, Read.FILE, Front.NONE, f"larger than {len(got.text)} characters")
+            return self.candidate(big, path), ""
+        p = parse(got.text)
+        return self.candidate(File(self.kind, name, Read.OK, p.front, p.detail, p.meta, p.body), path), p.body
+
+
+@dataclass
+class _SkillLoader(_Loader):
+    skills: list[Skill] = field(default_factory=list)
+
+    def skill_file(self, path: str, source: str) -> None:
+        folder = os.path.dirname(path)
+        got = self.read(path, os.path.basename(folder))
+        if got is not None and got[0].loads:
+            c = got[0]
+            self.skills.append(Skill(c.name, c.description, path, folder, source, c.disable_model_invocation))
+
+    def walk(self, root: str, source: str) -> None:
+        """Every skill under the folder `root`, depth first in name order."""
+        stack: list[tuple[str, str, tuple[Rules, ...]]] = [(root, "", ())]
+        while stack:
+            folder, rel, chain = stack.pop()
+            try:
+                real = os.path.realpath(folder)
+            except (OSError, ValueError):
+                real = folder
+            if real in self.folders:
+                continue
+            self.folders.add(real)
+            try:
+                with os.scandir(folder) as it:
+                    names = sorted(e.name for e in it)
+            except OSError as e:
+                self.failed(folder, Read.ENTRY, why(e))
+                continue
+            rules, found = read_rules(folder, rel)
+            self.diagnostics += found
+            inner = (*chain, *rules)
+            if SKILL_FILE in names:
+                rel_file = f"{rel}/{SKILL_FILE}" if rel else SKILL_FILE
+                if not ignored(inner, rel_file, False):
+                    self.skill_file(os.path.join(folder, SKILL_FILE), source)
+                    continue
+                self.ignored.append(os.path.join(folder, SKILL_FILE))
+            below: list[tuple[str, str, tuple[Rules, ...]]] = []
+            for name in names:
+                if name.startswith(".") or name == SKILL_FILE:
+                    continue
+                path = os.path.join(folder, name)
+                rel_path = f"{rel}/{name}" if rel else name
+                try:
+                    is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+                except (OSError, ValueError) as e:
+                    if not ignored(inner, rel_path, False):
+                        self.failed(path, Read.ENTRY, why(e) if isinstance(e, OSError) else str(e))
+                    continue
+                if not is_dir:
+                    continue
+                if ignored(inner, rel_path, True):
+                    self.ignored.append(path)
+                    continue
+                below.append((path, rel_path, inner))
+            stack += reversed(below)
+
+    def root(self, path: str, source: str, explicit: bool) -> None:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            if os.path.lexists(path):
+                self.failed(path, Read.ENTRY, "a broken link")
+            elif explicit:
+                self.failed(path, Read.MISSING)
+            return
+        except (OSError, ValueError) as e:
+            self.failed(path, Read.ENTRY, why(e) if isinstance(e, OSError) else str(e))
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self.walk(path, source)
+        elif not explicit:
+            self.failed(path, Read.ENTRY, "not a folder")
+        elif not path.endswith(".md"):
+            self.failed(path, Read.NOT_MARKDOWN)
+        else:
+            self.skill_file(path, source)
+
+
+def load_skills(home: Path, project: Path | None = None, paths: Sequence[str | Path] = ()) -> Skills:
+    """Skills from `<home>/skills/`, `<project>/.eukhe/skills/` and each explicit path
+    (relative ones from the project, else the working folder). Never raises for what
+    it finds on disk: each failure is a diagnostic."""
+    base = project if project is not None else Path.cwd()
+    loader = _SkillLoader(Kind.SKILL)
+    loader.root(absolute(home / "skills", base), "user", explicit=False)
+    if project is not None:
+        loader.root(absolute(project / ".eukhe" / "skills", base), "project", explicit=False)
+    for p in paths:
+        loader.root(absolute(p, base), "path", explicit=True)
+    return Skills(tuple(loader.skills), tuple(loader.diagnostics), tuple(loader.ignored), loader.tally)
