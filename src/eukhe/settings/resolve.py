@@ -55,7 +55,7 @@ class Resolved:
             out.append(f"# {f}" + ("" if exists else " (none)"))
         for k in sorted(self.sources):
             left = f"{k} = {shown[k]}"
-            note = "" if k in BY_NAME or _under_known(k) else ", a key eukhe does not read (kept)"
+            note = "" if k in BY_NAME or _under_known(k) else "; unknown key, kept"
             out.append(f"{left.ljust(width)}  ({self.sources[k]}{note})")
         return out
 
