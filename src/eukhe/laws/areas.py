@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eukhe.laws import aux_fallback, recovery, run, skill_load, wait
+from eukhe.laws import admission, aux_fallback, recovery, run, skill_load, wait
 from eukhe.laws.engine import Area
 
 AREAS: dict[str, Area] = {
@@ -11,4 +11,5 @@ AREAS: dict[str, Area] = {
     "wait": wait.AREA,
     "aux_fallback": aux_fallback.AREA,
     "skill_load": skill_load.AREA,
+    "admission": admission.AREA,
 }
