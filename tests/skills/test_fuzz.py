@@ -88,16 +88,19 @@ class Tree:
         self.roots, self.root, self.rng, self.deny = roots, roots[0], rng, deny
         self.skill_files: list[Path] = []
         self.templates: list[Path] = []
+        self.made = 0
 
     def folder(self, parent: Path) -> Path:
         rng = self.rng
         if rng.random() < 0.08:
-            raw = os.fsencode(parent) + b"/n\xff\xfe" + str(rng.randint(0, 99)).encode()
-            os.makedirs(raw, exist_ok=True)
+            self.made += 1
+            raw = os.fsencode(parent) + b"/n\xff\xfe" + str(self.made).encode()
+            os.makedirs(raw)
             return Path(os.fsdecode(raw))
-        name = rng.choice(["s", "tools", "pdf", "a-b", "x1", "deep", "Mixed_Case"]) + str(rng.randint(0, 999))
+        self.made += 1
+        name = rng.choice(["s", "tools", "pdf", "a-b", "x1", "deep", "Mixed_Case"]) + str(self.made)
         path = parent / name
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True)
         return path
 
     def skill(self, folder: Path) -> None:
