@@ -67,3 +67,22 @@ def test_a_malformed_settings_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "home" / "settings.json").write_text("{oops}")
     done = eukhe("run", "--model", "vllm/m", "x", cwd=tmp_path)
     assert done.returncode == 2 and "settings.json, line 1 column 2: not valid JSON" in done.stderr
+
+
+def test_run_offers_the_skills_shows_each_that_fails_and_expands_a_template(tmp_path: Path) -> None:
+    skills = tmp_path / ".eukhe" / "skills"
+    (skills / "pdf-tools").mkdir(parents=True)
+    (skills / "pdf-tools" / "SKILL.md").write_text("---\ndescription: Fill PDF forms.\n---\nSteps.\n")
+    (skills / "broken").mkdir()
+    (skills / "broken" / "SKILL.md").write_text("---\nname: broken\n---\nno description\n")
+    prompts = tmp_path / ".eukhe" / "prompts"
+    prompts.mkdir()
+    (prompts / "review.md").write_text("Review $1 carefully.\n")
+    with FauxServer(parse(["ok"])) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "/review main.py", cwd=tmp_path)
+        sent = server.seen[0].body["messages"]
+    assert done.returncode == 0, done.stderr
+    assert sent[0]["role"] == "system" and "<name>pdf-tools</name>" in sent[0]["content"]
+    assert "broken" not in sent[0]["content"]
+    assert sent[-1] == {"role": "user", "content": "Review main.py carefully.\n"}
+    assert str(skills / "broken" / "SKILL.md") in done.stderr and "description" in done.stderr

@@ -73,6 +73,7 @@ def _show(as_json: bool) -> Any:
         "note": ("↻ note", "yellow"),
         "retry": ("⏳ retry", "magenta"),
         "interrupted": ("⚠ interrupted", "red"),
+        "diagnostic": ("⚠ not loaded", "yellow"),
     }
 
     def show(kind: str, text: str) -> None:
@@ -156,8 +157,10 @@ def run_command(
         raise typer.Exit(2) from None
     if max_tool_rounds is not None:
         rs = dataclasses.replace(rs, max_tool_rounds=max_tool_rounds)
+    prompt, system = _skills_and_templates(prompt, settings, as_json)
     spec = {
         "prompt": prompt,
+        "system": system,
         "model": name,
         "baseUrl": base_url,
         "api": api,
@@ -169,6 +172,22 @@ def run_command(
     out = _durable(settings, as_json, spec, session)
     assert out is not None
     _finish(out, as_json)
+
+
+def _skills_and_templates(prompt: str, settings: dict[str, Any], as_json: bool) -> tuple[str, str]:
+    """The skills and prompt templates of this project: every one that fails is shown
+    with its path and cause (H7.3); `/name args` expands a template; the skills that
+    load are offered in the system prompt."""
+    from pathlib import Path
+
+    from eukhe.skills import expand, get_resource_snapshot, system_prompt_section
+
+    snapshot = get_resource_snapshot(Path.cwd(), settings=settings)
+    show = _show(as_json)
+    for kind in ("skills", "prompts"):
+        for d in snapshot.diagnostics[kind]:
+            show("diagnostic", f"{kind[:-1]} {d.path}: {d.error}")
+    return expand(prompt, snapshot.prompts) or prompt, system_prompt_section(snapshot.skills)
 
 
 def _durable(

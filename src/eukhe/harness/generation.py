@@ -126,6 +126,7 @@ class Generation:
     step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run] = h4.step  # the rules: swapped only by tie tests
     recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
     effects: Effects | None = None  # None: in memory, waits by `sleep`
+    system: str = ""  # the system prompt (e.g. the skills offered)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
 
     @property
@@ -168,9 +169,8 @@ class Generation:
                 state = self.step(cfg, state, h4.ABORT)
                 break
             if state.phase is h4.Phase.PREPARE:
-                request = Request(
-                    self.model, tuple(ctx) + ((Message("user", note),) if note else ()), tuple(self.tools)
-                )
+                messages = tuple(ctx) + ((Message("user", note),) if note else ())
+                request = Request(self.model, messages, tuple(self.tools), system=self.system)
                 finished, got = await race(self._prepare(request), self.cancel, stop=stop)
                 if not finished:
                     state = self.step(cfg, state, h4.ABORT)

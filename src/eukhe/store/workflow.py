@@ -145,6 +145,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         background=spec.get("deferred") is not None,
         window=spec.get("deferred"),
         poll_interval=float(spec.get("pollSeconds") or 5.0),
+        system=str(spec.get("system") or ""),
         replay_safe=frozenset(name for name, t in BUILTIN.items() if getattr(t, "replay_safe", False)),
     )
     try:
