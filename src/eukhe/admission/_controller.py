@@ -1,0 +1,229 @@
+"""One provider's live admission controller.
+
+Its state is the model's state (`eukhe.rules.admission.State`) and every
+operation is the model's step: admit when a request asks for a slot, poll when a
+woken waiter looks at its ticket, drop when a waiter leaves or a holder's block
+ends, new limits when the settings change. The controller keeps no count and
+makes no decision of its own; asyncio futures only carry the model's grants to
+the waiting tasks, and its preemptions to the holding tasks (as a cancel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from enum import Enum
+from types import TracebackType
+
+from eukhe.admission._errors import Preempted, QueueFull, SlotTimeout
+from eukhe.rules import admission
+from eukhe.rules.admission import Class, Op, Outcome, State, Status, Step
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """A snapshot of one provider's controller."""
+
+    provider: str
+    limit: int
+    queue_limit: int
+    held_interactive: int  # slots taken by session requests (granted or held)
+    held_background: int
+    waiting_interactive: int
+    waiting_background: int
+    preempted: int  # preempted holders whose blocks have not ended yet
+    next_ticket: int
+
+
+class _Woke(Enum):
+    GRANT = "grant"  # the model granted the ticket
+    DEADLINE = "deadline"
+
+
+class Controller:
+    """Admission for one provider. Not thread-safe: one event loop at a time."""
+
+    def __init__(self, provider: str, limit: int, queue_limit: int) -> None:
+        self.provider = provider
+        self._state = admission.start(limit, queue_limit)
+        self._waiters: dict[int, asyncio.Future[_Woke]] = {}
+        self._holders: dict[int, Slot] = {}
+
+    @property
+    def state(self) -> State:
+        """The model's state: the controller's whole state."""
+        return self._state
+
+    def step(self, op: Op) -> Step:
+        """Make one operation of the model and carry out what it says: wake the
+        waiters it granted, cancel the holders it preempted."""
+        st = admission.step(self._state, op)
+        self._state = st.state
+        for t in st.granted:
+            fut = self._waiters.get(t)
+            if fut is not None and not fut.done():
+                fut.set_result(_Woke.GRANT)
+        for t in st.preempted:
+            slot = self._holders.get(t)
+            if slot is not None:
+                slot._preempt()
+        return st
+
+    def set_limits(self, limit: int, queue_limit: int) -> None:
+        """New limits: a lowered limit drains (no slot is taken away); a raised one
+        grants waiters at once. Negative limits change nothing (`ValueError`)."""
+        if self.step(admission.limits_op(limit, queue_limit)).outcome is Outcome.INVALID:
+            raise ValueError(
+                f"provider {self.provider!r}: limit={limit}, queue_limit={queue_limit}: "
+                "expected whole numbers >= 0"
+            )
+
+    def slot(self, *, interactive: bool, deadline: float | None = None) -> Slot:
+        """A slot to hold in an `async with` block (see `Slot`)."""
+        return Slot(self, Class.INTERACTIVE if interactive else Class.BACKGROUND, deadline)
+
+    def statistics(self) -> Statistics:
+        s = self._state
+        return Statistics(
+            provider=self.provider,
+            limit=s.limit,
+            queue_limit=s.queue_limit,
+            held_interactive=admission.held_by(s, Class.INTERACTIVE),
+            held_background=admission.held_by(s, Class.BACKGROUND),
+            waiting_interactive=len(s.interactive),
+            waiting_background=len(s.background),
+            preempted=sum(1 for h in s.holders if h.status is Status.PREEMPTED),
+            next_ticket=s.next_ticket,
+        )
+
+
+class _Phase(Enum):
+    NEW = "new"
+    WAITING = "waiting"
+    HELD = "held"
+    DONE = "done"
+
+
+class Slot:
+    """`async with controller.slot(interactive=...) as slot:` holds one slot of the
+    provider for the block.
+
+    Entering asks the model for a slot: taken at once when one is free and no
+    request it must yield to waits (`slot.queued` is False), else the task waits
+    in its class's queue, oldest first, until the model grants the slot, the
+    deadline passes (`SlotTimeout`; `deadline` is absolute, in the event loop's
+    clock, None for none) or the task is cancelled (the cancel propagates). A full
+    queue raises `QueueFull` at once. Whatever ends the wait ends the ticket: a
+    grant that came too late is released to the next waiter.
+
+    Leaving the block ends the ticket and frees the slot, however the block ends.
+
+    A background slot is preempted when a session request of the same provider
+    asks for a slot (H3.1): `slot.preempted` becomes True, the slot is free at
+    once, and the holding task is cancelled, which closes the stream it reads.
+    The block then raises `Preempted` (from the `CancelledError`) unless the task
+    was also cancelled from elsewhere, in which case the `CancelledError`
+    propagates. A body that swallows the cancel ends normally, with
+    `slot.preempted` True. The holder asks again with a new slot, within its
+    call's deadline (`run_in_slot`). Do not ask for an interactive slot of the
+    same provider while holding a background one in the same task: it preempts
+    the task itself.
+    """
+
+    def __init__(self, controller: Controller, cls: Class, deadline: float | None) -> None:
+        self.controller = controller
+        self.cls = cls
+        self.deadline = deadline
+        self.ticket = -1
+        self.queued = False
+        self.preempted = False
+        self._phase = _Phase.NEW
+        self._task: asyncio.Task[object] | None = None
+        self._cancelling = 0
+        self._cancelled = False  # the controller cancelled the task to stop it
+
+    @property
+    def interactive(self) -> bool:
+        return self.cls is Class.INTERACTIVE
+
+    def _preempt(self) -> None:
+        self.preempted = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel(msg=f"admission: {self.controller.provider}: background slot preempted")
+            self._cancelled = True
+
+    async def __aenter__(self) -> Slot:
+        if self._phase is not _Phase.NEW:
+            raise RuntimeError("a Slot is entered once; ask the controller for a new one")
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a Slot is held by a task")
+        c = self.controller
+        st = c.step(admission.admit_op(self.cls))
+        if st.outcome is Outcome.FULL:
+            self._phase = _Phase.DONE
+            raise QueueFull(c.provider, self.cls.value, c.state.queue_limit)
+        self.ticket = st.ticket
+        if st.outcome is Outcome.QUEUED:
+            self.queued = True
+            self._phase = _Phase.WAITING
+            await self._wait()
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._phase = _Phase.HELD
+        c._holders[self.ticket] = self
+        return self
+
+    async def _wait(self) -> None:
+        """Wait for the model's grant, the deadline or a cancel; on any but the grant,
+        the ticket ends (a waiter drop) and the wait raises."""
+        c = self.controller
+        loop = asyncio.get_running_loop()
+        t = self.ticket
+        began = loop.time()
+        timer: asyncio.TimerHandle | None = None
+        try:
+            while True:
+                fut: asyncio.Future[_Woke] = loop.create_future()
+                c._waiters[t] = fut
+                if self.deadline is not None:
+                    timer = loop.call_at(self.deadline, _expire, fut)
+                try:
+                    woke = await fut
+                finally:
+                    if timer is not None:
+                        timer.cancel()
+                    c._waiters.pop(t, None)
+                outcome = c.step(admission.poll_op(t)).outcome
+                if outcome is Outcome.HELD:
+                    return  # granted, even if the deadline came in the same tick
+                if woke is _Woke.DEADLINE:
+                    raise SlotTimeout(c.provider, self.cls.value, loop.time() - began, c.state.limit)
+                # still queued: an uncollected background grant went back to the queue
+        except BaseException:
+            self._phase = _Phase.DONE
+            c.step(admission.drop_op(t))  # leaves the queue, or frees a grant not collected
+            raise
+
+    async def __aexit__(
+        self,
+        typ: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._phase is not _Phase.HELD:
+            return
+        self._phase = _Phase.DONE
+        c = self.controller
+        c._holders.pop(self.ticket, None)
+        c.step(admission.drop_op(self.ticket))  # a preempted ticket frees nothing twice
+        if self._cancelled and self._task is not None:
+            only_ours = self._task.uncancel() <= self._cancelling  # no other cancel is pending
+            if only_ours and typ is asyncio.CancelledError:
+                raise Preempted(c.provider, self.ticket) from exc
+
+
+def _expire(fut: asyncio.Future[_Woke]) -> None:
+    if not fut.done():
+        fut.set_result(_Woke.DEADLINE)

@@ -1,0 +1,94 @@
+"""One controller per provider for the whole process, shared by every run, the
+compactor and subagents; limits from settings.json."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from eukhe.admission._controller import Controller, Slot, Statistics
+from eukhe.admission._errors import Preempted
+from eukhe.admission._limits import limits_from
+
+T = TypeVar("T")
+
+
+class Registry:
+    """Controllers by provider name, made on first use with the provider's limits
+    from the settings it was given (`configure`)."""
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self._settings: Mapping[str, Any] = dict(settings or {})
+        self._controllers: dict[str, Controller] = {}
+
+    def configure(self, settings: Mapping[str, Any]) -> None:
+        """New settings. Every provider's limits are read first (a malformed one raises
+        `SettingsError` and changes nothing); then each controller takes its new
+        limits: a lowered limit drains, a raised one grants waiters at once."""
+        new = {name: limits_from(settings, name) for name in self._controllers}
+        self._settings = dict(settings)
+        for name, lim in new.items():
+            self._controllers[name].set_limits(lim.concurrency, lim.queue_limit)
+
+    def controller(self, provider: str) -> Controller:
+        c = self._controllers.get(provider)
+        if c is None:
+            lim = limits_from(self._settings, provider)
+            c = self._controllers[provider] = Controller(provider, lim.concurrency, lim.queue_limit)
+        return c
+
+    def slot(self, provider: str, *, interactive: bool, deadline: float | None = None) -> Slot:
+        """`async with registry.slot("vllm", interactive=True) as slot:` holds a slot of
+        the provider for the block (see `Slot`)."""
+        return self.controller(provider).slot(interactive=interactive, deadline=deadline)
+
+    def statistics(self, provider: str) -> Statistics:
+        return self.controller(provider).statistics()
+
+    def providers(self) -> tuple[str, ...]:
+        """The providers that have a controller so far."""
+        return tuple(self._controllers)
+
+
+REGISTRY = Registry()
+"""The process's registry."""
+
+
+def configure(settings: Mapping[str, Any]) -> None:
+    """New settings for the process's registry."""
+    REGISTRY.configure(settings)
+
+
+def slot(provider: str, *, interactive: bool, deadline: float | None = None) -> Slot:
+    """A slot of the provider from the process's registry (see `Slot`)."""
+    return REGISTRY.slot(provider, interactive=interactive, deadline=deadline)
+
+
+async def run_in_slot(
+    body: Callable[[Slot], Awaitable[T]],
+    provider: str,
+    *,
+    interactive: bool,
+    deadline: float,
+    registry: Registry | None = None,
+) -> T:
+    """`await body(slot)` holding a slot of the provider, and its result.
+
+    When the slot is preempted (a background request, by a session request), the
+    body has been cancelled; it runs again from the start with a new slot, asked
+    for within the same `deadline` (absolute, in the event loop's clock). The
+    deadline bounds every wait for a slot (`SlotTimeout`) and the asking again: a
+    preemption after it raises `Preempted`. It does not bound the body, which has
+    deadlines of its own. `QueueFull` and the body's own errors propagate; so does
+    a cancel of the caller.
+    """
+    reg = REGISTRY if registry is None else registry
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            async with reg.slot(provider, interactive=interactive, deadline=deadline) as s:
+                return await body(s)
+        except Preempted:
+            if loop.time() >= deadline:
+                raise
