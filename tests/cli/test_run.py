@@ -85,4 +85,5 @@ def test_run_offers_the_skills_shows_each_that_fails_and_expands_a_template(tmp_
     assert sent[0]["role"] == "system" and "<name>pdf-tools</name>" in sent[0]["content"]
     assert "broken" not in sent[0]["content"]
     assert sent[-1] == {"role": "user", "content": "Review main.py carefully.\n"}
-    assert str(skills / "broken" / "SKILL.md") in done.stderr and "description" in done.stderr
+    shown = done.stdout + done.stderr
+    assert str(skills / "broken" / "SKILL.md") in shown and "without description" in shown
