@@ -114,7 +114,7 @@ def _renamed(s: State, x: Op) -> Op:
     if x.kind not in (Kind.POLL, Kind.DROP):
         return x
     n = numbers.index(x.ticket) if x.ticket in numbers else len(numbers)
-    return dataclasses.replace(x, ticket=n)
+    return x._replace(ticket=n)
 
 
 @settings(max_examples=200, deadline=None)

@@ -35,6 +35,9 @@ class Statistics:
     next_ticket: int
 
 
+_ADMIT = {cls: admission.admit_op(cls) for cls in Class}
+
+
 class _Woke(Enum):
     GRANT = "grant"  # the model granted the ticket
     DEADLINE = "deadline"
@@ -160,7 +163,7 @@ class Slot:
         if task is None:
             raise RuntimeError("a Slot is held by a task")
         c = self.controller
-        st = c.step(admission.admit_op(self.cls))
+        st = c.step(_ADMIT[self.cls])
         if st.outcome is Outcome.FULL:
             self._phase = _Phase.DONE
             raise QueueFull(c.provider, self.cls.value, c.state.queue_limit)

@@ -213,8 +213,9 @@ class Kind(Enum):
     __hash__ = object.__hash__
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(NamedTuple):
+    """One operation; the fields its kind does not read are ignored."""
+
     kind: Kind
     cls: Class = Class.INTERACTIVE
     ticket: int = -1
@@ -417,7 +418,7 @@ def admit(s: State, cls: Class) -> Step:
     it queues, unless its class's queue is full. Grants no other ticket."""
     background, holders = s.background, s.holders
     preempted: tuple[int, ...] = ()
-    if cls is Class.INTERACTIVE:
+    if cls is Class.INTERACTIVE and any(h.cls is Class.BACKGROUND for h in holders):
         background, holders, preempted = _preempt(s)
     taken = sum(1 for h in holders if h.status in TAKES_A_SLOT)
     t = s.next_ticket
@@ -462,15 +463,15 @@ def drop(s: State, t: int) -> Step:
     out): the ticket ends, its slot if it took one is free, and the grant loop runs.
     An ended or unknown ticket: nothing changes (no second release)."""
     interactive, background, holders = s.interactive, s.background, s.holders
-    if t in interactive:
+    i = next((k for k, h in enumerate(holders) if h.ticket == t), -1)
+    if i >= 0:
+        holders = (*holders[:i], *holders[i + 1 :])
+    elif t in interactive:
         interactive = interactive.remove(t)
     elif t in background:
         background = background.remove(t)
     else:
-        i = next((k for k, h in enumerate(holders) if h.ticket == t), -1)
-        if i < 0:
-            return Step(s, Outcome.ENDED, t)
-        holders = (*holders[:i], *holders[i + 1 :])
+        return Step(s, Outcome.ENDED, t)
     interactive, background, holders, granted = _grant(s.limit, interactive, background, holders)
     state = State(s.limit, s.queue_limit, s.next_ticket, interactive, background, holders)
     return Step(state, Outcome.ENDED, t, granted)
