@@ -112,6 +112,18 @@ def test_a_full_queue_refuses_its_class_only() -> None:
     assert a.admit(a.start(0, 0), INTER).outcome is Outcome.FULL
 
 
+def test_a_refused_session_request_still_preempts_background_slots() -> None:
+    """A limit lowered to 0 drains the background holders; a session request that
+    finds no slot and a full queue is refused, and the background slots are given
+    up all the same (after an interactive admit no background slot is held)."""
+    s = a.start(1, 0)
+    s, b0, _ = admit(s, BACK)
+    s = a.limits(s, 0, 0).state
+    st = a.admit(s, INTER)
+    assert (st.outcome, st.preempted) == (Outcome.FULL, (b0,))
+    assert a.status(st.state, b0) is Status.PREEMPTED
+
+
 def test_dropping_an_ended_or_unknown_ticket_changes_nothing() -> None:
     s = a.start(1, 3)
     s, t, _ = admit(s, INTER)

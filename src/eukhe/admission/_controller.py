@@ -201,6 +201,8 @@ class Slot:
                 outcome = c.step(admission.poll_op(t)).outcome
                 if outcome is Outcome.HELD:
                     return  # granted, even if the deadline came in the same tick
+                if outcome is not Outcome.QUEUED:  # only this waiter ends its ticket
+                    raise RuntimeError(f"provider {c.provider!r}: ticket {t} {outcome.value} while it waited")
                 if woke is _Woke.DEADLINE:
                     raise SlotTimeout(c.provider, self.cls.value, loop.time() - began, c.state.limit)
                 # still queued: an uncollected background grant went back to the queue

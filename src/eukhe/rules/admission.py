@@ -37,10 +37,12 @@ interactive request needs. A preempted uncollected grant goes back into its
 queue whatever the limit.
 
 Representation: the spec's, with ended tickets pruned: per class a queue of
-ticket numbers (`Line`, a persistent ordered set, O(log n + CHUNK) to add,
-remove or find, copied in chunks rather than whole), and the holders (granted,
-held, preempted; as many as the limit allows) in ticket order. A ticket below
-`next_ticket` found in neither has ended; so has every other number.
+ticket numbers (`Line`, a persistent ordered set: finding a ticket is two
+bisections; adding or removing one copies its chunk, at most CHUNK numbers, and
+the index of chunks, one entry per CHUNK numbers in use, so a step with 10,000
+waiters copies a few hundred pointers, not 10,000), and the holders (granted,
+held, preempted; about as many as the limit) in ticket order. A ticket found in
+neither has ended (or was never given).
 
 Pure: standard library only, frozen data, total functions. A malformed input
 (a negative limit, a ticket that is unknown or ended) gets an explicit
