@@ -19,8 +19,9 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from eukhe.admission import REGISTRY, AdmissionError, Registry, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.openai_responses import Job, PollFailed
 from eukhe.ai.openai_responses import deadline as ai_deadline
@@ -34,9 +35,13 @@ from eukhe.rules import run as h4
 from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import retry_wait_ms
 
+BACKGROUND_SLOT_WAIT = 600.0
+"""Seconds background work (compaction, subagents) may wait for a slot, preemptions included."""
+
 ABORT_GRACE = 3.0
 """Seconds a phase handler that ignores the cancel is given before it is dropped."""
 
+T = TypeVar("T")
 Hook = Callable[[Request], Awaitable[Request]]
 ToolRunner = Callable[[ToolCall], Awaitable[tuple[str, bool]]]
 Scan = Callable[[str, Mapping[str, Mapping[str, Any]]], Any]
@@ -127,6 +132,8 @@ class Generation:
     recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
     effects: Effects | None = None  # None: in memory, waits by `sleep`
     system: str = ""  # the system prompt (e.g. the skills offered)
+    interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
+    admission: Registry = REGISTRY  # every model request holds a slot of its provider while it runs
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
 
     @property
@@ -187,7 +194,7 @@ class Generation:
                     out.requests.append(prepared)
                     if self.background:
                         start = functools.partial(self.provider.start, prepared, self.window)
-                        work = self.fx.step("start", start)
+                        work = self.fx.step("start", functools.partial(self._admitted, start, _refused))
                         finished, got = await race(work, self.cancel, stop=stop)
                     else:
                         work = self.fx.step("model", functools.partial(self._call, prepared, idle))
@@ -195,7 +202,8 @@ class Generation:
                 else:  # the job is polled after its interval
                     finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=stop)
                     if finished:
-                        work = self.fx.step("poll", functools.partial(self.provider.poll, job))
+                        poll = functools.partial(self.provider.poll, job)
+                        work = self.fx.step("poll", functools.partial(self._admitted, poll, PollFailed))
                         finished, got = await race(work, self.cancel, stop=stop)
                 if not finished:
                     await self._cancel_job(job)
@@ -322,12 +330,37 @@ class Generation:
         return request
 
     async def _call(self, request: Request, idle: float) -> Reply:
-        events = guard(self.provider.stream(request), getattr(self.provider, "name", "model"), idle=idle)
-        last: Event | None = None
-        async for event in events:
-            last = event
-        assert isinstance(last, Done)
-        return last.reply
+        async def stream() -> Reply:
+            # made once the slot is held: the idle clock never counts the wait for a slot (H6.3)
+            events = guard(self.provider.stream(request), self._provider_name, idle=idle)
+            last: Event | None = None
+            async for event in events:
+                last = event
+            assert isinstance(last, Done)
+            return last.reply
+
+        return await self._admitted(stream, _refused)
+
+    @property
+    def _provider_name(self) -> str:
+        return str(getattr(self.provider, "name", "model"))
+
+    async def _admitted(self, work: Callable[[], Awaitable[T]], refused: Callable[[Failure], Any]) -> Any:
+        """`work` holding a slot of the provider (H3). A session request waits only for
+        session requests ahead of it; background work yields to it and asks again
+        within BACKGROUND_SLOT_WAIT. A full queue or no slot in time is a retryable
+        failure, shaped by `refused` as the caller's reply."""
+        name = self._provider_name
+        try:
+            if self.interactive:
+                async with self.admission.slot(name, interactive=True):
+                    return await work()
+            deadline = asyncio.get_running_loop().time() + BACKGROUND_SLOT_WAIT
+            return await run_in_slot(
+                lambda _slot: work(), name, interactive=False, deadline=deadline, registry=self.admission
+            )
+        except AdmissionError as e:
+            return refused(Failure(Kind.OVERLOADED, True, str(e)))
 
     async def _tools(
         self, calls: Sequence[ToolCall], cut: bool, tokens: int | None
@@ -441,6 +474,10 @@ class Generation:
             out.code = h4.ERROR_CODES.get(state.end, "model_error")
             out.message = failure_text or state.end.value
         return out
+
+
+def _refused(failure: Failure) -> Reply:
+    return Reply(failure=failure)
 
 
 def _calls(found: Any) -> tuple[ToolCall, ...]:

@@ -112,6 +112,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     process's environment, never stored."""
     import dataclasses
 
+    from eukhe import admission
     from eukhe.ai.models import ModelError, provider_for, resolve
     from eukhe.harness.generation import Generation, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
@@ -124,7 +125,9 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     known = {f.name for f in dataclasses.fields(Settings)}
     settings = Settings(**{k: v for k, v in dict(spec.get("settings") or {}).items() if k in known})
     try:
-        route = resolve(spec["model"], load(cwd), spec.get("baseUrl"), spec.get("api"))
+        everything = load(cwd)
+        admission.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
+        route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
     except (ModelError, SettingsError) as e:
         return {"outcome": "failed", "answer": "", "error": {"kind": "model_error", "message": str(e)},
                 "rounds": 0, "notes": 0, "retries": 0}  # fmt: skip

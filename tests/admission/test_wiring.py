@@ -1,0 +1,56 @@
+"""Every model request of the generation loop holds a slot of its provider (H3): on
+a one-slot provider a session turn cuts a background run's stream, is answered at
+once, and the background run asks again and is answered after it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from eukhe.admission import Registry
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.ai.openai_chat import OpenAIChat
+from eukhe.harness.generation import Generation, Outcome
+
+
+async def no_tool(call: object) -> tuple[str, bool]:
+    return "unused", True
+
+
+def test_a_session_turn_cuts_background_work_on_a_one_slot_provider_and_both_answer() -> None:
+    script = [
+        {"when": "summarize", "text": "slow summary " * 40, "chunks": 40, "delay": 0.25},
+        {"when": "question", "text": "the answer"},
+        {"when": "summarize", "text": "the summary"},
+    ]
+    registry = Registry({"providers": {"faux": {"concurrency": 1}}})
+    ended: dict[str, float] = {}
+
+    async def one(url: str, prompt: str, interactive: bool) -> Outcome:
+        p = OpenAIChat("faux", base_url=url, timeout=30)
+        g = Generation(p, "m", (), no_tool, interactive=interactive, admission=registry)
+        try:
+            out = await g.run(prompt)
+        finally:
+            await p.close()
+        ended[prompt] = time.monotonic()
+        return out
+
+    async def main(url: str) -> tuple[Outcome, Outcome, float]:
+        background = asyncio.ensure_future(one(url, "summarize", False))
+        while not server.seen:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # the background stream is under way
+        asked = time.monotonic()
+        turn = await asyncio.wait_for(one(url, "question", True), 10)
+        return turn, await asyncio.wait_for(background, 30), ended["question"] - asked
+
+    with FauxServer(parse(script)) as server:
+        turn, background, took = asyncio.run(main(server.url))
+        seen = list(server.seen)
+    assert turn.outcome == "answered" and turn.answer == "the answer"
+    assert took < 2.0  # it did not wait out the 10 s background stream
+    assert background.outcome == "answered" and background.answer == "the summary"
+    assert ended["question"] < ended["summarize"]
+    assert seen[0].hung_up  # the background stream was cut
+    assert [s.body["messages"][-1]["content"] for s in seen] == ["summarize", "question", "summarize"]
