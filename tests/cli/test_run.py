@@ -87,3 +87,11 @@ def test_run_offers_the_skills_shows_each_that_fails_and_expands_a_template(tmp_
     assert sent[-1] == {"role": "user", "content": "Review main.py carefully.\n"}
     shown = done.stdout + done.stderr
     assert str(skills / "broken" / "SKILL.md") in shown and "without description" in shown
+
+
+def test_a_malformed_concurrency_is_refused_before_any_run(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "settings.json").write_text(json.dumps({"providers": {"vllm": {"concurrency": -1}}}))
+    done = eukhe("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "providers.vllm.concurrency=-1: expected a whole number >= 0" in done.stderr

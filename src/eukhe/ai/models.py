@@ -1,7 +1,8 @@
 """Models by name (`provider/model`) and the providers that serve them.
 
 Providers come from the `providers` settings key:
-`{name: {api: openai-chat | openai-responses | anthropic, baseUrl, apiKeyEnv, concurrency}}`,
+`{name: {api: openai-chat | openai-responses | anthropic, baseUrl, apiKeyEnv}}`
+(and `concurrency`, `queueLimit`, read by `eukhe.admission`),
 over built-in defaults for the common hosted and local servers. Keys come from
 the environment. A missing key or an unknown provider is a clear error that
 says what to set.
@@ -48,7 +49,6 @@ class Route:
     api: str
     base_url: str | None
     api_key: str | None
-    concurrency: int
 
 
 def parse_name(name: str) -> tuple[str, str]:
@@ -87,12 +87,7 @@ def route(
                 f"model {name!r}: no API key: set the environment variable {key_env} "
                 f"(or providers.{provider}.apiKeyEnv to the variable that holds it)"
             )
-    concurrency = cfg.get("concurrency", 0)
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 0:
-        raise ModelError(
-            f"providers.{provider}.concurrency={concurrency!r}: must be a whole number >= 0 (0: no limit)"
-        )
-    return Route(provider, model, api, base_url, key, concurrency)
+    return Route(provider, model, api, base_url, key)
 
 
 def provider_for(r: Route, timeout: float = 600.0) -> Any:

@@ -135,6 +135,7 @@ def run_command(
     import dataclasses
     from pathlib import Path
 
+    from eukhe.admission import limits_from
     from eukhe.ai.models import ModelError, resolve
     from eukhe.settings import SettingsError, load, run_settings
 
@@ -151,7 +152,8 @@ def run_command(
                 err=True,
             )
             raise typer.Exit(2)
-        resolve(name, settings, base_url, api)  # a model that cannot be used fails here, before any run
+        r = resolve(name, settings, base_url, api)  # a model that cannot be used fails here, before any run
+        limits_from(settings, r.provider)  # and so do its admission limits
     except (SettingsError, ModelError) as e:
         typer.echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
