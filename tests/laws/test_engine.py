@@ -115,4 +115,8 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit) as done:
         main(["laws", "--area", "nope"])
     assert done.value.code == 2
-    assert "unknown area 'nope'; the areas are: run, recovery, wait" in capsys.readouterr().err
+    from eukhe.laws.areas import AREAS
+
+    err = capsys.readouterr().err
+    assert f"unknown area 'nope'; the areas are: {', '.join(AREAS)}" in err
+    assert set(AREAS) == {"run", "recovery", "wait", "admission", "aux_fallback", "skill_load"}

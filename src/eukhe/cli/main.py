@@ -23,7 +23,11 @@ def _root() -> None:
 def laws(
     area: Annotated[
         list[str] | None,
-        typer.Option("--area", help="Check only this area (run, recovery, wait); repeatable."),
+        typer.Option(
+            "--area",
+            help="Check only this area (run, recovery, wait, admission, aux_fallback, "
+            "skill_load); repeatable.",
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of the table.")
