@@ -472,6 +472,8 @@ def prove(
 ) -> list[subprocess.Popen[str]]:
     """Start CrossHair on every proof case of the area; `collect` reads the answers."""
     ts = list(enumerate(targets(area)))
+    if not ts:
+        return []
     tmp = tempfile.mkdtemp(prefix=f"eukhe-laws-{area.name}-")
     procs = []
     chunks = [ts[k::jobs] for k in range(jobs)] if len(ts) > 1 else [ts]
