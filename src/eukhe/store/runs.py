@@ -9,7 +9,7 @@ from typing import Any
 
 from dbos import DBOS, SetWorkflowID
 
-from eukhe.harness.generation import ABORT_GRACE, race
+from eukhe.harness.generation import ABORT_GRACE
 from eukhe.store import sessions
 from eukhe.store.durable import gone
 from eukhe.store.workflow import WORKFLOW, Live, run_workflow
@@ -58,11 +58,20 @@ async def result(run: str, handle: Any = None) -> dict[str, Any]:
     left to it, with a line that says so."""
     handle = handle or await DBOS.retrieve_workflow_async(run)
     stop = Live.stop[1] if Live.stop else asyncio.Event()
-    finished, out = await race(handle.get_result(), stop, grace=2 * ABORT_GRACE)
-    if not finished:
+    task = asyncio.ensure_future(handle.get_result())
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if task not in done:  # Ctrl-C: a run this process executes ends within its grace
+            done, _ = await asyncio.wait({task}, timeout=2 * ABORT_GRACE)
+    finally:
+        stopped.cancel()
+    if task not in done:
+        task.cancel()
         message = f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
         return {"outcome": "aborted", "answer": "", "error": {"kind": "aborted", "message": message},
                 "rounds": 0, "notes": 0, "retries": 0}  # fmt: skip
+    out = task.result()
     return out if isinstance(out, dict) else {"outcome": "failed", "error": {"kind": "model_error",
             "message": f"run {run} ended without an outcome"}, "answer": "", "rounds": 0, "notes": 0,
             "retries": 0}  # fmt: skip
