@@ -9,7 +9,7 @@ from typing import Any
 
 from dbos import DBOS, SetWorkflowID
 
-from eukhe.harness.generation import ABORT_GRACE
+from eukhe.harness.generation import ABORT_GRACE, Outcome
 from eukhe.store import sessions
 from eukhe.store.durable import gone
 from eukhe.store.workflow import WORKFLOW, Live, run_workflow
@@ -69,12 +69,15 @@ async def result(run: str, handle: Any = None) -> dict[str, Any]:
     if task not in done:
         task.cancel()
         message = f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
-        return {"outcome": "aborted", "answer": "", "error": {"kind": "aborted", "message": message},
-                "rounds": 0, "notes": 0, "retries": 0}  # fmt: skip
-    out = task.result()
-    return out if isinstance(out, dict) else {"outcome": "failed", "error": {"kind": "model_error",
-            "message": f"run {run} ended without an outcome"}, "answer": "", "rounds": 0, "notes": 0,
-            "retries": 0}  # fmt: skip
+        return Outcome("aborted", code="aborted", message=message).json()
+    try:
+        out = task.result()
+    except Exception as e:  # the workflow itself broke: a failure with its cause, not a traceback
+        broke = f"run {run} broke: {type(e).__name__}: {e}"
+        return Outcome("failed", code="model_error", message=broke).json()
+    if not isinstance(out, dict):
+        return Outcome("failed", code="model_error", message=f"run {run} ended without an outcome").json()
+    return out
 
 
 async def finish(ids: list[str], say: Say) -> list[dict[str, Any]]:

@@ -114,7 +114,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
 
     from eukhe import admission
     from eukhe.ai.models import ModelError, provider_for, resolve
-    from eukhe.harness.generation import Generation, Settings
+    from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.settings import SettingsError, load
     from eukhe.store import sessions
@@ -129,8 +129,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         admission.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
         route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
     except (ModelError, SettingsError) as e:
-        return {"outcome": "failed", "answer": "", "error": {"kind": "model_error", "message": str(e)},
-                "rounds": 0, "notes": 0, "retries": 0}  # fmt: skip
+        return Outcome("failed", code="model_error", message=str(e)).json()
     provider = provider_for(route)
     context = await sessions.context_before(spec["session"], run_id)
     ctx = Context(cwd=cwd)
