@@ -6,8 +6,9 @@ one's harness overhead per round and the ratios.
     .venv/bin/python bench/round.py [--rounds N] [--repeat R]
 
 Overhead = wall time of the harness minus the wall time of a bare SDK loop that
-makes the same requests (same wire mode) and runs the same tool: what is left is
-the harness's own work per round. Target: eukhe's overhead is at most half that
+makes the same requests (same wire mode) and runs the same tool, with the least
+client work the SDK allows (the body passed raw, as `extra_body`): what is left
+is the harness's own work per round. Target: eukhe's overhead is at most half that
 of the faster of the two others.
 """
 
@@ -53,7 +54,7 @@ async def bare(url: str, rounds: int, stream: bool) -> None:
         if stream:
             calls: dict[int, dict[str, str]] = {}
             async for chunk in await client.chat.completions.create(
-                model="faux", messages=messages, tools=tools, stream=True
+                model="faux", messages=[], stream=True, extra_body={"messages": messages, "tools": tools}
             ):
                 for tc in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
                     c = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
@@ -63,7 +64,9 @@ async def bare(url: str, rounds: int, stream: bool) -> None:
                         c["arguments"] += tc.function.arguments or ""
             found = list(calls.values())
         else:
-            r = await client.chat.completions.create(model="faux", messages=messages, tools=tools)
+            r = await client.chat.completions.create(
+                model="faux", messages=[], extra_body={"messages": messages, "tools": tools}
+            )
             found = [
                 {"id": t.id, "name": t.function.name, "arguments": t.function.arguments}  # type: ignore[union-attr]
                 for t in r.choices[0].message.tool_calls or []

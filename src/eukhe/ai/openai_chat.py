@@ -188,9 +188,13 @@ class OpenAIChat:
         closes the connection; the cancel is never turned into a reply."""
         merge = Merge(self.name)
         failure: Failure | None = None
-        kwargs: dict[str, Any] = {"model": request.model, "messages": messages(request), "stream": True}
+        # the context is already in the wire format: it goes as the raw body (`extra_body`),
+        # which spares the SDK's typed walk of every message on every request (the
+        # largest cost of a round on a long context); `messages=[]` is overridden by it
+        body: dict[str, Any] = {"messages": messages(request)}
+        kwargs: dict[str, Any] = {"model": request.model, "messages": [], "stream": True, "extra_body": body}
         if request.tools:
-            kwargs["tools"] = [
+            body["tools"] = [
                 {
                     "type": "function",
                     "function": {"name": t.name, "description": t.description, "parameters": dict(t.schema)},

@@ -86,6 +86,7 @@ def last_user(body: Any) -> str:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each event goes out as written, as a real server's do
     state: State
 
     def log_message(self, *args: object) -> None:
