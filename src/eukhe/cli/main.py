@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -175,9 +176,7 @@ def run_command(
         "deferred": deferred,
         "pollSeconds": poll_interval,
     }
-    out = _durable(settings, as_json, spec, session)
-    assert out is not None
-    _finish(out, as_json)
+    _durable(settings, as_json, spec, session, lambda out: _finish(out, as_json))
 
 
 def _skills_and_templates(prompt: str, settings: dict[str, Any], as_json: bool) -> tuple[str, str]:
@@ -197,10 +196,15 @@ def _skills_and_templates(prompt: str, settings: dict[str, Any], as_json: bool) 
 
 
 def _durable(
-    settings: dict[str, Any], as_json: bool, spec: dict[str, Any] | None, session: str | None
-) -> dict[str, Any] | None:
+    settings: dict[str, Any],
+    as_json: bool,
+    spec: dict[str, Any] | None,
+    session: str | None,
+    finish: Callable[[dict[str, Any]], None] = lambda out: None,
+) -> None:
     """Open the run store, recover what a dead process left in flight, run `spec`
-    (if any) in `session` (default: a new one), and wait for every run it started."""
+    (if any) in `session` (default: a new one), and wait for every run it started;
+    `finish` shows the outcome before the store closes (closing takes a moment)."""
     import asyncio
     import contextlib
     import signal
@@ -235,7 +239,9 @@ def _durable(
         return await runs.drive(spec, session, say)
 
     try:
-        return run_to_end(main())
+        out = run_to_end(main())
+        if out is not None:
+            finish(out)
     except runs.Busy as e:
         typer.echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
