@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,26 +59,8 @@ class _PromptLoader(_Loader):
             if name.endswith(".md") and not name.startswith("."):
                 self.template(os.path.join(path, name), source)
 
-    def root(self, path: str, source: str, explicit: bool) -> None:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            if os.path.lexists(path):
-                self.failed(path, Read.ENTRY, "a broken link")
-            elif explicit:
-                self.failed(path, Read.MISSING)
-            return
-        except (OSError, ValueError) as e:
-            self.failed(path, Read.ENTRY, why(e) if isinstance(e, OSError) else str(e))
-            return
-        if stat.S_ISDIR(st.st_mode):
-            self.folder(path, source)
-        elif not explicit:
-            self.failed(path, Read.ENTRY, "not a folder")
-        elif not path.endswith(".md"):
-            self.failed(path, Read.NOT_MARKDOWN)
-        else:
-            self.template(path, source)
+    def file(self, path: str, source: str) -> None:
+        self.template(path, source)
 
 
 def load_prompts(home: Path, project: Path | None = None, paths: Sequence[str | Path] = ()) -> Prompts:

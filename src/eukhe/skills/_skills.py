@@ -95,6 +95,37 @@ class _Loader:
         p = parse(got.text)
         return self.candidate(File(self.kind, name, Read.OK, p.front, p.detail, p.meta, p.body), path), p.body
 
+    def folder(self, path: str, source: str) -> None:
+        """A location that is a folder: every candidate in it."""
+        raise NotImplementedError
+
+    def file(self, path: str, source: str) -> None:
+        """An explicit path that is a Markdown file: that one candidate."""
+        raise NotImplementedError
+
+    def root(self, path: str, source: str, explicit: bool) -> None:
+        """One location: a folder of candidates, or (given explicitly) one Markdown
+        file. A missing default location is no failure; a missing explicit one is."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            if os.path.lexists(path):
+                self.failed(path, Read.ENTRY, "a broken link")
+            elif explicit:
+                self.failed(path, Read.MISSING)
+            return
+        except (OSError, ValueError) as e:
+            self.failed(path, Read.ENTRY, why(e) if isinstance(e, OSError) else str(e))
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self.folder(path, source)
+        elif not explicit:
+            self.failed(path, Read.ENTRY, "not a folder")
+        elif not path.endswith(".md"):
+            self.failed(path, Read.NOT_MARKDOWN)
+        else:
+            self.file(path, source)
+
 
 @dataclass
 class _SkillLoader(_Loader):
@@ -154,26 +185,11 @@ class _SkillLoader(_Loader):
                 below.append((path, rel_path, inner))
             stack += reversed(below)
 
-    def root(self, path: str, source: str, explicit: bool) -> None:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            if os.path.lexists(path):
-                self.failed(path, Read.ENTRY, "a broken link")
-            elif explicit:
-                self.failed(path, Read.MISSING)
-            return
-        except (OSError, ValueError) as e:
-            self.failed(path, Read.ENTRY, why(e) if isinstance(e, OSError) else str(e))
-            return
-        if stat.S_ISDIR(st.st_mode):
-            self.walk(path, source)
-        elif not explicit:
-            self.failed(path, Read.ENTRY, "not a folder")
-        elif not path.endswith(".md"):
-            self.failed(path, Read.NOT_MARKDOWN)
-        else:
-            self.skill_file(path, source)
+    def folder(self, path: str, source: str) -> None:
+        self.walk(path, source)
+
+    def file(self, path: str, source: str) -> None:
+        self.skill_file(path, source)
 
 
 def load_skills(home: Path, project: Path | None = None, paths: Sequence[str | Path] = ()) -> Skills:
