@@ -937,3 +937,23 @@ def test_many_calls_stay_fast() -> None:
     result = scan(text, TOOLS)
     assert result.leak is None
     assert len(result.calls) == 2_000
+
+
+BROKEN_HERMES = [
+    '<tool_call>{"name": "bash", "arguments": {"command": "ls"}</tool_call>',  # a brace short
+    '<tool_call>{"name": "bash" "arguments": {}}</tool_call>',  # a comma short
+    '<tool_call>\n{"arguments": {"command": "ls"}}\n</tool_call>',  # no name
+    '<tool_call>{"name": "bash", "arguments": [1, 2]}</tool_call>',  # arguments not an object
+    '<tool_call>{"name": "nope", "arguments": {}}</tool_call>',  # a tool not offered
+    '<tool_call>{"name": "bash", "arguments": {"command": "ls"}} trailing</tool_call>',  # text after the JSON
+    "<tool_call>\n{'name': 'bash', 'arguments': {}}\n</tool_call>",  # not JSON at all
+]
+
+
+@pytest.mark.parametrize("text", BROKEN_HERMES)
+def test_broken_hermes_calls(text: str) -> None:
+    """A Hermes block that does not rebuild into a call of an offered tool is a leak
+    with its reason, runs nothing, and leaves no call behind."""
+    found = scan(text, TOOLS)
+    assert not found.calls
+    assert found.leak is not None and found.leak.markup == "hermes" and found.leak.reason
