@@ -10,6 +10,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,7 @@ def test_a_poll_checkpoint_keeps_the_failures_in_a_row_across_a_kill(tmp_path: P
         p = start(*run_args(server, *args), cwd=tmp_path, home=homes[1])
         until("two failed polls", lambda: polls(server) >= 2)
         kill(p)
+        killed_at = time.time()
         done = eukhe("resume", cwd=tmp_path, home=homes[1])
         after = polls(server)
         cancelled = [s for s in server.seen if s.method == "POST" and s.path.endswith("/cancel")]
@@ -215,6 +217,22 @@ def test_a_poll_checkpoint_keeps_the_failures_in_a_row_across_a_kill(tmp_path: P
     assert "ended failed" in done.stderr and "faux poll failure" in done.stderr
     assert whole <= after <= whole + 1, (whole, after, done.stderr[:3000])
     assert len(cancelled) == 1  # the job is cancelled once the run gives up on it
+    steps = recorded_steps(homes[1])
+    assert [n for n, _ in steps].count("start") == 1  # the job was never sent again
+    sent_at = next(v for n, v in steps if n == "clock")  # its send time, from which the deadline is counted
+    assert sent_at < killed_at
+
+
+def recorded_steps(home: Path) -> list[tuple[str, Any]]:
+    """The (name, output) of every step of the store's one run."""
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+    try:
+        [w] = client.list_workflows()
+        return [(s["function_name"], s["output"]) for s in client.list_workflow_steps(w.workflow_id)]
+    finally:
+        client.destroy()
 
 
 def test_ctrl_c_aborts_a_durable_run_cleanly_and_it_stays_aborted(tmp_path: Path) -> None:
