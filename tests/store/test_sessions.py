@@ -82,3 +82,16 @@ def test_a_store_url_that_is_not_a_string_is_a_clear_error(tmp_path: Path) -> No
         "run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x", cwd=tmp_path, home=home
     )
     assert done.returncode == 2 and "durable.databaseUrl=5" in done.stderr
+
+
+def test_a_store_that_is_not_a_database_is_a_clear_error_and_is_left_as_it_was(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    junk = bytes(range(256)) * 20
+    (home / "eukhe.sqlite").write_bytes(junk)
+    for args in (["run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x"], ["sessions"]):
+        done = eukhe(*args, cwd=tmp_path, home=home)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().endswith("file is not a database"), done.stderr
+        assert "Traceback" not in done.stderr and "http" not in done.stderr.replace("http://127.0.0.1:9", "")
+    assert (home / "eukhe.sqlite").read_bytes() == junk

@@ -53,6 +53,14 @@ def shown(url: str) -> str:
     return f"{scheme}{sep}{creds.partition(':')[0]}:***@{host}"
 
 
+def cause(e: BaseException) -> str:
+    """An error's kind and first line (the database driver's own: not the SQL it ran,
+    nor the links to its documentation that SQLAlchemy appends)."""
+    inner = getattr(e, "orig", None) or e
+    first = (str(inner).strip().splitlines() or [""])[0]
+    return f"{type(inner).__name__}: {first}" if first else type(inner).__name__
+
+
 # ---------------------------------------------------------------- executors
 
 
@@ -130,7 +138,7 @@ def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
         DBOS.launch()
         _quiet(home)
     except Exception as e:
-        raise StoreError(f"cannot open the run store at {shown(url)}: {type(e).__name__}: {e}") from e
+        raise StoreError(f"cannot open the run store at {shown(url)}: {cause(e)}") from e
     return Store(url, home, me)
 
 
@@ -139,4 +147,4 @@ def client(url: str) -> DBOSClient:
     try:
         return DBOSClient(system_database_url=url)
     except Exception as e:
-        raise StoreError(f"cannot read the run store at {shown(url)}: {type(e).__name__}: {e}") from e
+        raise StoreError(f"cannot read the run store at {shown(url)}: {cause(e)}") from e
