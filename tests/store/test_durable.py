@@ -250,3 +250,32 @@ def test_ctrl_c_aborts_a_durable_run_cleanly_and_it_stays_aborted(tmp_path: Path
     assert "resuming" not in again.stderr  # an aborted run has ended: nothing to finish
     [row] = sessions(tmp_path, home)
     assert row["outcome"] == "aborted"
+
+
+def test_a_run_left_queued_for_recovery_is_finished_by_the_next_start(tmp_path: Path) -> None:
+    """A process that re-enqueued a cut-off run and died before picking it up leaves
+    it queued: the next start takes it in and finishes it."""
+    from dbos import DBOSClient
+
+    home = tmp_path / "home"
+    script = [
+        {"results": 0, **bash("echo one >> out.txt")},
+        {"results": 1, "text": "done", "chunks": 20, "delay": 0.5},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start(*run_args(server, "go"), cwd=tmp_path, home=home)
+        until("the second request", lambda: len(server.seen) >= 2)
+        kill(p)
+        client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+        try:
+            [w] = client.list_workflows()
+            client.resume_workflow(w.workflow_id)  # queued, as a recovery leaves it
+            assert client.list_workflows()[0].status == "ENQUEUED"
+        finally:
+            client.destroy()
+        done = eukhe("resume", cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "resuming run" in done.stderr and "ended answered" in done.stderr
+    [row] = sessions(tmp_path, home)
+    assert row["outcome"] == "answered"
+    assert lines(tmp_path / "out.txt") == ["one"]

@@ -22,18 +22,19 @@ class Busy(RuntimeError):
 
 
 async def recover(say: Say) -> list[str]:
-    """Re-enqueue every run whose process is gone; their ids, oldest first. DBOS
-    admits one runner for each, even when two processes recover at once."""
+    """Re-enqueue every run whose process is gone, and take in the runs a recovery
+    already re-enqueued (a process that died before picking one up leaves it so);
+    their ids, oldest first. DBOS admits one runner for each, even when two
+    processes recover at once."""
     pending = await DBOS.list_workflows_async(status=["PENDING"], name=WORKFLOW)
+    queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=WORKFLOW)
     dead = sorted({w.executor_id for w in pending if gone(w.executor_id)})
-    if not dead:
-        return []
-    await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
-    ids = sorted(w.workflow_id for w in pending if w.executor_id in dead)
-    for w in sorted(pending, key=lambda w: w.workflow_id):
-        if w.workflow_id in ids:
-            say(f"resuming run {w.workflow_id}, cut off when its process ended: {sessions.prompt_of(w)[:80]}")
-    return ids
+    if dead:
+        await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
+    cut = [w for w in pending if w.executor_id in dead] + queued
+    for w in sorted(cut, key=lambda w: w.workflow_id):
+        say(f"resuming run {w.workflow_id}, cut off when its process ended: {sessions.prompt_of(w)[:80]}")
+    return sorted(w.workflow_id for w in cut)
 
 
 async def start(spec: dict[str, Any], session: str) -> Any:
