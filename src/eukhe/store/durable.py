@@ -123,7 +123,6 @@ def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
     """Launch DBOS on the store; the run workflow is registered on import of
     `eukhe.store.workflow`, which this module's caller imports first."""
     url = database_url(home, settings)
-    home.mkdir(parents=True, exist_ok=True)
     me = executor_id()
     config: DBOSConfig = {
         "name": APP,
@@ -133,6 +132,7 @@ def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
         "log_level": "INFO",
     }
     try:
+        home.mkdir(parents=True, exist_ok=True)
         _quiet(home)  # before DBOS(): it adds a console handler only to a logger with none
         DBOS(config=config)
         DBOS.launch()
