@@ -61,7 +61,7 @@ def test_keeps_the_rounds_a_run_made_across_reopen(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (tmp_path / "a.txt").write_text("a\n")
     read = {"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}
-    script = [{"results": n, **read, **({"chunks": 20, "delay": 0.5} if n == 2 else {})} for n in range(10)]
+    script = [{"results": n, **read, **({"chunks": 20, "delay": 0.15} if n == 2 else {})} for n in range(10)]
     with FauxServer(parse(script)) as server:
         p = start(*run_args(server, "--max-tool-rounds", "3", "go"), cwd=tmp_path, home=home)
         until("the third request", lambda: len(server.seen) >= 3)
@@ -70,9 +70,8 @@ def test_keeps_the_rounds_a_run_made_across_reopen(tmp_path: Path) -> None:
         sent = len(server.seen)
     assert done.returncode == 0, done.stderr
     assert "ended failed" in done.stderr and "maxToolRounds = 3" in done.stderr
-    [row] = sessions(tmp_path, home)
-    got = messages(row["id"], tmp_path, home)
-    assert sum(m["role"] == "tool" for m in got) == 3
+    [w] = runs(home)
+    assert sum(o.role == "tool" for n, o in steps(home, w.workflow_id) if n == "message") == 3
     assert sent == 4  # three before the kill, the third again after it
 
 
@@ -103,12 +102,11 @@ def test_a_run_killed_at_any_moment_ends_answered_with_every_message_once(
         done = eukhe(*run_args(server, "and now?"), cwd=other, home=home)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["outcome"] == "answered"
-    rows = sessions(tmp_path, home)
-    first = [r for r in rows if r["runs"] == 1 and r["lastPrompt"] == "write three lines"]
-    assert len(first) == 1 and first[0]["outcome"] == "answered", (rows, done.stderr)
-    got = messages(first[0]["id"], tmp_path, home)
-    assert [m["role"] for m in got] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
-    assert got[-1]["content"] == "All three lines are written."
+    first = [w for w in runs(home) if w.input["args"][0]["prompt"] == "write three lines"]
+    assert len(first) == 1 and first[0].output["outcome"] == "answered", done.stderr
+    got = [o for n, o in steps(home, first[0].workflow_id) if n == "message"]
+    assert [m.role for m in got] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert got[-1].content == "All three lines are written."
     for line in ("one", "two", "three"):
         assert lines(out).count(line) <= 1, lines(out)
     assert len(lines(out)) >= 2  # at most the call the kill cut is not run again
@@ -148,7 +146,7 @@ def test_two_workers_share_a_postgres_store_and_one_finishes_what_the_other_star
         out = tmp_path / "out.txt"
         script = [
             {"results": 0, **bash("echo one >> out.txt")},
-            {"results": 1, "text": "done", "chunks": 20, "delay": 0.5},
+            {"results": 1, "text": "done", "chunks": 20, "delay": 0.15},
         ]
         with FauxServer(parse(script)) as server:
             p = start(*run_args(server, "go"), cwd=tmp_path, home=homes[0])
@@ -225,12 +223,29 @@ def test_a_poll_checkpoint_keeps_the_failures_in_a_row_across_a_kill(tmp_path: P
 
 def recorded_steps(home: Path) -> list[tuple[str, Any]]:
     """The (name, output) of every step of the store's one run."""
+    [w] = runs(home)
+    return steps(home, w.workflow_id)
+
+
+def runs(home: Path) -> list[Any]:
+    """Every run in the store, read as `eukhe sessions` reads it (in this process: faster)."""
     from dbos import DBOSClient
 
     client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
     try:
-        [w] = client.list_workflows()
-        return [(s["function_name"], s["output"]) for s in client.list_workflow_steps(w.workflow_id)]
+        return list(client.list_workflows())
+    finally:
+        client.destroy()
+
+
+def steps(home: Path, run: str) -> list[tuple[str, Any]]:
+    """The (name, output) of every step of one run, in order."""
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+    try:
+        found = sorted(client.list_workflow_steps(run), key=lambda s: s["function_id"])
+        return [(s["function_name"], s["output"]) for s in found]
     finally:
         client.destroy()
 
@@ -260,7 +275,7 @@ def test_a_run_left_queued_for_recovery_is_finished_by_the_next_start(tmp_path: 
     home = tmp_path / "home"
     script = [
         {"results": 0, **bash("echo one >> out.txt")},
-        {"results": 1, "text": "done", "chunks": 20, "delay": 0.5},
+        {"results": 1, "text": "done", "chunks": 20, "delay": 0.15},
     ]
     with FauxServer(parse(script)) as server:
         p = start(*run_args(server, "go"), cwd=tmp_path, home=home)
