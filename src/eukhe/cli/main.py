@@ -358,8 +358,10 @@ def _store_read(what: str, session: str = "") -> Any:
 
 
 REAL_MODEL = (
-    "\nTo run a real model: eukhe run --model openai/gpt-4.1 'your task' (with OPENAI_API_KEY set),\n"
-    "or a local server: eukhe run --model vllm/NAME --base-url http://127.0.0.1:8000/v1 'your task'"
+    "To run a real model: eukhe run --model openai/gpt-4.1 'your task' (with OPENAI_API_KEY set),\n"
+    "or a local server: eukhe run --model vllm/NAME --base-url http://127.0.0.1:8000/v1 'your task'.\n"
+    "Each eukhe run is durable: kill it at any moment and eukhe resume finishes it; "
+    "eukhe sessions lists them."
 )
 
 
@@ -388,13 +390,7 @@ def demo(
         settings = Settings(stream_idle_timeout_ms=1500)
         outcome = run_to_end(turn(provider, "faux-model", script.TASK, settings, Path(tmp), _show(as_json)))
     if not as_json:
-        typer.echo("")
-        typer.echo(
-            "To run a real model: eukhe run --model openai/gpt-4.1 'your task' (with OPENAI_API_KEY set),"
-        )
-        typer.echo(
-            "or a local server: eukhe run --model vllm/NAME --base-url http://127.0.0.1:8000/v1 'your task'"
-        )
+        typer.echo("\n" + REAL_MODEL)
     _finish(outcome, as_json)
 
 
