@@ -294,3 +294,21 @@ def test_a_run_left_queued_for_recovery_is_finished_by_the_next_start(tmp_path: 
     [row] = sessions(tmp_path, home)
     assert row["outcome"] == "answered"
     assert lines(tmp_path / "out.txt") == ["one"]
+
+
+def test_a_run_in_a_live_process_is_never_taken_over(tmp_path: Path) -> None:
+    """Another start (here `eukhe resume`) leaves a run whose process lives alone: it
+    is not run twice."""
+    home = tmp_path / "home"
+    with FauxServer(parse([{"text": "slow and single", "chunks": 20, "delay": 0.2}])) as server:
+        p = start(*run_args(server, "go"), cwd=tmp_path, home=home)
+        until("the request", lambda: len(server.seen) >= 1)
+        other = eukhe("resume", cwd=tmp_path, home=home)
+        code = p.wait(timeout=60)
+        assert p.stdout is not None
+        last = json.loads(p.stdout.read().splitlines()[-1])
+        kill(p)
+        seen = len(server.seen)
+    assert other.returncode == 0 and "resuming" not in other.stderr, other.stderr
+    assert code == 0 and last["answer"] == "slow and single"
+    assert seen == 1
