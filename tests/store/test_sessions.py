@@ -42,6 +42,11 @@ def test_a_session_is_continued_listed_and_shown(tmp_path: Path) -> None:
         ("user", False),
         ("assistant", False),
     ]
+    from tests.store.test_durable import runs, steps
+
+    second = max(runs(home), key=lambda w: w.workflow_id)
+    names = [n for n, _ in steps(home, second.workflow_id)]
+    assert names[0] == "message" and not [n for n in names if n.startswith("DBOS.list")], names
     listed = eukhe("sessions", cwd=tmp_path, home=home).stdout
     assert row["id"] in listed and "2 runs" in listed and "answered" in listed
     shown = eukhe("session", "show", row["id"], cwd=tmp_path, home=home).stdout

@@ -101,9 +101,19 @@ class Store:
     url: str
     home: Path
     executor: str
+    reader: DBOSClient  # reads ended runs from inside a run without recording the read as a step
 
     def close(self) -> None:
+        global READER
+        READER = None
+        self.reader.destroy()
         DBOS.destroy(destroy_registry=False)
+
+
+READER: DBOSClient | None = None
+"""The open store's reader. A run reads the runs of its session that came before it
+(ended, so the read is the same on every replay) through it: through DBOS the read
+would be recorded as a step, a copy of the whole earlier transcript in every run."""
 
 
 def _quiet(home: Path) -> None:
@@ -139,7 +149,9 @@ def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
         _quiet(home)
     except Exception as e:
         raise StoreError(f"cannot open the run store at {shown(url)}: {cause(e)}") from e
-    return Store(url, home, me)
+    global READER
+    READER = client(url)
+    return Store(url, home, me, READER)
 
 
 def client(url: str) -> DBOSClient:

@@ -117,7 +117,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.settings import SettingsError, load
-    from eukhe.store import sessions
+    from eukhe.store import durable, sessions
     from eukhe.tools import BUILTIN, Context
 
     run_id = str(DBOS.workflow_id)
@@ -131,7 +131,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     except (ModelError, SettingsError) as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
     provider = provider_for(route)
-    context = await sessions.context_before(spec["session"], run_id)
+    context = await sessions.context_before(spec["session"], run_id, durable.READER or DBOS)
     ctx = Context(cwd=cwd)
     Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
     g = Generation(
