@@ -312,3 +312,25 @@ def test_a_run_in_a_live_process_is_never_taken_over(tmp_path: Path) -> None:
     assert other.returncode == 0 and "resuming" not in other.stderr, other.stderr
     assert code == 0 and last["answer"] == "slow and single"
     assert seen == 1
+
+
+def test_a_recovered_run_and_a_new_one_share_a_one_slot_provider(tmp_path: Path) -> None:
+    """The next start finishes the cut-off run and runs its own in one process: both
+    ask the same admission controller for the provider's one slot, and both end."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"providers": {"vllm": {"concurrency": 1}}}))
+    script = [
+        {"when": "first", "text": "cut off", "chunks": 20, "delay": 0.2},
+        {"when": "first", "text": "first done", "chunks": 5, "delay": 0.1},
+        {"when": "second", "text": "second done", "chunks": 5, "delay": 0.1},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start(*run_args(server, "first"), cwd=tmp_path, home=home)
+        until("the first request", lambda: len(server.seen) >= 1)
+        kill(p)
+        done = eukhe(*run_args(server, "second"), cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["answer"] == "second done"
+    assert "ended answered" in done.stderr
+    assert sorted(w.output["answer"] for w in runs(home)) == ["first done", "second done"]

@@ -37,9 +37,13 @@ async def recover(say: Say) -> list[str]:
     return sorted(w.workflow_id for w in cut)
 
 
-async def start(spec: dict[str, Any], session: str) -> Any:
+async def start(spec: dict[str, Any], session: str) -> str:
     """Start the session's next run; its id. Refuses while the session has a run in
-    flight (a recovered one is awaited by the caller first)."""
+    flight (a recovered one is awaited by the caller first).
+
+    The run executes on DBOS's own event loop, where recovered runs execute too:
+    every run of the process shares one loop, and with it the admission
+    controllers (which belong to one loop)."""
     runs = await sessions.runs(session)
     live = [w for w in runs if w.status not in sessions.ENDED]
     if live:
@@ -49,17 +53,26 @@ async def start(spec: dict[str, Any], session: str) -> Any:
             "wait for it to end, or run `eukhe resume` if that process is gone"
         )
     rid = sessions.run_id(session, len(runs) + 1)
-    with SetWorkflowID(rid):
-        return await DBOS.start_workflow_async(run_workflow, {**spec, "session": session})
+
+    def begin() -> None:  # the synchronous start hands the run to DBOS's loop
+        with SetWorkflowID(rid):
+            DBOS.start_workflow(run_workflow, {**spec, "session": session})
+
+    await asyncio.to_thread(begin)
+    return rid
 
 
-async def result(run: str, handle: Any = None) -> dict[str, Any]:
+RESULT_POLL = 0.05
+"""Seconds between two looks at a run's end (a read of the store)."""
+
+
+async def result(run: str) -> dict[str, Any]:
     """How a run ended. The wait ends on Ctrl-C too: the runs this process executes
     are aborted (and end within their grace); a run another process picked up is
     left to it, with a line that says so."""
-    handle = handle or await DBOS.retrieve_workflow_async(run)
+    handle = await DBOS.retrieve_workflow_async(run)
     stop = Live.stop[1] if Live.stop else asyncio.Event()
-    task = asyncio.ensure_future(handle.get_result())
+    task = asyncio.ensure_future(handle.get_result(polling_interval_sec=RESULT_POLL))
     stopped = asyncio.ensure_future(stop.wait())
     try:
         done, _ = await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -101,9 +114,8 @@ async def drive(spec: dict[str, Any] | None, session: str | None, say: Say) -> d
     await finish(mine, say)  # the session's cut-off run ends before its next one starts
     out = None
     if spec is not None and session is not None:
-        handle = await start(spec, session)
-        rid = handle.workflow_id
+        rid = await start(spec, session)
         say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}")
-        out = await result(rid, handle)
+        out = await result(rid)
     await finish([r for r in recovered if r not in mine], say)
     return out
