@@ -62,17 +62,41 @@ async def start(spec: dict[str, Any], session: str) -> str:
     return rid
 
 
-RESULT_POLL = 0.05
-"""Seconds between two looks at a run's end (a read of the store)."""
+RESULT_POLL = 0.02
+"""Seconds between two looks at the store for the end of a run that says it is ending."""
+
+IDLE_POLL = 1.0
+"""Seconds between two looks at the store for the end of a run executed elsewhere."""
+
+
+async def _ended(run: str) -> Any:
+    """The run's result from the store. A run this process executes says when it is
+    ending, so the store is read then, not polled all along (every read competes
+    with the run's own writes)."""
+    loop = asyncio.get_running_loop()
+    ending: asyncio.Future[None] = loop.create_future()
+    Live.ending[run] = (loop, ending)
+    try:
+        handle = await DBOS.retrieve_workflow_async(run)
+        slow = asyncio.ensure_future(handle.get_result(polling_interval_sec=IDLE_POLL))
+        try:
+            done, _ = await asyncio.wait({slow, ending}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not slow.done():
+                slow.cancel()
+        if slow in done:
+            return slow.result()
+        return await handle.get_result(polling_interval_sec=RESULT_POLL)
+    finally:
+        Live.ending.pop(run, None)
 
 
 async def result(run: str) -> dict[str, Any]:
     """How a run ended. The wait ends on Ctrl-C too: the runs this process executes
     are aborted (and end within their grace); a run another process picked up is
     left to it, with a line that says so."""
-    handle = await DBOS.retrieve_workflow_async(run)
     stop = Live.stop[1] if Live.stop else asyncio.Event()
-    task = asyncio.ensure_future(handle.get_result(polling_interval_sec=RESULT_POLL))
+    task = asyncio.ensure_future(_ended(run))
     stopped = asyncio.ensure_future(stop.wait())
     try:
         done, _ = await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)

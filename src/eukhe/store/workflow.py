@@ -43,6 +43,15 @@ class Live:
     cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # noqa: RUF012
 
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
+    ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}  # noqa: RUF012
+
+    @classmethod
+    def ended(cls, run: str) -> None:
+        """Tell whoever waits for `run` in this process that it is returning."""
+        if run in cls.ending:
+            loop, fut = cls.ending[run]
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(None))
 
     @classmethod
     def abort_all(cls) -> None:
@@ -156,4 +165,5 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         Live.cancels.pop(run_id, None)
         with contextlib.suppress(Exception):
             await provider.close()
+    Live.ended(run_id)
     return out.json()
