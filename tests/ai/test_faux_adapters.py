@@ -153,7 +153,7 @@ def test_no_output_or_log_line_holds_the_key(
 ) -> None:
     import logging
 
-    key = "sk-ant-SECRETSECRETSECRET1234"
+    key = "sk-ant-SECRETSECRETSECRET1234" if api == "anthropic" else "sk-proj-SECRETSECRETSECRET1234"
     caplog.set_level(logging.DEBUG)
     make = {
         "openai-chat": lambda url: OpenAIChat("faux", base_url=url, api_key=key),
