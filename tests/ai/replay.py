@@ -76,7 +76,12 @@ def serve(
 
         do_GET = do_POST
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    yield from serving(Handler)
+
+
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve `handler` on loopback for the duration of a `with` (yields the /v1 URL)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

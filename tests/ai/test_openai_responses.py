@@ -10,14 +10,14 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeVar
 
 import pytest
 
 from eukhe.ai import CallDelta, Done, Event, Kind, Message, Reply, Request, Stop, TextDelta, Tool, ToolCall
 from eukhe.ai.openai_responses import Job, OpenAIResponses, PollFailed, deadline, inputs
-from tests.ai.replay import HOP, RECORDINGS, recording, serve
+from tests.ai.replay import HOP, RECORDINGS, recording, serve, serving
 
 pytestmark = pytest.mark.skipif(
     not RECORDINGS.exists(), reason="shared/recordings is not beside this checkout"
@@ -68,15 +68,7 @@ def serve_in_turn(answers: list[Answer], seen: list[dict[str, Any]]) -> Iterator
 
         do_GET = do_POST
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    yield from serving(Handler)
 
 
 def run(base_url: str, use: Callable[[OpenAIResponses], Awaitable[T]], key: str = KEY) -> T:
