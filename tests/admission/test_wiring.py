@@ -10,7 +10,7 @@ import time
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.harness.generation import Generation, Outcome
+from eukhe.harness.generation import Generation, Outcome, Settings
 
 
 async def no_tool(call: object) -> tuple[str, bool]:
@@ -54,3 +54,32 @@ def test_a_session_turn_cuts_background_work_on_a_one_slot_provider_and_both_ans
     assert ended["question"] < ended["summarize"]
     assert seen[0].hung_up  # the background stream was cut
     assert [s.body["messages"][-1]["content"] for s in seen] == ["summarize", "question", "summarize"]
+
+
+def test_the_idle_clock_starts_once_the_slot_is_held() -> None:
+    """H6.3: a turn that waits for a one-slot provider longer than its idle deadline
+    does not stall: its stream, and the clock with it, begins with the slot."""
+    script = [
+        {"when": "first", "text": "first " * 8, "chunks": 8, "delay": 0.1},
+        {"when": "second", "text": "second"},
+    ]
+    registry = Registry({"providers": {"faux": {"concurrency": 1}}})
+    settings = Settings(stream_idle_timeout_ms=300)
+
+    async def one(url: str, prompt: str) -> Outcome:
+        p = OpenAIChat("faux", base_url=url, timeout=30)
+        try:
+            return await Generation(p, "m", (), no_tool, settings, admission=registry).run(prompt)
+        finally:
+            await p.close()
+
+    async def main(url: str) -> list[Outcome]:
+        first = asyncio.ensure_future(one(url, "first"))
+        while not server.seen:
+            await asyncio.sleep(0.01)
+        return [await asyncio.wait_for(one(url, "second"), 10), await asyncio.wait_for(first, 10)]
+
+    with FauxServer(parse(script)) as server:
+        second, first = asyncio.run(main(server.url))
+    assert first.outcome == second.outcome == "answered"
+    assert (second.answer, second.notes, len(server.seen)) == ("second", 0, 2)

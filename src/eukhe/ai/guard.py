@@ -3,7 +3,7 @@
 The idle clock (`retry.provider.streamIdleTimeoutMs`, H4.5): no event within the
 deadline ends the stream as a stall, with the seconds waited. It starts when the
 request holds its admission slot, never while it waits for one (H6.3): the
-caller sets `started` at that moment.
+caller makes the stream once the slot is held.
 
 The repetition guard: a reply that writes the same line (or the same few lines)
 over and over is cut early, with the repeated line and the cycle's length, so
@@ -66,34 +66,20 @@ async def guard(
     events: AsyncIterator[Event],
     provider: str,
     idle: float = DEFAULT_IDLE_S,
-    started: asyncio.Event | None = None,
 ) -> AsyncIterator[Event]:
-    """The provider's events, cut at a stall or a repetition; exactly one `Done`."""
+    """The provider's events, cut at a stall or a repetition; exactly one `Done`.
+    The idle clock runs from the first wait for an event: a caller that waits for an
+    admission slot makes the stream once the slot is held (H6.3)."""
     lines = Lines()
     it = aiter(events)
     try:
         while True:
-            if started is not None and not started.is_set():
-                # the slot wait is not the stream's: no deadline until the slot is held
-                nxt = asyncio.ensure_future(anext(it))
-                try:
-                    slot = asyncio.ensure_future(started.wait())
-                    done, _ = await asyncio.wait({nxt, slot}, return_when=asyncio.FIRST_COMPLETED)
-                    slot.cancel()
-                    if nxt not in done:
-                        event = await _within(nxt, idle, provider)
-                    else:
-                        event = nxt.result()
-                finally:
-                    if not nxt.done():
-                        nxt.cancel()
-            else:
-                t0 = time.monotonic()
-                try:
-                    async with asyncio.timeout(idle):  # no task per event: the deadline rides this await
-                        event = await anext(it)
-                except TimeoutError:
-                    raise _Stalled(time.monotonic() - t0) from None
+            t0 = time.monotonic()
+            try:
+                async with asyncio.timeout(idle):  # no task per event: the deadline rides this await
+                    event = await anext(it)
+            except TimeoutError:
+                raise _Stalled(time.monotonic() - t0) from None
             if isinstance(event, Done):
                 yield event
                 return
