@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from eukhe.ai.reply import ToolCall
@@ -49,10 +49,10 @@ class Effects(Protocol):
 
 @dataclass
 class Direct:
-    """Effects done at once, in memory: nothing survives the process."""
+    """Effects done at once, in memory: nothing survives the process (the run's
+    transcript is its Outcome's)."""
 
     sleeper: Callable[[float], Awaitable[None]] = asyncio.sleep
-    transcript: list[Message] = field(default_factory=list)
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
         return await work()
@@ -69,4 +69,4 @@ class Direct:
         return await work()
 
     async def append(self, message: Message) -> None:
-        self.transcript.append(message)
+        return None
