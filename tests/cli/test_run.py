@@ -95,3 +95,25 @@ def test_a_malformed_concurrency_is_refused_before_any_run(tmp_path: Path) -> No
     done = eukhe("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x", cwd=tmp_path)
     assert done.returncode == 2
     assert "providers.vllm.concurrency=-1: expected a whole number >= 0" in done.stderr
+
+
+def test_a_server_asking_for_a_wait_past_the_cap_fails_the_run_at_once(tmp_path: Path) -> None:
+    """Retry-After: 3600 against the default 60 s cap: the run fails now, as model_error
+    with the reason, rather than sleep for an hour that looks like a hang."""
+    import time
+
+    script = [{"error": {"status": 429, "body": {"error": {"message": "slow down"}}, "retryAfter": 3600}}]
+    with FauxServer(parse(script)) as server:
+        began = time.monotonic()
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "--json", "x", cwd=tmp_path)
+        took = time.monotonic() - began
+        asked = len(server.seen)
+    assert took < 60, took
+    assert done.returncode == 1, done.stderr
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["outcome"] == "failed" and last["error"]["kind"] == "model_error"
+    assert last["error"]["message"].startswith(
+        "the provider asked to wait 3600 s before a retry, longer than retry.provider.maxRetryDelayMs (60 s): "
+    )
+    assert "HTTP 429" in last["error"]["message"] and last["retries"] == 0
+    assert asked == 1  # never resent

@@ -33,7 +33,7 @@ from eukhe.harness.repeat import rounds_in_a_row, same_calls
 from eukhe.rules import recovery
 from eukhe.rules import run as h4
 from eukhe.rules.recovery import Act, Out
-from eukhe.rules.retry import retry_wait_ms
+from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
 
 BACKGROUND_SLOT_WAIT = 600.0
 """Seconds background work (compaction, subagents) may wait for a slot, preemptions included."""
@@ -240,6 +240,9 @@ class Generation:
                 assert isinstance(reply, Reply)
                 # read the reply: recoveries first, then the run
                 x, rx, rebuilt, leak = self._classify(reply, ctx, offered)
+                retry = self._model_retry(retries_used + 1, reply.failure)
+                if x.kind is h4.Kind.ERROR and x.retryable and not x.noted and retry.refused:
+                    x = h4.Input(h4.Kind.ERROR, retryable=False)  # a wait past the cap fails the run now
                 r = self.recover(recovery.CAPS, rec, rx)
                 rec = r.rec
                 y = recovery.act_reply(r.act, x)
@@ -273,7 +276,7 @@ class Generation:
                 elif state.live and state.retries < before.retries:
                     retries_used += 1
                     out.retries += 1
-                    wait = self._retry_wait(retries_used, reply.failure)
+                    wait = retry.wait_ms / 1000.0
                     self.show(
                         "retry",
                         f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s",
@@ -284,6 +287,8 @@ class Generation:
                         break
                 elif not state.live:
                     failure_text = self._end_text(r.act, reply, rx, ctx)
+                    if retry.refused and reply.failure is not None and reply.failure.retryable:
+                        failure_text = notes.wait_too_long(retry.server_ms, retry.max_ms, reply.failure.message)
             elif state.phase is h4.Phase.TOOLS:
                 finished, results = await race(self._tools(pending, cut, tokens), self.cancel, stop=stop)
                 if not finished:
@@ -458,11 +463,14 @@ class Generation:
         return notes.no_answer(reply.stop.value, thinking)
 
     def _retry_wait(self, used: int, failure: Failure | None) -> float:
-        """Seconds to wait before retry `used`, as rules.retry says."""
+        """Seconds to wait before a failed poll's retry `used`, as rules.retry says."""
         s = self.settings
-        server = failure.retry_after if failure is not None else None
-        server_ms = math.ceil(server * 1000) if server is not None and math.isfinite(server) else None
-        return retry_wait_ms(s.base_delay_ms, s.max_retry_delay_ms, used, server_ms) / 1000.0
+        return retry_wait_ms(s.base_delay_ms, s.max_retry_delay_ms, used, _server_ms(failure)) / 1000.0
+
+    def _model_retry(self, used: int, failure: Failure | None) -> Retry:
+        """A failed model request's retry `used`, as rules.retry says (refused past the cap)."""
+        s = self.settings
+        return model_retry(s.base_delay_ms, s.max_retry_delay_ms, used, _server_ms(failure))
 
     def _ended(self, state: h4.Run, out: Outcome, failure_text: str) -> Outcome:
         if state.end is h4.End.ANSWERED:
@@ -474,6 +482,14 @@ class Generation:
             out.code = h4.ERROR_CODES.get(state.end, "model_error")
             out.message = failure_text or state.end.value
         return out
+
+
+def _server_ms(failure: Failure | None) -> int | None:
+    """The server's wait in whole milliseconds (rounded up), if it asked for one."""
+    server = failure.retry_after if failure is not None else None
+    if server is None or math.isnan(server):
+        return None
+    return math.ceil(server * 1000) if math.isfinite(server) else 2**63  # forever: past any cap
 
 
 def _refused(failure: Failure) -> Reply:

@@ -56,6 +56,19 @@ def not_ready(seconds: float) -> str:
     return f"The model's deferred response was not ready by its deadline, {seconds:.0f} s after the request"
 
 
+def wait_too_long(server_ms: int, max_ms: int, cause: str) -> str:
+    """The run's error when a server asks for a longer retry wait than the cap (H4.5):
+    the run fails at once rather than sleep for what looks like a hang."""
+    return (
+        f"the provider asked to wait {_seconds(server_ms)} s before a retry, longer than "
+        f"retry.provider.maxRetryDelayMs ({_seconds(max_ms)} s): {cause}"
+    )
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:.0f}" if ms % 1000 == 0 or ms >= 10_000 else f"{ms / 1000:.1f}"
+
+
 def run_limit(cap: int) -> str:
     """The run's error at the round cap (H4.2): it names the cap."""
     return (
