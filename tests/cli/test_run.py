@@ -113,7 +113,8 @@ def test_a_server_asking_for_a_wait_past_the_cap_fails_the_run_at_once(tmp_path:
     last = json.loads(done.stdout.strip().splitlines()[-1])
     assert last["outcome"] == "failed" and last["error"]["kind"] == "model_error"
     assert last["error"]["message"].startswith(
-        "the provider asked to wait 3600 s before a retry, longer than retry.provider.maxRetryDelayMs (60 s): "
+        "the provider asked to wait 3600 s before a retry, "
+        "longer than retry.provider.maxRetryDelayMs (60 s): "
     )
     assert "HTTP 429" in last["error"]["message"] and last["retries"] == 0
     assert asked == 1  # never resent

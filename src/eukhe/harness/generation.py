@@ -287,8 +287,9 @@ class Generation:
                         break
                 elif not state.live:
                     failure_text = self._end_text(r.act, reply, rx, ctx)
-                    if retry.refused and reply.failure is not None and reply.failure.retryable:
-                        failure_text = notes.wait_too_long(retry.server_ms, retry.max_ms, reply.failure.message)
+                    f = reply.failure
+                    if retry.refused and f is not None and f.retryable:
+                        failure_text = notes.wait_too_long(retry.server_ms, retry.max_ms, f.message)
             elif state.phase is h4.Phase.TOOLS:
                 finished, results = await race(self._tools(pending, cut, tokens), self.cancel, stop=stop)
                 if not finished:
