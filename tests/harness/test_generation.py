@@ -247,6 +247,43 @@ def test_a_broken_leaked_tool_call_is_noted_and_then_stands_as_text_after_two_no
     assert last_user(server, 2).endswith("Leak note 2 of 2.")
 
 
+PARSE_FAILURE = {
+    "code": 500,
+    "message": "The model produced output that does not match the expected peg-native format",
+    "type": "server_error",
+}
+"""llama.cpp's answer when its tool-call parser rejects what the model wrote."""
+
+
+def test_output_the_servers_parser_rejects_is_retried_with_a_note_as_a_new_request() -> None:
+    rejected = {"error": {"status": 500, "body": {"error": PARSE_FAILURE}}}
+    out, server, sleeps, _ = go([rejected, {"when": "Harness note", "text": "Four."}])
+    assert out.outcome == "answered" and out.answer == "Four."
+    assert out.notes == 1 and out.retries == 0 and sleeps == []  # noted: sent at once, spends no retry
+    assert len(server.seen) == 2 and last_user(server, 1).startswith(
+        "Harness note, attempt 2: your previous reply began a tool call that the server's tool-call parser"
+    )
+    failed = [m for m in out.transcript if m.is_error]
+    assert len(failed) == 1 and "does not match the expected peg-native format" in failed[0].content
+
+
+def test_output_the_servers_parser_keeps_rejecting_fails_the_run_after_two_notes() -> None:
+    rejected = {"error": {"status": 500, "body": {"error": PARSE_FAILURE}}}
+    out, server, sleeps, _ = go({"replies": [rejected], "then": "last"})
+    assert out.outcome == "failed" and out.code == "model_error"
+    assert out.notes == recovery.LEAK_NOTES and out.retries == 0 and sleeps == []
+    assert len(server.seen) == 3  # each request new: attempts 1, 2 and 3
+    assert [last_user(server, i)[:26] for i in (1, 2)] == [
+        "Harness note, attempt 2: y",
+        "Harness note, attempt 3: y",
+    ]
+    assert (out.message or "").endswith(
+        "The server's tool-call parser rejected the model's output after 2 rejected notes in a row: "
+        "use a different model, or serve it with a chat template whose tool-call format it follows."
+    )
+    assert "HTTP 500 (rejected)" in (out.message or "")
+
+
 def background(
     script: Any, window: str, interval: float, **kw: Any
 ) -> tuple[Outcome, FauxServer, list[float]]:

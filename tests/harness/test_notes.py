@@ -75,3 +75,22 @@ def test_run_errors() -> None:
         "The model's deferred response was not ready by its deadline, 86400 s after the request"
     )
     assert "maxToolRounds = 250" in notes.run_limit(250)
+    assert notes.wait_too_long(3_600_000, 60_000, "x: HTTP 429") == (
+        "the provider asked to wait 3600 s before a retry, longer than retry.provider.maxRetryDelayMs (60 s): "
+        "x: HTTP 429"
+    )
+    assert notes.wait_too_long(2500, 1500, "c").startswith("the provider asked to wait 2.5 s before")
+
+
+def test_the_rejected_output_note_and_its_cap() -> None:
+    cause = "llamacpp: HTTP 500 (rejected): the model produced output that does not match"
+    assert notes.rejected(2, 1, cause) == (
+        "Harness note, attempt 2: your previous reply began a tool call that the server's tool-call parser "
+        f"could not read, so the server discarded the reply and no tool ran ({cause}). Make the call again "
+        "through the tool-calling interface, with its arguments as one JSON object that agrees with the schema "
+        "of the tool. If you need no tool, give the answer as plain text. Rejected note 1 of 2."
+    )
+    assert notes.rejected_gave_up(cause) == (
+        f"{cause}. The server's tool-call parser rejected the model's output after 2 rejected notes in a row: "
+        "use a different model, or serve it with a chat template whose tool-call format it follows."
+    )

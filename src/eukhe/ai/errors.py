@@ -42,7 +42,18 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEYISH.sub(hide, text)
 
 
+REJECTED_OUTPUT = (
+    "The model produced output that does not match the expected",
+    "Failed to parse tool call arguments as JSON",
+)
+"""How llama.cpp's server says its tool-call parser rejected the model's output (an
+HTTP 500, or an error event inside a 200 stream): the model's fault, not an outage,
+and a greedy model sends the same output to the same request, so it is never resent."""
+
+
 def kind_of_status(status: int, body: Any = None) -> Kind:
+    if _says_rejected(body):
+        return Kind.REJECTED
     if status == 429:
         return Kind.RATE_LIMITED
     if status == 529 or _says_overloaded(body):
@@ -56,6 +67,14 @@ def kind_of_status(status: int, body: Any = None) -> Kind:
         404: Kind.NOT_FOUND,
         422: Kind.UNPROCESSABLE,
     }.get(status, Kind.REFUSED)
+
+
+def _says_rejected(body: Any) -> bool:
+    if isinstance(body, Mapping):
+        err = body.get("error", body)
+        message = err.get("message") if isinstance(err, Mapping) else None
+        return isinstance(message, str) and message.startswith(REJECTED_OUTPUT)
+    return False
 
 
 def _says_overloaded(body: Any) -> bool:

@@ -36,6 +36,7 @@ class Kind(Enum):
     REFUSED = "refused"  # another 4xx
     MALFORMED = "malformed"  # the server sent what the wire format does not allow
     STREAM_ERROR = "stream_error"  # an error the server reported inside the stream
+    REJECTED = "rejected"  # the server's tool-call parser rejected the model's output (llama.cpp)
 
 
 RETRYABLE = frozenset({Kind.RATE_LIMITED, Kind.OVERLOADED, Kind.SERVER, Kind.CONNECTION, Kind.TIMEOUT})

@@ -397,6 +397,13 @@ class Generation:
         """The run's input for the reply as it came, and what recovery reads of it."""
         f = reply.failure
         if f is not None:
+            if f.kind is Kind.REJECTED:  # the same request gets the same output: noted, never resent
+                return (
+                    h4.Input(h4.Kind.ERROR, retryable=True, noted=True),
+                    recovery.Reply(Out.REJECTED),
+                    None,
+                    None,
+                )
             if f.kind in (Kind.STALL, Kind.REPEATING):
                 return (
                     h4.Input(h4.Kind.ERROR, retryable=True, noted=True),
@@ -431,6 +438,8 @@ class Generation:
             return notes.length(attempt, rec.row, reply.usage.output or None)
         if act is Act.REDO and rec.cause is recovery.Cause.LEAK:
             return notes.leak(attempt, rec.row, leak.leak.markup, leak.leak.reason)
+        if act is Act.REDO and rec.cause is recovery.Cause.REJECTED and f is not None:
+            return notes.rejected(attempt, rec.row, f.message)
         if act is Act.REDO and rec.cause is recovery.Cause.REDIRECT:
             return notes.redirect(attempt, rec.row, rounds_in_a_row(ctx) + 1, reply.calls or _calls(leak))
         if f is not None and f.kind is Kind.STALL:
@@ -456,6 +465,8 @@ class Generation:
         thinking = sum(len(t.text) for t in reply.thinking)
         if act is Act.QUIT and rx.out is Out.LENGTH:
             return notes.length_gave_up(thinking)
+        if act is Act.QUIT and rx.out is Out.REJECTED and reply.failure is not None:
+            return notes.rejected_gave_up(reply.failure.message)
         if act is Act.QUIT:
             names = sorted({c.name for c in reply.calls})
             return notes.repeat_gave_up(names, rounds_in_a_row(ctx) + 1)

@@ -135,6 +135,25 @@ def leak(attempt: int, row: int, markup: str, reason: str, caps: RCfg = CAPS) ->
     )
 
 
+def rejected(attempt: int, row: int, cause: str, caps: RCfg = CAPS) -> str:
+    """After output the server's tool-call parser rejected (H4.8, capped like a leak)."""
+    return (
+        _head(attempt) + "your previous reply began a tool call that the server's tool-call parser could not "
+        f"read, so the server discarded the reply and no tool ran ({cause}). Make the call again through the "
+        "tool-calling interface, with its arguments as one JSON object that agrees with the schema of the tool. "
+        "If you need no tool, give the answer as plain text. "
+        f"Rejected note {row} of {caps.leak}."
+    )
+
+
+def rejected_gave_up(cause: str, caps: RCfg = CAPS) -> str:
+    """The run's error when the server rejects the model's output after the notes' cap."""
+    return (
+        f"{cause}. The server's tool-call parser rejected the model's output after {caps.leak} rejected notes "
+        "in a row: use a different model, or serve it with a chat template whose tool-call format it follows."
+    )
+
+
 def listed(calls: Iterable[Any]) -> str:
     """Each call's tool and canonical arguments, cut to ARGUMENTS_SHOWN characters."""
     out = []

@@ -34,7 +34,7 @@ def inputs(cfg: RCfg, r: Rec) -> list[Reply]:
     return INPUTS
 
 
-STUCK = (Out.LENGTH, Out.LEAK, Out.REBUILT, Out.CALLS)
+STUCK = (Out.LENGTH, Out.LEAK, Out.REJECTED, Out.REBUILT, Out.CALLS)
 
 
 def _calls(x: Reply) -> bool:
@@ -83,6 +83,26 @@ def rec_leak_stands(m: Model, cfg: RCfg, r: Rec, x: Reply) -> bool:
         return True
     t = m.step(cfg, r, x)
     return (t.act is Act.STAND) & (m.act_reply(Act.STAND, run.Input(run.Kind.ERROR)).kind is run.Kind.ANSWER)
+
+
+def rec_rejected_retries_with_a_note(m: Model, cfg: RCfg, r: Rec, x: Reply) -> bool:
+    """Output the server's parser rejected, under the leak cap: the next rejected note."""
+    if not (x.out is Out.REJECTED and recovery.next_row(r, Cause.REJECTED) <= cfg.leak):
+        return True
+    t = m.step(cfg, r, x)
+    return (
+        (t.act is Act.REDO)
+        & (t.rec.cause is Cause.REJECTED)
+        & (t.rec.row == recovery.next_row(r, Cause.REJECTED))
+    )
+
+
+def rec_rejected_gives_up(m: Model, cfg: RCfg, r: Rec, x: Reply) -> bool:
+    """After `leak` rejected notes in a row, the next rejection fails the run (no text stands)."""
+    in_row = r.row if r.cause is Cause.REJECTED else 0
+    if not (x.out is Out.REJECTED and in_row >= cfg.leak):
+        return True
+    return m.step(cfg, r, x).act is Act.QUIT
 
 
 def rec_calls_run(m: Model, cfg: RCfg, r: Rec, x: Reply) -> bool:
@@ -233,6 +253,20 @@ LAWS = (
         scope=_out(Out.LEAK),
     ),
     Law(
+        "rec_rejected_retries_with_a_note",
+        "H4.8",
+        "Output the server's tool-call parser rejected, under the leak cap: next note.",
+        edge=rec_rejected_retries_with_a_note,
+        scope=_out(Out.REJECTED),
+    ),
+    Law(
+        "rec_rejected_gives_up",
+        "H4.8",
+        "After leak rejected notes in a row: fails.",
+        edge=rec_rejected_gives_up,
+        scope=_out(Out.REJECTED),
+    ),
+    Law(
         "rec_calls_run",
         "H4.8.4",
         "< repeat rounds in a row: run; changed results start a row of 1.",
@@ -331,11 +365,18 @@ def _user_keeps_the_row(cfg: RCfg, r: Rec, x: Reply, t: Step) -> Step:
 def _note_past_cap(cfg: RCfg, r: Rec, x: Reply, t: Step) -> Step:
     """Caps checked with > where >= belongs: one note too many."""
     if x.out in STUCK and t.act in (Act.QUIT, Act.STAND) and t.rec.cause is Cause.NONE:
-        cause = {Out.LENGTH: Cause.LENGTH, Out.LEAK: Cause.LEAK}.get(x.out, Cause.REDIRECT)
+        cause = {Out.LENGTH: Cause.LENGTH, Out.LEAK: Cause.LEAK, Out.REJECTED: Cause.REJECTED}.get(
+            x.out, Cause.REDIRECT
+        )
         row = recovery.next_row(r, cause)
         if row == recovery.cap(cfg, cause) + 1:
             return Step(Act.REDO, Rec(cause, row, r.same))
     return t
+
+
+def _rejected_stands(cfg: RCfg, r: Rec, x: Reply, t: Step) -> Step:
+    """The leak's cap act copied to the server's rejection: an empty reply would answer."""
+    return Step(Act.STAND, t.rec) if x.out is Out.REJECTED and t.act is Act.QUIT else t
 
 
 def _results_keep_the_row(cfg: RCfg, r: Rec, x: Reply, t: Step) -> Step:
@@ -357,6 +398,10 @@ def _quit_is_retried(a: Act, passed: run.Input) -> run.Input:
 MUTANTS = (
     Mutant("length recovery without its cap", "H4.8", _break(_uncapped(Cause.LENGTH, Out.LENGTH))),
     Mutant("leak recovery without its cap", "H4.8", _break(_uncapped(Cause.LEAK, Out.LEAK))),
+    Mutant(
+        "rejected-output recovery without its cap", "H4.8", _break(_uncapped(Cause.REJECTED, Out.REJECTED))
+    ),
+    Mutant("rejected output that stands as an answer", "H4.8", _break(_rejected_stands)),
     Mutant("repeat recovery without its cap", "H4.8", _break(_uncapped(Cause.REDIRECT, Out.CALLS))),
     Mutant("a repeat that runs", "H4.8", _break(_repeat_runs)),
     Mutant("a user message that does not end the row", "H4.8.4", _break(_user_keeps_the_row)),

@@ -1,8 +1,10 @@
 """H4.8: a stuck model gets a recovery, each with a cap.
 
 A model is stuck when it reasons to the output limit (a `length` stop with no
-answer), writes tool calls as text markup the harness cannot rebuild, or
-makes the same calls with the same results round after round. `step` reads
+answer), writes tool calls as text markup the harness cannot rebuild (or that
+the server's own tool-call parser rejects: llama.cpp answers such output with
+an error, so the same request would fail the same way), or makes the same
+calls with the same results round after round. `step` reads
 one reply as `Out` and answers an act: pass the reply on, run its calls,
 retry with a recovery note, keep the reply as the answer, or end the run.
 Each recovery's cap counts its notes in a row.
@@ -55,6 +57,7 @@ class Cause(Enum):
     NONE = "none"
     LENGTH = "length"
     LEAK = "leak"
+    REJECTED = "rejected"
     REDIRECT = "redirect"
 
 
@@ -76,6 +79,7 @@ class Out(Enum):
 
     LENGTH = "length"  # stop `length` with no text and no tool call
     LEAK = "leak"  # no tool call; markup in the text that cannot be rebuilt
+    REJECTED = "rejected"  # the server's tool-call parser rejected the output: a leak it caught
     REBUILT = "rebuilt"  # leaked calls that all parse and name offered tools
     CALLS = "calls"  # tool calls (any stop reason)
     RESULTS = "results"  # the tool round ran; `like`: its results equal the round before
@@ -112,8 +116,8 @@ def cap(cfg: RCfg, cause: Cause) -> int:
     """Notes in a row a recovery may write."""
     if cause is Cause.LENGTH:
         return cfg.long
-    if cause is Cause.LEAK:
-        return cfg.leak
+    if cause is Cause.LEAK or cause is Cause.REJECTED:
+        return cfg.leak  # a rejected output is a leak the server caught: the same cap
     if cause is Cause.REDIRECT:
         return cfg.redirect
     return 0
@@ -148,6 +152,8 @@ def step(cfg: RCfg, r: Rec, x: Reply) -> Step:
         return _note(cfg, r, Cause.LENGTH, Act.QUIT)
     if o is Out.LEAK:
         return _note(cfg, r, Cause.LEAK, Act.STAND)
+    if o is Out.REJECTED:  # no text to stand as the answer: at the cap the run fails
+        return _note(cfg, r, Cause.REJECTED, Act.QUIT)
     if o is Out.CALLS or o is Out.REBUILT:
         made = would_make(r, x)
         if made >= threshold(cfg):
