@@ -118,3 +118,21 @@ def test_a_server_asking_for_a_wait_past_the_cap_fails_the_run_at_once(tmp_path:
     )
     assert "HTTP 429" in last["error"]["message"] and last["retries"] == 0
     assert asked == 1  # never resent
+
+
+def test_a_models_output_limit_from_settings_goes_as_max_tokens(tmp_path: Path) -> None:
+    (tmp_path / ".eukhe").mkdir()
+    (tmp_path / ".eukhe" / "settings.json").write_text('{"models": {"vllm/m": {"maxOutputTokens": 7}}}')
+    with FauxServer(parse(["Short."])) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "x", cwd=tmp_path)
+        sent = server.seen[0].body
+    assert done.returncode == 0, done.stderr
+    assert sent["max_tokens"] == 7
+
+
+def test_a_malformed_output_limit_is_refused_before_any_run(tmp_path: Path) -> None:
+    (tmp_path / ".eukhe").mkdir()
+    (tmp_path / ".eukhe" / "settings.json").write_text('{"models": {"vllm/m": {"maxOutputTokens": "7"}}}')
+    done = eukhe("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "setting models.vllm/m.maxOutputTokens='7': expected a whole number >= 1" in done.stderr

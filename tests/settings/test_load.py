@@ -39,3 +39,20 @@ def test_values_of_the_wrong_kind_are_clear_errors() -> None:
 
 def test_no_file_is_the_defaults(tmp_path: Path) -> None:
     assert run_settings(load(tmp_path, env={"EUKHE_HOME": str(tmp_path / "none")})).max_tool_rounds == 0
+
+
+def test_a_models_output_limit_is_read_by_its_whole_name() -> None:
+    settings = {"models": {"openai/gpt-4.1": {"contextWindow": 1_000_000, "maxOutputTokens": 64}}}
+    assert run_settings(settings, "openai/gpt-4.1").max_output_tokens == 64
+    assert run_settings(settings, "openai/gpt-4o").max_output_tokens == 0  # another model: its own limit
+    assert run_settings(settings).max_output_tokens == 0
+    assert run_settings({"models": {"a/b": {"contextWindow": 9}}}, "a/b").max_output_tokens == 0
+
+
+@pytest.mark.parametrize("bad", [0, -5, "64", True, 1.5, None])
+def test_a_malformed_output_limit_is_refused_with_its_place(bad: object) -> None:
+    with pytest.raises(
+        SettingsError,
+        match=rf"^setting models\.a/b\.maxOutputTokens={bad!r}: expected a whole number >= 1 \(",
+    ):
+        run_settings({"models": {"a/b": {"maxOutputTokens": bad}}}, "a/b")

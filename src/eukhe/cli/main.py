@@ -146,7 +146,6 @@ def run_command(
 
     try:
         settings = load(Path.cwd())
-        rs = run_settings(settings)
         name = model or settings.get("model")
         if not isinstance(name, str) or not name:
             typer.echo(
@@ -158,6 +157,7 @@ def run_command(
             )
             raise typer.Exit(2)
         r = resolve(name, settings, base_url, api)  # a model that cannot be used fails here, before any run
+        rs = run_settings(settings, name)
         limits_from(settings, r.provider)  # and so do its admission limits
     except (SettingsError, ModelError) as e:
         typer.echo(f"eukhe run: {e}", err=True)

@@ -57,6 +57,7 @@ class Settings:
     base_delay_ms: int = 2000  # retry.baseDelayMs
     max_retry_delay_ms: int = 60_000  # retry.provider.maxRetryDelayMs
     stream_idle_timeout_ms: int = 120_000  # retry.provider.streamIdleTimeoutMs
+    max_output_tokens: int = 0  # models.<provider/model>.maxOutputTokens; 0 = the provider's own limit
 
 
 @dataclass
@@ -177,7 +178,13 @@ class Generation:
                 break
             if state.phase is h4.Phase.PREPARE:
                 messages = tuple(ctx) + ((Message("user", note),) if note else ())
-                request = Request(self.model, messages, tuple(self.tools), system=self.system)
+                request = Request(
+                    self.model,
+                    messages,
+                    tuple(self.tools),
+                    system=self.system,
+                    max_tokens=s.max_output_tokens or None,
+                )
                 finished, got = await race(self._prepare(request), self.cancel, stop=stop)
                 if not finished:
                     state = self.step(cfg, state, h4.ABORT)

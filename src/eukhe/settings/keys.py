@@ -55,7 +55,7 @@ KEYS: tuple[Key, ...] = (
     Key("bash.defaultTimeoutMs", "whole", BASH_TIMEOUT_MS, "a command's time when the call gives none"),
     Key("auxiliaryModel", "model", None, "provider/model for summarizer passes; unset = the session model"),
     Key("allowedModels", "names", [], "the models eukhe may use; empty = every model"),
-    Key("models", "object", {}, "models by provider/model name, with contextWindow"),
+    Key("models", "object", {}, "models by provider/model name, with contextWindow and maxOutputTokens"),
     Key("skills", "paths", [], "skill files or folders, besides <home>/skills and .eukhe/skills"),
     Key("prompts", "paths", [], "prompt templates or folders, besides <home>/prompts and .eukhe/prompts"),
 )

@@ -69,9 +69,29 @@ def value(settings: Mapping[str, Any], key: str, kind: type, default: Any) -> An
     return node
 
 
-def run_settings(settings: Mapping[str, Any]) -> Settings:
+def max_output_tokens(settings: Mapping[str, Any], model: str | None) -> int:
+    """`models.<provider/model>.maxOutputTokens` (0 when unset: the provider's own
+    limit). Read from the `models` object by the whole name, which may hold dots."""
+    models = settings.get("models")
+    if model is None or not isinstance(models, Mapping):
+        return 0
+    spec = models.get(model)
+    if not isinstance(spec, Mapping) or "maxOutputTokens" not in spec:
+        return 0
+    n = spec["maxOutputTokens"]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise SettingsError(
+            f"setting models.{model}.maxOutputTokens={n!r}: expected a whole number >= 1 "
+            "(the most tokens a reply may have; leave it out for the provider's own limit)"
+        )
+    return n
+
+
+def run_settings(settings: Mapping[str, Any], model: str | None = None) -> Settings:
+    """The settings a run of `model` reads."""
     d = Settings()
     return Settings(
+        max_output_tokens=max_output_tokens(settings, model),
         max_tool_rounds=value(settings, "maxToolRounds", int, d.max_tool_rounds),
         retry_enabled=value(settings, "retry.enabled", bool, d.retry_enabled),
         max_retries=value(settings, "retry.maxRetries", int, d.max_retries),
