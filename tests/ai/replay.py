@@ -14,9 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-RECORDINGS = Path(__file__).resolve().parents[3] / "shared" / "recordings"
+RECORDINGS = Path(__file__).resolve().parents[1] / "fixtures" / "recordings"
 HOP = {"content-length", "transfer-encoding", "content-encoding", "connection"}
 
 
@@ -93,10 +91,6 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
 
 
 def recording(name: str) -> dict[str, Any]:
-    """A recorded response; the tests that need one skip where shared/ is not beside
-    this checkout."""
-    path = RECORDINGS / name
-    if not path.exists():
-        pytest.skip(f"no recording {path}", allow_module_level=True)
-    data: dict[str, Any] = json.loads(path.read_text())
+    """A recorded response, from tests/fixtures/recordings (a missing one is an error)."""
+    data: dict[str, Any] = json.loads((RECORDINGS / name).read_text())
     return data

@@ -11,10 +11,6 @@ import pytest
 from eukhe.ai import Done, Kind, Message, OpenAIChat, Reply, Request, Stop, Tool
 from tests.ai.replay import RECORDINGS, recording, serve
 
-pytestmark = pytest.mark.skipif(
-    not RECORDINGS.exists(), reason="shared/recordings is not beside this checkout"
-)
-
 REQUEST = Request(
     model="m",
     messages=(Message("user", "hi"),),

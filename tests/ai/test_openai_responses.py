@@ -17,11 +17,7 @@ import pytest
 
 from eukhe.ai import CallDelta, Done, Event, Kind, Message, Reply, Request, Stop, TextDelta, Tool, ToolCall
 from eukhe.ai.openai_responses import Job, OpenAIResponses, PollFailed, deadline, inputs
-from tests.ai.replay import HOP, RECORDINGS, recording, serve, serving
-
-pytestmark = pytest.mark.skipif(
-    not RECORDINGS.exists(), reason="shared/recordings is not beside this checkout"
-)
+from tests.ai.replay import HOP, recording, serve, serving
 
 KEY = "sk-test-not-a-real-key-123456"
 REQUEST = Request(
