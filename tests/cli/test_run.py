@@ -136,3 +136,38 @@ def test_a_malformed_output_limit_is_refused_before_any_run(tmp_path: Path) -> N
     done = eukhe("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x", cwd=tmp_path)
     assert done.returncode == 2
     assert "setting models.vllm/m.maxOutputTokens='7': expected a whole number >= 1" in done.stderr
+
+
+def test_the_answer_streams_as_it_arrives(tmp_path: Path) -> None:
+    """The first piece of the answer is on stdout while the rest is still coming."""
+    import threading
+    import time
+
+    script = [{"text": "one two three four five six", "chunks": 6, "delay": 0.5}]
+    with FauxServer(parse(script)) as server:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", server.url, "count"],
+            cwd=tmp_path,
+            env={**os.environ, "EUKHE_HOME": str(tmp_path / "home")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        first: list[float] = []
+        out: list[bytes] = []
+
+        def read() -> None:
+            assert p.stdout is not None
+            while piece := p.stdout.read1(64):  # type: ignore[attr-defined]
+                first.append(time.monotonic())
+                out.append(piece)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        p.wait(timeout=60)
+        ended = time.monotonic()
+        reader.join(timeout=10)
+        assert p.stderr is not None
+        err = p.stderr.read().decode()
+    assert p.returncode == 0, err
+    assert b"".join(out) == b"one two three four five six\n"  # once, whole
+    assert ended - first[0] >= 1.5, (ended - first[0], err)  # five pieces, 0.5 s apart, still to come

@@ -18,7 +18,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.harness import notes
-from tests.store.proc import env, eukhe, kill, messages, sessions, start, until
+from tests.store.proc import DEADLINE, env, eukhe, kill, messages, sessions, start, until
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -332,5 +332,64 @@ def test_a_recovered_run_and_a_new_one_share_a_one_slot_provider(tmp_path: Path)
         done = eukhe(*run_args(server, "second"), cwd=tmp_path, home=home)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["answer"] == "second done"
+    assert "ended answered" in done.stderr
+    assert sorted(w.output["answer"] for w in runs(home)) == ["first done", "second done"]
+
+
+class Reader:
+    """A running process's output lines as they come (a thread per stream)."""
+
+    def __init__(self, p: subprocess.Popen[str]) -> None:
+        import threading
+
+        self.out: list[str] = []
+        self.err: list[str] = []
+        for stream, into in ((p.stdout, self.out), (p.stderr, self.err)):
+            threading.Thread(target=lambda s=stream, i=into: i.extend(iter(s.readline, "")), daemon=True).start()
+
+
+def test_a_new_run_never_waits_behind_recovered_runs(tmp_path: Path) -> None:
+    """A run cut off in a long stream is recovered by the next `eukhe run` of another
+    session, and goes back to its long work; the new run's answer and outcome show
+    within seconds all the same. Ctrl-C then leaves the recovered run in flight, and
+    `eukhe resume` finishes it: nothing is lost."""
+    home = tmp_path / "home"
+    slow = {"when": "first", "text": "slow " * 300, "chunks": 300, "delay": 1.0}  # five minutes
+    script = [slow, slow, {"when": "first", "text": "first done"}, {"when": "second", "text": "second done"}]
+    with FauxServer(parse(script)) as server:
+        p = start(*run_args(server, "first"), cwd=tmp_path, home=home)
+        until("the first request", lambda: len(server.seen) >= 1)
+        kill(p)
+        began = time.monotonic()
+        p = subprocess.Popen(
+            [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", server.url, "second"],
+            cwd=tmp_path,
+            env=env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        r = Reader(p)
+        try:
+            until("the new run's outcome", lambda: any(x.startswith("answered:") for x in r.err), 30)
+            took = time.monotonic() - began
+            assert r.out == ["second done\n"], (r.out, r.err)
+            until("the finishing line", lambda: any(x.startswith("finishing 1 recovered run;") for x in r.err))
+            assert any("resuming run" in x for x in r.err)
+            until("the recovered run's request", lambda: len(server.seen) >= 3)
+            assert str(server.seen[2].body["messages"][-1]["content"]) == "first"  # back to its long work
+            time.sleep(1.0)
+            assert p.poll() is None  # still streaming, and the process waits for it
+            p.send_signal(signal.SIGINT)
+            code = p.wait(timeout=15)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=DEADLINE)
+        assert took < 15, (took, r.err)
+        assert code == 0, r.err  # the user's own run answered; the recovered one is only left
+        assert any(x.startswith("left 1 recovered run in flight") for x in r.err), r.err
+        done = eukhe("resume", cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
     assert "ended answered" in done.stderr
     assert sorted(w.output["answer"] for w in runs(home)) == ["first done", "second done"]

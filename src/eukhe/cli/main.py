@@ -66,46 +66,26 @@ def laws(
     raise typer.Exit(0 if report.passed else 1)
 
 
-def _show(as_json: bool) -> Any:
-    """How a run shows what happens: one line each (styled on a terminal, plain text
-    otherwise), on stderr when stdout carries JSON."""
-    from rich.console import Console
+def _printer(as_json: bool) -> Any:
+    from eukhe.cli.printer import Printer
 
-    console = Console(stderr=as_json, soft_wrap=True, highlight=False)
-    marks = {
-        "calls": ("→ calls", "cyan"),
-        "tool": ("  tool", "dim"),
-        "note": ("↻ note", "yellow"),
-        "retry": ("⏳ retry", "magenta"),
-        "interrupted": ("⚠ interrupted", "red"),
-        "diagnostic": ("⚠ not loaded", "yellow"),
-    }
-
-    def show(kind: str, text: str) -> None:
-        mark, style = marks.get(kind, (kind, ""))
-        line = f"{mark}: {text}"
-        console.print(line if len(line) <= 400 else line[:399] + "…", style=style, markup=False)
-
-    return show
+    return Printer(as_json)
 
 
-def _finish(outcome: Any, as_json: bool, after: str = "") -> None:
-    """Print how a run ended and exit with its code. `outcome`: an Outcome or its json()."""
+def _finish(outcome: Any, as_json: bool, printer: Any) -> int:
+    """Print how a run ended; its exit code. `outcome`: an Outcome or its json()."""
     out = outcome if isinstance(outcome, dict) else outcome.json()
     error = out.get("error") or {}
-    if out["outcome"] == "answered" and not as_json:
-        typer.echo(out["answer"])
+    if out["outcome"] == "answered":
+        printer.answer(out["answer"])
     elif out["outcome"] == "failed":
-        typer.echo(f"failed ({error.get('kind')}): {error.get('message')}", err=True)
-    elif out["outcome"] != "answered":
-        typer.echo("aborted", err=True)
-    summary = f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries"
-    typer.echo(summary, err=True)
-    if after:
-        typer.echo(after, err=True)
+        printer.say(f"failed ({error.get('kind')}): {error.get('message')}")
+    else:
+        printer.say("aborted" + (f": {error.get('message')}" if error.get("message") else ""))
+    printer.say(f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries")
     if as_json:
         typer.echo(json.dumps(out))
-    raise typer.Exit({"answered": 0, "failed": 1, "aborted": 130}.get(out["outcome"], 1))
+    return {"answered": 0, "failed": 1, "aborted": 130}.get(out["outcome"], 1)
 
 
 @app.command("run")
@@ -176,7 +156,9 @@ def run_command(
         "deferred": deferred,
         "pollSeconds": poll_interval,
     }
-    _durable(settings, as_json, spec, session, lambda out: _finish(out, as_json))
+    printer = _printer(as_json)
+    code = _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer))
+    raise typer.Exit(code)
 
 
 def _skills_and_templates(prompt: str, settings: dict[str, Any], as_json: bool) -> tuple[str, str]:
@@ -188,25 +170,27 @@ def _skills_and_templates(prompt: str, settings: dict[str, Any], as_json: bool) 
     from eukhe.skills import expand, get_resource_snapshot, system_prompt_section
 
     snapshot = get_resource_snapshot(Path.cwd(), settings=settings)
-    show = _show(as_json)
+    printer = _printer(as_json)
     for kind in ("skills", "prompts"):
         for d in snapshot.diagnostics[kind]:
-            show("diagnostic", f"{kind[:-1]} {d.path}: {d.error}")
+            printer.show("diagnostic", f"{kind[:-1]} {d.path}: {d.error}")
     return expand(prompt, snapshot.prompts) or prompt, system_prompt_section(snapshot.skills)
 
 
 def _durable(
     settings: dict[str, Any],
-    as_json: bool,
+    printer: Any,
     spec: dict[str, Any] | None,
     session: str | None,
-    finish: Callable[[dict[str, Any]], None] = lambda out: None,
-) -> None:
+    finish: Callable[[dict[str, Any]], int] = lambda out: 0,
+) -> int:
     """Open the run store, recover what a dead process left in flight, run `spec`
-    (if any) in `session` (default: a new one), and wait for every run it started;
-    `finish` shows the outcome before the store closes (closing takes a moment)."""
+    (if any) in `session` (default: a new one), and finish the recovered runs; the
+    exit code. The run's own text streams as it comes, and `finish` shows its
+    outcome the moment it ends: recovered runs never hold either back."""
     import asyncio
     import contextlib
+    import os
     import signal
 
     from eukhe.harness.session import run_to_end
@@ -221,32 +205,40 @@ def _durable(
     except durable.StoreError as e:
         typer.echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
-    show = _show(as_json)
+    session = session or (sessions.new_id() if spec is not None else None)
 
     def live_show(run: str, kind: str, text: str) -> None:
-        show(kind, text if spec is not None and run.startswith(f"{session}/") else f"[{run}] {text}")
+        if spec is not None and run.startswith(f"{session}/"):
+            printer.show(kind, text)
+        elif kind != "text":  # a recovered run shows its lines, not its text
+            printer.show(kind, f"[{run}] {text}")
 
-    def say(text: str) -> None:
-        typer.echo(text, err=True)
-
-    session = session or (sessions.new_id() if spec is not None else None)
     workflow.Live.show = live_show  # type: ignore[assignment]
+    code = 0
 
-    async def main() -> dict[str, Any] | None:
+    def ended(out: dict[str, Any]) -> None:
+        nonlocal code
+        code = finish(out)
+
+    async def main() -> bool:
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, workflow.Live.abort_all)
-        return await runs.drive(spec, session, say)
+            loop.add_signal_handler(signal.SIGINT, workflow.Live.interrupt)
+        return await runs.drive(spec, session, printer.say, ended)
 
+    left = False
     try:
-        out = run_to_end(main())
-        if out is not None:
-            finish(out)
+        left = run_to_end(main())
     except runs.Busy as e:
         typer.echo(f"eukhe: {e}", err=True)
-        raise typer.Exit(2) from None
+        code = 2
     finally:
         store.close()
+    if left:  # runs left in flight for `eukhe resume`: their threads are not waited for
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 @app.command("resume")
@@ -261,7 +253,7 @@ def resume() -> None:
     except SettingsError as e:
         typer.echo(f"eukhe resume: {e}", err=True)
         raise typer.Exit(2) from None
-    _durable(settings, False, None, None)
+    raise typer.Exit(_durable(settings, _printer(False), None, None))
 
 
 @app.command("sessions")
@@ -382,16 +374,18 @@ def demo(
     from eukhe.harness.generation import Settings
     from eukhe.harness.session import run_to_end, turn
 
+    printer = _printer(as_json)
     typer.echo(f"task: {script.TASK}", err=as_json)
     typer.echo("model: the faux model on loopback, scripted to misbehave (docs/faux.md)", err=as_json)
     with tempfile.TemporaryDirectory(prefix="eukhe-demo-") as tmp, FauxServer(parse(script.SCRIPT)) as server:
         (Path(tmp) / "notes.txt").write_text(script.NOTES)
         provider = OpenAIChat("faux", base_url=server.url, timeout=30)
         settings = Settings(stream_idle_timeout_ms=1500)
-        outcome = run_to_end(turn(provider, "faux-model", script.TASK, settings, Path(tmp), _show(as_json)))
+        outcome = run_to_end(turn(provider, "faux-model", script.TASK, settings, Path(tmp), printer.show))
+    code = _finish(outcome, as_json, printer)
     if not as_json:
         typer.echo("\n" + REAL_MODEL)
-    _finish(outcome, as_json)
+    raise typer.Exit(code)
 
 
 faux_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The scripted faux model.")

@@ -25,7 +25,7 @@ from eukhe.admission import REGISTRY, AdmissionError, Registry, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.openai_responses import Job, PollFailed
 from eukhe.ai.openai_responses import deadline as ai_deadline
-from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, ToolCall
+from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, TextDelta, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.harness import notes
 from eukhe.harness.effects import Direct, Effects
@@ -349,6 +349,8 @@ class Generation:
             last: Event | None = None
             async for event in events:
                 last = event
+                if isinstance(event, TextDelta):  # shown as it comes, not at the end
+                    self.show("text", event.text)
             assert isinstance(last, Done)
             return last.reply
 

@@ -54,6 +54,8 @@ async def start(spec: dict[str, Any], session: str) -> str:
         )
     rid = sessions.run_id(session, len(runs) + 1)
 
+    Live.own.add(rid)  # the user's own: a session request, aborted by Ctrl-C
+
     def begin() -> None:  # the synchronous start hands the run to DBOS's loop
         with SetWorkflowID(rid):
             DBOS.start_workflow(run_workflow, {**spec, "session": session})
@@ -118,28 +120,60 @@ async def result(run: str) -> dict[str, Any]:
     return out
 
 
-async def finish(ids: list[str], say: Say) -> list[dict[str, Any]]:
-    """Wait for recovered runs to end, saying how each ended."""
-    outs = []
-    for rid in ids:
-        out = await result(rid)
-        error = out.get("error") or {}
-        say(f"run {rid} ended {out.get('outcome')}" + (f": {error.get('message')}" if error else ""))
-        outs.append(out)
-    return outs
+async def finish(ids: list[str], say: Say) -> bool:
+    """Wait for recovered runs to end, saying how each ended. Ctrl-C leaves the rest
+    in flight, resumable, and says so; whether it did."""
+    stop = Live.stop[1] if Live.stop else asyncio.Event()
+    for n, rid in enumerate(ids):
+        task = asyncio.ensure_future(_ended(rid))
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if not task.done():
+            task.cancel()
+            left = len(ids) - n
+            say(f"left {left} recovered run{'s' * (left != 1)} in flight: `eukhe resume` finishes them")
+            return True
+        try:
+            out = task.result()
+        except Exception as e:  # the workflow itself broke: its cause, not a traceback
+            out = {"outcome": "failed", "error": {"message": f"{type(e).__name__}: {e}"}}
+        error = (out.get("error") if isinstance(out, dict) else None) or {}
+        outcome = out.get("outcome") if isinstance(out, dict) else "without an outcome"
+        say(f"run {rid} ended {outcome}" + (f": {error.get('message')}" if error else ""))
+    return False
 
 
-async def drive(spec: dict[str, Any] | None, session: str | None, say: Say) -> dict[str, Any] | None:
-    """Recover what a dead process left, then run `spec` (if any) as the session's
-    next run and wait for everything this process started or recovered."""
+async def drive(
+    spec: dict[str, Any] | None,
+    session: str | None,
+    say: Say,
+    ended: Callable[[dict[str, Any]], None] = lambda out: None,
+) -> bool:
+    """Recover what a dead process left, run `spec` (if any) as the session's next
+    run, and finish the recovered runs; whether some were left in flight (Ctrl-C).
+
+    The session's own run never waits behind other sessions' recovered runs: they
+    run beside it as background work, `ended` gets its outcome the moment it ends,
+    and only then are the others waited for. A run of the same session cut off by
+    a crash ends first, as the session's order wants, and the wait says so."""
     Live.stop = (asyncio.get_running_loop(), asyncio.Event())
     recovered = await recover(say)
     mine = [r for r in recovered if session is not None and r.startswith(f"{session}/")]
-    await finish(mine, say)  # the session's cut-off run ends before its next one starts
-    out = None
+    rest = [r for r in recovered if r not in mine]
+    if spec is not None and mine:
+        say(f"waiting for run {mine[-1]} of this session to end first")
+    if await finish(mine, say):
+        if spec is not None:
+            ended(Outcome("aborted", code="aborted", message="not started: Ctrl-C came first").json())
+        return True
     if spec is not None and session is not None:
         rid = await start(spec, session)
         say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}")
-        out = await result(rid)
-    await finish([r for r in recovered if r not in mine], say)
-    return out
+        ended(await result(rid))
+        if rest:
+            n = len(rest)
+            say(f"finishing {n} recovered run{'s' * (n != 1)}; Ctrl-C leaves them for `eukhe resume`")
+    return await finish(rest, say)

@@ -36,11 +36,15 @@ Show = Callable[[str, str, str], None]  # (run id, kind, text)
 
 
 class Live:
-    """What this process gives the runs it executes: where their lines go, and the
-    cancel signal of each (set from any thread)."""
+    """What this process gives the runs it executes: where their lines go, the
+    cancel signal of each (set from any thread), and which runs are its user's own
+    (`own`: session requests in admission, aborted by Ctrl-C); the runs it
+    recovered from dead processes are background work that Ctrl-C leaves in
+    flight, for `eukhe resume`."""
 
     show: Show = staticmethod(lambda run, kind, text: None)  # type: ignore[assignment]
     cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # noqa: RUF012
+    own: set[str] = set()  # noqa: RUF012
 
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}  # noqa: RUF012
@@ -54,9 +58,10 @@ class Live:
                 loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(None))
 
     @classmethod
-    def abort_all(cls) -> None:
-        """Ctrl-C: abort every run this process executes, and stop waiting for the rest."""
-        for loop, event in [*cls.cancels.values(), *([cls.stop] if cls.stop else [])]:
+    def interrupt(cls) -> None:
+        """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""
+        mine = [signal for run, signal in list(cls.cancels.items()) if run in cls.own]
+        for loop, event in [*mine, *([cls.stop] if cls.stop else [])]:
             with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
                 loop.call_soon_threadsafe(event.set)
 
@@ -157,6 +162,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         window=spec.get("deferred"),
         poll_interval=float(spec.get("pollSeconds") or 5.0),
         system=str(spec.get("system") or ""),
+        interactive=run_id in Live.own,  # a recovered run is background work (H3)
         replay_safe=frozenset(name for name, t in BUILTIN.items() if getattr(t, "replay_safe", False)),
     )
     try:

@@ -1,0 +1,83 @@
+"""What a run shows a person: one line a happening (styled on a terminal, plain
+text otherwise), and the model's text as it streams, so an answer appears as it
+is written rather than all at once at the end.
+
+Lines and text come from whichever thread runs the run (DBOS's loop for a
+durable one); a lock keeps each write whole. A line that follows streamed text
+starts on a line of its own. When stdout carries JSON (`--json`), everything
+but that JSON goes to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TextIO
+
+MARKS = {
+    "calls": ("→ calls", "cyan"),
+    "tool": ("  tool", "dim"),
+    "note": ("↻ note", "yellow"),
+    "retry": ("⏳ retry", "magenta"),
+    "interrupted": ("⚠ interrupted", "red"),
+    "diagnostic": ("⚠ not loaded", "yellow"),
+}
+"""How each kind of line is marked and styled."""
+
+LINE = 400
+"""Characters a line shows at most (a tool's arguments can be long)."""
+
+
+class Printer:
+    def __init__(self, as_json: bool) -> None:
+        from rich.console import Console
+
+        self._as_json = as_json
+        self._out: TextIO = sys.stderr if as_json else sys.stdout
+        self._console = Console(file=self._out, soft_wrap=True, highlight=False)
+        self._lock = threading.Lock()
+        self._mid = False  # streamed text left a line unfinished
+        self._streamed: list[str] = []  # the text streamed since the last line
+
+    def show(self, kind: str, text: str) -> None:
+        """A line of the run; kind "text" is a piece of the model's text, written as it comes."""
+        with self._lock:
+            if kind == "text":
+                if text:
+                    self._out.write(text)
+                    self._out.flush()
+                    self._mid = not text.endswith("\n")
+                    self._streamed.append(text)
+                return
+            self._end_line()
+            self._streamed.clear()
+            mark, style = MARKS.get(kind, (kind, ""))
+            line = f"{mark}: {text}"
+            self._console.print(
+                line if len(line) <= LINE else line[: LINE - 1] + "…", style=style, markup=False
+            )
+
+    def say(self, text: str) -> None:
+        """A line about the process (runs resumed, runs left), on stderr."""
+        with self._lock:
+            self._end_line()
+            self._streamed.clear()
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+
+    def answer(self, text: str) -> None:
+        """The run's answer, on stdout: once (not again when it was just streamed whole)."""
+        with self._lock:
+            streamed = "".join(self._streamed)
+            self._end_line()
+            self._streamed.clear()
+            if self._as_json or (text.strip() and streamed.strip() == text.strip()):
+                return
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+    def _end_line(self) -> None:
+        if self._mid:
+            self._out.write("\n")
+            self._out.flush()
+            self._mid = False
