@@ -34,7 +34,8 @@ def test_an_answer_that_was_not_streamed_whole_is_printed(capsys: pytest.Capture
     p.show("text", "a leak <tool_call>")
     p.show("note", "Harness note, attempt 2")
     p.answer("a leak <tool_call>")  # streamed before the note line: printed again, whole, after it
-    assert capsys.readouterr().out == "a leak <tool_call>\n↻ note: Harness note, attempt 2\na leak <tool_call>\n"
+    note = "↻ note: Harness note, attempt 2\n"
+    assert capsys.readouterr().out == "a leak <tool_call>\n" + note + "a leak <tool_call>\n"
 
 
 def test_with_json_everything_but_the_json_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:

@@ -345,7 +345,8 @@ class Reader:
         self.out: list[str] = []
         self.err: list[str] = []
         for stream, into in ((p.stdout, self.out), (p.stderr, self.err)):
-            threading.Thread(target=lambda s=stream, i=into: i.extend(iter(s.readline, "")), daemon=True).start()
+            lines = lambda s=stream, i=into: i.extend(iter(s.readline, ""))  # noqa: E731
+            threading.Thread(target=lines, daemon=True).start()
 
 
 def test_a_new_run_never_waits_behind_recovered_runs(tmp_path: Path) -> None:
@@ -374,7 +375,8 @@ def test_a_new_run_never_waits_behind_recovered_runs(tmp_path: Path) -> None:
             until("the new run's outcome", lambda: any(x.startswith("answered:") for x in r.err), 30)
             took = time.monotonic() - began
             assert r.out == ["second done\n"], (r.out, r.err)
-            until("the finishing line", lambda: any(x.startswith("finishing 1 recovered run;") for x in r.err))
+            finishing = "finishing 1 recovered run; Ctrl-C leaves them for `eukhe resume`\n"
+            until("the finishing line", lambda: finishing in r.err)
             assert any("resuming run" in x for x in r.err)
             until("the recovered run's request", lambda: len(server.seen) >= 3)
             assert str(server.seen[2].body["messages"][-1]["content"]) == "first"  # back to its long work
