@@ -202,3 +202,17 @@ def test_every_chat_recording_is_replayed() -> None:
     assert len(names) == 12
     for name in names:
         assert isinstance(replay(name), Reply)
+
+
+@pytest.mark.parametrize(
+    "name", ["llamacpp_tool_parse_error_500.json", "llamacpp_tool_parse_error_stream.json"]
+)
+def test_output_llama_cpps_tool_call_parser_rejects_is_read_as_rejected_both_ways(name: str) -> None:
+    """llama.cpp's parse failure, an HTTP 500 unstreamed and an error event inside a 200
+    stream: the model's output failing the server's parser, not an outage (never a
+    transient retry: the same request gets the same output)."""
+    reply = replay(name)
+    assert reply.failure is not None and reply.stop is Stop.ERROR
+    assert reply.failure.kind is Kind.REJECTED and not reply.failure.retryable
+    assert reply.failure.status == 500
+    assert "does not match the expected peg-native format" in reply.failure.message

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 
@@ -171,3 +172,43 @@ def test_the_answer_streams_as_it_arrives(tmp_path: Path) -> None:
     assert p.returncode == 0, err
     assert b"".join(out) == b"one two three four five six\n"  # once, whole
     assert ended - first[0] >= 1.5, (ended - first[0], err)  # five pieces, 0.5 s apart, still to come
+
+
+def _recorded(name: str) -> dict[str, Any]:
+    from tests.ai.replay import recording
+
+    return recording(name)
+
+
+def test_a_run_whose_output_the_servers_parser_keeps_rejecting_ends_with_its_cause(tmp_path: Path) -> None:
+    """llama.cpp's recorded HTTP 500 for output its tool-call parser rejects, replayed
+    through the faux server to every request: two rejected notes, each a new request,
+    then the run fails with the server's cause, never a traceback."""
+    body = json.loads(_recorded("llamacpp_tool_parse_error_500.json")["sse"])
+    with FauxServer(parse({"replies": [{"error": {"status": 500, "body": body}}], "then": "last"})) as server:
+        args = ("run", "--model", "llamacpp/smollm2", "--base-url", server.url, "--json", "x")
+        done = eukhe(*args, cwd=tmp_path)
+        notes_sent = [str(s.body["messages"][-1]["content"])[:35] for s in server.seen[1:]]
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["outcome"] == "failed" and last["error"]["kind"] == "model_error" and last["notes"] == 2
+    assert "does not match the expected peg-native format" in last["error"]["message"]
+    assert "after 2 rejected notes in a row" in last["error"]["message"]
+    assert notes_sent == ["Harness note, attempt 2: your previ", "Harness note, attempt 3: your previ"]
+
+
+def test_a_run_whose_stream_carries_the_parse_error_event_ends_with_its_cause(tmp_path: Path) -> None:
+    """The same failure as an error event inside a 200 stream, as recorded."""
+    from tests.ai.replay import serve
+
+    r = _recorded("llamacpp_tool_parse_error_stream.json")
+    seen: list[dict[str, Any]] = []
+    with serve(r["status"], r["headers"], r["sse"].encode(), seen=seen) as url:
+        done = eukhe("run", "--model", "llamacpp/smollm2", "--base-url", url, "--json", "x", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["outcome"] == "failed" and last["notes"] == 2 and last["retries"] == 0
+    assert "does not match the expected peg-native format" in last["error"]["message"]
+    assert len(seen) == 3
