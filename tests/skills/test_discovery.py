@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eukhe.rules import skill_load
-from eukhe.skills import Diagnostic, load_skills
+from eukhe.skills import Diagnostic, _ignore, load_skills
 from tests.skills.helpers import skill, write
 
 
@@ -30,7 +30,10 @@ def test_reports_each_skill_file_and_ignore_rule_that_fails(
     deny(closed)
     write(user / ".gitignore", "ignored-*\n")
     skill(user / "ignored-one", "name: [never read\n")
-    bad_rules = write(user / ".ignore", "# rules\n\\\n!\ntmp/\n")
+    bad_rules = write(
+        user / ".ignore", "# rules\n\\\n!\n[abc\nfoo[a-\n[[:word:]]\n\\[literal\n[]]\ndrafts-*\ntmp/\n"
+    )
+    skill(user / "drafts-one", "name: [never read\n")  # a rule after the bad ones still applies
     locked_rules = write(proj / ".fdignore", "x\n")
     deny(locked_rules)
     loser = skill(proj / "pdf-tools", "description: Another PDF skill\n")
@@ -48,6 +51,16 @@ def test_reports_each_skill_file_and_ignore_rule_that_fails(
         [
             Diagnostic(str(bad_rules), "non-glob ignore rule on line 2: '\\\\': Invalid git pattern: '\\\\'"),
             Diagnostic(str(bad_rules), "non-glob ignore rule on line 3: '!': Invalid git pattern: '!'"),
+            Diagnostic(
+                str(bad_rules), "non-glob ignore rule on line 4: '[abc': unclosed character class '['"
+            ),
+            Diagnostic(
+                str(bad_rules), "non-glob ignore rule on line 5: 'foo[a-': unclosed character class '['"
+            ),
+            Diagnostic(
+                str(bad_rules),
+                "non-glob ignore rule on line 6: '[[:word:]]': unknown character class '[:word:]'",
+            ),
             Diagnostic(
                 str(bad_yaml), "invalid YAML frontmatter: line 3 column 12: did not find expected ',' or ']'"
             ),
@@ -68,8 +81,61 @@ def test_reports_each_skill_file_and_ignore_rule_that_fails(
         ],
         key=lambda d: (d.path, d.error),
     )
-    assert got.ignored == (str(user / "ignored-one"),)
+    assert sorted(got.ignored) == [str(user / "drafts-one"), str(user / "ignored-one")]
     assert (got.tally.loaded, got.tally.diagnosed, got.tally.candidates) == (3, 9, 12)
+
+
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        ("[", "unclosed character class '['"),
+        ("[abc", "unclosed character class '['"),
+        ("foo[a-", "unclosed character class '['"),
+        ("a[b]c[", "unclosed character class '['"),
+        ("[]", "unclosed character class '['"),  # a `]` first is a member, not the end
+        ("[!]", "unclosed character class '['"),
+        ("[a\\]", "unclosed character class '['"),  # `\]` is an escaped member
+        ("[\\", "unclosed character class '['"),
+        ("[[:alpha:]", "unclosed character class '['"),  # the `]` closes `[:alpha:`, not the class
+        ("!sub/[x", "unclosed character class '['"),
+        ("  [", "unclosed character class '['"),  # only a `#` first makes a comment
+        ("[[:word:]]", "unknown character class '[:word:]'"),
+        ("x[![::]]", "unknown character class '[::]'"),
+        ("foo\\", "Invalid git pattern: 'foo\\\\'"),  # what pathspec refuses is still reported
+        ("!", "Invalid git pattern: '!'"),
+        ("\\[literal", None),
+        ("\\[", None),
+        ("!\\[", None),
+        ("[]]", None),
+        ("[!]]", None),
+        ("[]-a]", None),
+        ("[][!]", None),
+        ("[!a]", None),
+        ("[^a]", None),
+        ("[a-]", None),
+        ("[\\]]", None),
+        ("[[]", None),
+        ("x]", None),
+        ("*.py[cod]", None),
+        ("[[:alpha:]]", None),
+        ("[[:alpha:][:digit:]_]", None),
+        ("[[:]", None),  # no `:]`: a plain `[` and `:`
+        ("[[:a]", None),
+        ("**/x", None),
+        ("a/**/b", None),
+        ("***", None),
+        ("!x", None),
+        ("!/", None),
+        ("# [", None),
+        ("#", None),
+        ("", None),
+        ("   ", None),
+        ("x   ", None),
+        ("foo\\ ", None),
+    ],
+)
+def test_which_ignore_rules_are_globs(rule: str, why: str | None) -> None:
+    assert _ignore.flaw(rule) == why
 
 
 def test_an_explicit_file_must_be_markdown_and_may_be_any_md(tmp_path: Path) -> None:

@@ -366,3 +366,13 @@ def unreadable_ignore_file(detail: str) -> str:
 def non_glob_rule(line: int, rule: str, detail: str) -> str:
     """The message of one line of an ignore file that is not a glob."""
     return f"non-glob ignore rule on line {line}: {quoted(rule)}" + (f": {detail}" if detail else "")
+
+
+def unclosed_class() -> str:
+    """The detail of a `non_glob_rule` whose `[` no `]` closes (git's wildmatch then matches nothing)."""
+    return f"unclosed character class {quoted('[')}"
+
+
+def unknown_class(name: str) -> str:
+    """The detail of a `non_glob_rule` with `[:name:]` in a class, `name` no POSIX class's."""
+    return f"unknown character class {quoted(f'[:{name}:]')}"
