@@ -183,3 +183,20 @@ def test_no_output_or_log_line_holds_the_key(
     for text in (repr(replies), caplog.text, out, err):
         assert key not in text
     assert replies[0].failure is not None and replies[2].all_text == "fine"
+
+
+@pytest.mark.parametrize("temperature", [None, 0.0, 0.7])
+def test_the_temperature_goes_in_the_body_only_when_set(api: str, temperature: float | None) -> None:
+    import dataclasses
+
+    async def go(url: str) -> None:
+        p = ADAPTERS[api](url)
+        try:
+            [_ async for _ in p.stream(dataclasses.replace(REQUEST, temperature=temperature))]
+        finally:
+            await p.close()
+
+    with FauxServer(parse(["ok"])) as server:
+        asyncio.run(go(server.url))
+        body = server.seen[0].body
+    assert body.get("temperature") == temperature and ("temperature" in body) is (temperature is not None)

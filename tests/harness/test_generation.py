@@ -180,6 +180,18 @@ def test_a_length_stop_while_reasoning_is_retried_with_a_length_note_and_answers
     assert out.outcome == "answered" and last_user(server, 1) == notes.length(2, 1, 512)
 
 
+def test_a_length_stop_with_text_answers_cut_and_says_so() -> None:
+    shown: list[tuple[str, str]] = []
+    out, server, _, _ = go(
+        [{"text": "The answer is", "stop": "length", "usage": [5, 3]}],
+        show=lambda kind, text: shown.append((kind, text)),
+    )
+    assert out.outcome == "answered" and out.answer == "The answer is" and out.cut
+    assert out.notes == 0 and len(server.seen) == 1  # a cut answer is no stuck model: not retried
+    assert ("cut", notes.answer_cut(3)) in shown
+    assert out.json()["cut"] is True
+
+
 def test_length_stops_while_reasoning_fail_the_run_after_three_length_notes() -> None:
     out, server, _, _ = go({"replies": [{"thinking": "plan", "stop": "length"}], "then": "last"})
     assert out.outcome == "failed" and out.notes == recovery.LENGTH_NOTES and len(server.seen) == 4

@@ -339,6 +339,8 @@ class AnthropicMessages:
                 messages=cast(Any, messages(request)),
                 system=request.system if request.system else anthropic.omit,
                 tools=cast(Any, tools(request)) if request.tools else anthropic.omit,
+                # this SDK's create() takes no temperature (newer models fix their own): in the body
+                extra_body={"temperature": request.temperature} if request.temperature is not None else None,
                 stream=True,
             )
             try:

@@ -203,6 +203,8 @@ class OpenAIChat:
             ]
         if request.max_tokens is not None:
             kwargs["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
         if self._include_usage:
             kwargs["stream_options"] = {"include_usage": True}
         try:

@@ -147,6 +147,8 @@ def _params(request: Request) -> dict[str, Any]:
         kwargs["tools"] = tools(request)
     if request.max_tokens is not None:
         kwargs["max_output_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
     return kwargs
 
 

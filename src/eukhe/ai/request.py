@@ -34,4 +34,5 @@ class Request:
     messages: tuple[Message, ...]
     tools: tuple[Tool, ...] = ()
     system: str = ""
-    max_tokens: int | None = None
+    max_tokens: int | None = None  # None: the provider's own limit
+    temperature: float | None = None  # None: the provider's own default

@@ -21,6 +21,7 @@ MARKS = {
     "retry": ("⏳ retry", "magenta"),
     "interrupted": ("⚠ interrupted", "red"),
     "diagnostic": ("⚠ not loaded", "yellow"),
+    "cut": ("✂ cut", "yellow"),
 }
 """How each kind of line is marked and styled."""
 

@@ -69,6 +69,7 @@ class Outcome:
     rounds: int = 0
     notes: int = 0
     retries: int = 0
+    cut: bool = False  # answered with text cut at the output limit (stop reason length)
     transcript: list[Message] = field(default_factory=list)  # failed messages included
     requests: list[Request] = field(default_factory=list)  # what was sent, notes included
 
@@ -81,6 +82,7 @@ class Outcome:
             "rounds": self.rounds,
             "notes": self.notes,
             "retries": self.retries,
+            "cut": self.cut,
         }
 
 
@@ -270,6 +272,9 @@ class Generation:
                     )
                 elif state.end is h4.End.ANSWERED:
                     out.answer = reply.all_text
+                    out.cut = reply.stop is Stop.LENGTH  # a length stop with text answers, cut (H4.7)
+                    if out.cut:
+                        self.show("cut", notes.answer_cut(reply.usage.output or None))
                     msg = Message("assistant", out.answer)
                     ctx.append(msg)
                     await self._log(out, msg)

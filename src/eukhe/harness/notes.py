@@ -27,6 +27,14 @@ def truncated(tool: str, tokens: int | None) -> str:
     )
 
 
+def answer_cut(tokens: int | None) -> str:
+    """Shown when the answer is text that a length stop cut short (it answers as it is)."""
+    return (
+        f"the answer hit {_limit(tokens)} and is cut short; "
+        "models.<provider/model>.maxOutputTokens sets the limit"
+    )
+
+
 def no_answer(stop: str, thinking_chars: int) -> str:
     """The failed message of a reply with no text and no tool call (H4.7)."""
     return (
