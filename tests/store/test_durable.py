@@ -5,8 +5,6 @@ tool run twice."""
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -18,6 +16,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.harness import notes
+from tests.store.postgres import drop, fresh_database, url_of
 from tests.store.proc import DEADLINE, env, eukhe, kill, messages, sessions, start, until
 
 
@@ -112,32 +111,9 @@ def test_a_run_killed_at_any_moment_ends_answered_with_every_message_once(
     assert len(lines(out)) >= 2  # at most the call the kill cut is not run again
 
 
-POSTGRES = os.environ.get("EUKHE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-def _fresh_database() -> str:
-    """A new, empty database on the test server (dropped by the caller)."""
-    psycopg = pytest.importorskip("psycopg")
-    try:
-        conn = psycopg.connect(POSTGRES, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as e:
-        pytest.skip(f"no Postgres server answers at {POSTGRES} (set EUKHE_TEST_POSTGRES_URL): {e}")
-    name = f"eukhe_{secrets.token_hex(4)}"
-    with conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return name
-
-
-def _drop(name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(POSTGRES, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
 def test_two_workers_share_a_postgres_store_and_one_finishes_what_the_other_started(tmp_path: Path) -> None:
-    name = _fresh_database()
-    url = POSTGRES.rsplit("/", 1)[0] + "/" + name
+    name = fresh_database()
+    url = url_of(name)
     try:
         homes = [tmp_path / "one", tmp_path / "two"]
         for h in homes:
@@ -160,7 +136,7 @@ def test_two_workers_share_a_postgres_store_and_one_finishes_what_the_other_star
         assert row["outcome"] == "answered"
         assert lines(out) == ["one"]
     finally:
-        _drop(name)
+        drop(name)
 
 
 def test_dbos_stays_out_of_sight_and_out_of_commands_that_run_no_work(tmp_path: Path) -> None:

@@ -231,7 +231,7 @@ def _durable(
         left = run_to_end(main())
     except runs.Busy as e:
         typer.echo(f"eukhe: {e}", err=True)
-        code = 2
+        code, left = 2, True  # runs recovered meanwhile stay in flight, resumable
     finally:
         store.close()
     if left:  # runs left in flight for `eukhe resume`: their threads are not waited for

@@ -1,0 +1,177 @@
+"""The chat's tables in the project's store: the log of messages and the lines of
+the tree, in the same database as the durable runs (SQLite under $EUKHE_HOME by
+default, Postgres when `durable.databaseUrl` names one), never a second one.
+
+Two `eukhe` processes may write one chat at once, and it stays right:
+- an append is idempotent by its key, and ids are given in one statement that
+  the database serializes (a lost race on Postgres is tried again);
+- a line is written once: the first build wins, a later one reads it back.
+
+Nothing here is ever updated or deleted: the log is never rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from eukhe.memory.log import Entry, Kind, Message
+from eukhe.store.durable import cause, shown
+
+MESSAGES = "eukhe_chat_messages"
+LINES = "eukhe_chat_lines"
+RACES = 20
+"""Appends tried again after losing an id to another writer, before the store gives up."""
+
+
+class ChatStoreError(RuntimeError):
+    """The chat's tables cannot be read or written: names the database and why."""
+
+
+_META = sa.MetaData()
+_messages = sa.Table(
+    MESSAGES,
+    _META,
+    sa.Column(
+        "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=False
+    ),
+    sa.Column("key", sa.Text, nullable=False, unique=True),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("size", sa.Integer, nullable=False),
+    sa.Column("date", sa.Text, nullable=False),
+)
+_lines = sa.Table(
+    LINES,
+    _META,
+    sa.Column("l", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column(
+        "i", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=False
+    ),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("size", sa.Integer, nullable=False),
+)
+
+
+def _engine_url(url: str) -> str:
+    """The URL as SQLAlchemy takes it: Postgres through psycopg 3 (what DBOS uses)."""
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url[len(scheme) :]
+    return url
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class ChatStore:
+    """The log and the lines. Every method raises ChatStoreError, never a driver's error."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            self._engine = sa.create_engine(_engine_url(url))
+            if self._engine.dialect.name == "sqlite":
+
+                @event.listens_for(self._engine, "connect")
+                def _sqlite(dbapi: Any, _record: Any) -> None:
+                    dbapi.isolation_level = "IMMEDIATE"  # writers serialized, as DBOS has them
+                    dbapi.execute("PRAGMA busy_timeout=30000")
+
+            _META.create_all(self._engine, checkfirst=True)
+        except Exception as e:
+            raise ChatStoreError(f"cannot open the chat in the store at {shown(url)}: {cause(e)}") from e
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # ---------------------------------------------------------------- the log
+
+    def append(self, entries: Sequence[Entry]) -> list[Message]:
+        """Log the entries in order, in one transaction; each one's message (the one
+        logged before under the same key, if any). Text is stored as given."""
+        for _ in range(RACES):
+            try:
+                with self._engine.begin() as c:
+                    return [self._append(c, e) for e in entries]
+            except sa.exc.IntegrityError:
+                continue  # another writer took the id first: read again and retry
+            except Exception as e:
+                raise ChatStoreError(f"cannot log to the chat at {shown(self.url)}: {cause(e)}") from e
+        raise ChatStoreError(f"cannot log to the chat at {shown(self.url)}: {RACES} lost races for an id")
+
+    def _append(self, c: sa.Connection, e: Entry) -> Message:
+        found = c.execute(sa.select(_messages).where(_messages.c.key == e.key)).first()
+        if found is not None:
+            return _message(found)
+        nxt = c.execute(sa.select(sa.func.coalesce(sa.func.max(_messages.c.id) + 1, 0))).scalar_one()
+        size = _size(e.text)
+        c.execute(
+            _messages.insert().values(
+                id=nxt, key=e.key, kind=e.kind.value, text=e.text, size=size, date=e.date
+            )
+        )
+        return Message(int(nxt), e.kind, e.text, size, e.date)
+
+    def count(self) -> int:
+        return int(
+            self._read(lambda c: c.execute(sa.select(sa.func.count()).select_from(_messages)).scalar_one())
+        )
+
+    def messages(self, start: int = 0, end: int | None = None) -> list[Message]:
+        """Messages [start, end) in id order."""
+        q = sa.select(_messages).where(_messages.c.id >= start).order_by(_messages.c.id)
+        if end is not None:
+            q = q.where(_messages.c.id < end)
+        return self._read(lambda c: [_message(r) for r in c.execute(q)])
+
+    def message(self, id: int) -> Message | None:
+        got = self.messages(id, id + 1)
+        return got[0] if got else None
+
+    def metas(self) -> Iterator[tuple[Kind, int]]:
+        """Every message's kind and size, in id order (what the view needs, not the texts)."""
+        q = sa.select(_messages.c.kind, _messages.c.size).order_by(_messages.c.id)
+        rows = self._read(lambda c: c.execute(q).all())
+        return ((Kind(k), int(n)) for k, n in rows)
+
+    # ---------------------------------------------------------------- the lines
+
+    def save_line(self, l: int, i: int, text: str) -> str:  # noqa: E741 (the tree's own names)
+        """Write node (l, i)'s line once; the line the store holds (the first build's)."""
+        try:
+            with self._engine.begin() as c:
+                row = c.execute(sa.select(_lines.c.text).where((_lines.c.l == l) & (_lines.c.i == i))).first()
+                if row is not None:
+                    return str(row[0])
+                c.execute(_lines.insert().values(l=l, i=i, text=text, size=_size(text)))
+                return text
+        except sa.exc.IntegrityError:  # another writer built it first: its line wins
+            got = self.lines([(l, i)])
+            if (l, i) in got:
+                return got[(l, i)]
+            raise ChatStoreError(f"cannot save line {l}/{i} of the chat at {shown(self.url)}") from None
+        except Exception as e:
+            raise ChatStoreError(f"cannot save a line of the chat at {shown(self.url)}: {cause(e)}") from e
+
+    def lines(self, only: Iterable[tuple[int, int]] | None = None) -> dict[tuple[int, int], str]:
+        """Every built line by (level, index), or only those asked for."""
+        q = sa.select(_lines.c.l, _lines.c.i, _lines.c.text)
+        rows = self._read(lambda c: c.execute(q).all())
+        want = None if only is None else set(only)
+        return {(int(l), int(i)): str(t) for l, i, t in rows if want is None or (int(l), int(i)) in want}  # noqa: E741
+
+    def _read(self, work: Any) -> Any:
+        try:
+            with self._engine.connect() as c:
+                return work(c)
+        except Exception as e:
+            raise ChatStoreError(f"cannot read the chat at {shown(self.url)}: {cause(e)}") from e
+
+
+def _message(row: Any) -> Message:
+    return Message(int(row.id), Kind(row.kind), str(row.text), int(row.size), str(row.date))
