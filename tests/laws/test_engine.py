@@ -33,6 +33,8 @@ SPEC_LAWS = {
         "rec_leak_rebuilt_is_calls",
         "rec_leak_retries_with_a_note",
         "rec_leak_stands",
+        "rec_rejected_retries_with_a_note",  # ours, beside the spec's: a server's rejected output
+        "rec_rejected_gives_up",  # (llama.cpp's tool-call parser), capped like a leak
         "rec_calls_run",
         "rec_repeat_never_runs",
         "rec_repeat_redirects",
@@ -72,7 +74,7 @@ def test_a_surviving_mutant_makes_eukhe_laws_exit_1(
 def test_the_real_areas_kill_every_mutant_without_proofs(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(capsys, "--area", "wait", "--area", "recovery", "--no-proofs", "--examples", "30")
     assert code == 0, out
-    assert "SURVIVED" not in out and "19 of 19 laws pass" in out
+    assert "SURVIVED" not in out and "21 of 21 laws pass" in out
 
 
 def test_a_false_law_fails_exhaustively_and_sampled_with_its_counterexample(
