@@ -53,7 +53,8 @@ SPEC_LAWS = {
 def test_every_law_of_the_spec_is_there_by_its_name() -> None:
     for name, laws in SPEC_LAWS.items():
         assert [law.name for law in areas.AREAS[name].laws] == laws
-    assert sum(len(v) for v in SPEC_LAWS.values()) == 32
+    ours = {"rec_rejected_retries_with_a_note", "rec_rejected_gives_up"}
+    assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 32  # the spec's 32, and ours
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
