@@ -117,6 +117,35 @@ async def race(
 
 
 @dataclass
+class _Turn:
+    """The live state of one run: the H4 model's state and what the phases carry
+    from one to the next (the request, the job, the calls to run, the note)."""
+
+    cfg: h4.Cfg
+    state: h4.Run
+    ctx: list[Message]
+    out: Outcome
+    stop: asyncio.Future[Any]  # the run's one waiter on its cancel signal
+    rec: recovery.Rec = recovery.START
+    prepared: Request | None = None
+    note: str | None = None
+    idle: float = 0.0  # the stream idle deadline, doubled after each stall
+    job: Job | None = None
+    sent_at: float = 0.0
+    deadline: float = 0.0
+    pending: list[ToolCall] = field(default_factory=list)
+    cut: bool = False  # the calls came with a length stop: none runs
+    tokens: int | None = None
+    retries_used: int = 0
+    failure_text: str = ""
+    offered: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def go(self, step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run], x: h4.Input) -> None:
+        """The model's step for input `x`."""
+        self.state = step(self.cfg, self.state, x)
+
+
+@dataclass
 class Generation:
     provider: Any
     model: str
@@ -156,177 +185,189 @@ class Generation:
         s = self.settings
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
         cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
-        job: Job | None = None
-        sent_at = deadline = 0.0
-        got: Any = None
-        state = h4.start(cfg)
-        rec = recovery.START
         ctx: list[Message] = [*context, Message("user", prompt)]
-        out = Outcome("failed", transcript=list(ctx))
+        t = _Turn(cfg, h4.start(cfg), ctx, Outcome("failed", transcript=list(ctx)), stop)
+        t.idle = s.stream_idle_timeout_ms / 1000.0
+        t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
         await self.fx.append(ctx[-1])
-        note: str | None = None
-        idle = s.stream_idle_timeout_ms / 1000.0
-        reply: Reply | None = None
-        pending: list[ToolCall] = []
-        cut = False
-        tokens: int | None = None
-        retries_used = 0
-        failure_text = ""
-        offered = {t.name: dict(t.schema) for t in self.tools}
-
-        while state.live:
+        phases = {
+            h4.Phase.PREPARE: self._prepare_phase,
+            h4.Phase.CALL: self._call_phase,
+            h4.Phase.POLL: self._poll_phase,
+            h4.Phase.TOOLS: self._tools_phase,
+        }
+        while t.state.live:
             if self.cancel.is_set():
-                state = self.step(cfg, state, h4.ABORT)
+                t.go(self.step, h4.ABORT)
                 break
-            if state.phase is h4.Phase.PREPARE:
-                messages = tuple(ctx) + ((Message("user", note),) if note else ())
-                request = Request(
-                    self.model,
-                    messages,
-                    tuple(self.tools),
-                    system=self.system,
-                    max_tokens=s.max_output_tokens or None,
-                )
-                finished, got = await race(self._prepare(request), self.cancel, stop=stop)
-                if not finished:
-                    state = self.step(cfg, state, h4.ABORT)
-                    break
-                if isinstance(got, BaseException):
-                    failure_text = f"a before_request hook failed: {type(got).__name__}: {got}"
-                    state = self.step(cfg, state, h4.Input(h4.Kind.HOOK_FAILED))
-                    continue
-                prepared = got
-                state = self.step(cfg, state, h4.Input(h4.Kind.PREPARED))
-            elif state.phase is h4.Phase.CALL or state.phase is h4.Phase.POLL:
-                got = None
-                if state.phase is h4.Phase.CALL:
-                    out.requests.append(prepared)
-                    if self.background:
-                        start = functools.partial(self.provider.start, prepared, self.window)
-                        work = self.fx.step("start", functools.partial(self._admitted, start, _refused))
-                        finished, got = await race(work, self.cancel, stop=stop)
-                    else:
-                        work = self.fx.step("model", functools.partial(self._call, prepared, idle))
-                        finished, got = await race(work, self.cancel, stop=stop)
-                else:  # the job is polled after its interval
-                    finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=stop)
-                    if finished:
-                        poll = functools.partial(self.provider.poll, job)
-                        work = self.fx.step("poll", functools.partial(self._admitted, poll, PollFailed))
-                        finished, got = await race(work, self.cancel, stop=stop)
-                if not finished:
-                    await self._cancel_job(job)
-                    state = self.step(cfg, state, h4.ABORT)
-                    break
-                if isinstance(got, Job):  # still deferred: poll it until its deadline
-                    if job is None:
-                        job, sent_at = got, await self.fx.now()
-                        deadline = ai_deadline(got, self.window, sent_at)
-                    state = self.step(cfg, state, h4.Input(h4.Kind.DEFERRED))
-                    if state.end is h4.End.NOT_READY:
-                        await self._cancel_job(job)
-                        failure_text = notes.not_ready(await self.fx.now() - sent_at)
-                    continue
-                if isinstance(got, PollFailed):  # the same job is polled again, never resent
-                    retries_used += 1
-                    wait = self._retry_wait(retries_used, got.failure)
-                    late = await self.fx.now() + wait >= deadline
-                    state = self.step(
-                        cfg, state, h4.Input(h4.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late)
-                    )
-                    if state.live:
-                        out.retries += 1
-                        self.show("retry", f"{got.failure.message}; polling again in {wait:.1f} s")
-                        await race(self.fx.sleep(wait), self.cancel, stop=stop)
-                    else:
-                        await self._cancel_job(job)
-                        failure_text = (
-                            notes.not_ready(await self.fx.now() - sent_at) if late else got.failure.message
-                        )
-                    continue
-                job = None
-                reply = got
-                assert isinstance(reply, Reply)
-                # read the reply: recoveries first, then the run
-                x, rx, rebuilt, leak = self._classify(reply, ctx, offered)
-                retry = self._model_retry(retries_used + 1, reply.failure)
-                if x.kind is h4.Kind.ERROR and x.retryable and not x.noted and retry.refused:
-                    x = h4.Input(h4.Kind.ERROR, retryable=False)  # a wait past the cap fails the run now
-                r = self.recover(recovery.CAPS, rec, rx)
-                rec = r.rec
-                y = recovery.act_reply(r.act, x)
-                before = state
-                state = self.step(cfg, state, y)
-                if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is h4.Kind.CALLS):
-                    calls = rebuilt if rebuilt is not None else reply.calls
-                    text = leak.text if rebuilt is not None and leak is not None else reply.all_text
-                    msg = Message("assistant", text, tuple(calls))
-                    ctx.append(msg)
-                    await self._log(out, msg)
-                    pending = list(calls)
-                    cut = reply.stop is Stop.LENGTH  # arguments may be cut: no call runs (H4.1)
-                    tokens = (reply.usage.output or None) if cut else None
-                    names = ", ".join(c.name for c in calls)
-                    self.show(
-                        "calls", names + (" (rebuilt from markup in the text)" if rebuilt is not None else "")
-                    )
-                elif state.end is h4.End.ANSWERED:
-                    out.answer = reply.all_text
-                    out.cut = reply.stop is Stop.LENGTH  # a length stop with text answers, cut (H4.7)
-                    if out.cut:
-                        self.show("cut", notes.answer_cut(reply.usage.output or None))
-                    msg = Message("assistant", out.answer)
-                    ctx.append(msg)
-                    await self._log(out, msg)
-                elif state.live and state.attempt > before.attempt:
-                    note = self._note(r.act, rec, reply, state.attempt + 1, ctx, leak)
-                    out.notes += 1
-                    await self._log(out, Message("assistant", self._failed_text(reply), is_error=True))
-                    if reply.failure is not None and reply.failure.kind is Kind.STALL:
-                        idle *= 2
-                    self.show("note", note)
-                elif state.live and state.retries < before.retries:
-                    retries_used += 1
-                    out.retries += 1
-                    wait = retry.wait_ms / 1000.0
-                    self.show(
-                        "retry",
-                        f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s",
-                    )
-                    finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=stop)
-                    if not finished:
-                        state = self.step(cfg, state, h4.ABORT)
-                        break
-                elif not state.live:
-                    failure_text = self._end_text(r.act, reply, rx, ctx)
-                    f = reply.failure
-                    if retry.refused and f is not None and f.retryable:
-                        failure_text = notes.wait_too_long(retry.server_ms, retry.max_ms, f.message)
-            elif state.phase is h4.Phase.TOOLS:
-                finished, results = await race(self._tools(pending, cut, tokens), self.cancel, stop=stop)
-                if not finished:
-                    state = self.step(cfg, state, h4.ABORT)
-                    break
-                for c, (content, error) in zip(pending, results, strict=True):
-                    msg = Message("tool", content, call_id=c.id, is_error=error)
-                    ctx.append(msg)
-                    await self._log(out, msg)
-                out.rounds += 1
-                rec = self.recover(
-                    recovery.CAPS, rec, recovery.Reply(Out.RESULTS, rounds_in_a_row(ctx) > 1)
-                ).rec
-                state = self.step(cfg, state, h4.Input(h4.Kind.ROUND_END))
-                if state.attempt == 0:
-                    note = None
-                if state.end is h4.End.RUN_LIMIT:
-                    failure_text = notes.run_limit(cfg.cap)
-            else:  # compaction and polls come with the chat memory and deferred answers
-                failure_text = f"the run reached phase {state.phase.value}, which this loop does not run yet"
-                state = self.step(cfg, state, h4.Input(h4.Kind.HOOK_FAILED))
+            phase = phases.get(t.state.phase, self._unrun_phase)
+            if not await phase(t):
                 break
-        return self._ended(state, out, failure_text)
+        return self._ended(t.state, t.out, t.failure_text)
 
-    # ---------------------------------------------------------------- phases
+    # ---------------------------------------------------------------- the phases
+    # Each runs one phase of the H4 model and feeds its outcome to the model as an
+    # input; False: the run ends now (aborted, or a phase this loop does not run).
+
+    async def _prepare_phase(self, t: _Turn) -> bool:
+        messages = tuple(t.ctx) + ((Message("user", t.note),) if t.note else ())
+        request = Request(
+            self.model,
+            messages,
+            tuple(self.tools),
+            system=self.system,
+            max_tokens=self.settings.max_output_tokens or None,
+        )
+        finished, got = await race(self._prepare(request), self.cancel, stop=t.stop)
+        if not finished:
+            t.go(self.step, h4.ABORT)
+            return False
+        if isinstance(got, BaseException):
+            t.failure_text = f"a before_request hook failed: {type(got).__name__}: {got}"
+            t.go(self.step, h4.Input(h4.Kind.HOOK_FAILED))
+            return True
+        t.prepared = got
+        t.go(self.step, h4.Input(h4.Kind.PREPARED))
+        return True
+
+    async def _call_phase(self, t: _Turn) -> bool:
+        """The request goes out: streamed, or (deferred) started as a job."""
+        assert t.prepared is not None
+        t.out.requests.append(t.prepared)
+        if self.background:
+            start = functools.partial(self.provider.start, t.prepared, self.window)
+            work = self.fx.step("start", functools.partial(self._admitted, start, _refused))
+        else:
+            work = self.fx.step("model", functools.partial(self._call, t.prepared, t.idle))
+        finished, got = await race(work, self.cancel, stop=t.stop)
+        return await self._answered(t, finished, got)
+
+    async def _poll_phase(self, t: _Turn) -> bool:
+        """The deferred job is polled after its interval."""
+        got = None
+        finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=t.stop)
+        if finished:
+            poll = functools.partial(self.provider.poll, t.job)
+            work = self.fx.step("poll", functools.partial(self._admitted, poll, PollFailed))
+            finished, got = await race(work, self.cancel, stop=t.stop)
+        return await self._answered(t, finished, got)
+
+    async def _answered(self, t: _Turn, finished: bool, got: Any) -> bool:
+        """What a request or a poll gave: a job still deferred, a failed poll, or a reply."""
+        if not finished:
+            await self._cancel_job(t.job)
+            t.go(self.step, h4.ABORT)
+            return False
+        if isinstance(got, Job):  # still deferred: poll it until its deadline
+            if t.job is None:
+                t.job, t.sent_at = got, await self.fx.now()
+                t.deadline = ai_deadline(got, self.window, t.sent_at)
+            t.go(self.step, h4.Input(h4.Kind.DEFERRED))
+            if t.state.end is h4.End.NOT_READY:
+                await self._cancel_job(t.job)
+                t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at)
+            return True
+        if isinstance(got, PollFailed):  # the same job is polled again, never resent
+            return await self._poll_failed(t, got)
+        t.job = None
+        assert isinstance(got, Reply)
+        return await self._reply(t, got)
+
+    async def _poll_failed(self, t: _Turn, got: PollFailed) -> bool:
+        t.retries_used += 1
+        wait = self._retry_wait(t.retries_used, got.failure)
+        late = await self.fx.now() + wait >= t.deadline
+        t.go(self.step, h4.Input(h4.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late))
+        if t.state.live:
+            t.out.retries += 1
+            self.show("retry", f"{got.failure.message}; polling again in {wait:.1f} s")
+            await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+        else:
+            await self._cancel_job(t.job)
+            t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at) if late else got.failure.message
+        return True
+
+    async def _reply(self, t: _Turn, reply: Reply) -> bool:
+        """Read a reply: recoveries first, then the run."""
+        x, rx, rebuilt, leak = self._classify(reply, t.ctx, t.offered)
+        retry = self._model_retry(t.retries_used + 1, reply.failure)
+        if x.kind is h4.Kind.ERROR and x.retryable and not x.noted and retry.refused:
+            x = h4.Input(h4.Kind.ERROR, retryable=False)  # a wait past the cap fails the run now
+        r = self.recover(recovery.CAPS, t.rec, rx)
+        t.rec = r.rec
+        y = recovery.act_reply(r.act, x)
+        before = t.state
+        t.go(self.step, y)
+        state = t.state
+        if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is h4.Kind.CALLS):
+            calls = rebuilt if rebuilt is not None else reply.calls
+            text = leak.text if rebuilt is not None and leak is not None else reply.all_text
+            msg = Message("assistant", text, tuple(calls))
+            t.ctx.append(msg)
+            await self._log(t.out, msg)
+            t.pending = list(calls)
+            t.cut = reply.stop is Stop.LENGTH  # arguments may be cut: no call runs (H4.1)
+            t.tokens = (reply.usage.output or None) if t.cut else None
+            names = ", ".join(c.name for c in calls)
+            self.show("calls", names + (" (rebuilt from markup in the text)" if rebuilt is not None else ""))
+        elif state.end is h4.End.ANSWERED:
+            t.out.answer = reply.all_text
+            t.out.cut = reply.stop is Stop.LENGTH  # a length stop with text answers, cut (H4.7)
+            if t.out.cut:
+                self.show("cut", notes.answer_cut(reply.usage.output or None))
+            msg = Message("assistant", t.out.answer)
+            t.ctx.append(msg)
+            await self._log(t.out, msg)
+        elif state.live and state.attempt > before.attempt:
+            t.note = self._note(r.act, t.rec, reply, state.attempt + 1, t.ctx, leak)
+            t.out.notes += 1
+            await self._log(t.out, Message("assistant", self._failed_text(reply), is_error=True))
+            if reply.failure is not None and reply.failure.kind is Kind.STALL:
+                t.idle *= 2
+            self.show("note", t.note)
+        elif state.live and state.retries < before.retries:
+            t.retries_used += 1
+            t.out.retries += 1
+            wait = retry.wait_ms / 1000.0
+            self.show("retry", f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s")
+            finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+            if not finished:
+                t.go(self.step, h4.ABORT)
+                return False
+        elif not state.live:
+            t.failure_text = self._end_text(r.act, reply, rx, t.ctx)
+            f = reply.failure
+            if retry.refused and f is not None and f.retryable:
+                t.failure_text = notes.wait_too_long(retry.server_ms, retry.max_ms, f.message)
+        return True
+
+    async def _tools_phase(self, t: _Turn) -> bool:
+        finished, results = await race(self._tools(t.pending, t.cut, t.tokens), self.cancel, stop=t.stop)
+        if not finished:
+            t.go(self.step, h4.ABORT)
+            return False
+        for c, (content, error) in zip(t.pending, results, strict=True):
+            msg = Message("tool", content, call_id=c.id, is_error=error)
+            t.ctx.append(msg)
+            await self._log(t.out, msg)
+        t.out.rounds += 1
+        t.rec = self.recover(
+            recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, rounds_in_a_row(t.ctx) > 1)
+        ).rec
+        t.go(self.step, h4.Input(h4.Kind.ROUND_END))
+        if t.state.attempt == 0:
+            t.note = None
+        if t.state.end is h4.End.RUN_LIMIT:
+            t.failure_text = notes.run_limit(t.cfg.cap)
+        return True
+
+    async def _unrun_phase(self, t: _Turn) -> bool:
+        """Compaction comes with the chat memory: until then the run ends, saying why."""
+        t.failure_text = f"the run reached phase {t.state.phase.value}, which this loop does not run yet"
+        t.go(self.step, h4.Input(h4.Kind.HOOK_FAILED))
+        return False
+
+    # ---------------------------------------------------------------- helpers
 
     def window_seconds(self) -> float:
         """How long a deferred job may run: the requested window, else 24 hours (H4.4)."""
