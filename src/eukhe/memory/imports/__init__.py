@@ -31,7 +31,7 @@ from typing import IO
 
 from eukhe.memory.imports import _claude, _codex, _detect, _eukhe, _pi
 from eukhe.memory.imports._common import Diagnostics, Taken
-from eukhe.memory.imports._lines import MAX_LINE_BYTES
+from eukhe.memory.imports._lines import MAX_LINE_BYTES, where
 from eukhe.memory.imports._types import EUKHE, FORMATS, Diagnostic, FileReport, Format, Item
 
 formats = FORMATS
@@ -104,8 +104,8 @@ def _read_export(f: IO[bytes], shown: str, size: int, diags: Diagnostics, ident:
     except UnicodeDecodeError as e:
         return _refused(shown, f"not an eukhe session export (not UTF-8 text at byte {e.start + 1})")
     except json.JSONDecodeError as e:
-        where = f"line {e.lineno} column {e.colno}"
-        return _refused(shown, f"not an eukhe session export (not JSON: {e.msg} at {where})")
+        at = where(e, f"line {e.lineno} column {e.colno}")
+        return _refused(shown, f"not an eukhe session export (not JSON: {at})")
     except (ValueError, RecursionError) as e:
         return _refused(shown, f"not an eukhe session export (JSON that cannot be read: {e})")
     if not _eukhe.is_export(doc):

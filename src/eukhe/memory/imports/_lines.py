@@ -66,7 +66,7 @@ def parse(raw: bytes) -> tuple[str | None, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        return f"not JSON ({e.msg} at column {e.colno})", None
+        return f"not JSON ({where(e, f'column {e.colno}')})", None
     except RecursionError:
         return "JSON nested too deeply to read", None
     except ValueError as e:  # e.g. an integer of more digits than Python converts
@@ -74,6 +74,11 @@ def parse(raw: bytes) -> tuple[str | None, Any]:
     if not isinstance(value, dict):
         return f"{_kind(value)}, not a JSON object", None
     return None, value
+
+
+def where(e: json.JSONDecodeError, at: str) -> str:
+    """A JSON error's message and where it is: "Expecting value at column 3"."""
+    return f"{e.msg} {at}" if e.msg.endswith(" at") else f"{e.msg} at {at}"
 
 
 def _skip_rest(f: IO[bytes]) -> int:
