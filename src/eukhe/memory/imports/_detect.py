@@ -33,6 +33,7 @@ def detect(f: IO[bytes], size: int) -> tuple[Format | None, str]:
     first: tuple[int, str] | None = None  # the first line's fault
     seen = 0
     number = 0
+    lead = 0  # the first line not blank
     while seen < LOOK:
         raw = f.readline(MAX_LINE_BYTES + 1)
         if not raw:
@@ -43,12 +44,14 @@ def detect(f: IO[bytes], size: int) -> tuple[Format | None, str]:
                 pass
             fault = f"is longer than {MAX_LINE_BYTES >> 20} MiB"
             seen += 1
+            lead = lead or number
             first = first or (number, fault)
             continue
         raw = raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw
         if not raw.strip():
             continue
         seen += 1
+        lead = lead or number
         problem, value = parse(raw.rstrip(b"\r\n"))
         if problem is None:
             found = classify(value)
@@ -59,12 +62,14 @@ def detect(f: IO[bytes], size: int) -> tuple[Format | None, str]:
             first = first or (number, _fault(problem))
     if seen == 0:
         return None, f"{NOT_ONE} (the file is empty)" if size == 0 else f"{NOT_ONE} (it has only blank lines)"
-    whole = _whole(f, size)
+    assert first is not None
+    whole = None
+    if first[1] != "is JSON but not a session record" and first[0] == lead:  # line 1 may open a document
+        whole = _whole(f, size)
     if whole == "export":
         return EUKHE, ""
     if whole == "json":
         return None, f"{NOT_ONE} (it is one JSON document, but not an eukhe session export)"
-    assert first is not None
     line, fault = first
     if fault == "is JSON but not a session record" and seen > 1:
         return None, f"{NOT_ONE} (none of its first {seen} lines is a session record)"
