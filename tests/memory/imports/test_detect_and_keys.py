@@ -101,7 +101,9 @@ def test_a_broken_first_line_does_not_hide_a_session(tmp_path: Path) -> None:
 def test_a_forced_format_and_an_unknown_one(tmp_path: Path) -> None:
     report = read_session(fixture("claude/codemie-4c2ddfdc.jsonl"), format="pi")
     assert not report.refused and report.items == ()  # none of it is pi's
-    assert report.diagnostics[0].message == "unknown entry type 'file-history-snapshot'; skipped"
+    assert report.diagnostics[0].message == (
+        "unknown entry type 'file-history-snapshot'; skipped, as is every later line of it"
+    )
     bad = read_session(fixture("claude/codemie-4c2ddfdc.jsonl"), format="cursor")
     assert bad.refused
     assert (

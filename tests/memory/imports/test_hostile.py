@@ -100,20 +100,20 @@ def test_unknown_record_types_in_each_format(tmp_path: Path) -> None:
     claude = read_session(
         jsonl(tmp_path / "c.jsonl", CLAUDE_USER, {"type": "hologram", "uuid": "h"}, CLAUDE_REPLY)
     )
-    assert lines(claude) == [(2, "unknown record type 'hologram'; skipped")]
+    assert lines(claude) == [(2, "unknown record type 'hologram'; skipped, as is every later line of it")]
     assert claude.replies == 1
     meta = {"type": "session_meta", "payload": {"id": "c1"}}
     words = {"type": "event_msg", "payload": {"type": "user_message", "message": "hi"}}
     codex = read_session(jsonl(tmp_path / "x.jsonl", meta, {"type": "hologram", "payload": {}}, words))
-    assert lines(codex) == [(2, "unknown record type 'hologram'; skipped")]
+    assert lines(codex) == [(2, "unknown record type 'hologram'; skipped, as is every later line of it")]
     assert said(codex) == [("user", "hi")]
     header = {"type": "session", "version": 3, "id": "p1", "cwd": "/"}
     entry = {"type": "message", "id": "e1", "parentId": None, "message": {"role": "user", "content": "yo"}}
     odd = {"type": "message", "id": "e2", "parentId": "e1", "message": {"role": "oracle", "content": "?"}}
     pi = read_session(jsonl(tmp_path / "p.jsonl", header, {"type": "hologram", "id": "h"}, entry, odd))
     assert lines(pi) == [
-        (2, "unknown entry type 'hologram'; skipped"),
-        (4, "a message of unknown role 'oracle'; skipped"),
+        (2, "unknown entry type 'hologram'; skipped, as is every later line of it"),
+        (4, "unknown message role 'oracle'; skipped, as is every later line of it"),
     ]
     assert said(pi) == [("user", "yo")]
 
@@ -243,6 +243,7 @@ def test_diagnostics_are_capped_and_the_rest_counted(tmp_path: Path) -> None:
     report = read_session(jsonl(tmp_path / "s.jsonl", CLAUDE_USER, *bad, CLAUDE_REPLY))
     assert len(report.diagnostics) == MAX_DIAGNOSTICS + 1
     assert report.diagnostics[-1].message == "7 more diagnostics not shown"
+    assert report.summary.endswith(f"; {MAX_DIAGNOSTICS + 7} diagnostics")
     assert report.replies == 1
 
 
@@ -315,3 +316,13 @@ def test_the_same_lines_through_each_reader_never_raise(tmp_path: Path) -> None:
         report = read_session(path, format=name)
         assert not report.refused, report.summary
         assert report.items == ()
+
+
+def test_a_new_record_type_on_every_line_is_one_diagnostic(tmp_path: Path) -> None:
+    new = [{"type": "future-thing", "uuid": f"f{n}", "sessionId": "s1"} for n in range(500)]
+    report = read_session(jsonl(tmp_path / "s.jsonl", CLAUDE_USER, *new, CLAUDE_REPLY))
+    assert [(d.line, d.message) for d in report.diagnostics] == [
+        (2, "unknown record type 'future-thing'; skipped, as is every later line of it")
+    ]
+    assert report.notes == ("499 more lines of unknown types skipped",)
+    assert report.replies == 1

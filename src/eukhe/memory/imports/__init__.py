@@ -114,7 +114,9 @@ def _read_export(f: IO[bytes], shown: str, size: int, diags: Diagnostics, ident:
 
 
 def _report(shown: str, fmt: Format, taken: Taken, diags: Diagnostics) -> FileReport:
-    return FileReport(shown, fmt, taken.session, taken.items, diags.all(), notes=taken.notes)
+    return FileReport(
+        shown, fmt, taken.session, taken.items, diags.all(), notes=taken.notes, faults=len(diags)
+    )
 
 
 def _refused(shown: str, why: str) -> FileReport:

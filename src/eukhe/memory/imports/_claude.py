@@ -34,7 +34,15 @@ from __future__ import annotations
 import re
 from typing import IO, Any
 
-from eukhe.memory.imports._common import Diagnostics, Taken, Transcript, iso_date, text_blocks, text_of
+from eukhe.memory.imports._common import (
+    Diagnostics,
+    Taken,
+    Transcript,
+    Unknown,
+    iso_date,
+    text_blocks,
+    text_of,
+)
 from eukhe.memory.imports._lines import records
 from eukhe.memory.imports._types import plural
 
@@ -95,13 +103,14 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
     session: str | None = None
     seen: set[str] = set()
     sidechain = twice = main = 0
+    unknown = Unknown(diags)
     for line, d in records(f, diags):
         kind = d.get("type")
         if not isinstance(kind, str):
             diags.add("a record with no type; skipped", line)
             continue
         if kind not in TYPES:
-            diags.add(f"unknown record type {kind!r}; skipped", line)
+            unknown(kind, line)
             continue
         if session is None and isinstance(d.get("sessionId"), str) and d["sessionId"]:
             session = d["sessionId"]
@@ -145,7 +154,7 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
         notes.append(f"{plural(twice, 'record')} written twice skipped")
     if sidechain and not main:
         notes.append("the file is a subagent's sidechain: nothing of it is the user's conversation")
-    return Taken(session, transcript.finish(), tuple(notes))
+    return Taken(session, transcript.finish(), (*notes, *unknown.notes()))
 
 
 def user_words(content: Any) -> str | None:

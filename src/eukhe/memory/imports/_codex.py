@@ -31,7 +31,15 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from eukhe.memory.imports._common import Diagnostics, Taken, Transcript, iso_date, text_blocks, text_of
+from eukhe.memory.imports._common import (
+    Diagnostics,
+    Taken,
+    Transcript,
+    Unknown,
+    iso_date,
+    text_blocks,
+    text_of,
+)
 from eukhe.memory.imports._lines import records
 
 TYPES = frozenset(
@@ -72,13 +80,14 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
     user_items: list[Said] = []
     agent_events: list[Said] = []
     agent_items: list[Said] = []
+    unknown = Unknown(diags)
     for line, d in records(f, diags):
         kind = d.get("type")
         payload = d.get("payload")
         date = iso_date(d.get("timestamp"))
         if isinstance(kind, str) and isinstance(payload, dict):
             if kind not in TYPES:
-                diags.add(f"unknown record type {kind!r}; skipped", line)
+                unknown(kind, line)
                 continue
             if kind == "session_meta":
                 metas += 1
@@ -107,7 +116,7 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
         diags.add("a record with no type; skipped", line)
     if subagent:
         note = "the file is a Codex sub-agent's rollout (session_meta source: subagent): nothing is taken"
-        return Taken(session, (), (note,))
+        return Taken(session, (), (note, *unknown.notes()))
     users = user_events or user_items
     agents = agent_items or agent_events
     order = sorted([("user", *u) for u in users] + [("talk", *a) for a in agents], key=lambda s: s[1])
@@ -119,7 +128,7 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
             transcript.user(text, key, date, line)
         else:
             transcript.reply(text, key, date, line)
-    return Taken(session, transcript.finish())
+    return Taken(session, transcript.finish(), unknown.notes())
 
 
 def _item(

@@ -38,6 +38,30 @@ class Diagnostics:
         return len(self._kept) + self._dropped
 
 
+class Unknown:
+    """Lines of a type a reader does not know: the first of each type gets a
+    diagnostic, the later ones are counted (a newer version of an agent may write
+    a new type on every line)."""
+
+    def __init__(self, diags: Diagnostics, what: str = "record type") -> None:
+        self.diags = diags
+        self.what = what
+        self.seen: set[str] = set()
+        self.later = 0
+
+    def __call__(self, kind: str, line: int) -> None:
+        if kind in self.seen:
+            self.later += 1
+            return
+        self.seen.add(kind)
+        self.diags.add(f"unknown {self.what} {kind!r}; skipped, as is every later line of it", line)
+
+    def notes(self) -> tuple[str, ...]:
+        if not self.later:
+            return ()
+        return (f"{self.later} more {'line' if self.later == 1 else 'lines'} of unknown types skipped",)
+
+
 def iso_date(value: Any) -> str | None:
     """A source timestamp as ISO 8601 in UTC (milliseconds), or None: an ISO 8601
     string (a trailing Z allowed), or a number of milliseconds since the epoch."""

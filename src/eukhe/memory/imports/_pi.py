@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from eukhe.memory.imports._common import Diagnostics, Taken, Transcript, iso_date, text_blocks
+from eukhe.memory.imports._common import Diagnostics, Taken, Transcript, Unknown, iso_date, text_blocks
 from eukhe.memory.imports._lines import records
 
 TYPES = frozenset(
@@ -67,13 +67,15 @@ ROLES = frozenset(
 def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
     transcript = Transcript()
     session: str | None = None
+    unknown = Unknown(diags, "entry type")
+    roles = Unknown(diags, "message role")
     for line, d in records(f, diags):
         kind = d.get("type")
         if not isinstance(kind, str):
             diags.add("a record with no type; skipped", line)
             continue
         if kind not in TYPES:
-            diags.add(f"unknown entry type {kind!r}; skipped", line)
+            unknown(kind, line)
             continue
         if kind == "session":
             if session is None and isinstance(d.get("id"), str) and d["id"]:
@@ -87,7 +89,7 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
             continue
         role = message.get("role")
         if role not in ROLES:
-            diags.add(f"a message of unknown role {role!r}; skipped", line)
+            roles(role if isinstance(role, str) else repr(role), line)
             continue
         if role not in ("user", "assistant"):
             continue
@@ -101,7 +103,7 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
             transcript.user(text, key, date, line)
         else:
             transcript.reply(text, key, date, line)
-    return Taken(session, transcript.finish())
+    return Taken(session, transcript.finish(), (*unknown.notes(), *roles.notes()))
 
 
 def _text(content: Any) -> str | None:

@@ -78,6 +78,7 @@ class FileReport:
     diagnostics: tuple[Diagnostic, ...] = ()
     refused: bool = False
     notes: tuple[str, ...] = field(default=())  # what was skipped on purpose, counted
+    faults: int | None = None  # diagnostics in all, those past the cap included (None: len(diagnostics))
 
     @property
     def users(self) -> int:
@@ -95,7 +96,8 @@ class FileReport:
         assert self.format is not None
         what = f"{self.format.label} session" + (f" {self.session}" if self.session else "")
         took = f"{plural(self.users, 'user message')}, {plural(self.replies, 'reply', 'replies')}"
-        tail = f"; {plural(len(self.diagnostics), 'diagnostic')}" if self.diagnostics else ""
+        faults = len(self.diagnostics) if self.faults is None else self.faults
+        tail = f"; {plural(faults, 'diagnostic')}" if faults else ""
         notes = f" ({'; '.join(self.notes)})" if self.notes else ""
         return f"{self.path}: {what}: {took}{tail}{notes}"
 
