@@ -208,7 +208,7 @@ def test_permission_denied_when_opening(tmp_path: Path, monkeypatch: pytest.Monk
     def denied(*args: object, **kwargs: object) -> object:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("builtins.open", denied)
+    monkeypatch.setattr("os.open", denied)
     report = read_session(path)
     assert report.refused
     assert report.summary == f"{path}: cannot read it: permission denied"

@@ -58,18 +58,23 @@ def read_session(path: str | os.PathLike[str], format: str | None = None) -> Fil
         if forced is None:
             names = ", ".join(f.name for f in FORMATS)
             return _refused(shown, f"no session format {format!r} (the formats: {names})")
+    # Opened without waiting (a FIFO would wait for a writer), then judged by what was opened.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        info = os.stat(path)
+        fd = os.open(path, flags)
     except OSError as e:
         return _refused(shown, f"cannot read it: {_cause(e)}")
-    if stat.S_ISDIR(info.st_mode):
-        return _refused(shown, "cannot read it: it is a directory")
+    try:
+        info = os.fstat(fd)
+    except OSError as e:
+        os.close(fd)
+        return _refused(shown, f"cannot read it: {_cause(e)}")
     if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return _refused(shown, "cannot read it: it is a directory")
         return _refused(shown, f"cannot read it: it is not a regular file ({_file_kind(info.st_mode)})")
-    try:
-        f = open(path, "rb")  # noqa: SIM115 (closed below)
-    except OSError as e:
-        return _refused(shown, f"cannot read it: {_cause(e)}")
+    f = os.fdopen(fd, "rb")
     with f:
         try:
             return _read(f, shown, info.st_size, forced, diags, os.path.realpath(path))
