@@ -27,7 +27,7 @@ def laws(
         typer.Option(
             "--area",
             help="Check only this area (run, recovery, wait, admission, aux_fallback, "
-            "skill_load); repeatable.",
+            "skill_load, compactor); repeatable.",
         ),
     ] = None,
     as_json: Annotated[
