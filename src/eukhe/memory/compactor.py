@@ -1,0 +1,175 @@
+"""Building one line of the chat's tree with a model (H1): the calls, the follow-up
+to a line too long, and the node's failures, as `rules.compactor` decides them.
+
+`build_call` is one compactor call: up to TRIES model requests in one
+conversation, each raced against CALL_DEADLINE on the given clock (the wait
+for a provider slot and every preemption by a session request included: the
+request is background work in admission, H3). It sends the rule only sizes
+and keeps the texts; the rule says when the call ends and which text is the
+line. `build_node` is a node's calls until it is built: a failed call waits
+RETRY and tries again, and the failure that finds none left builds the node
+from its input cut to NODE, reading nothing again (H1.5).
+
+Model requests go through `ask(request) -> Reply` (a provider's stream, read
+to its end, in an admission slot): the tests give it the faux server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from eukhe.admission import AdmissionError, Registry, run_in_slot
+from eukhe.ai.guard import guard
+from eukhe.ai.reply import Done, Failure, Kind, Reply
+from eukhe.ai.request import Message, Request
+from eukhe.memory import prompts
+from eukhe.rules import compactor as rule
+from eukhe.rules import wait
+from eukhe.waits import Clock, LoopClock, race
+
+Ask = Callable[[Request], Awaitable[Reply]]
+Save = Callable[[str], Awaitable[str]]  # saves a node's line; the line the store holds
+Read = Callable[[], Awaitable[tuple[str, str, str]]]  # a call's context, step and input text
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call:
+    """How one compactor call ended: the rule's line (its end, calls made) and the
+    line's text (None: the call failed), with the failure's cause."""
+
+    line: rule.Line
+    text: str | None
+    cause: str = ""
+
+
+async def build_call(
+    ask: Ask,
+    model: str,
+    context: str,
+    step: str,
+    input_text: str,
+    clock: Clock | None = None,
+    cfg: rule.Cfg = rule.LIMITS,
+) -> Call:
+    """One compactor call for a node whose input is `input_text` (the labelled message,
+    or the two lines to merge), with `context` (the view lines before it) and the
+    `step` the model is asked."""
+    clock = clock or LoopClock()
+    line = rule.line_open(cfg, rule.nbytes(input_text))
+    conversation: list[Message] = [Message("user", f"{context}\n\n{step}")]
+    replies: list[str] = []
+    cause = ""
+    while line.live:
+        request = Request(model, tuple(conversation), system=prompts.COMPACTOR, max_tokens=None)
+        raced = await race(ask(request), clock.now() + rule.CALL_DEADLINE / 1000, clock=clock)
+        reply = raced.value if raced.error is None else None
+        if reply is None or raced.end is not wait.End.EVENT:
+            cause = (
+                f"the model call passed its deadline of {rule.CALL_DEADLINE // 1000} s"
+                if raced.error is None
+                else f"the model call broke: {type(raced.error).__name__}: {raced.error}"
+            )
+            line = rule.line_step(cfg, line, rule.ERROR)
+            break
+        if reply.failure is not None:
+            cause = reply.failure.message
+            line = rule.line_step(cfg, line, rule.ERROR)
+            break
+        text = reply.all_text if reply.has_text else ""
+        replies.append(text)
+        line = rule.line_step(cfg, line, rule.read_reply(text))
+        if line.live:  # too long: the follow-up shows where the line must end
+            conversation += [Message("assistant", text), Message("user", prompts.too_long(rule.kept(text)))]
+    return Call(line, rule.ended(cfg, line, input_text, replies), cause)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A node's line, how many calls failed on the way, and each failure's cause."""
+
+    text: str
+    failures: int
+    causes: tuple[str, ...]
+    cut: bool  # built from its input cut, after the failure cap
+
+
+async def build_node(
+    ask: Ask,
+    model: str,
+    read: Read,
+    save: Save,
+    clock: Clock | None = None,
+    cfg: rule.Cfg = rule.LIMITS,
+    pend: rule.Pend | None = None,
+) -> Built:
+    """A node's calls until its line is saved. Each call reads its input anew (`read`:
+    the context, the step and the input text); a read or a save that fails is a disk
+    failure, which counts no failure: the node waits RETRY and goes on. The failure
+    that finds no failures left builds the node from that failed call's input cut to
+    NODE, reading nothing again; then only the save can fail."""
+    clock = clock or LoopClock()
+    p = pend or rule.pend_start(cfg)
+    causes: list[str] = []
+    while True:
+        source = await _attempt(read)
+        if source is None:
+            p = rule.pend_after(cfg, p, rule.Outcome.DISK).pend
+            await clock.sleep_until(clock.now() + rule.RETRY / 1000)
+            continue
+        context, step, input_text = source
+        call = await build_call(ask, model, context, step, input_text, clock, cfg)
+        if rule.outcome(call.line) is rule.Outcome.BUILT and call.text is not None:
+            saved = await _attempt(functools.partial(save, call.text))
+            if saved is not None:
+                return Built(saved, len(causes), tuple(causes), False)
+            act = rule.pend_after(cfg, p, rule.Outcome.DISK)
+        else:
+            causes.append(call.cause or "the call failed")
+            act = rule.pend_after(cfg, p, rule.Outcome.FAILED)
+            if act.act is rule.Act.CUT:  # the last failure reads nothing: the failed call's input
+                line = rule.cut(input_text, cfg.node)
+                while (
+                    saved := await _attempt(functools.partial(save, line))
+                ) is None:  # only the save fails now
+                    await clock.sleep_until(clock.now() + rule.RETRY / 1000)
+                return Built(saved, len(causes), tuple(causes), True)
+        p = act.pend
+        await clock.sleep_until(clock.now() + rule.RETRY / 1000)
+
+
+async def _attempt(work: Callable[[], Awaitable[T]]) -> T | None:
+    """A store read or write; None when it failed (a disk failure, which counts nothing)."""
+    try:
+        return await work()
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        return None
+
+
+def asker(provider: Any, registry: Registry | None = None, idle: float = 120.0) -> Ask:
+    """`ask` over a provider: its stream read to its end under the stream guards, in a
+    background slot of its admission (a session request preempts it and it asks
+    again, H3). A refused slot is a failed reply, never an exception."""
+    name = str(getattr(provider, "name", "model"))
+
+    async def ask(request: Request) -> Reply:
+        async def body(_slot: Any) -> Reply:
+            last: Any = None
+            async for event in guard(provider.stream(request), name, idle=idle):
+                last = event
+            assert isinstance(last, Done)
+            return last.reply
+
+        deadline = asyncio.get_running_loop().time() + rule.CALL_DEADLINE / 1000
+        try:
+            return await run_in_slot(body, name, interactive=False, deadline=deadline, registry=registry)
+        except AdmissionError as e:
+            return Reply(failure=Failure(Kind.OVERLOADED, True, str(e)))
+
+    return ask
