@@ -27,7 +27,7 @@ def laws(
         typer.Option(
             "--area",
             help="Check only this area (run, recovery, wait, admission, aux_fallback, "
-            "skill_load, compactor); repeatable.",
+            "skill_load, compactor, queue); repeatable.",
         ),
     ] = None,
     as_json: Annotated[
@@ -387,6 +387,14 @@ def demo(
         typer.echo("\n" + REAL_MODEL)
     raise typer.Exit(code)
 
+
+def _chat_app() -> typer.Typer:
+    from eukhe.cli.chat import chat_app
+
+    return chat_app
+
+
+app.add_typer(_chat_app(), name="chat")
 
 faux_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The scripted faux model.")
 app.add_typer(faux_app, name="faux")

@@ -1,0 +1,56 @@
+"""`eukhe chat ...` as a person runs it: real processes, the home's real store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from eukhe.store.chat import ChatStore
+
+SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
+
+
+def eukhe(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "EUKHE_HOME": str(cwd / "home")}
+    return subprocess.run(
+        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def logged(cwd: Path) -> list[tuple[str, str]]:
+    store = ChatStore(f"sqlite:///{cwd / 'home' / 'eukhe.sqlite'}")
+    try:
+        return [(m.kind.value, m.text) for m in store.messages()]
+    finally:
+        store.close()
+
+
+def test_import_logs_each_file_once_and_refuses_a_foreign_one(tmp_path: Path) -> None:
+    files = sorted(str(p) for p in SESSIONS.rglob("*") if p.is_file() and p.name != "INDEX.md")
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("just some notes\n")
+    done = eukhe("chat", "import", *files, str(foreign), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # one file refused; the others are in
+    refused = f"eukhe chat import: {foreign}: not a session file of eukhe, Claude Code, Codex or pi"
+    assert refused in done.stderr
+    first = logged(tmp_path)
+    assert len(first) == sum(int(line.split("logged ")[1].split()[0]) for line in done.stdout.splitlines())
+    assert {kind for kind, _ in first} == {"user", "talk"} and len(first) > 20
+    again = eukhe("chat", "import", "--json", *files, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert all(f["logged"] == 0 for f in json.loads(again.stdout)["files"])
+    assert logged(tmp_path) == first  # nothing twice
+
+
+def test_a_malformed_line_is_diagnosed_and_the_rest_imported(tmp_path: Path) -> None:
+    good = (SESSIONS / "pi" / "agent-sessions-small.jsonl").read_bytes().splitlines(keepends=True)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(good[0] + b"{not json\n" + b"".join(good[1:]) + b'{"type": "message", "cut')
+    done = eukhe("chat", "import", str(broken), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"{broken}: line 2: not JSON" in done.stderr
+    assert "cut short" in done.stderr
+    assert len(logged(tmp_path)) == 4  # the file's two user messages and two replies
