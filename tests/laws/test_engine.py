@@ -122,4 +122,13 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
 
     err = capsys.readouterr().err
     assert f"unknown area 'nope'; the areas are: {', '.join(AREAS)}" in err
-    assert set(AREAS) == {"run", "recovery", "wait", "admission", "aux_fallback", "skill_load", "compactor"}
+    assert set(AREAS) == {
+        "run",
+        "recovery",
+        "wait",
+        "admission",
+        "aux_fallback",
+        "skill_load",
+        "compactor",
+        "queue",
+    }

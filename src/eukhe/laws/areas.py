@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eukhe.laws import admission, aux_fallback, compactor, recovery, run, skill_load, wait
+from eukhe.laws import admission, aux_fallback, compactor, queue, recovery, run, skill_load, wait
 from eukhe.laws.engine import Area
 
 AREAS: dict[str, Area] = {
@@ -13,4 +13,5 @@ AREAS: dict[str, Area] = {
     "skill_load": skill_load.AREA,
     "admission": admission.AREA,
     "compactor": compactor.AREA,
+    "queue": queue.AREA,
 }
