@@ -89,6 +89,53 @@ async def build_call(
 
 
 @dataclass(frozen=True)
+class Attempt:
+    """One job of a node (a call, or the save of its input cut): `built` its saved
+    line (None: still pending), the node's pending state after it, and what failed."""
+
+    built: str | None
+    pend: rule.Pend
+    outcome: rule.Outcome
+    cause: str = ""
+    cut: bool = False  # built from the input cut, after the failure cap
+
+
+async def attempt(
+    ask: Ask,
+    model: str,
+    read: Read,
+    save: Save,
+    pend: rule.Pend,
+    clock: Clock | None = None,
+    cfg: rule.Cfg = rule.LIMITS,
+) -> Attempt:
+    """One job of a pending node: read its input, make one compactor call, save the
+    line. A read or a save that fails is a disk failure, which counts nothing. The
+    failure that finds no failures left builds the node from that call's input cut
+    to NODE, reading nothing again (H1.5)."""
+    source = await _attempt(read)
+    if source is None:
+        return Attempt(
+            None, rule.pend_after(cfg, pend, rule.Outcome.DISK).pend, rule.Outcome.DISK, "cannot read"
+        )
+    context, step, input_text = source
+    call = await build_call(ask, model, context, step, input_text, clock, cfg)
+    if rule.outcome(call.line) is rule.Outcome.BUILT and call.text is not None:
+        saved = await _attempt(functools.partial(save, call.text))
+        if saved is not None:
+            return Attempt(saved, rule.MADE, rule.Outcome.BUILT)
+        return Attempt(None, pend, rule.Outcome.DISK, "cannot save the line")
+    after = rule.pend_after(cfg, pend, rule.Outcome.FAILED)
+    cause = call.cause or "the call failed"
+    if after.act is rule.Act.CUT:  # the last failure: its input cut, only the save can fail now
+        saved = await _attempt(functools.partial(save, rule.cut(input_text, cfg.node)))
+        if saved is not None:
+            return Attempt(saved, rule.MADE, rule.Outcome.BUILT, cause, cut=True)
+        return Attempt(None, pend, rule.Outcome.DISK, cause + "; cannot save the cut")
+    return Attempt(None, after.pend, rule.Outcome.FAILED, cause)
+
+
+@dataclass(frozen=True)
 class Built:
     """A node's line, how many calls failed on the way, and each failure's cause."""
 
@@ -105,40 +152,19 @@ async def build_node(
     save: Save,
     clock: Clock | None = None,
     cfg: rule.Cfg = rule.LIMITS,
-    pend: rule.Pend | None = None,
 ) -> Built:
-    """A node's calls until its line is saved. Each call reads its input anew (`read`:
-    the context, the step and the input text); a read or a save that fails is a disk
-    failure, which counts no failure: the node waits RETRY and goes on. The failure
-    that finds no failures left builds the node from that failed call's input cut to
-    NODE, reading nothing again; then only the save can fail."""
+    """A node's jobs, RETRY apart, until its line is saved (outside the chat's queue,
+    which otherwise schedules the jobs and their RETRY)."""
     clock = clock or LoopClock()
-    p = pend or rule.pend_start(cfg)
+    p = rule.pend_start(cfg)
     causes: list[str] = []
     while True:
-        source = await _attempt(read)
-        if source is None:
-            p = rule.pend_after(cfg, p, rule.Outcome.DISK).pend
-            await clock.sleep_until(clock.now() + rule.RETRY / 1000)
-            continue
-        context, step, input_text = source
-        call = await build_call(ask, model, context, step, input_text, clock, cfg)
-        if rule.outcome(call.line) is rule.Outcome.BUILT and call.text is not None:
-            saved = await _attempt(functools.partial(save, call.text))
-            if saved is not None:
-                return Built(saved, len(causes), tuple(causes), False)
-            act = rule.pend_after(cfg, p, rule.Outcome.DISK)
-        else:
-            causes.append(call.cause or "the call failed")
-            act = rule.pend_after(cfg, p, rule.Outcome.FAILED)
-            if act.act is rule.Act.CUT:  # the last failure reads nothing: the failed call's input
-                line = rule.cut(input_text, cfg.node)
-                while (
-                    saved := await _attempt(functools.partial(save, line))
-                ) is None:  # only the save fails now
-                    await clock.sleep_until(clock.now() + rule.RETRY / 1000)
-                return Built(saved, len(causes), tuple(causes), True)
-        p = act.pend
+        a = await attempt(ask, model, read, save, p, clock, cfg)
+        if a.outcome is rule.Outcome.FAILED or (a.cut and a.cause):
+            causes.append(a.cause)
+        if a.built is not None:
+            return Built(a.built, len(causes), tuple(causes), a.cut)
+        p = a.pend
         await clock.sleep_until(clock.now() + rule.RETRY / 1000)
 
 
