@@ -161,3 +161,15 @@ def test_every_line_the_runtime_saves_fits(replies: list[str], input_text: str) 
         assert out is not None and c.nbytes(out) <= c.NODE
         if input_text:
             assert c.nbytes(out) >= 1
+
+
+def test_a_short_input_is_its_own_line_and_a_long_one_needs_the_model() -> None:
+    from eukhe.rules.compactor import LIMITS, NODE, free_line, joined, labelled
+
+    assert free_line(LIMITS, labelled("user", "hi")) == "user: hi"
+    edge = labelled("echo", "x" * (NODE - 6))
+    assert free_line(LIMITS, edge) == edge and free_line(LIMITS, edge + "x") is None
+    assert free_line(LIMITS, "") is None
+    half = "y" * (NODE // 2)
+    assert free_line(LIMITS, joined(half, half[1:])) == f"{half}\n{half[1:]}"
+    assert free_line(LIMITS, joined(half, half)) is None  # one byte over: the model merges them

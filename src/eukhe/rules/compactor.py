@@ -405,3 +405,23 @@ def settle_hit(cfg: Cfg, view: Sequence[Pend], k: int, o: Outcome) -> tuple[Pend
     if not 0 <= k < len(lines):
         return lines
     return (*lines[:k], pend_after(cfg, lines[k], o).pend, *lines[k + 1 :])
+
+
+# ---------------------------------------------------------------- lines without a model
+
+
+def labelled(kind: str, text: str) -> str:
+    """A message as a compactor's input: its kind, then its text (`user: ...`)."""
+    return f"{kind}: {text}"
+
+
+def free_line(cfg: Cfg, text: str) -> str | None:
+    """A node's line when it needs no model call: its input itself, if it fits (a short
+    message is its own line; two children that fit together are joined by a newline);
+    else None."""
+    return text if 1 <= nbytes(text) <= cfg.node else None
+
+
+def joined(left: str, right: str) -> str:
+    """A merge's input: its two children's lines, one a line."""
+    return f"{left}\n{right}"
