@@ -82,6 +82,7 @@ def test_a_waiting_turn_stops_a_merge_that_holds_the_slot() -> None:
     assert st.stopped == (merge,)
     assert [j.node for j in st.started] == [n(0, 2)]
     s = st.queue
+    assert not q.current(s, merge.node, merge.call) and q.current(s, *st.started[0])
     assert q.built(cfg, s, merge.node, merge.call).outcome is Outcome.IGNORED
     st = q.built(cfg, s, n(0, 2), st.started[0].call)
     assert not st.queue.waiting and [j.node for j in st.started] == [n(1, 0)]

@@ -660,10 +660,11 @@ NODES = (1, 4)
 
 
 def cfgs() -> Iterator[WCfg]:
+    """The richest limits first (most tries, NODE 4, an over-long input), so a break shows early."""
     for tries, node, failures in itertools.product(
-        range(TRIES_UP_TO + 1), NODES, range(1, FAILURES_UP_TO + 1)
+        range(TRIES_UP_TO, -1, -1), sorted(NODES, reverse=True), range(1, FAILURES_UP_TO + 1)
     ):
-        for size in (-1, 0, 1, node + 2):
+        for size in (node + 2, 1, 0, -1):
             yield WCfg(tries, node, failures, size)
 
 

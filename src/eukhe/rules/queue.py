@@ -209,6 +209,12 @@ def idle(q: Queue, n: Node) -> bool:
     return n not in q.built and n not in q.cooling and all(j.node != n for j in q.running)
 
 
+def current(q: Queue, node: Node, call: int) -> bool:
+    """Whether call `call` of `node` is running (not stopped, not ended): the runtime saves
+    a call's line only while it is (a stopped call's result is ignored)."""
+    return Job(node, call) in q.running
+
+
 def room(cfg: Cfg, q: Queue) -> int:
     """Nodes that may start now: jobs less the busy nodes (never below 0)."""
     r = cfg.jobs - len(q.running) - len(q.cooling)
