@@ -1,0 +1,329 @@
+"""The live chat of a home: its log, the built lines of its tree, its view, and the
+compactor's queue and workers (H1, H2).
+
+The queue's state IS `rules.queue`'s, and every operation is its step: a new
+message (ADD), a job's end (BUILT, FAILED), a node's RETRY passing, a turn's
+wait and its end. The step says which calls to start and which to stop; this
+class starts and stops them, and feeds their ends back. The view is
+`rules.view`'s: a new message enters with `add`, and `fit` merges after every
+change. A node's failures left are `rules.compactor`'s `Pend`.
+
+A job of a node whose input fits NODE needs no model: its input is its line.
+Every other job is one compactor call (`memory.compactor.attempt`), a
+background request in admission, with CALL_DEADLINE on this chat's clock.
+
+`settled(deadline)` is a turn's wait (H2): the view's unbuilt lines go first,
+the calls of every other node stop, and the wait ends when they are built or
+at the deadline, whichever comes first; then the view renders, an unbuilt line
+showing its input cut to NODE.
+
+One process writes a chat at a time (the owner process of H6 will be the only
+one); two that do stay correct, through the store: appends idempotent by key,
+a line written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from eukhe.memory import prompts
+from eukhe.memory.compactor import Ask, attempt
+from eukhe.memory.log import Entry, Message
+from eukhe.rules import compactor as line_rule
+from eukhe.rules import queue as q
+from eukhe.rules import view as v
+from eukhe.rules.queue import Node
+from eukhe.store.chat import ChatStore
+from eukhe.waits import Clock, LoopClock, race
+
+Show = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A turn's view: its text, whether every line was built, the lines still unbuilt
+    (shown as their input cut), and the seconds the turn waited."""
+
+    text: str
+    settled: bool
+    pending: int
+    waited: float
+
+
+@dataclass(frozen=True)
+class Status:
+    messages: int
+    built: int
+    pending: int
+    failed: int  # pending lines with at least one failed call
+    view_bytes: int
+    budget: int
+    running: int
+    last_wait: str
+
+
+@dataclass
+class _Job:
+    task: asyncio.Task[None]
+    call: int
+
+
+@dataclass
+class Chat:
+    store: ChatStore
+    ask: Ask | None = None  # the compactor's model requests (None: no model: free lines only)
+    model: str = ""
+    clock: Clock = field(default_factory=LoopClock)
+    budget: int = v.VIEW
+    cfg: q.Cfg = q.LIMITS
+
+    def __post_init__(self) -> None:
+        self._kinds: list[str] = []
+        self._sizes: dict[Node, int] = {}  # a node's line bytes, or an unbuilt message's input bytes
+        self._lines: dict[Node, str] = {}
+        self._pend: dict[Node, line_rule.Pend] = {}
+        self._jobs: dict[Node, _Job] = {}
+        self._timers: set[asyncio.Task[None]] = set()
+        self._changed = asyncio.Event()
+        self._waiters = 0
+        self._last_wait = "no turn has waited yet"
+        self.queue = q.EMPTY
+        self.view = v.EMPTY
+        self._load()
+
+    # ---------------------------------------------------------------- loading
+
+    def _load(self) -> None:
+        metas = list(self.store.metas())
+        total = len(metas)
+        for kind, size in metas:
+            self._kinds.append(kind.value)
+            self._sizes[Node(0, len(self._kinds) - 1)] = len(kind.value) + 2 + size
+        for (l, i), text in self.store.lines().items():  # noqa: E741
+            n = Node(l, i)
+            if q.exists(total, n):
+                self._lines[n] = text
+                self._sizes[n] = line_rule.nbytes(text)
+        self.queue = q.Queue(total, frozenset(self._lines), (), frozenset(), frozenset(), 0)
+        self.view = v.fold(total, self._sizes, self._lines.keys(), self.budget)
+
+    # ---------------------------------------------------------------- the log
+
+    def log(self, entries: Sequence[Entry]) -> list[Message]:
+        """Append to the log (idempotent by key) and let the new messages in: each one
+        enters the queue and the view."""
+        before = self.queue.total
+        messages = self.store.append(entries)
+        fresh = sorted({m.id: m for m in messages if m.id >= before}.values(), key=lambda m: m.id)
+        for m in fresh:  # a key logged before (in this call too) gives its first message: not new
+            if m.id < self.queue.total:
+                continue
+            if m.id > self.queue.total:  # another writer appended meanwhile: take its messages too
+                self._catch_up(m.id)
+            self._kinds.append(m.kind.value)
+            self._sizes[Node(0, m.id)] = len(m.kind.value) + 2 + m.size
+            self._apply(q.ADD)
+            self.view = v.add(self.view)
+        self._fit()
+        return messages
+
+    def _catch_up(self, upto: int) -> None:
+        for m in self.store.messages(self.queue.total, upto):
+            self._kinds.append(m.kind.value)
+            self._sizes[Node(0, m.id)] = len(m.kind.value) + 2 + m.size
+            self._apply(q.ADD)
+            self.view = v.add(self.view)
+
+    # ---------------------------------------------------------------- the queue
+
+    def _apply(self, op: q.Op) -> q.Step:
+        step = q.step(self.cfg, self.queue, op)
+        self.queue = step.queue
+        for job in step.stopped:
+            running = self._jobs.pop(job.node, None)
+            if running is not None and running.call == job.call:
+                running.task.cancel()  # a stop is no failure: the node is requeued
+        for job in step.started:
+            self._start(job)
+        return step
+
+    def _start(self, job: q.Job) -> None:
+        task = asyncio.get_running_loop().create_task(self._job(job))
+        self._jobs[job.node] = _Job(task, job.call)
+
+    async def _job(self, job: q.Job) -> None:
+        node = job.node
+        try:
+            text = self._input(node)
+            free = line_rule.free_line(line_rule.LIMITS, text)
+            if free is not None:
+                self._built(job, self.store.save_line(node.l, node.i, free))
+                return
+            if self.ask is None:  # no model: the line waits (the settle deadline shows it cut)
+                self._ended(job, q.failed_op(node, job.call))
+                return
+            pend = self._pend.get(node) or line_rule.pend_start(line_rule.LIMITS)
+
+            async def read() -> tuple[str, str, str]:
+                source = self._input(node)
+                return self.context(node), self._step_text(node, source), source
+
+            async def save(line: str) -> str:
+                return self.store.save_line(node.l, node.i, line)
+
+            a = await attempt(self.ask, self.model, read, save, pend, self.clock)
+            self._pend[node] = a.pend
+            if a.built is not None:
+                self._built(job, a.built)
+            else:
+                self._ended(job, q.failed_op(node, job.call))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the store failed under the job: a disk failure, retried after RETRY
+            self._ended(job, q.failed_op(node, job.call))
+
+    def _built(self, job: q.Job, text: str) -> None:
+        self._lines[job.node] = text
+        self._sizes[job.node] = line_rule.nbytes(text)
+        self._pend.pop(job.node, None)
+        self._ended(job, q.built_op(job.node, job.call))
+        self._fit()
+
+    def _ended(self, job: q.Job, op: q.Op) -> None:
+        current = self._jobs.get(job.node)
+        if current is not None and current.call == job.call:
+            del self._jobs[job.node]
+        self._apply(op)
+        if op.kind is q.Kind.FAILED:
+            timer = asyncio.get_running_loop().create_task(self._retry(job.node))
+            self._timers.add(timer)
+            timer.add_done_callback(self._timers.discard)
+        self._changed.set()
+
+    async def _retry(self, node: Node) -> None:
+        await self.clock.sleep_until(self.clock.now() + line_rule.RETRY / 1000)
+        self._apply(q.retry_op(node))
+
+    def _fit(self) -> None:
+        self.view = v.fit(self.view, self._sizes, self._lines.keys(), self.budget)
+
+    # ---------------------------------------------------------------- texts
+
+    def _input(self, node: Node) -> str:
+        """A node's input: its message labelled with its kind, or its children's lines."""
+        if node.l == 0:
+            m = self.store.message(node.i)
+            if m is None:
+                raise LookupError(f"message {node.i} is not in the log")
+            return line_rule.labelled(m.kind.value, m.text)
+        left, right = q.children(node)
+        return line_rule.joined(self._lines[left], self._lines[right])
+
+    def _step_text(self, node: Node, source: str) -> str:
+        if node.l == 0:
+            return prompts.compress_step(source)
+        left, right = q.children(node)
+        return prompts.merge_step(self._lines[left], self._lines[right])
+
+    def context(self, node: Node) -> str:
+        """The compactor's context for a node: the view's lines before it."""
+        end = node.start if node.l == 0 else node.end
+        parts = [p for p in self.view.parts if p.start < end and p.end <= end]
+        return v.render(parts, self._texts(parts))
+
+    def _texts(self, parts: Sequence[Node]) -> dict[Node, str]:
+        texts: dict[Node, str] = {}
+        for p in parts:
+            if p in self._lines:
+                texts[p] = self._lines[p]
+            else:  # an unbuilt line (a level-0 part) shows its input cut
+                m = self.store.message(p.i)
+                texts[p] = line_rule.labelled(m.kind.value, m.text) if m is not None else ""
+        return texts
+
+    def render(self) -> str:
+        return v.render(self.view.parts, self._texts(self.view.parts))
+
+    def zoom(self, id: int, n: int) -> str | None:
+        """`zoom(id, n)`: line id+n opened into the two below it, or message id whole
+        for n = 1; None when id+n names no line of this chat."""
+        total = self.queue.total
+        if n < 1 or n & (n - 1) or id % n or id < 0 or id + n > total:
+            return None
+        if n == 1:
+            m = self.store.message(id)
+            return None if m is None else line_rule.labelled(m.kind.value, m.text)
+        node = Node(n.bit_length() - 1, id // n)
+        kids = q.children(node)
+        return "\n".join(v.render_line(k, self._texts([k])[k]) for k in kids)
+
+    # ---------------------------------------------------------------- a turn's wait
+
+    async def settled(
+        self, deadline: float, show: Show | None = None, cancel: asyncio.Event | None = None
+    ) -> Settled:
+        """The view once every unbuilt line of it is built, or at `deadline` (on this chat's
+        clock), or at `cancel`: never an error. `show` gets the wait's progress, once a
+        second, and how it ended."""
+        began = self.clock.now()
+        needed = v.unbuilt(self.view, self._lines.keys())
+        if needed:
+            self._waiters += 1
+            self._apply(q.wait_op(needed))
+            try:
+                while (left := v.unbuilt(self.view, self._lines.keys())) and self.clock.now() < deadline:
+                    if cancel is not None and cancel.is_set():
+                        break
+                    if show is not None:
+                        seconds = deadline - self.clock.now()
+                        show(f"memory: {len(left)} lines pending, {seconds:.0f} s to the deadline")
+                    self._changed.clear()
+                    tick = min(deadline, self.clock.now() + 1.0)
+                    await race(self._changed.wait(), tick, cancel, self.clock)
+            finally:
+                self._waiters -= 1
+                if self._waiters == 0:
+                    self._apply(q.UNWAIT)
+        pending = len(v.unbuilt(self.view, self._lines.keys()))
+        waited = self.clock.now() - began
+        if not needed:
+            self._last_wait = "the last turn did not wait"
+        elif pending:
+            self._last_wait = f"the last turn waited {waited:.1f} s and went on with {pending} lines cut"
+            if show is not None:
+                show(f"memory: the settle deadline passed; the turn goes on with {pending} lines shown cut")
+        else:
+            self._last_wait = f"the last turn waited {waited:.1f} s for {len(needed)} lines"
+        return Settled(self.render(), pending == 0, pending, waited)
+
+    # ---------------------------------------------------------------- the rest
+
+    def status(self) -> Status:
+        total = self.queue.total
+        nodes = sum(1 for l in range(total.bit_length() + 1) for _ in range(total >> l))  # noqa: E741
+        failed = sum(
+            1 for n, p in self._pend.items() if n not in self._lines and p.left < line_rule.FAILURES - 1
+        )
+        return Status(
+            messages=total,
+            built=len(self._lines),
+            pending=nodes - len(self._lines),
+            failed=failed,
+            view_bytes=v.view_bytes(self.view, self._sizes),
+            budget=self.budget,
+            running=len(self._jobs),
+            last_wait=self._last_wait,
+        )
+
+    async def close(self) -> None:
+        """Stop every job and timer (a stopped job is no failure: it runs again later)."""
+        tasks = [j.task for j in self._jobs.values()] + list(self._timers)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait(tasks, timeout=3.0)
+        self._jobs.clear()

@@ -1,0 +1,151 @@
+"""The live chat: H2's regressions by their spec names over the faux server on
+loopback (a one-slot provider where it matters), deadlines on a clock the test
+moves; the log, the lines and the view as a turn sees them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from eukhe.admission import Registry
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.ai.openai_chat import OpenAIChat
+from eukhe.memory.chat import Chat
+from eukhe.memory.compactor import asker
+from eukhe.memory.log import Entry, Kind
+from eukhe.rules import compactor as rule
+from eukhe.rules import queue as q
+from eukhe.rules.compactor import NODE
+from eukhe.store.chat import ChatStore
+from eukhe.waits import ManualClock
+
+T = TypeVar("T")
+LONG = "the deploy failed on the third host because the disk was full; " * 12  # over NODE
+
+
+def entry(n: int, text: str, kind: Kind = Kind.USER) -> Entry:
+    return Entry(f"t/{n}", kind, text, "2026-12-01T00:00:00Z")
+
+
+async def until(
+    what: str, ok: Callable[[], bool], clock: ManualClock | None = None, step: float = 0.0
+) -> None:
+    for _ in range(2000):
+        if ok():
+            return
+        await asyncio.sleep(0.01)
+        if clock is not None and step:
+            clock.advance(step)
+    raise AssertionError(f"waited for {what}")
+
+
+def with_chat(
+    tmp_path: Path, script: Any, body: Callable[[Chat, ManualClock, FauxServer], Awaitable[T]], **kw: Any
+) -> T:
+    clock = ManualClock()
+
+    async def go(url: str, server: FauxServer) -> T:
+        p = OpenAIChat("faux", base_url=url, timeout=60)
+        registry = Registry(kw.pop("settings", {}))
+        store = ChatStore(f"sqlite:///{tmp_path / 'eukhe.sqlite'}")
+        chat = Chat(store, asker(p, registry), "faux", clock, **kw)
+        try:
+            return await body(chat, clock, server)
+        finally:
+            await chat.close()
+            store.close()
+            await p.close()
+
+    with FauxServer(parse(script)) as server:
+        return asyncio.run(go(server.url, server))
+
+
+def test_short_messages_are_their_own_lines_and_the_view_renders_them(tmp_path: Path) -> None:
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, "hello"), entry(1, "hi there", Kind.TALK), entry(1, "logged twice")])
+        got = await chat.settled(clock.now() + 20)
+        assert got.settled and got.pending == 0 and got.waited == 0
+        assert got.text == "<chat>\n0+1|user: hello\n1+1|talk: hi there\n</chat>"
+        assert len(server.seen) == 0  # no model call for a line that fits
+        assert chat.zoom(0, 2) == "0+1|user: hello\n1+1|talk: hi there"
+        assert chat.zoom(1, 1) == "talk: hi there" and chat.zoom(1, 2) is None and chat.zoom(0, 4) is None
+
+    with_chat(tmp_path, ["unused"], body)
+
+
+def test_a_long_message_is_compressed_by_the_model_and_the_turn_waits_for_it(tmp_path: Path) -> None:
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, "short"), entry(1, LONG, Kind.ECHO)])
+        shown: list[str] = []
+        got = await chat.settled(clock.now() + 20, show=shown.append)
+        assert got.settled and "1+1|The deploy failed: disk full on host 3." in got.text
+        request = server.seen[0].body
+        assert request["messages"][0]["role"] == "system"
+        assert "<chat>\n0+1|user: short\n</chat>" in request["messages"][1]["content"]
+        await until("the free merge of the two lines", lambda: chat.status().built == 3)
+        assert chat.zoom(0, 2) == "0+1|user: short\n1+1|The deploy failed: disk full on host 3."
+
+    with_chat(tmp_path, ["The deploy failed: disk full on host 3."], body)
+
+
+def test_a_turn_gets_the_view_by_its_deadline_when_the_model_never_answers(tmp_path: Path) -> None:
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, LONG)])
+        shown: list[str] = []
+        waiter = asyncio.ensure_future(chat.settled(clock.now() + 20, show=shown.append))
+        await until("the call", lambda: len(server.seen) == 1)
+        for _ in range(25):  # the clock moves 25 s; the model never answers
+            clock.advance(1)
+            await asyncio.sleep(0.01)
+        got = await asyncio.wait_for(waiter, timeout=10)
+        assert not got.settled and got.pending == 1 and got.waited == 20
+        assert got.text == f"<chat>\n0+1|{rule.cut('user: ' + LONG, NODE)}\n</chat>"  # its input cut
+        assert shown[0] == "memory: 1 lines pending, 20 s to the deadline"
+        assert shown[-1] == "memory: the settle deadline passed; the turn goes on with 1 lines shown cut"
+        assert chat.status().running == 1  # the line goes on being built for the next turn
+
+    with_chat(tmp_path, [{"text": "never", "stallAfter": 0, "stall": 3600}], body)
+
+
+def test_a_waiting_turn_stops_a_merge_that_holds_the_slot(tmp_path: Path) -> None:
+    """On a one-slot provider a merge's call hangs holding the slot; a turn then waits
+    for a new message's line: the wait stops the merge, the needed call gets the slot."""
+    merge_lines = "user: " + "m" * (NODE // 2)  # two of these do not fit together: a model merge
+
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, merge_lines[6:]), entry(1, merge_lines[6:])])
+        await until("the merge's call", lambda: len(server.seen) == 1)
+        assert chat.queue.running and chat.queue.running[0].node == q.Node(1, 0)
+        chat.log([entry(2, LONG)])  # needs the model too, but the one slot is held
+        got = await asyncio.wait_for(chat.settled(clock.now() + 20), timeout=30)
+        assert got.settled and "2+1|The third line." in got.text
+        assert "Merge these two" in str(server.seen[0].body["messages"][-1]["content"])
+        assert server.seen[0].hung_up  # the merge's call was stopped
+        assert all(j.node != q.Node(1, 0) for j in chat.queue.running) or chat.status().built >= 3
+
+    script = [{"text": "merged", "stallAfter": 0, "stall": 3600}, "The third line."]
+    with_chat(tmp_path, script, body, settings={"providers": {"faux": {"concurrency": 1}}})
+
+
+def test_a_reloaded_chat_keeps_its_lines_and_fits_the_same_budget(tmp_path: Path) -> None:
+    """The lines are in the store; the view is folded again from them (not saved), so it
+    fits the same budget, covering every message, with no model call made again."""
+
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> int:
+        chat.log([entry(i, f"message {i}") for i in range(40)])
+        await chat.settled(clock.now() + 20)
+        await until("the merges", lambda: chat.status().running == 0)  # they wait while a turn does
+        assert len(chat.render().encode()) <= 400
+        return chat.status().built
+
+    built = with_chat(tmp_path, ["A merged line."], body, budget=400)
+
+    async def again(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        text = chat.render()
+        assert len(text.encode()) <= 400 and text.startswith("<chat>\n0+") and "|user: message 39\n" in text
+        assert chat.status().built == built and chat.status().messages == 40
+        assert (await chat.settled(clock.now() + 20)).settled and len(server.seen) == 0
+
+    with_chat(tmp_path, ["unused"], again, budget=400)
