@@ -27,11 +27,10 @@ def test_a_session_is_continued_listed_and_shown(tmp_path: Path) -> None:
         sent = server.seen[-1].body["messages"]
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout.splitlines()[-1])["answer"] == "It was alpha."
-    assert [(m["role"], m["content"]) for m in sent] == [
-        ("user", "remember alpha"),
-        ("assistant", "Noted: alpha."),
-        ("user", "what was it?"),
-    ]
+    # the earlier run reaches the next as the chat's view, pinned at the end of the system
+    # prompt; the failed reply stays out (it is the harness's text, not the model's)
+    assert [m["role"] for m in sent] == ["system", "user"] and sent[1]["content"] == "what was it?"
+    assert sent[0]["content"].endswith("<chat>\n0+1|user: remember alpha\n1+1|talk: Noted: alpha.\n</chat>")
     [row] = sessions(tmp_path, home)
     assert row["runs"] == 2 and row["lastPrompt"] == "what was it?" and row["outcome"] == "answered"
     got = messages(row["id"], tmp_path, home)
@@ -46,7 +45,8 @@ def test_a_session_is_continued_listed_and_shown(tmp_path: Path) -> None:
 
     second = max(runs(home), key=lambda w: w.workflow_id)
     names = [n for n, _ in steps(home, second.workflow_id)]
-    assert names[0] == "message" and not [n for n in names if n.startswith("DBOS.list")], names
+    assert names[:2] == ["view", "message"] and names[-1] == "log", names
+    assert not [n for n in names if n.startswith("DBOS.list")], names
     listed = eukhe("sessions", cwd=tmp_path, home=home).stdout
     assert row["id"] in listed and "2 runs" in listed and "answered" in listed
     shown = eukhe("session", "show", row["id"], cwd=tmp_path, home=home).stdout

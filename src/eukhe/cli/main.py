@@ -214,6 +214,7 @@ def _durable(
             printer.show(kind, f"[{run}] {text}")
 
     workflow.Live.show = live_show  # type: ignore[assignment]
+    workflow.Live.chat_url = store.url  # the chat's tables live beside the runs
     code = 0
 
     def ended(out: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ MARKS = {
     "interrupted": ("⚠ interrupted", "red"),
     "diagnostic": ("⚠ not loaded", "yellow"),
     "cut": ("✂ cut", "yellow"),
+    "memory": ("◷", "dim"),
 }
 """How each kind of line is marked and styled."""
 

@@ -8,18 +8,28 @@ reads, with its default.
 """
 
 from eukhe.settings.keys import KEYS, Key, defaults
-from eukhe.settings.load import SettingsError, home, load, run_settings, value
+from eukhe.settings.load import (
+    MemorySettings,
+    SettingsError,
+    home,
+    load,
+    memory_settings,
+    run_settings,
+    value,
+)
 from eukhe.settings.resolve import DEFAULT, Resolved, resolve
 
 __all__ = [
     "DEFAULT",
     "KEYS",
     "Key",
+    "MemorySettings",
     "Resolved",
     "SettingsError",
     "defaults",
     "home",
     "load",
+    "memory_settings",
     "resolve",
     "run_settings",
     "value",

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from eukhe.harness.generation import Settings
+from eukhe.rules.queue import SETTLE_TIMEOUT
 from eukhe.rules.run import DEFAULT_MAX_TOOL_ROUNDS
+from eukhe.rules.view import VIEW
 
-SETTLE_TIMEOUT_MS = 20_000
-"""`memory.settleTimeoutMs` when unset or 0 (H2.3)."""
+SETTLE_TIMEOUT_MS = SETTLE_TIMEOUT
+"""`memory.settleTimeoutMs` when unset or 0 (H2.3), as rules.queue has it."""
 SUBAGENT_STALL_MS = 600_000
 """`subagentStallMs` when unset or 0 (H5.2)."""
 BASH_TIMEOUT_MS = 120_000
@@ -51,6 +53,7 @@ KEYS: tuple[Key, ...] = (
         "a stream with no event for this long is a stall",
     ),
     Key("memory.settleTimeoutMs", "whole", SETTLE_TIMEOUT_MS, "a turn waits this long for memory; 0 = 20 s"),
+    Key("memory.viewBytes", "whole", VIEW, "the view of the chat a turn starts from, in bytes at most"),
     Key("subagentStallMs", "whole", SUBAGENT_STALL_MS, "a subagent without progress this long is stalled"),
     Key("bash.defaultTimeoutMs", "whole", BASH_TIMEOUT_MS, "a command's time when the call gives none"),
     Key("auxiliaryModel", "model", None, "provider/model for summarizer passes; unset = the session model"),

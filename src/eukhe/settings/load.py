@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from eukhe.harness.generation import Settings
+from eukhe.rules import queue as _queue
+from eukhe.rules import view as _view
+from eukhe.rules.compactor import NODE
 
 
 class SettingsError(ValueError):
@@ -102,3 +106,25 @@ def run_settings(settings: Mapping[str, Any], model: str | None = None) -> Setti
         )
         or d.stream_idle_timeout_ms,
     )
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    view_bytes: int  # memory.viewBytes: the view's budget
+    settle_ms: int  # memory.settleTimeoutMs: how long a turn waits for its view
+
+
+SMALLEST_VIEW = len(_view.OPEN) + len(_view.CLOSE) + len(f"{2**64}+1|") + NODE + 1
+"""The least view budget that holds one line of any message: under it not even the newest fits."""
+
+
+def memory_settings(settings: Mapping[str, Any]) -> MemorySettings:
+    """`memory.viewBytes` (default VIEW) and `memory.settleTimeoutMs` (0 or unset: 20 s)."""
+    budget = value(settings, "memory.viewBytes", int, _view.VIEW)
+    if budget < SMALLEST_VIEW:
+        raise SettingsError(
+            f"setting memory.viewBytes={budget}: the view could not hold even the newest message's line; "
+            f"it takes at least {SMALLEST_VIEW} bytes (the default is {_view.VIEW})"
+        )
+    settle = _queue.settle_timeout(value(settings, "memory.settleTimeoutMs", int, 0))
+    return MemorySettings(budget, settle)

@@ -46,16 +46,6 @@ async def transcript(run: str, db: Any = DBOS) -> list[Message]:
     return [s["output"] for s in steps if s["function_name"] == "message"]
 
 
-async def context_before(session: str, run: str, db: Any = DBOS) -> list[Message]:
-    """What the runs before `run` leave as context: every message but failed replies."""
-    out: list[Message] = []
-    for w in await runs(session, db):
-        if w.workflow_id >= run:
-            break
-        out += [m for m in await transcript(w.workflow_id, db) if not (m.role == "assistant" and m.is_error)]
-    return out
-
-
 @dataclass(frozen=True)
 class Row:
     session: str

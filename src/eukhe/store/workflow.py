@@ -45,6 +45,20 @@ class Live:
     show: Show = staticmethod(lambda run, kind, text: None)  # type: ignore[assignment]
     cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # noqa: RUF012
     own: set[str] = set()  # noqa: RUF012
+    chat_url: str | None = None  # the store the chat lives in (set when the store opens)
+    chat: Any = None  # the live chat (eukhe.memory.chat.Chat), made on the runs' loop at first use
+
+    @classmethod
+    def memory(cls, provider: Any, model: str, budget: int) -> Any:
+        """The process's chat, made on first use on the loop the runs execute on; its
+        compactor asks `provider` (the first run's: the auxiliary route comes later)."""
+        if cls.chat is None and cls.chat_url is not None:
+            from eukhe.memory.chat import Chat
+            from eukhe.memory.compactor import asker
+            from eukhe.store.chat import ChatStore
+
+            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider), model, budget=budget)
+        return cls.chat
 
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}  # noqa: RUF012
@@ -130,9 +144,10 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     from eukhe.ai.models import ModelError, provider_for, resolve
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
-    from eukhe.settings import SettingsError, load
-    from eukhe.store import durable, sessions
+    from eukhe.memory import turn
+    from eukhe.settings import SettingsError, load, memory_settings
     from eukhe.tools import BUILTIN, Context
+    from eukhe.tools.memory import DATE, ZOOM
 
     run_id = str(DBOS.workflow_id)
     cwd = Path(spec["cwd"])
@@ -145,14 +160,23 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     except (ModelError, SettingsError) as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
     provider = provider_for(route)
-    context = await sessions.context_before(spec["session"], run_id, durable.READER or DBOS)
-    ctx = Context(cwd=cwd)
+    try:
+        memory = memory_settings(everything)
+    except SettingsError as e:
+        return Outcome("failed", code="model_error", message=str(e)).json()
+    chat = Live.memory(provider_for(route), route.model, memory.view_bytes)
+    system = str(spec.get("system") or "")
+    if chat is not None:  # the turn starts from the settled view, pinned for the whole run
+        view = await _pinned(chat, memory.settle_ms, lambda text: Live.show(run_id, "memory", text))
+        system = turn.system(system, view)
+    ctx = Context(cwd=cwd, chat=chat)
+    tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
     g = Generation(
         provider,
         route.model,
-        tool_specs(BUILTIN),
-        runner(BUILTIN, ctx),
+        tool_specs(tools),
+        runner(tools, ctx),
         settings,
         scan=scanner(),
         show=lambda kind, text: Live.show(run_id, kind, text),
@@ -161,15 +185,49 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         background=spec.get("deferred") is not None,
         window=spec.get("deferred"),
         poll_interval=float(spec.get("pollSeconds") or 5.0),
-        system=str(spec.get("system") or ""),
+        system=system,
         interactive=run_id in Live.own,  # a recovered run is background work (H3)
-        replay_safe=frozenset(name for name, t in BUILTIN.items() if getattr(t, "replay_safe", False)),
+        replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
     )
     try:
-        out = await g.run(spec["prompt"], context)
+        out = await g.run(spec["prompt"])
     finally:
         Live.cancels.pop(run_id, None)
         with contextlib.suppress(Exception):
             await provider.close()
+    if chat is not None:
+        await _logged(chat, run_id, out.transcript, lambda text: Live.show(run_id, "memory", text))
     Live.ended(run_id)
     return out.json()
+
+
+async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None]) -> str:
+    """The settled view, as a durable step: a replay sends the same view byte for byte."""
+
+    async def view() -> str:
+        got = await chat.settled(chat.clock.now() + settle_ms / 1000, show=show)
+        return str(got.text)
+
+    result: str = await DBOS.run_step_async({"name": "view"}, view)
+    return result
+
+
+async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable[[str], None]) -> None:
+    """The run's messages into the chat, as a durable step (idempotent by key). A store
+    that cannot take them is shown, and never fails the run: the next run logs them."""
+    from eukhe.memory import turn
+
+    async def log() -> int:
+        try:
+            return len(chat.log(turn.entries(run, transcript, _now())))
+        except Exception as e:
+            show(f"the run's messages were not logged into the chat: {e}")
+            return 0
+
+    await DBOS.run_step_async({"name": "log"}, log)
+
+
+def _now() -> str:
+    import datetime
+
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
