@@ -54,3 +54,26 @@ def test_a_malformed_line_is_diagnosed_and_the_rest_imported(tmp_path: Path) -> 
     assert f"{broken}: line 2: not JSON" in done.stderr
     assert "cut short" in done.stderr
     assert len(logged(tmp_path)) == 4  # the file's two user messages and two replies
+
+
+def test_status_view_zoom_and_browse_read_the_chat_a_run_logged(tmp_path: Path) -> None:
+    from eukhe.ai.faux import FauxServer, parse
+
+    with FauxServer(parse(["Hello to you."])) as server:
+        run = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "--json", "hello", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    status = eukhe("chat", "status", "--json", cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    got = json.loads(status.stdout)
+    assert got["messages"] == 2 and got["viewBudget"] == 128_000 and got["viewBytes"] > 0
+    lines = got["lines"]  # two short lines and their merge, built as the run's process ended (or not yet)
+    assert lines["built"] + lines["pending"] == 3 and lines["failed"] == 0
+    view = eukhe("chat", "view", cwd=tmp_path)
+    assert view.stdout == "<chat>\n0+1|user: hello\n1+1|talk: Hello to you.\n</chat>\n"
+    assert eukhe("chat", "zoom", "1", "1", cwd=tmp_path).stdout == "talk: Hello to you.\n"
+    bad = eukhe("chat", "zoom", "1", "2", cwd=tmp_path)
+    assert bad.returncode == 1 and "1+2 is no line of the chat" in bad.stderr
+    out = tmp_path / "chat.html"
+    browse = eukhe("chat", "browse", "--out", str(out), cwd=tmp_path)
+    assert browse.returncode == 0, browse.stderr
+    assert "Hello to you." in out.read_text() and out.read_text().startswith("<!DOCTYPE html>")

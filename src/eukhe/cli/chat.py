@@ -70,3 +70,95 @@ def import_command(
     if as_json:
         typer.echo(json.dumps({"files": reports}, ensure_ascii=False))
     raise typer.Exit(1 if refused else 0)
+
+
+def _chat(store: Any) -> Any:
+    """The chat as loaded from the store (no compactor: reading only)."""
+    from eukhe.memory.chat import Chat
+    from eukhe.settings import SettingsError, load, memory_settings
+
+    try:
+        budget = memory_settings(load(Path.cwd())).view_bytes
+    except SettingsError as e:
+        store.close()
+        typer.echo(f"eukhe chat: {e}", err=True)
+        raise typer.Exit(2) from None
+    return Chat(store, budget=budget)
+
+
+@chat_app.command("status")
+def status_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+    """Messages, lines built, pending and failed, and the view's bytes against its budget."""
+    store = _store()
+    try:
+        s = _chat(store).status()
+    finally:
+        store.close()
+    if as_json:
+        out = {
+            "messages": s.messages,
+            "lines": {"built": s.built, "pending": s.pending, "failed": s.failed},
+            "viewBytes": s.view_bytes,
+            "viewBudget": s.budget,
+            "running": s.running,
+        }
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(
+        f"{s.messages} messages; lines: {s.built} built, {s.pending} pending ({s.failed} with failed calls)"
+    )
+    typer.echo(f"view: {s.view_bytes} of {s.budget} bytes")
+
+
+@chat_app.command("view")
+def view_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+    """The view a turn would start from now (unbuilt lines shown as their input cut)."""
+    store = _store()
+    try:
+        chat = _chat(store)
+        text = chat.render()
+        parts = [{"id": p.start, "n": p.n, "built": chat.is_built(p)} for p in chat.view.parts]
+    finally:
+        store.close()
+    typer.echo(json.dumps({"view": text, "parts": parts}, ensure_ascii=False) if as_json else text)
+
+
+@chat_app.command("zoom")
+def zoom_command(id: Annotated[int, typer.Argument(min=0)], n: Annotated[int, typer.Argument(min=1)]) -> None:
+    """Open line ID+N into the two lines below it; N = 1 prints message ID whole."""
+    store = _store()
+    try:
+        chat = _chat(store)
+        got = chat.zoom(id, n)
+        total = chat.status().messages
+    finally:
+        store.close()
+    if got is None:
+        typer.echo(
+            f"eukhe chat zoom: {id}+{n} is no line of the chat: N is a power of 2, ID a multiple of N, "
+            f"and ID + N at most {total}",
+            err=True,
+        )
+        raise typer.Exit(1)
+    typer.echo(got)
+
+
+@chat_app.command("browse")
+def browse_command(
+    out: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("chat.html"),
+) -> None:
+    """Write one self-contained page of the chat's tree: each line opens into its children."""
+    from eukhe.memory.browse import page
+
+    store = _store()
+    try:
+        chat = _chat(store)
+        html = page(store.messages(), store.lines(), parts=[(p.l, p.i) for p in chat.view.parts])
+    finally:
+        store.close()
+    try:
+        out.write_text(html, encoding="utf-8")
+    except OSError as e:
+        typer.echo(f"eukhe chat browse: cannot write {out}: {e.strerror or e}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {out} ({len(html.encode()):,} bytes)")

@@ -244,6 +244,9 @@ class Chat:
                 texts[p] = line_rule.labelled(m.kind.value, m.text) if m is not None else ""
         return texts
 
+    def is_built(self, node: Node) -> bool:
+        return node in self._lines
+
     def render(self) -> str:
         return v.render(self.view.parts, self._texts(self.view.parts))
 
