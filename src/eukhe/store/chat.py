@@ -3,8 +3,8 @@ the tree, in the same database as the durable runs (SQLite under $EUKHE_HOME by
 default, Postgres when `durable.databaseUrl` names one), never a second one.
 
 Two `eukhe` processes may write one chat at once, and it stays right:
-- an append is idempotent by its key, and ids are given in one statement that
-  the database serializes (a lost race on Postgres is tried again);
+- an append is idempotent by its key, and ids are given in one statement, with
+  writers serialized (SQLite's IMMEDIATE transactions, a Postgres advisory lock);
 - a line is written once: the first build wins, a later one reads it back.
 
 Nothing here is ever updated or deleted: the log is never rewritten.
@@ -23,6 +23,7 @@ from eukhe.store.durable import cause, shown
 
 MESSAGES = "eukhe_chat_messages"
 LINES = "eukhe_chat_lines"
+APPEND_LOCK = 0x65756B6865  # "eukhe": the Postgres advisory lock that serializes appends
 RACES = 20
 """Appends tried again after losing an id to another writer, before the store gives up."""
 
@@ -54,6 +55,14 @@ _lines = sa.Table(
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("size", sa.Integer, nullable=False),
 )
+
+
+_INSERT = sa.text(
+    f"INSERT INTO {MESSAGES} (id, key, kind, text, size, date) "
+    f"SELECT COALESCE(MAX(id) + 1, 0), :key, :kind, :text, :size, :date FROM {MESSAGES} WHERE TRUE "
+    "ON CONFLICT (key) DO NOTHING"
+)
+"""An append: the next id, or nothing when the key is in the log already."""
 
 
 def _engine_url(url: str) -> str:
@@ -97,25 +106,24 @@ class ChatStore:
         for _ in range(RACES):
             try:
                 with self._engine.begin() as c:
-                    return [self._append(c, e) for e in entries]
+                    return self._append(c, entries) if entries else []
             except sa.exc.IntegrityError:
                 continue  # another writer took the id first: read again and retry
             except Exception as e:
                 raise ChatStoreError(f"cannot log to the chat at {shown(self.url)}: {cause(e)}") from e
         raise ChatStoreError(f"cannot log to the chat at {shown(self.url)}: {RACES} lost races for an id")
 
-    def _append(self, c: sa.Connection, e: Entry) -> Message:
-        found = c.execute(sa.select(_messages).where(_messages.c.key == e.key)).first()
-        if found is not None:
-            return _message(found)
-        nxt = c.execute(sa.select(sa.func.coalesce(sa.func.max(_messages.c.id) + 1, 0))).scalar_one()
-        size = _size(e.text)
-        c.execute(
-            _messages.insert().values(
-                id=nxt, key=e.key, kind=e.kind.value, text=e.text, size=size, date=e.date
-            )
-        )
-        return Message(int(nxt), e.kind, e.text, size, e.date)
+    def _append(self, c: sa.Connection, entries: Sequence[Entry]) -> list[Message]:
+        # one statement an entry gives it the next id, or skips a key logged before; then
+        # one read of every entry's message (its own, or the first logged under its key)
+        if c.dialect.name == "postgresql":  # writers one at a time, as SQLite's IMMEDIATE has them
+            c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK})
+        for e in entries:
+            row = {"key": e.key, "kind": e.kind.value, "text": e.text, "size": _size(e.text), "date": e.date}
+            c.execute(_INSERT, row)
+        keys = [e.key for e in entries]
+        rows = {r.key: _message(r) for r in c.execute(sa.select(_messages).where(_messages.c.key.in_(keys)))}
+        return [rows[k] for k in keys]
 
     def count(self) -> int:
         return int(
