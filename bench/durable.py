@@ -70,8 +70,10 @@ async def durable_run(url: str, cwd: Path) -> tuple[float, int]:
     spec = {"prompt": PROMPT, "model": "vllm/m", "baseUrl": url, "api": None, "cwd": str(cwd), "settings": {}}
     session = sessions.new_id()
     t = time.perf_counter()
-    out = await runs.drive(spec, session, lambda s: None)
+    got: list[dict[str, Any]] = []
+    await runs.drive(spec, session, lambda s: None, got.append)
     took = time.perf_counter() - t
+    out = got[0] if got else None
     assert out is not None and out["outcome"] == "answered", out
     [w] = await sessions.runs(session)
     steps = len(await DBOS.list_workflow_steps_async(w.workflow_id))
