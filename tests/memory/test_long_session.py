@@ -1,0 +1,125 @@
+"""A long session: 300 turns of one session against the faux server with a small view
+budget; the first 280 in this process, through the same code `eukhe run --session`
+runs (the durable store and `runs.drive`), the last 20 through the real CLI. Every
+turn's request carries a view that fits the budget (the run's own messages come
+after it), no request holds a tool call without its result or the reverse, and no
+turn waits past its settle deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eukhe.ai.faux import FauxServer, parse
+
+BUDGET = 1_500
+TURNS, CLI_TURNS = 300, 20
+SETTLE_MS = 5_000
+CLI = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m"]
+
+
+def script() -> dict[str, Any]:
+    """Every third turn reads a file first; the compactor's requests get a short line."""
+    return {
+        "replies": [
+            {"when": "Compress this message", "text": "a short summary line.", "results": 0},
+            {"when": "Merge these two", "text": "a merged summary line.", "results": 0},
+            {
+                "when": "read please",
+                "results": 0,
+                "calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+            },
+            {"when": "read please", "results": 1, "text": "The notes say hello."},
+            {"results": 0, "text": "Done: " + "the answer is long enough to need a summary. " * 14},
+        ]
+    }
+
+
+def prompt(n: int) -> str:
+    return f"turn {n}: " + ("read please" if n % 3 == 0 else "tell me something")
+
+
+def views_and_pairs(seen: list[Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The turns' requests (not the compactor's): each one's view and its messages."""
+    out = []
+    for s in seen:
+        messages = s.body["messages"]
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        if "<chat>" in system and "Compress this message" not in str(messages[-1]["content"]):
+            view = system[system.rindex("<chat>") :]
+            out.append((view, messages))
+    return out
+
+
+def pairs_whole(messages: list[dict[str, Any]]) -> bool:
+    calls = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    return sorted(calls) == sorted(results)
+
+
+@pytest.mark.slow
+def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
+    from eukhe.store import durable, runs, sessions, workflow
+
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = {"memory": {"viewBytes": BUDGET, "settleTimeoutMs": SETTLE_MS}}
+    (home / "settings.json").write_text(json.dumps(settings))
+    (tmp_path / "notes.txt").write_text("hello\n")
+    os.environ["EUKHE_HOME"] = str(home)
+    session = sessions.new_id()
+    waits: list[float] = []
+    with FauxServer(parse(script())) as server:
+        store = durable.open_store(home, settings)
+        workflow.Live.chat_url = store.url
+        try:
+            for n in range(TURNS - CLI_TURNS):
+                spec = {
+                    "prompt": prompt(n),
+                    "model": "vllm/m",
+                    "baseUrl": server.url,
+                    "api": None,
+                    "cwd": str(tmp_path),
+                    "settings": {},
+                }
+                got: list[dict[str, Any]] = []
+                began = time.monotonic()
+                asyncio.run(runs.drive(spec, session, lambda s: None, got.append))
+                waits.append(time.monotonic() - began)
+                assert got and got[0]["outcome"] == "answered", (n, got)
+        finally:
+            workflow.Live.chat = None
+            workflow.Live.chat_url = None
+            store.close()
+            os.environ.pop("EUKHE_HOME", None)
+        for n in range(TURNS - CLI_TURNS, TURNS):
+            done = subprocess.run(
+                [*CLI, "--base-url", server.url, "--session", session, "--json", prompt(n)],
+                cwd=tmp_path,
+                env={**os.environ, "EUKHE_HOME": str(home)},
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stderr
+            assert "settle deadline passed" not in done.stderr
+        seen = list(server.seen)
+    turns = views_and_pairs(seen)
+    assert len(turns) >= TURNS  # every turn's request, follow-ups after a tool round included
+    sizes = [len(view.encode()) for view, _ in turns]
+    assert max(sizes) <= BUDGET, [s for s in sizes if s > BUDGET][:10]
+    assert sizes[-1] > BUDGET // 2  # the view is full, not empty: the chat did grow
+    assert all(pairs_whole(messages) for _, messages in turns)
+    assert all(pairs_whole(s.body["messages"]) for s in seen)  # compactor requests too
+    assert max(waits) < SETTLE_MS / 1000 + 10  # no turn waits past its deadline (plus the run itself)
+    ids = [int(m.group(1)) for m in re.finditer(r"^(\d+)\+\d+\|", turns[-1][0], re.M)]
+    assert ids[0] == 0 and ids == sorted(ids)  # the view still starts at the chat's first message
