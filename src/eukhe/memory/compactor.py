@@ -31,6 +31,10 @@ from eukhe.rules import compactor as rule
 from eukhe.rules import wait
 from eukhe.waits import Clock, LoopClock, race
 
+LINE_TOKENS = 2 * rule.NODE
+"""Tokens a compactor reply may have: a line of NODE bytes takes far fewer, and a model that
+wanders past them is cut (then told where its line must end) rather than let run."""
+
 Ask = Callable[[Request], Awaitable[Reply]]
 Save = Callable[[str], Awaitable[str]]  # saves a node's line; the line the store holds
 Read = Callable[[], Awaitable[tuple[str, str, str]]]  # a call's context, step and input text
@@ -65,7 +69,7 @@ async def build_call(
     replies: list[str] = []
     cause = ""
     while line.live:
-        request = Request(model, tuple(conversation), system=prompts.COMPACTOR, max_tokens=None)
+        request = Request(model, tuple(conversation), system=prompts.COMPACTOR, max_tokens=LINE_TOKENS)
         raced = await race(ask(request), clock.now() + rule.CALL_DEADLINE / 1000, clock=clock)
         reply = raced.value if raced.error is None else None
         if reply is None or raced.end is not wait.End.EVENT:
