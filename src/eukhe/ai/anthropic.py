@@ -396,5 +396,8 @@ def stream_failure(provider: str, body: Any, secrets: Iterable[str]) -> Failure:
         if status
         else f"stream error: {errors.excerpt(body)}"
     )
-    kind = errors.kind_of_status(status, body) if status is not None else Kind.STREAM_ERROR
+    if status is not None:
+        kind = errors.kind_of_status(status, body)
+    else:  # a type the API does not list: only an overflow is read from the body
+        kind = Kind.OVERFLOW if errors.kind_of_status(0, body) is Kind.OVERFLOW else Kind.STREAM_ERROR
     return errors.failure(provider, kind, what, secrets)

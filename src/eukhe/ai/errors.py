@@ -50,12 +50,96 @@ REJECTED_OUTPUT = (
 HTTP 500, or an error event inside a 200 stream): the model's fault, not an outage,
 and a greedy model sends the same output to the same request, so it is never resent."""
 
+OVERFLOW_CODES = frozenset(
+    {
+        # OpenAI Chat Completions (HTTP 400, error.code) and Responses (error.code of a 400,
+        # of `response.failed` and of an `error` event); Groq (HTTP 400, error.code)
+        "context_length_exceeded",
+        # llama.cpp server, error.type (tools/server/server-common.cpp format_error_response,
+        # ERROR_TYPE_EXCEED_CONTEXT_SIZE: HTTP 400, with n_prompt_tokens and n_ctx; HTTP 500
+        # when the type was added, ggml-org/llama.cpp#15780)
+        "exceed_context_size_error",
+        # Anthropic, HTTP 413, error.type: "Request exceeds the maximum size" (docs.claude.com
+        # /en/api/errors: over 32 MB, answered by Cloudflare before the API)
+        "request_too_large",
+    }
+)
+"""Error codes and types that mean the context is too large for the model (or the endpoint)."""
+
+OVERFLOW_TEXT = re.compile(
+    "|".join(
+        (
+            # OpenAI: "This model's maximum context length is 8192 tokens. However, your messages
+            # resulted in 9000 tokens. ..." (and "... has been exceeded"); vLLM's serving
+            # _validate_input (vllm/entrypoints/openai/engine/serving.py): "This model's maximum
+            # context length is N tokens. However, your request has M input tokens. ..." and
+            # "'max_tokens' or 'max_completion_tokens' is too large: K. This model's maximum
+            # context length is N tokens and your request has M input tokens ..."; OpenRouter:
+            # "This endpoint's maximum context length is N tokens. However, you requested about M"
+            r"maximum context length (?:is \d|has been exceeded)",
+            # Ollama's MLX runner (x/mlxrunner/pipeline.go): "input length (N tokens) exceeds the
+            # model's maximum context length (M tokens)"
+            r"exceeds (?:the )?(?:model'?s )?maximum context length",
+            # OpenAI Responses, code context_length_exceeded (openai/codex core tests, sse_failed):
+            # "Your input exceeds the context window of this model. Please adjust your input ..."
+            r"input exceeds the context window",
+            # vLLM v1 (vllm/v1/engine/input_processor.py _validate_prompt_len): "The decoder prompt
+            # (length N) is longer than the maximum model length of M." (also "... plus the
+            # number of requested output tokens (at least 1) is longer than the maximum model length")
+            r"longer than the maximum model length",
+            # vLLM renderer (vllm/renderers/params.py _token_len_check): "You passed N input tokens
+            # and requested M output tokens. However, the model's context length is only C tokens,
+            # resulting in a maximum input length of X tokens."
+            r"model'?s context length is only \d",
+            # Together AI (as listed in earendil-works/pi packages/ai/src/utils/overflow.ts): "The
+            # input (N tokens) is longer than the model's context length (M tokens)."
+            r"is longer than the model'?s context length",
+            # llama.cpp server (tools/server/server-context.cpp, and this xllamacpp build's own
+            # strings): "request (N tokens) exceeds the available context size (M tokens), try
+            # increasing it"; before: "the request exceeds the available context size, try
+            # increasing it" and "... . try increasing the context size or enable context shift";
+            # tools/server/tests/unit/test_ctx_shift.py asserts "exceeds the available context size"
+            r"exceeds the available context size",
+            # llama.cpp server, a task that cannot be split: "input (N tokens) is larger than the
+            # max context size (M tokens). skipping"
+            r"is larger than the max context size",
+            # llama.cpp server: no KV-cache room left to decode, HTTP 500 server_error "Context
+            # size has been exceeded." (ggml-org/llama.cpp#19774: the same oversized request got
+            # this or the 400 exceed_context_size_error)
+            r"context size has been exceeded",
+            # Anthropic, 400 invalid_request_error: "prompt is too long: 208310 tokens > 200000
+            # maximum" (anthropics/claude-code#12186) and "input length and `max_tokens` exceed
+            # context limit: 143653 + 64000 > 200000, decrease input length or `max_tokens` and
+            # try again" (continuedev/continue#8454)
+            r"prompt is too long: [\d,]+ tokens",
+            r"input length and `?max_tokens`? exceed context limit",
+            # Ollama (llm/llama_server.go, since ollama/ollama#16712, when context shift is off):
+            # "the prompt is longer than the context length currently available to the model;
+            # shorten the prompt, adjust the context length in settings, or use a model with a
+            # longer context length"; its runner with truncate off, and embeddings: "the input
+            # length exceeds the context length"
+            r"prompt is longer than the context length",
+            r"input length exceeds the context length",
+        )
+    ),
+    re.IGNORECASE,
+)
+"""Messages that mean the context is too large for the model, each from the provider's own
+source, tests or documentation (named above each). Specific on purpose: a 400 that mentions
+"context" or a maximum for another reason (a string, an image, `max_tokens` past the model's
+output limit) is not an overflow."""
+
 
 def kind_of_status(status: int, body: Any = None) -> Kind:
+    """The kind of an HTTP error (or, with `status` 0, of an error the server sent as data).
+    Overflow is read from the body whatever the status (llama.cpp has sent it as 400 and
+    500, and inside a 200 stream), except under a 429: a rate limit stays a rate limit."""
     if _says_rejected(body):
         return Kind.REJECTED
     if status == 429:
         return Kind.RATE_LIMITED
+    if _says_overflow(body):
+        return Kind.OVERFLOW
     if status == 529 or _says_overloaded(body):
         return Kind.OVERLOADED
     if status >= 500 or status == 408:
@@ -75,6 +159,30 @@ def _says_rejected(body: Any) -> bool:
         message = err.get("message") if isinstance(err, Mapping) else None
         return isinstance(message, str) and message.startswith(REJECTED_OUTPUT)
     return False
+
+
+def _says_overflow(body: Any) -> bool:
+    """The body says the request's context is larger than the model's window: by its error
+    code or type (`OVERFLOW_CODES`), else by its message (`OVERFLOW_TEXT`). Reads the body
+    as the SDKs give it: `{"error": {...}}`, the error object itself (a stream's error event),
+    `{"error": "text"}` (Ollama's native API), or plain text. OpenRouter passes an upstream's
+    own error body on as `error.metadata.raw`: that text is read too."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        return OVERFLOW_TEXT.search(body) is not None
+    if not isinstance(body, Mapping):
+        return False
+    err = body.get("error", body)
+    if isinstance(err, str):
+        return OVERFLOW_TEXT.search(err) is not None
+    if not isinstance(err, Mapping):
+        return False
+    if any(err.get(key) in OVERFLOW_CODES for key in ("code", "type") if isinstance(err.get(key), str)):
+        return True
+    meta = err.get("metadata")
+    texts = (err.get("message"), meta.get("raw") if isinstance(meta, Mapping) else None)
+    return any(isinstance(t, str) and OVERFLOW_TEXT.search(t) is not None for t in texts)
 
 
 def _says_overloaded(body: Any) -> bool:

@@ -246,8 +246,9 @@ def stream_failure(provider: str, body: Any, message: str, secrets: Iterable[str
     if status is not None:
         f = errors.http_failure(provider, status, body, None, secrets)
         return Failure(f.kind, f.retryable, f.message.replace("HTTP", "stream error, status", 1), status)
-    if errors.kind_of_status(0, body) is Kind.OVERLOADED:
-        return errors.failure(provider, Kind.OVERLOADED, f"stream error: {errors.excerpt(body)}", secrets)
+    kind = errors.kind_of_status(0, body)
+    if kind in (Kind.OVERLOADED, Kind.OVERFLOW):
+        return errors.failure(provider, kind, f"stream error: {errors.excerpt(body)}", secrets)
     return errors.failure(
         provider, Kind.STREAM_ERROR, f"stream error: {message}: {errors.excerpt(body)}", secrets
     )

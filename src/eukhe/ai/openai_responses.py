@@ -68,8 +68,8 @@ _CODES = {
     "content_filter": Kind.REFUSED,
     "invalid_prompt": Kind.BAD_REQUEST,
     "data_residency_mismatch": Kind.BAD_REQUEST,
-    "context_length_exceeded": Kind.BAD_REQUEST,
 }
+"""`context_length_exceeded` is not here: an overflow is read by errors.kind_of_status, the one rule."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,10 @@ def code_failure(provider: str, error: Any, what: str, secrets: Iterable[str] = 
     code = _str(error, "code") or _str(error, "type") or ""
     message = _str(error, "message") or ""
     kind = _CODES.get(code)
-    if kind is None:
+    overflow = errors.kind_of_status(0, {"code": code, "message": message}) is Kind.OVERFLOW
+    if overflow and kind is not Kind.RATE_LIMITED:  # a rate limit stays a rate limit
+        kind = Kind.OVERFLOW
+    elif kind is None:
         kind = Kind.BAD_REQUEST if code.startswith(("invalid_", "image_")) else Kind.STREAM_ERROR
     detail = ": ".join(p for p in (code, errors.excerpt(message)) if p)
     return errors.failure(provider, kind, f"{what}" + (f": {detail}" if detail else ""), secrets)

@@ -37,6 +37,7 @@ class Kind(Enum):
     MALFORMED = "malformed"  # the server sent what the wire format does not allow
     STREAM_ERROR = "stream_error"  # an error the server reported inside the stream
     REJECTED = "rejected"  # the server's tool-call parser rejected the model's output (llama.cpp)
+    OVERFLOW = "overflow"  # the request's context is larger than the model's window (never resent as is)
 
 
 RETRYABLE = frozenset({Kind.RATE_LIMITED, Kind.OVERLOADED, Kind.SERVER, Kind.CONNECTION, Kind.TIMEOUT})
