@@ -87,24 +87,21 @@ def test_a_model_call_past_its_deadline_fails() -> None:
 def node(
     script: Any,
     read: Callable[[], Awaitable[tuple[str, str, str]]] | None = None,
-    saves: list[str] | None = None,
+    save: Callable[[str], Awaitable[str]] | None = None,
 ) -> tuple[Built, FauxServer, ManualClock]:
     clock = ManualClock()
-    saves = [] if saves is None else saves
 
     async def reader() -> tuple[str, str, str]:
         return "<chat>\n</chat>", prompts.compress_step(INPUT), INPUT
 
-    async def save(text: str) -> str:
-        saves.append(text)
+    async def saver(text: str) -> str:
         return text
 
     async def go(url: str) -> Built:
         p = OpenAIChat("faux", base_url=url, timeout=30)
         try:
-            task = asyncio.ensure_future(
-                build_node(asker(p, Registry()), "faux", read or reader, save, clock)
-            )
+            work = build_node(asker(p, Registry()), "faux", read or reader, save or saver, clock)
+            task = asyncio.ensure_future(work)
             while not task.done():
                 await asyncio.sleep(0.02)
                 clock.advance(rule.RETRY / 1000)
@@ -159,24 +156,6 @@ def test_a_save_that_fails_counts_no_failure() -> None:
         saves.append(text)
         return text
 
-    clock = ManualClock()
-
-    async def go(url: str) -> Built:
-        p = OpenAIChat("faux", base_url=url, timeout=30)
-
-        async def read() -> tuple[str, str, str]:
-            return "<chat>\n</chat>", prompts.compress_step(INPUT), INPUT
-
-        try:
-            task = asyncio.ensure_future(build_node(asker(p, Registry()), "faux", read, flaky, clock))
-            while not task.done():
-                await asyncio.sleep(0.02)
-                clock.advance(rule.RETRY / 1000)
-            return task.result()
-        finally:
-            await p.close()
-
-    with FauxServer(parse({"replies": ["A short line."], "then": "last"})) as server:
-        built = asyncio.run(go(server.url))
+    built, server, _ = node({"replies": ["A short line."], "then": "last"}, save=flaky)
     assert built.text == "A short line." and built.failures == 0 and saves == ["A short line."]
     assert len(server.seen) == 2  # the call made again after the save failed
