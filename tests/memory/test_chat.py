@@ -149,3 +149,17 @@ def test_a_reloaded_chat_keeps_its_lines_and_fits_the_same_budget(tmp_path: Path
         assert (await chat.settled(clock.now() + 20)).settled and len(server.seen) == 0
 
     with_chat(tmp_path, ["unused"], again, budget=400)
+
+
+def test_ctrl_c_ends_a_turns_wait_for_its_view(tmp_path: Path) -> None:
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, LONG)])
+        cancel = asyncio.Event()
+        waiter = asyncio.ensure_future(chat.settled(clock.now() + 20, cancel=cancel))
+        await until("the call", lambda: len(server.seen) == 1)
+        clock.advance(3)
+        cancel.set()  # what Ctrl-C sets; the clock is not moved again
+        got = await asyncio.wait_for(waiter, timeout=10)
+        assert not got.settled and got.waited == 3
+
+    with_chat(tmp_path, [{"text": "never", "stallAfter": 0, "stall": 3600}], body)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -49,15 +50,15 @@ class Live:
     chat: Any = None  # the live chat (eukhe.memory.chat.Chat), made on the runs' loop at first use
 
     @classmethod
-    def memory(cls, provider: Any, model: str, budget: int) -> Any:
+    def memory(cls, provider: Callable[[], Any], model: str, budget: int) -> Any:
         """The process's chat, made on first use on the loop the runs execute on; its
-        compactor asks `provider` (the first run's: the auxiliary route comes later)."""
+        compactor asks `provider()` (the first run's model: the auxiliary route comes later)."""
         if cls.chat is None and cls.chat_url is not None:
             from eukhe.memory.chat import Chat
             from eukhe.memory.compactor import asker
             from eukhe.store.chat import ChatStore
 
-            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider), model, budget=budget)
+            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider()), model, budget=budget)
         return cls.chat
 
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
@@ -164,14 +165,15 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         memory = memory_settings(everything)
     except SettingsError as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
-    chat = Live.memory(provider_for(route), route.model, memory.view_bytes)
+    chat = Live.memory(lambda: provider_for(route), route.model, memory.view_bytes)
+    ctx = Context(cwd=cwd, chat=chat)
+    Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
     system = str(spec.get("system") or "")
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        view = await _pinned(chat, memory.settle_ms, lambda text: Live.show(run_id, "memory", text))
+        show = functools.partial(Live.show, run_id, "memory")
+        view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
         system = turn.system(system, view)
-    ctx = Context(cwd=cwd, chat=chat)
     tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
-    Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
     g = Generation(
         provider,
         route.model,
@@ -201,11 +203,12 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     return out.json()
 
 
-async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None]) -> str:
-    """The settled view, as a durable step: a replay sends the same view byte for byte."""
+async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None], cancel: asyncio.Event) -> str:
+    """The settled view, as a durable step: a replay sends the same view byte for byte.
+    The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted)."""
 
     async def view() -> str:
-        got = await chat.settled(chat.clock.now() + settle_ms / 1000, show=show)
+        got = await chat.settled(chat.clock.now() + settle_ms / 1000, show=show, cancel=cancel)
         return str(got.text)
 
     result: str = await DBOS.run_step_async({"name": "view"}, view)
@@ -214,7 +217,7 @@ async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None]) -> str
 
 async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable[[str], None]) -> None:
     """The run's messages into the chat, as a durable step (idempotent by key). A store
-    that cannot take them is shown, and never fails the run: the next run logs them."""
+    that cannot take them is shown, and never fails the run."""
     from eukhe.memory import turn
 
     async def log() -> int:
