@@ -54,8 +54,8 @@ def views_and_pairs(seen: list[Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     for s in seen:
         messages = s.body["messages"]
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-        if "<chat>" in system and "Compress this message" not in str(messages[-1]["content"]):
-            view = system[system.rindex("<chat>") :]
+        if system.endswith("</chat>"):  # a turn's (the compactor's has no view at its end)
+            view = system[system.rindex("<chat>\n") :]
             out.append((view, messages))
     return out
 
