@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,17 +37,17 @@ def import_command(
     chat, in order. Importing a file again logs nothing twice; a malformed line gets a
     diagnostic and the rest of the file is taken; a file of another format is refused."""
     from eukhe.memory.imports import read_session
-    from eukhe.memory.log import Entry, Kind
+    from eukhe.memory.log import Entry, Kind, now
     from eukhe.store.chat import ChatStoreError
 
     store = _store()
-    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    when = now()
     reports: list[dict[str, Any]] = []
     refused = 0
     try:
         for path in paths:
             report = read_session(path)
-            entries = [Entry(it.key, Kind(it.kind), it.text, it.date or now) for it in report.items]
+            entries = [Entry(it.key, Kind(it.kind), it.text, it.date or when) for it in report.items]
             before = store.count()
             try:
                 logged = store.append(entries) if entries else []

@@ -62,7 +62,6 @@ class Status:
     view_bytes: int
     budget: int
     running: int
-    last_wait: str
 
 
 @dataclass
@@ -89,7 +88,6 @@ class Chat:
         self._timers: set[asyncio.Task[None]] = set()
         self._changed = asyncio.Event()
         self._waiters = 0
-        self._last_wait = "no turn has waited yet"
         self.queue = q.EMPTY
         self.view = v.EMPTY
         self._load()
@@ -292,14 +290,13 @@ class Chat:
                     self._apply(q.UNWAIT)
         pending = len(v.unbuilt(self.view, self._lines.keys()))
         waited = self.clock.now() - began
-        if not needed:
-            self._last_wait = "the last turn did not wait"
-        elif pending:
-            self._last_wait = f"the last turn waited {waited:.1f} s and went on with {pending} lines cut"
-            if show is not None:
-                show(f"memory: the settle deadline passed; the turn goes on with {pending} lines shown cut")
-        else:
-            self._last_wait = f"the last turn waited {waited:.1f} s for {len(needed)} lines"
+        if needed and pending and show is not None:
+            why = (
+                "the wait was cancelled"
+                if cancel is not None and cancel.is_set()
+                else "the settle deadline passed"
+            )
+            show(f"memory: {why}; the turn goes on with {pending} lines shown cut")
         return Settled(self.render(), pending == 0, pending, waited)
 
     # ---------------------------------------------------------------- the rest
@@ -318,7 +315,6 @@ class Chat:
             view_bytes=v.view_bytes(self.view, self._sizes),
             budget=self.budget,
             running=len(self._jobs),
-            last_wait=self._last_wait,
         )
 
     async def close(self) -> None:

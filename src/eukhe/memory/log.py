@@ -17,6 +17,7 @@ twice.
 
 from __future__ import annotations
 
+import datetime
 import json
 from dataclasses import dataclass
 from enum import Enum
@@ -75,3 +76,8 @@ def tool_text(name: str, arguments: Any) -> str:
     except (TypeError, ValueError):
         shown = repr(arguments)
     return f"{name} {shown}"
+
+
+def now() -> str:
+    """A message's date: this writer's clock, UTC, ISO 8601 to the second."""
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")

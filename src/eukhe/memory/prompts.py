@@ -7,6 +7,7 @@ here; the tests pin the ones a rule depends on (the scale line is NODE bytes).
 from __future__ import annotations
 
 from eukhe.rules.compactor import NODE, cut
+from eukhe.rules.view import flatten
 
 COMPACTOR = f"""\
 You keep the memory of eukhe, a coding agent that works for one person in a \
@@ -79,7 +80,7 @@ def merge_step(left: str, right: str) -> str:
     return (
         f"For scale, this line is exactly {NODE} bytes:\n{SCALE}\n\n"
         f"Merge these two adjacent lines into one line of at most {NODE} bytes:\n"
-        f"{flat(left)}\n{flat(right)}"
+        f"{flatten(left)}\n{flatten(right)}"
     )
 
 
@@ -90,11 +91,6 @@ def too_long(line: str) -> str:
         f"That line has {size} bytes, over the limit of {NODE}. Write it again so that it ends no later than "
         f"where this cut is marked:\n{cut(line, NODE)}| <- the limit"
     )
-
-
-def flat(text: str) -> str:
-    """Newlines (\\r\\n, \\n, \\r) as single spaces."""
-    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 VIEW_LAYER = """\

@@ -219,18 +219,13 @@ async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable
     """The run's messages into the chat, as a durable step (idempotent by key). A store
     that cannot take them is shown, and never fails the run."""
     from eukhe.memory import turn
+    from eukhe.memory.log import now
 
     async def log() -> int:
         try:
-            return len(chat.log(turn.entries(run, transcript, _now())))
+            return len(chat.log(turn.entries(run, transcript, now())))
         except Exception as e:
             show(f"the run's messages were not logged into the chat: {e}")
             return 0
 
     await DBOS.run_step_async({"name": "log"}, log)
-
-
-def _now() -> str:
-    import datetime
-
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
