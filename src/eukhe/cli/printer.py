@@ -23,6 +23,7 @@ MARKS = {
     "diagnostic": ("⚠ not loaded", "yellow"),
     "cut": ("✂ cut", "yellow"),
     "memory": ("◷", "dim"),
+    "compact": ("⇣ compact", "yellow"),
 }
 """How each kind of line is marked and styled."""
 

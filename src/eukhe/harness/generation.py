@@ -45,6 +45,17 @@ T = TypeVar("T")
 Hook = Callable[[Request], Awaitable[Request]]
 ToolRunner = Callable[[ToolCall], Awaitable[tuple[str, bool]]]
 Scan = Callable[[str, Mapping[str, Mapping[str, Any]]], Any]
+Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
+"""A compaction (H4): given the run's messages so far, log them into the chat and give
+the run's new system prompt with the newly pinned view, `{"system": ...}`, or say why
+not, `{"error": ...}`."""
+
+BYTES_PER_TOKEN = 3
+"""The threshold's estimate of a request's tokens from its bytes: low, so it errs early."""
+
+RESERVE = 16_384
+"""Tokens of the context window kept free for the reply (at most a quarter of it), unless
+maxOutputTokens says how many a reply may have."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,7 @@ class Settings:
     max_retry_delay_ms: int = 60_000  # retry.provider.maxRetryDelayMs
     stream_idle_timeout_ms: int = 120_000  # retry.provider.streamIdleTimeoutMs
     max_output_tokens: int = 0  # models.<provider/model>.maxOutputTokens; 0 = the provider's own limit
+    context_window: int = 0  # models.<provider/model>.contextWindow (tokens); 0 = unknown: no threshold
 
 
 @dataclass
@@ -126,6 +138,8 @@ class _Turn:
     ctx: list[Message]
     out: Outcome
     stop: asyncio.Future[Any]  # the run's one waiter on its cancel signal
+    prompt: str = ""
+    system: str = ""  # the system prompt: a compaction gives a new one (the newly pinned view)
     rec: recovery.Rec = recovery.START
     prepared: Request | None = None
     note: str | None = None
@@ -138,6 +152,7 @@ class _Turn:
     tokens: int | None = None
     retries_used: int = 0
     failure_text: str = ""
+    overflow: str = ""  # the provider's words when it said the context is too long
     offered: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def go(self, step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run], x: h4.Input) -> None:
@@ -167,6 +182,7 @@ class Generation:
     interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
     admission: Registry = REGISTRY  # every model request holds a slot of its provider while it runs
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
+    compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
 
     @property
     def fx(self) -> Effects:
@@ -186,7 +202,7 @@ class Generation:
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
         cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
         ctx: list[Message] = [*context, Message("user", prompt)]
-        t = _Turn(cfg, h4.start(cfg), ctx, Outcome("failed", transcript=list(ctx)), stop)
+        t = _Turn(cfg, h4.start(cfg), ctx, Outcome("failed", transcript=list(ctx)), stop, prompt, self.system)
         t.idle = s.stream_idle_timeout_ms / 1000.0
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
         await self.fx.append(ctx[-1])
@@ -195,30 +211,23 @@ class Generation:
             h4.Phase.CALL: self._call_phase,
             h4.Phase.POLL: self._poll_phase,
             h4.Phase.TOOLS: self._tools_phase,
+            h4.Phase.COMPACT: self._compact_phase,
+            h4.Phase.OVERFLOW: self._compact_phase,
         }
         while t.state.live:
             if self.cancel.is_set():
                 t.go(self.step, h4.ABORT)
                 break
-            phase = phases.get(t.state.phase, self._unrun_phase)
-            if not await phase(t):
+            if not await phases[t.state.phase](t):
                 break
         return self._ended(t.state, t.out, t.failure_text)
 
     # ---------------------------------------------------------------- the phases
     # Each runs one phase of the H4 model and feeds its outcome to the model as an
-    # input; False: the run ends now (aborted, or a phase this loop does not run).
+    # input; False: the run ends now (aborted).
 
     async def _prepare_phase(self, t: _Turn) -> bool:
-        messages = tuple(t.ctx) + ((Message("user", t.note),) if t.note else ())
-        request = Request(
-            self.model,
-            messages,
-            tuple(self.tools),
-            system=self.system,
-            max_tokens=self.settings.max_output_tokens or None,
-        )
-        finished, got = await race(self._prepare(request), self.cancel, stop=t.stop)
+        finished, got = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
         if not finished:
             t.go(self.step, h4.ABORT)
             return False
@@ -227,8 +236,47 @@ class Generation:
             t.go(self.step, h4.Input(h4.Kind.HOOK_FAILED))
             return True
         t.prepared = got
-        t.go(self.step, h4.Input(h4.Kind.PREPARED))
+        t.go(self.step, h4.Input(h4.Kind.PREPARED, compact=self._past_threshold(got)))
         return True
+
+    async def _compact_phase(self, t: _Turn) -> bool:
+        """A threshold or overflow compaction (H4): the run's messages so far go into the
+        chat, and the run goes on from the newly pinned view (its entry) with one user
+        message that says so. The context always ends a round here (every call has its
+        result), so no call is ever cut from its result."""
+        overflow = t.state.phase is h4.Phase.OVERFLOW
+        self.show("compact", notes.compacting(overflow, t.overflow))
+        got: Mapping[str, str] | BaseException = {}
+        if self.compact is not None:
+            work = self.fx.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
+            finished, got = await race(work, self.cancel, stop=t.stop)
+            if not finished:
+                t.go(self.step, h4.ABORT)
+                return False
+        if isinstance(got, BaseException):
+            got = {"error": f"{type(got).__name__}: {got}"}
+        entry = "system" in got
+        if entry:
+            t.system = got["system"]
+            t.ctx = [Message("user", notes.compacted(t.prompt))]
+            prepared = await self._prepare(self._request(t))  # the new request: its hooks too
+            if isinstance(prepared, BaseException):
+                got = {"error": f"a before_request hook failed: {type(prepared).__name__}: {prepared}"}
+            else:
+                t.prepared = prepared
+        failed = "error" in got
+        t.go(self.step, h4.Input(h4.Kind.COMPACTED, entry=entry, failed=failed))
+        if not t.state.live:
+            cause = got.get("error") or "there is no chat memory to move the run's messages into"
+            t.failure_text = notes.compaction_failed(overflow, cause, t.overflow)
+        return True
+
+    async def _compacted(self, transcript: Sequence[Message]) -> Mapping[str, str] | BaseException:
+        assert self.compact is not None
+        try:
+            return await self.compact(transcript)
+        except Exception as e:  # a compaction that breaks fails it, shown with its cause
+            return e
 
     async def _call_phase(self, t: _Turn) -> bool:
         """The request goes out: streamed, or (deferred) started as a job."""
@@ -334,6 +382,11 @@ class Generation:
             if not finished:
                 t.go(self.step, h4.ABORT)
                 return False
+        elif state.phase is h4.Phase.OVERFLOW:
+            t.overflow = reply.failure.message if reply.failure else ""
+            await self._log(t.out, Message("assistant", self._failed_text(reply), is_error=True))
+        elif not state.live and x.kind is h4.Kind.OVERFLOW:
+            t.failure_text = notes.overflow_after_compaction(reply.failure.message if reply.failure else "")
         elif not state.live:
             t.failure_text = self._end_text(r.act, reply, rx, t.ctx)
             f = reply.failure
@@ -361,13 +414,27 @@ class Generation:
             t.failure_text = notes.run_limit(t.cfg.cap)
         return True
 
-    async def _unrun_phase(self, t: _Turn) -> bool:
-        """Compaction comes with the chat memory: until then the run ends, saying why."""
-        t.failure_text = f"the run reached phase {t.state.phase.value}, which this loop does not run yet"
-        t.go(self.step, h4.Input(h4.Kind.HOOK_FAILED))
-        return False
-
     # ---------------------------------------------------------------- helpers
+
+    def _request(self, t: _Turn) -> Request:
+        """The request of the run's context now, with the note if one is due."""
+        messages = tuple(t.ctx) + ((Message("user", t.note),) if t.note else ())
+        return Request(
+            self.model,
+            messages,
+            tuple(self.tools),
+            system=t.system,
+            max_tokens=self.settings.max_output_tokens or None,
+        )
+
+    def _past_threshold(self, request: Request) -> bool:
+        """Whether the request's estimated tokens leave too little of the context window
+        for the reply (the blocking threshold of H4). Unknown window: never."""
+        window = self.settings.context_window
+        if window <= 0 or self.compact is None:
+            return False
+        reserve = self.settings.max_output_tokens or min(RESERVE, window // 4)
+        return request_bytes(request) / BYTES_PER_TOKEN > window - reserve
 
     def window_seconds(self) -> float:
         """How long a deferred job may run: the requested window, else 24 hours (H4.4)."""
@@ -459,6 +526,8 @@ class Generation:
                     None,
                     None,
                 )
+            if f.kind is Kind.OVERFLOW:  # compact and go on, never resent as is (H4)
+                return h4.Input(h4.Kind.OVERFLOW), recovery.Reply(Out.OTHER), None, None
             if f.kind in (Kind.STALL, Kind.REPEATING):
                 return (
                     h4.Input(h4.Kind.ERROR, retryable=True, noted=True),
@@ -557,6 +626,15 @@ def _server_ms(failure: Failure | None) -> int | None:
     if server is None or math.isnan(server):
         return None
     return math.ceil(server * 1000) if math.isfinite(server) else 2**63  # forever: past any cap
+
+
+def request_bytes(request: Request) -> int:
+    """The bytes a request's content takes: system prompt, messages with their calls, tools."""
+    n = len(request.system.encode())
+    for m in request.messages:
+        n += len(m.content.encode())
+        n += sum(len(c.raw or json.dumps(c.arguments)) + len(c.name) for c in m.calls)
+    return n + sum(len(json.dumps(dict(t.schema))) + len(t.name) + len(t.description) for t in request.tools)
 
 
 def _refused(failure: Failure) -> Reply:

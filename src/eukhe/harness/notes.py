@@ -191,3 +191,43 @@ def interrupted(tool: str, restart: bool) -> str:
         f"Tool {tool} was {how} and may have partially run. "
         "Check the state it changes (files, processes, jobs) before you run it again."
     )
+
+
+def compacting(overflow: bool, message: str = "") -> str:
+    """Shown when a run compacts: its messages so far move into the chat (H4)."""
+    if overflow:
+        return (
+            f"the provider said the context is too long ({message}); moving this run's messages into the chat"
+        )
+    return "the context passed the compaction threshold; moving this run's messages into the chat"
+
+
+def compacted(prompt: str) -> str:
+    """The user message a compacted run goes on from: its work so far is the newest
+    lines of the chat in the system prompt (the newly pinned view)."""
+    return (
+        "Harness note: this run's messages so far (the user's request, your tool calls and their results) "
+        "were moved into the chat in the system prompt, as its newest lines, because the context grew too "
+        "long. Zoom into a line to read it whole. Go on with the user's request from where you stopped; "
+        f"do not start over. The request was:\n\n{prompt}"
+    )
+
+
+def compaction_failed(overflow: bool, cause: str, message: str = "") -> str:
+    """The run's error when a compaction cannot go on (H4: overflow needs its entry);
+    `message`: the provider's words on the overflow."""
+    what = (
+        f"the provider said the context is too long ({message})"
+        if overflow
+        else "the context passed the threshold"
+    )
+    return f"{what}, and the run could not be compacted: {cause}"
+
+
+def overflow_after_compaction(message: str) -> str:
+    """The run's error when the context overflows again in the round it compacted."""
+    return (
+        "the provider said the context is too long even after this round's compaction, so the run ends "
+        f"instead of compacting again: {message}. Lower memory.viewBytes or use a model with a larger "
+        "context window"
+    )

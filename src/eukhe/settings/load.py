@@ -73,22 +73,31 @@ def value(settings: Mapping[str, Any], key: str, kind: type, default: Any) -> An
     return node
 
 
-def max_output_tokens(settings: Mapping[str, Any], model: str | None) -> int:
-    """`models.<provider/model>.maxOutputTokens` (0 when unset: the provider's own
-    limit). Read from the `models` object by the whole name, which may hold dots."""
+def model_limit(settings: Mapping[str, Any], model: str | None, key: str, what: str) -> int:
+    """`models.<provider/model>.<key>` (0 when unset). Read from the `models` object by
+    the whole name, which may hold dots. `what`: what the number is, for the error."""
     models = settings.get("models")
     if model is None or not isinstance(models, Mapping):
         return 0
     spec = models.get(model)
-    if not isinstance(spec, Mapping) or "maxOutputTokens" not in spec:
+    if not isinstance(spec, Mapping) or key not in spec:
         return 0
-    n = spec["maxOutputTokens"]
+    n = spec[key]
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise SettingsError(
-            f"setting models.{model}.maxOutputTokens={n!r}: expected a whole number >= 1 "
-            "(the most tokens a reply may have; leave it out for the provider's own limit)"
-        )
+        raise SettingsError(f"setting models.{model}.{key}={n!r}: expected a whole number >= 1 ({what})")
     return n
+
+
+def max_output_tokens(settings: Mapping[str, Any], model: str | None) -> int:
+    """The most tokens a reply may have (0: the provider's own limit)."""
+    what = "the most tokens a reply may have; leave it out for the provider's own limit"
+    return model_limit(settings, model, "maxOutputTokens", what)
+
+
+def context_window(settings: Mapping[str, Any], model: str | None) -> int:
+    """The model's context window in tokens (0: unknown, so no threshold compaction)."""
+    what = "the model's context window in tokens; leave it out when unknown"
+    return model_limit(settings, model, "contextWindow", what)
 
 
 def run_settings(settings: Mapping[str, Any], model: str | None = None) -> Settings:
@@ -96,6 +105,7 @@ def run_settings(settings: Mapping[str, Any], model: str | None = None) -> Setti
     d = Settings()
     return Settings(
         max_output_tokens=max_output_tokens(settings, model),
+        context_window=context_window(settings, model),
         max_tool_rounds=value(settings, "maxToolRounds", int, d.max_tool_rounds),
         retry_enabled=value(settings, "retry.enabled", bool, d.retry_enabled),
         max_retries=value(settings, "retry.maxRetries", int, d.max_retries),

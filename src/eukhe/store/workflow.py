@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -168,11 +168,13 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     chat = Live.memory(lambda: provider_for(route), route.model, memory.view_bytes)
     ctx = Context(cwd=cwd, chat=chat)
     Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
-    system = str(spec.get("system") or "")
+    base = system = str(spec.get("system") or "")
+    compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
         show = functools.partial(Live.show, run_id, "memory")
         view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
         system = turn.system(system, view)
+        compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, ctx.cancel)
     tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     g = Generation(
         provider,
@@ -190,6 +192,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         system=system,
         interactive=run_id in Live.own,  # a recovered run is background work (H3)
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
+        compact=compact,
     )
     try:
         out = await g.run(spec["prompt"])
@@ -213,6 +216,29 @@ async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None], cancel
 
     result: str = await DBOS.run_step_async({"name": "view"}, view)
     return result
+
+
+async def _compact(
+    chat: Any,
+    run: str,
+    base: str,
+    settle_ms: int,
+    show: Callable[[str], None],
+    cancel: asyncio.Event,
+    transcript: Sequence[Message],
+) -> dict[str, str]:
+    """A compaction inside the run (H4): its messages so far into the chat, then a newer
+    settled view, which the run pins as its new system prompt. The loop runs it as one
+    durable step, so a replay goes on from the same view byte for byte."""
+    from eukhe.memory import turn
+    from eukhe.memory.log import now
+
+    try:
+        chat.log(turn.entries(run, transcript, now()))
+    except Exception as e:
+        return {"error": f"the chat could not take the run's messages: {e}"}
+    got = await chat.settled(chat.clock.now() + settle_ms / 1000, show=show, cancel=cancel)
+    return {"system": turn.system(base, str(got.text))}
 
 
 async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable[[str], None]) -> None:

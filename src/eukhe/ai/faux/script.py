@@ -60,6 +60,7 @@ class Turn:
 class Script:
     turns: list[Turn]
     then: str = "last"  # after the script: "last" repeats the last reply, "error" answers 500
+    window: int | None = None  # a request body over this many bytes gets the wire's context-overflow error
     used: list[bool] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -102,7 +103,11 @@ def parse(data: Any, where: str = "faux script") -> Script:
     then = data.get("then", "last")
     if then not in ("last", "error"):
         raise ScriptError(f"{where}: then={then!r}: must be 'last' or 'error'")
-    return Script([_turn(r, f"{where}: reply {i + 1}") for i, r in enumerate(data["replies"])], then)
+    window = data.get("window")
+    if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
+        raise ScriptError(f"{where}: window={window!r}: must be a whole number of bytes >= 1")
+    turns = [_turn(r, f"{where}: reply {i + 1}") for i, r in enumerate(data["replies"])]
+    return Script(turns, then, window=window)
 
 
 _KEYS = {

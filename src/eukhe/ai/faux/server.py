@@ -86,6 +86,7 @@ def last_user(body: Any) -> str:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    size = 0  # the bytes of the request body being served
     disable_nagle_algorithm = True  # each event goes out as written, as a real server's do
     state: State
 
@@ -95,6 +96,7 @@ class Handler(BaseHTTPRequestHandler):
     def _body(self) -> Any:
         n = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(n) if n else b""
+        self.size = len(raw)
         try:
             return json.loads(raw) if raw else {}
         except json.JSONDecodeError:
@@ -119,6 +121,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, wire.response_object(job.turn, "faux", m.group(1), "cancelled"))
         if body is None:
             return self._json(400, {"error": {"message": "the request body is not JSON"}})
+        window = st.script.window
+        if window is not None and self.size > window:  # a context too long: no reply taken
+            return self._json(400, wire.overflow(self.path, self.size, window))
         with st.lock:
             turn = st.script.next(last_user(body), results(body))
         if turn.error_status:

@@ -302,3 +302,25 @@ def chat_completion(turn: Turn, model: str, rid: str) -> dict[str, Any]:
             "total_tokens": sum(turn.usage),
         },
     }
+
+
+def overflow(path: str, size: int, window: int) -> dict[str, Any]:
+    """The body of each wire's context-overflow error (HTTP 400), in its provider's words,
+    for a request of `size` bytes to a model whose window is `window` bytes (4 a token)."""
+    have, limit = size // 4, window // 4
+    if path.endswith("/messages"):
+        message = f"prompt is too long: {have} tokens > {limit} maximum"
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    if path.endswith("/responses"):
+        message = (
+            "Your input exceeds the context window of this model. Please adjust your input and try again."
+        )
+        param = "input"
+    else:
+        message = (
+            f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
+            f"{have} tokens. Please reduce the length of the messages."
+        )
+        param = "messages"
+    code = "context_length_exceeded"
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}

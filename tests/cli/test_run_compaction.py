@@ -1,0 +1,71 @@
+"""A run whose context outgrows the model's window, through the real `eukhe run`:
+the provider's overflow error (the faux server's `window`, in OpenAI's words)
+makes the run compact into the chat and go on from the newly pinned view, and
+every message is logged once (H4's overflow phase with the memory of H1/H2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+
+BIG = "the same line of the big file, again and again\n" * 200  # ~9 600 bytes
+WINDOW = 16_000  # the first request fits; the one that carries BIG twice does not
+
+
+def script() -> dict[str, Any]:
+    read = {"name": "read", "arguments": {"path": "big.txt"}}
+    return {
+        "window": WINDOW,
+        "replies": [
+            {"when": "Compress this message", "results": 0, "text": "a short summary line."},
+            {"when": "Merge these two", "results": 0, "text": "a merged summary line."},
+            {"when": "moved into the chat", "results": 0, "text": "big.txt repeats one line."},
+            {"when": "summarise big.txt", "results": 0, "calls": [{**read, "id": "c1"}]},
+            {"when": "summarise big.txt", "results": 1, "calls": [{**read, "id": "c2"}]},
+        ],
+    }
+
+
+def eukhe(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "EUKHE_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+    )
+
+
+def test_a_run_past_the_window_compacts_into_the_chat_and_answers(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = {"memory": {"viewBytes": 3_000, "settleTimeoutMs": 5_000}}
+    (home / "settings.json").write_text(json.dumps(settings))
+    (tmp_path / "big.txt").write_text(BIG)
+    with FauxServer(parse(script())) as server:
+        run = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--json", "summarise big.txt",
+            cwd=tmp_path, home=home,
+        )  # fmt: skip
+        seen = [s for s in server.seen if s.method == "POST"]
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["outcome"] == "answered" and out["answer"] == "big.txt repeats one line.", out
+    assert "compact: the provider said the context is too long" in run.stderr
+    turns = [s.body for s in seen if str(s.body["messages"][0]["content"]).endswith("</chat>")]
+    sizes = [len(json.dumps(b)) for b in turns]
+    # the call, the second call (one result), the request with two results that overflowed,
+    # and the request from the newly pinned view, which fits the window again
+    assert len(turns) == 4 and sizes[2] > WINDOW > sizes[3], sizes
+    before, after = turns[1]["messages"][0]["content"], turns[3]["messages"][0]["content"]
+    assert before != after  # a newer view: the run's messages are in it
+    assert "read" in after[after.rindex("<chat>") :]
+    assert [m["role"] for m in turns[3]["messages"]] == ["system", "user"]
+    status = eukhe("chat", "status", "--json", cwd=tmp_path, home=home)
+    assert status.returncode == 0, status.stderr
+    # the user's words, two calls, two results, the answer: each once, though the
+    # compaction logged the first four before the run's end logged them all
+    assert json.loads(status.stdout)["messages"] == 6
