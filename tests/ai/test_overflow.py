@@ -528,6 +528,15 @@ def test_the_faux_servers_overflow_error_is_overflow_on_every_wire(ask: Any) -> 
         assert_overflow(ask(server.url), 400, "prompt is too long: 9000 tokens")
 
 
+@pytest.mark.parametrize("ask", [chat, responses, anthropic], ids=["chat", "responses", "messages"])
+def test_a_request_past_the_faux_servers_window_is_overflow_on_every_wire(ask: Any) -> None:
+    """The faux `window`: the wire's own overflow error, and no scripted reply is used."""
+    with FauxServer(parse({"window": 10, "replies": ["never"]})) as server:
+        words = "prompt is too long" if ask is anthropic else "context"
+        assert_overflow(ask(server.url), 400, words)
+        assert server.state.script.used == [False]
+
+
 # ---------------------------------------------------------------- what is not an overflow
 
 NOT_OVERFLOW = [
