@@ -69,3 +69,44 @@ def test_a_run_past_the_window_compacts_into_the_chat_and_answers(tmp_path: Path
     # the user's words, two calls, two results, the answer: each once, though the
     # compaction logged the first four before the run's end logged them all
     assert json.loads(status.stdout)["messages"] == 6
+
+
+def compacted_run(
+    tmp_path: Path, settings: dict[str, Any]
+) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "big.txt").write_text(BIG)
+    with FauxServer(parse(script())) as server:
+        given = {"memory": {"viewBytes": 3_000, "settleTimeoutMs": 5_000}, **settings}
+        given["providers"] = {"vllm": {"baseUrl": server.url}}
+        (home / "settings.json").write_text(json.dumps(given))
+        run = eukhe("run", "--model", "vllm/m", "--json", "summarise big.txt", cwd=tmp_path, home=home)
+        seen = [s.body for s in server.seen if s.method == "POST"]
+    assert run.returncode == 0, run.stderr
+    return run, seen
+
+
+def compactor_models(seen: list[Any]) -> set[str]:
+    asks = [
+        b for b in seen if "Compress this message" in json.dumps(b) and "</chat>" not in json.dumps(b)[-40:]
+    ]
+    assert asks, "the compactor made no request"
+    return {b["model"] for b in asks}
+
+
+def test_the_compactor_runs_on_the_auxiliary_model(tmp_path: Path) -> None:
+    run, seen = compacted_run(tmp_path, {"auxiliaryModel": "vllm/small"})
+    assert compactor_models(seen) == {"small"}
+    assert {b["model"] for b in seen if str(b["messages"][0]["content"]).endswith("</chat>")} == {"m"}
+    assert "notice" not in run.stderr
+
+
+def test_an_unusable_auxiliary_model_shows_its_notice_once_in_the_waiting_session(tmp_path: Path) -> None:
+    run, seen = compacted_run(tmp_path, {"auxiliaryModel": "nosuch/x"})
+    assert compactor_models(seen) == {"m"}  # the session model runs the pass
+    row = (
+        "auxiliaryModel nosuch/x is not used for compaction: no model with a configured key has this name. "
+        "The session model vllm/m runs it."
+    )
+    assert run.stderr.count(row) == 1, run.stderr

@@ -24,6 +24,7 @@ MARKS = {
     "cut": ("✂ cut", "yellow"),
     "memory": ("◷", "dim"),
     "compact": ("⇣ compact", "yellow"),
+    "notice": ("ⓘ notice", "yellow"),
 }
 """How each kind of line is marked and styled."""
 

@@ -301,6 +301,10 @@ class Chat:
 
     # ---------------------------------------------------------------- the rest
 
+    def unbuilt(self) -> int:
+        """The view's lines still unbuilt: a turn that starts now waits on the compactor."""
+        return len(v.unbuilt(self.view, self._lines.keys()))
+
     def status(self) -> Status:
         total = self.queue.total
         nodes = sum(1 for l in range(total.bit_length() + 1) for _ in range(total >> l))  # noqa: E741

@@ -182,6 +182,13 @@ async def _attempt(work: Callable[[], Awaitable[T]]) -> T | None:
         return None
 
 
+def request_tokens(budget: int) -> int:
+    """A compactor request's tokens at most, for a view budget of `budget` bytes: the
+    view lines before the node, two inputs of NODE bytes, the instructions, the reply
+    (3 bytes a token: an estimate that errs high)."""
+    return (budget + 2 * rule.NODE + len(prompts.COMPACTOR) + 1) // 3 + LINE_TOKENS
+
+
 def asker(provider: Any, registry: Registry | None = None, idle: float = 120.0) -> Ask:
     """`ask` over a provider: its stream read to its end under the stream guards, in a
     background slot of its admission (a session request preempts it and it asks

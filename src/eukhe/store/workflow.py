@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,17 +49,30 @@ class Live:
     chat_url: str | None = None  # the store the chat lives in (set when the store opens)
     chat: Any = None  # the live chat (eukhe.memory.chat.Chat), made on the runs' loop at first use
 
+    routes: dict[str, Any] = {}  # noqa: RUF012  # session -> its AuxiliaryRoute (its notices)
+
     @classmethod
-    def memory(cls, provider: Callable[[], Any], model: str, budget: int) -> Any:
+    def memory(cls, compactor: Callable[[], tuple[Any, str]], budget: int) -> Any:
         """The process's chat, made on first use on the loop the runs execute on; its
-        compactor asks `provider()` (the first run's model: the auxiliary route comes later)."""
+        compactor asks the provider and model `compactor()` gives (the first run's
+        route for the compaction pass, H7.1)."""
         if cls.chat is None and cls.chat_url is not None:
             from eukhe.memory.chat import Chat
             from eukhe.memory.compactor import asker
             from eukhe.store.chat import ChatStore
 
-            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider()), model, budget=budget)
+            provider, model = compactor()
+            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider), model, budget=budget)
         return cls.chat
+
+    @classmethod
+    def route(cls, session: str, model: str, settings: Mapping[str, Any]) -> Any:
+        """The session's auxiliary route: it keeps the rows the session has shown."""
+        from eukhe.harness.auxiliary import AuxiliaryRoute
+
+        if session not in cls.routes:
+            cls.routes[session] = AuxiliaryRoute(model, settings)
+        return cls.routes[session]
 
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}  # noqa: RUF012
@@ -165,16 +178,20 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         memory = memory_settings(everything)
     except SettingsError as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
-    chat = Live.memory(lambda: provider_for(route), route.model, memory.view_bytes)
+    compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
+    chat = Live.memory(compactor, memory.view_bytes)
     ctx = Context(cwd=cwd, chat=chat)
     Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
     base = system = str(spec.get("system") or "")
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
         show = functools.partial(Live.show, run_id, "memory")
+        aux = Live.route(str(spec.get("session") or run_id), spec["model"], everything)
+        notice = functools.partial(_notice, chat, aux, memory, lambda row: Live.show(run_id, "notice", row))
+        notice()
         view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
         system = turn.system(system, view)
-        compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, ctx.cancel)
+        compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
     tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     g = Generation(
         provider,
@@ -206,6 +223,39 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     return out.json()
 
 
+def _compactor(
+    spec: Mapping[str, Any], settings: Mapping[str, Any], session: Any, budget: int
+) -> tuple[Any, str]:
+    """The compactor's provider and model: `auxiliaryModel` when it can run the
+    compaction pass, else the session model (H7.1). A model on the session's provider
+    takes the same `--base-url` and `--api`."""
+    from eukhe.ai.models import ModelError, provider_for, resolve
+    from eukhe.harness.auxiliary import AuxiliaryRoute
+    from eukhe.memory.compactor import request_tokens
+    from eukhe.rules.aux_fallback import Purpose
+
+    choice = AuxiliaryRoute(spec["model"], settings).choose(Purpose.COMPACTION, request_tokens(budget))
+    if choice.auxiliary:
+        same = choice.model.partition("/")[0] == str(spec["model"]).partition("/")[0]
+        over = (spec.get("baseUrl"), spec.get("api")) if same else (None, None)
+        with contextlib.suppress(ModelError):  # checked by the route: the session model then
+            aux = resolve(choice.model, settings, *over)
+            return provider_for(aux), aux.model
+    return provider_for(session), session.model
+
+
+def _notice(chat: Any, route: Any, memory: Any, show: Callable[[str], None]) -> None:
+    """The compaction pass's row, shown in the session whose turn waits on the
+    compactor (H7.2): once per session, purpose, selector and reason."""
+    from eukhe.memory.compactor import request_tokens
+    from eukhe.rules.aux_fallback import Purpose
+
+    if chat.unbuilt():
+        choice = route.choose(Purpose.COMPACTION, request_tokens(memory.view_bytes))
+        if choice.notice:
+            show(choice.notice)
+
+
 async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None], cancel: asyncio.Event) -> str:
     """The settled view, as a durable step: a replay sends the same view byte for byte.
     The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted)."""
@@ -224,6 +274,7 @@ async def _compact(
     base: str,
     settle_ms: int,
     show: Callable[[str], None],
+    notice: Callable[[], None],
     cancel: asyncio.Event,
     transcript: Sequence[Message],
 ) -> dict[str, str]:
@@ -237,6 +288,7 @@ async def _compact(
         chat.log(turn.entries(run, transcript, now()))
     except Exception as e:
         return {"error": f"the chat could not take the run's messages: {e}"}
+    notice()
     got = await chat.settled(chat.clock.now() + settle_ms / 1000, show=show, cancel=cancel)
     return {"system": turn.system(base, str(got.text))}
 
