@@ -32,11 +32,12 @@ class Chat:
 
     def add(self, size: int) -> None:
         self.sizes[Node(0, self.view.total)] = size
-        self.view = v.fit(v.add(self.view), self.sizes, self.built, self.budget)
+        self.view = v.fit(v.add(self.view, self.sizes), self.sizes, self.built, self.budget)
 
     def build(self, node: Node, size: int) -> None:
         self.built.add(node)
-        self.sizes[node] = size
+        old, self.sizes[node] = self.sizes.get(node, 0), size
+        self.view = v.resize(self.view, node, old, size)
         self.view = v.fit(self.view, self.sizes, self.built, self.budget)
 
     def buildable(self) -> list[Node]:
@@ -86,6 +87,15 @@ def covers(new: View, old: View) -> bool:
     return True
 
 
+def scanned_most_due(w: View, built: set[Node]) -> int:
+    """The most due pair by the definition, every part looked at: the oracle of the index."""
+    best = -1
+    for at in range(len(w.parts) - 1):
+        if v.mergeable(w, at, built) and (best < 0 or v.more_due(w.total, w.parts[at], w.parts[best])):
+            best = at
+    return best
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 6000), EVENTS)
 def test_the_view_tiles_the_chat_and_fits_whenever_the_built_lines_allow(
@@ -96,6 +106,8 @@ def test_the_view_tiles_the_chat_and_fits_whenever_the_built_lines_allow(
         assert v.tiles(w) and w.total == sum(1 for k in chat.sizes if k.l == 0)
         assert v.view_bytes(w, chat.sizes) <= budget or v.most_due(w, chat.built) == -1
         assert all(p in chat.built for p in w.parts if p.l >= 1)  # unbuilt lines are level 0
+        assert w.size == v.view_bytes(w, chat.sizes) and w.pairs == v.of(w.parts, chat.sizes).pairs
+        assert v.most_due(w, chat.built) == scanned_most_due(w, chat.built)
         assert set(v.unbuilt(w, chat.built)) == queue.unbuilt_view_lines(
             queue.Queue(w.total, frozenset(chat.built), (), frozenset(), frozenset(), 0), w.total
         )
@@ -148,9 +160,10 @@ def test_the_rendered_view_never_exceeds_its_byte_count(texts: list[str], plain:
     """`view_bytes` bounds what `render` makes of the same texts; it is exact for texts
     without a carriage return whose cuts fall between characters (ASCII)."""
     for lines, exact in ((texts, False), (plain, True)):
-        w = View(tuple(Node(0, m) for m in range(len(lines))))
-        shown = dict(zip(w.parts, lines, strict=True))
+        parts = tuple(Node(0, m) for m in range(len(lines)))
+        shown = dict(zip(parts, lines, strict=True))
         sizes = {p: nbytes(t) for p, t in shown.items()}
+        w = v.of(parts, sizes)
         out = v.render(w.parts, shown)
         assert out.startswith("<chat>\n") and out.endswith("</chat>")
         assert (nbytes(out) == v.view_bytes(w, sizes)) if exact else (nbytes(out) <= v.view_bytes(w, sizes))
@@ -173,11 +186,11 @@ def test_the_most_due_pair_weighs_age_against_level() -> None:
     merges the older pair."""
     assert v.more_due(8, n(0, 2), n(1, 0)) and not v.more_due(8, n(1, 0), n(0, 2))
     assert not v.more_due(8, n(1, 0), n(0, 4)) and not v.more_due(8, n(0, 4), n(1, 0))  # 8/8 = 4/4
-    w = View((n(1, 0), n(1, 1), n(0, 4), n(0, 5), n(0, 6), n(0, 7)))
+    w = v.of((n(1, 0), n(1, 1), n(0, 4), n(0, 5), n(0, 6), n(0, 7)), {})
     built = {n(2, 0), n(1, 2), n(1, 3)}
     assert v.most_due(w, built) == 0  # ages 8/8, 4/4, 2/4: the older of the tie
     assert v.most_due(w, {n(1, 2), n(1, 3)}) == 2
-    assert v.merge(w, 0).parts[0] == n(2, 0) and v.merge(w, 9) == w
+    assert v.merge(w, 0, {}).parts[0] == n(2, 0) and v.merge(w, 9, {}) == w
 
 
 def test_fit_merges_only_while_over_budget_and_only_into_built_lines() -> None:
@@ -190,3 +203,21 @@ def test_fit_merges_only_while_over_budget_and_only_into_built_lines() -> None:
     assert v.fit(w, sizes, {n(0, m) for m in range(4)}, 0) == w  # no parent built: nothing merges
     assert v.settled(small, built) and not v.settled(w, set())
     assert compactor.NODE == NODE == 512 and v.VIEW == 128_000
+
+
+def test_a_view_over_its_budget_merges_down_to_the_refit_mark() -> None:
+    """Over the budget, merges go on to 7/8 of it, so the turns after merge nothing and
+    keep the whole view before them as their prefix."""
+    sizes = {n(0, m): 100 for m in range(64)}
+    built: set[Node] = set(sizes)
+    for level in range(1, 7):
+        for i in range(64 >> level):
+            sizes[n(level, i)] = 100
+            built.add(n(level, i))
+    w = v.fold(40, sizes, built, 10**9)
+    budget = v.view_bytes(w, sizes) - 1
+    fitted = v.fit(w, sizes, built, budget)
+    assert v.view_bytes(fitted, sizes) <= v.mark(budget) < budget
+    assert v.fit(fitted, sizes, built, budget) == fitted  # under the budget: nothing merges
+    grown = v.add(fitted, sizes)
+    assert grown.size <= budget and v.fit(grown, sizes, built, budget) == grown

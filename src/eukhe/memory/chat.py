@@ -124,7 +124,7 @@ class Chat:
             self._kinds.append(m.kind.value)
             self._sizes[Node(0, m.id)] = len(m.kind.value) + 2 + m.size
             self._apply(q.ADD)
-            self.view = v.add(self.view)
+            self.view = v.add(self.view, self._sizes)
         self._fit()
         return messages
 
@@ -133,7 +133,7 @@ class Chat:
             self._kinds.append(m.kind.value)
             self._sizes[Node(0, m.id)] = len(m.kind.value) + 2 + m.size
             self._apply(q.ADD)
-            self.view = v.add(self.view)
+            self.view = v.add(self.view, self._sizes)
 
     # ---------------------------------------------------------------- the queue
 
@@ -185,7 +185,8 @@ class Chat:
 
     def _built(self, job: q.Job, text: str) -> None:
         self._lines[job.node] = text
-        self._sizes[job.node] = line_rule.nbytes(text)
+        old, self._sizes[job.node] = self._sizes.get(job.node, 0), line_rule.nbytes(text)
+        self.view = v.resize(self.view, job.node, old, self._sizes[job.node])
         self._pend.pop(job.node, None)
         self._ended(job, q.built_op(job.node, job.call))
         self._fit()

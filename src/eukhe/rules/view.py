@@ -2,12 +2,25 @@
 
 The view is a row of parts, tree nodes (l, i) of `rules.queue`, oldest first,
 tiling the chat's messages [0, T). A new message enters as its own level-0
-part (`add`). While the view is over its budget, `fit` merges the most due
+part (`add`). Once the view is over its budget, `fit` merges the most due
 adjacent sibling pair, (l, 2j) and (l, 2j + 1), into their parent (l + 1, j),
-if the parent's line is built; it stops when the view fits or no such pair is
-left. A pair is due by age over size: due = age / 2^(l + 2), with age = T less
-the pair's first message, compared exactly (cross-multiplied integers). Among
-equally due pairs the oldest (leftmost) is merged first.
+if the parent's line is built, again and again until the view is down to its
+refit mark (REFIT: 7/8 of the budget) or no such pair is left. A pair is due
+by age over size: due = age / 2^(l + 2), with age = T less the pair's first
+message, compared exactly (cross-multiplied integers). Among equally due pairs
+the oldest (leftmost) is merged first.
+
+The refit mark is ours, not the original's: merging only back to the budget
+merges a pair or two at every turn, anywhere in the view, so a turn kept about
+half of the view before it as its prefix. Merging down to the mark leaves room
+for many turns that merge nothing, whose views keep all of the one before as
+their prefix, which the provider's prompt cache rewards (bench/memory.py).
+
+Cost. A view carries its index: the starts of the sibling pairs it holds, a
+sorted row per level, and its byte count. The most due pair is then the
+leftmost pair with a built parent of some level (within a level the leftmost
+is the oldest, so the most due), compared across the levels: O(levels) when
+the compactor keeps up, rather than a scan of every part.
 
 A merged part is never split again, so views only coarsen: every part of a
 view lies inside one part of every later view, and between two views the
@@ -27,15 +40,19 @@ no cut falls inside a character and no text holds a carriage return.
 Inputs come as plain data: `sizes` maps a node to the UTF-8 bytes of its text
 (the built line; for an unbuilt level-0 part, the message as its line's input)
 and `built` is the set of built nodes. A node missing from `sizes` counts 0
-bytes. Every function is a pure function of them.
+bytes. Every function is a pure function of them. A view's byte count is
+`view_bytes` under the sizes its parts had when they entered; when a part's
+size changes (an unbuilt level-0 line gets built), `resize` says so.
 
 Pure: standard library only, frozen data, total functions.
 """
 
 from __future__ import annotations
 
+import itertools
+from bisect import bisect_left, insort
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from eukhe.rules.compactor import NODE, cut
 from eukhe.rules.queue import Node, parent
@@ -43,15 +60,20 @@ from eukhe.rules.queue import Node, parent
 VIEW = 128_000
 """Budget of the rendered view, in UTF-8 bytes."""
 
+REFIT = 8
+"""Once over its budget, the view merges down to (REFIT - 1) / REFIT of it."""
+
 OPEN = "<chat>\n"
 CLOSE = "</chat>"
 
 
-@dataclass(frozen=True)
-class View:
-    """The parts, oldest first, tiling [0, total)."""
+class View(NamedTuple):  # a tuple: made at every add and merge, so made cheaply
+    """The parts, oldest first, tiling [0, total); `pairs[l]`: the starts of the
+    adjacent sibling pairs of level l, ascending; `size`: the view's bytes."""
 
     parts: tuple[Node, ...] = ()
+    pairs: tuple[tuple[int, ...], ...] = ()
+    size: int = len(OPEN) + len(CLOSE)
 
     @property
     def total(self) -> int:
@@ -66,11 +88,17 @@ def label(n: Node) -> str:
     return f"{n.start}+{n.n}|"
 
 
-def size(n: Node, sizes: Mapping[Node, int]) -> int:
-    """Bytes the part takes in the rendered view, at most: prefix, text cut to NODE, newline."""
-    s = sizes.get(n, 0)
+def part_bytes(n: Node, s: int) -> int:
+    """Bytes a part whose text has `s` bytes takes in the rendered view, at most:
+    prefix (`label`'s, counted without making it), text cut to NODE, newline."""
+    l, i = n  # noqa: E741
     text = s if 0 < s < NODE else (NODE if s >= NODE else 0)
-    return len(label(n)) + text + 1
+    return len(str(i << l)) + len(str(1 << l)) + 3 + text
+
+
+def size(n: Node, sizes: Mapping[Node, int]) -> int:
+    """Bytes the part takes in the rendered view, at most (its size from `sizes`)."""
+    return part_bytes(n, sizes.get(n, 0))
 
 
 def view_bytes(v: View, sizes: Mapping[Node, int]) -> int:
@@ -78,9 +106,56 @@ def view_bytes(v: View, sizes: Mapping[Node, int]) -> int:
     return len(OPEN) + sum(size(n, sizes) for n in v.parts) + len(CLOSE)
 
 
-def add(v: View) -> View:
+def _siblings(a: Node, b: Node) -> bool:
+    return a.l == b.l and a.i % 2 == 0 and b.i == a.i + 1
+
+
+def of(parts: Sequence[Node], sizes: Mapping[Node, int]) -> View:
+    """The view of these parts (tiling [0, T) in order), its index and bytes made whole."""
+    rows: list[list[int]] = []
+    for a, b in itertools.pairwise(parts):
+        if _siblings(a, b):
+            while len(rows) <= a.l:
+                rows.append([])
+            rows[a.l].append(a.start)
+    pairs = tuple(tuple(row) for row in rows)
+    return View(tuple(parts), pairs, len(OPEN) + sum(size(n, sizes) for n in parts) + len(CLOSE))
+
+
+def _with_pair(pairs: tuple[tuple[int, ...], ...], l: int, start: int) -> tuple[tuple[int, ...], ...]:  # noqa: E741
+    rows = list(pairs) + [()] * (l + 1 - len(pairs))
+    row = list(rows[l])
+    insort(row, start)
+    rows[l] = tuple(row)
+    return tuple(rows)
+
+
+def _without_pair(pairs: tuple[tuple[int, ...], ...], l: int, start: int) -> tuple[tuple[int, ...], ...]:  # noqa: E741
+    row = pairs[l]
+    k = bisect_left(row, start)
+    rows = list(pairs)
+    rows[l] = row[:k] + row[k + 1 :]
+    while rows and not rows[-1]:  # no empty row on top: one index for one view
+        rows.pop()
+    return tuple(rows)
+
+
+def add(v: View, sizes: Mapping[Node, int]) -> View:
     """A new message enters as its own level-0 part."""
-    return View((*v.parts, Node(0, v.total)))
+    n = Node(0, v.total)
+    pairs = v.pairs
+    if v.parts and _siblings(v.parts[-1], n):
+        pairs = _with_pair(pairs, 0, v.parts[-1].start)
+    return View((*v.parts, n), pairs, v.size + size(n, sizes))
+
+
+def resize(v: View, n: Node, old: int, new: int) -> View:
+    """The view after node n's text went from `old` to `new` bytes (no change unless n
+    is one of its parts)."""
+    at = bisect_left(v.parts, n.start, key=_start)
+    if at == len(v.parts) or v.parts[at] != n:
+        return v
+    return View(v.parts, v.pairs, v.size - part_bytes(n, old) + part_bytes(n, new))
 
 
 def more_due(total: int, a: Node, b: Node) -> bool:
@@ -94,35 +169,66 @@ def mergeable(v: View, at: int, built: Collection[Node]) -> bool:
     if not 0 <= at < len(v.parts) - 1:
         return False
     a, b = v.parts[at], v.parts[at + 1]
-    return a.l == b.l and a.i % 2 == 0 and b.i == a.i + 1 and parent(a) in built
+    return _siblings(a, b) and parent(a) in built
 
 
 def most_due(v: View, built: Collection[Node]) -> int:
-    """The position of the most due mergeable pair (the oldest among equals), or -1."""
-    best = -1
-    for at in range(len(v.parts) - 1):
-        if mergeable(v, at, built) and (best < 0 or more_due(v.total, v.parts[at], v.parts[best])):
-            best = at
-    return best
+    """The position of the most due mergeable pair (the oldest among equals), or -1:
+    of each level, its leftmost pair with a built parent; then the most due of those
+    (`more_due`, written out over plain integers: this runs once a merge)."""
+    total = v.total
+    best_l, best_start = -1, 0
+    for l, row in enumerate(v.pairs):  # noqa: E741
+        for start in row:
+            if (l + 1, start >> (l + 1)) in built:  # the parent, as the plain tuple a Node is
+                if best_l < 0:
+                    best_l, best_start = l, start
+                else:
+                    ahead, behind = (total - start) << best_l, (total - best_start) << l
+                    if ahead > behind or (ahead == behind and start < best_start):
+                        best_l, best_start = l, start
+                break
+    if best_l < 0:
+        return -1
+    return bisect_left(v.parts, best_start, key=_start)
 
 
-def merge(v: View, at: int) -> View:
+def _start(n: Node) -> int:
+    return n.i << n.l
+
+
+def merge(v: View, at: int, sizes: Mapping[Node, int]) -> View:
     """The view with the pair at `at` merged into its parent (unchanged if no pair is there)."""
-    if not 0 <= at < len(v.parts) - 1:
+    old = v.parts
+    if not (0 <= at < len(old) - 1 and _siblings(old[at], old[at + 1])):
         return v
-    return View((*v.parts[:at], parent(v.parts[at]), *v.parts[at + 2 :]))
+    a, b = old[at], old[at + 1]
+    p = Node(a.l + 1, a.i >> 1)
+    parts = old[:at] + (p,) + old[at + 2 :]  # noqa: RUF005 (concatenation copies faster)
+    pairs = _without_pair(v.pairs, a.l, a.start)
+    if at > 0 and _siblings(parts[at - 1], p):
+        pairs = _with_pair(pairs, p.l, parts[at - 1].start)
+    elif at + 1 < len(parts) and _siblings(p, parts[at + 1]):
+        pairs = _with_pair(pairs, p.l, p.start)
+    return View(parts, pairs, v.size + size(p, sizes) - size(a, sizes) - size(b, sizes))
+
+
+def mark(budget: int) -> int:
+    """The refit mark: the bytes a view over `budget` merges down to."""
+    return budget - budget // REFIT
 
 
 def fit(v: View, sizes: Mapping[Node, int], built: Collection[Node], budget: int) -> View:
-    """Merge the most due pair with a built parent while the view is over `budget` bytes."""
-    have = view_bytes(v, sizes)
-    while have > budget:
+    """Once the view is over `budget` bytes, merge the most due pair with a built parent
+    until it is down to the refit mark or no such pair is left."""
+    if v.size <= budget:
+        return v
+    low = mark(budget)
+    while v.size > low:
         at = most_due(v, built)
         if at < 0:
             break
-        a, b = v.parts[at], v.parts[at + 1]
-        have += size(parent(a), sizes) - size(a, sizes) - size(b, sizes)
-        v = merge(v, at)
+        v = merge(v, at, sizes)
     return v
 
 
@@ -131,7 +237,7 @@ def fold(total: int, sizes: Mapping[Node, int], built: Collection[Node], budget:
     every message in order (the view a reload gives when the lines were built as now)."""
     v = EMPTY
     for _ in range(total if total > 0 else 0):
-        v = fit(add(v), sizes, built, budget)
+        v = fit(add(v, sizes), sizes, built, budget)
     return v
 
 
