@@ -58,6 +58,14 @@ def test_failed_replies_fail_and_empty_ones_give_the_input_cut() -> None:
         assert call.text == rule.cut(INPUT, NODE) and 1 <= rule.nbytes(call.text) <= NODE
 
 
+def test_a_reply_the_repetition_guard_cuts_is_a_failed_call() -> None:
+    """A compactor reply that repeats one line until the guard cuts it is a failed call
+    (counted, H1.5), never a line made of the repeats."""
+    call, server = one_call([{"repeat": {"line": "- r/Bitcoin", "times": 200}}, "never read"])
+    assert call.line.end is rule.End.FAILED and call.text is None and len(server.seen) == 1
+    assert "r/Bitcoin" in call.cause
+
+
 def test_over_long_lines_get_the_cut_and_the_shortest_cut_wins() -> None:
     long = ["a" * 900, "b" * 700, "c" * 800]  # the third is not shorter than the best: the tries stop
     call, server = one_call([*long, "d" * 10])
