@@ -77,3 +77,49 @@ def test_status_view_zoom_and_browse_read_the_chat_a_run_logged(tmp_path: Path) 
     browse = eukhe("chat", "browse", "--out", str(out), cwd=tmp_path)
     assert browse.returncode == 0, browse.stderr
     assert "Hello to you." in out.read_text() and out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_wait(tmp_path: Path) -> None:
+    """A turn in one process waits on a compactor call that never answers; `eukhe chat
+    status` in another process lists that call while it runs, then the wait that ended
+    at its deadline."""
+    import time
+
+    from eukhe.ai.faux import FauxServer, parse
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"memory": {"settleTimeoutMs": 6_000}}))
+    long = "The answer, long enough that its line needs the compactor. " * 12
+    script = [{"when": "Compress this message", "results": 0, "stallAfter": 0, "stall": 60}, long]
+    with FauxServer(parse(script)) as server:
+        first = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--session", "s1", "hi", cwd=tmp_path
+        )
+        assert first.returncode == 0, first.stderr
+        env = {**os.environ, "EUKHE_HOME": str(home)}
+        cmd = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", server.url]
+        second = subprocess.Popen(
+            [*cmd, "--session", "s1", "again"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            seen: list[dict[str, object]] = []
+            for _ in range(60):
+                got = json.loads(eukhe("chat", "status", "--json", cwd=tmp_path).stdout)
+                seen = [r for r in got["running"] if r["pid"] == second.pid]
+                if seen:
+                    break
+                time.sleep(0.25)
+            assert seen, "the waiting turn's compactor call never showed as running"
+            text = eukhe("chat", "status", cwd=tmp_path).stdout
+            assert f"pid {second.pid}" in text and "compactor calls running: " in text
+            _, err = second.communicate(timeout=120)
+        finally:
+            second.kill()
+    assert second.returncode == 0, err
+    got = json.loads(eukhe("chat", "status", "--json", cwd=tmp_path).stdout)
+    assert got["running"] == []  # the process that made it is gone
+    last = got["lastWait"]
+    assert last["ended"] == "deadline" and last["pending"] >= 1 and 5.5 <= last["waited"] <= 30, last
+    assert "the settle deadline passed" in eukhe("chat", "status", cwd=tmp_path).stdout

@@ -104,7 +104,8 @@ def test_a_turn_gets_the_view_by_its_deadline_when_the_model_never_answers(tmp_p
         assert got.text == f"<chat>\n0+1|{rule.cut('user: ' + LONG, NODE)}\n</chat>"  # its input cut
         assert shown[0] == "memory: 1 lines pending, 20 s to the deadline"
         assert shown[-1] == "memory: the settle deadline passed; the turn goes on with 1 lines shown cut"
-        assert chat.status().running == 1  # the line goes on being built for the next turn
+        assert [(r.l, r.i) for r in chat.status().running] == [(0, 0)]  # built on for the next turn
+        assert chat.status().last_wait.ended == "deadline"  # type: ignore[union-attr]
 
     with_chat(tmp_path, [{"text": "never", "stallAfter": 0, "stall": 3600}], body)
 
@@ -136,7 +137,7 @@ def test_a_reloaded_chat_keeps_its_lines_and_fits_the_same_budget(tmp_path: Path
     async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> int:
         chat.log([entry(i, f"message {i}") for i in range(40)])
         await chat.settled(clock.now() + 20)
-        await until("the merges", lambda: chat.status().running == 0)  # they wait while a turn does
+        await until("the merges", lambda: chat.status().jobs == 0)  # they wait while a turn does
         assert len(chat.render().encode()) <= 400
         return chat.status().built
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -87,19 +88,35 @@ def _chat(store: Any) -> Any:
 
 @chat_app.command("status")
 def status_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
-    """Messages, lines built, pending and failed, and the view's bytes against its budget."""
+    """Messages, lines built, pending and failed, the view's bytes against its budget, the
+    compactor calls running in every process, and the last settle wait and how it ended."""
     store = _store()
     try:
         s = _chat(store).status()
     finally:
         store.close()
+    now = time.time()
+    running = [
+        {"id": r.i << r.l, "n": 1 << r.l, "host": r.host, "pid": r.pid, "seconds": round(now - r.started, 1)}
+        for r in s.running
+    ]
+    w = s.last_wait
+    last = None
+    if w is not None:
+        last = {
+            "ago": round(now - w.at, 1),
+            "waited": round(w.waited, 1),
+            "pending": w.pending,
+            "ended": w.ended,
+        }
     if as_json:
         out = {
             "messages": s.messages,
             "lines": {"built": s.built, "pending": s.pending, "failed": s.failed},
             "viewBytes": s.view_bytes,
             "viewBudget": s.budget,
-            "running": s.running,
+            "running": running,
+            "lastWait": last,
         }
         typer.echo(json.dumps(out))
         return
@@ -107,6 +124,17 @@ def status_command(as_json: Annotated[bool, typer.Option("--json", help="One JSO
         f"{s.messages} messages; lines: {s.built} built, {s.pending} pending ({s.failed} with failed calls)"
     )
     typer.echo(f"view: {s.view_bytes} of {s.budget} bytes")
+    calls = ", ".join(f"{r['id']}+{r['n']} ({r['seconds']:.0f} s, pid {r['pid']})" for r in running)
+    typer.echo(f"compactor calls running: {len(running)}" + (f": {calls}" if calls else ""))
+    if last is None:
+        typer.echo("last settle wait: none yet")
+    else:
+        how = {
+            "settled": "every line was built",
+            "deadline": f"the settle deadline passed with {w.pending if w else 0} lines shown cut",
+            "cancelled": "the turn was cancelled",
+        }[str(last["ended"])]
+        typer.echo(f"last settle wait: {last['ago']:.0f} s ago, waited {last['waited']:.1f} s; {how}")
 
 
 @chat_app.command("view")

@@ -36,7 +36,7 @@ from eukhe.rules import compactor as line_rule
 from eukhe.rules import queue as q
 from eukhe.rules import view as v
 from eukhe.rules.queue import Node
-from eukhe.store.chat import ChatStore
+from eukhe.store.chat import ChatStore, ChatStoreError, Running, Wait
 from eukhe.waits import Clock, LoopClock, race
 
 Show = Callable[[str], None]
@@ -61,7 +61,9 @@ class Status:
     failed: int  # pending lines with at least one failed call
     view_bytes: int
     budget: int
-    running: int
+    running: list[Running]  # the compactor calls running now, in every process of the store
+    jobs: int  # this chat's jobs running now (model calls, and lines that need none)
+    last_wait: Wait | None  # the last settle wait of a turn, in any process
 
 
 @dataclass
@@ -172,7 +174,11 @@ class Chat:
             async def save(line: str) -> str:
                 return self.store.save_line(node.l, node.i, line)
 
-            a = await attempt(self.ask, self.model, read, save, pend, self.clock)
+            self._activity(self.store.call_started, node.l, node.i)
+            try:
+                a = await attempt(self.ask, self.model, read, save, pend, self.clock)
+            finally:
+                self._activity(self.store.call_ended, node.l, node.i)
             self._pend[node] = a.pend
             if a.built is not None:
                 self._built(job, a.built)
@@ -291,16 +297,22 @@ class Chat:
                     self._apply(q.UNWAIT)
         pending = len(v.unbuilt(self.view, self._lines.keys()))
         waited = self.clock.now() - began
+        cancelled = cancel is not None and cancel.is_set()
         if needed and pending and show is not None:
-            why = (
-                "the wait was cancelled"
-                if cancel is not None and cancel.is_set()
-                else "the settle deadline passed"
-            )
+            why = "the wait was cancelled" if cancelled else "the settle deadline passed"
             show(f"memory: {why}; the turn goes on with {pending} lines shown cut")
+        if needed:
+            ended = "settled" if not pending else ("cancelled" if cancelled else "deadline")
+            self._activity(self.store.waited, waited, pending, ended)
         return Settled(self.render(), pending == 0, pending, waited)
 
     # ---------------------------------------------------------------- the rest
+
+    def _activity(self, record: Callable[..., None], *args: object) -> None:
+        """What the chat is doing, for `eukhe chat status` in any process: a store that
+        cannot take it loses only that record, never the work."""
+        with contextlib.suppress(ChatStoreError):
+            record(*args)
 
     def unbuilt(self) -> int:
         """The view's lines still unbuilt: a turn that starts now waits on the compactor."""
@@ -319,7 +331,9 @@ class Chat:
             failed=failed,
             view_bytes=v.view_bytes(self.view, self._sizes),
             budget=self.budget,
-            running=len(self._jobs),
+            running=self.store.running(),
+            jobs=len(self._jobs),
+            last_wait=self.store.last_wait(),
         )
 
     async def close(self) -> None:

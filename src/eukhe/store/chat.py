@@ -7,12 +7,19 @@ Two `eukhe` processes may write one chat at once, and it stays right:
   writers serialized (SQLite's IMMEDIATE transactions, a Postgres advisory lock);
 - a line is written once: the first build wins, a later one reads it back.
 
-Nothing here is ever updated or deleted: the log is never rewritten.
+Nothing of the log or the lines is ever updated or deleted: the log is never
+rewritten. Beside them, the chat's activity, which every process can read
+(`eukhe chat status`): the compactor calls running now, by process, and the
+last settle waits of turns and how they ended; only these rows come and go.
 """
 
 from __future__ import annotations
 
+import os
+import socket
+import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -23,6 +30,10 @@ from eukhe.store.durable import cause, shown
 
 MESSAGES = "eukhe_chat_messages"
 LINES = "eukhe_chat_lines"
+CALLS = "eukhe_chat_calls"
+WAITS = "eukhe_chat_waits"
+WAITS_KEPT = 20
+"""Settle waits kept: the newest ones, for `eukhe chat status`."""
 APPEND_LOCK = 0x65756B6865  # "eukhe": the Postgres advisory lock that serializes appends
 RACES = 20
 """Appends tried again after losing an id to another writer, before the store gives up."""
@@ -55,6 +66,53 @@ _lines = sa.Table(
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("size", sa.Integer, nullable=False),
 )
+
+
+_calls = sa.Table(
+    CALLS,
+    _META,
+    sa.Column("l", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column(
+        "i", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=False
+    ),
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("started", sa.Float, nullable=False),
+)
+_waits = sa.Table(
+    WAITS,
+    _META,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),  # when it ended (seconds since the epoch)
+    sa.Column("waited", sa.Float, nullable=False),
+    sa.Column("pending", sa.Integer, nullable=False),  # lines still unbuilt when it ended
+    sa.Column("ended", sa.Text, nullable=False),  # "settled", "deadline" or "cancelled"
+)
+
+
+@dataclass(frozen=True)
+class Running:
+    """A compactor call running now: its node, and the process that makes it."""
+
+    l: int  # noqa: E741
+    i: int
+    host: str
+    pid: int
+    started: float
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A turn's settle wait, once it ended."""
+
+    at: float
+    waited: float
+    pending: int
+    ended: str
+    host: str
+    pid: int
 
 
 _INSERT = sa.text(
@@ -173,12 +231,74 @@ class ChatStore:
         want = None if only is None else set(only)
         return {(int(l), int(i)): str(t) for l, i, t in rows if want is None or (int(l), int(i)) in want}  # noqa: E741
 
+    # ---------------------------------------------------------------- the activity
+
+    def call_started(self, l: int, i: int) -> None:  # noqa: E741
+        """This process makes a compactor call for node (l, i) now."""
+        row = {"l": l, "i": i, "host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}
+        self._write(f"record a compactor call of line {l}/{i}", lambda c: self._replace_call(c, row))
+
+    def call_ended(self, l: int, i: int) -> None:  # noqa: E741
+        where = (_calls.c.l == l) & (_calls.c.i == i) & (_calls.c.pid == os.getpid())
+        self._write(
+            f"record the end of a compactor call of line {l}/{i}",
+            lambda c: c.execute(_calls.delete().where(where)),
+        )
+
+    def running(self) -> list[Running]:
+        """The compactor calls running now: a row of a process on this host that is gone
+        is a call that ended with it, and is not shown."""
+        rows = self._read(lambda c: c.execute(sa.select(_calls).order_by(_calls.c.started)).all())
+        here = socket.gethostname()
+        out = [Running(int(r.l), int(r.i), str(r.host), int(r.pid), float(r.started)) for r in rows]
+        return [r for r in out if r.host != here or _alive(r.pid)]
+
+    def waited(self, waited: float, pending: int, ended: str) -> None:
+        """A turn's settle wait ended: keep it (the newest WAITS_KEPT are kept)."""
+        row = {"host": socket.gethostname(), "pid": os.getpid(), "at": time.time(), "waited": waited,
+               "pending": pending, "ended": ended}  # fmt: skip
+
+        def work(c: sa.Connection) -> None:
+            c.execute(_waits.insert().values(**row))
+            newest = sa.select(_waits.c.id).order_by(_waits.c.id.desc()).limit(WAITS_KEPT).subquery()
+            c.execute(_waits.delete().where(_waits.c.id.not_in(sa.select(newest.c.id))))
+
+        self._write("record a settle wait", work)
+
+    def last_wait(self) -> Wait | None:
+        q = sa.select(_waits).order_by(_waits.c.id.desc()).limit(1)
+        r = self._read(lambda c: c.execute(q).first())
+        if r is None:
+            return None
+        return Wait(float(r.at), float(r.waited), int(r.pending), str(r.ended), str(r.host), int(r.pid))
+
+    def _replace_call(self, c: sa.Connection, row: dict[str, Any]) -> None:
+        c.execute(_calls.delete().where((_calls.c.l == row["l"]) & (_calls.c.i == row["i"])))
+        c.execute(_calls.insert().values(**row))
+
+    def _write(self, what: str, work: Any) -> None:
+        try:
+            with self._engine.begin() as c:
+                work(c)
+        except Exception as e:
+            raise ChatStoreError(f"cannot {what} in the chat at {shown(self.url)}: {cause(e)}") from e
+
     def _read(self, work: Any) -> Any:
         try:
             with self._engine.connect() as c:
                 return work(c)
         except Exception as e:
             raise ChatStoreError(f"cannot read the chat at {shown(self.url)}: {cause(e)}") from e
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def _message(row: Any) -> Message:
