@@ -6,6 +6,8 @@
   line built, as when the compactor keeps up), the µs a message averaged over the
   last 10,000 of each size (target ≤ 20 µs at 1e6), and the same per message
   from the start (growth: no worse than O(log n) a message);
+- the queue: a message's ADD and the BUILT of each call it starts (rules.queue),
+  µs a message at each size, for a chat whose lines are all built;
 - the store: appending a run's messages (8 a transaction) to the chat's table,
   against a bare INSERT of the same rows into a table of the same shape, on the
   same SQLite file (target ≤ 2×);
@@ -81,6 +83,35 @@ def append_and_fit(sizes: list[int], budget: int) -> dict[int, tuple[float, floa
             out[total] = ((spent - last) / 10_000 * 1e6, spent / total * 1e6)
     append_and_fit.view = view  # type: ignore[attr-defined]
     append_and_fit.tree = tree  # type: ignore[attr-defined]
+    return out
+
+
+def queue_cost(sizes: list[int], per: int = 2_000) -> dict[int, float]:
+    """µs a message through rules.queue (its ADD, and the BUILT of every call that
+    starts) for a chat of each size whose lines are all built, as the live chat steps it."""
+    from eukhe.rules import queue as q
+
+    out: dict[int, float] = {}
+    for total in sizes:
+        built = []
+        for m in range(total):
+            n = Node(0, m)
+            built.append(n)
+            while n.i % 2 == 1:
+                n = parent(n)
+                built.append(n)
+        s = q.Queue(total, q.Built.of(built))
+        began = time.perf_counter()
+        for _ in range(per):
+            st = q.step(q.LIMITS, s, q.ADD)
+            s = st.queue
+            todo = list(st.started)
+            while todo:
+                job = todo.pop(0)
+                st = q.step(q.LIMITS, s, q.built_op(job.node, job.call))
+                s = st.queue
+                todo += st.started
+        out[total] = (time.perf_counter() - began) / per * 1e6
     return out
 
 
@@ -191,6 +222,14 @@ def main() -> None:
     growth = costs[sizes[-1]][0] / costs[sizes[0]][0]
     allows = len(str(top)) / len(str(sizes[0]))
     print(f"  growth from {sizes[0]:,} to {top:,}: {growth:.2f}× (O(log n) allows {allows:.2f}×)")
+    queue = queue_cost(sizes)
+    print("the queue (rules.queue ADD and BUILT, every line built), µs a message:")
+    for n in sizes:
+        print(f"  {n:>9,} messages: {queue[n]:8.1f}")
+    print(
+        f"  growth from {sizes[0]:,} to {top:,}: {queue[top] / queue[sizes[0]]:.2f}× "
+        f"(O(log n) allows {allows:.2f}×)"
+    )
     ours, bare = store_ratio()
     print(
         f"store: append {ours:.1f} µs a message against a bare INSERT {bare:.1f} µs: "

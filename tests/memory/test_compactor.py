@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
@@ -167,3 +169,24 @@ def test_a_save_that_fails_counts_no_failure() -> None:
     built, server, _ = node({"replies": ["A short line."], "then": "last"}, save=flaky)
     assert built.text == "A short line." and built.failures == 0 and saves == ["A short line."]
     assert len(server.seen) == 2  # the call made again after the save failed
+
+
+HOSTILE = {
+    "empty": [""],
+    "thinking only": [{"thinking": "Let me think. " * 200}],
+    "10 KB": ["x" * 10_000],
+    "a multi-byte character split at the boundary": ["é" * 300 + "漢字" * 200],
+    "errors": [ERROR],
+    "never answering": [{"text": "late", "stallAfter": 0, "stall": 3600}],
+    "a repeated line": [{"repeat": {"line": "- r/Bitcoin", "times": 300}}],
+    "only whitespace and newlines": ["\n\n   \r\n\t"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_compactor_replies_give_a_line_that_fits_or_take_the_fail_cap_path(name: str) -> None:
+    built, _, _ = node({"replies": HOSTILE[name], "then": "last"})
+    assert 1 <= rule.nbytes(built.text) <= NODE, (name, built)
+    assert built.text.encode("utf-8").decode("utf-8") == built.text  # whole characters
+    if built.cut:  # the fail-cap path: FAILURES failed calls, then the input cut
+        assert built.failures == rule.FAILURES and built.text == rule.cut(INPUT, NODE)

@@ -166,3 +166,44 @@ def test_every_queue_reached_is_valid_and_starts_in_order_outside_a_wait(
                 assert (j.node == Node(0, f)) if j.node.l == 0 else j.node.end <= f
         assert all(isinstance(j, Job) and j in t.running for j in st.started)
         s = t
+
+
+NODES = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 40)).map(lambda t: Node(*t)), max_size=80)
+
+
+@given(NODES, NODES)
+def test_built_is_the_set_of_its_nodes(added: list[Node], probe: list[Node]) -> None:
+    """`Built` (each level's prefix and the nodes past it) holds, counts, lists, joins
+    and differs exactly as the frozenset of the same nodes; equal sets are equal Builts."""
+    b = q.BUILT_NONE
+    for node in added:
+        b = b.add(node)
+    want = frozenset(added)
+    assert len(b) == len(want) and frozenset(b) == want and b == want
+    assert all((x in b) == (x in want) for x in probe + added)
+    assert b == q.Built.of(reversed(added)) and hash(b) == hash(q.Built.of(want))
+    assert (
+        frozenset(probe) - b == frozenset(probe) - want and (frozenset(probe) & b) == frozenset(probe) & want
+    )
+    assert (b | probe) == want | frozenset(probe) and (set(probe) <= b) == (set(probe) <= want)
+    assert all(p not in more for p, more in zip(b.prefix, b.extra, strict=True))  # kept whole
+
+
+@given(st.integers(0, 70), NODES, st.integers(0, 70))
+def test_ready_merges_are_read_from_the_index_as_the_definition_says(
+    total: int, extra: list[Node], below: int
+) -> None:
+    """The index's ready merges equal the definition over every built node: both children
+    built, the merge not, ending at or before `below`, by level then index."""
+    built = {Node(0, m) for m in range(total // 2)} | {x for x in extra if q.exists(total, x)}
+    s = Queue(total, frozenset(built))
+    want = sorted(
+        q.parent(x)
+        for x in built
+        if x.i % 2 == 0
+        and Node(x.l, x.i + 1) in built
+        and q.parent(x) not in built
+        and q.parent(x).end <= below
+    )
+    assert q.ready(s, below) == want
+    assert q.first(s) == next((m for m in range(total) if Node(0, m) not in built), total)

@@ -41,9 +41,12 @@ Every operation ends with the pump: the queue starts its candidates at once,
 each with a new call number (`Step.started`), so a free slot and a startable
 node are never left apart (law `need_progress`).
 
-Representation: sets of nodes and a tuple of running jobs in node order. An
-operation costs time in the number of built nodes (it copies and scans the
-built set); the chat's runtime calls it once per compactor event.
+Representation: the built nodes as `Built`, a set indexed by level (the prefix
+of each level's indexes that are all built, and the few built past it: lines
+are built in message order, so that is all but a handful); the other sets are
+small, and the running jobs a tuple in node order. An operation then costs
+time in the levels and the busy nodes, not in the chat's length: the chat's
+runtime calls it at every compactor event of a chat that never ends.
 
 Pure: standard library only, frozen data, total functions. A malformed input
 (a node that does not exist or is not running, a stale call number) gets the
@@ -52,8 +55,8 @@ outcome IGNORED and changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import NamedTuple
 
@@ -100,6 +103,98 @@ def parent(n: Node) -> Node:
     return Node(n.l + 1, n.i // 2)
 
 
+@dataclass(frozen=True)
+class Built:
+    """A set of nodes, as the built ones are: `prefix[l]` is the count of level l's
+    indexes from 0 that are all in it, `extra[l]` its indexes of level l past that.
+    Kept whole (no index in `extra[l]` is `prefix[l]`, no empty level on top), so two
+    equal sets are equal `Built`s. Compares, joins and differs like a frozenset."""
+
+    prefix: tuple[int, ...] = ()
+    extra: tuple[frozenset[int], ...] = ()
+    count: int = 0
+
+    @staticmethod
+    def of(nodes: Iterable[Node]) -> Built:
+        b = BUILT_NONE
+        for n in sorted(set(nodes)):
+            b = b.add(n)
+        return b
+
+    def __contains__(self, n: object) -> bool:
+        if not isinstance(n, tuple) or len(n) != 2:
+            return False
+        l, i = n  # noqa: E741
+        if not isinstance(l, int) or not isinstance(i, int) or not 0 <= l < len(self.prefix) or i < 0:
+            return False
+        return i < self.prefix[l] or i in self.extra[l]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Node]:
+        for l, (p, more) in enumerate(zip(self.prefix, self.extra, strict=True)):  # noqa: E741
+            for i in range(p):
+                yield Node(l, i)
+            for i in sorted(more):
+                yield Node(l, i)
+
+    def add(self, n: Node) -> Built:
+        """This set with node n in it."""
+        if n in self or n.l < 0 or n.i < 0:
+            return self
+        prefix, extra = list(self.prefix), list(self.extra)
+        while len(prefix) <= n.l:
+            prefix.append(0)
+            extra.append(frozenset())
+        p, more = prefix[n.l], set(extra[n.l])
+        more.add(n.i)
+        while p in more:
+            more.discard(p)
+            p += 1
+        prefix[n.l], extra[n.l] = p, frozenset(more)
+        return Built(tuple(prefix), tuple(extra), self.count + 1)
+
+    def level(self, l: int) -> tuple[int, frozenset[int]]:  # noqa: E741
+        """Level l's prefix and the indexes past it."""
+        if 0 <= l < len(self.prefix):
+            return self.prefix[l], self.extra[l]
+        return 0, frozenset()
+
+    def __or__(self, other: Iterable[Node]) -> Built:
+        b = self
+        for n in sorted(other):
+            b = b.add(n)
+        return b
+
+    def __rsub__(self, other: Iterable[Node]) -> frozenset[Node]:
+        return frozenset(n for n in other if n not in self)
+
+    def __rand__(self, other: Iterable[Node]) -> frozenset[Node]:
+        return frozenset(n for n in other if n in self)
+
+    __and__ = __rand__
+
+    def __ge__(self, other: Iterable[Node]) -> bool:
+        return all(n in self for n in other)
+
+    def __le__(self, other: Iterable[Node]) -> bool:
+        return all(n in other for n in self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Built):
+            return (self.prefix, self.extra) == (other.prefix, other.extra)
+        if isinstance(other, (set, frozenset)):
+            return self.count == len(other) and all(n in self for n in other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.prefix, self.extra))
+
+
+BUILT_NONE = Built()
+
+
 class Job(NamedTuple):
     """A running call: the node and its call number."""
 
@@ -122,11 +217,15 @@ class Queue:
     (waiting while any); calls: call numbers given so far (the next call gets it)."""
 
     total: int
-    built: frozenset[Node]
-    running: tuple[Job, ...]
-    cooling: frozenset[Node]
-    needed: frozenset[Node]
-    calls: int
+    built: Built = field(default_factory=Built)  # given as any set of nodes, kept as Built
+    running: tuple[Job, ...] = ()
+    cooling: frozenset[Node] = frozenset()
+    needed: frozenset[Node] = frozenset()
+    calls: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.built, Built):
+            object.__setattr__(self, "built", Built.of(self.built))
 
     @property
     def waiting(self) -> bool:
@@ -137,7 +236,7 @@ class Queue:
         return frozenset(j.node for j in self.running) | self.cooling
 
 
-EMPTY = Queue(0, frozenset(), (), frozenset(), frozenset(), 0)
+EMPTY = Queue(0, BUILT_NONE, (), frozenset(), frozenset(), 0)
 """An empty chat: no message, no node."""
 
 
@@ -197,11 +296,9 @@ class Step:
 
 
 def first(q: Queue) -> int:
-    """The first message whose line is unbuilt (`total` when none)."""
-    m = 0
-    while m < q.total and Node(0, m) in q.built:
-        m += 1
-    return m
+    """The first message whose line is unbuilt (`total` when none): level 0's prefix."""
+    p, _ = q.built.level(0)
+    return p if p < q.total else q.total
 
 
 def idle(q: Queue, n: Node) -> bool:
@@ -223,14 +320,22 @@ def room(cfg: Cfg, q: Queue) -> int:
 
 def ready(q: Queue, below: int) -> list[Node]:
     """Merges whose children are built, not built themselves and ending at or before
-    `below`, by level, then index."""
-    out = []
-    for n in q.built:
-        if n.i % 2 == 0 and Node(n.l, n.i + 1) in q.built:
-            p = parent(n)
-            if p not in q.built and p.end <= below:
-                out.append(p)
-    return sorted(out)
+    `below`, by level, then index. Read from each level's prefix and the few built
+    past it, never from every built node: it costs the merges that wait, not the chat."""
+    out: list[Node] = []
+    b = q.built
+    for l in range(len(b.prefix)):  # noqa: E741
+        p, more = b.level(l)
+        up, _ = b.level(l + 1)
+        # parents j whose children are both in the prefix (2j + 1 < p), and not below up
+        js = set(range(up, p // 2)) | {i // 2 for i in more if Node(l, i ^ 1) in b}
+        for j in sorted(js):
+            n = Node(l + 1, j)
+            if n.end > below:
+                break
+            if n not in b and Node(l, 2 * j) in b and Node(l, 2 * j + 1) in b:
+                out.append(n)
+    return out
 
 
 def candidates(cfg: Cfg, q: Queue) -> list[Node]:
@@ -248,9 +353,10 @@ def candidates(cfg: Cfg, q: Queue) -> list[Node]:
 
 def unbuilt_view_lines(q: Queue, before: int) -> frozenset[Node]:
     """The lines a turn whose view holds messages [0, before) waits for: the level-0
-    nodes of its messages that are unbuilt."""
+    nodes of its messages that are unbuilt (past level 0's built prefix)."""
     end = before if before < q.total else q.total
-    return frozenset(Node(0, m) for m in range(end) if Node(0, m) not in q.built)
+    p, _ = q.built.level(0)
+    return frozenset(Node(0, m) for m in range(p, end) if Node(0, m) not in q.built)
 
 
 def valid(cfg: Cfg, q: Queue) -> bool:
