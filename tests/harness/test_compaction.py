@@ -189,3 +189,18 @@ def test_ctrl_c_ends_a_compaction_that_never_ends() -> None:
     out, _, _, took = go({"window": WINDOW, "replies": [read("big.txt")]}, memory=memory, abort_after=1.0)
     assert out.outcome == "aborted", out
     assert took < 1.0 + ABORT_GRACE + 1.0
+
+
+def test_a_request_past_the_threshold_with_nothing_to_move_is_sent_as_it_is() -> None:
+    """The system prompt alone passes the threshold: there is nothing of the run to move,
+    so no compaction runs (none every round), and the request goes out."""
+    memory = Memory("unused")
+    out, server, _, _ = go(["Hi."], memory=memory, settings=Settings(context_window=1, max_output_tokens=1))
+    assert out.outcome == "answered" and memory.given == [] and len(posts(server)) == 1
+
+
+def test_an_overflow_of_the_request_alone_fails_saying_nothing_can_move() -> None:
+    memory = Memory("unused")
+    out, server, _, _ = go({"window": 10, "replies": ["never"]}, memory=memory)
+    assert out.outcome == "failed" and memory.given == [] and len(posts(server)) == 1
+    assert "nothing of this run but its request" in (out.message or "")

@@ -247,7 +247,9 @@ class Generation:
         overflow = t.state.phase is h4.Phase.OVERFLOW
         self.show("compact", notes.compacting(overflow, t.overflow))
         got: Mapping[str, str] | BaseException = {}
-        if self.compact is not None:
+        if len(t.ctx) <= 1:  # only the request itself: nothing of the run to move (none found)
+            got = {"none": "the context holds nothing of this run but its request, so nothing can move"}
+        elif self.compact is not None:
             work = self.fx.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
             finished, got = await race(work, self.cancel, stop=t.stop)
             if not finished:
@@ -267,7 +269,11 @@ class Generation:
         failed = "error" in got
         t.go(self.step, h4.Input(h4.Kind.COMPACTED, entry=entry, failed=failed))
         if not t.state.live:
-            cause = got.get("error") or "there is no chat memory to move the run's messages into"
+            cause = (
+                got.get("error")
+                or got.get("none")
+                or "there is no chat memory to move the run's messages into"
+            )
             t.failure_text = notes.compaction_failed(overflow, cause, t.overflow)
         return True
 
