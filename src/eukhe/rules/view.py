@@ -172,25 +172,39 @@ def mergeable(v: View, at: int, built: Collection[Node]) -> bool:
     return _siblings(a, b) and parent(a) in built
 
 
+def _leftmost(v: View, l: int, built: Collection[Node]) -> int:  # noqa: E741
+    """The start of level l's leftmost pair whose parent is built, or -1: within a level
+    the leftmost is the oldest, so the most due."""
+    if l >= len(v.pairs):
+        return -1
+    for start in v.pairs[l]:
+        if (l + 1, start >> (l + 1)) in built:  # the parent, as the plain tuple a Node is
+            return start
+    return -1
+
+
+def _pick(total: int, leftmost: Sequence[int]) -> int:
+    """The level of the most due of the levels' leftmost pairs (the older among equals),
+    or -1: `more_due`, written out over plain integers, as it runs at every merge."""
+    best_l, best_start = -1, 0
+    for l, start in enumerate(leftmost):  # noqa: E741
+        if start < 0:
+            continue
+        if best_l < 0:
+            best_l, best_start = l, start
+            continue
+        ahead, behind = (total - start) << best_l, (total - best_start) << l
+        if ahead > behind or (ahead == behind and start < best_start):
+            best_l, best_start = l, start
+    return best_l
+
+
 def most_due(v: View, built: Collection[Node]) -> int:
     """The position of the most due mergeable pair (the oldest among equals), or -1:
-    of each level, its leftmost pair with a built parent; then the most due of those
-    (`more_due`, written out over plain integers: this runs once a merge)."""
-    total = v.total
-    best_l, best_start = -1, 0
-    for l, row in enumerate(v.pairs):  # noqa: E741
-        for start in row:
-            if (l + 1, start >> (l + 1)) in built:  # the parent, as the plain tuple a Node is
-                if best_l < 0:
-                    best_l, best_start = l, start
-                else:
-                    ahead, behind = (total - start) << best_l, (total - best_start) << l
-                    if ahead > behind or (ahead == behind and start < best_start):
-                        best_l, best_start = l, start
-                break
-    if best_l < 0:
-        return -1
-    return bisect_left(v.parts, best_start, key=_start)
+    of each level, its leftmost pair with a built parent; then the most due of those."""
+    leftmost = [_leftmost(v, k, built) for k in range(len(v.pairs))]
+    best = _pick(v.total, leftmost)
+    return -1 if best < 0 else bisect_left(v.parts, leftmost[best], key=_start)
 
 
 def _start(n: Node) -> int:
@@ -220,15 +234,25 @@ def mark(budget: int) -> int:
 
 def fit(v: View, sizes: Mapping[Node, int], built: Collection[Node], budget: int) -> View:
     """Once the view is over `budget` bytes, merge the most due pair with a built parent
-    until it is down to the refit mark or no such pair is left."""
+    until it is down to the refit mark or no such pair is left. (`most_due` merge after
+    merge; a merge changes only its level's pairs and the next one's, so only their
+    leftmost pairs are looked at again.)"""
     if v.size <= budget:
         return v
     low = mark(budget)
+    total = v.total
+    leftmost = [_leftmost(v, k, built) for k in range(len(v.pairs))]
     while v.size > low:
-        at = most_due(v, built)
-        if at < 0:
+        best = _pick(total, leftmost)
+        if best < 0:
             break
-        v = merge(v, at, sizes)
+        v = merge(v, bisect_left(v.parts, leftmost[best], key=_start), sizes)
+        while len(leftmost) < len(v.pairs):
+            leftmost.append(-1)
+        del leftmost[len(v.pairs) :]
+        for l in (best, best + 1):  # noqa: E741
+            if l < len(leftmost):
+                leftmost[l] = _leftmost(v, l, built)
     return v
 
 
