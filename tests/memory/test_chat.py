@@ -17,7 +17,9 @@ from eukhe.memory.compactor import asker
 from eukhe.memory.log import Entry, Kind
 from eukhe.rules import compactor as rule
 from eukhe.rules import queue as q
+from eukhe.rules import view as v
 from eukhe.rules.compactor import NODE
+from eukhe.rules.queue import Node
 from eukhe.store.chat import ChatStore
 from eukhe.waits import ManualClock
 
@@ -150,6 +152,58 @@ def test_a_reloaded_chat_keeps_its_lines_and_fits_the_same_budget(tmp_path: Path
         assert (await chat.settled(clock.now() + 20)).settled and len(server.seen) == 0
 
     with_chat(tmp_path, ["unused"], again, budget=400)
+
+
+def test_a_new_process_goes_on_from_the_view_the_last_turn_pinned(tmp_path: Path) -> None:
+    """The view a turn pinned is saved, so the next process's first turn sends it as its
+    prefix (a new message is only added at its end) instead of a view folded anew."""
+    seen: dict[str, str] = {}
+
+    async def first(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(i, f"message {i}") for i in range(40)])
+        seen["pinned"] = (await chat.settled(clock.now() + 20)).text
+
+    with_chat(tmp_path, ["A merged line."], first, budget=400)
+
+    async def second(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        assert chat.render() == seen["pinned"]
+        chat.log([entry(40, "one more")])
+        got = (await chat.settled(clock.now() + 20)).text
+        assert got.startswith(seen["pinned"].removesuffix(v.CLOSE)) and got.endswith(
+            "|user: one more\n</chat>"
+        )
+
+    with_chat(tmp_path, ["unused"], second, budget=10**6)
+
+
+def test_a_saved_view_that_does_not_fit_the_log_is_not_used(tmp_path: Path) -> None:
+    """A saved view that is garbage, does not tile, runs past the log or merges into a
+    line that is not built: the chat folds its view from the log, and loses nothing."""
+    failing = [{"error": {"status": 500, "body": {"error": {"message": "down"}}}}]
+
+    async def four(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(i, LONG) for i in range(4)])  # lines that need the model, which fails
+
+    with_chat(tmp_path, failing, four)
+
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        assert chat.view.parts == tuple(Node(0, m) for m in range(4)) and chat.status().messages == 4
+
+    bad = [
+        (3, [(0, 0), (0, 2)]),  # a gap
+        (99, [(0, m) for m in range(99)]),  # past the log
+        (4, [(2, 0)]),  # a line never built
+    ]
+    for total, parts in bad:
+        store = ChatStore(f"sqlite:///{tmp_path / 'eukhe.sqlite'}")
+        store.save_view(total, parts)
+        store.close()
+        with_chat(tmp_path, failing, body)
+    store = ChatStore(f"sqlite:///{tmp_path / 'eukhe.sqlite'}")
+    with store._engine.begin() as c:  # a row some other writer broke
+        c.exec_driver_sql("UPDATE eukhe_chat_view SET parts = 'not json'")
+    store.close()
+    with_chat(tmp_path, failing, body)
 
 
 def test_ctrl_c_ends_a_turns_wait_for_its_view(tmp_path: Path) -> None:

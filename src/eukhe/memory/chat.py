@@ -99,16 +99,33 @@ class Chat:
     def _load(self) -> None:
         metas = list(self.store.metas())
         total = len(metas)
-        for kind, size in metas:
+        for m, (kind, size) in enumerate(metas):
             self._kinds.append(kind.value)
-            self._sizes[Node(0, len(self._kinds) - 1)] = len(kind.value) + 2 + size
-        for (l, i), text in self.store.lines().items():  # noqa: E741
-            n = Node(l, i)
-            if q.exists(total, n):
+            self._sizes[Node(0, m)] = len(kind.value) + 2 + size
+        for l, i, text, size in self.store.sized_lines():  # noqa: E741
+            if l >= 0 and i >= 0 and (i + 1) << l <= total:  # a node of these messages
+                n = Node(l, i)
                 self._lines[n] = text
-                self._sizes[n] = line_rule.nbytes(text)
-        self.queue = q.Queue(total, frozenset(self._lines), (), frozenset(), frozenset(), 0)
-        self.view = v.fold(total, self._sizes, self._lines.keys(), self.budget)
+                self._sizes[n] = size
+        self.queue = q.Queue(total, q.Built.of(self._lines))
+        self.view = self._saved(total) or v.fold(total, self._sizes, self._lines.keys(), self.budget)
+
+    def _saved(self, total: int) -> v.View | None:
+        """The view last pinned (by any process), grown by the messages logged since: the
+        turns of a new process then keep the prefix the last one sent. A saved view that
+        does not tile a prefix of the log, or merges into a line not built, is not used."""
+        with contextlib.suppress(ChatStoreError):
+            got = self.store.saved_view()
+            if got is None or not 0 <= got[0] <= total:
+                return None
+            upto, parts = got[0], [Node(l, i) for l, i in got[1]]  # noqa: E741
+            view = v.of(parts, self._sizes)
+            if view.total != upto or not v.tiles(view) or any(p.l and p not in self._lines for p in parts):
+                return None
+            for _ in range(upto, total):
+                view = v.fit(v.add(view, self._sizes), self._sizes, self._lines.keys(), self.budget)
+            return v.fit(view, self._sizes, self._lines.keys(), self.budget)
+        return None
 
     # ---------------------------------------------------------------- the log
 
@@ -304,6 +321,7 @@ class Chat:
         if needed:
             ended = "settled" if not pending else ("cancelled" if cancelled else "deadline")
             self._activity(self.store.waited, waited, pending, ended)
+        self._activity(self.store.save_view, self.view.total, [tuple(p) for p in self.view.parts])
         return Settled(self.render(), pending == 0, pending, waited)
 
     # ---------------------------------------------------------------- the rest

@@ -116,10 +116,22 @@ class Built:
 
     @staticmethod
     def of(nodes: Iterable[Node]) -> Built:
-        b = BUILT_NONE
-        for n in sorted(set(nodes)):
-            b = b.add(n)
-        return b
+        """The set of these nodes (those of a negative level or index left out)."""
+        levels: dict[int, set[int]] = {}
+        for l, i in nodes:  # noqa: E741
+            if l >= 0 and i >= 0:
+                levels.setdefault(l, set()).add(i)
+        top = max(levels, default=-1)
+        prefix, extra, count = [], [], 0
+        for l in range(top + 1):  # noqa: E741
+            have = levels.get(l, set())
+            p = 0
+            while p in have:
+                p += 1
+            prefix.append(p)
+            extra.append(frozenset(i for i in have if i > p))
+            count += len(have)
+        return Built(tuple(prefix), tuple(extra), count)
 
     def __contains__(self, n: object) -> bool:
         if not isinstance(n, tuple) or len(n) != 2:

@@ -8,13 +8,16 @@ Two `eukhe` processes may write one chat at once, and it stays right:
 - a line is written once: the first build wins, a later one reads it back.
 
 Nothing of the log or the lines is ever updated or deleted: the log is never
-rewritten. Beside them, the chat's activity, which every process can read
-(`eukhe chat status`): the compactor calls running now, by process, and the
-last settle waits of turns and how they ended; only these rows come and go.
+rewritten. Beside them, what any process may replace: the last view a turn
+pinned (so the next process goes on from it instead of folding the whole log
+again), and the chat's activity, which every process can read (`eukhe chat
+status`): the compactor calls running now, by process, and the last settle
+waits of turns and how they ended.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
@@ -32,6 +35,7 @@ MESSAGES = "eukhe_chat_messages"
 LINES = "eukhe_chat_lines"
 CALLS = "eukhe_chat_calls"
 WAITS = "eukhe_chat_waits"
+VIEW = "eukhe_chat_view"
 WAITS_KEPT = 20
 """Settle waits kept: the newest ones, for `eukhe chat status`."""
 APPEND_LOCK = 0x65756B6865  # "eukhe": the Postgres advisory lock that serializes appends
@@ -89,6 +93,15 @@ _waits = sa.Table(
     sa.Column("waited", sa.Float, nullable=False),
     sa.Column("pending", sa.Integer, nullable=False),  # lines still unbuilt when it ended
     sa.Column("ended", sa.Text, nullable=False),  # "settled", "deadline" or "cancelled"
+)
+
+
+_view = sa.Table(
+    VIEW,
+    _META,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),  # always 0: one view
+    sa.Column("total", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
+    sa.Column("parts", sa.Text, nullable=False),  # JSON: [[l, i], ...], oldest first
 )
 
 
@@ -224,12 +237,40 @@ class ChatStore:
         except Exception as e:
             raise ChatStoreError(f"cannot save a line of the chat at {shown(self.url)}: {cause(e)}") from e
 
+    def sized_lines(self) -> list[tuple[int, int, str, int]]:
+        """Every built line as (level, index, text, UTF-8 bytes): what a chat loads."""
+        q = sa.select(_lines.c.l, _lines.c.i, _lines.c.text, _lines.c.size)
+        return [(int(l), int(i), str(t), int(n)) for l, i, t, n in self._read(lambda c: c.execute(q).all())]  # noqa: E741
+
     def lines(self, only: Iterable[tuple[int, int]] | None = None) -> dict[tuple[int, int], str]:
         """Every built line by (level, index), or only those asked for."""
         q = sa.select(_lines.c.l, _lines.c.i, _lines.c.text)
         rows = self._read(lambda c: c.execute(q).all())
         want = None if only is None else set(only)
         return {(int(l), int(i)): str(t) for l, i, t in rows if want is None or (int(l), int(i)) in want}  # noqa: E741
+
+    # ---------------------------------------------------------------- the view
+
+    def save_view(self, total: int, parts: Sequence[tuple[int, int]]) -> None:
+        """The view a turn pinned, for the next process to go on from."""
+        row = {"id": 0, "total": total, "parts": json.dumps([[l, i] for l, i in parts])}  # noqa: E741
+
+        def work(c: sa.Connection) -> None:
+            c.execute(_view.delete().where(_view.c.id == 0))
+            c.execute(_view.insert().values(**row))
+
+        self._write("save the view", work)
+
+    def saved_view(self) -> tuple[int, list[tuple[int, int]]] | None:
+        """The last view saved: its messages and its parts (None: none, or unreadable)."""
+        r = self._read(lambda c: c.execute(sa.select(_view).where(_view.c.id == 0)).first())
+        if r is None:
+            return None
+        try:
+            parts = [(int(l), int(i)) for l, i in json.loads(r.parts)]  # noqa: E741
+        except (ValueError, TypeError):
+            return None  # a broken row: the view is folded from the log instead
+        return int(r.total), parts
 
     # ---------------------------------------------------------------- the activity
 
