@@ -60,25 +60,28 @@ _messages = sa.Table(
     sa.Column("size", sa.Integer, nullable=False),
     sa.Column("date", sa.Text, nullable=False),
 )
+
+
+def _node() -> tuple[sa.Column[int], sa.Column[int]]:
+    """A tree node's key: its level and index."""
+    big = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+    return (
+        sa.Column("l", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("i", big, primary_key=True, autoincrement=False),
+    )
+
+
 _lines = sa.Table(
     LINES,
     _META,
-    sa.Column("l", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column(
-        "i", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=False
-    ),
+    *_node(),
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("size", sa.Integer, nullable=False),
 )
-
-
 _calls = sa.Table(
     CALLS,
     _META,
-    sa.Column("l", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column(
-        "i", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=False
-    ),
+    *_node(),
     sa.Column("host", sa.Text, nullable=False),
     sa.Column("pid", sa.Integer, nullable=False),
     sa.Column("started", sa.Float, nullable=False),
