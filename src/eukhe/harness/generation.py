@@ -34,6 +34,7 @@ from eukhe.rules import recovery
 from eukhe.rules import run as h4
 from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
+from eukhe.settings.run import Settings
 
 BACKGROUND_SLOT_WAIT = 600.0
 """Seconds background work (compaction, subagents) may wait for a slot, preemptions included."""
@@ -56,20 +57,6 @@ BYTES_PER_TOKEN = 3
 RESERVE = 16_384
 """Tokens of the context window kept free for the reply (at most a quarter of it), unless
 maxOutputTokens says how many a reply may have."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The settings a run reads (names as in settings.json)."""
-
-    max_tool_rounds: int = 0  # maxToolRounds; 0 = the default, 250
-    retry_enabled: bool = True  # retry.enabled
-    max_retries: int = 3  # retry.maxRetries
-    base_delay_ms: int = 2000  # retry.baseDelayMs
-    max_retry_delay_ms: int = 60_000  # retry.provider.maxRetryDelayMs
-    stream_idle_timeout_ms: int = 120_000  # retry.provider.streamIdleTimeoutMs
-    max_output_tokens: int = 0  # models.<provider/model>.maxOutputTokens; 0 = the provider's own limit
-    context_window: int = 0  # models.<provider/model>.contextWindow (tokens); 0 = unknown: no threshold
 
 
 @dataclass

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eukhe.harness.generation import Settings
 from eukhe.rules.queue import SETTLE_TIMEOUT
 from eukhe.rules.run import DEFAULT_MAX_TOOL_ROUNDS
 from eukhe.rules.view import VIEW
+from eukhe.settings.run import Settings
 
 SETTLE_TIMEOUT_MS = SETTLE_TIMEOUT
 """`memory.settleTimeoutMs` when unset or 0 (H2.3), as rules.queue has it."""

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eukhe.harness.generation import Settings
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
 from eukhe.rules.compactor import NODE
+from eukhe.settings.run import Settings
 
 
 class SettingsError(ValueError):
