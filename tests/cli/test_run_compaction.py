@@ -110,3 +110,32 @@ def test_an_unusable_auxiliary_model_shows_its_notice_once_in_the_waiting_sessio
         "The session model vllm/m runs it."
     )
     assert run.stderr.count(row) == 1, run.stderr
+
+
+def test_a_run_killed_while_it_compacts_goes_on_from_its_memory_after_resume(tmp_path: Path) -> None:
+    """Killed while its compaction waits on a compactor that never answers; `eukhe
+    resume` replays what was recorded, compacts again (the log takes nothing twice),
+    goes on from the view at the settle deadline, and answers."""
+    from tests.store.proc import kill, start, until
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(
+        json.dumps({"memory": {"viewBytes": 3_000, "settleTimeoutMs": 3_000}})
+    )
+    (tmp_path / "big.txt").write_text(BIG)
+    stalled = script()
+    stalled["replies"][0] = {"when": "Compress this message", "results": 0, "stallAfter": 0, "stall": 30}
+    with FauxServer(parse(stalled)) as server:
+        args = ["run", "--model", "vllm/m", "--base-url", server.url, "--json", "summarise big.txt"]
+        p = start(*args, cwd=tmp_path, home=home)
+        until(
+            "a compactor call",
+            lambda: any("Compress this message" in json.dumps(s.body) for s in server.seen),
+        )
+        kill(p)
+        done = eukhe("resume", cwd=tmp_path, home=home)
+        assert done.returncode == 0, done.stderr
+        assert "ended answered" in done.stderr, done.stderr
+        status = eukhe("chat", "status", "--json", cwd=tmp_path, home=home)
+    assert json.loads(status.stdout)["messages"] == 6  # every message once, across the kill
