@@ -147,11 +147,30 @@ def test_a_reloaded_chat_keeps_its_lines_and_fits_the_same_budget(tmp_path: Path
 
     async def again(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
         text = chat.render()
-        assert len(text.encode()) <= 400 and text.startswith("<chat>\n0+") and "|user: message 39\n" in text
+        assert len(text.encode()) <= 400 and text.startswith("<chat>\n0+")
+        assert text.endswith("user: message 39\n</chat>")  # every message, the last one last
         assert chat.status().built == built and chat.status().messages == 40
         assert (await chat.settled(clock.now() + 20)).settled and len(server.seen) == 0
 
     with_chat(tmp_path, ["unused"], again, budget=400)
+
+
+def test_a_turn_whose_lines_are_built_waits_for_the_merge_that_fits_its_view(tmp_path: Path) -> None:
+    """Two lines that are their own messages (no model), over the budget together; their
+    merge needs the model, which takes its time: the turn waits for it (within the
+    deadline), so its view fits the budget rather than going out over it."""
+    half = "talk: " + "a line of its own that is long; " * 9  # ~300 bytes: two do not join in NODE
+
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, half, Kind.TALK), entry(1, half, Kind.TALK)])
+        await until("the two free lines", lambda: chat.is_built(Node(0, 0)) and chat.is_built(Node(0, 1)))
+        assert chat.view.size > 400 and not chat.is_built(Node(1, 0))  # the merge is under way
+        shown: list[str] = []
+        got = await chat.settled(clock.now() + 20, show=shown.append)
+        assert len(got.text.encode()) <= 400 and got.text == "<chat>\n0+2|A merged line.\n</chat>", got
+        assert any("waiting for its merges" in line for line in shown)
+
+    with_chat(tmp_path, [{"text": "A merged line.", "chunks": 4, "delay": 0.3}], body, budget=400)
 
 
 def test_a_new_process_goes_on_from_the_view_the_last_turn_pinned(tmp_path: Path) -> None:

@@ -312,6 +312,7 @@ class Chat:
                 self._waiters -= 1
                 if self._waiters == 0:
                     self._apply(q.UNWAIT)
+        await self._merged(deadline, show, cancel)
         pending = len(v.unbuilt(self.view, self._lines.keys()))
         waited = self.clock.now() - began
         cancelled = cancel is not None and cancel.is_set()
@@ -323,6 +324,27 @@ class Chat:
             self._activity(self.store.waited, waited, pending, ended)
         self._activity(self.store.save_view, self.view.total, [tuple(p) for p in self.view.parts])
         return Settled(self.render(), pending == 0, pending, waited)
+
+    async def _merged(self, deadline: float, show: Show | None, cancel: asyncio.Event | None) -> None:
+        """Every line of the view is built and still it is over its budget: the merges
+        that fit it are under way (a merge waits while a turn waits for lines, and starts
+        when it ends), so wait for them too, within the same deadline. Not when no job
+        runs: then nothing would come."""
+        while (
+            self.view.size > self.budget
+            and self._jobs
+            and not v.unbuilt(self.view, self._lines.keys())
+            and self.clock.now() < deadline
+            and not (cancel is not None and cancel.is_set())
+        ):
+            if show is not None:
+                seconds = deadline - self.clock.now()
+                show(
+                    f"memory: the view is {self.view.size} of {self.budget} bytes; waiting for its merges, "
+                    f"{seconds:.0f} s to the deadline"
+                )
+            self._changed.clear()
+            await race(self._changed.wait(), min(deadline, self.clock.now() + 1.0), cancel, self.clock)
 
     # ---------------------------------------------------------------- the rest
 
