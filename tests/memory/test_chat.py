@@ -173,6 +173,26 @@ def test_a_turn_whose_lines_are_built_waits_for_the_merge_that_fits_its_view(tmp
     with_chat(tmp_path, [{"text": "A merged line.", "chunks": 4, "delay": 0.3}], body, budget=400)
 
 
+def test_a_loaded_chat_starts_the_merges_another_process_left_and_its_turn_waits_for_them(
+    tmp_path: Path,
+) -> None:
+    """Another process logged two messages and built their lines, then ended before
+    their merge: this process's first turn starts that merge and waits for it, so its
+    view fits the budget."""
+    half = "talk: " + "a line of its own that is long; " * 9
+    store = ChatStore(f"sqlite:///{tmp_path / 'eukhe.sqlite'}")
+    store.append([entry(0, half, Kind.TALK), entry(1, half, Kind.TALK)])
+    for i in (0, 1):
+        store.save_line(0, i, half)
+    store.close()
+
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        got = await chat.settled(clock.now() + 20)
+        assert got.text == "<chat>\n0+2|A merged line.\n</chat>", got
+
+    with_chat(tmp_path, ["A merged line."], body, budget=400)
+
+
 def test_a_new_process_goes_on_from_the_view_the_last_turn_pinned(tmp_path: Path) -> None:
     """The view a turn pinned is saved, so the next process's first turn sends it as its
     prefix (a new message is only added at its end) instead of a view folded anew."""

@@ -90,6 +90,7 @@ class Chat:
         self._timers: set[asyncio.Task[None]] = set()
         self._changed = asyncio.Event()
         self._waiters = 0
+        self._pumped = False  # the loaded queue has started its work (on the loop, at first use)
         self.queue = q.EMPTY
         self.view = v.EMPTY
         self._load()
@@ -132,6 +133,7 @@ class Chat:
     def log(self, entries: Sequence[Entry]) -> list[Message]:
         """Append to the log (idempotent by key) and let the new messages in: each one
         enters the queue and the view."""
+        self._pump()
         before = self.queue.total
         messages = self.store.append(entries)
         fresh = sorted({m.id: m for m in messages if m.id >= before}.values(), key=lambda m: m.id)
@@ -166,6 +168,15 @@ class Chat:
         for job in step.started:
             self._start(job)
         return step
+
+    def _pump(self) -> None:
+        """A loaded chat's queue starts the work it has (merges of lines other processes
+        built, lines they left unbuilt) at its first use on the loop: loading makes the
+        model's state, but only an operation starts its calls."""
+        if not self._pumped:
+            self._pumped = True
+            if self._waiters == 0:
+                self._apply(q.UNWAIT)
 
     def _start(self, job: q.Job) -> None:
         task = asyncio.get_running_loop().create_task(self._job(job))
@@ -293,6 +304,7 @@ class Chat:
         """The view once every unbuilt line of it is built, or at `deadline` (on this chat's
         clock), or at `cancel`: never an error. `show` gets the wait's progress, once a
         second, and how it ended."""
+        self._pump()
         began = self.clock.now()
         needed = v.unbuilt(self.view, self._lines.keys())
         if needed:
