@@ -52,6 +52,8 @@ def views_and_pairs(seen: list[Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     """The turns' requests (not the compactor's): each one's view and its messages."""
     out = []
     for s in seen:
+        if not isinstance(s.body, dict) or "messages" not in s.body:
+            continue  # a request cut short by a process that ended (the server answered 400)
         messages = s.body["messages"]
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
         if system.endswith("</chat>"):  # a turn's (the compactor's has no view at its end)
@@ -120,7 +122,9 @@ def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None
     assert not over, (len(sizes), over[:3])
     assert sizes[-1] > BUDGET // 2  # the view is full, not empty: the chat did grow
     assert all(pairs_whole(messages) for _, messages in turns)
-    assert all(pairs_whole(s.body["messages"]) for s in seen)  # compactor requests too
+    assert all(
+        pairs_whole(s.body["messages"]) for s in seen if isinstance(s.body, dict) and "messages" in s.body
+    )
     assert max(waits) < SETTLE_MS / 1000 + 10  # no turn waits past its deadline (plus the run itself)
     ids = [int(m.group(1)) for m in re.finditer(r"^(\d+)\+\d+\|", turns[-1][0], re.M)]
     assert ids[0] == 0 and ids == sorted(ids)  # the view still starts at the chat's first message

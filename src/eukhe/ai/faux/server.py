@@ -97,6 +97,8 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(n) if n else b""
         self.size = len(raw)
+        if len(raw) < n:  # the client went away in the middle of its body: not a request
+            return None
         try:
             return json.loads(raw) if raw else {}
         except json.JSONDecodeError:
