@@ -248,7 +248,10 @@ class Generation:
         if entry:
             t.system = got["system"]
             t.ctx = [Message("user", notes.compacted(t.prompt))]
-            prepared = await self._prepare(self._request(t))  # the new request: its hooks too
+            finished, prepared = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
+            if not finished:  # the new request's hooks, under the run's cancel as in prepare
+                t.go(self.step, h4.ABORT)
+                return False
             if isinstance(prepared, BaseException):
                 got = {"error": f"a before_request hook failed: {type(prepared).__name__}: {prepared}"}
             else:
