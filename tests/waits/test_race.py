@@ -161,3 +161,83 @@ def test_a_work_deaf_to_its_cancel_is_left_after_the_grace() -> None:
 
     end, took = asyncio.run(go())
     assert end == "deadline" and 0.15 <= took < 2.0
+
+
+INPUTS = {"e": model.Tick.EVENT, "t": model.Tick.TICK, "c": model.Tick.CANCEL}
+
+
+def model_trace(deadline: int | None, inputs: str) -> list[str]:
+    """The model after each input, one at a time: live, or how it ended."""
+    w = model.start(deadline is not None, 1 if deadline is None else deadline)
+    lines = [w.end.value]
+    for x in inputs:
+        w = model.step(w, INPUTS[x]).wait
+        lines.append(w.end.value)
+    return lines
+
+
+async def race_trace(deadline: int | None, inputs: str, shared: bool) -> list[str]:
+    """waits.race fed the same inputs on a clock the test moves: after each, whether
+    the waiter has ended and how. `shared`: the cancel waiter is one the caller owns."""
+    clock = ManualClock()
+    done, stop = asyncio.Event(), asyncio.Event()
+    watch = asyncio.ensure_future(stop.wait()) if shared else None
+
+    async def work() -> str:
+        await done.wait()
+        return "value"
+
+    async def settle() -> None:
+        for _ in range(6):  # quiescence of the loop, not time
+            await asyncio.sleep(0)
+
+    waiter = asyncio.ensure_future(race(work(), deadline, stop, clock, watch=watch))  # type: ignore[arg-type]
+    await settle()
+
+    def line() -> str:
+        return waiter.result().end.value if waiter.done() else "live"
+
+    lines = [line()]
+    for x in inputs:
+        if x == "e":
+            done.set()
+        elif x == "c":
+            stop.set()
+        else:
+            clock.advance(1)
+        await settle()
+        lines.append(line())
+    if not waiter.done():
+        stop.set()  # end the leftover wait: nothing may outlive the scenario
+        await asyncio.wait_for(waiter, timeout=5)
+    assert clock.sleepers == 0
+    if watch is not None:
+        assert not watch.cancelled()  # a shared waiter is the caller's: left running
+        watch.cancel()
+    return lines
+
+
+GENERATED = [
+    (deadline, "".join(xs))
+    for deadline in (None, 0, 1, 2, 3)
+    for n in range(1, 5)
+    for xs in itertools.product("etc", repeat=n)
+]
+
+
+def test_race_and_the_model_step_every_generated_history_alike() -> None:
+    """Every history of up to 4 inputs (events, ticks, cancels in any order, repeats
+    included) under every deadline of 0..3 ticks or none: 600 scenarios, each through
+    the runtime (half with a shared cancel waiter) and the model, line for line."""
+
+    async def all_of_them() -> list[str]:
+        out = []
+        for i, (deadline, xs) in enumerate(GENERATED):
+            trace = await race_trace(deadline, xs, shared=i % 2 == 1)
+            out.append(f"{deadline} {xs}: {' '.join(trace)}")
+        return out
+
+    got = asyncio.run(all_of_them())
+    want = [f"{d} {xs}: {' '.join(model_trace(d, xs))}" for d, xs in GENERATED]
+    assert len(GENERATED) == 600
+    assert got == want

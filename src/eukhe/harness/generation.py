@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from eukhe import waits
 from eukhe.admission import REGISTRY, AdmissionError, Registry, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.openai_responses import Job, PollFailed
@@ -34,6 +35,7 @@ from eukhe.rules import recovery
 from eukhe.rules import run as h4
 from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
+from eukhe.rules.wait import End
 from eukhe.settings.run import Settings
 
 BACKGROUND_SLOT_WAIT = 600.0
@@ -91,27 +93,13 @@ async def race(
     grace: float = ABORT_GRACE,
     stop: asyncio.Future[Any] | None = None,
 ) -> tuple[bool, Any]:
-    """Run `work` against the cancel signal: (True, result) if it finished first;
-    (False, None) once cancelled, after giving `work` up to `grace` seconds to honour
-    its own cancellation (a handler that ignores it is dropped, never awaited longer).
-    `stop`: a waiter on the signal shared by many races (one per run, not per phase)."""
-    if cancel.is_set():
-        if asyncio.iscoroutine(work):
-            work.close()
-        return False, None
-    task = asyncio.ensure_future(work)
-    own = stop is None
-    watcher = asyncio.ensure_future(cancel.wait()) if stop is None else stop
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if own:
-            watcher.cancel()
-    if task.done():
-        return True, task.result()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await asyncio.wait_for(asyncio.shield(task), timeout=grace)
+    """`waits.race` of `work` against the run's cancel, with no deadline (each phase
+    bounds its own work): (True, result) if it finished first; (False, None) once
+    cancelled, after giving `work` up to `grace` seconds to honour its own
+    cancellation. `stop`: the run's one waiter on its cancel, shared by its races."""
+    raced = await waits.race(work, None, cancel, grace=grace, watch=stop)
+    if raced.end is End.EVENT:
+        return True, raced.result()
     return False, None
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from eukhe.laws import admission, aux_fallback, compactor, queue, recovery, run, skill_load, wait
+from eukhe.laws import admission, aux_fallback, compactor, lease, queue, recovery, run, skill_load, wait
 from eukhe.laws.engine import Area
 
 AREAS: dict[str, Area] = {
     "run": run.AREA,
     "recovery": recovery.AREA,
     "wait": wait.AREA,
+    "lease": lease.AREA,
     "aux_fallback": aux_fallback.AREA,
     "skill_load": skill_load.AREA,
     "admission": admission.AREA,

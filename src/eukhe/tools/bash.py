@@ -22,6 +22,8 @@ from collections.abc import Awaitable
 from enum import Enum
 from typing import Any, ClassVar
 
+from eukhe import waits
+from eukhe.rules.wait import End
 from eukhe.tools.base import Context, Result
 from eukhe.tools.files import why
 
@@ -72,18 +74,14 @@ class _End(Enum):
 
 
 async def _race(aw: Awaitable[Any], cancel: asyncio.Event, timeout: float | None) -> _End:
-    """Wait for `aw`, at most `timeout` seconds, until `cancel` is set, whichever comes first."""
-    work = asyncio.ensure_future(aw)
-    stop = asyncio.ensure_future(cancel.wait())
-    try:
-        done, _ = await asyncio.wait({work, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for t in (work, stop):
-            if not t.done():
-                t.cancel()
-    if work in done:
-        return _End.DONE
-    return _End.CANCEL if stop in done else _End.TIMEOUT
+    """`waits.race` of `aw` for at most `timeout` seconds, until `cancel` is set."""
+    clock = waits.LoopClock()
+    deadline = None if timeout is None else clock.now() + timeout
+    raced = await waits.race(aw, deadline, cancel, clock, grace=0.0)
+    return _ENDS[raced.end]
+
+
+_ENDS = {End.EVENT: _End.DONE, End.CANCEL: _End.CANCEL, End.DEADLINE: _End.TIMEOUT}
 
 
 def _killpg(pgid: int, sig: signal.Signals) -> None:

@@ -44,12 +44,16 @@ async def race(
     cancel: asyncio.Event | None = None,
     clock: Clock | None = None,
     grace: float = GRACE,
+    watch: asyncio.Future[object] | None = None,
 ) -> Raced[T]:
     """Wait for `work` until the clock reads `deadline` (None: no deadline) or `cancel`
     is set, whichever comes first: the wait ends exactly once, as `rules.wait` steps
     it, and the losers are cancelled (a work deaf to its cancel is left after
     `grace` real seconds, never awaited longer). If the caller is cancelled, every
-    part is cancelled and the CancelledError goes on: a cancel stays a cancel."""
+    part is cancelled and the CancelledError goes on: a cancel stays a cancel.
+
+    `watch`: a waiter on `cancel` shared by many races (a run's, one for all its
+    phases), used instead of a new one and left running."""
     clock = clock or LoopClock()
     limited = deadline is not None
     w = model.start(limited, 1 if deadline is None or deadline > clock.now() else 0)
@@ -64,7 +68,8 @@ async def race(
     if deadline is not None:
         parts[asyncio.ensure_future(clock.sleep_until(deadline))] = model.Tick.TICK
     if cancel is not None:
-        parts[asyncio.ensure_future(cancel.wait())] = model.Tick.CANCEL
+        parts[watch if watch is not None else asyncio.ensure_future(cancel.wait())] = model.Tick.CANCEL
+    shared = {watch} if watch is not None else set()
     try:
         while w.end is model.End.LIVE:
             done, _ = await asyncio.wait(parts, return_when=asyncio.FIRST_COMPLETED)
@@ -74,9 +79,10 @@ async def race(
                 if w.end is not model.End.LIVE:
                     break
     except BaseException:
-        await _drop(parts, grace)
+        await _drop({f: t for f, t in parts.items() if f not in shared}, grace)
         raise
-    await _drop({f: t for f, t in parts.items() if f is not task or w.end is not model.End.EVENT}, grace)
+    kept = shared | ({task} if w.end is model.End.EVENT else set())
+    await _drop({f: t for f, t in parts.items() if f not in kept}, grace)
     if w.end is model.End.EVENT:
         if task.cancelled():
             return Raced(model.End.CANCEL)
