@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
 
+from eukhe import waits
 from eukhe.admission._errors import Preempted, QueueFull, SlotTimeout
 from eukhe.rules import admission
 from eukhe.rules.admission import Class, Op, Outcome, State, Status, Step
+from eukhe.rules.wait import End
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,6 @@ _ADMIT = {cls: admission.admit_op(cls) for cls in Class}
 
 class _Woke(Enum):
     GRANT = "grant"  # the model granted the ticket
-    DEADLINE = "deadline"
 
 
 class Controller:
@@ -185,25 +186,20 @@ class Slot:
         loop = asyncio.get_running_loop()
         t = self.ticket
         began = loop.time()
-        timer: asyncio.TimerHandle | None = None
         try:
             while True:
                 fut: asyncio.Future[_Woke] = loop.create_future()
                 c._waiters[t] = fut
-                if self.deadline is not None:
-                    timer = loop.call_at(self.deadline, _expire, fut)
                 try:
-                    woke = await fut
+                    raced = await waits.race(fut, self.deadline, None, _CLOCK)
                 finally:
-                    if timer is not None:
-                        timer.cancel()
                     c._waiters.pop(t, None)
                 outcome = c.step(admission.poll_op(t)).outcome
                 if outcome is Outcome.HELD:
                     return  # granted, even if the deadline came in the same tick
                 if outcome is not Outcome.QUEUED:  # only this waiter ends its ticket
                     raise RuntimeError(f"provider {c.provider!r}: ticket {t} {outcome.value} while it waited")
-                if woke is _Woke.DEADLINE:
+                if raced.end is End.DEADLINE:
                     raise SlotTimeout(c.provider, self.cls.value, loop.time() - began, c.state.limit)
                 # still queued: an uncollected background grant went back to the queue
         except BaseException:
@@ -229,6 +225,4 @@ class Slot:
                 raise Preempted(c.provider, self.ticket) from exc
 
 
-def _expire(fut: asyncio.Future[_Woke]) -> None:
-    if not fut.done():
-        fut.set_result(_Woke.DEADLINE)
+_CLOCK = waits.LoopClock()

@@ -9,7 +9,9 @@ from typing import Any
 
 from dbos import DBOS, SetWorkflowID
 
+from eukhe import waits
 from eukhe.harness.generation import ABORT_GRACE, Outcome
+from eukhe.rules.wait import End
 from eukhe.store import sessions
 from eukhe.store.durable import gone
 from eukhe.store.workflow import WORKFLOW, Live, run_workflow
@@ -64,6 +66,8 @@ async def start(spec: dict[str, Any], session: str) -> str:
     return rid
 
 
+_CLOCK = waits.LoopClock()
+
 RESULT_POLL = 0.02
 """Seconds between two looks at the store for the end of a run that says it is ending."""
 
@@ -99,14 +103,10 @@ async def result(run: str) -> dict[str, Any]:
     left to it, with a line that says so."""
     stop = Live.stop[1] if Live.stop else asyncio.Event()
     task = asyncio.ensure_future(_ended(run))
-    stopped = asyncio.ensure_future(stop.wait())
-    try:
-        done, _ = await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if task not in done:  # Ctrl-C: a run this process executes ends within its grace
-            done, _ = await asyncio.wait({task}, timeout=2 * ABORT_GRACE)
-    finally:
-        stopped.cancel()
-    if task not in done:
+    raced = await waits.race(asyncio.shield(task), None, stop)
+    if raced.end is End.CANCEL:  # Ctrl-C: a run this process executes ends within its grace
+        await waits.race(asyncio.shield(task), _CLOCK.now() + 2 * ABORT_GRACE, None, _CLOCK)
+    if not task.done():
         task.cancel()
         message = f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
         return Outcome("aborted", code="aborted", message=message).json()
@@ -126,11 +126,7 @@ async def finish(ids: list[str], say: Say) -> bool:
     stop = Live.stop[1] if Live.stop else asyncio.Event()
     for n, rid in enumerate(ids):
         task = asyncio.ensure_future(_ended(rid))
-        stopped = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopped.cancel()
+        await waits.race(asyncio.shield(task), None, stop)
         if not task.done():
             task.cancel()
             left = len(ids) - n
