@@ -1,0 +1,154 @@
+"""Admission through the owner (H3 across processes): the same `slot(...)` as the
+in-process `Registry`, whose controller lives in the owner, shared by every
+client of the home.
+
+A slot's wait has no deadline of its own (H3.4): it ends with a grant, the
+caller's deadline (background work's `BACKGROUND_SLOT_WAIT`: `SlotTimeout`), the
+caller's cancel, or the owner's connection closing (`OwnerUnreachable`, retryable:
+the next request reaches a new owner). A preemption comes as an event: the
+holding task is cancelled and the block raises `Preempted`, as in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from eukhe import waits
+from eukhe.admission import AdmissionError, Preempted, SlotTimeout
+from eukhe.owner.client import Client, OwnerError
+from eukhe.owner.protocol import Kind
+from eukhe.rules.wait import End
+
+
+class OwnerUnreachable(AdmissionError):
+    """No owner answered for a slot; retryable (the next try starts a new owner)."""
+
+    retryable = True
+
+
+class RemoteRegistry:
+    """Slots of the home's owner, over one client connection made on first use (on
+    the loop of the first caller) and made again when the owner is gone."""
+
+    def __init__(self, home: Path, connect: Callable[[], Awaitable[Client]] | None = None) -> None:
+        self.home = home
+        self._connect = connect or (lambda: Client.connect(home))
+        self._client: Client | None = None
+        self._settings: Mapping[str, Any] | None = None
+        self._lock: asyncio.Lock | None = None
+        self._ids = itertools.count(1)
+
+    async def client(self) -> Client:
+        if self._client is not None and not self._client.closed.is_set():
+            return self._client
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._client is None or self._client.closed.is_set():
+                client = await self._connect()
+                if self._settings is not None:
+                    await client.request(Kind.CONFIGURE, settings=dict(self._settings))
+                self._client = client
+        return self._client
+
+    def configure(self, settings: Mapping[str, Any]) -> None:
+        """New limits: sent with the next slot (the owner's controllers take them)."""
+        self._settings = dict(settings)
+        if self._client is not None and not self._client.closed.is_set():
+            self._client.tell(Kind.CONFIGURE, settings=dict(settings))
+
+    def slot(self, provider: str, *, interactive: bool, deadline: float | None = None) -> RemoteSlot:
+        return RemoteSlot(self, provider, interactive, deadline, next(self._ids))
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+class RemoteSlot:
+    """`async with registry.slot(...)`: one slot of the owner's controller."""
+
+    def __init__(
+        self, reg: RemoteRegistry, provider: str, interactive: bool, deadline: float | None, sid: int
+    ):
+        self.reg = reg
+        self.provider = provider
+        self.interactive = interactive
+        self.deadline = deadline
+        self.sid = sid
+        self.queued = False
+        self.preempted = False
+        self._client: Client | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelling = 0
+        self._cancelled = False
+
+    async def __aenter__(self) -> RemoteSlot:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a slot is held by a task")
+        cls = "interactive" if self.interactive else "background"
+        try:
+            client = self._client = await self.reg.client()
+        except OwnerError as e:
+            raise OwnerUnreachable(f"provider {self.provider!r}: no {cls} slot: {e}", self.provider) from None
+        client.on_event(f"slot:{self.sid}", self._event)
+        began = asyncio.get_running_loop().time()
+        _, fut = client.ask(Kind.ADMIT, slot=self.sid, provider=self.provider, interactive=self.interactive)
+        try:
+            raced = await waits.race(fut, self.deadline, None, waits.LoopClock())
+        except BaseException:  # the caller's cancel: the wait is dropped at the owner too
+            self._drop()
+            raise
+        if raced.end is End.DEADLINE:
+            self._drop()
+            waited = asyncio.get_running_loop().time() - began
+            raise SlotTimeout(self.provider, cls, waited, -1)
+        try:
+            reply = raced.result()
+        except OwnerError as e:
+            self._drop()
+            error = str(e)
+            if error.startswith("admission: QueueFull"):
+                raise _Refused(error, self.provider) from None
+            raise OwnerUnreachable(
+                f"provider {self.provider!r}: no {cls} slot: {error}", self.provider
+            ) from None
+        self.queued = bool(reply.get("queued"))
+        self._task = task
+        self._cancelling = task.cancelling()
+        return self
+
+    def _event(self, msg: dict[str, Any]) -> None:
+        if msg.get("event") != "preempted":
+            return  # the owner is gone: the slot it granted is simply over
+        self.preempted = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel(msg=f"admission: {self.provider}: background slot preempted")
+            self._cancelled = True
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._client.on_event(f"slot:{self.sid}", None)
+            self._client.tell(Kind.RELEASE, slot=self.sid)
+
+    async def __aexit__(
+        self, typ: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._drop()
+        if self._cancelled and self._task is not None:
+            only_ours = self._task.uncancel() <= self._cancelling  # no other cancel is pending
+            if only_ours and typ is asyncio.CancelledError:
+                raise Preempted(self.provider, self.sid) from exc
+
+
+class _Refused(AdmissionError):
+    """The owner's queue for the class is full; retryable, as in-process."""
+
+    retryable = True

@@ -1,0 +1,275 @@
+"""A client of the home's owner: one connection, requests with their reply
+deadlines (H6.1), and the owner started, detached, when none answers.
+
+A request waits for its reply with `waits.race`: the reply, its deadline from
+`protocol.reply_deadline` (on the client's clock, which tests move), the
+caller's cancel. A miss is an `OwnerError` that names the request, the owner and
+the deadline. The owner's connection closing ends every wait at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from eukhe import waits
+from eukhe.owner import protocol
+from eukhe.owner.protocol import Kind
+from eukhe.rules.wait import End
+
+START = 10.0
+"""Seconds a new owner has to listen before the client gives up on it."""
+
+CONNECT_POLL = 0.02
+"""Seconds between two tries to connect to an owner that is starting."""
+
+
+class OwnerError(Exception):
+    """A request the owner did not answer in time, refused, or could not get (the
+    connection closed)."""
+
+
+def started(pid: int) -> float | None:
+    """When process `pid` started (its start time in clock ticks since boot, from
+    /proc), or None: with the pid, it names the process and not a later one."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    try:
+        return float(stat.rpartition(")")[2].split()[19])
+    except (IndexError, ValueError):
+        return None
+
+
+class Client:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        clock: waits.Clock | None = None,
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.clock = clock or waits.LoopClock()
+        self.owner: dict[str, Any] = {}
+        self.closed = asyncio.Event()
+        self.why = ""
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._events: dict[str, Callable[[dict[str, Any]], None]] = {}  # "slot:N", "lease:N"
+        self._reader = asyncio.ensure_future(self._read())
+
+    # ------------------------------------------------------------ connecting
+
+    @classmethod
+    async def connect(
+        cls,
+        home: Path,
+        *,
+        spawn: bool = True,
+        clock: waits.Clock | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> Client:
+        """A connection to the home's owner, said hello to. With `spawn`, an owner is
+        started (detached) when none listens, and waited for up to START seconds."""
+        path = protocol.socket_path(home)
+        try:
+            reader, writer = await _open(path)
+        except OSError as first:
+            if not spawn:
+                raise OwnerError(f"no owner listens at {path}: {first.strerror or first}") from None
+            proc = spawn_owner(home)
+            raced = await waits.race(_open_soon(path, proc), waits.LoopClock().now() + START, cancel)
+            if raced.end is End.CANCEL:
+                raise OwnerError("the wait for the owner to start was cancelled") from None
+            if raced.end is End.DEADLINE:
+                raise OwnerError(
+                    f"the owner started for {home} did not listen within {START:g} s; "
+                    f"its log is {protocol.log_path(home)}"
+                ) from None
+            reader, writer = raced.result()
+        client = cls(reader, writer, clock)
+        try:
+            client.owner = await client.request(
+                Kind.HELLO,
+                cancel=cancel,
+                pid=os.getpid(),
+                started=started(os.getpid()),
+                argv=sys.argv[1:3],
+                host=socket.gethostname(),
+            )
+        except BaseException:
+            await client.close()
+            raise
+        return client
+
+    # ------------------------------------------------------------ requests
+
+    def ask(self, kind: Kind, **fields: Any) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+        """Send a request; its id and the future of its reply (no deadline: the
+        caller races it)."""
+        rid = next(self._ids)
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        if self.closed.is_set():
+            fut.set_exception(OwnerError(f"{kind.value}: {self.why}"))
+            return rid, fut
+        self._pending[rid] = fut
+        self.writer.write(protocol.encode({"id": rid, "kind": kind.value, **fields}))
+        return rid, fut
+
+    def tell(self, kind: Kind, **fields: Any) -> None:
+        """Send a request whose reply nobody waits for (a release)."""
+        if not self.closed.is_set():
+            rid, fut = self.ask(kind, **fields)
+            self._pending.pop(rid, None)
+            fut.cancel()
+
+    async def request(self, kind: Kind, cancel: asyncio.Event | None = None, **fields: Any) -> dict[str, Any]:
+        """A request and its reply, within the kind's reply deadline."""
+        limit = protocol.reply_deadline(kind)
+        rid, fut = self.ask(kind, **fields)
+        deadline = None if limit is None else self.clock.now() + limit
+        raced = await waits.race(fut, deadline, cancel, self.clock)
+        self._pending.pop(rid, None)
+        if raced.end is End.DEADLINE:
+            raise OwnerError(
+                f"the owner (pid {self.owner.get('pid', '?')}) did not answer {kind.value} "
+                f"within its reply deadline of {limit:g} s"
+            )
+        if raced.end is End.CANCEL:
+            raise OwnerError(f"{kind.value}: the wait was cancelled")
+        return raced.result()
+
+    def on_event(self, key: str, handle: Callable[[dict[str, Any]], None] | None) -> None:
+        """Events of one slot or lease (`slot:N`, `lease:N`); None: no more."""
+        if handle is None:
+            self._events.pop(key, None)
+        else:
+            self._events[key] = handle
+
+    async def _read(self) -> None:
+        why = "the owner closed the connection"
+        try:
+            while True:
+                try:
+                    line = await self.reader.readline()
+                except (ValueError, asyncio.LimitOverrunError, ConnectionError) as e:
+                    why = f"the owner's connection broke: {type(e).__name__}: {e}"
+                    break
+                if not line:
+                    break
+                try:
+                    msg = protocol.decode(line)
+                except protocol.ProtocolError as e:
+                    why = f"the owner sent what is not its protocol: {e}"
+                    break
+                if "event" in msg:
+                    key = f"slot:{msg['slot']}" if "slot" in msg else f"lease:{msg.get('lease')}"
+                    handle = self._events.get(key)
+                    if handle is not None:
+                        handle(msg)
+                    continue
+                fut = self._pending.pop(msg.get("id", -1), None)
+                if fut is None or fut.done():
+                    continue
+                if "error" in msg:
+                    fut.set_exception(OwnerError(str(msg["error"])))
+                else:
+                    fut.set_result(dict(msg.get("ok") or {}))
+        finally:
+            self._closed(why)
+
+    def _closed(self, why: str) -> None:
+        self.why = why
+        self.closed.set()
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(OwnerError(why))
+        self._pending.clear()
+        for handle in list(self._events.values()):
+            handle({"event": "gone"})
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.writer.wait_closed(), 1.0)
+        self._reader.cancel()
+        with contextlib.suppress(BaseException):
+            await self._reader
+
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _open(path: Path) -> Streams:
+    return await asyncio.open_unix_connection(str(path), limit=protocol.MAX_LINE)
+
+
+async def _open_soon(path: Path, proc: subprocess.Popen[bytes]) -> Streams:
+    """Connect once the owner listens (another client's owner may win the home: the
+    one we started then ends, and the winner answers). An owner that failed to
+    start is an error with the last line of its log."""
+    while True:
+        try:
+            return await _open(path)
+        except OSError:
+            code = proc.poll()
+            if code not in (None, 0):
+                raise OwnerError(f"the owner exited with code {code}: {_last_line(path.parent)}") from None
+            await asyncio.sleep(CONNECT_POLL)
+
+
+def _last_line(home: Path) -> str:
+    try:
+        lines = protocol.log_path(home).read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError as e:
+        return f"its log cannot be read: {e}"
+    return lines[-1] if lines else "its log is empty"
+
+
+def spawn_owner(home: Path) -> subprocess.Popen[bytes]:
+    """Start the home's owner, detached (its own session, its output in its log)."""
+    home.mkdir(parents=True, exist_ok=True)
+    log = open(protocol.log_path(home), "ab")  # noqa: SIM115  # the child keeps it
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "eukhe.owner"],
+            env={**os.environ, "EUKHE_HOME": str(home)},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        log.close()
+
+
+def read_info(home: Path) -> dict[str, Any] | None:
+    """What the owner wrote of itself (pid, since), or None."""
+    try:
+        info = json.loads(protocol.info_path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,93 @@
+"""The owner's wire: one JSON object a line over a unix socket, both ways.
+
+A request is `{"id": N, "kind": KIND, ...}`; its reply `{"id": N, "ok": {...}}` or
+`{"id": N, "error": "why"}`. The owner also sends events no request asked for
+(`{"event": "preempted", "slot": N}`). Every request but two has a reply deadline
+(H6.1): a client never waits on an owner that does not answer. The two without
+one end otherwise: the root-turn lease with the turn or the run's cancel (H6.2),
+an admission slot with releases, the run's cancel or the connection's close (H3.4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Any, assert_never
+
+REPLY = 30.0
+"""Seconds an owner in another process has to answer a request (H6.1)."""
+
+MAX_LINE = 16 * 1024 * 1024
+"""The longest line either side reads: a longer one is a broken peer, not a request."""
+
+
+class Kind(Enum):
+    HELLO = "hello"  # who the client is (pid, start time, what it runs)
+    STATUS = "status"  # the owner's state, for `eukhe status`
+    ADMIT = "admit"  # a slot of a provider, in a class (H3)
+    RELEASE = "release"  # a slot held or asked for ends
+    LEASE = "lease"  # the root-turn lease (H6.2)
+    UNLEASE = "unlease"  # a lease held or waited for ends
+    CONFIGURE = "configure"  # new admission limits from a client's settings
+    SHUTDOWN = "shutdown"  # end once the work is checkpointed
+
+
+def reply_deadline(kind: Kind) -> float | None:
+    """Seconds a request of `kind` may wait for its reply; None: no deadline, the
+    wait ends otherwise. Every kind takes a side: there is no default."""
+    match kind:
+        case Kind.LEASE:
+            return None  # waits for another window's turn; ends with the turn or the run's cancel
+        case Kind.ADMIT:
+            return None  # bounded by releases (H3.4); the run's cancel, or the connection's close
+        case Kind.HELLO | Kind.STATUS | Kind.RELEASE | Kind.UNLEASE | Kind.CONFIGURE | Kind.SHUTDOWN:
+            return REPLY
+    assert_never(kind)  # a kind that takes no side fails here, and in the test that walks them all
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+class ProtocolError(Exception):
+    """A line that is no message of the wire."""
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ProtocolError(f"not a JSON line: {e}") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError(f"not a JSON object: {line[:80]!r}")
+    return obj
+
+
+SUN_PATH = 100
+"""Bytes a unix socket's path may have, with a margin (the kernel's limit is 108)."""
+
+
+def socket_path(home: Path) -> Path:
+    """The owner's socket: in the home, or, when that path is too long for a unix
+    socket, in a directory of this user's own under the temp dir, named by the home."""
+    p = home / "owner.sock"
+    if len(os.fsencode(p)) <= SUN_PATH:
+        return p
+    name = hashlib.sha256(os.fsencode(home.resolve())).hexdigest()[:20]
+    return Path(tempfile.gettempdir()) / f"eukhe-{os.getuid()}" / f"{name}.sock"
+
+
+def lock_path(home: Path) -> Path:
+    return home / "owner.lock"
+
+
+def info_path(home: Path) -> Path:
+    return home / "owner.json"
+
+
+def log_path(home: Path) -> Path:
+    return home / "owner.log"

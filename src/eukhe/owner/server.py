@@ -1,0 +1,291 @@
+"""The owner process of one eukhe home: it holds what every `eukhe` process of the
+home shares, and every other process is its client.
+
+- the admission registry, for every provider of every client (H3 across processes);
+- the root-turn lease (H6.2);
+- who is connected, for `eukhe status`.
+
+One owner per home: the one that holds the lock file (`flock`, freed by the OS when
+its process dies, so a dead owner is replaced by the next client that needs one).
+It listens on a unix socket of mode 0600 in the home. Each connection is an origin:
+when it closes, every slot and lease of it ends at once (`admission_every_ticket_ends`,
+`lease_crash_frees`), so a dead client never holds a slot. With no client for
+`idle` seconds, the owner ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eukhe import waits
+from eukhe.admission import Preempted, Registry
+from eukhe.owner import protocol
+from eukhe.owner.protocol import Kind
+from eukhe.owner.turns import Stopped, Turns
+from eukhe.rules.wait import End
+
+IDLE = 30.0
+"""Seconds an owner with no client waits for one before it ends."""
+
+
+class Taken(Exception):
+    """Another live owner holds the home."""
+
+
+@dataclass
+class Conn:
+    """One client connection: an origin of slots and leases."""
+
+    origin: int
+    writer: asyncio.StreamWriter
+    hello: dict[str, Any] = field(default_factory=dict)
+    since: float = field(default_factory=time.time)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    slots: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's slot id -> its task
+    released: dict[int, asyncio.Event] = field(default_factory=dict)
+    leases: dict[int, int] = field(default_factory=dict)  # client's lease id -> key (once granted)
+    waits: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's lease id -> its wait
+
+    def send(self, obj: dict[str, Any]) -> None:
+        if not self.writer.is_closing():
+            self.writer.write(protocol.encode(obj))
+
+
+class Owner:
+    def __init__(self, home: Path, settings: Mapping[str, Any] | None = None, idle: float = IDLE) -> None:
+        self.home = home
+        self.idle = idle
+        self.registry = Registry(settings)
+        self.turns = Turns()
+        self.conns: dict[int, Conn] = {}
+        self.since = time.time()
+        self.pid = os.getpid()
+        self._origins = 0
+        self._lock: int | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._done = asyncio.Event()
+        self._changed = asyncio.Event()
+
+    # ------------------------------------------------------------ life
+
+    def claim(self) -> None:
+        """Take the home's lock, or raise `Taken` when a live owner holds it."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        fd = os.open(protocol.lock_path(self.home), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise Taken(f"another owner holds {protocol.lock_path(self.home)}") from None
+        self._lock = fd
+
+    async def serve(self) -> None:
+        """Listen until shut down, or idle for `idle` seconds with no client."""
+        if self._lock is None:
+            self.claim()
+        path = protocol.socket_path(self.home)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a socket left by a dead owner: the lock says none lives
+        old = os.umask(0o177)  # the socket is born 0600: no moment when others may connect
+        try:
+            self._server = await asyncio.start_unix_server(
+                self._client, path=str(path), limit=protocol.MAX_LINE
+            )
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        info = {"pid": self.pid, "since": self.since, "socket": str(path)}
+        tmp = protocol.info_path(self.home).with_suffix(".tmp")
+        tmp.write_text(json.dumps(info), encoding="utf-8")
+        os.replace(tmp, protocol.info_path(self.home))
+        try:
+            await self._until_done()
+        finally:
+            await self.close()
+
+    async def _until_done(self) -> None:
+        clock = waits.LoopClock()
+        while not self._done.is_set():
+            if self.conns:
+                self._changed.clear()
+                await waits.race(self._changed.wait(), None, self._done)
+                continue
+            self._changed.clear()
+            raced = await waits.race(self._changed.wait(), clock.now() + self.idle, self._done, clock)
+            if raced.end is End.DEADLINE and not self.conns:
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for conn in list(self.conns.values()):
+            conn.writer.close()
+            self._gone(conn)
+        with contextlib.suppress(FileNotFoundError):
+            protocol.socket_path(self.home).unlink()
+        with contextlib.suppress(FileNotFoundError):
+            protocol.info_path(self.home).unlink()
+        if self._lock is not None:
+            os.close(self._lock)  # frees the flock: the next client may start an owner
+            self._lock = None
+
+    # ------------------------------------------------------------ connections
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._origins += 1
+        conn = Conn(self._origins, writer)
+        self.conns[conn.origin] = conn
+        self._changed.set()
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except (ValueError, asyncio.LimitOverrunError, ConnectionError):
+                    break  # a line past MAX_LINE, or a reset: the peer is broken
+                if not line:
+                    break
+                try:
+                    req = protocol.decode(line)
+                except protocol.ProtocolError as e:
+                    conn.send({"id": None, "error": str(e)})
+                    continue
+                self._handle(conn, req)
+        finally:
+            self._gone(conn)
+            writer.close()
+            self._changed.set()
+
+    def _gone(self, conn: Conn) -> None:
+        """The connection closed: every slot and lease of it ends at once."""
+        if self.conns.pop(conn.origin, None) is None:
+            return
+        for task in list(conn.tasks):
+            task.cancel()
+        self.turns.crash(conn.origin)
+
+    def _spawn(self, conn: Conn, coro: Any) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        conn.tasks.add(task)
+        task.add_done_callback(conn.tasks.discard)
+        return task
+
+    def _handle(self, conn: Conn, req: dict[str, Any]) -> None:
+        rid = req.get("id")
+        try:
+            kind = Kind(req.get("kind"))
+        except ValueError:
+            conn.send({"id": rid, "error": f"unknown request kind {req.get('kind')!r}"})
+            return
+        try:
+            match kind:
+                case Kind.HELLO:
+                    conn.hello = {k: req.get(k) for k in ("pid", "started", "argv", "host")}
+                    conn.send({"id": rid, "ok": {"pid": self.pid, "since": self.since}})
+                case Kind.STATUS:
+                    conn.send({"id": rid, "ok": self.status()})
+                case Kind.CONFIGURE:
+                    self.registry.configure(dict(req.get("settings") or {}))
+                    conn.send({"id": rid, "ok": {}})
+                case Kind.ADMIT:
+                    sid = int(req["slot"])
+                    conn.released[sid] = asyncio.Event()
+                    conn.slots[sid] = self._spawn(conn, self._admit(conn, rid, sid, req))
+                case Kind.RELEASE:
+                    sid = int(req["slot"])
+                    if sid in conn.released:
+                        conn.released[sid].set()
+                    task = conn.slots.get(sid)
+                    if task is not None and not task.done():
+                        task.cancel()  # a wait that is dropped, or a hold that ends
+                    conn.send({"id": rid, "ok": {}})
+                case Kind.LEASE:
+                    lid = int(req["lease"])
+                    conn.waits[lid] = self._spawn(conn, self._lease(conn, rid, lid, req))
+                case Kind.UNLEASE:
+                    lid = int(req["lease"])
+                    wait = conn.waits.pop(lid, None)
+                    if wait is not None and not wait.done():
+                        wait.cancel()  # a stopped wait: nothing of it stays
+                    key = conn.leases.pop(lid, None)
+                    if key is not None:
+                        self.turns.release(key)
+                    conn.send({"id": rid, "ok": {}})
+                case Kind.SHUTDOWN:
+                    conn.send({"id": rid, "ok": {"pid": self.pid}})
+                    self.stop()
+        except (KeyError, TypeError, ValueError) as e:
+            conn.send({"id": rid, "error": f"{kind.value}: malformed request: {type(e).__name__}: {e}"})
+
+    async def _admit(self, conn: Conn, rid: Any, sid: int, req: dict[str, Any]) -> None:
+        """Wait for a slot (no deadline: the client's release or its connection ends
+        the wait), reply, and hold it until released; a preemption is an event."""
+        released = conn.released[sid]
+        try:
+            slot = self.registry.slot(str(req["provider"]), interactive=bool(req.get("interactive", True)))
+            async with slot:
+                conn.send({"id": rid, "ok": {"slot": sid, "queued": slot.queued}})
+                await released.wait()
+        except Preempted:  # a session request took the slot (H3.1): the client asks again
+            conn.send({"event": "preempted", "slot": sid})
+        except Exception as e:  # a full queue, or limits that cannot be read: the client's error
+            conn.send({"id": rid, "error": f"admission: {type(e).__name__}: {e}"})
+        finally:
+            conn.slots.pop(sid, None)
+            conn.released.pop(sid, None)
+
+    async def _lease(self, conn: Conn, rid: Any, lid: int, req: dict[str, Any]) -> None:
+        about = {
+            "session": req.get("session"),
+            "run": req.get("run"),
+            "pid": conn.hello.get("pid"),
+            "since": time.time(),
+        }
+        holder = self.turns.state.holder
+        if holder is not None:  # it waits: say for whose turn, and since when
+            conn.send({"event": "queued", "lease": lid, "holder": self.turns.about.get(holder.key, {})})
+        try:
+            key = await self.turns.acquire(conn.origin, about)
+        except Stopped as e:
+            conn.send({"id": rid, "error": str(e)})
+            return
+        finally:
+            conn.waits.pop(lid, None)
+        conn.leases[lid] = key
+        conn.send({"id": rid, "ok": {"key": key}})
+
+    # ------------------------------------------------------------ status
+
+    def status(self) -> dict[str, Any]:
+        holder = self.turns.holder
+        about = self.turns.about
+        providers = {}
+        for name in self.registry.providers():
+            st = self.registry.statistics(name)
+            providers[name] = {
+                "held": st.held_interactive + st.held_background,
+                "queued": {"interactive": st.waiting_interactive, "background": st.waiting_background},
+                "limit": st.limit,
+            }
+        return {
+            "owner": {"pid": self.pid, "since": self.since},
+            "clients": [{"origin": c.origin, "since": c.since, **c.hello} for c in self.conns.values()],
+            "lease": {
+                "holder": {"key": holder, **about.get(holder, {})} if holder >= 0 else None,
+                "waiters": [{"key": k, **about.get(k, {})} for k in self.turns.waiters],
+            },
+            "providers": providers,
+        }

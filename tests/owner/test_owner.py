@@ -1,0 +1,310 @@
+"""The owner and its clients over a real unix socket: reply deadlines on a clock the
+test moves, admission shared across connections (grants, preemption, a dead
+client's slots), the root-turn lease, status and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import os
+import stat
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from eukhe.admission import Preempted
+from eukhe.owner import protocol
+from eukhe.owner.admission import RemoteRegistry
+from eukhe.owner.client import Client, OwnerError
+from eukhe.owner.lease import LeaseStopped, turn
+from eukhe.owner.protocol import Kind
+from eukhe.owner.server import Owner
+from eukhe.waits import ManualClock
+
+ONE_SLOT = {"providers": {"p": {"concurrency": 1}}}
+
+
+def test_every_request_to_a_remote_owner_but_the_lease_has_a_reply_deadline() -> None:
+    """Every kind of request takes a side, with no default: the lease and an admission
+    slot wait without a deadline (they end otherwise); every other has 30 s."""
+    unbounded = {Kind.LEASE, Kind.ADMIT}
+    for kind in Kind:
+        if kind in unbounded:
+            assert protocol.reply_deadline(kind) is None, kind
+        else:
+            assert protocol.reply_deadline(kind) == protocol.REPLY == 30.0, kind
+    source = inspect.getsource(protocol.reply_deadline)
+    assert "case _" not in source and "assert_never(kind)" in source
+
+
+@pytest.fixture
+def home() -> AsyncIterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="eukhe-owner-") as d:
+        yield Path(d)
+
+
+def test_a_stuck_owner_fails_the_request_at_its_reply_deadline(home: Path) -> None:
+    """An owner that reads requests and never answers: the request fails at 30 s on
+    the client's clock, with what it asked and how long it waited, not before."""
+
+    async def go() -> None:
+        heard: list[bytes] = []
+
+        async def stuck(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            heard.append(await reader.readline())
+            await asyncio.sleep(3600)
+
+        path = home / "stuck.sock"
+        server = await asyncio.start_unix_server(stuck, path=str(path))
+        clock = ManualClock()
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        client = Client(reader, writer, clock)
+        ask = asyncio.ensure_future(client.request(Kind.STATUS))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        clock.advance(29.9)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not ask.done() and heard and b'"status"' in heard[0]
+        clock.advance(0.2)
+        with pytest.raises(OwnerError, match="did not answer status within its reply deadline of 30 s"):
+            await asyncio.wait_for(ask, 5)
+        assert clock.sleepers == 0
+        await client.close()
+        server.close()
+
+    asyncio.run(go())
+
+
+@contextlib.asynccontextmanager
+async def serving(home: Path, settings: dict[str, object] | None = None) -> AsyncIterator[Owner]:
+    owner = Owner(home, settings, idle=3600)
+    task = asyncio.ensure_future(owner.serve())
+    path = protocol.socket_path(home)
+    for _ in range(500):
+        if path.exists():
+            break
+        await asyncio.sleep(0.01)
+    try:
+        yield owner
+    finally:
+        owner.stop()
+        await asyncio.wait_for(task, 5)
+
+
+async def settle() -> None:
+    for _ in range(50):
+        await asyncio.sleep(0.002)
+
+
+def test_two_clients_share_a_one_slot_provider_and_a_dead_client_frees_its_slot(home: Path) -> None:
+    async def go() -> None:
+        async with serving(home, ONE_SLOT) as owner:
+            a, b = RemoteRegistry(home), RemoteRegistry(home)
+            a_conn = await a.client()
+            entered = asyncio.Event()
+            order: list[str] = []
+
+            async def hold_a() -> None:
+                async with a.slot("p", interactive=True):
+                    order.append("a")
+                    entered.set()
+                    await asyncio.sleep(3600)
+
+            holder = asyncio.ensure_future(hold_a())
+            await asyncio.wait_for(entered.wait(), 5)
+
+            async def wait_b() -> None:
+                async with b.slot("p", interactive=True) as s:
+                    assert s.queued
+                    order.append("b")
+
+            waiter = asyncio.ensure_future(wait_b())
+            await settle()
+            assert owner.status()["providers"]["p"] == {
+                "held": 1,
+                "queued": {"interactive": 1, "background": 0},
+                "limit": 1,
+            }
+            assert not waiter.done()
+            a_conn.writer.transport.abort()  # the client dies holding its slot
+            await asyncio.wait_for(waiter, 5)
+            assert order == ["a", "b"]
+            holder.cancel()
+            await b.close()
+
+    asyncio.run(go())
+
+
+def test_a_session_request_of_one_client_preempts_the_background_slot_of_another(home: Path) -> None:
+    async def go() -> None:
+        async with serving(home, ONE_SLOT):
+            compactor, session = RemoteRegistry(home), RemoteRegistry(home)
+            held = asyncio.Event()
+
+            async def background() -> None:
+                async with compactor.slot("p", interactive=False):
+                    held.set()
+                    await asyncio.sleep(3600)
+
+            bg = asyncio.ensure_future(background())
+            await asyncio.wait_for(held.wait(), 5)
+            async with session.slot("p", interactive=True) as s:
+                assert not s.queued  # the background slot was taken at once (H3.1)
+            with pytest.raises(Preempted):
+                await asyncio.wait_for(bg, 5)
+            await compactor.close()
+            await session.close()
+
+    asyncio.run(go())
+
+
+def test_the_lease_is_first_come_first_served_and_a_crashed_holder_frees_it(home: Path) -> None:
+    async def go() -> None:
+        async with serving(home) as owner:
+            one, two, three = [await Client.connect(home, spawn=False) for _ in range(3)]
+            shown: list[str] = []
+            async with turn(one, "s1", "s1/1") as key:
+                assert key == 0
+                second = asyncio.ensure_future(_hold(two, "s2", "s2/1", shown))
+                await settle()
+                third = asyncio.ensure_future(_hold(three, "s3", "s3/1", []))
+                await settle()
+                status = owner.status()["lease"]
+                assert status["holder"]["session"] == "s1"
+                assert [w["session"] for w in status["waiters"]] == ["s2", "s3"]
+                assert shown and "session s1, run s1/1 holds it" in shown[0] and "Ctrl-C" in shown[0]
+                one.writer.transport.abort()  # the holder's process dies in its turn
+                assert await asyncio.wait_for(second, 5) == 1
+            await asyncio.wait_for(third, 5)
+            await settle()
+            assert owner.turns.holder == -1 and owner.turns.pending == 0
+            for c in (two, three):
+                await c.close()
+
+    asyncio.run(go())
+
+
+async def _hold(client: Client, session: str, run: str, shown: list[str]) -> int:
+    async with turn(client, session, run, show=shown.append) as key:
+        await asyncio.sleep(0.01)
+        return key
+
+
+def test_a_cancelled_lease_wait_leaves_nothing_at_the_owner(home: Path) -> None:
+    async def go() -> None:
+        async with serving(home) as owner:
+            one, two = [await Client.connect(home, spawn=False) for _ in range(2)]
+            cancel = asyncio.Event()
+            async with turn(one, "s1", "r1"):
+                waiting = asyncio.ensure_future(_hold_with(two, cancel))
+                await settle()
+                assert owner.turns.waiters == [1]
+                cancel.set()
+                with pytest.raises(LeaseStopped):
+                    await asyncio.wait_for(waiting, 5)
+                await settle()
+                assert owner.turns.waiters == [] and owner.turns.pending == 0
+            await settle()
+            assert owner.turns.holder == -1  # released, and handed to no one stopped
+            for c in (one, two):
+                await c.close()
+
+    asyncio.run(go())
+
+
+async def _hold_with(client: Client, cancel: asyncio.Event) -> None:
+    async with turn(client, "s2", "r2", cancel=cancel):
+        raise AssertionError("a stopped wait never holds")
+
+
+def test_status_and_shutdown_through_the_socket_and_the_socket_is_private(home: Path) -> None:
+    async def go() -> None:
+        owner = Owner(home, idle=3600)
+        task = asyncio.ensure_future(owner.serve())
+        while not protocol.socket_path(home).exists():
+            await asyncio.sleep(0.01)
+        mode = stat.S_IMODE(os.stat(protocol.socket_path(home)).st_mode)
+        assert mode == 0o600
+        client = await Client.connect(home, spawn=False)
+        got = await client.request(Kind.STATUS)
+        assert got["owner"]["pid"] == os.getpid()
+        assert [c["pid"] for c in got["clients"]] == [os.getpid()]
+        assert got["lease"] == {"holder": None, "waiters": []}
+        await client.request(Kind.SHUTDOWN)
+        await asyncio.wait_for(task, 5)
+        assert not protocol.socket_path(home).exists()
+        with pytest.raises(OwnerError, match="no owner listens"):
+            await Client.connect(home, spawn=False)
+        await client.close()
+
+    asyncio.run(go())
+
+
+def test_an_idle_owner_ends_and_frees_its_home(home: Path) -> None:
+    async def go() -> None:
+        owner = Owner(home, idle=0.05)
+        await asyncio.wait_for(owner.serve(), 5)
+        again = Owner(home, idle=0.05)
+        again.claim()  # the lock was freed
+        await again.close()
+
+    asyncio.run(go())
+
+
+def test_a_malformed_request_gets_an_error_and_the_connection_goes_on(home: Path) -> None:
+    async def go() -> None:
+        async with serving(home):
+            reader, writer = await asyncio.open_unix_connection(str(protocol.socket_path(home)))
+            writer.write(b"not json\n")
+            writer.write(b'{"id": 1, "kind": "nope"}\n')
+            writer.write(b'{"id": 2, "kind": "admit"}\n')
+            writer.write(b'{"id": 3, "kind": "status"}\n')
+            lines = [protocol.decode(await asyncio.wait_for(reader.readline(), 5)) for _ in range(4)]
+            assert "not a JSON line" in lines[0]["error"]
+            assert lines[1] == {"id": 1, "error": "unknown request kind 'nope'"}
+            assert lines[2]["id"] == 2 and "malformed request" in lines[2]["error"]
+            assert lines[3]["id"] == 3 and "owner" in lines[3]["ok"]
+            writer.close()
+
+    asyncio.run(go())
+
+
+def test_the_first_client_starts_a_detached_owner_and_a_killed_owner_is_replaced(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real processes: clients that find no owner start one (two at once start one
+    that wins the home); SIGKILL it, and the next client starts another."""
+    import signal
+
+    from eukhe.owner.client import alive, read_info
+
+    async def go() -> None:
+        first, second = await asyncio.gather(Client.connect(home), Client.connect(home))
+        pid = first.owner["pid"]
+        assert pid == second.owner["pid"] != os.getpid()
+        assert read_info(home) == {
+            "pid": pid,
+            "since": first.owner["since"],
+            "socket": str(protocol.socket_path(home)),
+        }
+        os.kill(pid, signal.SIGKILL)
+        await asyncio.wait_for(first.closed.wait(), 5)  # the connection's close ends every wait
+        with pytest.raises(OwnerError, match="closed the connection"):
+            await first.request(Kind.STATUS)
+        third = await Client.connect(home)
+        assert third.owner["pid"] not in (pid, os.getpid())
+        await third.request(Kind.SHUTDOWN)
+        for c in (first, second, third):
+            await c.close()
+        for _ in range(500):
+            if not alive(third.owner["pid"]) or not protocol.socket_path(home).exists():
+                break
+            await asyncio.sleep(0.01)
+        assert not protocol.socket_path(home).exists()
+
+    monkeypatch.setenv("EUKHE_OWNER_IDLE_MS", "2000")  # an owner left behind ends soon
+    asyncio.run(go())
