@@ -190,10 +190,13 @@ def _durable(
     outcome the moment it ends: recovered runs never hold either back."""
     import asyncio
     import contextlib
+    import functools
     import os
     import signal
 
     from eukhe.harness.session import run_to_end
+    from eukhe.owner.admission import RemoteRegistry
+    from eukhe.owner.lease import held
     from eukhe.settings import home
     from eukhe.store import durable, runs, sessions, workflow
 
@@ -215,6 +218,9 @@ def _durable(
 
     workflow.Live.show = live_show  # type: ignore[assignment]
     workflow.Live.chat_url = store.url  # the chat's tables live beside the runs
+    registry = RemoteRegistry(home())  # slots and the root-turn lease from the home's owner
+    workflow.Live.admission = registry
+    workflow.Live.lease = functools.partial(held, registry)
     code = 0
 
     def ended(out: dict[str, Any]) -> None:

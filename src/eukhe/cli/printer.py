@@ -25,6 +25,7 @@ MARKS = {
     "memory": ("◷", "dim"),
     "compact": ("⇣ compact", "yellow"),
     "notice": ("ⓘ notice", "yellow"),
+    "lease": ("⧗ lease", "yellow"),
 }
 """How each kind of line is marked and styled."""
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from eukhe import waits
+from eukhe.owner.admission import RemoteRegistry
 from eukhe.owner.client import Client, OwnerError
 from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
@@ -66,3 +67,16 @@ async def turn(
         yield key
     finally:
         client.tell(Kind.UNLEASE, lease=lid)
+
+
+@contextlib.asynccontextmanager
+async def held(
+    registry: RemoteRegistry,
+    session: str,
+    run: str,
+    cancel: asyncio.Event | None = None,
+    show: Callable[[str], None] = lambda line: None,
+) -> AsyncIterator[int]:
+    """The lease over the registry's connection to the owner (made on first use)."""
+    async with turn(await registry.client(), session, run, cancel, show) as key:
+        yield key

@@ -51,6 +51,11 @@ class Live:
 
     routes: dict[str, Any] = {}  # noqa: RUF012  # session -> its AuxiliaryRoute (its notices)
 
+    admission: Any = (
+        None  # where model requests take their slots: the owner's (RemoteRegistry), else this process's
+    )
+    lease: Any = None  # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
+
     @classmethod
     def memory(cls, compactor: Callable[[], tuple[Any, str]], budget: int) -> Any:
         """The process's chat, made on first use on the loop the runs execute on; its
@@ -62,7 +67,7 @@ class Live:
             from eukhe.store.chat import ChatStore
 
             provider, model = compactor()
-            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider), model, budget=budget)
+            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider, cls.admission), model, budget=budget)
         return cls.chat
 
     @classmethod
@@ -151,7 +156,35 @@ class Durable:
 async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     """One run of a session. `spec`: session, run, prompt, model, baseUrl, api, cwd,
     settings (the run settings, as a dict). The provider's key is read from this
-    process's environment, never stored."""
+    process's environment, never stored.
+
+    The user's own turn holds the root-turn lease for its whole run (H6.2): root
+    turns of the home run one at a time, first come first served. A run recovered
+    from a dead process is background work (H3): it runs beside the user's turn."""
+    from eukhe.harness.generation import Outcome
+    from eukhe.owner.client import OwnerError
+    from eukhe.owner.lease import LeaseStopped
+
+    run_id = str(DBOS.workflow_id)
+    cancel = asyncio.Event()
+    Live.cancels[run_id] = (asyncio.get_running_loop(), cancel)
+    try:
+        if Live.lease is None or run_id not in Live.own:
+            return await _turn(spec, run_id, cancel)
+        show = functools.partial(Live.show, run_id, "lease")
+        async with Live.lease(str(spec.get("session") or run_id), run_id, cancel, show):
+            return await _turn(spec, run_id, cancel)
+    except LeaseStopped:
+        return Outcome(
+            "aborted", code="aborted", message="not started: Ctrl-C ended the wait for the root-turn lease"
+        ).json()
+    except OwnerError as e:
+        return Outcome("failed", code="model_error", message=f"the root-turn lease: {e}").json()
+    finally:
+        Live.cancels.pop(run_id, None)
+
+
+async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dict[str, Any]:
     import dataclasses
 
     from eukhe import admission
@@ -163,13 +196,13 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.memory import DATE, ZOOM
 
-    run_id = str(DBOS.workflow_id)
     cwd = Path(spec["cwd"])
     known = {f.name for f in dataclasses.fields(Settings)}
     settings = Settings(**{k: v for k, v in dict(spec.get("settings") or {}).items() if k in known})
     try:
         everything = load(cwd)
-        admission.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
+        registry = Live.admission or admission.REGISTRY
+        registry.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
         route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
     except (ModelError, SettingsError) as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
@@ -180,8 +213,7 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         return Outcome("failed", code="model_error", message=str(e)).json()
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
     chat = Live.memory(compactor, memory.view_bytes)
-    ctx = Context(cwd=cwd, chat=chat)
-    Live.cancels[run_id] = (asyncio.get_running_loop(), ctx.cancel)
+    ctx = Context(cwd=cwd, chat=chat, cancel=cancel)
     base = system = str(spec.get("system") or "")
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
@@ -210,11 +242,11 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         interactive=run_id in Live.own,  # a recovered run is background work (H3)
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
         compact=compact,
+        admission=registry,
     )
     try:
         out = await g.run(spec["prompt"])
     finally:
-        Live.cancels.pop(run_id, None)
         with contextlib.suppress(Exception):
             await provider.close()
     if chat is not None:
