@@ -74,3 +74,16 @@ def show(session: str, cwd: Path, home: Path) -> dict[str, Any]:
 
 def messages(session: str, cwd: Path, home: Path) -> list[dict[str, Any]]:
     return [m for r in show(session, cwd, home)["runs"] for m in r["messages"]]
+
+
+class Reader:
+    """A running process's output lines as they come (a thread per stream)."""
+
+    def __init__(self, p: subprocess.Popen[str]) -> None:
+        import threading
+
+        self.out: list[str] = []
+        self.err: list[str] = []
+        for stream, into in ((p.stdout, self.out), (p.stderr, self.err)):
+            lines = lambda s=stream, i=into: i.extend(iter(s.readline, ""))  # noqa: E731
+            threading.Thread(target=lines, daemon=True).start()

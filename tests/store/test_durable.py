@@ -17,7 +17,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.harness import notes
 from tests.store.postgres import drop, fresh_database, url_of
-from tests.store.proc import DEADLINE, env, eukhe, kill, messages, sessions, start, until
+from tests.store.proc import DEADLINE, Reader, env, eukhe, kill, messages, sessions, start, until
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -310,19 +310,6 @@ def test_a_recovered_run_and_a_new_one_share_a_one_slot_provider(tmp_path: Path)
     assert json.loads(done.stdout.splitlines()[-1])["answer"] == "second done"
     assert "ended answered" in done.stderr
     assert sorted(w.output["answer"] for w in runs(home)) == ["first done", "second done"]
-
-
-class Reader:
-    """A running process's output lines as they come (a thread per stream)."""
-
-    def __init__(self, p: subprocess.Popen[str]) -> None:
-        import threading
-
-        self.out: list[str] = []
-        self.err: list[str] = []
-        for stream, into in ((p.stdout, self.out), (p.stderr, self.err)):
-            lines = lambda s=stream, i=into: i.extend(iter(s.readline, ""))  # noqa: E731
-            threading.Thread(target=lines, daemon=True).start()
 
 
 def test_a_new_run_never_waits_behind_recovered_runs(tmp_path: Path) -> None:

@@ -1,0 +1,147 @@
+"""The owner with real `eukhe` processes as its clients, as two terminals would use
+it: admission shared across processes (H3), the root-turn lease (H6.2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.owner import protocol
+from eukhe.owner.client import alive, read_info
+from tests.store.proc import DEADLINE, Reader, env, eukhe, start, until
+
+ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}
+
+
+def run_args(server: FauxServer, prompt: str, *more: str) -> list[str]:
+    return ["run", "--model", "vllm/m", "--base-url", server.url, *more, prompt]
+
+
+def settings(home: Path, value: dict[str, object]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(json.dumps(value), encoding="utf-8")
+
+
+COMPACTOR = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from eukhe.ai.models import provider_for, resolve
+    from eukhe.ai.request import Message, Request
+    from eukhe.memory.compactor import asker
+    from eukhe.owner.admission import RemoteRegistry
+
+    async def main():
+        home, url = Path(sys.argv[1]), sys.argv[2]
+        registry = RemoteRegistry(home)
+        registry.configure(json.loads((home / "settings.json").read_text()))
+        route = resolve("vllm/m", {}, url, None)
+        ask = asker(provider_for(route), registry)
+        reply = await ask(Request(model="m", messages=[Message(role="user", content="summarise: build")]))
+        print("compactor:", reply.all_text if reply.failure is None else reply.failure.message, flush=True)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_session_turn_in_a_terminal_preempts_a_compactor_request_of_another_process(tmp_path: Path) -> None:
+    """H3 across processes, on a one-slot provider: a compactor request (background)
+    of one process streams; a terminal's `eukhe run` asks the same provider; the
+    owner preempts the compactor, the turn is answered first, and the compactor asks
+    again and gets its line after."""
+    home = tmp_path / "home"
+    settings(home, ONE_SLOT)
+    script = [
+        {"when": "summarise", "text": "slow " * 200, "chunks": 200, "delay": 0.05},  # ten seconds
+        {"when": "hello", "text": "turn answered"},
+        {"when": "summarise", "text": "the line"},
+    ]
+    with FauxServer(parse(script)) as server:
+        compactor = subprocess.Popen(
+            [sys.executable, "-c", COMPACTOR, str(home), server.url],
+            cwd=tmp_path,
+            env=env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        r = Reader(compactor)
+        try:
+            until("the compactor's request", lambda: len(server.seen) >= 1)
+            began = time.monotonic()
+            done = eukhe(*run_args(server, "hello"), cwd=tmp_path, home=home)
+            took = time.monotonic() - began
+            assert done.returncode == 0, done.stderr
+            assert done.stdout == "turn answered\n"
+            until("the compactor's line", lambda: any(x.startswith("compactor:") for x in r.out))
+        finally:
+            if compactor.poll() is None:
+                compactor.kill()
+            compactor.wait(timeout=DEADLINE)
+    assert r.out == ["compactor: the line\n"], (r.out, r.err)
+    first, turn, again = server.seen[:3]
+    assert "summarise" in json.dumps(first.body) and first.hung_up  # preempted mid-stream
+    assert "hello" in json.dumps(turn.body)
+    assert "summarise" in json.dumps(again.body)
+    assert took < 8, took  # the turn never waited for the ten-second compactor stream
+
+
+def test_a_second_terminal_waits_for_the_lease_and_takes_it_when_the_first_finishes(tmp_path: Path) -> None:
+    """Two terminals, two sessions: the second's turn waits for the first's, says for
+    whose turn it waits and how to end the wait, and runs once the first has ended."""
+    home = tmp_path / "home"
+    script = [
+        {"when": "one", "text": "first " * 20, "chunks": 20, "delay": 0.1},
+        {"when": "two", "text": "second done"},
+    ]
+    with FauxServer(parse(script)) as server:
+        first = start(*run_args(server, "one", "--session", "s-one"), cwd=tmp_path, home=home)
+        until("the first turn's request", lambda: len(server.seen) >= 1)
+        second = start(*run_args(server, "two", "--session", "s-two"), cwd=tmp_path, home=home)
+        r1, r2 = Reader(first), Reader(second)
+        try:
+            until(
+                "the second turn's wait", lambda: any("waiting for the root-turn lease" in x for x in r2.out)
+            )
+            line = next(x for x in r2.out if "waiting for the root-turn lease" in x)
+            assert "session s-one, run s-one/" in line and "Ctrl-C ends this wait" in line
+            assert len(server.seen) == 1  # nothing of the second turn went out yet
+            assert first.wait(timeout=DEADLINE) == 0 and second.wait(timeout=DEADLINE) == 0
+        finally:
+            for p in (first, second):
+                if p.poll() is None:
+                    p.kill()
+    assert r1.out[-1].startswith("first") or "first" in "".join(r1.out)
+    assert "second done\n" in r2.out
+    assert [str(s.body["messages"][-1]["content"]) for s in server.seen] == ["one", "two"]
+
+
+def test_a_client_killed_in_its_turn_frees_the_lease_and_its_slot(tmp_path: Path) -> None:
+    """SIGKILL the terminal that holds the lease and the provider's one slot: the next
+    terminal's turn runs at once (its owner ended both with the connection)."""
+    home = tmp_path / "home"
+    settings(home, ONE_SLOT)
+    script = [
+        {"when": "one", "stallAfter": 1},  # holds its slot, silent, for an hour
+        {"when": "two", "text": "second done"},
+    ]
+    with FauxServer(parse(script)) as server:
+        first = start(*run_args(server, "one", "--session", "s-one"), cwd=tmp_path, home=home)
+        until("the first turn's request", lambda: len(server.seen) >= 1)
+        info = read_info(home)
+        assert info is not None and alive(int(info["pid"]))
+        first.kill()
+        first.wait(timeout=DEADLINE)
+        began = time.monotonic()
+        done = eukhe(*run_args(server, "two", "--session", "s-two"), cwd=tmp_path, home=home)
+        assert done.returncode == 0, done.stderr
+        assert "second done" in done.stdout
+        assert time.monotonic() - began < 15
+        assert "waiting for the root-turn lease" not in done.stdout
+    assert protocol.socket_path(home).exists()
