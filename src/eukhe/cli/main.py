@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
+from eukhe.cli import owner as owner_commands
+
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="eukhe: a coding agent harness whose liveness is law."
 )
@@ -218,7 +220,7 @@ def _durable(
 
     workflow.Live.show = live_show  # type: ignore[assignment]
     workflow.Live.chat_url = store.url  # the chat's tables live beside the runs
-    registry = RemoteRegistry(home())  # slots and the root-turn lease from the home's owner
+    registry = RemoteRegistry(home(), on_abort=workflow.Live.abort)  # slots and the lease from the owner
     workflow.Live.admission = registry
     workflow.Live.lease = functools.partial(held, registry)
     code = 0
@@ -402,6 +404,7 @@ def _chat_app() -> typer.Typer:
 
 
 app.add_typer(_chat_app(), name="chat")
+owner_commands.register(app)
 
 faux_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The scripted faux model.")
 app.add_typer(faux_app, name="faux")

@@ -35,8 +35,14 @@ class RemoteRegistry:
     """Slots of the home's owner, over one client connection made on first use (on
     the loop of the first caller) and made again when the owner is gone."""
 
-    def __init__(self, home: Path, connect: Callable[[], Awaitable[Client]] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        connect: Callable[[], Awaitable[Client]] | None = None,
+        on_abort: Callable[[str], None] = lambda run: None,
+    ) -> None:
         self.home = home
+        self.on_abort = on_abort  # `eukhe abort RUN` from another process: the run's cancel
         self._connect = connect or (lambda: Client.connect(home))
         self._client: Client | None = None
         self._settings: Mapping[str, Any] | None = None
@@ -51,6 +57,7 @@ class RemoteRegistry:
         async with self._lock:
             if self._client is None or self._client.closed.is_set():
                 client = await self._connect()
+                client.on_event("abort", lambda msg: self.on_abort(str(msg.get("run"))))
                 if self._settings is not None:
                     await client.request(Kind.CONFIGURE, settings=dict(self._settings))
                 self._client = client

@@ -152,7 +152,8 @@ class Client:
         return raced.result()
 
     def on_event(self, key: str, handle: Callable[[dict[str, Any]], None] | None) -> None:
-        """Events of one slot or lease (`slot:N`, `lease:N`); None: no more."""
+        """Events of one slot or lease (`slot:N`, `lease:N`), or of the client (`abort`);
+        None: no more."""
         if handle is None:
             self._events.pop(key, None)
         else:
@@ -175,7 +176,12 @@ class Client:
                     why = f"the owner sent what is not its protocol: {e}"
                     break
                 if "event" in msg:
-                    key = f"slot:{msg['slot']}" if "slot" in msg else f"lease:{msg.get('lease')}"
+                    if "slot" in msg:
+                        key = f"slot:{msg['slot']}"
+                    elif "lease" in msg:
+                        key = f"lease:{msg['lease']}"
+                    else:
+                        key = str(msg["event"])  # "abort"
                     handle = self._events.get(key)
                     if handle is not None:
                         handle(msg)

@@ -2,7 +2,8 @@
 
 A request is `{"id": N, "kind": KIND, ...}`; its reply `{"id": N, "ok": {...}}` or
 `{"id": N, "error": "why"}`. The owner also sends events no request asked for
-(`{"event": "preempted", "slot": N}`). Every request but two has a reply deadline
+(`{"event": "preempted", "slot": N}`, `{"event": "queued", "lease": N, "holder": {...}}`,
+`{"event": "abort", "run": R}`). Every request but two has a reply deadline
 (H6.1): a client never waits on an owner that does not answer. The two without
 one end otherwise: the root-turn lease with the turn or the run's cancel (H6.2),
 an admission slot with releases, the run's cancel or the connection's close (H3.4).
@@ -33,6 +34,8 @@ class Kind(Enum):
     LEASE = "lease"  # the root-turn lease (H6.2)
     UNLEASE = "unlease"  # a lease held or waited for ends
     CONFIGURE = "configure"  # new admission limits from a client's settings
+    RUN = "run"  # a run starts or ends in the client (for status and abort)
+    ABORT = "abort"  # end a run in whichever client executes it
     SHUTDOWN = "shutdown"  # end once the work is checkpointed
 
 
@@ -44,7 +47,16 @@ def reply_deadline(kind: Kind) -> float | None:
             return None  # waits for another window's turn; ends with the turn or the run's cancel
         case Kind.ADMIT:
             return None  # bounded by releases (H3.4); the run's cancel, or the connection's close
-        case Kind.HELLO | Kind.STATUS | Kind.RELEASE | Kind.UNLEASE | Kind.CONFIGURE | Kind.SHUTDOWN:
+        case (
+            Kind.HELLO
+            | Kind.STATUS
+            | Kind.RELEASE
+            | Kind.UNLEASE
+            | Kind.CONFIGURE
+            | Kind.RUN
+            | Kind.ABORT
+            | Kind.SHUTDOWN
+        ):
             return REPLY
     assert_never(kind)  # a kind that takes no side fails here, and in the test that walks them all
 

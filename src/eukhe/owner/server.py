@@ -54,6 +54,8 @@ class Conn:
     released: dict[int, asyncio.Event] = field(default_factory=dict)
     leases: dict[int, int] = field(default_factory=dict)  # client's lease id -> key (once granted)
     waits: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's lease id -> its wait
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # the runs it executes
+    asked: dict[int, dict[str, Any]] = field(default_factory=dict)  # slot id -> provider, class, state
 
     def send(self, obj: dict[str, Any]) -> None:
         if not self.writer.is_closing():
@@ -224,6 +226,27 @@ class Owner:
                     if key is not None:
                         self.turns.release(key)
                     conn.send({"id": rid, "ok": {}})
+                case Kind.RUN:
+                    run = str(req["run"])
+                    if req.get("state") == "ended":
+                        conn.runs.pop(run, None)
+                    else:
+                        conn.runs[run] = {"session": req.get("session"), "since": time.time()}
+                    conn.send({"id": rid, "ok": {}})
+                case Kind.ABORT:
+                    run = str(req["run"])
+                    where = next((c for c in self.conns.values() if run in c.runs), None)
+                    if where is None:
+                        conn.send(
+                            {
+                                "id": rid,
+                                "error": f"no live eukhe process runs {run}; a run cut off by a crash "
+                                "is finished by `eukhe resume`",
+                            }
+                        )
+                    else:
+                        where.send({"event": "abort", "run": run})
+                        conn.send({"id": rid, "ok": {"pid": where.hello.get("pid")}})
                 case Kind.SHUTDOWN:
                     conn.send({"id": rid, "ok": {"pid": self.pid}})
                     self.stop()
@@ -234,9 +257,17 @@ class Owner:
         """Wait for a slot (no deadline: the client's release or its connection ends
         the wait), reply, and hold it until released; a preemption is an event."""
         released = conn.released[sid]
+        provider, interactive = str(req.get("provider")), bool(req.get("interactive", True))
+        asked = {
+            "provider": provider,
+            "class": "interactive" if interactive else "background",
+            "state": "queued",
+        }
+        conn.asked[sid] = asked
         try:
-            slot = self.registry.slot(str(req["provider"]), interactive=bool(req.get("interactive", True)))
+            slot = self.registry.slot(provider, interactive=interactive)
             async with slot:
+                asked["state"] = "held"
                 conn.send({"id": rid, "ok": {"slot": sid, "queued": slot.queued}})
                 await released.wait()
         except Preempted:  # a session request took the slot (H3.1): the client asks again
@@ -246,6 +277,7 @@ class Owner:
         finally:
             conn.slots.pop(sid, None)
             conn.released.pop(sid, None)
+            conn.asked.pop(sid, None)
 
     async def _lease(self, conn: Conn, rid: Any, lid: int, req: dict[str, Any]) -> None:
         about = {
@@ -280,9 +312,25 @@ class Owner:
                 "queued": {"interactive": st.waiting_interactive, "background": st.waiting_background},
                 "limit": st.limit,
             }
+        waiting = {a.get("run") for k, a in about.items() if k != holder}
+        runs = []
+        for c in self.conns.values():
+            slots = [a for a in c.asked.values() if a["state"] == "queued"]
+            for run, r in c.runs.items():
+                if run in waiting:
+                    waits = "the root-turn lease"
+                elif slots:
+                    waits = ", ".join(f"a {a['class']} slot of {a['provider']}" for a in slots)
+                else:
+                    waits = "nothing (running)"
+                runs.append({"run": run, "session": r["session"], "pid": c.hello.get("pid"), "waits": waits})
         return {
             "owner": {"pid": self.pid, "since": self.since},
-            "clients": [{"origin": c.origin, "since": c.since, **c.hello} for c in self.conns.values()],
+            "clients": [
+                {"origin": c.origin, "since": c.since, **c.hello, "slots": list(c.asked.values())}
+                for c in self.conns.values()
+            ],
+            "runs": runs,
             "lease": {
                 "holder": {"key": holder, **about.get(holder, {})} if holder >= 0 else None,
                 "waiters": [{"key": k, **about.get(k, {})} for k in self.turns.waiters],

@@ -91,6 +91,25 @@ class Live:
                 loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(None))
 
     @classmethod
+    def abort(cls, run: str) -> None:
+        """`eukhe abort RUN` from another process: the run's cancel (it ends aborted)."""
+        if run in cls.cancels:
+            loop, event = cls.cancels[run]
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(event.set)
+
+    @classmethod
+    async def running(cls, run: str, session: str, state: str) -> None:
+        """Tell the owner a run starts or ends here (its status, and where an abort goes);
+        an owner that cannot be reached is no reason to stop a run."""
+        if cls.admission is not None and hasattr(cls.admission, "client"):
+            from eukhe.owner.client import OwnerError
+            from eukhe.owner.protocol import Kind
+
+            with contextlib.suppress(OwnerError, OSError):
+                (await cls.admission.client()).tell(Kind.RUN, run=run, session=session, state=state)
+
+    @classmethod
     def interrupt(cls) -> None:
         """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""
         mine = [signal for run, signal in list(cls.cancels.items()) if run in cls.own]
@@ -166,22 +185,27 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     from eukhe.owner.lease import LeaseStopped
 
     run_id = str(DBOS.workflow_id)
+    session = str(spec.get("session") or run_id)
     cancel = asyncio.Event()
     Live.cancels[run_id] = (asyncio.get_running_loop(), cancel)
+    await Live.running(run_id, session, "started")
     try:
         if Live.lease is None or run_id not in Live.own:
             return await _turn(spec, run_id, cancel)
         show = functools.partial(Live.show, run_id, "lease")
-        async with Live.lease(str(spec.get("session") or run_id), run_id, cancel, show):
+        async with Live.lease(session, run_id, cancel, show):
             return await _turn(spec, run_id, cancel)
     except LeaseStopped:
         return Outcome(
-            "aborted", code="aborted", message="not started: Ctrl-C ended the wait for the root-turn lease"
+            "aborted",
+            code="aborted",
+            message="not started: aborted (Ctrl-C or eukhe abort) while it waited for the root-turn lease",
         ).json()
     except OwnerError as e:
         return Outcome("failed", code="model_error", message=f"the root-turn lease: {e}").json()
     finally:
         Live.cancels.pop(run_id, None)
+        await Live.running(run_id, session, "ended")
 
 
 async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dict[str, Any]:

@@ -1,0 +1,204 @@
+"""`eukhe status`, `eukhe shutdown`, `eukhe doctor`, `eukhe abort`: the home's owner
+as a person looks at it. None of them starts an owner."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from eukhe.owner import protocol
+from eukhe.owner.client import Client, OwnerError, alive, read_info
+from eukhe.owner.protocol import Kind
+
+
+def _home() -> Path:
+    from eukhe.settings import home
+
+    return home()
+
+
+async def _ask(home: Path, kind: Kind, **fields: Any) -> dict[str, Any]:
+    client = await Client.connect(home, spawn=False)
+    try:
+        return await client.request(kind, **fields)
+    finally:
+        await client.close()
+
+
+def _ago(since: Any) -> str:
+    if not isinstance(since, int | float):
+        return "?"
+    s = max(0, round(time.time() - since))
+    return (
+        f"{s // 3600}h{s // 60 % 60:02d}m"
+        if s >= 3600
+        else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+    )
+
+
+def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+    """The home's owner: its pid and age, its clients, the runs in flight and where
+    each waits, the root-turn lease, and per provider the slots held and queued."""
+    home = _home()
+    try:
+        got = asyncio.run(_ask(home, Kind.STATUS))
+    except OwnerError as e:
+        if as_json:
+            typer.echo(json.dumps({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)}))
+        else:
+            typer.echo(f"no owner runs for {home} ({e}); the next `eukhe run` starts one")
+        return
+    if as_json:
+        typer.echo(json.dumps(got, indent=2))
+        return
+    owner = got["owner"]
+    typer.echo(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
+    clients = got.get("clients") or []
+    typer.echo(f"clients: {len(clients)}")
+    for c in clients:
+        typer.echo(
+            f"  pid {c.get('pid')} ({' '.join(c.get('argv') or []) or '?'}), "
+            f"connected {_ago(c.get('since'))} ago"
+        )
+    runs = got.get("runs") or []
+    typer.echo(f"runs in flight: {len(runs)}")
+    for r in runs:
+        typer.echo(f"  {r.get('run')} (session {r.get('session')}, pid {r.get('pid')}): {r.get('waits')}")
+    lease = got["lease"]
+    holder = lease.get("holder")
+    if holder:
+        typer.echo(
+            f"root-turn lease: run {holder.get('run')} of session {holder.get('session')}, "
+            f"for {_ago(holder.get('since'))}"
+        )
+    else:
+        typer.echo("root-turn lease: free")
+    for w in lease.get("waiters") or []:
+        typer.echo(f"  waiting: run {w.get('run')} of session {w.get('session')}, for {_ago(w.get('since'))}")
+    for name, p in (got.get("providers") or {}).items():
+        q = p["queued"]
+        typer.echo(
+            f"provider {name}: {p['held']} of {p['limit']} slots held, "
+            f"{q['interactive']} interactive and {q['background']} background queued"
+        )
+
+
+def shutdown() -> None:
+    """End the home's owner once its work is checkpointed. Clients that still run go
+    on and start a new owner when they next need one: nothing is lost."""
+    home = _home()
+    try:
+        got = asyncio.run(_ask(home, Kind.SHUTDOWN))
+    except OwnerError as e:
+        typer.echo(f"no owner runs for {home} ({e})")
+        return
+    pid = int(got["pid"])
+    end = time.monotonic() + 10
+    while alive(pid) and protocol.socket_path(home).exists() and time.monotonic() < end:
+        time.sleep(0.02)
+    typer.echo(
+        f"the owner (pid {pid}) ended"
+        if not protocol.socket_path(home).exists()
+        else f"the owner (pid {pid}) was asked to end"
+    )
+
+
+def doctor() -> None:
+    """Check the home: its owner, its socket, its store. Each problem is one line
+    with its fix; the exit code is 1 when there is one."""
+    home = _home()
+    problems = 0
+
+    def bad(line: str) -> None:
+        nonlocal problems
+        problems += 1
+        typer.echo(f"✗ {line}")
+
+    sock = protocol.socket_path(home)
+    info = read_info(home)
+    try:
+        began = time.monotonic()
+        got = asyncio.run(_ask(home, Kind.STATUS))
+        took = (time.monotonic() - began) * 1000
+        typer.echo(f"✓ owner: pid {got['owner']['pid']} answers on {sock} ({took:.0f} ms)")
+    except OwnerError:
+        if sock.exists():
+            bad(
+                f"stale socket {sock}: no owner listens on it; "
+                f"fix: `rm {sock}` (the next `eukhe run` also replaces it)"
+            )
+        if info is not None and not alive(int(info.get("pid", 0) or 0)):
+            bad(
+                f"dead owner: {protocol.info_path(home)} names pid {info.get('pid')}, which is not running; "
+                f"fix: `rm {protocol.info_path(home)}` (the next `eukhe run` starts a new owner)"
+            )
+        if not sock.exists() and (info is None or alive(int(info.get("pid", 0) or 0))):
+            typer.echo("✓ owner: none runs; the next `eukhe run` starts one")
+    problems += _store(home, bad)
+    raise typer.Exit(1 if problems else 0)
+
+
+def _store(home: Path, bad: Any) -> int:
+    """Whether the home's store opens and reads; 1 for a problem (said), else 0."""
+    import sqlalchemy as sa
+
+    from eukhe.settings import SettingsError, load
+    from eukhe.store.durable import StoreError, database_url
+
+    try:
+        url = database_url(home, load(Path.cwd()))
+    except (SettingsError, StoreError) as e:
+        bad(f"settings: {e}; fix: correct the file it names")
+        return 0
+    if url.startswith("sqlite"):
+        path = Path(url.split("///", 1)[-1])
+        if not path.exists():
+            typer.echo(f"✓ store: {path} does not exist yet; the first run makes it")
+            return 0
+        if not os.access(path, os.R_OK | os.W_OK):
+            bad(f"unreadable store {path}: no read and write access; fix: `chmod u+rw {path}`")
+            return 0
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as c:
+            c.execute(sa.text("SELECT 1"))
+            if url.startswith("sqlite"):
+                check = c.execute(sa.text("PRAGMA quick_check")).scalar()
+                if check != "ok":
+                    bad(f"damaged store {url}: {check}; fix: move it away (the runs in it are lost)")
+                    return 0
+    except Exception as e:
+        bad(
+            f"unreadable store {url}: {type(e).__name__}: {str(e).splitlines()[0]}; "
+            "fix: check it, or move it away"
+        )
+        return 0
+    finally:
+        engine.dispose()
+    typer.echo(f"✓ store: {url} opens and reads")
+    return 0
+
+
+def abort(run: Annotated[str, typer.Argument(help="The run, as SESSION/N (see `eukhe sessions`).")]) -> None:
+    """End a run wherever it executes: it ends aborted, its transcript kept. A run
+    that waits for the root-turn lease stops waiting."""
+    home = _home()
+    try:
+        got = asyncio.run(_ask(home, Kind.ABORT, run=run))
+    except OwnerError as e:
+        typer.echo(f"eukhe abort: {run}: {e}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"run {run}: abort sent to pid {got['pid']}; it ends aborted within its grace")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("status")(status)
+    app.command("shutdown")(shutdown)
+    app.command("doctor")(doctor)
+    app.command("abort")(abort)
