@@ -87,7 +87,10 @@ def test_an_abort_ends_a_run_stuck_in_a_request_hook() -> None:
     assert out.outcome == "aborted" and server.seen == []
 
 
-def test_a_failing_hook_fails_the_run_and_sends_nothing() -> None:
+def test_a_failed_transform_fails_the_turn_and_sends_nothing() -> None:
+    """H6.1: a failing before_request hook fails the turn; no other prompt is sent
+    (through the owner too: tests/owner/test_owner.py)."""
+
     async def broken(request: Request) -> Request:
         raise RuntimeError("the transform broke")
 

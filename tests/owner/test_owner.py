@@ -308,3 +308,36 @@ def test_the_first_client_starts_a_detached_owner_and_a_killed_owner_is_replaced
 
     monkeypatch.setenv("EUKHE_OWNER_IDLE_MS", "2000")  # an owner left behind ends soon
     asyncio.run(go())
+
+
+def test_a_failed_transform_fails_the_turn_and_sends_nothing_through_the_owner(home: Path) -> None:
+    """The same turn whose slots come from the owner: a failing before_request hook
+    fails it, nothing is sent, and no slot stays taken at the owner."""
+    from eukhe.ai.faux import FauxServer, parse
+    from eukhe.ai.openai_chat import OpenAIChat
+    from eukhe.ai.request import Request
+    from eukhe.harness.generation import Generation
+    from eukhe.settings.run import Settings
+    from tests.harness.test_generation import TOOLS, Runner
+
+    async def broken(request: Request) -> Request:
+        raise RuntimeError("the transform broke")
+
+    async def go(url: str) -> tuple[object, dict[str, object]]:
+        async with serving(home, {"providers": {"faux": {"concurrency": 1}}}) as owner:
+            registry = RemoteRegistry(home)
+            p = OpenAIChat("faux", base_url=url, timeout=20)
+            try:
+                g = Generation(p, "m", TOOLS, Runner(), Settings(), hooks=[broken], admission=registry)
+                out = await g.run("go")
+            finally:
+                await p.close()
+                await registry.close()
+            await settle()
+            return out, owner.status()
+
+    with FauxServer(parse(["never sent"])) as server:
+        out, status = asyncio.run(go(server.url))
+    assert out.outcome == "failed" and server.seen == []  # type: ignore[attr-defined]
+    assert out.message == "a before_request hook failed: RuntimeError: the transform broke"  # type: ignore[attr-defined]
+    assert all(p["held"] == 0 for p in status["providers"].values())  # type: ignore[union-attr]

@@ -145,3 +145,58 @@ def test_a_client_killed_in_its_turn_frees_the_lease_and_its_slot(tmp_path: Path
         assert time.monotonic() - began < 15
         assert "waiting for the root-turn lease" not in done.stdout
     assert protocol.socket_path(home).exists()
+
+
+HOLDER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from eukhe.owner.admission import RemoteRegistry
+
+    async def main():
+        registry = RemoteRegistry(Path(sys.argv[1]))
+        registry.configure({"providers": {"vllm": {"concurrency": 1}}})
+        async with registry.slot("vllm", interactive=True):
+            print("held", flush=True)
+            await asyncio.sleep(float(sys.argv[2]))
+        print("released", flush=True)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_queue_longer_than_the_idle_deadline_is_not_a_stall(tmp_path: Path) -> None:
+    """H6.3 across processes: another process holds the one slot (a session request)
+    for 2 s; a terminal's turn with a 300 ms idle deadline queues behind it at the
+    owner, and answers with no stall, no retry and no note: its idle clock starts
+    with the slot."""
+    home = tmp_path / "home"
+    settings(home, {**ONE_SLOT, "retry": {"provider": {"streamIdleTimeoutMs": 300}}})
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(home), "2.0"],
+        cwd=tmp_path,
+        env=env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    r = Reader(holder)
+    try:
+        until("the holder's slot", lambda: r.out == ["held\n"])
+        with FauxServer(parse([{"text": "after the queue"}])) as server:
+            began = time.monotonic()
+            done = eukhe(*run_args(server, "hello", "--json"), cwd=tmp_path, home=home)
+            took = time.monotonic() - began
+    finally:
+        holder.wait(timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert (out["outcome"], out["answer"], out["retries"], out["notes"]) == (
+        "answered",
+        "after the queue",
+        0,
+        0,
+    )
+    assert len(server.seen) == 1 and took > 1.0  # it did queue, past its idle deadline
+    assert r.out == ["held\n", "released\n"]
