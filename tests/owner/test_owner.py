@@ -341,3 +341,84 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing_through_the_owner(h
     assert out.outcome == "failed" and server.seen == []  # type: ignore[attr-defined]
     assert out.message == "a before_request hook failed: RuntimeError: the transform broke"  # type: ignore[attr-defined]
     assert all(p["held"] == 0 for p in status["providers"].values())  # type: ignore[union-attr]
+
+
+def test_a_dropped_wait_for_the_turn_file_leaves_nothing_behind(home: Path) -> None:
+    """A new owner finds in the store a holder whose process still runs (its turn may
+    still run): it grants no one the lease until that process is gone. A wait that is
+    dropped meanwhile leaves nothing (no waiter, no grant kept), and the lease, once
+    the old holder is gone, is free, handed to no one stopped, and taken at once."""
+    import subprocess
+    import sys
+
+    from eukhe.owner.server import OLD
+    from eukhe.store.processes import started
+    from eukhe.store.turn import Holder, TurnStore
+
+    old = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}")
+    host = __import__("socket").gethostname()
+    store.hold(Holder(host, old.pid, started(old.pid), "s-old", "s-old/1", 1.0))
+
+    async def go() -> None:
+        owner = Owner(home, idle=3600, turn_store=store)
+        task = asyncio.ensure_future(owner.serve())
+        while not protocol.socket_path(home).exists():
+            await asyncio.sleep(0.01)
+        assert owner.turns.state.holder is not None and owner.turns.state.holder.origin == OLD
+        client = await Client.connect(home, spawn=False)
+        cancel, shown = asyncio.Event(), []
+        waiting = asyncio.ensure_future(_hold_with_shown(client, cancel, shown))
+        await settle()
+        assert owner.turns.waiters == [1] and shown and "session s-old, run s-old/1 holds it" in shown[0]
+        cancel.set()
+        with pytest.raises(LeaseStopped):
+            await asyncio.wait_for(waiting, 5)
+        await settle()
+        assert owner.turns.waiters == [] and owner.turns.pending == 0  # the dropped wait left nothing
+        old.kill()
+        old.wait()
+        for _ in range(300):
+            if owner.turns.holder == -1:
+                break
+            await asyncio.sleep(0.01)
+        assert owner.turns.holder == -1 and store.holder() is None  # free, and handed to no one stopped
+        async with turn(client, "s-new", "s-new/1") as key:
+            assert store.holder() is not None and store.holder().run == "s-new/1"  # type: ignore[union-attr]
+            assert key == 2
+        await settle()
+        assert store.holder() is None
+        owner.stop()
+        await asyncio.wait_for(task, 5)
+        await client.close()
+
+    try:
+        asyncio.run(go())
+    finally:
+        old.kill()
+        store.close()
+
+
+async def _hold_with_shown(client: Client, cancel: asyncio.Event, shown: list[str]) -> None:
+    async with turn(client, "s-two", "s-two/1", cancel=cancel, show=shown.append):
+        raise AssertionError("a stopped wait never holds")
+
+
+def test_a_holder_record_of_a_process_that_is_gone_is_cleared_at_start(home: Path) -> None:
+    from eukhe.store.turn import Holder, TurnStore
+
+    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}")
+    store.hold(Holder(__import__("socket").gethostname(), 2**22 + 11, None, "s", "s/1", 1.0))
+
+    async def go() -> None:
+        async with serving(home) as owner:
+            owner.turn_store = store
+            owner._adopt()
+            assert owner.turns.holder == -1 and store.holder() is None
+            client = await Client.connect(home, spawn=False)
+            async with turn(client, "s2", "s2/1") as key:
+                assert key == 0
+            await client.close()
+
+    asyncio.run(go())
+    store.close()

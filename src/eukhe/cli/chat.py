@@ -18,7 +18,7 @@ def _store() -> Any:
     """The chat's tables in this home's store; a store that cannot be opened is one line."""
     from eukhe.settings import SettingsError, home, load
     from eukhe.store.chat import ChatStore, ChatStoreError
-    from eukhe.store.durable import StoreError, database_url
+    from eukhe.store.urls import StoreError, database_url
 
     try:
         url = database_url(home(), load(Path.cwd()))

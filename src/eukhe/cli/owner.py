@@ -149,7 +149,7 @@ def _store(home: Path, bad: Any) -> int:
     import sqlalchemy as sa
 
     from eukhe.settings import SettingsError, load
-    from eukhe.store.durable import StoreError, database_url
+    from eukhe.store.urls import StoreError, database_url
 
     try:
         url = database_url(home, load(Path.cwd()))

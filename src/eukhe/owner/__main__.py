@@ -10,7 +10,10 @@ import signal
 import sys
 
 from eukhe.owner.server import IDLE, Owner, Taken
-from eukhe.settings.load import home
+from eukhe.settings import SettingsError
+from eukhe.settings.load import home, load
+from eukhe.store.turn import TurnStore, TurnStoreError
+from eukhe.store.urls import StoreError, database_url
 
 
 def main() -> int:
@@ -18,12 +21,17 @@ def main() -> int:
         idle = float(os.environ.get("EUKHE_OWNER_IDLE_MS", "")) / 1000
     except ValueError:
         idle = IDLE
-    owner = Owner(home(), idle=idle)
+    where = home()
+    owner = Owner(where, idle=idle)
     try:
         owner.claim()
     except Taken as e:  # another client's owner won the home: it answers
         print(f"eukhe owner: {e}", file=sys.stderr)
         return 0
+    try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
+        owner.turn_store = TurnStore(database_url(where, load(where)))
+    except (SettingsError, StoreError, TurnStoreError) as e:
+        print(f"eukhe owner: the lease holder is kept in memory only: {e}", file=sys.stderr, flush=True)
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()

@@ -25,6 +25,9 @@ from eukhe import waits
 from eukhe.owner import protocol
 from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
+from eukhe.store.processes import alive, started
+
+__all__ = ["Client", "OwnerError", "alive", "read_info", "spawn_owner", "started"]
 
 START = 10.0
 """Seconds a new owner has to listen before the client gives up on it."""
@@ -36,20 +39,6 @@ CONNECT_POLL = 0.02
 class OwnerError(Exception):
     """A request the owner did not answer in time, refused, or could not get (the
     connection closed)."""
-
-
-def started(pid: int) -> float | None:
-    """When process `pid` started (its start time in clock ticks since boot, from
-    /proc), or None: with the pid, it names the process and not a later one."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    try:
-        return float(stat.rpartition(")")[2].split()[19])
-    except (IndexError, ValueError):
-        return None
 
 
 class Client:
@@ -269,13 +258,3 @@ def read_info(home: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return info if isinstance(info, dict) else None
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

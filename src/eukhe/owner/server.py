@@ -20,6 +20,8 @@ import contextlib
 import fcntl
 import json
 import os
+import socket
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,10 +33,19 @@ from eukhe.admission import Preempted, Registry
 from eukhe.owner import protocol
 from eukhe.owner.protocol import Kind
 from eukhe.owner.turns import Stopped, Turns
+from eukhe.rules.lease import Entry
 from eukhe.rules.wait import End
+from eukhe.store.processes import same
+from eukhe.store.turn import Holder, TurnStore, TurnStoreError
 
 IDLE = 30.0
 """Seconds an owner with no client waits for one before it ends."""
+
+TURN_POLL = 0.5
+"""Seconds between two looks at a holder from before this owner: is its process gone?"""
+
+OLD = 0
+"""The origin of a lease holder from before this owner (connections count from 1)."""
 
 
 class Taken(Exception):
@@ -63,11 +74,19 @@ class Conn:
 
 
 class Owner:
-    def __init__(self, home: Path, settings: Mapping[str, Any] | None = None, idle: float = IDLE) -> None:
+    def __init__(
+        self,
+        home: Path,
+        settings: Mapping[str, Any] | None = None,
+        idle: float = IDLE,
+        turn_store: TurnStore | None = None,
+    ) -> None:
         self.home = home
         self.idle = idle
         self.registry = Registry(settings)
-        self.turns = Turns()
+        self.turns = Turns(on_holder=self._record)
+        self.turn_store = turn_store
+        self.host = socket.gethostname()
         self.conns: dict[int, Conn] = {}
         self.since = time.time()
         self.pid = os.getpid()
@@ -110,9 +129,12 @@ class Owner:
         tmp = protocol.info_path(self.home).with_suffix(".tmp")
         tmp.write_text(json.dumps(info), encoding="utf-8")
         os.replace(tmp, protocol.info_path(self.home))
+        old = self._adopt()
         try:
             await self._until_done()
         finally:
+            if old is not None:
+                old.cancel()
             await self.close()
 
     async def _until_done(self) -> None:
@@ -129,6 +151,52 @@ class Owner:
 
     def stop(self) -> None:
         self._done.set()
+
+    # ------------------------------------------------------------ the holder in the store
+
+    def _record(self, holder: Entry | None, about: dict[str, Any]) -> None:
+        """The lease's holder into the store (None: free), so that an owner after this
+        one knows a turn that may still run."""
+        if self.turn_store is None or (holder is not None and holder.origin == OLD):
+            return
+        record = None
+        if holder is not None:
+            record = Holder(
+                str(about.get("host") or self.host),
+                int(about.get("pid") or 0),
+                about.get("started"),
+                str(about.get("session") or ""),
+                str(about.get("run") or ""),
+                float(about.get("since") or time.time()),
+            )
+        try:
+            self.turn_store.hold(record)
+        except TurnStoreError as e:  # the lease goes on in memory; a later owner may not know
+            print(f"eukhe owner: {e}", file=sys.stderr, flush=True)
+
+    def _adopt(self) -> asyncio.Task[None] | None:
+        """A holder the store names whose process still runs here keeps the lease until
+        that process is gone (polled every TURN_POLL); any other record is cleared."""
+        if self.turn_store is None:
+            return None
+        try:
+            h = self.turn_store.holder()
+        except TurnStoreError as e:
+            print(f"eukhe owner: {e}", file=sys.stderr, flush=True)
+            return None
+        if h is None:
+            return None
+        if h.host != self.host or not same(h.pid, h.started):
+            self._record(None, {})
+            return None
+        self.turns.adopt(OLD, h.about())
+        return asyncio.ensure_future(self._until_gone(h))
+
+    async def _until_gone(self, h: Holder) -> None:
+        clock = waits.LoopClock()
+        while same(h.pid, h.started) and not self._done.is_set():
+            await waits.race(self._done.wait(), clock.now() + TURN_POLL, None, clock)
+        self.turns.crash(OLD)
 
     async def close(self) -> None:
         if self._server is not None:
@@ -284,6 +352,8 @@ class Owner:
             "session": req.get("session"),
             "run": req.get("run"),
             "pid": conn.hello.get("pid"),
+            "started": conn.hello.get("started"),
+            "host": conn.hello.get("host"),
             "since": time.time(),
         }
         holder = self.turns.state.holder

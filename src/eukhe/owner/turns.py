@@ -9,6 +9,7 @@ on at once). A closed connection crashes its origin: every lease of it ends.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +28,13 @@ class Turns:
     state: lease.Lease = field(default_factory=lease.start)
     about: dict[int, dict[str, Any]] = field(default_factory=dict)  # key -> who holds or waits, since when
     _grants: dict[int, asyncio.Future[None]] = field(default_factory=dict)
+    on_holder: Callable[[lease.Entry | None, dict[str, Any]], None] = lambda holder, about: None
 
     def step(self, op: Op) -> Step:
+        """One operation of the model (asks go through `_ask`, which keeps what each
+        key is about); the grant it makes reaches its wait; `on_holder` hears of a new
+        holder, or of none."""
+        before = self.state.holder
         st = lease.step(self.state, op)
         self.state = st.lease
         if st.granted >= 0:
@@ -38,14 +44,21 @@ class Turns:
         live = {e.key for e in lease.live(self.state)}
         for key in [k for k in self.about if k not in live]:
             del self.about[key]
+        if self.state.holder != before:  # handed on, or freed
+            h = self.state.holder
+            self.on_holder(h, {} if h is None else self.about.get(h.key, {}))
         return st
+
+    def adopt(self, origin: int, about: dict[str, Any]) -> int:
+        """A holder from before this owner (a turn that may still run): it holds the
+        free lease at once, until its origin crashes."""
+        return self._ask(origin, about).key
 
     async def acquire(self, origin: int, about: dict[str, Any], cancel: asyncio.Event | None = None) -> int:
         """Wait for the lease, then hold it; its key. A cancel (or the caller's
         cancellation) stops the wait and leaves nothing: `Stopped` (or the
         CancelledError) goes on."""
-        st = self.step(Op(Kind.ASK, origin))
-        self.about[st.key] = about
+        st = self._ask(origin, about)
         if st.granted == st.key:
             return st.key
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -59,6 +72,15 @@ class Turns:
             return st.key
         self._stop(st.key)
         raise Stopped(f"the wait for the root-turn lease (key {st.key}) was cancelled")
+
+    def _ask(self, origin: int, about: dict[str, Any]) -> Step:
+        """An ask; its holder (when it holds at once) is said with what it is about."""
+        st = lease.step(self.state, Op(Kind.ASK, origin))
+        self.about[st.key] = about
+        self.state = st.lease
+        if st.granted == st.key:
+            self.on_holder(st.lease.holder, about)
+        return st
 
     def _stop(self, key: int) -> None:
         self._grants.pop(key, None)

@@ -29,7 +29,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from eukhe.memory.log import Entry, Kind, Message
-from eukhe.store.durable import cause, shown
+from eukhe.store.processes import alive
+from eukhe.store.urls import cause, engine_url, shown
 
 MESSAGES = "eukhe_chat_messages"
 LINES = "eukhe_chat_lines"
@@ -139,14 +140,6 @@ _INSERT = sa.text(
 """An append: the next id, or nothing when the key is in the log already."""
 
 
-def _engine_url(url: str) -> str:
-    """The URL as SQLAlchemy takes it: Postgres through psycopg 3 (what DBOS uses)."""
-    for scheme in ("postgresql://", "postgres://"):
-        if url.startswith(scheme):
-            return "postgresql+psycopg://" + url[len(scheme) :]
-    return url
-
-
 def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
@@ -157,7 +150,7 @@ class ChatStore:
     def __init__(self, url: str) -> None:
         self.url = url
         try:
-            self._engine = sa.create_engine(_engine_url(url))
+            self._engine = sa.create_engine(engine_url(url))
             if self._engine.dialect.name == "sqlite":
 
                 @event.listens_for(self._engine, "connect")
@@ -295,7 +288,7 @@ class ChatStore:
         rows = self._read(lambda c: c.execute(sa.select(_calls).order_by(_calls.c.started)).all())
         here = socket.gethostname()
         out = [Running(int(r.l), int(r.i), str(r.host), int(r.pid), float(r.started)) for r in rows]
-        return [r for r in out if r.host != here or _alive(r.pid)]
+        return [r for r in out if r.host != here or alive(r.pid)]
 
     def waited(self, waited: float, pending: int, ended: str) -> None:
         """A turn's settle wait ended: keep it (the newest WAITS_KEPT are kept)."""
@@ -333,16 +326,6 @@ class ChatStore:
                 return work(c)
         except Exception as e:
             raise ChatStoreError(f"cannot read the chat at {shown(self.url)}: {cause(e)}") from e
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        return True
-    return True
 
 
 def _message(row: Any) -> Message:

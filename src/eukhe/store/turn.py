@@ -1,0 +1,80 @@
+"""Who holds the root-turn lease, in the store: written by the owner when it grants
+the lease, cleared when the lease is free. An owner that starts after another died
+reads it: while the process it names (pid and start time, on this host) still
+runs, its turn may still run, and the new owner grants the lease to no one else
+(H6.2: two turns never overlap, and nothing waits on a process that is gone)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from eukhe.store.urls import cause, engine_url, shown
+
+TURN = "eukhe_turn"
+
+_META = sa.MetaData()
+_turn = sa.Table(
+    TURN,
+    _META,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),  # always 0: one holder
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("started", sa.Float, nullable=True),
+    sa.Column("session", sa.Text, nullable=False),
+    sa.Column("run", sa.Text, nullable=False),
+    sa.Column("since", sa.Float, nullable=False),
+)
+
+
+class TurnStoreError(RuntimeError):
+    """The holder's record cannot be read or written: names the database and why."""
+
+
+@dataclass(frozen=True)
+class Holder:
+    host: str
+    pid: int
+    started: float | None
+    session: str
+    run: str
+    since: float
+
+    def about(self) -> dict[str, Any]:
+        return {"session": self.session, "run": self.run, "pid": self.pid, "since": self.since}
+
+
+class TurnStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            self._engine = sa.create_engine(engine_url(url))
+            _META.create_all(self._engine, checkfirst=True)
+        except Exception as e:
+            why = f"cannot open the lease record in the store at {shown(url)}: {cause(e)}"
+            raise TurnStoreError(why) from e
+
+    def hold(self, h: Holder | None) -> None:
+        """Record the holder (None: the lease is free)."""
+        try:
+            with self._engine.begin() as c:
+                c.execute(_turn.delete())
+                if h is not None:
+                    c.execute(_turn.insert().values(id=0, **h.__dict__))
+        except Exception as e:
+            raise TurnStoreError(f"cannot record the lease holder at {shown(self.url)}: {cause(e)}") from e
+
+    def holder(self) -> Holder | None:
+        try:
+            with self._engine.connect() as c:
+                row = c.execute(sa.select(_turn)).first()
+        except Exception as e:
+            raise TurnStoreError(f"cannot read the lease holder at {shown(self.url)}: {cause(e)}") from e
+        if row is None:
+            return None
+        return Holder(row.host, int(row.pid), row.started, row.session, row.run, float(row.since))
+
+    def close(self) -> None:
+        self._engine.dispose()

@@ -1,0 +1,49 @@
+"""Where the store is, and how it is named: `durable.databaseUrl` or SQLite in the
+home, the URL as SQLAlchemy takes it, as it is shown (no password), and a driver
+error's cause. Light on purpose (no DBOS): the owner opens the store with it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["StoreError", "cause", "database_url", "engine_url", "shown"]
+
+
+class StoreError(RuntimeError):
+    """The durable store cannot be opened: names the database and why."""
+
+
+def database_url(home: Path, settings: Mapping[str, Any]) -> str:
+    """`durable.databaseUrl`, else SQLite at `$EUKHE_HOME/eukhe.sqlite`."""
+    durable = settings.get("durable")
+    url = durable.get("databaseUrl") if isinstance(durable, Mapping) else None
+    if url is not None and (not isinstance(url, str) or not url.strip()):
+        raise StoreError(f"setting durable.databaseUrl={url!r}: expected a database URL string")
+    return url or f"sqlite:///{home / 'eukhe.sqlite'}"
+
+
+def engine_url(url: str) -> str:
+    """The URL as SQLAlchemy takes it: Postgres through psycopg 3 (what DBOS uses)."""
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url[len(scheme) :]
+    return url
+
+
+def shown(url: str) -> str:
+    """The URL with any password hidden."""
+    scheme, sep, rest = url.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not at or ":" not in creds:
+        return url
+    return f"{scheme}{sep}{creds.partition(':')[0]}:***@{host}"
+
+
+def cause(e: BaseException) -> str:
+    """An error's kind and first line (the database driver's own: not the SQL it ran,
+    nor the links to its documentation that SQLAlchemy appends)."""
+    inner = getattr(e, "orig", None) or e
+    first = (str(inner).strip().splitlines() or [""])[0]
+    return f"{type(inner).__name__}: {first}" if first else type(inner).__name__
