@@ -1,0 +1,89 @@
+"""What a request to the home's owner costs, against the same work in process.
+
+    .venv/bin/python bench/owner.py [--requests N]
+
+A real owner process in a temporary home, one client over its unix socket:
+- `status`: one request and its reply (the owner builds its status);
+- `slot`: a model request's admission through the owner: `async with
+  registry.slot(...)` (admit, the grant's reply, the release), one provider, no
+  queue;
+- in process: `owner.status()` on an owner object, and `async with` a slot of the
+  in-process `Registry`: what the same work costs with no socket.
+
+Prints the median and p99 of each in microseconds, and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from eukhe.admission import Registry
+from eukhe.owner.admission import RemoteRegistry
+from eukhe.owner.client import Client
+from eukhe.owner.protocol import Kind
+from eukhe.owner.server import Owner
+
+
+async def timed(n: int, one: Callable[[], Awaitable[object]]) -> list[float]:
+    for _ in range(min(n, 100)):  # warm up
+        await one()
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        await one()
+        out.append((time.perf_counter() - t) * 1e6)
+    return out
+
+
+def line(name: str, us: list[float]) -> tuple[float, float]:
+    us = sorted(us)
+    med, p99 = statistics.median(us), us[int(len(us) * 0.99) - 1]
+    print(f"{name:<34} median {med:9.1f} µs   p99 {p99:9.1f} µs")
+    return med, p99
+
+
+async def main(n: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="eukhe-bench-") as d:
+        home = Path(d)
+        os.environ["EUKHE_OWNER_IDLE_MS"] = "2000"
+        client = await Client.connect(home)
+        registry = RemoteRegistry(home, connect=lambda: asyncio.sleep(0, client))
+        print(f"owner pid {client.owner['pid']}, {n} requests each, Python {sys.version.split()[0]}")
+
+        async def remote_slot() -> None:
+            async with registry.slot("p", interactive=True):
+                pass
+
+        local = Registry()
+
+        async def local_slot() -> None:
+            async with local.slot("p", interactive=True):
+                pass
+
+        owner = Owner(home / "unused")
+
+        async def local_status() -> None:
+            owner.status()
+
+        rs = line("status through the owner", await timed(n, lambda: client.request(Kind.STATUS)))
+        ls = line("status in process", await timed(n, local_status))
+        rm = line("slot through the owner", await timed(n, remote_slot))
+        lm = line("slot in process", await timed(n, local_slot))
+        print(f"ratio status: median {rs[0] / ls[0]:.0f}×, p99 {rs[1] / ls[1]:.0f}×")
+        print(f"ratio slot:   median {rm[0] / lm[0]:.0f}×, p99 {rm[1] / lm[1]:.0f}×")
+        await client.request(Kind.SHUTDOWN)
+        await client.close()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=5000)
+    asyncio.run(main(ap.parse_args().requests))
