@@ -293,7 +293,7 @@ def test_the_first_client_starts_a_detached_owner_and_a_killed_owner_is_replaced
         }
         os.kill(pid, signal.SIGKILL)
         await asyncio.wait_for(first.closed.wait(), 5)  # the connection's close ends every wait
-        with pytest.raises(OwnerError, match="closed the connection|connection broke"):
+        with pytest.raises(OwnerError, match=r"closed the connection|connection broke"):
             await first.request(Kind.STATUS)
         third = await Client.connect(home)
         assert third.owner["pid"] not in (pid, os.getpid())

@@ -200,3 +200,33 @@ def test_a_queue_longer_than_the_idle_deadline_is_not_a_stall(tmp_path: Path) ->
     )
     assert len(server.seen) == 1 and took > 1.0  # it did queue, past its idle deadline
     assert r.out == ["held\n", "released\n"]
+
+
+def test_a_client_killed_mid_run_loses_nothing_the_owner_finishes_its_run(tmp_path: Path) -> None:
+    """SIGKILL a terminal in the middle of its run's stream: its owner sees the
+    connection close with the run in flight, recovers it and runs it to its answer,
+    with no `eukhe resume` and every message once."""
+    from tests.store.proc import messages, sessions
+
+    home = tmp_path / "home"
+    script = [
+        {"when": "cut", "text": "never whole " * 50, "chunks": 50, "delay": 0.2},  # ten seconds
+        {"when": "cut", "text": "finished by the owner"},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start(*run_args(server, "cut", "--session", "s-cut"), cwd=tmp_path, home=home)
+        until("the run's request", lambda: len(server.seen) >= 1)
+        info = read_info(home)
+        assert info is not None
+        p.kill()
+        p.wait(timeout=DEADLINE)
+        until("the owner's second request", lambda: len(server.seen) >= 2)
+
+        def ended() -> bool:
+            return any(s["id"] == "s-cut" and s["outcome"] == "answered" for s in sessions(tmp_path, home))
+
+        until("the run's end", ended)
+    assert alive(int(info["pid"]))  # the same owner did it
+    said = [m for m in messages("s-cut", tmp_path, home) if m["role"] == "assistant"]
+    assert [m["content"] for m in said] == ["finished by the owner"]
+    assert "a client died with s-cut/" in protocol.log_path(home).read_text()

@@ -198,7 +198,9 @@ def _durable(
 
     from eukhe.harness.session import run_to_end
     from eukhe.owner.admission import RemoteRegistry
+    from eukhe.owner.client import ask_once
     from eukhe.owner.lease import held
+    from eukhe.owner.protocol import Kind
     from eukhe.settings import home
     from eukhe.store import durable, runs, sessions, workflow
 
@@ -233,7 +235,11 @@ def _durable(
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, workflow.Live.interrupt)
-        return await runs.drive(spec, session, printer.say, ended)
+
+        def recover_with(cut: list[str]) -> Any:
+            return ask_once(home(), Kind.RECOVER, spawn=True, runs=cut)
+
+        return await runs.drive(spec, session, printer.say, ended, recover_with)
 
     left = False
     try:

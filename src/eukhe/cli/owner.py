@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from eukhe.owner import protocol
-from eukhe.owner.client import Client, OwnerError, alive, read_info
+from eukhe.owner.client import OwnerError, alive, ask_once, read_info
 from eukhe.owner.protocol import Kind
 
 
@@ -21,14 +21,6 @@ def _home() -> Path:
     from eukhe.settings import home
 
     return home()
-
-
-async def _ask(home: Path, kind: Kind, **fields: Any) -> dict[str, Any]:
-    client = await Client.connect(home, spawn=False)
-    try:
-        return await client.request(kind, **fields)
-    finally:
-        await client.close()
 
 
 def _ago(since: Any) -> str:
@@ -47,7 +39,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
     each waits, the root-turn lease, and per provider the slots held and queued."""
     home = _home()
     try:
-        got = asyncio.run(_ask(home, Kind.STATUS))
+        got = asyncio.run(ask_once(home, Kind.STATUS))
     except OwnerError as e:
         if as_json:
             typer.echo(json.dumps({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)}))
@@ -94,7 +86,7 @@ def shutdown() -> None:
     on and start a new owner when they next need one: nothing is lost."""
     home = _home()
     try:
-        got = asyncio.run(_ask(home, Kind.SHUTDOWN))
+        got = asyncio.run(ask_once(home, Kind.SHUTDOWN))
     except OwnerError as e:
         typer.echo(f"no owner runs for {home} ({e})")
         return
@@ -124,7 +116,7 @@ def doctor() -> None:
     info = read_info(home)
     try:
         began = time.monotonic()
-        got = asyncio.run(_ask(home, Kind.STATUS))
+        got = asyncio.run(ask_once(home, Kind.STATUS))
         took = (time.monotonic() - began) * 1000
         typer.echo(f"✓ owner: pid {got['owner']['pid']} answers on {sock} ({took:.0f} ms)")
     except OwnerError:
@@ -190,7 +182,7 @@ def abort(run: Annotated[str, typer.Argument(help="The run, as SESSION/N (see `e
     that waits for the root-turn lease stops waiting."""
     home = _home()
     try:
-        got = asyncio.run(_ask(home, Kind.ABORT, run=run))
+        got = asyncio.run(ask_once(home, Kind.ABORT, run=run))
     except OwnerError as e:
         typer.echo(f"eukhe abort: {run}: {e}", err=True)
         raise typer.Exit(1) from None

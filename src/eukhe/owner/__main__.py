@@ -8,12 +8,17 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 
+from eukhe.owner.recovery import Recovery
 from eukhe.owner.server import IDLE, Owner, Taken
 from eukhe.settings import SettingsError
 from eukhe.settings.load import home, load
 from eukhe.store.turn import TurnStore, TurnStoreError
 from eukhe.store.urls import StoreError, database_url
+
+CLOSE_GRACE = 5.0
+"""Seconds the run store has to close when the owner ends."""
 
 
 def main() -> int:
@@ -22,7 +27,10 @@ def main() -> int:
     except ValueError:
         idle = IDLE
     where = home()
-    owner = Owner(where, idle=idle)
+    recovery = Recovery(where)
+    owner = Owner(
+        where, idle=idle, orphans=recovery.orphans, recover=recovery.now, busy=lambda: recovery.busy > 0
+    )
     try:
         owner.claim()
     except Taken as e:  # another client's owner won the home: it answers
@@ -40,9 +48,19 @@ def main() -> int:
         await owner.serve()
 
     print(f"eukhe owner: pid {os.getpid()} owns {owner.home}", file=sys.stderr, flush=True)
-    asyncio.run(serve())
+    code = 0
+    try:
+        asyncio.run(serve())
+    except Exception as e:  # said in the log, with its cause
+        print(f"eukhe owner: broke: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        code = 1
+    # the run store's threads end with it; one stuck on a store that is gone (retrying
+    # a dropped database, say) is not waited for past a grace
+    closing = threading.Thread(target=recovery.close, daemon=True)
+    closing.start()
+    closing.join(CLOSE_GRACE)
     print(f"eukhe owner: pid {os.getpid()} ended", file=sys.stderr, flush=True)
-    return 0
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
 from eukhe.store.processes import alive, started
 
-__all__ = ["Client", "OwnerError", "alive", "read_info", "spawn_owner", "started"]
+__all__ = ["Client", "OwnerError", "alive", "ask_once", "read_info", "spawn_owner", "started"]
 
 START = 10.0
 """Seconds a new owner has to listen before the client gives up on it."""
@@ -202,6 +202,16 @@ class Client:
         self._reader.cancel()
         with contextlib.suppress(BaseException):
             await self._reader
+
+
+async def ask_once(home: Path, kind: Kind, *, spawn: bool = False, **fields: Any) -> dict[str, Any]:
+    """One request to the home's owner over a connection of its own (for a command,
+    or from a loop that is not the runs' own)."""
+    client = await Client.connect(home, spawn=spawn)
+    try:
+        return await client.request(kind, **fields)
+    finally:
+        await client.close()
 
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]

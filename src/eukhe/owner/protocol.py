@@ -36,6 +36,7 @@ class Kind(Enum):
     CONFIGURE = "configure"  # new admission limits from a client's settings
     RUN = "run"  # a run starts or ends in the client (for status and abort)
     ABORT = "abort"  # end a run in whichever client executes it
+    RECOVER = "recover"  # the owner takes up every run a dead process left; which runs it has
     SHUTDOWN = "shutdown"  # end once the work is checkpointed
 
 
@@ -55,6 +56,7 @@ def reply_deadline(kind: Kind) -> float | None:
             | Kind.CONFIGURE
             | Kind.RUN
             | Kind.ABORT
+            | Kind.RECOVER
             | Kind.SHUTDOWN
         ):
             return REPLY

@@ -23,7 +23,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,9 @@ class Owner:
         settings: Mapping[str, Any] | None = None,
         idle: float = IDLE,
         turn_store: TurnStore | None = None,
+        orphans: Callable[[list[str]], Awaitable[None]] | None = None,
+        recover: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.home = home
         self.idle = idle
@@ -87,6 +90,10 @@ class Owner:
         self.turns = Turns(on_holder=self._record)
         self.turn_store = turn_store
         self.host = socket.gethostname()
+        self.orphans = orphans  # a client died with runs in flight: who finishes them
+        self.recover = recover  # a client asks the owner to take up what dead processes left
+        self.busy = busy  # work of the owner's own under way: it does not end idle
+        self._work: set[asyncio.Task[None]] = set()
         self.conns: dict[int, Conn] = {}
         self.since = time.time()
         self.pid = os.getpid()
@@ -140,14 +147,19 @@ class Owner:
     async def _until_done(self) -> None:
         clock = waits.LoopClock()
         while not self._done.is_set():
-            if self.conns:
+            if self._clients():
                 self._changed.clear()
                 await waits.race(self._changed.wait(), None, self._done)
                 continue
             self._changed.clear()
             raced = await waits.race(self._changed.wait(), clock.now() + self.idle, self._done, clock)
-            if raced.end is End.DEADLINE and not self.conns:
+            if raced.end is End.DEADLINE and not self._clients() and not self.busy() and not self._work:
                 return
+
+    def _clients(self) -> list[Conn]:
+        """The connections of other processes (the owner's own recovered runs connect
+        to it too, and keep it from nothing)."""
+        return [c for c in self.conns.values() if c.hello.get("pid") != self.pid]
 
     def stop(self) -> None:
         self._done.set()
@@ -246,6 +258,11 @@ class Owner:
         for task in list(conn.tasks):
             task.cancel()
         self.turns.crash(conn.origin)
+        if conn.runs and self.orphans is not None and not self._done.is_set():
+            task = asyncio.ensure_future(self.orphans(list(conn.runs)))
+            self._work.add(task)
+            task.add_done_callback(self._work.discard)
+            task.add_done_callback(lambda _t: self._changed.set())
 
     def _spawn(self, conn: Conn, coro: Any) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -264,6 +281,7 @@ class Owner:
             match kind:
                 case Kind.HELLO:
                     conn.hello = {k: req.get(k) for k in ("pid", "started", "argv", "host")}
+                    self._changed.set()  # an own connection (the owner's recovered runs) is no client
                     conn.send({"id": rid, "ok": {"pid": self.pid, "since": self.since}})
                 case Kind.STATUS:
                     conn.send({"id": rid, "ok": self.status()})
@@ -315,6 +333,8 @@ class Owner:
                     else:
                         where.send({"event": "abort", "run": run})
                         conn.send({"id": rid, "ok": {"pid": where.hello.get("pid")}})
+                case Kind.RECOVER:
+                    self._spawn(conn, self._recover(conn, rid, [str(r) for r in req.get("runs") or []]))
                 case Kind.SHUTDOWN:
                     conn.send({"id": rid, "ok": {"pid": self.pid}})
                     self.stop()
@@ -346,6 +366,15 @@ class Owner:
             conn.slots.pop(sid, None)
             conn.released.pop(sid, None)
             conn.asked.pop(sid, None)
+
+    async def _recover(self, conn: Conn, rid: Any, cut: list[str]) -> None:
+        if self.recover is None:
+            conn.send({"id": rid, "error": "this owner recovers no runs"})
+            return
+        try:
+            conn.send({"id": rid, "ok": await self.recover(cut)})
+        except Exception as e:
+            conn.send({"id": rid, "error": f"recovery failed: {type(e).__name__}: {e}"})
 
     async def _lease(self, conn: Conn, rid: Any, lid: int, req: dict[str, Any]) -> None:
         about = {

@@ -26,6 +26,7 @@ from typing import Any
 from dbos import DBOS, DBOSClient, DBOSConfig
 
 from eukhe import __version__
+from eukhe.store.processes import started
 from eukhe.store.urls import StoreError, cause, database_url, shown
 
 APP = "eukhe"
@@ -37,11 +38,8 @@ LOG = "logs/dbos.log"
 
 def _started(pid: int) -> str | None:
     """A process's start time in clock ticks since boot (Linux), or None if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rpartition(")")[2].split()[19]
+    ticks = started(pid)
+    return None if ticks is None else str(int(ticks))
 
 
 def executor_id() -> str:

@@ -7,7 +7,8 @@ import os
 
 
 def alive(pid: int) -> bool:
-    """Whether a process `pid` runs (another user's process counts)."""
+    """Whether a process `pid` exists (another user's process counts; so does a zombie:
+    `started` tells those apart)."""
     if pid <= 0:
         return False
     try:
@@ -20,14 +21,18 @@ def alive(pid: int) -> bool:
 
 
 def started(pid: int) -> float | None:
-    """When process `pid` started (clock ticks since boot, from /proc), or None."""
+    """When process `pid` started (clock ticks since boot, from /proc), or None when
+    it is gone: a zombie (dead, not yet reaped by its parent) runs nothing."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
             stat = f.read()
     except OSError:
         return None
+    fields = stat.rpartition(")")[2].split()
+    if not fields or fields[0] in ("Z", "X"):
+        return None
     try:
-        return float(stat.rpartition(")")[2].split()[19])
+        return float(fields[19])
     except (IndexError, ValueError):
         return None
 
@@ -37,4 +42,7 @@ def same(pid: int, start: float | None) -> bool:
     None trusts the pid alone)."""
     if not alive(pid):
         return False
-    return start is None or started(pid) in (None, start)
+    now = started(pid)
+    if now is None:  # a zombie, or /proc cannot tell: by the pid alone
+        return start is None and alive(pid)
+    return start is None or now == start

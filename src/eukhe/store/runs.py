@@ -4,7 +4,7 @@ for them, in the process that runs work (`eukhe run`, `eukhe resume`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
@@ -21,6 +21,14 @@ Say = Callable[[str], None]
 
 class Busy(RuntimeError):
     """A session's run is in flight in a live process."""
+
+
+async def cut_off() -> list[str]:
+    """The runs a dead process left in flight, or a recovery left queued (a look, no
+    change)."""
+    pending = await DBOS.list_workflows_async(status=["PENDING"], name=WORKFLOW)
+    queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=WORKFLOW)
+    return sorted([w.workflow_id for w in pending if gone(w.executor_id)] + [w.workflow_id for w in queued])
 
 
 async def recover(say: Say) -> list[str]:
@@ -147,16 +155,20 @@ async def drive(
     session: str | None,
     say: Say,
     ended: Callable[[dict[str, Any]], None] = lambda out: None,
+    recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None,
 ) -> bool:
-    """Recover what a dead process left, run `spec` (if any) as the session's next
-    run, and finish the recovered runs; whether some were left in flight (Ctrl-C).
+    """Take up what a dead process left, run `spec` (if any) as the session's next
+    run, and wait for what must be waited for; whether some were left in flight
+    (Ctrl-C).
 
-    The session's own run never waits behind other sessions' recovered runs: they
-    run beside it as background work, `ended` gets its outcome the moment it ends,
-    and only then are the others waited for. A run of the same session cut off by
-    a crash ends first, as the session's order wants, and the wait says so."""
+    With `recover_with` (the home's owner), the owner takes the cut-off runs up and
+    finishes them: a run waits only for the session's own cut-off run, which must
+    end first, as the session's order wants; `eukhe resume` (no spec) waits for them
+    all. Without an owner, this process recovers them, and the session's own run
+    never waits behind other sessions' recovered runs: they run beside it as
+    background work, and are waited for after its outcome."""
     Live.stop = (asyncio.get_running_loop(), asyncio.Event())
-    recovered = await recover(say)
+    recovered, by_owner = await _taken_up(say, recover_with)
     mine = [r for r in recovered if session is not None and r.startswith(f"{session}/")]
     rest = [r for r in recovered if r not in mine]
     if spec is not None and mine:
@@ -169,7 +181,30 @@ async def drive(
         rid = await start(spec, session)
         say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}")
         ended(await result(rid))
+        if rest and by_owner:
+            n = len(rest)
+            say(f"the owner finishes {n} recovered run{'s' * (n != 1)}; `eukhe status` shows them")
+            return False
         if rest:
             n = len(rest)
             say(f"finishing {n} recovered run{'s' * (n != 1)}; Ctrl-C leaves them for `eukhe resume`")
     return await finish(rest, say)
+
+
+async def _taken_up(
+    say: Say, recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None
+) -> tuple[list[str], bool]:
+    """The runs a dead process left, taken up by the owner (it runs them) when there is
+    one, else here; and whether the owner took them. The owner is told which runs this
+    process found cut off (it opens the store only when there are some) and answers
+    with every run it is finishing, those it took up before included."""
+    if recover_with is not None:
+        try:
+            got = await recover_with(await cut_off())
+        except Exception as e:  # no owner answers: this process takes them up itself
+            say(f"the owner could not take up cut-off runs ({e}); this process does")
+        else:
+            for line in got.get("said") or []:
+                say(str(line))
+            return [str(r) for r in got.get("runs") or []], True
+    return await recover(say), False

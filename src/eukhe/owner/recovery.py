@@ -1,0 +1,104 @@
+"""The runs a dead client left, finished by the owner: when a client's connection
+closes while it said runs were in flight, the owner opens the run store (DBOS, in
+this process, on first need), re-enqueues every run whose process is gone, and
+runs them to their end. Killing a client kills only its runs, and only until the
+owner takes them up: nothing is lost, and no one has to run `eukhe resume`.
+
+The recovered runs are background work (H3) and hold no root-turn lease; their
+model requests take slots from this owner like any client's (over its socket,
+from DBOS's event loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class Recovery:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.busy = 0  # recoveries under way: the owner does not end while there is one
+        self.running: dict[str, str] = {}  # runs this owner recovered, not ended yet: what it said
+        self._store: object | None = None
+        self._lock = asyncio.Lock()
+        self._finishing: set[asyncio.Task[None]] = set()
+
+    def say(self, line: str) -> None:
+        print(f"eukhe owner: {line}", file=sys.stderr, flush=True)
+
+    async def orphans(self, runs: list[str]) -> None:
+        """A client died with `runs` in flight: take up every run whose process is
+        gone (theirs, and any other left so)."""
+        self.say(f"a client died with {', '.join(runs)} in flight: recovering")
+        try:
+            await self.now(runs)
+        except Exception as e:  # the store cannot be opened, or recovery broke: said, never fatal
+            self.say(f"recovery failed: {type(e).__name__}: {e}; `eukhe resume` finishes those runs")
+
+    async def now(self, cut: list[str]) -> dict[str, Any]:
+        """Re-enqueue every run a dead process left and run it here to its end, in the
+        background; every run this owner is finishing, and what it said of each. With
+        nothing `cut` off and nothing recovered before, the store is not even opened."""
+        self.busy += 1
+        try:
+            async with self._lock:  # one recovery at a time: the next finds what is left
+                if not cut and self._store is None:
+                    return {"runs": [], "said": []}
+                await self._open()
+                from eukhe.store import runs as store_runs
+
+                said: list[str] = []
+
+                def say(line: str) -> None:
+                    said.append(line)
+                    self.say(line)
+
+                ids = await store_runs.recover(say)
+                for run in ids:
+                    if run not in self.running:
+                        self.running[run] = next((x for x in said if run in x), f"resuming run {run}")
+                        task = asyncio.ensure_future(self._finish(run))
+                        self._finishing.add(task)
+                        task.add_done_callback(self._finishing.discard)
+                runs = sorted(self.running)
+                return {"runs": runs, "said": [self.running[r] for r in runs]}
+        finally:
+            self.busy -= 1
+
+    async def _finish(self, run: str) -> None:
+        from eukhe.store import runs as store_runs
+
+        self.busy += 1
+        try:
+            await store_runs.finish([run], self.say)
+        finally:
+            self.running.pop(run, None)
+            self.busy -= 1
+
+    async def _open(self) -> None:
+        if self._store is not None:
+            return
+        from eukhe.owner.admission import RemoteRegistry
+        from eukhe.settings import load
+        from eukhe.store import durable, workflow
+
+        settings = load(self.home)
+        store = await asyncio.to_thread(durable.open_store, self.home, settings)
+
+        def show(run: str, kind: str, text: str) -> None:
+            if kind != "text":
+                self.say(f"[{run}] {kind}: {text}")
+
+        workflow.Live.show = show  # type: ignore[assignment]
+        workflow.Live.chat_url = store.url
+        workflow.Live.admission = RemoteRegistry(self.home)  # this owner's slots, as a client
+        self._store = store
+
+    def close(self) -> None:
+        store = self._store
+        if store is not None:
+            store.close()  # type: ignore[attr-defined]
+            self._store = None
