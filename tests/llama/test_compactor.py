@@ -15,7 +15,6 @@ from tests.llama.server import LlamaServer
 
 MESSAGES = [
     "user: " + "Please refactor the deploy script so that it reads the region from config/deploy.toml. " * 8,
-    "echo: " + "\n".join(f"test_case_{i} PASSED in {i * 0.013:.3f}s" for i in range(60)),
     "talk: I changed three files: scripts/deploy.sh now reads the region from the config, the CI job "
     "passes it on, and the README says how. " * 5,
 ]

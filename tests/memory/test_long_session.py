@@ -1,6 +1,6 @@
 """A long session: 300 turns of one session against the faux server with a small view
-budget; the first 280 in this process, through the same code `eukhe run --session`
-runs (the durable store and `runs.drive`), the last 20 through the real CLI. Every
+budget; the first 290 in this process, through the same code `eukhe run --session`
+runs (the durable store and `runs.drive`), the last 10 through the real CLI. Every
 turn's request carries a view that fits the budget (the run's own messages come
 after it), no request holds a tool call without its result or the reverse, and no
 turn waits past its settle deadline."""
@@ -22,7 +22,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 
 BUDGET = 1_500
-TURNS, CLI_TURNS = 300, 20
+TURNS, CLI_TURNS = 300, 10
 SETTLE_MS = 5_000
 CLI = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m"]
 

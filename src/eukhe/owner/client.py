@@ -35,6 +35,12 @@ START = 10.0
 CONNECT_POLL = 0.02
 """Seconds between two tries to connect to an owner that is starting."""
 
+TRIES = 3
+"""Connections tried when the owner goes away while it is greeted."""
+
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
 
 class OwnerError(Exception):
     """A request the owner did not answer in time, refused, or could not get (the
@@ -71,37 +77,52 @@ class Client:
         cancel: asyncio.Event | None = None,
     ) -> Client:
         """A connection to the home's owner, said hello to. With `spawn`, an owner is
-        started (detached) when none listens, and waited for up to START seconds."""
+        started (detached) when none listens, and waited for up to START seconds.
+        An owner that dies while it is greeted (a listener that is going away still
+        takes connections for a moment) is tried again, at most TRIES times."""
+        for attempt in range(TRIES):
+            reader, writer = await cls._reach(home, spawn, cancel)
+            client = cls(reader, writer, clock)
+            try:
+                client.owner = await client.request(
+                    Kind.HELLO,
+                    cancel=cancel,
+                    pid=os.getpid(),
+                    started=started(os.getpid()),
+                    argv=sys.argv[1:3],
+                    host=socket.gethostname(),
+                )
+            except OwnerError:
+                gone = client.closed.is_set()  # the connection went, rather than an answer or a deadline
+                await client.close()
+                if not gone or attempt == TRIES - 1:
+                    raise
+                await asyncio.sleep(CONNECT_POLL)
+                continue
+            except BaseException:
+                await client.close()
+                raise
+            return client
+        raise AssertionError("unreachable: the last try raises")
+
+    @staticmethod
+    async def _reach(home: Path, spawn: bool, cancel: asyncio.Event | None) -> Streams:
         path = protocol.socket_path(home)
         try:
-            reader, writer = await _open(path)
+            return await _open(path)
         except OSError as first:
             if not spawn:
                 raise OwnerError(f"no owner listens at {path}: {first.strerror or first}") from None
-            proc = spawn_owner(home)
-            raced = await waits.race(_open_soon(path, proc), waits.LoopClock().now() + START, cancel)
-            if raced.end is End.CANCEL:
-                raise OwnerError("the wait for the owner to start was cancelled") from None
-            if raced.end is End.DEADLINE:
-                raise OwnerError(
-                    f"the owner started for {home} did not listen within {START:g} s; "
-                    f"its log is {protocol.log_path(home)}"
-                ) from None
-            reader, writer = raced.result()
-        client = cls(reader, writer, clock)
-        try:
-            client.owner = await client.request(
-                Kind.HELLO,
-                cancel=cancel,
-                pid=os.getpid(),
-                started=started(os.getpid()),
-                argv=sys.argv[1:3],
-                host=socket.gethostname(),
+        proc = spawn_owner(home)
+        raced = await waits.race(_open_soon(path, proc), waits.LoopClock().now() + START, cancel)
+        if raced.end is End.CANCEL:
+            raise OwnerError("the wait for the owner to start was cancelled")
+        if raced.end is End.DEADLINE:
+            raise OwnerError(
+                f"the owner started for {home} did not listen within {START:g} s; "
+                f"its log is {protocol.log_path(home)}"
             )
-        except BaseException:
-            await client.close()
-            raise
-        return client
+        return raced.result()
 
     # ------------------------------------------------------------ requests
 
@@ -212,9 +233,6 @@ async def ask_once(home: Path, kind: Kind, *, spawn: bool = False, **fields: Any
         return await client.request(kind, **fields)
     finally:
         await client.close()
-
-
-Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
 async def _open(path: Path) -> Streams:
