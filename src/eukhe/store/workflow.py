@@ -51,9 +51,8 @@ class Live:
 
     routes: dict[str, Any] = {}  # noqa: RUF012  # session -> its AuxiliaryRoute (its notices)
 
-    admission: Any = (
-        None  # where model requests take their slots: the owner's (RemoteRegistry), else this process's
-    )
+    # where model requests take their slots: the owner's (RemoteRegistry), else this process's
+    admission: Any = None
     lease: Any = None  # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
 
     @classmethod
