@@ -27,6 +27,18 @@ def settings(home: Path, value: dict[str, object]) -> None:
     (home / "settings.json").write_text(json.dumps(value), encoding="utf-8")
 
 
+def python(code: str, home: Path, *args: str, cwd: Path) -> subprocess.Popen[str]:
+    """Another process of the home, running `code` (a client of its owner)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(home), *args],
+        cwd=cwd,
+        env=env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 COMPACTOR = textwrap.dedent(
     """
     import asyncio, json, sys
@@ -63,14 +75,7 @@ def test_a_session_turn_in_a_terminal_preempts_a_compactor_request_of_another_pr
         {"when": "summarise", "text": "the line"},
     ]
     with FauxServer(parse(script)) as server:
-        compactor = subprocess.Popen(
-            [sys.executable, "-c", COMPACTOR, str(home), server.url],
-            cwd=tmp_path,
-            env=env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        compactor = python(COMPACTOR, home, server.url, cwd=tmp_path)
         r = Reader(compactor)
         try:
             until("the compactor's request", lambda: len(server.seen) >= 1)
@@ -173,14 +178,7 @@ def test_a_queue_longer_than_the_idle_deadline_is_not_a_stall(tmp_path: Path) ->
     with the slot."""
     home = tmp_path / "home"
     settings(home, {**ONE_SLOT, "retry": {"provider": {"streamIdleTimeoutMs": 300}}})
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(home), "2.0"],
-        cwd=tmp_path,
-        env=env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    holder = python(HOLDER, home, "2.0", cwd=tmp_path)
     r = Reader(holder)
     try:
         until("the holder's slot", lambda: r.out == ["held\n"])
