@@ -82,7 +82,7 @@ def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None
     waits: list[float] = []
     with FauxServer(parse(script())) as server:
         store = durable.open_store(home, settings)
-        workflow.Live.chat_url = store.url
+        workflow.begin(workflow.Live(chat_url=store.url))
         try:
             for n in range(TURNS - CLI_TURNS):
                 spec = {
@@ -99,8 +99,7 @@ def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None
                 waits.append(time.monotonic() - began)
                 assert got and got[0]["outcome"] == "answered", (n, got)
         finally:
-            workflow.Live.chat = None
-            workflow.Live.chat_url = None
+            workflow.begin(workflow.Live())
             store.close()
             os.environ.pop("EUKHE_HOME", None)
         for n in range(TURNS - CLI_TURNS, TURNS):

@@ -220,11 +220,10 @@ def _durable(
         elif kind != "text":  # a recovered run shows its lines, not its text
             printer.show(kind, f"[{run}] {text}")
 
-    workflow.Live.show = live_show  # type: ignore[assignment]
-    workflow.Live.chat_url = store.url  # the chat's tables live beside the runs
-    registry = RemoteRegistry(home(), on_abort=workflow.Live.abort)  # slots and the lease from the owner
-    workflow.Live.admission = registry
-    workflow.Live.lease = functools.partial(held, registry)
+    process = workflow.begin(workflow.Live(show=live_show, chat_url=store.url))  # the chat beside the runs
+    registry = RemoteRegistry(home(), on_abort=process.abort)  # slots and the lease from the owner
+    process.admission = registry
+    process.lease = functools.partial(held, registry)
     code = 0
 
     def ended(out: dict[str, Any]) -> None:
@@ -234,7 +233,7 @@ def _durable(
     async def main() -> bool:
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, workflow.Live.interrupt)
+            loop.add_signal_handler(signal.SIGINT, process.interrupt)
 
         def recover_with(cut: list[str]) -> Any:
             return ask_once(home(), Kind.RECOVER, spawn=True, runs=cut)

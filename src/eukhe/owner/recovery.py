@@ -92,9 +92,8 @@ class Recovery:
             if kind != "text":
                 self.say(f"[{run}] {kind}: {text}")
 
-        workflow.Live.show = show  # type: ignore[assignment]
-        workflow.Live.chat_url = store.url
-        workflow.Live.admission = RemoteRegistry(self.home)  # this owner's slots, as a client
+        # the owner's runs: their slots from this owner, as a client's; no lease (background work)
+        workflow.begin(workflow.Live(show=show, chat_url=store.url, admission=RemoteRegistry(self.home)))
         self._store = store
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from eukhe.harness.generation import ABORT_GRACE, Outcome
 from eukhe.rules.wait import End
 from eukhe.store import sessions
 from eukhe.store.durable import gone
-from eukhe.store.workflow import WORKFLOW, Live, run_workflow
+from eukhe.store.workflow import WORKFLOW, process, run_workflow
 
 Say = Callable[[str], None]
 
@@ -64,7 +64,7 @@ async def start(spec: dict[str, Any], session: str) -> str:
         )
     rid = sessions.run_id(session, len(runs) + 1)
 
-    Live.own.add(rid)  # the user's own: a session request, aborted by Ctrl-C
+    process().own.add(rid)  # the user's own: a session request, aborted by Ctrl-C
 
     def begin() -> None:  # the synchronous start hands the run to DBOS's loop
         with SetWorkflowID(rid):
@@ -89,7 +89,7 @@ async def _ended(run: str) -> Any:
     with the run's own writes)."""
     loop = asyncio.get_running_loop()
     ending: asyncio.Future[None] = loop.create_future()
-    Live.ending[run] = (loop, ending)
+    process().ending[run] = (loop, ending)
     try:
         handle = await DBOS.retrieve_workflow_async(run)
         slow = asyncio.ensure_future(handle.get_result(polling_interval_sec=IDLE_POLL))
@@ -102,14 +102,14 @@ async def _ended(run: str) -> Any:
             return slow.result()
         return await handle.get_result(polling_interval_sec=RESULT_POLL)
     finally:
-        Live.ending.pop(run, None)
+        process().ending.pop(run, None)
 
 
 async def result(run: str) -> dict[str, Any]:
     """How a run ended. The wait ends on Ctrl-C too: the runs this process executes
     are aborted (and end within their grace); a run another process picked up is
     left to it, with a line that says so."""
-    stop = Live.stop[1] if Live.stop else asyncio.Event()
+    stop = process().stop[1] if process().stop else asyncio.Event()
     task = asyncio.ensure_future(_ended(run))
     raced = await waits.race(asyncio.shield(task), None, stop)
     if raced.end is End.CANCEL:  # Ctrl-C: a run this process executes ends within its grace
@@ -131,7 +131,7 @@ async def result(run: str) -> dict[str, Any]:
 async def finish(ids: list[str], say: Say) -> bool:
     """Wait for recovered runs to end, saying how each ended. Ctrl-C leaves the rest
     in flight, resumable, and says so; whether it did."""
-    stop = Live.stop[1] if Live.stop else asyncio.Event()
+    stop = process().stop[1] if process().stop else asyncio.Event()
     for n, rid in enumerate(ids):
         task = asyncio.ensure_future(_ended(rid))
         await waits.race(asyncio.shield(task), None, stop)
@@ -167,7 +167,7 @@ async def drive(
     all. Without an owner, this process recovers them, and the session's own run
     never waits behind other sessions' recovered runs: they run beside it as
     background work, and are waited for after its outcome."""
-    Live.stop = (asyncio.get_running_loop(), asyncio.Event())
+    process().stop = (asyncio.get_running_loop(), asyncio.Event())
     recovered, by_owner = await _taken_up(say, recover_with)
     mine = [r for r in recovered if session is not None and r.startswith(f"{session}/")]
     rest = [r for r in recovered if r not in mine]

@@ -20,6 +20,7 @@ import contextlib
 import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,85 +37,100 @@ WORKFLOW = "eukhe.run"
 Show = Callable[[str, str, str], None]  # (run id, kind, text)
 
 
+@dataclass
 class Live:
-    """What this process gives the runs it executes: where their lines go, the
-    cancel signal of each (set from any thread), and which runs are its user's own
-    (`own`: session requests in admission, aborted by Ctrl-C); the runs it
-    recovered from dead processes are background work that Ctrl-C leaves in
-    flight, for `eukhe resume`."""
+    """What this process gives the runs it executes, made once at its start
+    (`begin`): where their lines go, the cancel signal of each (set from any
+    thread), which runs are its user's own (`own`: session requests in admission,
+    aborted by Ctrl-C, holding the root-turn lease), the chat, and where model
+    requests take their slots. The runs it recovered from dead processes are
+    background work that Ctrl-C leaves in flight.
 
-    show: Show = staticmethod(lambda run, kind, text: None)  # type: ignore[assignment]
-    cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # noqa: RUF012
-    own: set[str] = set()  # noqa: RUF012
-    chat_url: str | None = None  # the store the chat lives in (set when the store opens)
-    chat: Any = None  # the live chat (eukhe.memory.chat.Chat), made on the runs' loop at first use
+    A DBOS workflow is a module-level function that gets only its spec, so it finds
+    its process's `Live` with `process()`: the one object of the process, never
+    assigned to piecemeal."""
 
-    routes: dict[str, Any] = {}  # noqa: RUF012  # session -> its AuxiliaryRoute (its notices)
-
+    show: Show = lambda run, kind, text: None
+    chat_url: str | None = None  # the store the chat lives in
     # where model requests take their slots: the owner's (RemoteRegistry), else this process's
     admission: Any = None
     lease: Any = None  # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
+    cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=dict)
+    own: set[str] = field(default_factory=set)
+    chat: Any = None  # the live chat (eukhe.memory.chat.Chat), made on the runs' loop at first use
+    routes: dict[str, Any] = field(default_factory=dict)  # session -> its AuxiliaryRoute (its notices)
+    stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
+    ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
 
-    @classmethod
-    def memory(cls, compactor: Callable[[], tuple[Any, str]], budget: int) -> Any:
+    def memory(self, compactor: Callable[[], tuple[Any, str]], budget: int) -> Any:
         """The process's chat, made on first use on the loop the runs execute on; its
         compactor asks the provider and model `compactor()` gives (the first run's
         route for the compaction pass, H7.1)."""
-        if cls.chat is None and cls.chat_url is not None:
+        if self.chat is None and self.chat_url is not None:
             from eukhe.memory.chat import Chat
             from eukhe.memory.compactor import asker
             from eukhe.store.chat import ChatStore
 
             provider, model = compactor()
-            cls.chat = Chat(ChatStore(cls.chat_url), asker(provider, cls.admission), model, budget=budget)
-        return cls.chat
+            self.chat = Chat(ChatStore(self.chat_url), asker(provider, self.admission), model, budget=budget)
+        return self.chat
 
-    @classmethod
-    def route(cls, session: str, model: str, settings: Mapping[str, Any]) -> Any:
+    def route(self, session: str, model: str, settings: Mapping[str, Any]) -> Any:
         """The session's auxiliary route: it keeps the rows the session has shown."""
         from eukhe.harness.auxiliary import AuxiliaryRoute
 
-        if session not in cls.routes:
-            cls.routes[session] = AuxiliaryRoute(model, settings)
-        return cls.routes[session]
+        if session not in self.routes:
+            self.routes[session] = AuxiliaryRoute(model, settings)
+        return self.routes[session]
 
-    stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
-    ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}  # noqa: RUF012
-
-    @classmethod
-    def ended(cls, run: str) -> None:
+    def ended(self, run: str) -> None:
         """Tell whoever waits for `run` in this process that it is returning."""
-        if run in cls.ending:
-            loop, fut = cls.ending[run]
+        if run in self.ending:
+            loop, fut = self.ending[run]
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(None))
 
-    @classmethod
-    def abort(cls, run: str) -> None:
+    def abort(self, run: str) -> None:
         """`eukhe abort RUN` from another process: the run's cancel (it ends aborted)."""
-        if run in cls.cancels:
-            loop, event = cls.cancels[run]
+        if run in self.cancels:
+            loop, event = self.cancels[run]
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(event.set)
 
-    @classmethod
-    async def running(cls, run: str, session: str, state: str) -> None:
+    async def running(self, run: str, session: str, state: str) -> None:
         """Tell the owner a run starts or ends here (its status, and where an abort goes);
         an owner that cannot be reached is no reason to stop a run."""
-        if cls.admission is not None and hasattr(cls.admission, "client"):
+        if self.admission is not None and hasattr(self.admission, "client"):
             from eukhe.owner.client import OwnerError
             from eukhe.owner.protocol import Kind
 
             with contextlib.suppress(OwnerError, OSError):
-                (await cls.admission.client()).tell(Kind.RUN, run=run, session=session, state=state)
+                (await self.admission.client()).tell(Kind.RUN, run=run, session=session, state=state)
 
-    @classmethod
-    def interrupt(cls) -> None:
+    def interrupt(self) -> None:
         """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""
-        mine = [signal for run, signal in list(cls.cancels.items()) if run in cls.own]
-        for loop, event in [*mine, *([cls.stop] if cls.stop else [])]:
+        mine = [signal for run, signal in list(self.cancels.items()) if run in self.own]
+        for loop, event in [*mine, *([self.stop] if self.stop else [])]:
             with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
                 loop.call_soon_threadsafe(event.set)
+
+
+_PROCESS: list[Live] = []  # the process's one Live, once `begin` made it
+
+
+def begin(process: Live) -> Live:
+    """This process's `Live`, made at its start; a new one replaces the old (a test
+    that opens the store again)."""
+    _PROCESS[:] = [process]
+    return process
+
+
+def process() -> Live:
+    """This process's `Live` (one that shows nothing and has no chat, when the process
+    never began one)."""
+    if not _PROCESS:
+        _PROCESS.append(Live())
+    return _PROCESS[0]
 
 
 class Durable:
@@ -183,16 +199,17 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     from eukhe.owner.client import OwnerError
     from eukhe.owner.lease import LeaseStopped
 
+    here = process()
     run_id = str(DBOS.workflow_id)
     session = str(spec.get("session") or run_id)
     cancel = asyncio.Event()
-    Live.cancels[run_id] = (asyncio.get_running_loop(), cancel)
-    await Live.running(run_id, session, "started")
+    here.cancels[run_id] = (asyncio.get_running_loop(), cancel)
+    await here.running(run_id, session, "started")
     try:
-        if Live.lease is None or run_id not in Live.own:
+        if here.lease is None or run_id not in here.own:
             return await _turn(spec, run_id, cancel)
-        show = functools.partial(Live.show, run_id, "lease")
-        async with Live.lease(session, run_id, cancel, show):
+        show = functools.partial(here.show, run_id, "lease")
+        async with here.lease(session, run_id, cancel, show):
             return await _turn(spec, run_id, cancel)
     except LeaseStopped:
         return Outcome(
@@ -203,8 +220,8 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     except OwnerError as e:
         return Outcome("failed", code="model_error", message=f"the root-turn lease: {e}").json()
     finally:
-        Live.cancels.pop(run_id, None)
-        await Live.running(run_id, session, "ended")
+        here.cancels.pop(run_id, None)
+        await here.running(run_id, session, "ended")
 
 
 async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dict[str, Any]:
@@ -219,12 +236,13 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.memory import DATE, ZOOM
 
+    here = process()
     cwd = Path(spec["cwd"])
     known = {f.name for f in dataclasses.fields(Settings)}
     settings = Settings(**{k: v for k, v in dict(spec.get("settings") or {}).items() if k in known})
     try:
         everything = load(cwd)
-        registry = Live.admission or admission.REGISTRY
+        registry = here.admission or admission.REGISTRY
         registry.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
         route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
     except (ModelError, SettingsError) as e:
@@ -235,14 +253,14 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     except SettingsError as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
-    chat = Live.memory(compactor, memory.view_bytes)
+    chat = here.memory(compactor, memory.view_bytes)
     ctx = Context(cwd=cwd, chat=chat, cancel=cancel)
     base = system = str(spec.get("system") or "")
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        show = functools.partial(Live.show, run_id, "memory")
-        aux = Live.route(str(spec.get("session") or run_id), spec["model"], everything)
-        notice = functools.partial(_notice, chat, aux, memory, lambda row: Live.show(run_id, "notice", row))
+        show = functools.partial(here.show, run_id, "memory")
+        aux = here.route(str(spec.get("session") or run_id), spec["model"], everything)
+        notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
         notice()
         view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
         system = turn.system(system, view)
@@ -255,14 +273,14 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         runner(tools, ctx),
         settings,
         scan=scanner(),
-        show=lambda kind, text: Live.show(run_id, kind, text),
+        show=lambda kind, text: here.show(run_id, kind, text),
         cancel=ctx.cancel,
-        effects=Durable(lambda kind, text: Live.show(run_id, kind, text)),
+        effects=Durable(lambda kind, text: here.show(run_id, kind, text)),
         background=spec.get("deferred") is not None,
         window=spec.get("deferred"),
         poll_interval=float(spec.get("pollSeconds") or 5.0),
         system=system,
-        interactive=run_id in Live.own,  # a recovered run is background work (H3)
+        interactive=run_id in here.own,  # a recovered run is background work (H3)
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
         compact=compact,
         admission=registry,
@@ -273,8 +291,8 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         with contextlib.suppress(Exception):
             await provider.close()
     if chat is not None:
-        await _logged(chat, run_id, out.transcript, lambda text: Live.show(run_id, "memory", text))
-    Live.ended(run_id)
+        await _logged(chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text))
+    here.ended(run_id)
     return out.json()
 
 
