@@ -422,3 +422,34 @@ def test_a_holder_record_of_a_process_that_is_gone_is_cleared_at_start(home: Pat
 
     asyncio.run(go())
     store.close()
+
+
+def test_a_full_queue_at_the_owner_is_a_retryable_refusal_and_a_slot_wait_has_the_callers_deadline(
+    home: Path,
+) -> None:
+    from eukhe.admission import AdmissionError, SlotTimeout
+
+    async def go() -> None:
+        async with serving(home, {"providers": {"p": {"concurrency": 1, "queueLimit": 0}}}):
+            registry = RemoteRegistry(home)
+            registry.configure({"providers": {"p": {"concurrency": 1, "queueLimit": 0}}})
+            async with registry.slot("p", interactive=True):
+                with pytest.raises(AdmissionError, match="queue is full") as full:
+                    async with registry.slot("p", interactive=True):
+                        raise AssertionError("a full queue grants nothing")
+                assert full.value.retryable
+            other = RemoteRegistry(home)
+            other.configure({"providers": {"p": {"concurrency": 1, "queueLimit": 5}}})
+            async with registry.slot("p", interactive=True):
+                await other.client()
+                await (await other.client()).request(
+                    Kind.CONFIGURE, settings={"providers": {"p": {"concurrency": 1, "queueLimit": 5}}}
+                )
+                deadline = asyncio.get_running_loop().time() + 0.2
+                with pytest.raises(SlotTimeout, match=r"providers\.p\.concurrency=1"):
+                    async with other.slot("p", interactive=True, deadline=deadline):
+                        raise AssertionError("the slot is held")
+            await registry.close()
+            await other.close()
+
+    asyncio.run(go())

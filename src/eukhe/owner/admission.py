@@ -19,10 +19,11 @@ from types import TracebackType
 from typing import Any
 
 from eukhe import waits
-from eukhe.admission import AdmissionError, Preempted, SlotTimeout
+from eukhe.admission import UNLIMITED, AdmissionError, Preempted, SlotTimeout, limits_from
 from eukhe.owner.client import Client, OwnerError
 from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
+from eukhe.settings import SettingsError
 
 
 class OwnerUnreachable(AdmissionError):
@@ -68,6 +69,13 @@ class RemoteRegistry:
         self._settings = dict(settings)
         if self._client is not None and not self._client.closed.is_set():
             self._client.tell(Kind.CONFIGURE, settings=dict(settings))
+
+    def limit(self, provider: str) -> int:
+        """The provider's concurrency as this client's settings give it (for messages)."""
+        try:
+            return limits_from(self._settings or {}, provider).concurrency
+        except SettingsError:
+            return UNLIMITED
 
     def slot(self, provider: str, *, interactive: bool, deadline: float | None = None) -> RemoteSlot:
         return RemoteSlot(self, provider, interactive, deadline, next(self._ids))
@@ -115,13 +123,13 @@ class RemoteSlot:
         if raced.end is End.DEADLINE:
             self._drop()
             waited = asyncio.get_running_loop().time() - began
-            raise SlotTimeout(self.provider, cls, waited, -1)
+            raise SlotTimeout(self.provider, cls, waited, self.reg.limit(self.provider))
         try:
             reply = raced.result()
         except OwnerError as e:
             self._drop()
             error = str(e)
-            if error.startswith("admission: QueueFull"):
+            if e.refused == "queue_full":
                 raise _Refused(error, self.provider) from None
             raise OwnerUnreachable(
                 f"provider {self.provider!r}: no {cls} slot: {error}", self.provider

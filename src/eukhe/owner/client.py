@@ -44,7 +44,12 @@ Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 class OwnerError(Exception):
     """A request the owner did not answer in time, refused, or could not get (the
-    connection closed)."""
+    connection closed). `refused`: why the owner refused, when it says (a full
+    admission queue: "queue_full")."""
+
+    def __init__(self, message: str, refused: str | None = None) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 class Client:
@@ -200,7 +205,7 @@ class Client:
                 if fut is None or fut.done():
                     continue
                 if "error" in msg:
-                    fut.set_exception(OwnerError(str(msg["error"])))
+                    fut.set_exception(OwnerError(str(msg["error"]), msg.get("refused")))
                 else:
                     fut.set_result(dict(msg.get("ok") or {}))
         finally:

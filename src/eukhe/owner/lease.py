@@ -14,7 +14,7 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.owner.admission import RemoteRegistry
-from eukhe.owner.client import Client, OwnerError
+from eukhe.owner.client import Client
 from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
 
@@ -59,10 +59,7 @@ async def turn(
     if raced.end is not End.EVENT:
         client.tell(Kind.UNLEASE, lease=lid)
         raise LeaseStopped("the wait for the root-turn lease was cancelled")
-    try:
-        key = int(raced.result()["key"])
-    except OwnerError:
-        raise
+    key = int(raced.result()["key"])  # an owner that refused or went: its OwnerError
     try:
         yield key
     finally:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe import waits
-from eukhe.admission import Preempted, Registry
+from eukhe.admission import Preempted, QueueFull, Registry
 from eukhe.owner import protocol
 from eukhe.owner.protocol import Kind
 from eukhe.owner.turns import Stopped, Turns
@@ -62,7 +62,6 @@ class Conn:
     since: float = field(default_factory=time.time)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     slots: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's slot id -> its task
-    released: dict[int, asyncio.Event] = field(default_factory=dict)
     leases: dict[int, int] = field(default_factory=dict)  # client's lease id -> key (once granted)
     waits: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's lease id -> its wait
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # the runs it executes
@@ -290,12 +289,9 @@ class Owner:
                     conn.send({"id": rid, "ok": {}})
                 case Kind.ADMIT:
                     sid = int(req["slot"])
-                    conn.released[sid] = asyncio.Event()
                     conn.slots[sid] = self._spawn(conn, self._admit(conn, rid, sid, req))
                 case Kind.RELEASE:
                     sid = int(req["slot"])
-                    if sid in conn.released:
-                        conn.released[sid].set()
                     task = conn.slots.get(sid)
                     if task is not None and not task.done():
                         task.cancel()  # a wait that is dropped, or a hold that ends
@@ -343,8 +339,8 @@ class Owner:
 
     async def _admit(self, conn: Conn, rid: Any, sid: int, req: dict[str, Any]) -> None:
         """Wait for a slot (no deadline: the client's release or its connection ends
-        the wait), reply, and hold it until released; a preemption is an event."""
-        released = conn.released[sid]
+        the wait, by cancelling this task), reply, and hold it until then; a
+        preemption is an event."""
         provider, interactive = str(req.get("provider")), bool(req.get("interactive", True))
         asked = {
             "provider": provider,
@@ -357,14 +353,14 @@ class Owner:
             async with slot:
                 asked["state"] = "held"
                 conn.send({"id": rid, "ok": {"slot": sid, "queued": slot.queued}})
-                await released.wait()
+                await asyncio.Event().wait()  # held until the release (or the close) cancels it
         except Preempted:  # a session request took the slot (H3.1): the client asks again
             conn.send({"event": "preempted", "slot": sid})
         except Exception as e:  # a full queue, or limits that cannot be read: the client's error
-            conn.send({"id": rid, "error": f"admission: {type(e).__name__}: {e}"})
+            refused = {"refused": "queue_full"} if isinstance(e, QueueFull) else {}
+            conn.send({"id": rid, "error": f"admission: {type(e).__name__}: {e}", **refused})
         finally:
             conn.slots.pop(sid, None)
-            conn.released.pop(sid, None)
             conn.asked.pop(sid, None)
 
     async def _recover(self, conn: Conn, rid: Any, cut: list[str]) -> None:
