@@ -228,3 +228,47 @@ def test_a_client_killed_mid_run_loses_nothing_the_owner_finishes_its_run(tmp_pa
     said = [m for m in messages("s-cut", tmp_path, home) if m["role"] == "assistant"]
     assert [m["content"] for m in said] == ["finished by the owner"]
     assert "a client died with s-cut/" in protocol.log_path(home).read_text()
+
+
+def test_a_run_the_owner_takes_up_is_run_by_the_owner_not_by_a_terminal_at_work(tmp_path: Path) -> None:
+    """A dead client's run, put back on DBOS's recovery queue by the owner, is taken
+    from it by the owner alone: a terminal whose own turn is under way at that moment
+    never picks it up (it would end with its turn, and leave the run cut off again)."""
+    from dbos import DBOSClient
+
+    from tests.store.proc import sessions
+
+    home = tmp_path / "home"
+    script = [
+        {"when": "cut", "text": "never whole " * 50, "chunks": 50, "delay": 0.2},  # killed in it
+        {"when": "cut", "text": "finished by the owner"},
+        {"when": "busy", "text": "busy " * 40, "chunks": 40, "delay": 0.2},  # eight seconds
+    ]
+    with FauxServer(parse(script)) as server:
+        cut = start(*run_args(server, "cut", "--session", "s-cut"), cwd=tmp_path, home=home)
+        until("the run's request", lambda: len(server.seen) >= 1)
+        busy = start(*run_args(server, "busy", "--session", "s-busy"), cwd=tmp_path, home=home)
+        r = Reader(busy)
+        try:
+            until("the busy turn's wait", lambda: any("waiting for the root-turn lease" in x for x in r.out))
+            info = read_info(home)
+            assert info is not None
+            cut.kill()
+            cut.wait(timeout=DEADLINE)
+            assert busy.wait(timeout=DEADLINE) == 0, "".join(r.out)
+
+            def ended() -> bool:
+                rows = sessions(tmp_path, home)
+                return any(x["id"] == "s-cut" and x["outcome"] == "answered" for x in rows)
+
+            until("the cut run's end", ended)
+        finally:
+            for p in (cut, busy):
+                if p.poll() is None:
+                    p.kill()
+    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+    try:
+        [w] = [w for w in client.list_workflows() if w.workflow_id.startswith("s-cut/")]
+    finally:
+        client.destroy()
+    assert str(w.executor_id).split(":")[2] == str(info["pid"]), (w.executor_id, info)

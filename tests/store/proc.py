@@ -43,12 +43,23 @@ def start(*args: str, cwd: Path, home: Path, extra: dict[str, str] | None = None
     )
 
 
-def until(what: str, ok: Callable[[], bool], deadline: float = DEADLINE) -> None:
+def until(
+    what: str, ok: Callable[[], bool], deadline: float = DEADLINE, about: Callable[[], str] | None = None
+) -> None:
+    """Wait for `ok`; past the deadline, fail with `about()` (what the processes said)."""
     end = time.monotonic() + deadline
     while not ok():
         if time.monotonic() > end:
-            raise AssertionError(f"waited {deadline:.0f} s for {what}")
+            raise AssertionError(f"waited {deadline:.0f} s for {what}" + (f"\n{about()}" if about else ""))
         time.sleep(0.02)
+
+
+def owner_log(home: Path) -> str:
+    """What the home's owners said (their log), for a failure's message."""
+    from eukhe.owner.protocol import log_path
+
+    path = log_path(home)
+    return "owner.log:\n" + (path.read_text(errors="replace")[-4000:] if path.exists() else "(none)")
 
 
 def kill(p: subprocess.Popen[str]) -> None:

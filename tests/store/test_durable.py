@@ -17,7 +17,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.harness import notes
 from tests.store.postgres import drop, fresh_database, url_of
-from tests.store.proc import env, eukhe, kill, messages, sessions, start, until
+from tests.store.proc import env, eukhe, kill, messages, owner_log, sessions, start, until
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def test_a_run_killed_at_any_moment_ends_answered_with_every_message_once(
         def first() -> list[Any]:
             return [w for w in runs(home) if w.input["args"][0]["prompt"] == "write three lines"]
 
-        until("the first run's end", lambda: first()[0].output is not None)
+        until("the first run's end", lambda: first()[0].output is not None, about=lambda: owner_log(home))
     [w] = first()
     assert w.output["outcome"] == "answered", done.stderr
     got = [o for n, o in steps(home, w.workflow_id) if n == "message"]

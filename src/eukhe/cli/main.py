@@ -208,7 +208,8 @@ def _durable(
         typer.echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
         raise typer.Exit(2)
     try:
-        store = durable.open_store(home(), settings)
+        # the owner runs what is recovered; this process only once it recovers itself
+        store = durable.open_store(home(), settings, recovers=False)
     except durable.StoreError as e:
         typer.echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None

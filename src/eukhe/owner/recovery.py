@@ -12,14 +12,27 @@ from DBOS's event loop).
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from eukhe import waits
+from eukhe.store.processes import same
+
+GONE_POLL = 0.1
+"""Seconds between two looks for a closed client's process to be gone."""
+
+GONE_WAIT = 30.0
+"""Seconds a client's process may outlive its connection (closing its store joins
+DBOS's threads, up to 10 s each) before its runs are left to it."""
+
 
 class Recovery:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, gone_wait: float = GONE_WAIT) -> None:
         self.home = home
+        self.gone_wait = gone_wait
         self.busy = 0  # recoveries under way: the owner does not end while there is one
         self.running: dict[str, str] = {}  # runs this owner recovered, not ended yet: what it said
         self._store: object | None = None
@@ -29,14 +42,38 @@ class Recovery:
     def say(self, line: str) -> None:
         print(f"eukhe owner: {line}", file=sys.stderr, flush=True)
 
-    async def orphans(self, runs: list[str]) -> None:
-        """A client died with `runs` in flight: take up every run whose process is
-        gone (theirs, and any other left so)."""
+    async def orphans(self, runs: list[str], about: Mapping[str, Any]) -> None:
+        """A client (`about`: its greeting) closed with `runs` in flight: once its
+        process is gone (the connection closes before a process that exits is gone,
+        and a run whose process still runs is not taken from it), take up every run
+        whose process is gone (theirs, and any other left so)."""
+        self.busy += 1
+        try:
+            if not await self._gone(about):
+                left, pid = ", ".join(runs), about.get("pid")
+                self.say(f"client pid {pid} closed with {left} in flight and still runs: left to it")
+                return
+        finally:
+            self.busy -= 1
         self.say(f"a client died with {', '.join(runs)} in flight: recovering")
         try:
             await self.now(runs)
         except Exception as e:  # the store cannot be opened, or recovery broke: said, never fatal
             self.say(f"recovery failed: {type(e).__name__}: {e}; `eukhe resume` finishes those runs")
+
+    async def _gone(self, about: Mapping[str, Any]) -> bool:
+        """Whether the client's process is gone, within `gone_wait` (another host's
+        process cannot be looked at: taken for gone, and its runs' executors say)."""
+        if about.get("host") not in (None, socket.gethostname()):
+            return True
+        pid, start = int(about.get("pid") or 0), about.get("started")
+        clock = waits.LoopClock()
+        end = clock.now() + self.gone_wait
+        while same(pid, start):
+            if clock.now() >= end:
+                return False
+            await waits.race(asyncio.Event().wait(), min(end, clock.now() + GONE_POLL), None, clock)
+        return True
 
     async def now(self, cut: list[str]) -> dict[str, Any]:
         """Re-enqueue every run a dead process left and run it here to its end, in the

@@ -79,7 +79,7 @@ class Owner:
         settings: Mapping[str, Any] | None = None,
         idle: float = IDLE,
         turn_store: TurnStore | None = None,
-        orphans: Callable[[list[str]], Awaitable[None]] | None = None,
+        orphans: Callable[[list[str], Mapping[str, Any]], Awaitable[None]] | None = None,
         recover: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None,
         busy: Callable[[], bool] = lambda: False,
     ) -> None:
@@ -245,6 +245,8 @@ class Owner:
                     conn.send({"id": None, "error": str(e)})
                     continue
                 self._handle(conn, req)
+        except asyncio.CancelledError:
+            pass  # the owner is closing: a handler that ends cancelled is logged by asyncio as a failure
         finally:
             self._gone(conn)
             writer.close()
@@ -258,7 +260,7 @@ class Owner:
             task.cancel()
         self.turns.crash(conn.origin)
         if conn.runs and self.orphans is not None and not self._done.is_set():
-            task = asyncio.ensure_future(self.orphans(list(conn.runs)))
+            task = asyncio.ensure_future(self.orphans(list(conn.runs), dict(conn.hello)))
             self._work.add(task)
             task.add_done_callback(self._work.discard)
             task.add_done_callback(lambda _t: self._changed.set())

@@ -8,8 +8,11 @@ terminal.
 Each process is its own DBOS executor, named `eukhe:<host>:<pid>:<start>` (`start`:
 the process's start time, so a reused pid is not taken for the same process). A
 run is in flight while its workflow is PENDING; when the executor that ran it is
-gone, the next start re-enqueues it (DBOS recovery, which admits one runner even
-when two processes recover at once) and finishes it.
+gone, it is re-enqueued (DBOS recovery, which admits one runner even when two
+processes recover at once) and finished. Who takes it from that queue is chosen:
+DBOS lets any live executor take it, but a terminal whose owner recovers would end
+with its own turn and leave the run cut off again, so only a process that
+recovers (`takes_recovered`) takes one.
 """
 
 from __future__ import annotations
@@ -98,9 +101,11 @@ def _quiet(home: Path) -> None:
     log.propagate = False
 
 
-def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
+def open_store(home: Path, settings: Mapping[str, Any], recovers: bool = True) -> Store:
     """Launch DBOS on the store; the run workflow is registered on import of
-    `eukhe.store.workflow`, which this module's caller imports first."""
+    `eukhe.store.workflow`, which this module's caller imports first. `recovers`:
+    whether this process takes re-enqueued runs (the owner does; its clients do only
+    once they recover themselves, see `takes_recovered`)."""
     url = database_url(home, settings)
     me = executor_id()
     config: DBOSConfig = {
@@ -114,6 +119,7 @@ def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
         home.mkdir(parents=True, exist_ok=True)
         _quiet(home)  # before DBOS(): it adds a console handler only to a logger with none
         DBOS(config=config)
+        takes_recovered(recovers)
         DBOS.launch()
         _quiet(home)
     except Exception as e:
@@ -121,6 +127,19 @@ def open_store(home: Path, settings: Mapping[str, Any]) -> Store:
     global READER
     READER = client(url)
     return Store(url, home, me, READER)
+
+
+def takes_recovered(on: bool) -> None:
+    """Whether this process takes runs from DBOS's recovery queue: none (a worker
+    limit of 0 on that queue, which its poller reads at every poll) or as many as
+    come. DBOS has no public switch for its own queue; a DBOS without this one is
+    refused by name rather than left to take runs it would drop."""
+    from dbos._dbos import _get_dbos_instance
+
+    queue = _get_dbos_instance()._registry.get_internal_queue()
+    if not hasattr(queue, "_worker_concurrency"):
+        raise StoreError("this DBOS has no worker limit on its recovery queue: eukhe needs dbos 3.4")
+    queue._worker_concurrency = None if on else 0
 
 
 def client(url: str) -> DBOSClient:

@@ -13,7 +13,7 @@ from eukhe import waits
 from eukhe.harness.generation import ABORT_GRACE, Outcome
 from eukhe.rules.wait import End
 from eukhe.store import sessions
-from eukhe.store.durable import gone
+from eukhe.store.durable import gone, takes_recovered
 from eukhe.store.workflow import WORKFLOW, process, run_workflow
 
 Say = Callable[[str], None]
@@ -35,7 +35,8 @@ async def recover(say: Say) -> list[str]:
     """Re-enqueue every run whose process is gone, and take in the runs a recovery
     already re-enqueued (a process that died before picking one up leaves it so);
     their ids, oldest first. DBOS admits one runner for each, even when two
-    processes recover at once."""
+    processes recover at once; the one that recovers takes them from then on."""
+    takes_recovered(True)
     pending = await DBOS.list_workflows_async(status=["PENDING"], name=WORKFLOW)
     queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=WORKFLOW)
     dead = sorted({w.executor_id for w in pending if gone(w.executor_id)})
