@@ -80,12 +80,13 @@ def test_status_view_zoom_and_browse_read_the_chat_a_run_logged(tmp_path: Path) 
 
 
 def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_wait(tmp_path: Path) -> None:
-    """A turn in one process waits on a compactor call that never answers; `eukhe chat
-    status` in another process lists that call while it runs, then the wait that ended
-    at its deadline."""
+    """A turn in one process waits on a compactor call that never answers (the home's
+    owner makes it: the chat's only writer); `eukhe chat status` in another process
+    lists that call while it runs, then the wait that ended at its deadline."""
     import time
 
     from eukhe.ai.faux import FauxServer, parse
+    from eukhe.owner.client import read_info
 
     home = tmp_path / "home"
     home.mkdir()
@@ -105,21 +106,24 @@ def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_w
         )  # fmt: skip
         try:
             seen: list[dict[str, object]] = []
+            info = read_info(home)
+            assert info is not None
             for _ in range(60):
                 got = json.loads(eukhe("chat", "status", "--json", cwd=tmp_path).stdout)
-                seen = [r for r in got["running"] if r["pid"] == second.pid]
+                seen = [r for r in got["running"] if r["pid"] == info["pid"]]
                 if seen:
                     break
                 time.sleep(0.25)
             assert seen, "the waiting turn's compactor call never showed as running"
             text = eukhe("chat", "status", cwd=tmp_path).stdout
-            assert f"pid {second.pid}" in text and "compactor calls running: " in text
+            assert f"pid {info['pid']}" in text and "compactor calls running: " in text
             _, err = second.communicate(timeout=120)
         finally:
             second.kill()
-    assert second.returncode == 0, err
+        assert second.returncode == 0, err
+        assert eukhe("shutdown", cwd=tmp_path).returncode == 0
     got = json.loads(eukhe("chat", "status", "--json", cwd=tmp_path).stdout)
-    assert got["running"] == []  # the process that made it is gone
+    assert got["running"] == []  # the owner that made it is gone
     last = got["lastWait"]
     assert last["ended"] == "deadline" and last["pending"] >= 1 and 5.5 <= last["waited"] <= 30, last
     assert "the settle deadline passed" in eukhe("chat", "status", cwd=tmp_path).stdout

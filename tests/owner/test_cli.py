@@ -42,8 +42,10 @@ def test_status_shows_the_lease_the_runs_and_the_slots_and_abort_ends_either_run
                 "queued": {"interactive": 0, "background": 0},
                 "limit": 1,
             }
+            assert got["memory"]["messages"] == 0 and got["memory"]["unbuilt"] == 0  # opened by the view
             text = eukhe("status", cwd=tmp_path, home=home).stdout
             assert "root-turn lease: run s-one/" in text and "waiting: run s-two/" in text
+            assert "chat: 0 messages, 0 lines built" in text
             done = eukhe("abort", waiters[0]["run"], cwd=tmp_path, home=home)
             assert done.returncode == 0, done.stderr
             assert second.wait(timeout=DEADLINE) == 130

@@ -29,13 +29,22 @@ ONE_SLOT = {"providers": {"p": {"concurrency": 1}}}
 
 def test_every_request_to_a_remote_owner_but_the_lease_has_a_reply_deadline() -> None:
     """Every kind of request takes a side, with no default: the lease and an admission
-    slot wait without a deadline (they end otherwise); every other has 30 s."""
+    slot wait without a deadline (they end otherwise); the settled view has the
+    settle deadline plus 30 s; an import 100 ms an item plus 30 s; every other 30 s."""
     unbounded = {Kind.LEASE, Kind.ADMIT}
+    settle = {"settleMs": 20_000}
+    items = {"entries": [{}] * 50}
     for kind in Kind:
         if kind in unbounded:
-            assert protocol.reply_deadline(kind) is None, kind
+            assert protocol.reply_deadline(kind, {**settle, **items}) is None, kind
+        elif kind is Kind.VIEW:
+            assert protocol.reply_deadline(kind, settle) == 20.0 + 30.0
+            assert protocol.reply_deadline(kind, {}) == 30.0
+        elif kind is Kind.IMPORT:
+            assert protocol.reply_deadline(kind, items) == pytest.approx(5.0 + 30.0)
+            assert protocol.reply_deadline(kind, {}) == 30.0
         else:
-            assert protocol.reply_deadline(kind) == protocol.REPLY == 30.0, kind
+            assert protocol.reply_deadline(kind, {**settle, **items}) == protocol.REPLY == 30.0, kind
     source = inspect.getsource(protocol.reply_deadline)
     assert "case _" not in source and "assert_never(kind)" in source
 
@@ -356,7 +365,7 @@ def test_a_dropped_wait_for_the_turn_file_leaves_nothing_behind(home: Path) -> N
     from eukhe.store.turn import Holder, TurnStore
 
     old = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}")
+    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}", "here")
     host = __import__("socket").gethostname()
     store.hold(Holder(host, old.pid, started(old.pid), "s-old", "s-old/1", 1.0))
 
@@ -407,7 +416,7 @@ async def _hold_with_shown(client: Client, cancel: asyncio.Event, shown: list[st
 def test_a_holder_record_of_a_process_that_is_gone_is_cleared_at_start(home: Path) -> None:
     from eukhe.store.turn import Holder, TurnStore
 
-    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}")
+    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}", "here")
     store.hold(Holder(__import__("socket").gethostname(), 2**22 + 11, None, "s", "s/1", 1.0))
 
     async def go() -> None:

@@ -79,6 +79,18 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
             f"provider {name}: {p['held']} of {p['limit']} slots held, "
             f"{q['interactive']} interactive and {q['background']} background queued"
         )
+    memory = got.get("memory")
+    if memory is None:
+        typer.echo("chat: not opened by this owner yet")
+    elif "error" in memory:
+        typer.echo(f"chat: its store cannot say: {memory['error']}")
+    else:
+        model = f" (model {memory['model']})" if memory["model"] else ""
+        who = "this owner writes it" if memory["writer"] else "another owner of the store writes it"
+        typer.echo(
+            f"chat: {memory['messages']} messages, {memory['built']} lines built, "
+            f"{memory['pending']} pending, {memory['jobs']} compactor jobs running{model}; {who}"
+        )
 
 
 def shutdown() -> None:

@@ -17,9 +17,9 @@ the calls of every other node stop, and the wait ends when they are built or
 at the deadline, whichever comes first; then the view renders, an unbuilt line
 showing its input cut to NODE.
 
-One process writes a chat at a time (the owner process of H6 will be the only
-one); two that do stay correct, through the store: appends idempotent by key,
-a line written once.
+One process writes a home's chat: its owner (H6), which the runs of every other
+process reach through `eukhe.owner.remote_chat`. Two that did would stay
+correct, through the store: appends idempotent by key, a line written once.
 """
 
 from __future__ import annotations
@@ -242,6 +242,13 @@ class Chat:
 
     def _fit(self) -> None:
         self.view = v.fit(self.view, self._sizes, self._lines.keys(), self.budget)
+
+    def rebudget(self, budget: int) -> None:
+        """A new view budget (a client's `memory.viewBytes`): the view fits it from now
+        on. Merged parts never split, so a larger one only merges less from now on."""
+        if budget != self.budget:
+            self.budget = budget
+            self._fit()
 
     # ---------------------------------------------------------------- texts
 

@@ -54,6 +54,15 @@ class Entry:
     text: str
     date: str
 
+    def json(self) -> dict[str, str]:
+        """The entry as the owner's wire carries it."""
+        return {"key": self.key, "kind": self.kind.value, "text": self.text, "date": self.date}
+
+    @staticmethod
+    def of(obj: Any) -> Entry:
+        """An entry from its JSON form; a malformed one raises KeyError or ValueError."""
+        return Entry(str(obj["key"]), Kind(obj["kind"]), str(obj["text"]), str(obj["date"]))
+
 
 def capped(text: str, cap: int = CAP) -> str:
     """`text` at most `cap` characters: head and tail kept, with a mark saying how

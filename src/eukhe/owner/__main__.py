@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 import threading
 
@@ -37,7 +38,9 @@ def main() -> int:
         print(f"eukhe owner: {e}", file=sys.stderr)
         return 0
     try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
-        owner.turn_store = TurnStore(database_url(where, load(where)))
+        owner.turn_store = TurnStore(
+            database_url(where, load(where)), f"{socket.gethostname()}:{where.resolve()}"
+        )
     except (SettingsError, StoreError, TurnStoreError) as e:
         print(f"eukhe owner: the lease holder is kept in memory only: {e}", file=sys.stderr, flush=True)
 

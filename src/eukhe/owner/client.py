@@ -150,13 +150,34 @@ class Client:
             self._pending.pop(rid, None)
             fut.cancel()
 
-    async def request(self, kind: Kind, cancel: asyncio.Event | None = None, **fields: Any) -> dict[str, Any]:
-        """A request and its reply, within the kind's reply deadline."""
-        limit = protocol.reply_deadline(kind)
+    async def request(
+        self,
+        kind: Kind,
+        cancel: asyncio.Event | None = None,
+        *,
+        stop: Callable[[int], None] | None = None,
+        progress: Callable[[str], None] | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """A request and its reply, within the kind's reply deadline. On `cancel`, an
+        OwnerError; or, with `stop`, `stop(id)` asks the owner to end the request now,
+        and its reply (what it had) is waited for within REPLY more. `progress`: the
+        lines the owner sends while it works on the request."""
+        limit = protocol.reply_deadline(kind, fields)
         rid, fut = self.ask(kind, **fields)
-        deadline = None if limit is None else self.clock.now() + limit
-        raced = await waits.race(fut, deadline, cancel, self.clock)
-        self._pending.pop(rid, None)
+        if progress is not None:
+            self.on_event(f"request:{rid}", lambda msg: progress(str(msg.get("text", ""))))
+        try:
+            deadline = None if limit is None else self.clock.now() + limit
+            raced = await waits.race(fut, deadline, cancel, self.clock)
+            if raced.end is End.CANCEL and stop is not None:
+                stop(rid)
+                limit = protocol.REPLY
+                raced = await waits.race(fut, self.clock.now() + limit, None, self.clock)
+        finally:
+            self._pending.pop(rid, None)
+            if progress is not None:
+                self.on_event(f"request:{rid}", None)
         if raced.end is End.DEADLINE:
             raise OwnerError(
                 f"the owner (pid {self.owner.get('pid', '?')}) did not answer {kind.value} "
@@ -167,8 +188,8 @@ class Client:
         return raced.result()
 
     def on_event(self, key: str, handle: Callable[[dict[str, Any]], None] | None) -> None:
-        """Events of one slot or lease (`slot:N`, `lease:N`), or of the client (`abort`);
-        None: no more."""
+        """Events of one slot, lease or request (`slot:N`, `lease:N`, `request:N`), or
+        of the client (`abort`); None: no more."""
         if handle is None:
             self._events.pop(key, None)
         else:
@@ -195,6 +216,8 @@ class Client:
                         key = f"slot:{msg['slot']}"
                     elif "lease" in msg:
                         key = f"lease:{msg['lease']}"
+                    elif "request" in msg:
+                        key = f"request:{msg['request']}"
                     else:
                         key = str(msg["event"])  # "abort"
                     handle = self._events.get(key)

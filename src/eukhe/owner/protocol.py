@@ -3,10 +3,11 @@
 A request is `{"id": N, "kind": KIND, ...}`; its reply `{"id": N, "ok": {...}}` or
 `{"id": N, "error": "why"}`. The owner also sends events no request asked for
 (`{"event": "preempted", "slot": N}`, `{"event": "queued", "lease": N, "holder": {...}}`,
-`{"event": "abort", "run": R}`). Every request but two has a reply deadline
-(H6.1): a client never waits on an owner that does not answer. The two without
-one end otherwise: the root-turn lease with the turn or the run's cancel (H6.2),
-an admission slot with releases, the run's cancel or the connection's close (H3.4).
+`{"event": "abort", "run": R}`, `{"event": "progress", "request": N, "text": T}`).
+Every request but two has a reply deadline (H6.1): a client never waits on an
+owner that does not answer. The two without one end otherwise: the root-turn
+lease with the turn or the run's cancel (H6.2), an admission slot with releases,
+the run's cancel or the connection's close (H3.4).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any, assert_never
@@ -38,18 +40,39 @@ class Kind(Enum):
     ABORT = "abort"  # end a run in whichever client executes it
     RECOVER = "recover"  # the owner takes up every run a dead process left; which runs it has
     SHUTDOWN = "shutdown"  # end once the work is checkpointed
+    VIEW = "view"  # the chat's settled view for a turn (H2)
+    UNVIEW = "unview"  # a turn's settle wait ends now (its run's cancel): the view as it is
+    LOG = "log"  # a run's messages into the chat
+    IMPORT = "import"  # other sessions' messages into the chat
+    ZOOM = "zoom"  # a line of the chat opened
+    DATE = "date"  # when a message was logged
+    MEMORY = "memory"  # the chat's state: messages, lines unbuilt
 
 
-def reply_deadline(kind: Kind) -> float | None:
-    """Seconds a request of `kind` may wait for its reply; None: no deadline, the
-    wait ends otherwise. Every kind takes a side: there is no default."""
+IMPORT_ITEM = 0.1
+"""Seconds an import's reply deadline grows by for each item (the owner writes each)."""
+
+
+def reply_deadline(kind: Kind, fields: Mapping[str, Any] | None = None) -> float | None:
+    """Seconds a request of `kind` (with `fields`) may wait for its reply; None: no
+    deadline, the wait ends otherwise. Every kind takes a side: there is no default."""
+    fields = fields or {}
     match kind:
         case Kind.LEASE:
             return None  # waits for another window's turn; ends with the turn or the run's cancel
         case Kind.ADMIT:
             return None  # bounded by releases (H3.4); the run's cancel, or the connection's close
+        case Kind.VIEW:
+            return REPLY + max(0, int(fields.get("settleMs") or 0)) / 1000  # the settle deadline, then 30 s
+        case Kind.IMPORT:
+            return REPLY + IMPORT_ITEM * len(fields.get("entries") or [])
         case (
-            Kind.HELLO
+            Kind.UNVIEW
+            | Kind.LOG
+            | Kind.ZOOM
+            | Kind.DATE
+            | Kind.MEMORY
+            | Kind.HELLO
             | Kind.STATUS
             | Kind.RELEASE
             | Kind.UNLEASE

@@ -35,6 +35,7 @@ class Recovery:
         self.gone_wait = gone_wait
         self.busy = 0  # recoveries under way: the owner does not end while there is one
         self.running: dict[str, str] = {}  # runs this owner recovered, not ended yet: what it said
+        self.untold: list[str] = []  # what it said of the runs it finished, not yet told to a client
         self._store: object | None = None
         self._lock = asyncio.Lock()
         self._finishing: set[asyncio.Task[None]] = set()
@@ -77,13 +78,16 @@ class Recovery:
 
     async def now(self, cut: list[str]) -> dict[str, Any]:
         """Re-enqueue every run a dead process left and run it here to its end, in the
-        background; every run this owner is finishing, and what it said of each. With
+        background; every run this owner is finishing, and what it said of each, after
+        what it said of the runs it finished since a client last asked (told once: a
+        `eukhe resume` just after a crash shows how the owner ended its run). With
         nothing `cut` off and nothing recovered before, the store is not even opened."""
         self.busy += 1
         try:
             async with self._lock:  # one recovery at a time: the next finds what is left
+                told, self.untold = self.untold, []
                 if not cut and self._store is None:
-                    return {"runs": [], "said": []}
+                    return {"runs": [], "said": told}
                 await self._open()
                 from eukhe.store import runs as store_runs
 
@@ -101,7 +105,7 @@ class Recovery:
                         self._finishing.add(task)
                         task.add_done_callback(self._finishing.discard)
                 runs = sorted(self.running)
-                return {"runs": runs, "said": [self.running[r] for r in runs]}
+                return {"runs": runs, "said": told + [self.running[r] for r in runs]}
         finally:
             self.busy -= 1
 
@@ -109,10 +113,17 @@ class Recovery:
         from eukhe.store import runs as store_runs
 
         self.busy += 1
+        lines: list[str] = []
+
+        def say(line: str) -> None:
+            lines.append(line)
+            self.say(line)
+
         try:
-            await store_runs.finish([run], self.say)
+            await store_runs.finish([run], say)
         finally:
-            self.running.pop(run, None)
+            began = self.running.pop(run, None)
+            self.untold.extend([*([began] if began else []), *lines])
             self.busy -= 1
 
     async def _open(self) -> None:

@@ -3,6 +3,7 @@ home shares, and every other process is its client.
 
 - the admission registry, for every provider of every client (H3 across processes);
 - the root-turn lease (H6.2);
+- the chat memory: its only writer, and the compactor's workers (`chat_host`);
 - who is connected, for `eukhe status`.
 
 One owner per home: the one that holds the lock file (`flock`, freed by the OS when
@@ -31,6 +32,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.admission import Preempted, QueueFull, Registry
 from eukhe.owner import protocol
+from eukhe.owner.chat_host import ChatHost
 from eukhe.owner.protocol import Kind
 from eukhe.owner.turns import Stopped, Turns
 from eukhe.rules.lease import Entry
@@ -66,6 +68,7 @@ class Conn:
     waits: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's lease id -> its wait
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # the runs it executes
     asked: dict[int, dict[str, Any]] = field(default_factory=dict)  # slot id -> provider, class, state
+    views: dict[int, asyncio.Event] = field(default_factory=dict)  # a settle wait's request id -> its stop
 
     def send(self, obj: dict[str, Any]) -> None:
         if not self.writer.is_closing():
@@ -86,6 +89,9 @@ class Owner:
         self.home = home
         self.idle = idle
         self.registry = Registry(settings)
+        self.chat = ChatHost(
+            home, self.registry
+        )  # the home's chat, opened at its first request: this owner writes it
         self.turns = Turns(on_holder=self._record)
         self.turn_store = turn_store
         self.host = socket.gethostname()
@@ -216,6 +222,7 @@ class Owner:
         for conn in list(self.conns.values()):
             conn.writer.close()
             self._gone(conn)
+        await self.chat.close()  # its jobs stop (no failure: the next owner builds those lines)
         with contextlib.suppress(FileNotFoundError):
             protocol.socket_path(self.home).unlink()
         with contextlib.suppress(FileNotFoundError):
@@ -336,6 +343,13 @@ class Owner:
                 case Kind.SHUTDOWN:
                     conn.send({"id": rid, "ok": {"pid": self.pid}})
                     self.stop()
+                case Kind.VIEW | Kind.LOG | Kind.IMPORT | Kind.ZOOM | Kind.DATE | Kind.MEMORY:
+                    self._spawn(conn, self._memory(conn, rid, kind, req))
+                case Kind.UNVIEW:
+                    stop = conn.views.get(int(req["view"]))
+                    if stop is not None:
+                        stop.set()
+                    conn.send({"id": rid, "ok": {}})
         except (KeyError, TypeError, ValueError) as e:
             conn.send({"id": rid, "error": f"{kind.value}: malformed request: {type(e).__name__}: {e}"})
 
@@ -364,6 +378,21 @@ class Owner:
         finally:
             conn.slots.pop(sid, None)
             conn.asked.pop(sid, None)
+
+    async def _memory(self, conn: Conn, rid: Any, kind: Kind, req: dict[str, Any]) -> None:
+        """A request of the chat, answered by the chat this owner holds; a settle wait
+        says its progress, and ends early on UNVIEW (or with the connection)."""
+        stop = conn.views[rid] = asyncio.Event()
+
+        def progress(text: str) -> None:
+            conn.send({"event": "progress", "request": rid, "text": text})
+
+        try:
+            conn.send({"id": rid, "ok": await self.chat.answer(kind, req, progress, stop)})
+        except Exception as e:  # the chat's store, or a malformed request: the turn shows why
+            conn.send({"id": rid, "error": f"the chat: {type(e).__name__}: {e}"})
+        finally:
+            conn.views.pop(rid, None)
 
     async def _recover(self, conn: Conn, rid: Any, cut: list[str]) -> None:
         if self.recover is None:
@@ -433,4 +462,5 @@ class Owner:
                 "waiters": [{"key": k, **about.get(k, {})} for k in self.turns.waiters],
             },
             "providers": providers,
+            "memory": self.chat.status(),
         }

@@ -37,6 +37,7 @@ LINES = "eukhe_chat_lines"
 CALLS = "eukhe_chat_calls"
 WAITS = "eukhe_chat_waits"
 VIEW = "eukhe_chat_view"
+INBOX = "eukhe_chat_inbox"  # messages an owner that does not write the chat hands to the one that does
 WAITS_KEPT = 20
 """Settle waits kept: the newest ones, for `eukhe chat status`."""
 APPEND_LOCK = 0x65756B6865  # "eukhe": the Postgres advisory lock that serializes appends
@@ -106,6 +107,17 @@ _view = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),  # always 0: one view
     sa.Column("total", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
     sa.Column("parts", sa.Text, nullable=False),  # JSON: [[l, i], ...], oldest first
+)
+
+
+_inbox = sa.Table(
+    INBOX,
+    _META,
+    sa.Column("n", sa.Integer, primary_key=True, autoincrement=True),  # the order they came in
+    sa.Column("key", sa.Text, nullable=False, unique=True),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("date", sa.Text, nullable=False),
 )
 
 
@@ -191,6 +203,39 @@ class ChatStore:
         keys = [e.key for e in entries]
         rows = {r.key: _message(r) for r in c.execute(sa.select(_messages).where(_messages.c.key.in_(keys)))}
         return [rows[k] for k in keys]
+
+    # ---------------------------------------------------------------- the inbox
+
+    def send(self, entries: Sequence[Entry]) -> None:
+        """Hand entries to the chat's writer (from an owner that does not write it): kept
+        in order, each key once, until the writer logs them."""
+
+        def work(c: sa.Connection) -> None:
+            for e in entries:
+                row = {"key": e.key, "kind": e.kind.value, "text": e.text, "date": e.date}
+                if c.execute(sa.select(_inbox.c.n).where(_inbox.c.key == e.key)).first() is None:
+                    c.execute(_inbox.insert().values(**row))
+
+        self._write("hand messages to the chat's writer", work)
+
+    def inbox(self, keys: Sequence[str] | None = None) -> list[Entry]:
+        """The entries handed to the writer and not logged yet, in the order they came
+        (only those of `keys`, when given)."""
+
+        def work(c: sa.Connection) -> list[Entry]:
+            q = sa.select(_inbox).order_by(_inbox.c.n)
+            if keys is not None:
+                q = q.where(_inbox.c.key.in_(list(keys)))
+            return [Entry(str(r.key), Kind(r.kind), str(r.text), str(r.date)) for r in c.execute(q)]
+
+        got: list[Entry] = self._read(work)
+        return got
+
+    def delivered(self, keys: Sequence[str]) -> None:
+        """The writer logged these: out of the inbox."""
+        self._write(
+            "empty the chat's inbox", lambda c: c.execute(_inbox.delete().where(_inbox.c.key.in_(list(keys))))
+        )
 
     def count(self) -> int:
         return int(

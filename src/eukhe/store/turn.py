@@ -2,7 +2,10 @@
 the lease, cleared when the lease is free. An owner that starts after another died
 reads it: while the process it names (pid and start time, on this host) still
 runs, its turn may still run, and the new owner grants the lease to no one else
-(H6.2: two turns never overlap, and nothing waits on a process that is gone)."""
+(H6.2: two turns never overlap, and nothing waits on a process that is gone).
+
+One record a home (its host and path): homes that share a Postgres store have a
+lease each, and never clear or adopt each other's holder."""
 
 from __future__ import annotations
 
@@ -13,13 +16,13 @@ import sqlalchemy as sa
 
 from eukhe.store.urls import cause, engine_url, shown
 
-TURN = "eukhe_turn"
+TURN = "eukhe_turn_holder"
 
 _META = sa.MetaData()
 _turn = sa.Table(
     TURN,
     _META,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),  # always 0: one holder
+    sa.Column("home", sa.Text, primary_key=True),  # "host:path" of the home whose lease it is
     sa.Column("host", sa.Text, nullable=False),
     sa.Column("pid", sa.Integer, nullable=False),
     sa.Column("started", sa.Float, nullable=True),
@@ -47,8 +50,9 @@ class Holder:
 
 
 class TurnStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, home: str) -> None:
         self.url = url
+        self.home = home
         try:
             self._engine = sa.create_engine(engine_url(url))
             _META.create_all(self._engine, checkfirst=True)
@@ -60,16 +64,16 @@ class TurnStore:
         """Record the holder (None: the lease is free)."""
         try:
             with self._engine.begin() as c:
-                c.execute(_turn.delete())
+                c.execute(_turn.delete().where(_turn.c.home == self.home))
                 if h is not None:
-                    c.execute(_turn.insert().values(id=0, **h.__dict__))
+                    c.execute(_turn.insert().values(home=self.home, **h.__dict__))
         except Exception as e:
             raise TurnStoreError(f"cannot record the lease holder at {shown(self.url)}: {cause(e)}") from e
 
     def holder(self) -> Holder | None:
         try:
             with self._engine.connect() as c:
-                row = c.execute(sa.select(_turn)).first()
+                row = c.execute(sa.select(_turn).where(_turn.c.home == self.home)).first()
         except Exception as e:
             raise TurnStoreError(f"cannot read the lease holder at {shown(self.url)}: {cause(e)}") from e
         if row is None:

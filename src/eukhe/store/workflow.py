@@ -51,28 +51,38 @@ class Live:
     assigned to piecemeal."""
 
     show: Show = lambda run, kind, text: None
-    chat_url: str | None = None  # the store the chat lives in
+    chat_url: str | None = None  # the store the chat lives in (None: the runs have no chat)
     # where model requests take their slots: the owner's (RemoteRegistry), else this process's
     admission: Any = None
     lease: Any = None  # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
     cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=dict)
     own: set[str] = field(default_factory=set)
-    chat: Any = None  # the live chat (eukhe.memory.chat.Chat), made on the runs' loop at first use
+    chat: Any = None  # this process's own chat (memory.access.Local), when it has no owner
     routes: dict[str, Any] = field(default_factory=dict)  # session -> its AuxiliaryRoute (its notices)
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
 
-    def memory(self, compactor: Callable[[], tuple[Any, str]], budget: int) -> Any:
-        """The process's chat, made on first use on the loop the runs execute on; its
-        compactor asks the provider and model `compactor()` gives (the first run's
-        route for the compaction pass, H7.1)."""
-        if self.chat is None and self.chat_url is not None:
+    def memory(self, compactor: Callable[[], Any], budget: int) -> Any:
+        """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process
+        gives them none: through the owner when the process has one (the chat's only
+        writer), else this process's own chat, made on first use on the runs' loop.
+        Its compactor asks the route (`eukhe.ai.models.Route`) `compactor()` gives."""
+        if self.chat_url is None:
+            return None
+        if self.admission is not None and hasattr(self.admission, "client"):
+            from eukhe.owner.remote_chat import Remote
+
+            return Remote(self.admission.client, compactor(), budget)
+        if self.chat is None:
+            from eukhe.ai.models import provider_for
+            from eukhe.memory.access import Local
             from eukhe.memory.chat import Chat
             from eukhe.memory.compactor import asker
             from eukhe.store.chat import ChatStore
 
-            provider, model = compactor()
-            self.chat = Chat(ChatStore(self.chat_url), asker(provider, self.admission), model, budget=budget)
+            route = compactor()
+            ask = asker(provider_for(route), self.admission)
+            self.chat = Local(Chat(ChatStore(self.chat_url), ask, route.model, budget=budget))
         return self.chat
 
     def route(self, session: str, model: str, settings: Mapping[str, Any]) -> Any:
@@ -232,6 +242,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.memory import turn
+    from eukhe.owner.client import OwnerError
     from eukhe.settings import SettingsError, load, memory_settings
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.memory import DATE, ZOOM
@@ -261,8 +272,11 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         show = functools.partial(here.show, run_id, "memory")
         aux = here.route(str(spec.get("session") or run_id), spec["model"], everything)
         notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
-        notice()
-        view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
+        try:
+            await notice()
+            view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
+        except OwnerError as e:  # the owner holds the chat and did not answer: the turn fails with why
+            return Outcome("failed", code="model_error", message=f"the chat memory: {e}").json()
         system = turn.system(system, view)
         compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
     tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
@@ -296,13 +310,11 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     return out.json()
 
 
-def _compactor(
-    spec: Mapping[str, Any], settings: Mapping[str, Any], session: Any, budget: int
-) -> tuple[Any, str]:
-    """The compactor's provider and model: `auxiliaryModel` when it can run the
-    compaction pass, else the session model (H7.1). A model on the session's provider
-    takes the same `--base-url` and `--api`."""
-    from eukhe.ai.models import ModelError, provider_for, resolve
+def _compactor(spec: Mapping[str, Any], settings: Mapping[str, Any], session: Any, budget: int) -> Any:
+    """The compactor's route: `auxiliaryModel` when it can run the compaction pass,
+    else the session model's (H7.1). A model on the session's provider takes the same
+    `--base-url` and `--api`."""
+    from eukhe.ai.models import ModelError, resolve
     from eukhe.harness.auxiliary import AuxiliaryRoute
     from eukhe.memory.compactor import request_tokens
     from eukhe.rules.aux_fallback import Purpose
@@ -312,18 +324,17 @@ def _compactor(
         same = choice.model.partition("/")[0] == str(spec["model"]).partition("/")[0]
         over = (spec.get("baseUrl"), spec.get("api")) if same else (None, None)
         with contextlib.suppress(ModelError):  # checked by the route: the session model then
-            aux = resolve(choice.model, settings, *over)
-            return provider_for(aux), aux.model
-    return provider_for(session), session.model
+            return resolve(choice.model, settings, *over)
+    return session
 
 
-def _notice(chat: Any, route: Any, memory: Any, show: Callable[[str], None]) -> None:
+async def _notice(chat: Any, route: Any, memory: Any, show: Callable[[str], None]) -> None:
     """The compaction pass's row, shown in the session whose turn waits on the
     compactor (H7.2): once per session, purpose, selector and reason."""
     from eukhe.memory.compactor import request_tokens
     from eukhe.rules.aux_fallback import Purpose
 
-    if chat.unbuilt():
+    if await chat.unbuilt():
         choice = route.choose(Purpose.COMPACTION, request_tokens(memory.view_bytes))
         if choice.notice:
             show(choice.notice)
@@ -334,7 +345,7 @@ async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None], cancel
     The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted)."""
 
     async def view() -> str:
-        got = await chat.settled(chat.clock.now() + settle_ms / 1000, show=show, cancel=cancel)
+        got = await chat.settled(settle_ms, show, cancel)
         return str(got.text)
 
     result: str = await DBOS.run_step_async({"name": "view"}, view)
@@ -347,7 +358,7 @@ async def _compact(
     base: str,
     settle_ms: int,
     show: Callable[[str], None],
-    notice: Callable[[], None],
+    notice: Callable[[], Awaitable[None]],
     cancel: asyncio.Event,
     transcript: Sequence[Message],
 ) -> dict[str, str]:
@@ -358,11 +369,11 @@ async def _compact(
     from eukhe.memory.log import now
 
     try:
-        chat.log(turn.entries(run, transcript, now()))
-    except Exception as e:
-        return {"error": f"the chat could not take the run's messages: {e}"}
-    notice()
-    got = await chat.settled(chat.clock.now() + settle_ms / 1000, show=show, cancel=cancel)
+        await chat.log(turn.entries(run, transcript, now()))
+        await notice()
+        got = await chat.settled(settle_ms, show, cancel)
+    except Exception as e:  # the store, or the owner that holds the chat: the phase fails with why
+        return {"error": f"the chat could not take the run's messages and give a new view: {e}"}
     return {"system": turn.system(base, str(got.text))}
 
 
@@ -374,7 +385,7 @@ async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable
 
     async def log() -> int:
         try:
-            return len(chat.log(turn.entries(run, transcript, now())))
+            return int(await chat.log(turn.entries(run, transcript, now())))
         except Exception as e:
             show(f"the run's messages were not logged into the chat: {e}")
             return 0

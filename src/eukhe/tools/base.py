@@ -59,7 +59,7 @@ class Context:
     """Set to abort: a running tool stops as soon as it can and says so."""
     limits: Limits = field(default_factory=Limits)
     chat: Any = None
-    """The chat memory (`eukhe.memory.chat.Chat`) for zoom and date; None in a run without one."""
+    """The chat memory (`eukhe.memory.access.Memory`) for zoom and date; None in a run without one."""
 
 
 @runtime_checkable

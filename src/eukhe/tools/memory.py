@@ -26,9 +26,9 @@ class Zoom:
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
         if ctx.chat is None:
             return Result("zoom: this run has no chat memory", True)
-        got = ctx.chat.zoom(args["id"], args["n"])
+        got = await ctx.chat.zoom(args["id"], args["n"])
         if got is None:
-            total = ctx.chat.status().messages
+            total = await ctx.chat.total()
             return Result(
                 f"zoom: {args['id']}+{args['n']} is no line of the chat: n is a power of 2, id a multiple "
                 f"of n, and id + n at most {total} (the messages so far)",
@@ -51,10 +51,10 @@ class Date:
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
         if ctx.chat is None:
             return Result("date: this run has no chat memory", True)
-        m = ctx.chat.store.message(args["id"])
-        if m is None:
+        date = await ctx.chat.date(args["id"])
+        if date is None:
             return Result(f"date: no message {args['id']} in the chat", True)
-        return Result(m.date)
+        return Result(date)
 
 
 ZOOM = Zoom()

@@ -1,0 +1,75 @@
+"""How a turn reaches the chat: the few things a run asks of its memory (the
+settled view, the log, zoom and date), whether the chat lives in this process
+(`Local`) or in the home's owner, its only writer (`eukhe.owner.remote_chat`).
+
+Every method is a coroutine: through the owner each one is a request with its
+reply deadline (H6.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from eukhe.memory.chat import Chat, Settled
+from eukhe.memory.log import Entry
+
+Show = Callable[[str], None]
+
+
+class Memory(Protocol):
+    async def unbuilt(self) -> int:
+        """The view's lines still unbuilt: a turn that starts now waits on the compactor."""
+        ...
+
+    async def settled(
+        self, settle_ms: int, show: Show | None = None, cancel: asyncio.Event | None = None
+    ) -> Settled:
+        """The view once its lines are built, or `settle_ms` from now, or at `cancel` (H2)."""
+        ...
+
+    async def log(self, entries: Sequence[Entry]) -> int:
+        """Append (idempotent by key); how many messages the entries are in the log."""
+        ...
+
+    async def zoom(self, id: int, n: int) -> str | None:
+        """Line id+n opened (message id whole for n = 1); None: no line of the chat."""
+        ...
+
+    async def total(self) -> int:
+        """The messages logged so far."""
+        ...
+
+    async def date(self, id: int) -> str | None:
+        """When message `id` was logged; None: no such message."""
+        ...
+
+
+@dataclass
+class Local:
+    """The chat of this process (a test's, or a process with no owner)."""
+
+    chat: Chat
+
+    async def unbuilt(self) -> int:
+        return self.chat.unbuilt()
+
+    async def settled(
+        self, settle_ms: int, show: Show | None = None, cancel: asyncio.Event | None = None
+    ) -> Settled:
+        return await self.chat.settled(self.chat.clock.now() + settle_ms / 1000, show, cancel)
+
+    async def log(self, entries: Sequence[Entry]) -> int:
+        return len(self.chat.log(entries))
+
+    async def zoom(self, id: int, n: int) -> str | None:
+        return self.chat.zoom(id, n)
+
+    async def total(self) -> int:
+        return self.chat.queue.total
+
+    async def date(self, id: int) -> str | None:
+        m = self.chat.store.message(id)
+        return None if m is None else m.date

@@ -1,0 +1,66 @@
+"""A turn's memory through the home's owner, which holds the chat (its only writer):
+each call is a request with its reply deadline (H6.1): 30 s; the settled view, the
+settle deadline plus 30 s; an import, 100 ms an item plus 30 s. A miss is an
+`OwnerError` the turn shows. The run's cancel ends a settle wait at once: the owner
+is told to end it, and answers with the view as it is.
+
+Every request that may start the compactor's work names the compactor's route
+and the view budget of this turn's settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from eukhe.memory.chat import Settled
+from eukhe.memory.log import Entry
+from eukhe.owner.client import Client
+from eukhe.owner.protocol import Kind
+
+Show = Callable[[str], None]
+
+
+class Remote:
+    def __init__(self, client: Callable[[], Awaitable[Client]], compactor: Any, budget: int) -> None:
+        self._client = client
+        self._about: dict[str, Any] = {"budget": budget}
+        if compactor is not None:  # an `eukhe.ai.models.Route`
+            self._about["compactor"] = dataclasses.asdict(compactor)
+
+    async def _ask(self, kind: Kind, cancel: asyncio.Event | None = None, **fields: Any) -> dict[str, Any]:
+        client = await self._client()
+        return await client.request(kind, cancel, **fields)
+
+    async def unbuilt(self) -> int:
+        return int((await self._ask(Kind.MEMORY, **self._about))["unbuilt"])
+
+    async def settled(
+        self, settle_ms: int, show: Show | None = None, cancel: asyncio.Event | None = None
+    ) -> Settled:
+        client = await self._client()
+
+        def stop(rid: int) -> None:
+            client.tell(Kind.UNVIEW, view=rid)
+
+        got = await client.request(
+            Kind.VIEW, cancel, stop=stop, progress=show, settleMs=settle_ms, **self._about
+        )
+        return Settled(str(got["text"]), bool(got["settled"]), int(got["pending"]), float(got["waited"]))
+
+    async def log(self, entries: Sequence[Entry]) -> int:
+        got = await self._ask(Kind.LOG, entries=[e.json() for e in entries], **self._about)
+        return int(got["logged"])
+
+    async def zoom(self, id: int, n: int) -> str | None:
+        text = (await self._ask(Kind.ZOOM, id=id, n=n))["text"]
+        return None if text is None else str(text)
+
+    async def total(self) -> int:
+        return int((await self._ask(Kind.MEMORY))["total"])
+
+    async def date(self, id: int) -> str | None:
+        date = (await self._ask(Kind.DATE, id=id))["date"]
+        return None if date is None else str(date)
