@@ -35,41 +35,67 @@ def import_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """Log the user's words and the agent's final replies of other sessions into the
-    chat, in order. Importing a file again logs nothing twice; a malformed line gets a
-    diagnostic and the rest of the file is taken; a file of another format is refused."""
+    chat, in order, through the home's owner (the chat's one writer). Importing a
+    file again logs nothing twice; a malformed line gets a diagnostic and the rest of
+    the file is taken; a file of another format is refused."""
+    import asyncio
+
     from eukhe.memory.imports import read_session
     from eukhe.memory.log import Entry, Kind, now
-    from eukhe.store.chat import ChatStoreError
+    from eukhe.owner.client import OwnerError
+    from eukhe.settings import home
 
-    store = _store()
     when = now()
     reports: list[dict[str, Any]] = []
     refused = 0
-    try:
-        for path in paths:
-            report = read_session(path)
-            entries = [Entry(it.key, Kind(it.kind), it.text, it.date or when) for it in report.items]
-            before = store.count()
-            try:
-                logged = store.append(entries) if entries else []
-            except ChatStoreError as e:
-                typer.echo(f"eukhe chat import: {e}", err=True)
-                raise typer.Exit(2) from None
-            new = store.count() - before
-            refused += report.refused
-            reports.append({**report.json(), "logged": new, "already": len(logged) - new})
-            if not as_json and report.refused:
-                typer.echo(f"eukhe chat import: {report.summary}", err=True)
-            elif not as_json:
-                for d in report.diagnostics:
-                    typer.echo(f"  {d.text}", err=True)
-                line = f"{report.summary}: logged {new} new"
-                typer.echo(line + (f", {len(logged) - new} already in the chat" if len(logged) > new else ""))
-    finally:
-        store.close()
+    for path in paths:
+        report = read_session(path)
+        entries = [Entry(it.key, Kind(it.kind), it.text, it.date or when) for it in report.items]
+        try:
+            logged, new, handed = asyncio.run(_import(home(), entries)) if entries else (0, 0, 0)
+        except OwnerError as e:
+            why = f"the home's owner did not take its messages: {e}"
+            typer.echo(f"eukhe chat import: {path}: {why}", err=True)
+            raise typer.Exit(2) from None
+        refused += report.refused
+        reports.append({**report.json(), "logged": new, "already": logged - new - handed, "handed": handed})
+        if not as_json and report.refused:
+            typer.echo(f"eukhe chat import: {report.summary}", err=True)
+        elif not as_json:
+            for d in report.diagnostics:
+                typer.echo(f"  {d.text}", err=True)
+            line = f"{report.summary}: logged {new} new"
+            if handed:
+                line += f", {handed} handed to the owner that writes the shared chat"
+            already = logged - new - handed
+            typer.echo(line + (f", {already} already in the chat" if already else ""))
     if as_json:
         typer.echo(json.dumps({"files": reports}, ensure_ascii=False))
     raise typer.Exit(1 if refused else 0)
+
+
+IMPORT_BATCH = 500
+"""Items an import request carries (a long session goes in several, in order)."""
+
+
+async def _import(where: Path, entries: list[Any]) -> tuple[int, int, int]:
+    """The entries through the owner, in batches; how many are in the log, how many of
+    them are new, and how many were handed to another owner that writes the chat."""
+    from eukhe.owner.client import Client
+    from eukhe.owner.protocol import Kind
+
+    logged = new = handed = 0
+    client = await Client.connect(where, spawn=True)
+    try:
+        for at in range(0, len(entries), IMPORT_BATCH):
+            batch = entries[at : at + IMPORT_BATCH]
+            got = await client.request(Kind.IMPORT, entries=[e.json() for e in batch])
+            logged += int(got["logged"])
+            new += int(got["new"])
+            handed += len(batch) if got.get("handed") else 0
+    finally:
+        await client.close()
+    return logged, new, handed
 
 
 def _chat(store: Any) -> Any:

@@ -4,9 +4,9 @@ this process, on first need), re-enqueues every run whose process is gone, and
 runs them to their end. Killing a client kills only its runs, and only until the
 owner takes them up: nothing is lost, and no one has to run `eukhe resume`.
 
-The recovered runs are background work (H3) and hold no root-turn lease; their
-model requests take slots from this owner like any client's (over its socket,
-from DBOS's event loop).
+The recovered runs hold no root-turn lease (the user's turns never wait for
+them); their model requests are session requests (H3), with slots from this
+owner like any client's (over its socket, from DBOS's event loop).
 """
 
 from __future__ import annotations

@@ -41,10 +41,9 @@ Show = Callable[[str, str, str], None]  # (run id, kind, text)
 class Live:
     """What this process gives the runs it executes, made once at its start
     (`begin`): where their lines go, the cancel signal of each (set from any
-    thread), which runs are its user's own (`own`: session requests in admission,
-    aborted by Ctrl-C, holding the root-turn lease), the chat, and where model
-    requests take their slots. The runs it recovered from dead processes are
-    background work that Ctrl-C leaves in flight.
+    thread), which runs are its user's own (`own`: aborted by Ctrl-C, holding the
+    root-turn lease), the chat, and where model requests take their slots. The runs
+    it recovered from dead processes are left in flight by Ctrl-C.
 
     A DBOS workflow is a module-level function that gets only its spec, so it finds
     its process's `Live` with `process()`: the one object of the process, never
@@ -204,7 +203,9 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
 
     The user's own turn holds the root-turn lease for its whole run (H6.2): root
     turns of the home run one at a time, first come first served. A run recovered
-    from a dead process is background work (H3): it runs beside the user's turn."""
+    from a dead process holds none: it runs beside the user's turn, which never
+    waits for it. Its model requests are session requests all the same (H3 makes
+    only the compactor's background): preempted, it would stream its reply again."""
     from eukhe.harness.generation import Outcome
     from eukhe.owner.client import OwnerError
     from eukhe.owner.lease import LeaseStopped
@@ -294,7 +295,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         window=spec.get("deferred"),
         poll_interval=float(spec.get("pollSeconds") or 5.0),
         system=system,
-        interactive=run_id in here.own,  # a recovered run is background work (H3)
+        interactive=True,  # every run's requests are session requests (H3.1: only the compactor's yield)
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
         compact=compact,
         admission=registry,
