@@ -46,7 +46,7 @@ def logged(home: Path) -> list[tuple[str, str]]:
 
 def test_a_session_turn_preempts_the_owners_compactor_building_another_sessions_lines(tmp_path: Path) -> None:
     """H3 across processes, on a one-slot provider: the first session's long answer is
-    logged, and the owner's compactor streams its line (background, ten seconds); a
+    logged, and the owner's compactor streams its line (background, a minute); a
     turn of another session in another terminal waits out its settle deadline, asks
     the provider, preempts the compactor at the owner, and is answered first; the
     compactor asks again after it."""
@@ -54,7 +54,7 @@ def test_a_session_turn_preempts_the_owners_compactor_building_another_sessions_
     settings(home, {**ONE_SLOT, "memory": {"settleTimeoutMs": 1_000}})
     script = [
         {"when": "first", "text": LONG},
-        {"when": "Compress this message", "text": "slow " * 200, "chunks": 200, "delay": 0.05},
+        {"when": "Compress this message", "text": "slow " * 1200, "chunks": 1200, "delay": 0.05},
         {"when": "second", "text": "second answered"},
         {"when": "Compress this message", "text": "The deploy failed: disk full on host three."},
     ]
@@ -73,7 +73,7 @@ def test_a_session_turn_preempts_the_owners_compactor_building_another_sessions_
     assert kinds[:4] == ["turn", "compactor", "turn", "compactor"], kinds
     assert seen[1].hung_up  # the compactor's stream was preempted in the middle
     assert "second" in json.dumps(seen[2].body["messages"][-1])
-    assert took < 8, took  # the turn never waited for the ten-second compactor stream
+    assert took < 30, took  # the turn never waited for the minute-long compactor stream
     assert "memory: the settle deadline passed; the turn goes on with 1 lines shown cut" in second.stdout
 
 

@@ -51,27 +51,13 @@ class Registry:
         return tuple(self._controllers)
 
 
-REGISTRY = Registry()
-"""The process's registry."""
-
-
-def configure(settings: Mapping[str, Any]) -> None:
-    """New settings for the process's registry."""
-    REGISTRY.configure(settings)
-
-
-def slot(provider: str, *, interactive: bool, deadline: float | None = None) -> Slot:
-    """A slot of the provider from the process's registry (see `Slot`)."""
-    return REGISTRY.slot(provider, interactive=interactive, deadline=deadline)
-
-
 async def run_in_slot(
     body: Callable[[Slot], Awaitable[T]],
     provider: str,
     *,
     interactive: bool,
     deadline: float,
-    registry: Registry | None = None,
+    registry: Registry,
 ) -> T:
     """`await body(slot)` holding a slot of the provider, and its result.
 
@@ -83,7 +69,7 @@ async def run_in_slot(
     deadlines of its own. `QueueFull` and the body's own errors propagate; so does
     a cancel of the caller.
     """
-    reg = REGISTRY if registry is None else registry
+    reg = registry
     loop = asyncio.get_running_loop()
     while True:
         try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from eukhe import waits
-from eukhe.admission import REGISTRY, AdmissionError, Registry, run_in_slot
+from eukhe.admission import AdmissionError, Registry, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.openai_responses import Job, PollFailed
 from eukhe.ai.openai_responses import deadline as ai_deadline
@@ -155,7 +155,8 @@ class Generation:
     effects: Effects | None = None  # None: in memory, waits by `sleep`
     system: str = ""  # the system prompt (e.g. the skills offered)
     interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
-    admission: Registry = REGISTRY  # every model request holds a slot of its provider while it runs
+    # every model request holds a slot of its provider while it runs (the owner's, in a durable run)
+    admission: Registry = field(default_factory=Registry)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
     compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
 

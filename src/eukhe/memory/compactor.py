@@ -189,7 +189,7 @@ def request_tokens(budget: int) -> int:
     return (budget + 2 * rule.NODE + len(prompts.COMPACTOR) + 1) // 3 + LINE_TOKENS
 
 
-def asker(provider: Any, registry: Registry | None = None, idle: float = 120.0) -> Ask:
+def asker(provider: Any, registry: Registry, idle: float = 120.0) -> Ask:
     """`ask` over a provider: its stream read to its end under the stream guards, in a
     background slot of its admission (a session request preempts it and it asks
     again, H3). A refused slot is a failed reply, never an exception."""

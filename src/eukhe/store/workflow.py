@@ -37,6 +37,12 @@ WORKFLOW = "eukhe.run"
 Show = Callable[[str, str, str], None]  # (run id, kind, text)
 
 
+def _registry() -> Any:
+    from eukhe.admission import Registry
+
+    return Registry()
+
+
 @dataclass
 class Live:
     """What this process gives the runs it executes, made once at its start
@@ -51,8 +57,8 @@ class Live:
 
     show: Show = lambda run, kind, text: None
     chat_url: str | None = None  # the store the chat lives in (None: the runs have no chat)
-    # where model requests take their slots: the owner's (RemoteRegistry), else this process's
-    admission: Any = None
+    # where model requests take their slots: the owner's (RemoteRegistry), else this process's own
+    admission: Any = field(default_factory=_registry)
     lease: Any = None  # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
     cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=dict)
     own: set[str] = field(default_factory=set)
@@ -238,7 +244,6 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
 async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dict[str, Any]:
     import dataclasses
 
-    from eukhe import admission
     from eukhe.ai.models import ModelError, provider_for, resolve
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
@@ -254,7 +259,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     settings = Settings(**{k: v for k, v in dict(spec.get("settings") or {}).items() if k in known})
     try:
         everything = load(cwd)
-        registry = here.admission or admission.REGISTRY
+        registry = here.admission
         registry.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
         route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
     except (ModelError, SettingsError) as e:
