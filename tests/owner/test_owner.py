@@ -462,3 +462,37 @@ def test_a_full_queue_at_the_owner_is_a_retryable_refusal_and_a_slot_wait_has_th
             await other.close()
 
     asyncio.run(go())
+
+
+def test_a_settle_wait_through_the_owner_ends_at_once_on_the_runs_cancel(home: Path) -> None:
+    """A turn's view through the owner waits for a line that cannot be built (no
+    compactor model); the run's cancel ends the wait at once: the owner is told, and
+    answers with the view as it is, the line shown cut, its progress said on the way."""
+    from eukhe.memory.log import Entry
+    from eukhe.memory.log import Kind as LogKind
+    from eukhe.owner.remote_chat import Remote
+
+    async def go() -> None:
+        async with serving(home) as owner:
+            registry = RemoteRegistry(home)
+            memory = Remote(registry.client, None, 128_000)
+            assert (
+                await memory.log([Entry("r/0", LogKind.TALK, "long " * 400, "2026-12-01T00:00:00+00:00")])
+                == 1
+            )
+            assert await memory.total() == 1 and await memory.unbuilt() == 1
+            cancel, shown = asyncio.Event(), []
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.3, cancel.set)
+            began = loop.time()
+            got = await asyncio.wait_for(memory.settled(20_000, shown.append, cancel), 5)
+            assert not got.settled and got.pending == 1 and loop.time() - began < 2.0
+            assert got.text.startswith("<chat>") and "0+1|talk: long long" in got.text
+            assert any("1 lines pending" in x for x in shown), shown  # said over the socket
+            assert "the wait was cancelled" in shown[-1], shown
+            assert owner.status()["memory"]["messages"] == 1
+            assert await memory.zoom(0, 1) == "talk: " + "long " * 400
+            assert await memory.zoom(0, 2) is None and await memory.date(5) is None
+            await registry.close()
+
+    asyncio.run(go())

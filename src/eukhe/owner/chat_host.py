@@ -190,9 +190,9 @@ class ChatHost:
                 logged = await memory.log(entries)
                 return {"logged": logged, "new": await memory.total() - before}
             case Kind.ZOOM:
-                return {"text": await memory.zoom(int(req["id"]), int(req["n"]))}
+                return {"text": await memory.zoom(int(req["message"]), int(req["n"]))}
             case Kind.DATE:
-                return {"date": await memory.date(int(req["id"]))}
+                return {"date": await memory.date(int(req["message"]))}
             case Kind.MEMORY:
                 return {"unbuilt": await memory.unbuilt(), "total": await memory.total()}
             case _:

@@ -134,6 +134,8 @@ class Client:
     def ask(self, kind: Kind, **fields: Any) -> tuple[int, asyncio.Future[dict[str, Any]]]:
         """Send a request; its id and the future of its reply (no deadline: the
         caller races it)."""
+        if "id" in fields or "kind" in fields:
+            raise ValueError(f"{kind.value}: 'id' and 'kind' are the wire's own fields, not a request's")
         rid = next(self._ids)
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         if self.closed.is_set():
@@ -169,7 +171,8 @@ class Client:
             self.on_event(f"request:{rid}", lambda msg: progress(str(msg.get("text", ""))))
         try:
             deadline = None if limit is None else self.clock.now() + limit
-            raced = await waits.race(fut, deadline, cancel, self.clock)
+            # with `stop`, the reply outlives a cancel (the race cancels the work it drops)
+            raced = await waits.race(asyncio.shield(fut) if stop else fut, deadline, cancel, self.clock)
             if raced.end is End.CANCEL and stop is not None:
                 stop(rid)
                 limit = protocol.REPLY

@@ -55,12 +55,12 @@ class Remote:
         return int(got["logged"])
 
     async def zoom(self, id: int, n: int) -> str | None:
-        text = (await self._ask(Kind.ZOOM, id=id, n=n))["text"]
+        text = (await self._ask(Kind.ZOOM, message=id, n=n))["text"]
         return None if text is None else str(text)
 
     async def total(self) -> int:
         return int((await self._ask(Kind.MEMORY))["total"])
 
     async def date(self, id: int) -> str | None:
-        date = (await self._ask(Kind.DATE, id=id))["date"]
+        date = (await self._ask(Kind.DATE, message=id))["date"]
         return None if date is None else str(date)

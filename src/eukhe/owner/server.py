@@ -89,9 +89,9 @@ class Owner:
         self.home = home
         self.idle = idle
         self.registry = Registry(settings)
-        self.chat = ChatHost(
-            home, self.registry
-        )  # the home's chat, opened at its first request: this owner writes it
+        # the home's chat, opened at its first request: this owner writes it (or, on a
+        # Postgres store shared with other homes' owners, the elected one does)
+        self.chat = ChatHost(home, self.registry)
         self.turns = Turns(on_holder=self._record)
         self.turn_store = turn_store
         self.host = socket.gethostname()
