@@ -7,8 +7,11 @@ A real owner process in a temporary home, one client over its unix socket:
 - `slot`: a model request's admission through the owner: `async with
   registry.slot(...)` (admit, the grant's reply, the release), one provider, no
   queue;
-- in process: `owner.status()` on an owner object, and `async with` a slot of the
-  in-process `Registry`: what the same work costs with no socket.
+- `zoom`: a line of the chat the owner holds, opened (its one writer reads the
+  message from the store);
+- in process: `owner.status()` on an owner object, `async with` a slot of the
+  in-process `Registry`, and `zoom` on a chat of this process over the same
+  store: what the same work costs with no socket.
 
 Prints the median and p99 of each in microseconds, and the ratios.
 """
@@ -26,10 +29,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from eukhe.admission import Registry
+from eukhe.memory.access import Local
+from eukhe.memory.chat import Chat
+from eukhe.memory.log import Entry
+from eukhe.memory.log import Kind as LogKind
 from eukhe.owner.admission import RemoteRegistry
 from eukhe.owner.client import Client
 from eukhe.owner.protocol import Kind
+from eukhe.owner.remote_chat import Remote
 from eukhe.owner.server import Owner
+from eukhe.store.chat import ChatStore
 
 
 async def timed(n: int, one: Callable[[], Awaitable[object]]) -> list[float]:
@@ -73,12 +82,23 @@ async def main(n: int) -> None:
         async def local_status() -> None:
             owner.status()
 
+        remote = Remote(registry.client, None, 128_000)
+        await remote.log(
+            [Entry("bench/0", LogKind.TALK, "a message of the chat " * 20, "2026-12-01T00:00:00+00:00")]
+        )
+        store = ChatStore(f"sqlite:///{home / 'eukhe.sqlite'}")
+        here = Local(Chat(store))
+
         rs = line("status through the owner", await timed(n, lambda: client.request(Kind.STATUS)))
         ls = line("status in process", await timed(n, local_status))
         rm = line("slot through the owner", await timed(n, remote_slot))
         lm = line("slot in process", await timed(n, local_slot))
+        rz = line("zoom through the owner", await timed(n, lambda: remote.zoom(0, 1)))
+        lz = line("zoom in process", await timed(n, lambda: here.zoom(0, 1)))
         print(f"ratio status: median {rs[0] / ls[0]:.0f}×, p99 {rs[1] / ls[1]:.0f}×")
         print(f"ratio slot:   median {rm[0] / lm[0]:.0f}×, p99 {rm[1] / lm[1]:.0f}×")
+        print(f"ratio zoom:   median {rz[0] / lz[0]:.1f}×, p99 {rz[1] / lz[1]:.1f}×")
+        store.close()
         await client.request(Kind.SHUTDOWN)
         await client.close()
 

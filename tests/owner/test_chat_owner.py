@@ -112,6 +112,52 @@ def test_an_owner_killed_in_a_compactor_call_loses_nothing(tmp_path: Path) -> No
     assert new is not None and new["pid"] != info["pid"]
 
 
+def test_an_owner_killed_while_a_turn_waits_for_its_view_hands_the_turn_to_the_next(tmp_path: Path) -> None:
+    """SIGKILL the owner while a turn of another terminal waits for its view (the
+    line it needs is in a stalled compactor call): the turn asks the next owner, which
+    its asking starts, and that one builds the line; the turn is answered, within its
+    settle deadline, with the line in its view."""
+    from tests.store.proc import Reader, start
+
+    home = tmp_path / "home"
+    settings(home, {"memory": {"settleTimeoutMs": 30_000}})
+    line = "The deploy failed: disk full on host three."
+    script = [
+        {"when": "first", "text": LONG},
+        {"when": "Compress this message", "stallAfter": 0, "stall": 60},
+        {"when": "Compress this message", "text": line},
+        {"when": "second", "text": "second answered"},
+    ]
+    with FauxServer(parse(script)) as server:
+        first = run(server, "s-one", "first", tmp_path, home)
+        assert first.returncode == 0, first.stderr
+        args = ["run", "--model", "vllm/m", "--base-url", server.url, "--session", "s-two", "second"]
+        second = start(*args, cwd=tmp_path, home=home)
+        r = Reader(second)
+        try:
+            until("the turn's wait for its view", lambda: any("lines pending" in x for x in r.out))
+            info = read_info(home)
+            assert info is not None
+            began = time.monotonic()
+            os.kill(int(info["pid"]), signal.SIGKILL)
+            assert second.wait(timeout=60) == 0, "".join(r.err) + owner_log(home)
+            took = time.monotonic() - began
+        finally:
+            if second.poll() is None:
+                second.kill()
+        seen = list(server.seen)
+    assert "second answered\n" in r.out
+    [turn] = [x for x in seen if "second" in json.dumps(x.body["messages"][-1])]
+    assert f"1+1|{line}" in turn.body["messages"][0]["content"]
+    assert len(compactor_requests(server)) == 2 and took < 30
+    assert logged(home) == [
+        ("user", "first"),
+        ("talk", LONG),
+        ("user", "second"),
+        ("talk", "second answered"),
+    ]
+
+
 def test_owners_sharing_a_postgres_store_elect_one_writer_and_a_survivor_takes_over(tmp_path: Path) -> None:
     """Two homes on one Postgres store, an owner each: the first to open the chat
     writes it; the other writes none of it (its turn's messages reach the log

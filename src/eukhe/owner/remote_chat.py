@@ -5,7 +5,9 @@ settle deadline plus 30 s; an import, 100 ms an item plus 30 s. A miss is an
 is told to end it, and answers with the view as it is.
 
 Every request that may start the compactor's work names the compactor's route
-and the view budget of this turn's settings.
+and the view budget of this turn's settings. Every request of the chat is
+idempotent (an append by its key): one whose connection closed under it (the
+owner died) is asked again, once, of the next owner, which the asking starts.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from typing import Any
 
 from eukhe.memory.chat import Settled
 from eukhe.memory.log import Entry
-from eukhe.owner.client import Client
+from eukhe.owner.client import Client, OwnerError
 from eukhe.owner.protocol import Kind
 
 Show = Callable[[str], None]
+
+TRIES = 2
+"""Owners a chat request is asked of: the one that died under it, then the next."""
 
 
 class Remote:
@@ -31,8 +36,22 @@ class Remote:
             self._about["compactor"] = dataclasses.asdict(compactor)
 
     async def _ask(self, kind: Kind, cancel: asyncio.Event | None = None, **fields: Any) -> dict[str, Any]:
-        client = await self._client()
-        return await client.request(kind, cancel, **fields)
+        loop = asyncio.get_running_loop()
+        settle_end = loop.time() + int(fields.get("settleMs") or 0) / 1000
+        for attempt in range(TRIES):
+            client = await self._client()
+            if attempt and kind is Kind.VIEW:  # the next owner's wait ends at the turn's own deadline
+                fields["settleMs"] = max(0, int((settle_end - loop.time()) * 1000))
+
+            def stop(rid: int, client: Client = client) -> None:  # a settle wait's cancel: the view as it is
+                client.tell(Kind.UNVIEW, view=rid)
+
+            try:
+                return await client.request(kind, cancel, stop=stop if kind is Kind.VIEW else None, **fields)
+            except OwnerError:
+                if not client.closed.is_set() or attempt == TRIES - 1:
+                    raise  # a deadline missed, a refusal, or the next owner gone too: the turn shows it
+        raise AssertionError("unreachable: the last try raises")
 
     async def unbuilt(self) -> int:
         return int((await self._ask(Kind.MEMORY, **self._about))["unbuilt"])
@@ -40,14 +59,7 @@ class Remote:
     async def settled(
         self, settle_ms: int, show: Show | None = None, cancel: asyncio.Event | None = None
     ) -> Settled:
-        client = await self._client()
-
-        def stop(rid: int) -> None:
-            client.tell(Kind.UNVIEW, view=rid)
-
-        got = await client.request(
-            Kind.VIEW, cancel, stop=stop, progress=show, settleMs=settle_ms, **self._about
-        )
+        got = await self._ask(Kind.VIEW, cancel, progress=show, settleMs=settle_ms, **self._about)
         return Settled(str(got["text"]), bool(got["settled"]), int(got["pending"]), float(got["waited"]))
 
     async def log(self, entries: Sequence[Entry]) -> int:
