@@ -496,3 +496,31 @@ def test_a_settle_wait_through_the_owner_ends_at_once_on_the_runs_cancel(home: P
             await registry.close()
 
     asyncio.run(go())
+
+
+def test_a_run_with_more_text_than_a_line_of_the_wire_logs_it_all_in_order(home: Path) -> None:
+    """A run's messages past what one line of the wire carries go in several requests,
+    in order, every one logged once (a line past MAX_LINE would be a broken peer)."""
+    from eukhe.memory.log import Entry
+    from eukhe.memory.log import Kind as LogKind
+    from eukhe.owner.remote_chat import BATCH, Remote, batches
+
+    entries = [
+        Entry(f"r/{k}", LogKind.ECHO, f"{k} " + "é" * 15_000, "2026-12-01T00:00:00+00:00") for k in range(600)
+    ]
+    assert sum(len(e.text.encode()) for e in entries) > protocol.MAX_LINE  # more than one line holds
+    cut = batches(entries)
+    assert len(cut) >= 2 and [e for b in cut for e in b] == entries
+    assert all(sum(len(e.text.encode()) for e in b) <= BATCH for b in cut)
+
+    async def go() -> None:
+        async with serving(home):
+            registry = RemoteRegistry(home)
+            memory = Remote(registry.client, None, 128_000)
+            assert await memory.log(entries) == len(entries)
+            assert await memory.log(entries) == len(entries)  # again: nothing twice
+            assert await memory.total() == len(entries)
+            assert (await memory.zoom(599, 1) or "").startswith("echo: 599 ")
+            await registry.close()
+
+    asyncio.run(go())

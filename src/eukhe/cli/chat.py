@@ -74,21 +74,17 @@ def import_command(
     raise typer.Exit(1 if refused else 0)
 
 
-IMPORT_BATCH = 500
-"""Items an import request carries (a long session goes in several, in order)."""
-
-
 async def _import(where: Path, entries: list[Any]) -> tuple[int, int, int]:
     """The entries through the owner, in batches; how many are in the log, how many of
     them are new, and how many were handed to another owner that writes the chat."""
     from eukhe.owner.client import Client
     from eukhe.owner.protocol import Kind
+    from eukhe.owner.remote_chat import batches
 
     logged = new = handed = 0
     client = await Client.connect(where, spawn=True)
     try:
-        for at in range(0, len(entries), IMPORT_BATCH):
-            batch = entries[at : at + IMPORT_BATCH]
+        for batch in batches(entries):  # a long session goes in several requests, in order
             got = await client.request(Kind.IMPORT, entries=[e.json() for e in batch])
             logged += int(got["logged"])
             new += int(got["new"])

@@ -20,12 +20,30 @@ from typing import Any
 from eukhe.memory.chat import Settled
 from eukhe.memory.log import Entry
 from eukhe.owner.client import Client, OwnerError
-from eukhe.owner.protocol import Kind
+from eukhe.owner.protocol import MAX_LINE, Kind
 
 Show = Callable[[str], None]
 
 TRIES = 2
 """Owners a chat request is asked of: the one that died under it, then the next."""
+
+BATCH = MAX_LINE // 8
+"""Bytes of text a LOG request carries at most (JSON escapes may grow a text sixfold)."""
+
+
+def batches(entries: Sequence[Entry]) -> list[list[Entry]]:
+    """The entries in order, cut where a request would pass BATCH (one entry a batch
+    at least: a log entry is capped far below it)."""
+    out: list[list[Entry]] = [[]]
+    size = 0
+    for e in entries:
+        n = len(e.text.encode("utf-8", "surrogatepass")) + len(e.key) + 64
+        if out[-1] and size + n > BATCH:
+            out.append([])
+            size = 0
+        out[-1].append(e)
+        size += n
+    return [b for b in out if b] or [[]]
 
 
 class Remote:
@@ -63,8 +81,13 @@ class Remote:
         return Settled(str(got["text"]), bool(got["settled"]), int(got["pending"]), float(got["waited"]))
 
     async def log(self, entries: Sequence[Entry]) -> int:
-        got = await self._ask(Kind.LOG, entries=[e.json() for e in entries], **self._about)
-        return int(got["logged"])
+        """In order, in requests of at most BATCH bytes of text (a line of the wire has
+        MAX_LINE at most: a run with many long tool results takes several)."""
+        logged = 0
+        for batch in batches(entries):
+            got = await self._ask(Kind.LOG, entries=[e.json() for e in batch], **self._about)
+            logged += int(got["logged"])
+        return logged
 
     async def zoom(self, id: int, n: int) -> str | None:
         text = (await self._ask(Kind.ZOOM, message=id, n=n))["text"]
