@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -108,17 +109,17 @@ def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_w
         )  # fmt: skip
         try:
             seen: list[dict[str, object]] = []
-            info = read_info(home)
-            assert info is not None
-            for _ in range(60):
+            for _ in range(60):  # the owner of now: the first run's may have ended idle since
+                info = read_info(home) or {}
                 got = json.loads(eukhe("chat", "status", "--json", cwd=tmp_path).stdout)
-                seen = [r for r in got["running"] if r["pid"] == info["pid"]]
+                seen = [r for r in got["running"] if r["pid"] == info.get("pid")]
                 if seen:
                     break
                 time.sleep(0.25)
             assert seen, "the waiting turn's compactor call never showed as running"
             text = eukhe("chat", "status", cwd=tmp_path).stdout
-            assert f"pid {info['pid']}" in text and "compactor calls running: " in text
+            # the call as a person reads it (the owner that makes it may have changed meanwhile)
+            assert re.search(r"compactor calls running: 1: 1\+1 \(\d+ s, pid \d+\)", text), text
             _, err = second.communicate(timeout=120)
         finally:
             second.kill()

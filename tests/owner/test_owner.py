@@ -524,3 +524,28 @@ def test_a_run_with_more_text_than_a_line_of_the_wire_logs_it_all_in_order(home:
             await registry.close()
 
     asyncio.run(go())
+
+
+def test_a_client_that_finds_the_home_held_by_a_closing_owner_starts_the_next_one(home: Path) -> None:
+    """An owner that is closing (its listener gone, its chat's jobs stopping) still holds
+    the home's lock: the owner a client starts then finds the home taken and ends. The
+    client starts another once the lock is free, and is answered: it does not wait out
+    its start deadline on a socket no one will open."""
+    import fcntl
+    import time
+
+    fd = os.open(protocol.lock_path(home), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_later(1.5, os.close, fd)  # the closing owner ends: the lock is free
+        began = time.monotonic()
+        client = await asyncio.wait_for(Client.connect(home, spawn=True), 15)
+        took = time.monotonic() - began
+        assert client.owner["pid"] != os.getpid() and 1.4 < took < 8.0, took
+        await client.request(Kind.SHUTDOWN)
+        await client.close()
+
+    asyncio.run(go())
+    assert "another owner holds" in protocol.log_path(home).read_text()

@@ -38,6 +38,10 @@ CONNECT_POLL = 0.02
 TRIES = 3
 """Connections tried when the owner goes away while it is greeted."""
 
+RESPAWN = 0.2
+"""Seconds before an owner is started again when the one started found the home
+taken and no owner answers (the one that holds it is closing)."""
+
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
@@ -119,7 +123,7 @@ class Client:
             if not spawn:
                 raise OwnerError(f"no owner listens at {path}: {first.strerror or first}") from None
         proc = spawn_owner(home)
-        raced = await waits.race(_open_soon(path, proc), waits.LoopClock().now() + START, cancel)
+        raced = await waits.race(_open_soon(path, proc, home), waits.LoopClock().now() + START, cancel)
         if raced.end is End.CANCEL:
             raise OwnerError("the wait for the owner to start was cancelled")
         if raced.end is End.DEADLINE:
@@ -270,17 +274,23 @@ async def _open(path: Path) -> Streams:
     return await asyncio.open_unix_connection(str(path), limit=protocol.MAX_LINE)
 
 
-async def _open_soon(path: Path, proc: subprocess.Popen[bytes]) -> Streams:
+async def _open_soon(path: Path, proc: subprocess.Popen[bytes], home: Path) -> Streams:
     """Connect once the owner listens (another client's owner may win the home: the
-    one we started then ends, and the winner answers). An owner that failed to
-    start is an error with the last line of its log."""
+    one we started then ends, and the winner answers). One that ended because an
+    owner that is going away still held the home is started again. An owner that
+    failed to start is an error with the last line of its log."""
     while True:
         try:
             return await _open(path)
         except OSError:
             code = proc.poll()
             if code not in (None, 0):
-                raise OwnerError(f"the owner exited with code {code}: {_last_line(path.parent)}") from None
+                raise OwnerError(f"the owner exited with code {code}: {_last_line(home)}") from None
+            if code == 0:  # the home was taken: by a live owner (it answers soon) or by one closing
+                await asyncio.sleep(RESPAWN)
+                with contextlib.suppress(OSError):
+                    return await _open(path)
+                proc = spawn_owner(home)
             await asyncio.sleep(CONNECT_POLL)
 
 
