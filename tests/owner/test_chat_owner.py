@@ -15,10 +15,17 @@ from typing import Any
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.owner.client import alive, read_info
 from eukhe.store.chat import ChatStore
-from tests.store.proc import eukhe, owner_log, until
+from tests.store.proc import Reader, eukhe, owner_log, start, until
 
 ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}
 LONG = "The deploy failed on host three: the disk was full, and the logs say so at length. " * 10
+LINE = "The deploy failed: disk full on host three."
+STALLS_ONCE = [  # the first turn's long answer; its line's first call stalls, the next one builds it
+    {"when": "first", "text": LONG},
+    {"when": "Compress this message", "stallAfter": 0, "stall": 60},
+    {"when": "Compress this message", "text": LINE},
+    {"when": "second", "text": "second answered"},
+]
 
 
 def settings(home: Path, value: dict[str, Any]) -> None:
@@ -83,14 +90,7 @@ def test_an_owner_killed_in_a_compactor_call_loses_nothing(tmp_path: Path) -> No
     that line, which the next turn's view shows."""
     home = tmp_path / "home"
     settings(home, {"memory": {"settleTimeoutMs": 20_000}})
-    line = "The deploy failed: disk full on host three."
-    script = [
-        {"when": "first", "text": LONG},
-        {"when": "Compress this message", "stallAfter": 0, "stall": 60},
-        {"when": "Compress this message", "text": line},
-        {"when": "second", "text": "second answered"},
-    ]
-    with FauxServer(parse(script)) as server:
+    with FauxServer(parse(STALLS_ONCE)) as server:
         first = run(server, "s-one", "first", tmp_path, home)
         assert first.returncode == 0, first.stderr
         until("the owner's compactor request", lambda: len(compactor_requests(server)) >= 1)
@@ -106,7 +106,7 @@ def test_an_owner_killed_in_a_compactor_call_loses_nothing(tmp_path: Path) -> No
     assert logged(home) == [*before, ("user", "second"), ("talk", "second answered")]
     [turn] = [s for s in seen if "second" in json.dumps(s.body["messages"][-1])]
     view = turn.body["messages"][0]["content"]
-    assert f"1+1|{line}" in view, view[-600:]  # the line the new owner built
+    assert f"1+1|{LINE}" in view, view[-600:]  # the line the new owner built
     assert len(compactor_requests(server)) == 2
     new = read_info(home)
     assert new is not None and new["pid"] != info["pid"]
@@ -117,18 +117,9 @@ def test_an_owner_killed_while_a_turn_waits_for_its_view_hands_the_turn_to_the_n
     line it needs is in a stalled compactor call): the turn asks the next owner, which
     its asking starts, and that one builds the line; the turn is answered, within its
     settle deadline, with the line in its view."""
-    from tests.store.proc import Reader, start
-
     home = tmp_path / "home"
     settings(home, {"memory": {"settleTimeoutMs": 30_000}})
-    line = "The deploy failed: disk full on host three."
-    script = [
-        {"when": "first", "text": LONG},
-        {"when": "Compress this message", "stallAfter": 0, "stall": 60},
-        {"when": "Compress this message", "text": line},
-        {"when": "second", "text": "second answered"},
-    ]
-    with FauxServer(parse(script)) as server:
+    with FauxServer(parse(STALLS_ONCE)) as server:
         first = run(server, "s-one", "first", tmp_path, home)
         assert first.returncode == 0, first.stderr
         args = ["run", "--model", "vllm/m", "--base-url", server.url, "--session", "s-two", "second"]
@@ -148,7 +139,7 @@ def test_an_owner_killed_while_a_turn_waits_for_its_view_hands_the_turn_to_the_n
         seen = list(server.seen)
     assert "second answered\n" in r.out
     [turn] = [x for x in seen if "second" in json.dumps(x.body["messages"][-1])]
-    assert f"1+1|{line}" in turn.body["messages"][0]["content"]
+    assert f"1+1|{LINE}" in turn.body["messages"][0]["content"]
     assert len(compactor_requests(server)) == 2 and took < 30
     assert logged(home) == [
         ("user", "first"),

@@ -69,11 +69,10 @@ async def run_in_slot(
     deadlines of its own. `QueueFull` and the body's own errors propagate; so does
     a cancel of the caller.
     """
-    reg = registry
     loop = asyncio.get_running_loop()
     while True:
         try:
-            async with reg.slot(provider, interactive=interactive, deadline=deadline) as s:
+            async with registry.slot(provider, interactive=interactive, deadline=deadline) as s:
                 return await body(s)
         except Preempted:
             if loop.time() >= deadline:

@@ -53,6 +53,12 @@ class Settled:
     waited: float
 
 
+def settle_ended(cancelled: bool, pending: int) -> str:
+    """What a turn's wait says when it ends with lines unbuilt."""
+    why = "the wait was cancelled" if cancelled else "the settle deadline passed"
+    return f"memory: {why}; the turn goes on with {pending} lines shown cut"
+
+
 @dataclass(frozen=True)
 class Status:
     messages: int
@@ -336,8 +342,7 @@ class Chat:
         waited = self.clock.now() - began
         cancelled = cancel is not None and cancel.is_set()
         if needed and pending and show is not None:
-            why = "the wait was cancelled" if cancelled else "the settle deadline passed"
-            show(f"memory: {why}; the turn goes on with {pending} lines shown cut")
+            show(settle_ended(cancelled, pending))
         if needed:
             ended = "settled" if not pending else ("cancelled" if cancelled else "deadline")
             self._activity(self.store.waited, waited, pending, ended)

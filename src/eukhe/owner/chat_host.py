@@ -36,7 +36,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.admission import Registry
 from eukhe.memory.access import Local
-from eukhe.memory.chat import Chat, Settled
+from eukhe.memory.chat import Chat, Settled, settle_ended
 from eukhe.memory.log import Entry
 from eukhe.owner.protocol import Kind
 from eukhe.rules.view import VIEW
@@ -64,7 +64,7 @@ class ChatHost:
         self._route: Mapping[str, Any] | None = None
         self._providers: dict[tuple[Any, ...], Any] = {}  # a route's provider, made once
         self._watch: asyncio.Task[None] | None = None
-        self._asks: tuple[int, tuple[Any, ...]] | None = None  # the chat and route its compactor asks
+        self._asks: tuple[Any, ...] | None = None  # the route the writer's compactor asks
 
     # ------------------------------------------------------------ opening, and who writes
 
@@ -89,6 +89,7 @@ class ChatHost:
         """The chat this owner writes, made at its first need."""
         if self.memory is None:
             self.memory = Local(Chat(self._start(), budget=self.budget))
+            self._asks = None
         self._compactor(self.memory)
         return self.memory
 
@@ -112,9 +113,9 @@ class ChatHost:
             while self.election.won and clock.now() < end:
                 with contextlib.suppress(Exception):  # a store that is away: tried again at the next look
                     await self._drain()
-                await waits.race(asyncio.Event().wait(), min(end, clock.now() + DRAIN_POLL), None, clock)
+                await clock.sleep_until(min(end, clock.now() + DRAIN_POLL))
             if not self.election.won:
-                await waits.race(asyncio.Event().wait(), end, None, clock)
+                await clock.sleep_until(end)
 
     async def _drain(self) -> None:
         """Log what other owners handed in, in order; then out of the inbox (a crash in
@@ -146,10 +147,10 @@ class ChatHost:
         key = dataclasses.astuple(r)
         if key not in self._providers:
             self._providers[key] = provider_for(r)
-        if self._asks != (id(memory), key):
+        if self._asks != key:
             memory.chat.ask = asker(self._providers[key], self.registry)
             memory.chat.model = r.model
-            self._asks = (id(memory), key)
+            self._asks = key
 
     # ------------------------------------------------------------ requests
 
@@ -162,13 +163,12 @@ class ChatHost:
             self.budget = int(req["budget"])
         if req.get("compactor"):
             self._route = req["compactor"]
-        self._start()
+        store = self._start()
         if self.writes:
             memory = self._writer()
             memory.chat.rebudget(self.budget)
-        else:
-            await self._stop_writing()
-            memory = Local(Chat(self._start(), budget=self.budget))  # read from the store: writes nothing
+        elif kind in (Kind.ZOOM, Kind.DATE, Kind.MEMORY):
+            memory = Local(Chat(store, budget=self.budget))  # read from the store: writes nothing
         match kind:
             case Kind.VIEW:
                 if self.writes:
@@ -184,7 +184,7 @@ class ChatHost:
             case Kind.LOG | Kind.IMPORT:
                 entries = [Entry.of(e) for e in req.get("entries") or []]
                 if not self.writes:
-                    await asyncio.to_thread(self._start().send, entries)
+                    await asyncio.to_thread(store.send, entries)
                     return {"logged": len(entries), "new": 0, "handed": True}
                 before = await memory.total()
                 logged = await memory.log(entries)
@@ -219,8 +219,7 @@ class ChatHost:
             await waits.race(stop.wait(), min(deadline, clock.now() + DRAIN_POLL), None, clock)
         pending = unbuilt + len(handed)
         if pending:
-            why = "the wait was cancelled" if stop.is_set() else "the settle deadline passed"
-            progress(f"memory: {why}; the turn goes on with {unbuilt} lines shown cut")
+            progress(settle_ended(stop.is_set(), unbuilt))
         return Settled(chat.render(), pending == 0, unbuilt, clock.now() - began)
 
     # ------------------------------------------------------------ the rest

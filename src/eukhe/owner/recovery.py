@@ -73,7 +73,7 @@ class Recovery:
         while same(pid, start):
             if clock.now() >= end:
                 return False
-            await waits.race(asyncio.Event().wait(), min(end, clock.now() + GONE_POLL), None, clock)
+            await clock.sleep_until(min(end, clock.now() + GONE_POLL))
         return True
 
     async def now(self, cut: list[str]) -> dict[str, Any]:
@@ -140,7 +140,7 @@ class Recovery:
             if kind != "text":
                 self.say(f"[{run}] {kind}: {text}")
 
-        # the owner's runs: their slots from this owner, as a client's; no lease (background work)
+        # the owner's runs: their slots from this owner, as a client's; no lease (no user waits on them)
         workflow.begin(workflow.Live(show=show, chat_url=store.url, admission=RemoteRegistry(self.home)))
         self._store = store
 

@@ -218,14 +218,11 @@ class ChatStore:
 
         self._write("hand messages to the chat's writer", work)
 
-    def inbox(self, keys: Sequence[str] | None = None) -> list[Entry]:
-        """The entries handed to the writer and not logged yet, in the order they came
-        (only those of `keys`, when given)."""
+    def inbox(self) -> list[Entry]:
+        """The entries handed to the writer and not logged yet, in the order they came."""
 
         def work(c: sa.Connection) -> list[Entry]:
             q = sa.select(_inbox).order_by(_inbox.c.n)
-            if keys is not None:
-                q = q.where(_inbox.c.key.in_(list(keys)))
             return [Entry(str(r.key), Kind(r.kind), str(r.text), str(r.date)) for r in c.execute(q)]
 
         got: list[Entry] = self._read(work)
