@@ -28,8 +28,8 @@ def laws(
         list[str] | None,
         typer.Option(
             "--area",
-            help="Check only this area (run, recovery, wait, admission, aux_fallback, "
-            "skill_load, compactor, queue); repeatable.",
+            help="Check only this area (run, recovery, wait, lease, admission, aux_fallback, "
+            "skill_load, compactor, queue, child_watch, progress, child); repeatable.",
         ),
     ] = None,
     as_json: Annotated[

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from eukhe.laws import admission, aux_fallback, compactor, lease, queue, recovery, run, skill_load, wait
+from eukhe.laws import (
+    admission,
+    aux_fallback,
+    child,
+    child_watch,
+    compactor,
+    lease,
+    progress,
+    queue,
+    recovery,
+    run,
+    skill_load,
+    wait,
+)
 from eukhe.laws.engine import Area
 
 AREAS: dict[str, Area] = {
@@ -15,4 +28,7 @@ AREAS: dict[str, Area] = {
     "admission": admission.AREA,
     "compactor": compactor.AREA,
     "queue": queue.AREA,
+    "child_watch": child_watch.AREA,
+    "progress": progress.AREA,
+    "child": child.AREA,
 }
