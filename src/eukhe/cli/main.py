@@ -196,6 +196,7 @@ def _durable(
     import os
     import signal
 
+    from eukhe.children.task import name_of
     from eukhe.harness.session import run_to_end
     from eukhe.owner.admission import RemoteRegistry
     from eukhe.owner.client import ask_once
@@ -217,6 +218,10 @@ def _durable(
 
     def live_show(run: str, kind: str, text: str) -> None:
         if spec is not None and run.startswith(f"{session}/"):
+            if ".c" in run.rpartition("/")[2]:  # a subagent's run: its lines, under its name
+                if kind != "text":
+                    printer.show(kind, f"[{name_of(run)}] {text}")
+                return
             printer.show(kind, text)
         elif kind != "text":  # a recovered run shows its lines, not its text
             printer.show(kind, f"[{run}] {text}")

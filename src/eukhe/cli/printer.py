@@ -26,6 +26,7 @@ MARKS = {
     "compact": ("⇣ compact", "yellow"),
     "notice": ("ⓘ notice", "yellow"),
     "lease": ("⧗ lease", "yellow"),
+    "child": ("⑂ child", "cyan"),
 }
 """How each kind of line is marked and styled."""
 

@@ -159,6 +159,8 @@ class Generation:
     admission: Registry = field(default_factory=Registry)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
     compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
+    # the reports of the run's children placed at a round end, after every result (H5.4): user messages
+    inbox: Callable[[str], Awaitable[list[str]]] | None = None  # by the place's key: a replay takes the same
 
     @property
     def fx(self) -> Effects:
@@ -181,7 +183,8 @@ class Generation:
         t = _Turn(cfg, h4.start(cfg), ctx, Outcome("failed", transcript=list(ctx)), stop, prompt, self.system)
         t.idle = s.stream_idle_timeout_ms / 1000.0
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
-        await self.fx.append(ctx[-1])
+        for msg in ctx:  # the context it starts from (a child's reports placed at its start), the prompt
+            await self.fx.append(msg)
         phases = {
             h4.Phase.PREPARE: self._prepare_phase,
             h4.Phase.CALL: self._call_phase,
@@ -388,6 +391,11 @@ class Generation:
             msg = Message("tool", content, call_id=c.id, is_error=error)
             t.ctx.append(msg)
             await self._log(t.out, msg)
+        if self.inbox is not None:  # never between a call and its result: after the round's last
+            for text in await self.fx.step("reports", functools.partial(self.inbox, f"r{t.out.rounds + 1}")):
+                msg = Message("user", text)
+                t.ctx.append(msg)
+                await self._log(t.out, msg)
         t.out.rounds += 1
         t.rec = self.recover(
             recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, rounds_in_a_row(t.ctx) > 1)

@@ -9,8 +9,10 @@ reads, with its default.
 
 from eukhe.settings.keys import KEYS, Key, defaults
 from eukhe.settings.load import (
+    ChildSettings,
     MemorySettings,
     SettingsError,
+    child_settings,
     home,
     load,
     memory_settings,
@@ -22,10 +24,12 @@ from eukhe.settings.resolve import DEFAULT, Resolved, resolve
 __all__ = [
     "DEFAULT",
     "KEYS",
+    "ChildSettings",
     "Key",
     "MemorySettings",
     "Resolved",
     "SettingsError",
+    "child_settings",
     "defaults",
     "home",
     "load",

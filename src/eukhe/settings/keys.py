@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eukhe.rules.child import STALL_MS
 from eukhe.rules.queue import SETTLE_TIMEOUT
 from eukhe.rules.run import DEFAULT_MAX_TOOL_ROUNDS
 from eukhe.rules.view import VIEW
@@ -19,8 +20,14 @@ from eukhe.settings.run import Settings
 
 SETTLE_TIMEOUT_MS = SETTLE_TIMEOUT
 """`memory.settleTimeoutMs` when unset or 0 (H2.3), as rules.queue has it."""
-SUBAGENT_STALL_MS = 600_000
-"""`subagentStallMs` when unset or 0 (H5.2)."""
+SUBAGENT_STALL_MS = STALL_MS
+"""`subagentStallMs` when unset or 0 (H5.2), as rules.child has it."""
+SUBAGENT_MAX_DEPTH = 2
+"""`subagents.maxDepth`: how deep children may nest (the root run is depth 0; a child at
+the limit is offered no spawn)."""
+TOOL_BLOCKING_BUDGET_MS = 30_000
+"""`toolBlockingBudgetMs`: how long a kernel cell blocks its tool call before it goes on
+as a detached job (and what `jobs.wait` is clamped to)."""
 BASH_TIMEOUT_MS = 120_000
 """`bash.defaultTimeoutMs`: the bash tool's own default (the spec gives it no rule)."""
 
@@ -55,6 +62,13 @@ KEYS: tuple[Key, ...] = (
     Key("memory.settleTimeoutMs", "whole", SETTLE_TIMEOUT_MS, "a turn waits this long for memory; 0 = 20 s"),
     Key("memory.viewBytes", "whole", VIEW, "the view of the chat a turn starts from, in bytes at most"),
     Key("subagentStallMs", "whole", SUBAGENT_STALL_MS, "a subagent without progress this long is stalled"),
+    Key("subagents.maxDepth", "whole", SUBAGENT_MAX_DEPTH, "how deep subagents may nest; 0 = no subagents"),
+    Key(
+        "toolBlockingBudgetMs",
+        "whole",
+        TOOL_BLOCKING_BUDGET_MS,
+        "a Python cell blocks this long, then goes on as a background job; 0 = 30 s",
+    ),
     Key("bash.defaultTimeoutMs", "whole", BASH_TIMEOUT_MS, "a command's time when the call gives none"),
     Key("auxiliaryModel", "model", None, "provider/model for summarizer passes; unset = the session model"),
     Key("allowedModels", "names", [], "the models eukhe may use; empty = every model"),

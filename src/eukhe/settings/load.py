@@ -128,6 +128,28 @@ SMALLEST_VIEW = len(_view.OPEN) + len(_view.CLOSE) + len(f"{2**64}+1|") + NODE +
 """The least view budget that holds one line of any message: under it not even the newest fits."""
 
 
+@dataclass(frozen=True)
+class ChildSettings:
+    """What subagents and the kernel run within: `subagentStallMs` (0 or unset: the
+    default), `subagents.maxDepth`, `toolBlockingBudgetMs` (0 or unset: the default)."""
+
+    stall_ms: int
+    max_depth: int
+    budget_ms: int
+
+
+def child_settings(settings: Mapping[str, Any]) -> ChildSettings:
+    from eukhe.rules.child import stall_ms
+    from eukhe.settings.keys import SUBAGENT_MAX_DEPTH, TOOL_BLOCKING_BUDGET_MS
+
+    budget = value(settings, "toolBlockingBudgetMs", int, 0)
+    return ChildSettings(
+        stall_ms(value(settings, "subagentStallMs", int, 0)),
+        value(settings, "subagents.maxDepth", int, SUBAGENT_MAX_DEPTH),
+        budget if budget > 0 else TOOL_BLOCKING_BUDGET_MS,
+    )
+
+
 def memory_settings(settings: Mapping[str, Any]) -> MemorySettings:
     """`memory.viewBytes` (default VIEW) and `memory.settleTimeoutMs` (0 or unset: 20 s)."""
     budget = value(settings, "memory.viewBytes", int, _view.VIEW)

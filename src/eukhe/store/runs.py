@@ -182,6 +182,8 @@ async def drive(
         rid = await start(spec, session)
         say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}")
         ended(await result(rid))
+        if await _followups(spec, session, say, ended):
+            return True
         if rest and by_owner:
             n = len(rest)
             say(f"the owner finishes {n} recovered run{'s' * (n != 1)}; `eukhe status` shows them")
@@ -190,6 +192,52 @@ async def drive(
             n = len(rest)
             say(f"finishing {n} recovered run{'s' * (n != 1)}; Ctrl-C leaves them for `eukhe resume`")
     return await finish(rest, say)
+
+
+CHILD_POLL = 0.5
+"""Seconds between two looks for the reports of a session's children, while any runs."""
+
+
+async def live_children(session: str) -> list[str]:
+    """The session's children whose task has not ended: still watched, or owing a report."""
+    from eukhe.children.task import CHILD_TASK
+
+    found = await DBOS.list_workflows_async(
+        status=["PENDING", "ENQUEUED"], name=CHILD_TASK, workflow_id_prefix=f"{session}/", load_input=False
+    )
+    return sorted(w.workflow_id.removesuffix(".task") for w in found)
+
+
+async def _followups(
+    spec: dict[str, Any], session: str, say: Say, ended: Callable[[dict[str, Any]], None]
+) -> bool:
+    """While the session's children work, wait for their reports; reports waiting (none
+    placed by a run) start the session's next run, whose prompt they are. Ctrl-C closes
+    the session: what is waiting is withdrawn and stays owed, delivered once the session
+    runs again, and the children go on (`eukhe status` lists them); whether it came."""
+    from eukhe.children.task import name_of
+
+    reports = process().reports()
+    stop = process().stop[1] if process().stop else asyncio.Event()
+    shown: list[str] = []
+    while True:
+        live = await live_children(session)
+        if live != shown and live:
+            say(f"waiting for {len(live)} subagent{'s' * (len(live) != 1)}: {', '.join(map(name_of, live))}")
+        shown = live
+        if await asyncio.to_thread(reports.queued, session):
+            rid = await start({**spec, "prompt": None}, session)
+            say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}: the reports of its subagents")
+            ended(await result(rid))
+            continue
+        if not live:
+            return False
+        raced = await waits.race(stop.wait(), _CLOCK.now() + CHILD_POLL, None, _CLOCK)
+        if raced.end is End.EVENT:
+            await asyncio.to_thread(reports.close_parent, session)
+            n = len(live)
+            say(f"left {n} subagent{'s' * (n != 1)} running: their reports wait for this session's next run")
+            return True
 
 
 async def _taken_up(

@@ -55,6 +55,10 @@ class Row:
     outcome: str  # answered, failed, aborted, in flight, or the workflow's status
 
 
+FOLLOWUP = "(the reports of its subagents)"
+"""What a follow-up run (its prompt: the reports waiting for the session) shows as its prompt."""
+
+
 def outcome_of(w: Any) -> str:
     if w.status == "SUCCESS" and isinstance(w.output, dict):
         return str(w.output.get("outcome", "ended"))
@@ -65,9 +69,10 @@ def outcome_of(w: Any) -> str:
 
 def prompt_of(w: Any) -> str:
     try:
-        return str(w.input["args"][0]["prompt"])
+        prompt = w.input["args"][0]["prompt"]
     except (AttributeError, IndexError, KeyError, TypeError):
         return ""
+    return FOLLOWUP if prompt is None else str(prompt)
 
 
 def _time(ms: int | None) -> datetime.datetime | None:

@@ -66,6 +66,18 @@ class Live:
     routes: dict[str, Any] = field(default_factory=dict)  # session -> its AuxiliaryRoute (its notices)
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
+    children: dict[str, Any] = field(default_factory=dict)  # child run -> its work ledger, while it runs here
+    inbox: Any = None  # the parents' inbox of child reports (eukhe.store.reports.Reports), made on first use
+
+    def reports(self) -> Any:
+        """The parents' inbox of child reports, in the runs' store."""
+        if self.inbox is None:
+            from eukhe.store.reports import Reports
+
+            if self.chat_url is None:
+                raise RuntimeError("this process has no store for the reports of subagents")
+            self.inbox = Reports(self.chat_url)
+        return self.inbox
 
     def memory(self, compactor: Callable[[], Any], budget: int) -> Any:
         """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process
@@ -152,8 +164,13 @@ class Durable:
     """The effects of a run inside its workflow (see `eukhe.harness.effects`).
     `show`: where a call the restart does not run again is shown."""
 
-    def __init__(self, show: Callable[[str, str], None] = lambda kind, text: None) -> None:
+    def __init__(
+        self,
+        show: Callable[[str, str], None] = lambda kind, text: None,
+        in_workflow: frozenset[str] = frozenset(),
+    ) -> None:
         self.show = show
+        self.in_workflow = in_workflow  # tools that make their own recorded steps (spawn: child workflows)
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
         async def run() -> T:  # a coroutine function, whatever `work` is: DBOS awaits it on this loop
@@ -174,6 +191,13 @@ class Durable:
     async def tool(
         self, call: ToolCall, replay_safe: bool, work: Callable[[], Awaitable[tuple[str, bool]]]
     ) -> tuple[str, bool]:
+        if call.name in self.in_workflow:  # DBOS starts workflows only from the workflow itself
+            done = await work()
+
+            async def result() -> tuple[str, bool]:
+                return done
+
+            return await self.step("tool", result)
         if replay_safe:
             return await self.step("tool", work)
         ran = False
@@ -203,9 +227,15 @@ class Durable:
 
 @DBOS.workflow(name=WORKFLOW)
 async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
+    """A run of a root session (`run_workflow_body`)."""
+    return await run_workflow_body(spec)
+
+
+async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     """One run of a session. `spec`: session, run, prompt, model, baseUrl, api, cwd,
-    settings (the run settings, as a dict). The provider's key is read from this
-    process's environment, never stored.
+    settings (the run settings, as a dict); a child's run (`eukhe.children.task`) also
+    child: its parent's run and session, and its depth. The provider's key is read from
+    this process's environment, never stored.
 
     The user's own turn holds the root-turn lease for its whole run (H6.2): root
     turns of the home run one at a time, first come first served. A run recovered
@@ -245,11 +275,14 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     import dataclasses
 
     from eukhe.ai.models import ModelError, provider_for, resolve
+    from eukhe.children.ledger import Ledger, with_ledger
+    from eukhe.children.task import Children
+    from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
-    from eukhe.settings import SettingsError, load, memory_settings
+    from eukhe.settings import SettingsError, child_settings, load, memory_settings
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.memory import DATE, ZOOM
 
@@ -267,11 +300,18 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     provider = provider_for(route)
     try:
         memory = memory_settings(everything)
+        kids = child_settings(everything)
     except SettingsError as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
-    chat = here.memory(compactor, memory.view_bytes)
-    ctx = Context(cwd=cwd, chat=chat, cancel=cancel)
+    parent = spec.get("child")  # a child's run starts from the view at its spawn, and logs nothing
+    chat = None if parent else here.memory(compactor, memory.view_bytes)
+    session = str(spec.get("session") or run_id)
+    ledger = Ledger()
+    depth = int(parent["depth"]) if parent else 0
+    children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger)
+    ledger.children = children.tokens
+    ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children)
     base = system = str(spec.get("system") or "")
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
@@ -285,7 +325,22 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
             return Outcome("failed", code="model_error", message=f"the chat memory: {e}").json()
         system = turn.system(system, view)
         compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
+    children.system = system
     tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
+    if children.may_spawn:
+        tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
+    if parent:
+        tools[PROGRESS.name] = PROGRESS
+    inbox = functools.partial(_take, session, run_id)
+    in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
+    with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
+        await asyncio.to_thread(here.reports().reopen, session)
+    placed = await DBOS.run_step_async({"name": "reports"}, functools.partial(inbox, "start"))
+    prompt = spec.get("prompt")
+    if prompt is None:  # a follow-up run: its children's reports are its prompt
+        if not placed:
+            return Outcome("answered", answer="", message="no report was waiting").json()
+        prompt, placed = "\n\n".join(placed), []
     g = Generation(
         provider,
         route.model,
@@ -295,7 +350,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         scan=scanner(),
         show=lambda kind, text: here.show(run_id, kind, text),
         cancel=ctx.cancel,
-        effects=Durable(lambda kind, text: here.show(run_id, kind, text)),
+        effects=with_ledger(Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow), ledger),
         background=spec.get("deferred") is not None,
         window=spec.get("deferred"),
         poll_interval=float(spec.get("pollSeconds") or 5.0),
@@ -304,16 +359,33 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
         compact=compact,
         admission=registry,
+        inbox=inbox,
     )
+    if parent:
+        here.children[run_id] = ledger  # its parent's polls read its token here
     try:
-        out = await g.run(spec["prompt"])
+        out = await g.run(str(prompt), [Message("user", text) for text in placed])
     finally:
+        here.children.pop(run_id, None)
         with contextlib.suppress(Exception):
             await provider.close()
     if chat is not None:
         await _logged(chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text))
     here.ended(run_id)
     return out.json()
+
+
+async def _take(session: str, run: str, key: str) -> list[str]:
+    """The reports of the session's children waiting to be placed, placed by this run at
+    `key` (its start, or a round end): the same key again takes the same reports. A store
+    that cannot be read places none now; they wait for the next round end."""
+    here = process()
+    try:
+        got = await asyncio.to_thread(here.reports().take, session, f"{run}#{key}")
+    except Exception as e:
+        here.show(run, "child", f"the reports of subagents could not be read: {e}")
+        return []
+    return [r.text for r in got]
 
 
 def _compactor(spec: Mapping[str, Any], settings: Mapping[str, Any], session: Any, budget: int) -> Any:

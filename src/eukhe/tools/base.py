@@ -60,6 +60,12 @@ class Context:
     limits: Limits = field(default_factory=Limits)
     chat: Any = None
     """The chat memory (`eukhe.memory.access.Memory`) for zoom and date; None in a run without one."""
+    kernel: Any = None
+    """The conversation's Python kernel (`eukhe.kernel.Kernel`), started on first use; None: no kernel
+    offered."""
+    children: Any = None
+    """The run's subagents (`eukhe.children.task.Children`): spawn, progress notes, stop; None:
+    none offered."""
 
 
 @runtime_checkable

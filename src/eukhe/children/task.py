@@ -1,0 +1,245 @@
+"""Subagents as DBOS workflows: the child's run (`eukhe.child.run`, a child workflow of
+its parent's run, one level deeper) and the child's task (`eukhe.child.task`: the
+parent's watch of it, then its report, on `children.watch`).
+
+Ids: the n-th child its parent run spawns is `<parent run>.c<n>`, and its task
+`<parent run>.c<n>.task`; both are started with those ids from the parent's
+workflow, so a replay starts nothing twice. Names shown to the model and the
+user: `c<run>.<n>`.
+
+A child starts from the view of the chat at its spawn (its parent's system prompt)
+and logs nothing into the chat. Its model requests are session requests (H3: only
+the compactor's yield), so its parent's next turn never preempts it mid-stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbos import DBOS, SetWorkflowID
+
+from eukhe.children.ledger import Ledger
+from eukhe.children.watch import Seen, Watcher
+from eukhe.rules import child
+from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
+
+CHILD_RUN = "eukhe.child.run"
+CHILD_TASK = "eukhe.child.task"
+ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
+
+ENDED_OK = {"SUCCESS"}
+ENDED_BAD = {"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
+
+
+def task_id(child_id: str) -> str:
+    return f"{child_id}.task"
+
+
+def name_of(child_id: str) -> str:
+    """`<session>/000003.c1` -> `c3.1`: short, and unique within the session."""
+    run, _, n = child_id.rpartition(".c")
+    tail = run.rpartition("/")[2].split(".c")
+    return "c" + ".".join([tail[0].lstrip("0") or "0", *tail[1:], n])
+
+
+@dataclass
+class Children:
+    """The subagents of one run, as its tools see them. `spec`: the run's spec;
+    `depth`: the run's own depth (the root's is 0)."""
+
+    spec: Mapping[str, Any]
+    run: str
+    session: str
+    depth: int
+    max_depth: int
+    stall_ms: int
+    ledger: Ledger
+    system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
+    spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
+    last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
+
+    def tokens(self) -> int:
+        """Its children's tokens: a child this process runs gives its token now; one that
+        ended (or runs elsewhere) keeps the last one read, so the sum never goes back."""
+        from eukhe.store.workflow import process
+
+        here = process().children
+        for cid in self.spawned:
+            if cid in here:
+                self.last[cid] = int(here[cid].token())
+        return sum(self.last.values())
+
+    @property
+    def may_spawn(self) -> bool:
+        return self.depth < self.max_depth
+
+    async def spawn(self, prompt: str, model: str | None) -> str:
+        """Start a child and its task (in the run's workflow, not in a step: DBOS
+        records both starts, and a replay starts neither again)."""
+        cid = f"{self.run}.c{len(self.spawned) + 1}"
+        self.spawned.append(cid)
+        spec = {
+            **{k: v for k, v in self.spec.items() if k not in ("child", "deferred", "followup")},
+            "session": cid,
+            "prompt": prompt,
+            "system": self.system,
+            "model": model or self.spec["model"],
+            "child": {"parent": self.run, "session": self.session, "depth": self.depth + 1},
+        }
+        if model and model.partition("/")[0] != str(self.spec["model"]).partition("/")[0]:
+            spec.pop("baseUrl", None)  # another provider: its own endpoint, from the settings
+            spec.pop("api", None)
+        watch = {"child": cid, "name": name_of(cid), "session": self.session, "stallMs": self.stall_ms}
+        with SetWorkflowID(cid):
+            await DBOS.start_workflow_async(child_run, spec)
+        with SetWorkflowID(task_id(cid)):
+            await DBOS.start_workflow_async(child_task, watch)
+        return cid
+
+    def note(self, text: str) -> bool:
+        return self.ledger.note(text)
+
+    async def stop(self, cid: str, how: Abort) -> None:
+        await DBOS.send_async(task_id(cid), how.value, topic=ABORT_TOPIC)
+
+
+# ---------------------------------------------------------------- reading a child
+
+
+async def read(cid: str) -> Seen:
+    """One poll of a child: how its run ended, or its token when this process runs it.
+    A run in flight elsewhere (another process, or queued for recovery) cannot be read:
+    a failed poll, as is any error of the store. No such run: its worker is gone."""
+    from eukhe.store.workflow import process
+
+    try:
+        st = await DBOS.get_workflow_status_async(cid)
+    except Exception as e:
+        return Seen(Reading.FAILED, detail=f"{type(e).__name__}: {e}")
+    if st is None:
+        return Seen(Reading.GONE)
+    if st.status in ENDED_OK or st.status in ENDED_BAD:
+        out = st.output if isinstance(st.output, dict) else {}
+        if st.status in ENDED_OK and out.get("outcome") == "answered":
+            return Seen(Reading.ANSWERED, detail=str(out.get("answer") or ""))
+        error = (out.get("error") or {}).get("message") if out else None
+        why = error or (str(st.error) if st.error else st.status.lower())
+        return Seen(Reading.ERRORED, detail=f"{out.get('outcome') or st.status.lower()}: {why}")
+    ledger = process().children.get(cid)
+    if ledger is None:
+        return Seen(Reading.FAILED, detail=f"run {cid} is {st.status.lower()} in another process")
+    return Seen(Reading.TOKEN, ledger.token())
+
+
+async def stop_run(cid: str) -> None:
+    """Stop a child's run: its cancel, when this process runs it (it ends aborted within
+    its grace, its kernel and jobs with it); else DBOS's cancel, which the process that
+    runs it obeys at its next step. Its session (transcript) is kept."""
+    from eukhe.store.workflow import process
+
+    here = process()
+    if cid in here.cancels:
+        here.abort(cid)
+        return
+    with contextlib.suppress(Exception):
+        await DBOS.cancel_workflow_async(cid)
+
+
+@dataclass
+class DurablePort:
+    """The task's port as recorded steps of its workflow: a restart replays them."""
+
+    spec: Mapping[str, Any]
+
+    @property
+    def cid(self) -> str:
+        return str(self.spec["child"])
+
+    async def now(self) -> float:
+        async def clock() -> float:
+            return time.time()
+
+        return float(await DBOS.run_step_async({"name": "clock"}, clock))
+
+    async def pause(self, seconds: float) -> Abort | None:
+        got = await DBOS.recv_async(ABORT_TOPIC, timeout_seconds=max(seconds, 0.0))
+        if got is None:
+            return None
+        try:
+            return Abort(got)
+        except ValueError:
+            return None
+
+    async def read(self) -> Seen:
+        async def poll() -> dict[str, Any]:
+            s = await read(self.cid)
+            return {"reading": s.reading.value, "token": s.token, "detail": s.detail}
+
+        got = await DBOS.run_step_async({"name": "poll"}, poll)
+        return Seen(Reading(got["reading"]), int(got["token"]), str(got["detail"]))
+
+    async def stop(self) -> None:
+        async def stop() -> None:
+            await stop_run(self.cid)
+
+        await DBOS.run_step_async({"name": "stop"}, stop)
+
+    def _reports(self) -> Any:
+        from eukhe.store.workflow import process
+
+        return process().reports()
+
+    async def fate(self, rid: str) -> Fate:
+        async def fate() -> str:
+            return str((await asyncio.to_thread(self._reports().fate, rid)).value)
+
+        return Fate(await DBOS.run_step_async({"name": "fate"}, fate))
+
+    async def is_open(self) -> bool:
+        async def is_open() -> bool:
+            return bool(await asyncio.to_thread(self._reports().is_open, str(self.spec["session"])))
+
+        return bool(await DBOS.run_step_async({"name": "open"}, is_open))
+
+    async def submit(self, rid: str, text: str) -> Fate:
+        async def submit() -> str:
+            reports = self._reports()
+            got = await asyncio.to_thread(reports.submit, rid, str(self.spec["session"]), self.cid, text)
+            return str(got.value)
+
+        return Fate(await DBOS.run_step_async({"name": "submit"}, submit))
+
+    def show(self, text: str) -> None:
+        from eukhe.store.workflow import process
+
+        process().show(self.cid.rpartition(".c")[0], "child", text)
+
+    async def publish(self, state: dict[str, object]) -> None:
+        await DBOS.set_event_async("watch", state)
+
+
+@DBOS.workflow(name=CHILD_TASK)
+async def child_task(spec: dict[str, Any]) -> dict[str, Any]:
+    """A child's task: watch it until it ends (or stalls, or cannot be reached), then
+    deliver its report exactly once. `spec`: child, name, session (the parent's, where
+    the report goes), stallMs, mode (report or silent)."""
+    cfg = child.limits(int(spec.get("stallMs") or 0))
+    mode = Mode(spec.get("mode") or Mode.REPORT.value)
+    port = DurablePort(spec)
+    port.show(f"child {spec['name']} started")
+    w = Watcher(cfg, port, str(spec["child"]), str(spec["name"]), child.task(cfg, mode))
+    t: Task = await w.run()
+    return {"phase": t.phase.value, "owe": t.owe.value, "submissions": t.sub + 1}
+
+
+@DBOS.workflow(name=CHILD_RUN)
+async def child_run(spec: dict[str, Any]) -> dict[str, Any]:
+    """A child's run: a run of its own session, one level below its parent's."""
+    from eukhe.store.workflow import run_workflow_body
+
+    return await run_workflow_body(spec)

@@ -1,0 +1,149 @@
+"""A child's task at run time: the parent's watch of the child, then the report
+phase, each step asked of `rules.child` (the task's state IS the model's `Task`).
+
+Everything it does goes through a `Port`: the clock and the pauses, the polls, the
+child's stop, the parent's inbox. The durable port (`children.task`) makes each of
+them a recorded step of a DBOS workflow, so a restart replays the same task to the
+same state; tests give a port on a clock they control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from eukhe.children import texts
+from eukhe.rules import child
+from eukhe.rules.child import Abort, Fate, Move, Owe, Phase, Poll, Reading, Task, WCfg
+from eukhe.store.reports import submission
+
+REPORT_POLL = 1.0
+"""Seconds between two looks at the report's fate while it waits to be placed."""
+REPORT_POLL_MAX = 10.0
+"""The longest of those pauses: they double while nothing changes."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One poll's reading, its token, and the child's last text or error (an ended run)."""
+
+    reading: Reading
+    token: int = 0
+    detail: str = ""
+
+
+class Port(Protocol):
+    async def now(self) -> float:
+        """Seconds, on the task's clock."""
+        ...
+
+    async def pause(self, seconds: float) -> Abort | None:
+        """Wait `seconds`; an abort the parent asks for ends the wait early, and is returned."""
+        ...
+
+    async def read(self) -> Seen: ...
+
+    async def stop(self) -> None:
+        """Abort the child's run and stop its worker (its kernel and jobs end with it)."""
+        ...
+
+    async def fate(self, rid: str) -> Fate: ...
+
+    async def is_open(self) -> bool: ...
+
+    async def submit(self, rid: str, text: str) -> Fate: ...
+
+    def show(self, text: str) -> None: ...
+
+    async def publish(self, state: dict[str, object]) -> None:
+        """Where `eukhe status` reads the watch from."""
+        ...
+
+
+@dataclass
+class Watcher:
+    cfg: WCfg
+    port: Port
+    child_id: str
+    name: str
+    task: Task
+    on_step: Callable[[Task], None] = lambda t: None  # tests see every state the task takes
+
+    def _go(self, t: Task) -> None:
+        self.task = t
+        self.on_step(t)
+
+    async def run(self) -> Task:
+        detail = await self._watch()
+        if self.task.phase is Phase.REPORT:
+            await self._report(texts.report(self.task.owe, self.name, detail))
+        return self.task
+
+    async def _watch(self) -> str:
+        last = await self.port.now()
+        quiet = 0.0
+        while self.task.phase is Phase.WATCH:
+            asked = await self.port.pause(child.pause(self.cfg, self.task.w) / 1000)
+            if asked is not None:
+                self._go(child.aborted(self.task, asked))
+                if self.task.phase is not Phase.WATCH:
+                    await self.port.stop()
+                    self.port.show(f"child {self.name}: {asked.value}d by its parent")
+                continue
+            seen = await self.port.read()
+            now = await self.port.now()
+            delay = max(now - last, 0.0)
+            last = now
+            before = self.task.w
+            self._go(child.polled(self.cfg, self.task, Poll(seen.reading, seen.token, int(delay * 1000))))
+            if self.task.phase is Phase.WATCH:
+                moved = self.task.w.token != before.token
+                quiet = 0.0 if moved else quiet + delay
+                await self.port.publish(self._state(quiet))
+                continue
+            owe = self.task.owe
+            if owe in (Owe.STALLED, Owe.UNREACHABLE):
+                await self.port.stop()
+            said = {
+                Owe.STALLED: texts.stalled(quiet + delay),
+                Owe.UNREACHABLE: texts.unreachable(self.cfg.polls),
+                Owe.GONE: texts.gone(),
+            }
+            detail = said.get(owe, seen.detail)
+            self.port.show(f"child {self.name} ended: {seen.reading.value if owe is Owe.NONE else owe.value}")
+            return detail
+        return ""
+
+    def _state(self, quiet: float) -> dict[str, object]:
+        w = self.task.w
+        return {
+            "child": self.child_id,
+            "name": self.name,
+            "phase": self.task.phase.value,
+            "token": w.token,
+            "leftMs": w.left,
+            "failedPolls": self.cfg.polls - w.tries,
+            "quietSeconds": round(quiet, 1),
+        }
+
+    async def _report(self, text: str) -> None:
+        wait = REPORT_POLL
+        while self.task.phase is Phase.REPORT:
+            fate = (
+                Fate.NONE
+                if self.task.sub < 0
+                else await self.port.fate(submission(self.child_id, self.task.sub))
+            )
+            t, mv = child.carry(self.task, fate, await self.port.is_open())
+            self._go(t)
+            if mv is Move.SUBMIT:
+                await self.port.submit(submission(self.child_id, t.sub), text)
+                wait = REPORT_POLL
+            elif mv is Move.WAIT:
+                asked = await self.port.pause(wait)
+                wait = min(wait * 2, REPORT_POLL_MAX)
+                if asked is not None:  # the report goes on as it was
+                    self._go(child.aborted(self.task, asked))
+            else:
+                self.port.show(f"child {self.name}: its report was delivered")

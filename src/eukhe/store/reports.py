@@ -1,0 +1,236 @@
+"""The parents' inbox of child reports, in the project's store (the database of the
+durable runs): each submission by its id, with its fate, and whether each parent
+session admits reports.
+
+Every change of a fate is the rule's (`rules.child.place`, `withdraw`), made in one
+transaction that reads the fate first: a submission is placed only from queued (a
+resend under an id the parent knows is dropped), withdrawn only from queued (a
+withdrawal that loses its race to placement leaves it placed). A submission to a
+closed parent is refused: it is kept withdrawn, and the task submits again under
+the next id once the parent reopens.
+
+A placement names the run and the place in it that took it, so a run replayed
+after a crash takes the same reports again, and no other.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from eukhe.rules import child
+from eukhe.rules.child import Fate
+from eukhe.store.urls import cause, engine_url, shown
+
+REPORTS = "eukhe_child_reports"
+PARENTS = "eukhe_child_parents"
+LOCK = 0x65756B6863  # the Postgres advisory lock that makes read-then-write atomic, as SQLite's IMMEDIATE
+
+
+class ReportStoreError(RuntimeError):
+    """The inbox cannot be read or written: names the database and why."""
+
+
+_META = sa.MetaData()
+_reports = sa.Table(
+    REPORTS,
+    _META,
+    sa.Column("id", sa.Text, primary_key=True),  # "<child>:report:<n>"
+    sa.Column("session", sa.Text, nullable=False, index=True),
+    sa.Column("child", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("fate", sa.Text, nullable=False),
+    sa.Column("taker", sa.Text, nullable=True),  # "<run>#<n>": the run's n-th take placed it
+    sa.Column("at", sa.Float, nullable=False),
+)
+_parents = sa.Table(
+    PARENTS,
+    _META,
+    sa.Column("session", sa.Text, primary_key=True),
+    sa.Column("open", sa.Boolean, nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class Report:
+    id: str
+    session: str
+    child: str
+    text: str
+    fate: Fate
+
+
+def submission(child_id: str, n: int) -> str:
+    """The id of a child's n-th submission: a resend keeps it, a resubmission takes n + 1."""
+    return f"{child_id}:report:{n}"
+
+
+class Reports:
+    """The inbox. Every method raises ReportStoreError, never a driver's error."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            self._engine = sa.create_engine(engine_url(url))
+            if self._engine.dialect.name == "sqlite":
+
+                @event.listens_for(self._engine, "connect")
+                def _sqlite(dbapi: Any, _record: Any) -> None:
+                    dbapi.isolation_level = "IMMEDIATE"  # one writer at a time: read-then-write is atomic
+                    dbapi.execute("PRAGMA busy_timeout=30000")
+
+            _META.create_all(self._engine, checkfirst=True)
+        except Exception as e:
+            raise ReportStoreError(
+                f"cannot open the child reports in the store at {shown(url)}: {cause(e)}"
+            ) from e
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def _tx(self, what: str, work: Callable[[sa.Connection], Any]) -> Any:
+        try:
+            with self._engine.begin() as c:
+                if c.dialect.name == "postgresql":
+                    c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK})
+                return work(c)
+        except ReportStoreError:
+            raise
+        except Exception as e:
+            raise ReportStoreError(f"cannot {what} in the store at {shown(self.url)}: {cause(e)}") from e
+
+    # ---------------------------------------------------------------- the parent
+
+    def is_open(self, session: str) -> bool:
+        """Whether the session admits reports (a session never closed does)."""
+
+        def read(c: sa.Connection) -> bool:
+            row = c.execute(sa.select(_parents.c.open).where(_parents.c.session == session)).first()
+            return True if row is None else bool(row[0])
+
+        return bool(self._tx(f"read whether session {session} admits reports", read))
+
+    def reopen(self, session: str) -> None:
+        self._tx(f"reopen session {session}", lambda c: _set_open(c, session, True))
+
+    def close_parent(self, session: str) -> int:
+        """The session closes: it admits nothing, and every queued report is withdrawn
+        (each stays owed; its task resubmits once the session reopens). How many."""
+
+        def close(c: sa.Connection) -> int:
+            _set_open(c, session, False)
+            rows = c.execute(
+                sa.select(_reports.c.id, _reports.c.fate).where(
+                    (_reports.c.session == session) & (_reports.c.fate == Fate.QUEUED.value)
+                )
+            ).all()
+            for rid, fate in rows:
+                _fate(c, rid, child.withdraw(Fate(fate)))
+            return len(rows)
+
+        return int(self._tx(f"close session {session}", close))
+
+    # ---------------------------------------------------------------- submissions
+
+    def fate(self, rid: str) -> Fate:
+        def read(c: sa.Connection) -> Fate:
+            row = c.execute(sa.select(_reports.c.fate).where(_reports.c.id == rid)).first()
+            return Fate.NONE if row is None else Fate(row[0])
+
+        return Fate(self._tx(f"read report {rid}", read))
+
+    def submit(self, rid: str, session: str, child_id: str, text: str) -> Fate:
+        """Submit a report under its id; its fate. A resend (the id known) changes
+        nothing; a closed parent refuses it (kept withdrawn)."""
+
+        def submit(c: sa.Connection) -> Fate:
+            row = c.execute(sa.select(_reports.c.fate).where(_reports.c.id == rid)).first()
+            if row is not None:
+                return Fate(row[0])
+            prow = c.execute(sa.select(_parents.c.open).where(_parents.c.session == session)).first()
+            fate = Fate.QUEUED if prow is None or bool(prow[0]) else Fate.WITHDRAWN
+            c.execute(
+                _reports.insert().values(
+                    id=rid, session=session, child=child_id, text=text, fate=fate.value, at=time.time()
+                )
+            )
+            return fate
+
+        return Fate(self._tx(f"submit report {rid}", submit))
+
+    def withdraw(self, rid: str) -> Fate:
+        """Withdraw a submission (its fate after: placed stays placed)."""
+
+        def withdraw(c: sa.Connection) -> Fate:
+            row = c.execute(sa.select(_reports.c.fate).where(_reports.c.id == rid)).first()
+            if row is None:
+                return Fate.NONE
+            after = child.withdraw(Fate(row[0]))
+            _fate(c, rid, after)
+            return after
+
+        return Fate(self._tx(f"withdraw report {rid}", withdraw))
+
+    def take(self, session: str, taker: str) -> list[Report]:
+        """Place every queued report of the session, oldest first, for `taker` (a run and
+        the number of its take); the same taker again gets the same reports back."""
+
+        def take(c: sa.Connection) -> list[Report]:
+            mine = (_reports.c.session == session) & (
+                (_reports.c.fate == Fate.QUEUED.value) | (_reports.c.taker == taker)
+            )
+            rows = c.execute(
+                sa.select(_reports.c.id, _reports.c.child, _reports.c.text, _reports.c.fate, _reports.c.taker)
+                .where(mine)
+                .order_by(_reports.c.at, _reports.c.id)
+            ).all()
+            out = []
+            for rid, child_id, text, fate, by in rows:
+                if by == taker:  # taken by this very take before a crash: the same again
+                    out.append(Report(rid, session, child_id, text, Fate.PLACED))
+                    continue
+                after = child.place(Fate(fate))
+                if after is Fate.PLACED:
+                    c.execute(
+                        _reports.update().where(_reports.c.id == rid).values(fate=after.value, taker=taker)
+                    )
+                    out.append(Report(rid, session, child_id, text, after))
+            return out
+
+        return list(self._tx(f"take the reports of session {session}", take))
+
+    def queued(self, session: str) -> int:
+        def count(c: sa.Connection) -> int:
+            q = sa.select(sa.func.count()).where(
+                (_reports.c.session == session) & (_reports.c.fate == Fate.QUEUED.value)
+            )
+            return int(c.execute(q).scalar_one())
+
+        return int(self._tx(f"count the reports of session {session}", count))
+
+    def all(self, session: str) -> Sequence[Report]:
+        def read(c: sa.Connection) -> list[Report]:
+            rows = c.execute(
+                sa.select(_reports.c.id, _reports.c.child, _reports.c.text, _reports.c.fate)
+                .where(_reports.c.session == session)
+                .order_by(_reports.c.at, _reports.c.id)
+            ).all()
+            return [Report(r[0], session, r[1], r[2], Fate(r[3])) for r in rows]
+
+        return list(self._tx(f"read the reports of session {session}", read))
+
+
+def _set_open(c: sa.Connection, session: str, open_: bool) -> None:
+    if c.execute(sa.select(_parents.c.session).where(_parents.c.session == session)).first() is None:
+        c.execute(_parents.insert().values(session=session, open=open_))
+    else:
+        c.execute(_parents.update().where(_parents.c.session == session).values(open=open_))
+
+
+def _fate(c: sa.Connection, rid: str, fate: Fate) -> None:
+    c.execute(_reports.update().where(_reports.c.id == rid).values(fate=fate.value))
