@@ -15,7 +15,7 @@ from typing import Protocol
 
 from eukhe.children import texts
 from eukhe.rules import child
-from eukhe.rules.child import Abort, Fate, Move, Owe, Phase, Poll, Reading, Task, WCfg
+from eukhe.rules.child import Abort, Fate, Move, Phase, Poll, Reading, Task, Verdict, WCfg
 from eukhe.store.reports import submission
 
 REPORT_POLL = 1.0
@@ -96,23 +96,21 @@ class Watcher:
             delay = max(now - last, 0.0)
             last = now
             before = self.task.w
-            self._go(child.polled(self.cfg, self.task, Poll(seen.reading, seen.token, int(delay * 1000))))
-            if self.task.phase is Phase.WATCH:
-                moved = self.task.w.token != before.token
-                quiet = 0.0 if moved else quiet + delay
+            t, verdict = child.watched(self.cfg, self.task, Poll(seen.reading, seen.token, int(delay * 1000)))
+            self._go(t)
+            if verdict is Verdict.WATCH:
+                quiet = 0.0 if t.w.token != before.token else quiet + delay
                 await self.port.publish(self._state(quiet))
                 continue
-            owe = self.task.owe
-            if owe in (Owe.STALLED, Owe.UNREACHABLE):
+            if verdict in child.STOPS:
                 await self.port.stop()
             said = {
-                Owe.STALLED: texts.stalled(quiet + delay),
-                Owe.UNREACHABLE: texts.unreachable(self.cfg.polls),
-                Owe.GONE: texts.gone(),
+                Verdict.STALLED: texts.stalled(quiet + delay),
+                Verdict.UNREACHABLE: texts.unreachable(self.cfg.polls),
+                Verdict.GONE: texts.gone(),
             }
-            detail = said.get(owe, seen.detail)
-            self.port.show(f"child {self.name} ended: {seen.reading.value if owe is Owe.NONE else owe.value}")
-            return detail
+            self.port.show(f"child {self.name} ended: {verdict.value}")
+            return said.get(verdict, seen.detail)
         return ""
 
     def _state(self, quiet: float) -> dict[str, object]:

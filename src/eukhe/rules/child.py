@@ -245,17 +245,27 @@ def call(mode: Mode, verdict: Verdict) -> Call:
     return Call.REPORT
 
 
-def polled(cfg: WCfg, t: Task, p: Poll) -> Task:
-    """The task after a poll (a task not watching ignores it)."""
+def watched(cfg: WCfg, t: Task, p: Poll) -> tuple[Task, Verdict]:
+    """The task after a poll, and the watch's verdict (a task not watching ignores the
+    poll: WATCH). A stalled or unreachable child is stopped, whatever its mode."""
     if t.phase is not Phase.WATCH:
-        return t
+        return t, Verdict.WATCH
     seen = look(cfg, t.w, p)
     c = call(t.mode, seen.verdict)
     if c is Call.WATCH:
-        return Task(Phase.WATCH, t.mode, seen.w, t.owe, t.sub, t.tasks)
+        return Task(Phase.WATCH, t.mode, seen.w, t.owe, t.sub, t.tasks), seen.verdict
     if c is Call.SETTLE:
-        return Task(Phase.DONE, t.mode, seen.w, Owe.NONE, t.sub, t.tasks)
-    return Task(Phase.REPORT, t.mode, seen.w, OWED[seen.verdict], t.sub, t.tasks)
+        return Task(Phase.DONE, t.mode, seen.w, Owe.NONE, t.sub, t.tasks), seen.verdict
+    return Task(Phase.REPORT, t.mode, seen.w, OWED[seen.verdict], t.sub, t.tasks), seen.verdict
+
+
+def polled(cfg: WCfg, t: Task, p: Poll) -> Task:
+    """The task after a poll."""
+    return watched(cfg, t, p)[0]
+
+
+STOPS = frozenset({Verdict.STALLED, Verdict.UNREACHABLE})
+"""The verdicts on which the child's run is aborted and its worker stopped (H5.3)."""
 
 
 class Move(Enum):
