@@ -37,7 +37,7 @@ class Spawn:
     replay_safe: ClassVar[bool] = True  # started under an id of its own: a replay starts nothing again
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
-        from eukhe.children.task import name_of
+        from eukhe.children.texts import name_of
 
         kids = _children(ctx)
         if not kids.may_spawn:
@@ -70,7 +70,7 @@ class StopChild:
     replay_safe: ClassVar[bool] = True  # a message under the task's own topic: a second stop changes nothing
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
-        from eukhe.children.task import name_of
+        from eukhe.children.texts import name_of
 
         kids = _children(ctx)
         mine = {name_of(cid): cid for cid in kids.spawned}

@@ -196,7 +196,7 @@ def _durable(
     import os
     import signal
 
-    from eukhe.children.task import name_of
+    from eukhe.children.texts import name_of
     from eukhe.harness.session import run_to_end
     from eukhe.owner.admission import RemoteRegistry
     from eukhe.owner.client import ask_once

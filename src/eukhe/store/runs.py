@@ -10,11 +10,13 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 
 from eukhe import waits
+from eukhe.children.texts import name_of
 from eukhe.harness.generation import ABORT_GRACE, Outcome
 from eukhe.rules.wait import End
 from eukhe.store import sessions
+from eukhe.store.children import CHILD_TASK
 from eukhe.store.durable import gone, takes_recovered
-from eukhe.store.workflow import WORKFLOW, process, run_workflow
+from eukhe.store.workflow import CHILD_RUN, WORKFLOW, process, run_workflow
 
 Say = Callable[[str], None]
 
@@ -23,29 +25,46 @@ class Busy(RuntimeError):
     """A session's run is in flight in a live process."""
 
 
+NAMES = [WORKFLOW, CHILD_RUN, CHILD_TASK]
+"""Every workflow of eukhe: a crash cuts off a run, its subagents' runs and their tasks alike."""
+
+
+def is_task(wid: str) -> bool:
+    return wid.endswith(".task")
+
+
+def is_root(wid: str) -> bool:
+    """A run of a root session, not a subagent's run or task."""
+    return ".c" not in wid.rpartition("/")[2]
+
+
 async def cut_off() -> list[str]:
-    """The runs a dead process left in flight, or a recovery left queued (a look, no
-    change)."""
-    pending = await DBOS.list_workflows_async(status=["PENDING"], name=WORKFLOW)
-    queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=WORKFLOW)
+    """The workflows a dead process left in flight, or a recovery left queued (a look,
+    no change): runs, subagents' runs and their tasks."""
+    pending = await DBOS.list_workflows_async(status=["PENDING"], name=NAMES, load_input=False)
+    queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=NAMES, load_input=False)
     return sorted([w.workflow_id for w in pending if gone(w.executor_id)] + [w.workflow_id for w in queued])
 
 
 async def recover(say: Say) -> list[str]:
-    """Re-enqueue every run whose process is gone, and take in the runs a recovery
-    already re-enqueued (a process that died before picking one up leaves it so);
-    their ids, oldest first. DBOS admits one runner for each, even when two
+    """Re-enqueue every workflow whose process is gone, and take in the ones a recovery
+    already re-enqueued (a process that died before picking one up leaves it so); the
+    ids of the runs among them (subagents' runs too, not their tasks, which go on in
+    the background here), oldest first. DBOS admits one runner for each, even when two
     processes recover at once; the one that recovers takes them from then on."""
     takes_recovered(True)
-    pending = await DBOS.list_workflows_async(status=["PENDING"], name=WORKFLOW)
-    queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=WORKFLOW)
+    pending = await DBOS.list_workflows_async(status=["PENDING"], name=NAMES)
+    queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=NAMES)
     dead = sorted({w.executor_id for w in pending if gone(w.executor_id)})
     if dead:
         await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
     cut = [w for w in pending if w.executor_id in dead] + queued
     for w in sorted(cut, key=lambda w: w.workflow_id):
-        say(f"resuming run {w.workflow_id}, cut off when its process ended: {sessions.prompt_of(w)[:80]}")
-    return sorted(w.workflow_id for w in cut)
+        if is_root(w.workflow_id):
+            say(f"resuming run {w.workflow_id}, cut off when its process ended: {sessions.prompt_of(w)[:80]}")
+        elif not is_task(w.workflow_id):
+            say(f"resuming subagent {name_of(w.workflow_id)} ({w.workflow_id}): {sessions.prompt_of(w)[:80]}")
+    return sorted(w.workflow_id for w in cut if not is_task(w.workflow_id))
 
 
 async def start(spec: dict[str, Any], session: str) -> str:
@@ -170,7 +189,7 @@ async def drive(
     background work, and are waited for after its outcome."""
     process().stop = (asyncio.get_running_loop(), asyncio.Event())
     recovered, by_owner = await _taken_up(say, recover_with)
-    mine = [r for r in recovered if session is not None and r.startswith(f"{session}/")]
+    mine = [r for r in recovered if session is not None and r.startswith(f"{session}/") and is_root(r)]
     rest = [r for r in recovered if r not in mine]
     if spec is not None and mine:
         say(f"waiting for run {mine[-1]} of this session to end first")
@@ -200,8 +219,6 @@ CHILD_POLL = 0.5
 
 async def live_children(session: str) -> list[str]:
     """The session's children whose task has not ended: still watched, or owing a report."""
-    from eukhe.children.task import CHILD_TASK
-
     found = await DBOS.list_workflows_async(
         status=["PENDING", "ENQUEUED"], name=CHILD_TASK, workflow_id_prefix=f"{session}/", load_input=False
     )
@@ -215,8 +232,6 @@ async def _followups(
     placed by a run) start the session's next run, whose prompt they are. Ctrl-C closes
     the session: what is waiting is withdrawn and stays owed, delivered once the session
     runs again, and the children go on (`eukhe status` lists them); whether it came."""
-    from eukhe.children.task import name_of
-
     reports = process().reports()
     stop = process().stop[1] if process().stop else asyncio.Event()
     shown: list[str] = []

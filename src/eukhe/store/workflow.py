@@ -20,144 +20,22 @@ import contextlib
 import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dbos import DBOS
+from dbos import DBOS, SetWorkflowID
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
 from eukhe.harness import notes
+from eukhe.store.live import Live, Show, begin, process
+
+__all__ = ["WORKFLOW", "Durable", "Live", "Show", "begin", "process", "run_workflow"]
 
 T = TypeVar("T")
 
 WORKFLOW = "eukhe.run"
-
-Show = Callable[[str, str, str], None]  # (run id, kind, text)
-
-
-def _registry() -> Any:
-    from eukhe.admission import Registry
-
-    return Registry()
-
-
-@dataclass
-class Live:
-    """What this process gives the runs it executes, made once at its start
-    (`begin`): where their lines go, the cancel signal of each (set from any
-    thread), which runs are its user's own (`own`: aborted by Ctrl-C, holding the
-    root-turn lease), the chat, and where model requests take their slots. The runs
-    it recovered from dead processes are left in flight by Ctrl-C.
-
-    A DBOS workflow is a module-level function that gets only its spec, so it finds
-    its process's `Live` with `process()`: the one object of the process, never
-    assigned to piecemeal."""
-
-    show: Show = lambda run, kind, text: None
-    chat_url: str | None = None  # the store the chat lives in (None: the runs have no chat)
-    # where model requests take their slots: the owner's (RemoteRegistry), else this process's own
-    admission: Any = field(default_factory=_registry)
-    lease: Any = None  # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
-    cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=dict)
-    own: set[str] = field(default_factory=set)
-    chat: Any = None  # this process's own chat (memory.access.Local), when it has no owner
-    routes: dict[str, Any] = field(default_factory=dict)  # session -> its AuxiliaryRoute (its notices)
-    stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
-    ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
-    children: dict[str, Any] = field(default_factory=dict)  # child run -> its work ledger, while it runs here
-    inbox: Any = None  # the parents' inbox of child reports (eukhe.store.reports.Reports), made on first use
-
-    def reports(self) -> Any:
-        """The parents' inbox of child reports, in the runs' store."""
-        if self.inbox is None:
-            from eukhe.store.reports import Reports
-
-            if self.chat_url is None:
-                raise RuntimeError("this process has no store for the reports of subagents")
-            self.inbox = Reports(self.chat_url)
-        return self.inbox
-
-    def memory(self, compactor: Callable[[], Any], budget: int) -> Any:
-        """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process
-        gives them none: through the owner when the process has one (the chat's only
-        writer), else this process's own chat, made on first use on the runs' loop.
-        Its compactor asks the route (`eukhe.ai.models.Route`) `compactor()` gives."""
-        if self.chat_url is None:
-            return None
-        if self.admission is not None and hasattr(self.admission, "client"):
-            from eukhe.owner.remote_chat import Remote
-
-            return Remote(self.admission.client, compactor(), budget)
-        if self.chat is None:
-            from eukhe.ai.models import provider_for
-            from eukhe.memory.access import Local
-            from eukhe.memory.chat import Chat
-            from eukhe.memory.compactor import asker
-            from eukhe.store.chat import ChatStore
-
-            route = compactor()
-            ask = asker(provider_for(route), self.admission)
-            self.chat = Local(Chat(ChatStore(self.chat_url), ask, route.model, budget=budget))
-        return self.chat
-
-    def route(self, session: str, model: str, settings: Mapping[str, Any]) -> Any:
-        """The session's auxiliary route: it keeps the rows the session has shown."""
-        from eukhe.harness.auxiliary import AuxiliaryRoute
-
-        if session not in self.routes:
-            self.routes[session] = AuxiliaryRoute(model, settings)
-        return self.routes[session]
-
-    def ended(self, run: str) -> None:
-        """Tell whoever waits for `run` in this process that it is returning."""
-        if run in self.ending:
-            loop, fut = self.ending[run]
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(None))
-
-    def abort(self, run: str) -> None:
-        """`eukhe abort RUN` from another process: the run's cancel (it ends aborted)."""
-        if run in self.cancels:
-            loop, event = self.cancels[run]
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(event.set)
-
-    async def running(self, run: str, session: str, state: str) -> None:
-        """Tell the owner a run starts or ends here (its status, and where an abort goes);
-        an owner that cannot be reached is no reason to stop a run."""
-        if self.admission is not None and hasattr(self.admission, "client"):
-            from eukhe.owner.client import OwnerError
-            from eukhe.owner.protocol import Kind
-
-            with contextlib.suppress(OwnerError, OSError):
-                (await self.admission.client()).tell(Kind.RUN, run=run, session=session, state=state)
-
-    def interrupt(self) -> None:
-        """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""
-        mine = [signal for run, signal in list(self.cancels.items()) if run in self.own]
-        for loop, event in [*mine, *([self.stop] if self.stop else [])]:
-            with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
-                loop.call_soon_threadsafe(event.set)
-
-
-_PROCESS: list[Live] = []  # the process's one Live, once `begin` made it
-
-
-def begin(process: Live) -> Live:
-    """This process's `Live`, made at its start; a new one replaces the old (a test
-    that opens the store again)."""
-    _PROCESS[:] = [process]
-    return process
-
-
-def process() -> Live:
-    """This process's `Live` (one that shows nothing and has no chat, when the process
-    never began one)."""
-    if not _PROCESS:
-        _PROCESS.append(Live())
-    return _PROCESS[0]
+CHILD_RUN = "eukhe.child.run"  # a subagent's run: a run of its own session, one level below its parent's
 
 
 class Durable:
@@ -231,9 +109,25 @@ async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     return await run_workflow_body(spec)
 
 
+@DBOS.workflow(name=CHILD_RUN)
+async def child_run(spec: dict[str, Any]) -> dict[str, Any]:
+    """A subagent's run (`run_workflow_body`), started by its parent's run (`_start_child`)."""
+    return await run_workflow_body(spec)
+
+
+async def _start_child(cid: str, spec: dict[str, Any], watch: dict[str, Any]) -> None:
+    """Start a child's run and its task, under their ids, from the parent's workflow."""
+    from eukhe.store.children import child_task, task_id
+
+    with SetWorkflowID(cid):
+        await DBOS.start_workflow_async(child_run, spec)
+    with SetWorkflowID(task_id(cid)):
+        await DBOS.start_workflow_async(child_task, watch)
+
+
 async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     """One run of a session. `spec`: session, run, prompt, model, baseUrl, api, cwd,
-    settings (the run settings, as a dict); a child's run (`eukhe.children.task`) also
+    settings (the run settings, as a dict); a child's run (`eukhe.store.children`) also
     child: its parent's run and session, and its depth. The provider's key is read from
     this process's environment, never stored.
 
@@ -276,13 +170,13 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
 
     from eukhe.ai.models import ModelError, provider_for, resolve
     from eukhe.children.ledger import Ledger, with_ledger
-    from eukhe.children.task import Children
     from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
     from eukhe.settings import SettingsError, child_settings, load, memory_settings
+    from eukhe.store.children import Children
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.memory import DATE, ZOOM
 
@@ -309,7 +203,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     session = str(spec.get("session") or run_id)
     ledger = Ledger()
     depth = int(parent["depth"]) if parent else 0
-    children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger)
+    children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger, _start_child)
     ledger.children = children.tokens
     ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children)
     base = system = str(spec.get("system") or "")
@@ -340,7 +234,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     if prompt is None:  # a follow-up run: its children's reports are its prompt
         if not placed:
             return Outcome("answered", answer="", message="no report was waiting").json()
-        prompt, placed = "\n\n".join(placed), []
+        prompt, placed = placed[-1], placed[:-1]
     g = Generation(
         provider,
         route.model,

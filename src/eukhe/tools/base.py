@@ -64,7 +64,7 @@ class Context:
     """The conversation's Python kernel (`eukhe.kernel.Kernel`), started on first use; None: no kernel
     offered."""
     children: Any = None
-    """The run's subagents (`eukhe.children.task.Children`): spawn, progress notes, stop; None:
+    """The run's subagents (`eukhe.store.children.Children`): spawn, progress notes, stop; None:
     none offered."""
 
 

@@ -1,6 +1,8 @@
-"""Subagents as DBOS workflows: the child's run (`eukhe.child.run`, a child workflow of
-its parent's run, one level deeper) and the child's task (`eukhe.child.task`: the
-parent's watch of it, then its report, on `children.watch`).
+"""Subagents as DBOS workflows, the durable side of `eukhe.children`: the child's
+task (`eukhe.child.task`: its parent's watch of it, then its report, on
+`children.watch`), and what a parent's run holds of its children (`Children`). The
+child's run itself (`eukhe.child.run`, a child workflow of its parent's run, one
+level deeper) is a run like any other (`store.workflow`).
 
 Ids: the n-th child its parent run spawns is `<parent run>.c<n>`, and its task
 `<parent run>.c<n>.task`; both are started with those ids from the parent's
@@ -17,18 +19,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbos import DBOS, SetWorkflowID
+from dbos import DBOS
 
 from eukhe.children.ledger import Ledger
+from eukhe.children.texts import name_of
 from eukhe.children.watch import Seen, Watcher
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
+from eukhe.store.live import process
 
-CHILD_RUN = "eukhe.child.run"
 CHILD_TASK = "eukhe.child.task"
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
 
@@ -38,13 +41,6 @@ ENDED_BAD = {"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 
 def task_id(child_id: str) -> str:
     return f"{child_id}.task"
-
-
-def name_of(child_id: str) -> str:
-    """`<session>/000003.c1` -> `c3.1`: short, and unique within the session."""
-    run, _, n = child_id.rpartition(".c")
-    tail = run.rpartition("/")[2].split(".c")
-    return "c" + ".".join([tail[0].lstrip("0") or "0", *tail[1:], n])
 
 
 @dataclass
@@ -59,6 +55,7 @@ class Children:
     max_depth: int
     stall_ms: int
     ledger: Ledger
+    start: Callable[[str, dict[str, Any], dict[str, Any]], Awaitable[None]]  # the child's run and task
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
@@ -66,7 +63,6 @@ class Children:
     def tokens(self) -> int:
         """Its children's tokens: a child this process runs gives its token now; one that
         ended (or runs elsewhere) keeps the last one read, so the sum never goes back."""
-        from eukhe.store.workflow import process
 
         here = process().children
         for cid in self.spawned:
@@ -95,10 +91,7 @@ class Children:
             spec.pop("baseUrl", None)  # another provider: its own endpoint, from the settings
             spec.pop("api", None)
         watch = {"child": cid, "name": name_of(cid), "session": self.session, "stallMs": self.stall_ms}
-        with SetWorkflowID(cid):
-            await DBOS.start_workflow_async(child_run, spec)
-        with SetWorkflowID(task_id(cid)):
-            await DBOS.start_workflow_async(child_task, watch)
+        await self.start(cid, spec, watch)
         return cid
 
     def note(self, text: str) -> bool:
@@ -115,7 +108,6 @@ async def read(cid: str) -> Seen:
     """One poll of a child: how its run ended, or its token when this process runs it.
     A run in flight elsewhere (another process, or queued for recovery) cannot be read:
     a failed poll, as is any error of the store. No such run: its worker is gone."""
-    from eukhe.store.workflow import process
 
     try:
         st = await DBOS.get_workflow_status_async(cid)
@@ -140,7 +132,6 @@ async def stop_run(cid: str) -> None:
     """Stop a child's run: its cancel, when this process runs it (it ends aborted within
     its grace, its kernel and jobs with it); else DBOS's cancel, which the process that
     runs it obeys at its next step. Its session (transcript) is kept."""
-    from eukhe.store.workflow import process
 
     here = process()
     if cid in here.cancels:
@@ -190,7 +181,6 @@ class DurablePort:
         await DBOS.run_step_async({"name": "stop"}, stop)
 
     def _reports(self) -> Any:
-        from eukhe.store.workflow import process
 
         return process().reports()
 
@@ -215,7 +205,6 @@ class DurablePort:
         return Fate(await DBOS.run_step_async({"name": "submit"}, submit))
 
     def show(self, text: str) -> None:
-        from eukhe.store.workflow import process
 
         process().show(self.cid.rpartition(".c")[0], "child", text)
 
@@ -232,14 +221,11 @@ async def child_task(spec: dict[str, Any]) -> dict[str, Any]:
     mode = Mode(spec.get("mode") or Mode.REPORT.value)
     port = DurablePort(spec)
     port.show(f"child {spec['name']} started")
-    w = Watcher(cfg, port, str(spec["child"]), str(spec["name"]), child.task(cfg, mode))
-    t: Task = await w.run()
+    here, tid = process(), task_id(str(spec["child"]))
+    await here.running(tid, str(spec["session"]), "started")  # its owner takes it up if this process dies
+    try:
+        w = Watcher(cfg, port, str(spec["child"]), str(spec["name"]), child.task(cfg, mode))
+        t: Task = await w.run()
+    finally:
+        await here.running(tid, str(spec["session"]), "ended")
     return {"phase": t.phase.value, "owe": t.owe.value, "submissions": t.sub + 1}
-
-
-@DBOS.workflow(name=CHILD_RUN)
-async def child_run(spec: dict[str, Any]) -> dict[str, Any]:
-    """A child's run: a run of its own session, one level below its parent's."""
-    from eukhe.store.workflow import run_workflow_body
-
-    return await run_workflow_body(spec)

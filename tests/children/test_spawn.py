@@ -1,0 +1,117 @@
+"""Subagents with the real `eukhe` process against the faux model server: a child's
+report reaches its parent exactly once, whatever the child does."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.children import texts
+from tests.store.proc import eukhe, messages, sessions
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def spawn(*tasks: str) -> dict[str, Any]:
+    return {
+        "calls": [{"name": "spawn", "arguments": {"task": t}, "id": f"s{i}"} for i, t in enumerate(tasks)]
+    }
+
+
+def home_with(tmp_path: Path, settings: dict[str, Any] | None = None) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    if settings:
+        (home / "settings.json").write_text(json.dumps(settings))
+    return home
+
+
+def run(server: FauxServer, tmp_path: Path, home: Path, prompt: str = "go") -> Any:
+    return eukhe("run", "--model", "vllm/m", "--base-url", server.url, prompt, cwd=tmp_path, home=home)
+
+
+def reports_in(session: str, tmp_path: Path, home: Path) -> list[str]:
+    return [
+        m["content"] for m in messages(session, tmp_path, home) if str(m["content"]).startswith("[child-")
+    ]
+
+
+def test_a_spawned_childs_report_reaches_its_parent_once(tmp_path: Path) -> None:
+    """The parent goes on while its child works (a Task never holds the orchestrator);
+    the child's answer comes back once, as the prompt of the session's next run."""
+    home = home_with(tmp_path)
+    script = [
+        {"when": "count the files", "results": 0, **bash("sleep 1; ls | wc -l")},
+        {"when": "count the files", "results": 1, "text": "there are 2 files"},
+        {"when": "[child-exited", "results": 0, "text": "my child counted 2 files"},
+        {"when": "go", "results": 0, **spawn("count the files")},
+        {"when": "go", "results": 1, "text": "spawned it"},
+    ]
+    with FauxServer(parse(script)) as server:
+        done = run(server, tmp_path, home)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout + done.stderr
+    assert out.index("spawned it") < out.index("child c1.1 ended: answered")  # the parent did not wait
+    assert "child c1.1 started" in out and "my child counted 2 files" in out
+    [row] = sessions(tmp_path, home)
+    assert row["runs"] == 2
+    assert reports_in(row["id"], tmp_path, home) == [
+        "[child-exited: no-reply child:c1.1] Last assistant text: there are 2 files"
+    ]
+
+
+def test_a_hung_child_is_aborted_and_reported_stalled_with_its_seconds(tmp_path: Path) -> None:
+    home = home_with(tmp_path, {"subagentStallMs": 2000})
+    script = [
+        {"when": "wait forever", "results": 0, **bash("sleep 60")},
+        {"when": "[child-failed", "results": 0, "text": "it stalled"},
+        {"when": "go", "results": 0, **spawn("wait forever")},
+        {"when": "go", "results": 1, "text": "spawned"},
+    ]
+    started = time.monotonic()
+    with FauxServer(parse(script)) as server:
+        done = run(server, tmp_path, home)
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert took < 40, took  # not the 60 s of its command
+    [row] = sessions(tmp_path, home)
+    [report] = reports_in(row["id"], tmp_path, home)
+    assert report.startswith("[child-failed child:c1.1] stalled: no progress for ")
+    assert "(subagentStallMs); its run was aborted" in report
+
+
+def test_a_child_that_only_talks_is_stalled_and_one_with_new_notes_is_not(tmp_path: Path) -> None:
+    """Streamed text is no progress (H5.2); an accepted progress note is. Both children
+    work past a stall budget of 4 s: the talker streams a reply for 10 s, the other gives
+    a new note about every second for 5 s (the same note again would not count)."""
+    home = home_with(tmp_path, {"subagentStallMs": 4000})
+    notes = [{"when": "note as you go", "results": i, "calls": [
+        {"name": "progress", "arguments": {"note": f"step {i} done"}}], "delay": 0.3, "chunks": 2}
+        for i in range(5)]  # fmt: skip
+    script = [
+        {"when": "talk slowly", "results": 0, "text": "word " * 100, "chunks": 100, "delay": 0.1},
+        *notes,
+        {"when": "note as you go", "results": 5, "text": "finished all steps"},
+        {"when": "[child-", "results": 0, "text": "noted"},
+        {"when": "go", "results": 0, **spawn("talk slowly", "note as you go")},
+        {"when": "go", "results": 2, "text": "spawned both"},
+    ]
+    with FauxServer(parse(script)) as server:
+        done = run(server, tmp_path, home)
+    assert done.returncode == 0, done.stderr
+    [row] = sessions(tmp_path, home)
+    got = sorted(reports_in(row["id"], tmp_path, home))
+    assert len(got) == 2, got
+    assert got[0].startswith("[child-exited: no-reply child:c1.2] Last assistant text: finished all steps")
+    assert got[1].startswith("[child-failed child:c1.1] stalled: no progress for ")
+
+
+def test_report_texts() -> None:
+    assert texts.report(texts.Owe.CANCELLED, "c1.1", "") == (
+        "[child-exited: cancelled child:c1.1] Deleted by parent orchestrator"
+    )
