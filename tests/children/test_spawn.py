@@ -115,3 +115,42 @@ def test_report_texts() -> None:
     assert texts.report(texts.Owe.CANCELLED, "c1.1", "") == (
         "[child-exited: cancelled child:c1.1] Deleted by parent orchestrator"
     )
+
+
+def test_a_running_child_is_listed_with_its_clock_and_eukhe_abort_ends_it(tmp_path: Path) -> None:
+    """Children left running are never invisible: `eukhe status` lists each with its
+    watch's clock, and `eukhe abort` ends one (its command's process with it); its
+    parent hears how it ended."""
+    from tests.store.proc import Reader, start, until
+
+    home = home_with(tmp_path, {"subagentStallMs": 120_000})
+    script = [
+        {"when": "sleep long", "results": 0, **bash("echo $$ > child.pid; sleep 120")},
+        {"when": "[child-failed", "results": 0, "text": "it was aborted"},
+        {"when": "go", "results": 0, **spawn("sleep long")},
+        {"when": "go", "results": 1, "text": "spawned"},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start("run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=tmp_path, home=home)
+        out = Reader(p)
+        pid_file = tmp_path / "child.pid"
+        until("the child's command", lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+        listed: list[str] = []
+
+        def shows_its_clock() -> bool:
+            listed[:] = [eukhe("status", cwd=tmp_path, home=home).stdout]
+            return "subagents: 1" in listed[0] and "s left before stalled" in listed[0]
+
+        until("eukhe status to list the child", shows_its_clock, about=lambda: "".join(listed))
+        [row] = sessions(tmp_path, home)
+        cid = f"{row['id']}/0001.c1"
+        assert f"c1.1 ({cid}, session {row['id']})" in listed[0]
+        aborted = eukhe("abort", cid, cwd=tmp_path, home=home)
+        assert aborted.returncode == 0, aborted.stderr
+        assert p.wait(timeout=60) == 0, "".join(out.err)
+    pid = int(pid_file.read_text())
+    from tests.tools.helpers import alive
+
+    until("the child's command to be gone", lambda: not alive(pid), deadline=10)
+    [report] = reports_in(row["id"], tmp_path, home)
+    assert report.startswith("[child-failed child:c1.1] aborted"), report

@@ -126,6 +126,9 @@ class Watcher:
         }
 
     async def _report(self, text: str) -> None:
+        await self.port.publish(
+            {**self._state(0.0), "phase": self.task.phase.value, "owe": self.task.owe.value}
+        )
         wait = REPORT_POLL
         while self.task.phase is Phase.REPORT:
             fate = (

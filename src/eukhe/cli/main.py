@@ -361,7 +361,8 @@ def _store_read(what: str, session: str = "") -> Any:
         ]
 
     try:
-        return asyncio.run(sessions.rows(client) if what == "rows" else show())
+        work = {"rows": lambda: sessions.rows(client), "subagents": lambda: sessions.subagents(client)}
+        return asyncio.run(work.get(what, show)())
     except Exception as e:  # a store that cannot be read is a clear error, never a traceback
         typer.echo(f"eukhe: cannot read the run store at {durable.shown(url)}: {durable.cause(e)}", err=True)
         raise typer.Exit(2) from None

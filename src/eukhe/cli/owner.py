@@ -47,7 +47,9 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
             typer.echo(f"no owner runs for {home} ({e}); the next `eukhe run` starts one")
         return
     if as_json:
-        typer.echo(json.dumps(got, indent=2))
+        from eukhe.cli.main import _store_read
+
+        typer.echo(json.dumps({**got, "subagents": _store_read("subagents")}, indent=2))
         return
     owner = got["owner"]
     typer.echo(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
@@ -79,6 +81,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
             f"provider {name}: {p['held']} of {p['limit']} slots held, "
             f"{q['interactive']} interactive and {q['background']} background queued"
         )
+    _subagents()
     memory = got.get("memory")
     if memory is None:
         typer.echo("chat: not opened by this owner yet")
@@ -91,6 +94,26 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
             f"chat: {memory['messages']} messages, {memory['built']} lines built, "
             f"{memory['pending']} pending, {memory['jobs']} compactor jobs running{model}; {who}"
         )
+
+
+def _subagents() -> None:
+    """The subagents whose task has not ended, with their watch's clock."""
+    from eukhe.cli.main import _store_read
+    from eukhe.rules.child import CHILD_POLL_FAILURES
+
+    kids = _store_read("subagents")
+    typer.echo(f"subagents: {len(kids)}")
+    for k in kids:
+        w = k.get("watch") or {}
+        if w.get("phase") == "watch":
+            left = int(w.get("leftMs") or 0) / 1000
+            clock = (
+                f"quiet {w.get('quietSeconds')} s, {left:.0f} s left before stalled, "
+                f"{w.get('failedPolls')} of {CHILD_POLL_FAILURES} failed polls"
+            )
+        else:
+            clock = "not polled yet" if not w else "its report waits to be placed"
+        typer.echo(f"  {k.get('name')} ({k.get('child')}, session {k.get('session')}): {clock}")
 
 
 def shutdown() -> None:

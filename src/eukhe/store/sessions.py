@@ -89,3 +89,26 @@ async def rows(db: Any = DBOS) -> list[Row]:
         ws.sort(key=lambda w: w.workflow_id)
         out.append(Row(session, _time(ws[0].created_at), len(ws), prompt_of(ws[-1]), outcome_of(ws[-1])))
     return sorted(out, key=lambda r: r.started or datetime.datetime.min)
+
+
+async def subagents(db: Any = DBOS) -> list[dict[str, Any]]:
+    """Every subagent whose task has not ended (watched, or owing its report), with what
+    its watch last published: its phase, quiet seconds, ms left, failed polls."""
+    found = await db.list_workflows_async(
+        status=["PENDING", "ENQUEUED"], name="eukhe.child.task", load_input=True, load_output=False
+    )
+    out = []
+    for w in sorted(found, key=lambda w: w.workflow_id):
+        spec = (w.input or {}).get("args", [{}])[0] if isinstance(w.input, dict) else {}
+        state = await db.get_event_async(w.workflow_id, "watch", timeout_seconds=0)
+        out.append(
+            {
+                "child": str(spec.get("child") or w.workflow_id.removesuffix(".task")),
+                "name": spec.get("name"),
+                "session": spec.get("session"),
+                "stallMs": spec.get("stallMs"),
+                "status": str(w.status).lower(),
+                "watch": state if isinstance(state, dict) else None,
+            }
+        )
+    return out
