@@ -154,3 +154,44 @@ def test_a_running_child_is_listed_with_its_clock_and_eukhe_abort_ends_it(tmp_pa
     until("the child's command to be gone", lambda: not alive(pid), deadline=10)
     [report] = reports_in(row["id"], tmp_path, home)
     assert report.startswith("[child-failed child:c1.1] aborted"), report
+
+
+def test_a_cancelled_child_leaves_none_of_its_processes(tmp_path: Path) -> None:
+    """No process outlives what owns it: a child whose kernel runs a detached cell and a
+    background `bash()` command is cancelled by its parent; its kernel, the cell and the
+    command are all gone while the parent still runs, and a cancel owes no report."""
+    from tests.store.proc import Reader, start, until
+    from tests.tools.helpers import alive
+
+    home = home_with(tmp_path, {"toolBlockingBudgetMs": 500})
+    cell = (
+        "import os, time\n"
+        "h = bash('sleep 300')\n"
+        "open('kernel.pids', 'w').write(f'{os.getpid()} {h.pid}')\n"
+        "time.sleep(300)\n"
+    )
+    stop = {"name": "stop_child", "arguments": {"child": "c1.1", "how": "cancel"}}
+    script = [
+        {"when": "use the kernel", "results": 0, "calls": [{"name": "ipython", "arguments": {"code": cell}}]},
+        {"when": "use the kernel", "results": 1, **bash("sleep 300")},
+        {"when": "go", "results": 0, **spawn("use the kernel")},
+        {"when": "go", "results": 1, **bash("while [ ! -s kernel.pids ]; do sleep 0.1; done; sleep 1")},
+        {"when": "go", "results": 2, "calls": [stop]},
+        {"when": "go", "results": 3, **bash("sleep 20")},  # the parent goes on meanwhile
+        {"when": "go", "results": 4, "text": "cancelled it"},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start("run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=tmp_path, home=home)
+        out = Reader(p)
+        until(
+            "the cancel",
+            lambda: any("cancelled by its parent" in x for x in out.out),
+            about=lambda: "".join(out.err),
+        )
+        pids = [int(x) for x in (tmp_path / "kernel.pids").read_text().split()]
+        assert len(pids) == 2
+        until("the kernel and its command to end", lambda: not any(alive(pid) for pid in pids), deadline=10)
+        assert p.poll() is None  # while its parent runs: they ended with the child, not with the process
+        assert p.wait(timeout=60) == 0, "".join(out.err)
+    [row] = sessions(tmp_path, home)
+    assert reports_in(row["id"], tmp_path, home) == []  # a cancel owes nothing

@@ -89,7 +89,8 @@ class Watcher:
                 self._go(child.aborted(self.task, asked))
                 if self.task.phase is not Phase.WATCH:
                     await self.port.stop()
-                    self.port.show(f"child {self.name}: {asked.value}d by its parent")
+                    done = {Abort.CANCEL: "cancelled", Abort.DELETE: "deleted"}.get(asked, asked.value)
+                    self.port.show(f"child {self.name}: {done} by its parent")
                 continue
             seen = await self.port.read()
             now = await self.port.now()

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from eukhe.cli import owner as owner_commands
+from eukhe.cli.reading import store_read
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="eukhe: a coding agent harness whose liveness is law."
@@ -281,7 +282,7 @@ def sessions_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the sessions: id, started, runs, last prompt, outcome."""
-    rows = _store_read("rows")
+    rows = store_read("rows")
     if as_json:
         typer.echo(json.dumps({"sessions": [
             {"id": r.session, "started": r.started.isoformat() if r.started else None, "runs": r.runs,
@@ -305,7 +306,7 @@ def session_show(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """Print a session's transcript, run by run."""
-    found = _store_read("show", session)
+    found = store_read("show", session)
     if not found:
         typer.echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
@@ -331,43 +332,6 @@ def _message_json(m: Any) -> dict[str, Any]:
         "callId": m.call_id,
         "isError": m.is_error,
     }
-
-
-def _store_read(what: str, session: str = "") -> Any:
-    """Read the run store as a client: no run is started, recovered or picked up."""
-    import asyncio
-    from pathlib import Path
-
-    from eukhe.settings import SettingsError, home, load
-    from eukhe.store import durable, sessions
-
-    try:
-        url = durable.database_url(home(), load(Path.cwd()))
-    except (SettingsError, durable.StoreError) as e:
-        typer.echo(f"eukhe: {e}", err=True)
-        raise typer.Exit(2) from None
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
-        return []
-    try:
-        client = durable.client(url)
-    except durable.StoreError as e:
-        typer.echo(f"eukhe: {e}", err=True)
-        raise typer.Exit(2) from None
-
-    async def show() -> list[tuple[str, str, list[Any]]]:
-        return [
-            (w.workflow_id, sessions.outcome_of(w), await sessions.transcript(w.workflow_id, client))
-            for w in await sessions.runs(session, client)
-        ]
-
-    try:
-        work = {"rows": lambda: sessions.rows(client), "subagents": lambda: sessions.subagents(client)}
-        return asyncio.run(work.get(what, show)())
-    except Exception as e:  # a store that cannot be read is a clear error, never a traceback
-        typer.echo(f"eukhe: cannot read the run store at {durable.shown(url)}: {durable.cause(e)}", err=True)
-        raise typer.Exit(2) from None
-    finally:
-        client.destroy()
 
 
 REAL_MODEL = (

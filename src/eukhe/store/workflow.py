@@ -173,11 +173,13 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
+    from eukhe.kernel import Kernel
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
     from eukhe.settings import SettingsError, child_settings, load, memory_settings
     from eukhe.store.children import Children
     from eukhe.tools import BUILTIN, Context
+    from eukhe.tools.ipython import IPYTHON
     from eukhe.tools.memory import DATE, ZOOM
 
     here = process()
@@ -225,6 +227,9 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
     if parent:
         tools[PROGRESS.name] = PROGRESS
+    kernel = Kernel(cwd, budget_ms=kids.budget_ms)  # started on first use; it dies with the run
+    ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
+    tools[IPYTHON.name] = IPYTHON
     inbox = functools.partial(_take, session, run_id)
     in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
     with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
@@ -263,6 +268,8 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         here.children.pop(run_id, None)
         with contextlib.suppress(Exception):
             await provider.close()
+        with contextlib.suppress(Exception):  # its jobs and their processes end with it
+            await kernel.close()
     if chat is not None:
         await _logged(chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text))
     here.ended(run_id)

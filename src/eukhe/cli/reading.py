@@ -1,0 +1,44 @@
+"""Reading the run store from a command that runs nothing: sessions, transcripts, subagents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+
+def store_read(what: str, session: str = "") -> Any:
+    """Read the run store as a client: no run is started, recovered or picked up."""
+    import asyncio
+    from pathlib import Path
+
+    from eukhe.settings import SettingsError, home, load
+    from eukhe.store import durable, sessions
+
+    try:
+        url = durable.database_url(home(), load(Path.cwd()))
+    except (SettingsError, durable.StoreError) as e:
+        typer.echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return []
+    try:
+        client = durable.client(url)
+    except durable.StoreError as e:
+        typer.echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+
+    async def show() -> list[tuple[str, str, list[Any]]]:
+        return [
+            (w.workflow_id, sessions.outcome_of(w), await sessions.transcript(w.workflow_id, client))
+            for w in await sessions.runs(session, client)
+        ]
+
+    try:
+        work = {"rows": lambda: sessions.rows(client), "subagents": lambda: sessions.subagents(client)}
+        return asyncio.run(work.get(what, show)())
+    except Exception as e:  # a store that cannot be read is a clear error, never a traceback
+        typer.echo(f"eukhe: cannot read the run store at {durable.shown(url)}: {durable.cause(e)}", err=True)
+        raise typer.Exit(2) from None
+    finally:
+        client.destroy()

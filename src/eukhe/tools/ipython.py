@@ -1,0 +1,71 @@
+"""`ipython`: a cell in the conversation's Python kernel, or a look at (or the end of) a detached job.
+
+The kernel (`ctx.kernel`, an `eukhe.kernel.Kernel`) keeps its variables from call to call and runs
+one cell at a time. A cell blocks the call at most the blocking budget; one that runs longer goes
+on as a job `N`, which `{"job": N, "action": ...}` looks at (`status`, `tail`), waits for (`wait`,
+at most the budget a call) or stops (`kill`), all answered by the host, so they work while the kernel
+is busy. A cell sent while a job runs is refused at once, naming the job: never queued behind it.
+
+Not replay-safe: a cell has effects (files, processes, the kernel's state) a second run would repeat.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from eukhe.tools.base import Context, Result
+
+__all__ = ["IPYTHON", "IPython"]
+
+ACTIONS = ("status", "tail", "wait", "kill")
+
+
+class IPython:
+    name = "ipython"
+    description = (
+        "Run Python code in a persistent IPython kernel (variables, imports and the working directory "
+        "carry over between calls) and return what it printed and its value, or its traceback. A cell "
+        "blocks the call for at most a time budget; a cell still running then goes on as a background "
+        'job N: pass {"job": N, "action": "status" | "tail" | "wait" | "kill"} to check it, see its '
+        "latest output, wait for it (at most the budget per call) or stop it. The kernel runs one cell "
+        "at a time, so a cell sent while a job runs is refused. Inside the kernel, bash(cmd) starts a "
+        "shell command in the background and returns a handle: h.wait(timeout) (the exit code, or None "
+        "if it still runs; waits are capped at the budget), h.poll(), h.tail(n), h.output(), h.kill(), "
+        "h.bytes; `jobs` lists them. Long output keeps its start and end with the middle cut."
+    )
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": "The cell to run (give this or `job`)."},
+            "job": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "A job's number, from a cell that outlived the budget (give this or `code`).",
+            },
+            "action": {
+                "type": "string",
+                "enum": list(ACTIONS),
+                "description": "With `job`: status (default), tail, wait or kill.",
+            },
+        },
+        "additionalProperties": False,
+    }
+    replay_safe = False
+
+    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+        kernel = ctx.kernel
+        if kernel is None:
+            return Result("no Python kernel is offered in this run, so 'ipython' cannot run code here", True)
+        code, job = args.get("code"), args.get("job")
+        if code is not None and job is not None:
+            return Result("give either 'code' (a cell to run) or 'job' (a job to look at), not both", True)
+        if code is not None:
+            if "action" in args:
+                return Result("'action' goes with 'job', not with 'code'", True)
+            return await kernel.execute(code, ctx.cancel)  # type: ignore[no-any-return]
+        if job is not None:
+            return await kernel.job(job, args.get("action", "status"), ctx.cancel)  # type: ignore[no-any-return]
+        return Result("missing argument: give 'code' (a cell to run) or 'job' (a job to look at)", True)
+
+
+IPYTHON = IPython()
