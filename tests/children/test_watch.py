@@ -206,3 +206,26 @@ def test_a_resend_under_a_known_id_is_dropped_and_a_closed_parent_admits_nothing
     assert reports.withdraw("x:report:0") is Fate.PLACED  # a withdrawal that lost to placement
     reports.close_parent("s")
     assert reports.submit("x:report:1", "s", "x", "two") is Fate.WITHDRAWN
+
+
+def test_the_watch_asks_the_rules(reports: Reports, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tie: with another rule in rules.child, the runtime does what that rule says (a
+    watch that never ends keeps a hung child watched; a report rule that ends at once
+    delivers nothing)."""
+    port = Port(lambda now: Seen(Reading.TOKEN, 7), reports)
+    real = child.watched
+    monkeypatch.setattr(child, "watched", lambda cfg, t, p: (t, child.Verdict.WATCH))
+    w = watcher(port)
+
+    async def some_polls() -> None:
+        run = asyncio.ensure_future(w.run())
+        while len(port.pauses) < 1000:
+            await asyncio.sleep(0)
+        run.cancel()
+
+    asyncio.run(some_polls())
+    assert port.stops == 0  # never told to stop: the runtime did not decide on its own
+    monkeypatch.setattr(child, "watched", real)
+    monkeypatch.setattr(child, "carry", lambda t, f, o: (child.reported(t, child.Move.END), child.Move.END))
+    t = deliver(watcher(Port(lambda now: Seen(Reading.ANSWERED), reports, cid="s/0001.c5")), reports)
+    assert t.phase is Phase.DONE and reports.all("s") == []
