@@ -45,7 +45,8 @@ def test_a_session_is_continued_listed_and_shown(tmp_path: Path) -> None:
 
     second = max(runs(home), key=lambda w: w.workflow_id)
     names = [n for n, _ in steps(home, second.workflow_id)]
-    assert names[:2] == ["view", "message"] and names[-1] == "log", names
+    # the pinned view, the subagents' reports waiting for the session (none), the prompt
+    assert names[:3] == ["view", "reports", "message"] and names[-1] == "log", names
     assert not [n for n in names if n.startswith("DBOS.list")], names
     listed = eukhe("sessions", cwd=tmp_path, home=home).stdout
     assert row["id"] in listed and "2 runs" in listed and "answered" in listed

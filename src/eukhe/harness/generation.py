@@ -159,8 +159,9 @@ class Generation:
     admission: Registry = field(default_factory=Registry)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
     compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
-    # the reports of the run's children placed at a round end, after every result (H5.4): user messages
-    inbox: Callable[[str], Awaitable[list[str]]] | None = None  # by the place's key: a replay takes the same
+    # the reports of the run's children placed at a round end, after every result (H5.4): user messages;
+    # by the place's key, as a durable step of its own (a replay takes the same)
+    inbox: Callable[[str], Awaitable[list[str]]] | None = None
 
     @property
     def fx(self) -> Effects:
@@ -392,7 +393,7 @@ class Generation:
             t.ctx.append(msg)
             await self._log(t.out, msg)
         if self.inbox is not None:  # never between a call and its result: after the round's last
-            for text in await self.fx.step("reports", functools.partial(self.inbox, f"r{t.out.rounds + 1}")):
+            for text in await self.inbox(f"r{t.out.rounds + 1}"):
                 msg = Message("user", text)
                 t.ctx.append(msg)
                 await self._log(t.out, msg)

@@ -29,7 +29,7 @@ from eukhe.store.urls import cause, engine_url, shown
 
 REPORTS = "eukhe_child_reports"
 PARENTS = "eukhe_child_parents"
-LOCK = 0x65756B6863  # the Postgres advisory lock that makes read-then-write atomic, as SQLite's IMMEDIATE
+LOCK = 0x65756B6872  # "eukhr": the Postgres advisory lock that makes read-then-write atomic, as IMMEDIATE
 
 
 class ReportStoreError(RuntimeError):

@@ -231,6 +231,15 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
     tools[IPYTHON.name] = IPYTHON
     inbox = functools.partial(_take, session, run_id)
+
+    async def round_end(key: str) -> list[str]:
+        """A run that spawned children takes their reports at each round end (a step only
+        then: the rounds of the others cost nothing more); the session's other reports
+        wait for its next run's start, or start it."""
+        if not children.spawned:
+            return []
+        return list(await DBOS.run_step_async({"name": "reports"}, functools.partial(inbox, key)))
+
     in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
     with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
         await asyncio.to_thread(here.reports().reopen, session)
@@ -258,7 +267,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
         compact=compact,
         admission=registry,
-        inbox=inbox,
+        inbox=round_end,
     )
     if parent:
         here.children[run_id] = ledger  # its parent's polls read its token here
