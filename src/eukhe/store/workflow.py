@@ -173,13 +173,12 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
     from eukhe.harness.generation import Generation, Outcome, Settings
     from eukhe.harness.session import runner, scanner, tool_specs
-    from eukhe.kernel import Kernel
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
     from eukhe.settings import SettingsError, child_settings, load, memory_settings
     from eukhe.store.children import Children
     from eukhe.tools import BUILTIN, Context
-    from eukhe.tools.ipython import IPYTHON
+    from eukhe.tools.ipython import IPYTHON, LazyKernel
     from eukhe.tools.memory import DATE, ZOOM
 
     here = process()
@@ -227,7 +226,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
     if parent:
         tools[PROGRESS.name] = PROGRESS
-    kernel = Kernel(cwd, budget_ms=kids.budget_ms)  # started on first use; it dies with the run
+    kernel = LazyKernel(cwd, kids.budget_ms)  # made and started on its first cell; it dies with the run
     ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
     tools[IPYTHON.name] = IPYTHON
     inbox = functools.partial(_take, session, run_id)
