@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from eukhe.memory.log import Entry, Kind, Message
+from eukhe.store.engine import serialized
 from eukhe.store.processes import alive
-from eukhe.store.urls import cause, engine_url, shown
+from eukhe.store.urls import cause, shown
 
 MESSAGES = "eukhe_chat_messages"
 LINES = "eukhe_chat_lines"
@@ -162,14 +162,7 @@ class ChatStore:
     def __init__(self, url: str) -> None:
         self.url = url
         try:
-            self._engine = sa.create_engine(engine_url(url))
-            if self._engine.dialect.name == "sqlite":
-
-                @event.listens_for(self._engine, "connect")
-                def _sqlite(dbapi: Any, _record: Any) -> None:
-                    dbapi.isolation_level = "IMMEDIATE"  # writers serialized, as DBOS has them
-                    dbapi.execute("PRAGMA busy_timeout=30000")
-
+            self._engine = serialized(url)
             _META.create_all(self._engine, checkfirst=True)
         except Exception as e:
             raise ChatStoreError(f"cannot open the chat in the store at {shown(url)}: {cause(e)}") from e

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from eukhe.rules import child
 from eukhe.rules.child import Fate
-from eukhe.store.urls import cause, engine_url, shown
+from eukhe.store.engine import serialized
+from eukhe.store.urls import cause, shown
 
 REPORTS = "eukhe_child_reports"
 PARENTS = "eukhe_child_parents"
@@ -76,14 +76,7 @@ class Reports:
     def __init__(self, url: str) -> None:
         self.url = url
         try:
-            self._engine = sa.create_engine(engine_url(url))
-            if self._engine.dialect.name == "sqlite":
-
-                @event.listens_for(self._engine, "connect")
-                def _sqlite(dbapi: Any, _record: Any) -> None:
-                    dbapi.isolation_level = "IMMEDIATE"  # one writer at a time: read-then-write is atomic
-                    dbapi.execute("PRAGMA busy_timeout=30000")
-
+            self._engine = serialized(url)
             _META.create_all(self._engine, checkfirst=True)
         except Exception as e:
             raise ReportStoreError(
