@@ -10,6 +10,7 @@ from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.children import texts
+from eukhe.children.texts import name_of
 from tests.store.proc import eukhe, messages, sessions
 
 
@@ -195,3 +196,47 @@ def test_a_cancelled_child_leaves_none_of_its_processes(tmp_path: Path) -> None:
         assert p.wait(timeout=60) == 0, "".join(out.err)
     [row] = sessions(tmp_path, home)
     assert reports_in(row["id"], tmp_path, home) == []  # a cancel owes nothing
+
+
+def test_ctrl_c_leaves_the_children_running_and_the_next_run_gets_their_reports(tmp_path: Path) -> None:
+    """A closing parent admits nothing: Ctrl-C while `eukhe run` waits for its subagent
+    closes the session and leaves the child running (the owner takes it up); its report
+    stays owed, and the session's next run gets it at its start, once."""
+    import signal
+
+    from tests.store.proc import Reader, start, until
+
+    home = home_with(tmp_path)
+    script = [
+        {"when": "take a while", "results": 0, **bash("sleep 4")},
+        {"when": "take a while", "results": 1, "text": "finally done"},
+        {"when": "[child-", "results": 0, "text": "noted"},
+        {"when": "what did it say", "results": 0, "text": "it said finally done"},
+        {"when": "go", "results": 0, **spawn("take a while")},
+        {"when": "go", "results": 1, "text": "spawned"},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start("run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=tmp_path, home=home)
+        out = Reader(p)
+        until("the wait for the child", lambda: any("waiting for 1 subagent" in x for x in out.err))
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        err = "".join(out.err)
+        assert "left 1 subagent running: their reports wait for this session's next run" in err, err
+        [row] = sessions(tmp_path, home)
+        cid = f"{row['id']}/0001.c1"
+
+        def child_ended() -> bool:
+            got = json.loads(eukhe("status", "--json", cwd=tmp_path, home=home).stdout or "{}")
+            return not [
+                k for k in got.get("subagents") or [] if (k.get("watch") or {}).get("phase") == "watch"
+            ]
+
+        until("the owner to finish the child", child_ended, deadline=90)
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--session", row["id"], "what did it say",
+            cwd=tmp_path, home=home,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = reports_in(row["id"], tmp_path, home)
+    assert got == [f"[child-exited: no-reply child:{name_of(cid)}] Last assistant text: finally done"], got
