@@ -240,3 +240,26 @@ def test_ctrl_c_leaves_the_children_running_and_the_next_run_gets_their_reports(
     assert done.returncode == 0, done.stderr
     got = reports_in(row["id"], tmp_path, home)
     assert got == [f"[child-exited: no-reply child:{name_of(cid)}] Last assistant text: finally done"], got
+
+
+def test_a_child_answers_only_once_its_own_child_has_reported(tmp_path: Path) -> None:
+    """Two levels: the child spawns a grandchild and answers at once; it goes on when the
+    grandchild's report comes, and its report to the parent is what it said then."""
+    home = home_with(tmp_path, {"subagents": {"maxDepth": 2}})
+    script = [
+        {"when": "grand task", "results": 0, **bash("sleep 1")},
+        {"when": "grand task", "results": 1, "text": "grand done"},
+        {"when": "child:c1.1.1]", "results": 1, "text": "my child said grand done"},  # its spawn before
+        {"when": "child task", "results": 0, **spawn("grand task")},
+        {"when": "child task", "results": 1, "text": "waiting for my child"},
+        {"when": "child:c1.1]", "results": 0, "text": "noted"},
+        {"when": "go", "results": 0, **spawn("child task")},
+        {"when": "go", "results": 1, "text": "spawned"},
+    ]
+    with FauxServer(parse(script)) as server:
+        done = run(server, tmp_path, home)
+    assert done.returncode == 0, done.stderr
+    [row] = sessions(tmp_path, home)
+    assert reports_in(row["id"], tmp_path, home) == [
+        "[child-exited: no-reply child:c1.1] Last assistant text: my child said grand done"
+    ]

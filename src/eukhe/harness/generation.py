@@ -169,22 +169,29 @@ class Generation:
             self.effects = Direct(self.sleep)
         return self.effects
 
-    async def run(self, prompt: str, context: Sequence[Message] = ()) -> Outcome:
+    async def run(
+        self, prompt: str, context: Sequence[Message] = (), earlier: Sequence[Message] = ()
+    ) -> Outcome:
+        """A run of `prompt` after `context` (new messages, logged with it: the reports
+        placed at its start) and `earlier` (its conversation so far, logged before)."""
         stop = asyncio.ensure_future(self.cancel.wait())
         try:
-            return await self._run(prompt, context, stop)
+            return await self._run(prompt, context, earlier, stop)
         finally:
             stop.cancel()
 
-    async def _run(self, prompt: str, context: Sequence[Message], stop: asyncio.Future[Any]) -> Outcome:
+    async def _run(
+        self, prompt: str, context: Sequence[Message], earlier: Sequence[Message], stop: asyncio.Future[Any]
+    ) -> Outcome:
         s = self.settings
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
         cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
-        ctx: list[Message] = [*context, Message("user", prompt)]
+        new = [*context, Message("user", prompt)]
+        ctx: list[Message] = [*earlier, *new]
         t = _Turn(cfg, h4.start(cfg), ctx, Outcome("failed", transcript=list(ctx)), stop, prompt, self.system)
         t.idle = s.stream_idle_timeout_ms / 1000.0
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
-        for msg in ctx:  # the context it starts from (a child's reports placed at its start), the prompt
+        for msg in new:
             await self.fx.append(msg)
         phases = {
             h4.Phase.PREPARE: self._prepare_phase,

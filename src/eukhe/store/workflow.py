@@ -272,6 +272,8 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         here.children[run_id] = ledger  # its parent's polls read its token here
     try:
         out = await g.run(str(prompt), [Message("user", text) for text in placed])
+        if parent:  # a child ends only once its own children have reported: it goes on with each report
+            out = await _until_reported(g, out, children, inbox, cancel)
     finally:
         here.children.pop(run_id, None)
         with contextlib.suppress(Exception):
@@ -282,6 +284,42 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         await _logged(chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text))
     here.ended(run_id)
     return out.json()
+
+
+CHILDREN_POLL = 1.0
+"""Seconds a child that has answered waits between two looks for its own children's reports."""
+CHILDREN_POLL_MAX = 2.0
+"""The longest of those waits: below ABORT_GRACE, so an aborted child ends within its grace."""
+
+
+async def _until_reported(g: Any, out: Any, children: Any, inbox: Any, cancel: asyncio.Event) -> Any:
+    """A child's run that answered with children of its own still at work goes on with
+    each of their reports as it comes (its conversation so far before it), until every
+    one of them has reported: no report is owed to a session nobody runs again. The
+    waits are durable sleeps; its cancel ends them (its children go on)."""
+    from eukhe.ai.request import Message
+    from eukhe.store.children import task_id
+
+    n, pause = 0, CHILDREN_POLL
+    while children.spawned and not cancel.is_set() and out.outcome == "answered":
+        n += 1
+        texts = await DBOS.run_step_async({"name": "reports"}, functools.partial(inbox, f"end{n}"))
+        if texts:
+            out = await g.run(texts[-1], [Message("user", t) for t in texts[:-1]], earlier=out.transcript)
+            pause = CHILDREN_POLL
+            continue
+
+        async def live() -> bool:
+            found = await DBOS.list_workflows_async(
+                workflow_ids=[task_id(c) for c in children.spawned], status=["PENDING", "ENQUEUED"]
+            )
+            return bool(found)
+
+        if not await DBOS.run_step_async({"name": "children"}, live):
+            break
+        await DBOS.sleep_async(pause)
+        pause = min(pause * 2, CHILDREN_POLL_MAX)
+    return out
 
 
 async def _take(session: str, run: str, key: str) -> list[str]:
