@@ -44,7 +44,9 @@ def test_import_logs_each_file_once_and_refuses_a_foreign_one(tmp_path: Path) ->
     assert again.returncode == 0, again.stderr
     assert all(f["logged"] == 0 for f in json.loads(again.stdout)["files"])
     assert logged(tmp_path) == first  # nothing twice
-    status = json.loads(eukhe("status", "--json", cwd=tmp_path).stdout)
+    got = eukhe("status", "--json", cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    status = json.loads(got.stdout)
     assert status["memory"]["messages"] == len(first) and status["memory"]["writer"]  # the owner logged them
 
 

@@ -47,9 +47,9 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
             typer.echo(f"no owner runs for {home} ({e}); the next `eukhe run` starts one")
         return
     if as_json:
-        from eukhe.cli.reading import store_read
+        from eukhe.cli.reading import subagents
 
-        typer.echo(json.dumps({**got, "subagents": store_read("subagents")}, indent=2))
+        typer.echo(json.dumps({**got, "subagents": subagents()}, indent=2))
         return
     owner = got["owner"]
     typer.echo(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
@@ -98,10 +98,13 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
 
 def _subagents() -> None:
     """The subagents whose task has not ended, with their watch's clock."""
-    from eukhe.cli.reading import store_read
+    from eukhe.cli.reading import subagents
     from eukhe.rules.child import CHILD_POLL_FAILURES
 
-    kids = store_read("subagents")
+    kids = subagents()
+    if isinstance(kids, str):
+        typer.echo(f"subagents: the store cannot say: {kids}")
+        return
     typer.echo(f"subagents: {len(kids)}")
     for k in kids:
         w = k.get("watch") or {}

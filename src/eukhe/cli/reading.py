@@ -38,7 +38,22 @@ def store_read(what: str, session: str = "") -> Any:
         work = {"rows": lambda: sessions.rows(client), "subagents": lambda: sessions.subagents(client)}
         return asyncio.run(work.get(what, show)())
     except Exception as e:  # a store that cannot be read is a clear error, never a traceback
+        if "no such table: main.workflow_status" in str(e):  # a store no run has used yet (a chat import)
+            return []
         typer.echo(f"eukhe: cannot read the run store at {durable.shown(url)}: {durable.cause(e)}", err=True)
         raise typer.Exit(2) from None
     finally:
         client.destroy()
+
+
+def subagents() -> list[dict[str, Any]] | str:
+    """The subagents whose task has not ended, or why the store cannot say (a part of
+    `eukhe status`, which never fails for it). A store no run has used has none."""
+    import click
+
+    try:
+        return list(store_read("subagents"))
+    except (typer.Exit, click.exceptions.Exit, SystemExit):
+        return "the run store cannot be read (above)"
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
