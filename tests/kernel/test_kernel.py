@@ -497,3 +497,14 @@ def test_the_tool_without_a_kernel_or_with_bad_arguments_says_so(tmp_path: Path)
     assert not k.started and k.pids() == []
     assert IPYTHON.replay_safe is False
     assert IPYTHON.schema["additionalProperties"] is False
+
+
+def test_the_tool_gives_the_model_a_head_and_a_tail_of_a_long_result(tmp_path: Path) -> None:
+    from eukhe.tools.ipython import bounded
+
+    ctx = Context(tmp_path)
+    long = Result("a" * 30_000 + "b" * 30_000, False)
+    got = bounded(long, ctx)
+    assert got.content.startswith("a" * 20_000) and got.content.endswith("b" * 20_000)
+    assert "[... 20000 bytes cut: a job's latest output stays readable with its tail ...]" in got.content
+    assert bounded(Result("short", True), ctx) == Result("short", True)

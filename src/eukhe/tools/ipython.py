@@ -64,10 +64,26 @@ class IPython:
         if code is not None:
             if "action" in args:
                 return Result("'action' goes with 'job', not with 'code'", True)
-            return await kernel.execute(code, ctx.cancel)  # type: ignore[no-any-return]
+            return bounded(await kernel.execute(code, ctx.cancel), ctx)
         if job is not None:
-            return await kernel.job(job, args.get("action", "status"), ctx.cancel)  # type: ignore[no-any-return]
+            return bounded(await kernel.job(job, args.get("action", "status"), ctx.cancel), ctx)
         return Result("missing argument: give 'code' (a cell to run) or 'job' (a job to look at)", True)
+
+
+def bounded(r: Result, ctx: Context) -> Result:
+    """What the model reads of a result: the kernel keeps 512 KiB of each end of a job's
+    output, the model gets the tool's own head and tail (as bash's), the middle cut."""
+    data = r.content.encode("utf-8", "surrogatepass")
+    head, tail = ctx.limits.bash_head, ctx.limits.bash_tail
+    if len(data) <= head + tail:
+        return r
+    cut = len(data) - head - tail
+    text = (
+        data[:head].decode("utf-8", "ignore")
+        + f"\n[... {cut} bytes cut: a job's latest output stays readable with its tail ...]\n"
+        + data[-tail:].decode("utf-8", "ignore")
+    )
+    return Result(text, r.is_error)
 
 
 IPYTHON = IPython()
