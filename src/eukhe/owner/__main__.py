@@ -29,9 +29,7 @@ def main() -> int:
         idle = IDLE
     where = home()
     recovery = Recovery(where)
-    owner = Owner(
-        where, idle=idle, orphans=recovery.orphans, recover=recovery.now, busy=lambda: recovery.busy > 0
-    )
+    owner = Owner(where, idle=idle, orphans=recovery.orphans, recover=recovery.now, busy=recovery.working)
     try:
         owner.claim()
     except Taken as e:  # another client's owner won the home: it answers

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,12 @@ GONE_WAIT = 30.0
 DBOS's threads, up to 10 s each) before its runs are left to it."""
 
 
+UNTOLD_KEEP = 10.0
+"""Seconds an owner with no client stays up to tell a `eukhe resume` how it ended the
+runs it took up (what it says is kept in memory only: an owner that ended idle at once
+would leave the resume to say nothing)."""
+
+
 class Recovery:
     def __init__(self, home: Path, gone_wait: float = GONE_WAIT) -> None:
         self.home = home
@@ -36,9 +43,16 @@ class Recovery:
         self.busy = 0  # recoveries under way: the owner does not end while there is one
         self.running: dict[str, str] = {}  # runs this owner recovered, not ended yet: what it said
         self.untold: list[str] = []  # what it said of the runs it finished, not yet told to a client
+        self.untold_at = 0.0  # when the last of them was said (monotonic seconds)
         self._store: object | None = None
         self._lock = asyncio.Lock()
         self._finishing: set[asyncio.Task[None]] = set()
+
+    def working(self) -> bool:
+        """Whether the owner has work that keeps it up with no client: a recovery under
+        way, or what it has to tell of runs it finished, for UNTOLD_KEEP seconds."""
+        telling = bool(self.untold) and time.monotonic() - self.untold_at < UNTOLD_KEEP
+        return self.busy > 0 or telling
 
     def say(self, line: str) -> None:
         print(f"eukhe owner: {line}", file=sys.stderr, flush=True)
@@ -124,6 +138,7 @@ class Recovery:
         finally:
             began = self.running.pop(run, None)
             self.untold.extend([*([began] if began else []), *lines])
+            self.untold_at = time.monotonic()
             self.busy -= 1
 
     async def _open(self) -> None:
