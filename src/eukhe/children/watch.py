@@ -15,7 +15,7 @@ from typing import Protocol
 
 from eukhe.children import texts
 from eukhe.rules import child
-from eukhe.rules.child import Abort, Fate, Move, Phase, Poll, Reading, Task, Verdict, WCfg
+from eukhe.rules.child import Abort, Fate, Move, Phase, Poll, Reading, Task, Verdict, W, WCfg
 from eukhe.store.reports import submission
 
 REPORT_POLL = 1.0
@@ -82,7 +82,6 @@ class Watcher:
 
     async def _watch(self) -> str:
         last = await self.port.now()
-        quiet = 0.0
         while self.task.phase is Phase.WATCH:
             asked = await self.port.pause(child.pause(self.cfg, self.task.w) / 1000)
             if asked is not None:
@@ -100,13 +99,12 @@ class Watcher:
             t, verdict = child.watched(self.cfg, self.task, Poll(seen.reading, seen.token, int(delay * 1000)))
             self._go(t)
             if verdict is Verdict.WATCH:
-                quiet = 0.0 if t.w.token != before.token else quiet + delay
-                await self.port.publish(self._state(quiet))
+                await self.port.publish(self._state())
                 continue
             if verdict in child.STOPS:
                 await self.port.stop()
             said = {
-                Verdict.STALLED: texts.stalled(quiet + delay),
+                Verdict.STALLED: texts.stalled(self._quiet(before) + delay),
                 Verdict.UNREACHABLE: texts.unreachable(self.cfg.polls),
                 Verdict.GONE: texts.gone(),
             }
@@ -114,7 +112,11 @@ class Watcher:
             return said.get(verdict, seen.detail)
         return ""
 
-    def _state(self, quiet: float) -> dict[str, object]:
+    def _quiet(self, w: W) -> float:
+        """Seconds without progress, as the clock has them: what it has counted off."""
+        return (self.cfg.stall - w.left) / 1000
+
+    def _state(self) -> dict[str, object]:
         w = self.task.w
         return {
             "child": self.child_id,
@@ -123,13 +125,11 @@ class Watcher:
             "token": w.token,
             "leftMs": w.left,
             "failedPolls": self.cfg.polls - w.tries,
-            "quietSeconds": round(quiet, 1),
+            "quietSeconds": round(self._quiet(w), 1),
         }
 
     async def _report(self, text: str) -> None:
-        await self.port.publish(
-            {**self._state(0.0), "phase": self.task.phase.value, "owe": self.task.owe.value}
-        )
+        await self.port.publish({**self._state(), "owe": self.task.owe.value})
         wait = REPORT_POLL
         while self.task.phase is Phase.REPORT:
             fate = (

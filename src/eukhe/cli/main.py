@@ -219,7 +219,7 @@ def _durable(
 
     def live_show(run: str, kind: str, text: str) -> None:
         if spec is not None and run.startswith(f"{session}/"):
-            if ".c" in run.rpartition("/")[2]:  # a subagent's run: its lines, under its name
+            if not runs.is_root(run):  # a subagent's run: its lines, under its name
                 if kind != "text":
                     printer.show(kind, f"[{name_of(run)}] {text}")
                 return

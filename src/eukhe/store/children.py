@@ -35,8 +35,7 @@ from eukhe.store.live import process
 CHILD_TASK = "eukhe.child.task"
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
 
-ENDED_OK = {"SUCCESS"}
-ENDED_BAD = {"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
+IN_FLIGHT = ("PENDING", "ENQUEUED")
 
 
 def task_id(child_id: str) -> str:
@@ -115,9 +114,9 @@ async def read(cid: str) -> Seen:
         return Seen(Reading.FAILED, detail=f"{type(e).__name__}: {e}")
     if st is None:
         return Seen(Reading.GONE)
-    if st.status in ENDED_OK or st.status in ENDED_BAD:
+    if st.status not in IN_FLIGHT:
         out = st.output if isinstance(st.output, dict) else {}
-        if st.status in ENDED_OK and out.get("outcome") == "answered":
+        if st.status == "SUCCESS" and out.get("outcome") == "answered":
             return Seen(Reading.ANSWERED, detail=str(out.get("answer") or ""))
         error = (out.get("error") or {}).get("message") if out else None
         why = error or (str(st.error) if st.error else st.status.lower())

@@ -14,7 +14,7 @@ from eukhe.children.texts import name_of
 from eukhe.harness.generation import ABORT_GRACE, Outcome
 from eukhe.rules.wait import End
 from eukhe.store import sessions
-from eukhe.store.children import CHILD_TASK
+from eukhe.store.children import CHILD_TASK, IN_FLIGHT
 from eukhe.store.durable import gone, takes_recovered
 from eukhe.store.workflow import CHILD_RUN, WORKFLOW, process, run_workflow
 
@@ -220,7 +220,7 @@ CHILD_POLL = 0.5
 async def live_children(session: str) -> list[str]:
     """The session's children whose task has not ended: still watched, or owing a report."""
     found = await DBOS.list_workflows_async(
-        status=["PENDING", "ENQUEUED"], name=CHILD_TASK, workflow_id_prefix=f"{session}/", load_input=False
+        status=list(IN_FLIGHT), name=CHILD_TASK, workflow_id_prefix=f"{session}/", load_input=False
     )
     return sorted(w.workflow_id.removesuffix(".task") for w in found)
 

@@ -17,6 +17,7 @@ from typing import Any
 from dbos import DBOS
 
 from eukhe.ai.request import Message
+from eukhe.store.children import CHILD_TASK, IN_FLIGHT
 from eukhe.store.workflow import WORKFLOW
 
 ENDED = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
@@ -95,7 +96,7 @@ async def subagents(db: Any = DBOS) -> list[dict[str, Any]]:
     """Every subagent whose task has not ended (watched, or owing its report), with what
     its watch last published: its phase, quiet seconds, ms left, failed polls."""
     found = await db.list_workflows_async(
-        status=["PENDING", "ENQUEUED"], name="eukhe.child.task", load_input=True, load_output=False
+        status=list(IN_FLIGHT), name=CHILD_TASK, load_input=True, load_output=False
     )
     out = []
     for w in sorted(found, key=lambda w: w.workflow_id):

@@ -298,7 +298,7 @@ async def _until_reported(g: Any, out: Any, children: Any, inbox: Any, cancel: a
     one of them has reported: no report is owed to a session nobody runs again. The
     waits are durable sleeps; its cancel ends them (its children go on)."""
     from eukhe.ai.request import Message
-    from eukhe.store.children import task_id
+    from eukhe.store.children import IN_FLIGHT, task_id
 
     n, pause = 0, CHILDREN_POLL
     while children.spawned and not cancel.is_set() and out.outcome == "answered":
@@ -311,7 +311,7 @@ async def _until_reported(g: Any, out: Any, children: Any, inbox: Any, cancel: a
 
         async def live() -> bool:
             found = await DBOS.list_workflows_async(
-                workflow_ids=[task_id(c) for c in children.spawned], status=["PENDING", "ENQUEUED"]
+                workflow_ids=[task_id(c) for c in children.spawned], status=list(IN_FLIGHT)
             )
             return bool(found)
 
