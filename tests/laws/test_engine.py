@@ -26,6 +26,8 @@ SPEC_LAWS = {
         "run_retry_sends_a_new_request",
         "run_cut_names_the_request",
         "run_note_is_never_logged",
+        "run_steer_enters_at_a_round_end",  # ours (issue 15): steering enters at round ends only
+        "run_steer_never_splits_a_call",
     ],
     "recovery": [
         "rec_length_retries_with_a_note",
@@ -79,7 +81,13 @@ SPEC_LAWS = {
 def test_every_law_of_the_spec_is_there_by_its_name() -> None:
     for name, laws in SPEC_LAWS.items():
         assert [law.name for law in areas.AREAS[name].laws] == laws
-    ours = {"rec_rejected_retries_with_a_note", "rec_rejected_gives_up", "child_settles_at_once"}
+    ours = {
+        "rec_rejected_retries_with_a_note",
+        "rec_rejected_gives_up",
+        "child_settles_at_once",
+        "run_steer_enters_at_a_round_end",
+        "run_steer_never_splits_a_call",
+    }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
 

@@ -19,6 +19,8 @@ class Model:
 
     step: Callable[[Cfg, Run, Input], Run]
     ended_reply: Callable[[bool, bool], Kind]
+    takes_steers: Callable[[Cfg, Run, Input], bool] = run.takes_steers
+    round_log: Callable[[int, int], tuple[run.Entry, ...]] = run.round_log
 
 
 MODEL = Model(step=run.step, ended_reply=run.ended_reply)
@@ -26,7 +28,7 @@ MODEL = Model(step=run.step, ended_reply=run.ended_reply)
 
 def cached(m: Model) -> Model:
     """The model with its steps remembered, for walks that meet a state many times."""
-    return Model(step=functools.lru_cache(maxsize=1 << 18)(m.step), ended_reply=m.ended_reply)
+    return replace(m, step=functools.lru_cache(maxsize=1 << 18)(m.step))
 
 
 CALLING = (Phase.CALL, Phase.POLL)
@@ -265,6 +267,39 @@ def run_note_is_never_logged(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
     return s.live and (counted or entry) and t.version == s.version + 1
 
 
+def run_steer_enters_at_a_round_end(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
+    """Steers enter the logged context exactly at the counted round ends that leave the
+    run going (live, or a continuation taking over): never while a call is out, never
+    into a run that ends there (they are the next run's prompt then), and never held
+    back past such a round end."""
+    if not s.live:
+        return not m.takes_steers(cfg, s, x)
+    t = m.step(cfg, s, x)
+    going = t.live | (t.end is End.CONTINUED)
+    at_round_end = (s.phase is Phase.TOOLS) & (x.kind is Kind.ROUND_END) & (not x.stop)
+    return m.takes_steers(cfg, s, x) == (at_round_end & going)
+
+
+STEER_BOUNDS = (8, 4)
+"""Calls and user messages of one round that `run_steer_never_splits_a_call` walks."""
+
+
+def run_steer_never_splits_a_call(m: Model, cfg: Cfg) -> str | None:
+    """A round logs each call's result, then the user messages that came while it ran:
+    no user message ever lands between a call and its result."""
+    calls_max, users_max = STEER_BOUNDS
+    for calls in range(calls_max + 1):
+        for users in range(users_max + 1):
+            log = m.round_log(calls, users)
+            results = [i for i, e in enumerate(log) if e is run.Entry.RESULT]
+            steers = [i for i, e in enumerate(log) if e is run.Entry.USER]
+            if len(results) != calls or len(steers) != users or len(log) != calls + users:
+                return f"round_log({calls}, {users}) = {log}: not one result a call and every message"
+            if results and steers and min(steers) < max(results):
+                return f"round_log({calls}, {users}) = {log}: a user message before a call's result"
+    return None
+
+
 def _live(s_en: dict[str, Enum], x_en: dict[str, Enum]) -> bool:
     return s_en["phase"] is not Phase.ENDED
 
@@ -367,6 +402,19 @@ LAWS = (
         edge=run_note_is_never_logged,
         scope=_live,
     ),
+    Law(
+        "run_steer_enters_at_a_round_end",
+        "H4.8.4",
+        "A steer enters at a counted round end that leaves the run going, and only there.",
+        edge=run_steer_enters_at_a_round_end,
+    ),
+    Law(
+        "run_steer_never_splits_a_call",
+        "H4.8.4",
+        "No steer lands between a call and its result: a round logs every result, then steers.",
+        extra=run_steer_never_splits_a_call,
+        prove=False,
+    ),
 )
 
 
@@ -459,6 +507,31 @@ def _cut_note_kept(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
     return t
 
 
+def _steer(takes: Callable[[Cfg, Run, Input], bool]) -> Model:
+    return replace(MODEL, takes_steers=takes)
+
+
+def _steer_while_calls_are_out(cfg: Cfg, s: Run, x: Input) -> bool:
+    return run.takes_steers(cfg, s, x) or (s.live and s.phase is Phase.CALL and x.kind is Kind.CALLS)
+
+
+def _steer_into_the_last_round(cfg: Cfg, s: Run, x: Input) -> bool:
+    return s.live and s.phase is Phase.TOOLS and x.kind is Kind.ROUND_END and not x.stop
+
+
+def _steer_held_back(cfg: Cfg, s: Run, x: Input) -> bool:
+    return run.takes_steers(cfg, s, x) and s.rounds > 2
+
+
+def _steer_after_the_first_result(calls: int, users: int) -> tuple[run.Entry, ...]:
+    log = list(run.round_log(calls, 0))
+    return tuple(log[:1] + [run.Entry.USER] * users + log[1:]) if calls else run.round_log(calls, users)
+
+
+def _steer_lost(calls: int, users: int) -> tuple[run.Entry, ...]:
+    return run.round_log(calls, 0)
+
+
 MUTANTS = (
     Mutant("no poll cap", "H4.4", _break(_no_poll_cap)),
     Mutant("no round cap", "H4.2", _break(_no_round_cap)),
@@ -472,6 +545,15 @@ MUTANTS = (
     Mutant("no-text-no-call reply answering", "H4.7", _break(_no_answer_answers)),
     Mutant("tool-call reply answering", "H4.1", _break(_calls_answer)),
     Mutant("post-cut retry keeping the cut note", "H4.7", _break(_cut_note_kept)),
+    Mutant("a steer taken with the calls of a reply", "H4.8.4", _steer(_steer_while_calls_are_out)),
+    Mutant("a steer taken into a run that ends at its cap", "H4.8.4", _steer(_steer_into_the_last_round)),
+    Mutant("a steer held back past a round end", "H4.8.4", _steer(_steer_held_back)),
+    Mutant(
+        "a steer logged after the first result",
+        "H4.8.4",
+        replace(MODEL, round_log=_steer_after_the_first_result),
+    ),
+    Mutant("a steer never logged", "H4.8.4", replace(MODEL, round_log=_steer_lost)),
 )
 
 

@@ -317,6 +317,32 @@ def round_end(cfg: Cfg, s: Run, x: Input) -> Run:
     )
 
 
+def takes_steers(cfg: Cfg, s: Run, x: Input) -> bool:
+    """Whether the steers the user queued while the run worked enter its logged context
+    with this input: only at a counted round end that leaves the run going (live, or a
+    queued continuation taking over), when every call of the round has its result.
+    Anywhere else they wait for the next round end; one that finds the run ended is
+    the prompt of the session's next run (a follow-up), never dropped."""
+    if not (s.live and s.phase is Phase.TOOLS and x.kind is Kind.ROUND_END) or x.stop:
+        return False
+    return s.rounds > 1
+
+
+class Entry(Enum):
+    """A message of a tool round as it enters the logged context."""
+
+    RESULT = "result"  # one call's result
+    USER = "user"  # a user message that came while the round ran: a steer, a child's report
+
+
+def round_log(calls: int, users: int) -> tuple[Entry, ...]:
+    """The order in which a round's messages follow the reply that made its calls: each
+    call's result, in call order, then the user messages that came while it ran (the
+    steers `takes_steers` lets in, the children's reports). No user message ever lands
+    between a call and its result."""
+    return (Entry.RESULT,) * _nat(calls) + (Entry.USER,) * _nat(users)
+
+
 def step(cfg: Cfg, s: Run, x: Input) -> Run:
     """The run after one input. Ended runs never change; abort ends any live phase."""
     if s.end is not End.LIVE or not accepts(s.phase, x.kind):
