@@ -71,7 +71,7 @@ def go(
             settings or Settings(),
             compact=memory,
             system="base prompt",
-            show=lambda kind, text: shown.append(f"{kind}: {text}"),
+            show=lambda kind, text, data=None: shown.append(f"{kind}: {text}"),
         )
         if abort_after is not None:
             asyncio.get_running_loop().call_later(abort_after, g.cancel.set)

@@ -187,7 +187,7 @@ def test_a_length_stop_with_text_answers_cut_and_says_so() -> None:
     shown: list[tuple[str, str]] = []
     out, server, _, _ = go(
         [{"text": "The answer is", "stop": "length", "usage": [5, 3]}],
-        show=lambda kind, text: shown.append((kind, text)),
+        show=lambda kind, text, data=None: shown.append((kind, text)),
     )
     assert out.outcome == "answered" and out.answer == "The answer is" and out.cut
     assert out.notes == 0 and len(server.seen) == 1  # a cut answer is no stuck model: not retried
@@ -382,3 +382,62 @@ def test_a_stalled_stream_is_retried_at_once_with_its_note_and_twice_the_idle_de
     assert out.outcome == "answered" and out.answer == "slow but fine" and out.notes == 1 and sleeps == []
     note = last_user(server, 1)
     assert note.startswith("Harness note, attempt 2: your previous reply produced no output for 0 s")
+
+
+# ---------------------------------------------------------------- steering (issue 15)
+
+
+class Steers:
+    """A session's steers queued while the run works: taken at a round end only when the
+    run says it takes them (`rules.run.takes_steers`); what it never takes is left."""
+
+    def __init__(self, *texts: str, after_round: int = 1) -> None:
+        self.left = list(texts)
+        self.after_round = after_round
+        self.asked: list[tuple[str, bool]] = []
+
+    async def __call__(self, key: str, steers: bool) -> list[str]:
+        self.asked.append((key, steers))
+        if not steers or int(key.removeprefix("r")) < self.after_round:
+            return []
+        taken, self.left = self.left, []
+        return taken
+
+
+def test_a_steer_enters_at_the_round_end_after_every_result_of_the_round() -> None:
+    two = {
+        "calls": [{"name": "read", "arguments": {"path": "a"}}, {"name": "read", "arguments": {"path": "b"}}]
+    }
+    steers = Steers("use b only")
+    out, server, _, _ = go([two, {"when": "use b only", "text": "b it is."}], inbox=steers)
+    assert out.outcome == "answered" and out.answer == "b it is."
+    roles = [(m["role"], m.get("content")) for m in server.seen[1].body["messages"]]
+    assert roles[-3:] == [("tool", "ok"), ("tool", "ok"), ("user", "use b only")]
+    assert steers.asked == [("r1", True)]
+
+
+def test_a_steer_ends_a_repeat_row() -> None:
+    """Four same rounds, a steer, then the same call again: it runs (the row starts anew)
+    where a fifth same round would have been redirected."""
+    steers = Steers("try again, the file changed", after_round=4)
+    out, _server, _, runner = go([read("x")] * 6 + ["done"], inbox=steers)
+    assert out.outcome == "answered" and out.notes == 0 and len(runner.calls) == 6
+
+
+def test_a_steer_at_the_last_round_the_cap_allows_is_left_for_the_next_run() -> None:
+    steers = Steers("and then this", after_round=1)
+    out, _server, _, _ = go([read("a"), read("b")], Settings(max_tool_rounds=1), inbox=steers)
+    assert out.outcome == "failed" and out.code == "run_limit"
+    assert steers.asked == [("r1", False)] and steers.left == ["and then this"]
+
+
+def test_the_round_end_asks_the_rules_where_steers_enter_tie(monkeypatch: Any) -> None:
+    monkeypatch.setattr(run, "takes_steers", lambda cfg, s, x: False)
+    steers = Steers("never taken")
+    out, _server, _, _ = go([read("a"), "done"], inbox=steers)
+    assert out.outcome == "answered" and steers.asked == [("r1", False)] and steers.left == ["never taken"]
+    monkeypatch.undo()
+    flipped = lambda calls, users: (run.Entry.USER,) * users + (run.Entry.RESULT,) * calls  # noqa: E731
+    monkeypatch.setattr(run, "round_log", flipped)
+    out, server, _, _ = go([read("a"), "done"], inbox=Steers("first"))
+    assert [m["role"] for m in server.seen[1].body["messages"]][-2:] == ["user", "tool"]

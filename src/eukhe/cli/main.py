@@ -69,26 +69,22 @@ def laws(
     raise typer.Exit(0 if report.passed else 1)
 
 
-def _printer(as_json: bool) -> Any:
-    from eukhe.cli.printer import Printer
+def _printer(as_json: bool, events: bool = False) -> Any:
+    from eukhe.cli.printer import Printer, Stream
 
-    return Printer(as_json)
+    return Stream() if events else Printer(as_json)
+
+
+EXIT_CODES = {"answered": 0, "failed": 1, "aborted": 130}
 
 
 def _finish(outcome: Any, as_json: bool, printer: Any) -> int:
     """Print how a run ended; its exit code. `outcome`: an Outcome or its json()."""
     out = outcome if isinstance(outcome, dict) else outcome.json()
-    error = out.get("error") or {}
-    if out["outcome"] == "answered":
-        printer.answer(out["answer"])
-    elif out["outcome"] == "failed":
-        printer.say(f"failed ({error.get('kind')}): {error.get('message')}")
-    else:
-        printer.say("aborted" + (f": {error.get('message')}" if error.get("message") else ""))
-    printer.say(f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries")
+    printer.outcome(out)
     if as_json:
         typer.echo(json.dumps(out))
-    return {"answered": 0, "failed": 1, "aborted": 130}.get(out["outcome"], 1)
+    return EXIT_CODES.get(out["outcome"], 1)
 
 
 @app.command("run")
@@ -104,6 +100,14 @@ def run_command(
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="End with one JSON object on the last line.")
+    ] = False,
+    events: Annotated[
+        bool,
+        typer.Option(
+            "--events",
+            help="Print every event of the session as one JSON object a line (docs/events.md), "
+            "the outcome last.",
+        ),
     ] = False,
     session: Annotated[
         str | None, typer.Option("--session", help="Continue this session (default: a new one).")
@@ -145,9 +149,13 @@ def run_command(
     except (SettingsError, ModelError) as e:
         typer.echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
+    if as_json and events:
+        typer.echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
+        raise typer.Exit(2)
     if max_tool_rounds is not None:
         rs = dataclasses.replace(rs, max_tool_rounds=max_tool_rounds)
-    prompt, system = _skills_and_templates(prompt, settings, as_json)
+    printer = _printer(as_json, events)
+    prompt, system = _skills_and_templates(prompt, settings, printer)
     spec = {
         "prompt": prompt,
         "system": system,
@@ -159,12 +167,11 @@ def run_command(
         "deferred": deferred,
         "pollSeconds": poll_interval,
     }
-    printer = _printer(as_json)
     code = _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer))
     raise typer.Exit(code)
 
 
-def _skills_and_templates(prompt: str, settings: dict[str, Any], as_json: bool) -> tuple[str, str]:
+def _skills_and_templates(prompt: str, settings: dict[str, Any], printer: Any) -> tuple[str, str]:
     """The skills and prompt templates of this project: every one that fails is shown
     with its path and cause (H7.3); `/name args` expands a template; the skills that
     load are offered in the system prompt."""
@@ -173,7 +180,6 @@ def _skills_and_templates(prompt: str, settings: dict[str, Any], as_json: bool) 
     from eukhe.skills import expand, get_resource_snapshot, system_prompt_section
 
     snapshot = get_resource_snapshot(Path.cwd(), settings=settings)
-    printer = _printer(as_json)
     for kind in ("skills", "prompts"):
         for d in snapshot.diagnostics[kind]:
             printer.show("diagnostic", f"{kind[:-1]} {d.path}: {d.error}")
@@ -205,6 +211,7 @@ def _durable(
     from eukhe.owner.protocol import Kind
     from eukhe.settings import home
     from eukhe.store import durable, runs, sessions, workflow
+    from eukhe.ui.events import event
 
     if session is not None and not sessions.valid_id(session):
         typer.echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
@@ -217,15 +224,15 @@ def _durable(
         raise typer.Exit(2) from None
     session = session or (sessions.new_id() if spec is not None else None)
 
-    def live_show(run: str, kind: str, text: str) -> None:
+    def live_show(run: str, kind: str, text: str, data: Any = None) -> None:
         if spec is not None and run.startswith(f"{session}/"):
             if not runs.is_root(run):  # a subagent's run: its lines, under its name
                 if kind != "text":
-                    printer.show(kind, f"[{name_of(run)}] {text}")
+                    printer.event(event(kind, f"[{name_of(run)}] {text}", run, data))
                 return
-            printer.show(kind, text)
+            printer.event(event(kind, text, run, data))
         elif kind != "text":  # a recovered run shows its lines, not its text
-            printer.show(kind, f"[{run}] {text}")
+            printer.event(event(kind, f"[{run}] {text}", run, data))
 
     process = workflow.begin(workflow.Live(show=live_show, chat_url=store.url))  # the chat beside the runs
     registry = RemoteRegistry(home(), on_abort=process.abort)  # slots and the lease from the owner

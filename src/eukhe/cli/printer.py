@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TextIO
+from typing import Any, TextIO
+
+from eukhe.ui.events import QUIET, Event, event
 
 MARKS = {
     "calls": ("→ calls", "cyan"),
@@ -27,6 +29,8 @@ MARKS = {
     "notice": ("ⓘ notice", "yellow"),
     "lease": ("⧗ lease", "yellow"),
     "child": ("⑂ child", "cyan"),
+    "steer": ("↳ steer", "cyan"),
+    "slot": ("⧗ slot", "yellow"),
 }
 """How each kind of line is marked and styled."""
 
@@ -45,7 +49,25 @@ class Printer:
         self._mid = False  # streamed text left a line unfinished
         self._streamed: list[str] = []  # the text streamed since the last line
 
-    def show(self, kind: str, text: str) -> None:
+    def event(self, e: Event) -> None:
+        """An event of the session, as a line (the quiet ones are the event stream's)."""
+        if e.type == "say":
+            self.say(e.text)
+        else:
+            self.show(e.type, e.text)
+
+    def outcome(self, out: dict[str, Any]) -> None:
+        """How a run ended: the answer (once), or why not, and its counts."""
+        error = out.get("error") or {}
+        if out["outcome"] == "answered":
+            self.answer(out["answer"])
+        elif out["outcome"] == "failed":
+            self.say(f"failed ({error.get('kind')}): {error.get('message')}")
+        else:
+            self.say("aborted" + (f": {error.get('message')}" if error.get("message") else ""))
+        self.say(f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries")
+
+    def show(self, kind: str, text: str, data: Any = None) -> None:
         """A line of the run; kind "text" is a piece of the model's text, written as it comes."""
         with self._lock:
             if kind == "text":
@@ -54,6 +76,8 @@ class Printer:
                     self._out.flush()
                     self._mid = not text.endswith("\n")
                     self._streamed.append(text)
+                return
+            if kind in QUIET or not text:  # the event stream's and the interactive view's
                 return
             self._end_line()
             self._streamed.clear()
@@ -87,3 +111,32 @@ class Printer:
             self._out.write("\n")
             self._out.flush()
             self._mid = False
+
+
+class Stream:
+    """`eukhe run --events`: every event of the session, one JSON object a line on stdout
+    (docs/events.md), the outcome last; nothing else goes to stdout."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self._out = out or sys.stdout
+        self._lock = threading.Lock()
+
+    def event(self, e: Event) -> None:
+        with self._lock:
+            self._out.write(e.line() + "\n")
+            self._out.flush()
+
+    def show(self, kind: str, text: str, data: Any = None) -> None:
+        self.event(event(kind, text, data=data))
+
+    def say(self, text: str) -> None:
+        self.event(event("say", text))
+
+    def outcome(self, out: dict[str, Any]) -> None:
+        self.event(event("outcome", _outcome_text(out), data=out))
+
+
+def _outcome_text(out: dict[str, Any]) -> str:
+    error = out.get("error") or {}
+    why = f" ({error.get('kind')}): {error.get('message')}" if error.get("message") else ""
+    return f"{out['outcome']}{why}"

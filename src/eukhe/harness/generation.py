@@ -17,6 +17,7 @@ import contextlib
 import functools
 import json
 import math
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -55,6 +56,9 @@ not, `{"error": ...}`."""
 
 BYTES_PER_TOKEN = 3
 """The threshold's estimate of a request's tokens from its bytes: low, so it errs early."""
+
+RESULT_SHOWN = 2_000
+"""Characters of a tool's result its event carries: the view shows a line of it, and opens it."""
 
 RESERVE = 16_384
 """Tokens of the context window kept free for the reply (at most a quarter of it), unless
@@ -145,7 +149,8 @@ class Generation:
     hooks: Sequence[Hook] = ()
     scan: Scan | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    show: Callable[[str, str], None] = lambda kind, text: None
+    # (kind, text, data): what the run shows (`eukhe.ui.events`), with its event's fields if any
+    show: Callable[..., None] = lambda kind, text, data=None: None
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     background: bool = False  # deferred answers: start a job and poll it (a provider with start/poll/cancel)
     window: str | None = None  # the requested window: "15m", "1h", "24h"
@@ -159,9 +164,10 @@ class Generation:
     admission: Registry = field(default_factory=Registry)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
     compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
-    # the reports of the run's children placed at a round end, after every result (H5.4): user messages;
-    # by the place's key, as a durable step of its own (a replay takes the same)
-    inbox: Callable[[str], Awaitable[list[str]]] | None = None
+    # the user messages placed at a round end (the key names the place; a durable step of its own, so a
+    # replay takes the same): the reports of the run's children (H5.4), and the user's steers when the
+    # flag says the run takes them (`rules.run.takes_steers`)
+    inbox: Callable[[str, bool], Awaitable[list[str]]] | None = None
 
     @property
     def fx(self) -> Effects:
@@ -193,6 +199,8 @@ class Generation:
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
         for msg in new:
             await self.fx.append(msg)
+        caps = {"rounds": cfg.cap, "notes": cfg.notes, "retries": cfg.retries}
+        self.show("run", prompt[:200], {"caps": caps})
         phases = {
             h4.Phase.PREPARE: self._prepare_phase,
             h4.Phase.CALL: self._call_phase,
@@ -289,7 +297,11 @@ class Generation:
     async def _poll_phase(self, t: _Turn) -> bool:
         """The deferred job is polled after its interval."""
         got = None
+        until = {"deadline": round(t.deadline, 3) if t.deadline else None}  # epoch seconds
+        text = f"deferred job {t.job.id if t.job else ''}: next poll in {self.poll_interval:.0f} s"
+        self.show("poll", text, {"wait": "poll", "next": _at(self.poll_interval), **until})
         finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=t.stop)
+        self.show("waited", "", {"wait": "poll"})
         if finished:
             poll = functools.partial(self.provider.poll, t.job)
             work = self.fx.step("poll", functools.partial(self._admitted, poll, PollFailed))
@@ -324,8 +336,11 @@ class Generation:
         t.go(self.step, h4.Input(h4.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late))
         if t.state.live:
             t.out.retries += 1
-            self.show("retry", f"{got.failure.message}; polling again in {wait:.1f} s")
+            self._budget(t)
+            text = f"{got.failure.message}; polling again in {wait:.1f} s"
+            self.show("retry", text, {"wait": "retry", "deadline": _at(wait), "seconds": wait})
             await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+            self.show("waited", "", {"wait": "retry"})
         else:
             await self._cancel_job(t.job)
             t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at) if late else got.failure.message
@@ -368,13 +383,17 @@ class Generation:
             await self._log(t.out, Message("assistant", self._failed_text(reply), is_error=True))
             if reply.failure is not None and reply.failure.kind is Kind.STALL:
                 t.idle *= 2
-            self.show("note", t.note)
+            self.show("note", t.note, {"attempt": state.attempt + 1})
+            self._budget(t)
         elif state.live and state.retries < before.retries:
             t.retries_used += 1
             t.out.retries += 1
+            self._budget(t)
             wait = retry.wait_ms / 1000.0
-            self.show("retry", f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s")
+            text = f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s"
+            self.show("retry", text, {"wait": "retry", "deadline": _at(wait), "seconds": wait})
             finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+            self.show("waited", "", {"wait": "retry"})
             if not finished:
                 t.go(self.step, h4.ABORT)
                 return False
@@ -395,20 +414,27 @@ class Generation:
         if not finished:
             t.go(self.step, h4.ABORT)
             return False
-        for c, (content, error) in zip(t.pending, results, strict=True):
-            msg = Message("tool", content, call_id=c.id, is_error=error)
+        end = h4.Input(h4.Kind.ROUND_END)
+        users: list[str] = []
+        if self.inbox is not None:
+            users = await self.inbox(f"r{t.out.rounds + 1}", h4.takes_steers(t.cfg, t.state, end))
+        entered = {
+            h4.Entry.RESULT: iter(
+                [Message("tool", text, call_id=c.id, is_error=e) for c, (text, e) in zip(t.pending, results)]
+            ),
+            h4.Entry.USER: iter([Message("user", text) for text in users]),
+        }
+        for entry in h4.round_log(len(t.pending), len(users)):  # never between a call and its result
+            msg = next(entered[entry])
             t.ctx.append(msg)
             await self._log(t.out, msg)
-        if self.inbox is not None:  # never between a call and its result: after the round's last
-            for text in await self.inbox(f"r{t.out.rounds + 1}"):
-                msg = Message("user", text)
-                t.ctx.append(msg)
-                await self._log(t.out, msg)
         t.out.rounds += 1
-        t.rec = self.recover(
-            recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, rounds_in_a_row(t.ctx) > 1)
-        ).rec
-        t.go(self.step, h4.Input(h4.Kind.ROUND_END))
+        like = rounds_in_a_row(t.ctx) > 1
+        t.rec = self.recover(recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, like)).rec
+        if users:  # a user message ends the repeat row (H4.8.4)
+            t.rec = self.recover(recovery.CAPS, t.rec, recovery.Reply(Out.USER)).rec
+        t.go(self.step, end)
+        self._budget(t)
         if t.state.attempt == 0:
             t.note = None
         if t.state.end is h4.End.RUN_LIMIT:
@@ -504,9 +530,24 @@ class Generation:
         return out
 
     async def _run_tool(self, c: ToolCall) -> tuple[str, bool]:
-        """Shown as it runs (a replay after a crash shows only what runs again)."""
-        self.show("tool", f"{c.name} {(c.raw or json.dumps(c.arguments))[:200]}")
-        return await self.run_tool(c)
+        """Shown as it runs, and its result as it ends (a replay after a crash shows only
+        what runs again)."""
+        self.show(
+            "tool", f"{c.name} {(c.raw or json.dumps(c.arguments))[:200]}", {"id": c.id, "name": c.name}
+        )
+        content, error = await self.run_tool(c)
+        shown = {"id": c.id, "name": c.name, "error": error, "chars": len(content)}
+        self.show("result", content[:RESULT_SHOWN], shown)
+        return content, error
+
+    def _budget(self, t: _Turn) -> None:
+        """The run's counts against its caps, as the model has them: rounds made, and this
+        generation's notes and retries spent."""
+        s, cfg = t.state, t.cfg
+        used = {"rounds": t.out.rounds, "notes": cfg.notes - s.notes, "retries": cfg.retries - s.retries}
+        caps = {"rounds": cfg.cap, "notes": cfg.notes, "retries": cfg.retries}
+        text = ", ".join(f"{k} {used[k]}/{caps[k]}" for k in used)
+        self.show("budget", text, {"used": used, "caps": caps})
 
     async def _log(self, out: Outcome, msg: Message) -> None:
         out.transcript.append(msg)
@@ -619,6 +660,11 @@ class Generation:
             out.code = h4.ERROR_CODES.get(state.end, "model_error")
             out.message = failure_text or state.end.value
         return out
+
+
+def _at(seconds: float) -> float:
+    """The epoch time `seconds` from now: a wait's deadline as its event shows it."""
+    return round(time.time() + seconds, 3)
 
 
 def _server_ms(failure: Failure | None) -> int | None:

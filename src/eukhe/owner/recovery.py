@@ -147,12 +147,13 @@ class Recovery:
         from eukhe.owner.admission import RemoteRegistry
         from eukhe.settings import load
         from eukhe.store import durable, workflow
+        from eukhe.ui.events import QUIET
 
         settings = load(self.home)
         store = await asyncio.to_thread(durable.open_store, self.home, settings)
 
-        def show(run: str, kind: str, text: str) -> None:
-            if kind != "text":
+        def show(run: str, kind: str, text: str, data: object = None) -> None:
+            if kind != "text" and kind not in QUIET:
                 self.say(f"[{run}] {kind}: {text}")
 
         # the owner's runs: their slots from this owner, as a client's; no lease (no user waits on them)

@@ -11,7 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-Show = Callable[[str, str, str], None]  # (run id, kind, text)
+Show = Callable[..., None]
+"""(run id, kind, text, data=None): a line of a run (`eukhe.ui.events` has the kinds), with
+the fields of its event when it has some (a wait's deadline, a tool result's size)."""
 
 
 def _registry() -> Any:
@@ -32,7 +34,7 @@ class Live:
     its process's `Live` with `process()`: the one object of the process, never
     assigned to piecemeal."""
 
-    show: Show = lambda run, kind, text: None
+    show: Show = lambda run, kind, text, data=None: None
     chat_url: str | None = None  # the store the chat lives in (None: the runs have no chat)
     # where model requests take their slots: the owner's (RemoteRegistry), else this process's own
     admission: Any = field(default_factory=_registry)

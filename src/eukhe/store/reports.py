@@ -11,6 +11,13 @@ the next id once the parent reopens.
 
 A placement names the run and the place in it that took it, so a run replayed
 after a crash takes the same reports again, and no other.
+
+The user's messages to a session at work go through the same inbox, so that they
+too are placed once, in order, and survive the terminal that typed them: a steer
+(sender `STEER`) enters the run at its next round end where `rules.run.takes_steers`
+lets it, a follow-up (`FOLLOWUP`) only at a run's start. Neither is a child's
+report: a closed session does not withdraw them, and what no run took is the
+session's next run's prompt.
 """
 
 from __future__ import annotations
@@ -63,6 +70,13 @@ class Report:
     child: str
     text: str
     fate: Fate
+
+
+STEER = "user:steer"
+"""The sender of a steer: a user message for the run at its next round end."""
+FOLLOWUP = "user:followup"
+"""The sender of a follow-up: a user message for the session's next run."""
+USERS = (STEER, FOLLOWUP)
 
 
 def submission(child_id: str, n: int) -> str:
@@ -119,7 +133,9 @@ class Reports:
             _set_open(c, session, False)
             rows = c.execute(
                 sa.select(_reports.c.id, _reports.c.fate).where(
-                    (_reports.c.session == session) & (_reports.c.fate == Fate.QUEUED.value)
+                    (_reports.c.session == session)
+                    & (_reports.c.fate == Fate.QUEUED.value)
+                    & _reports.c.child.not_in(USERS)  # the user's own messages stay queued
                 )
             ).all()
             for rid, fate in rows:
@@ -169,13 +185,33 @@ class Reports:
 
         return Fate(self._tx(f"withdraw report {rid}", withdraw))
 
-    def take(self, session: str, taker: str) -> list[Report]:
-        """Place every queued report of the session, oldest first, for `taker` (a run and
-        the number of its take); the same taker again gets the same reports back."""
+    def say(self, session: str, sender: str, text: str) -> str:
+        """Queue a user's message to the session (`STEER` or `FOLLOWUP`): it waits for
+        its place whether or not the session admits children's reports; its id."""
+        if sender not in USERS:
+            raise ValueError(f"a user's message is sent as {' or '.join(USERS)}, not {sender!r}")
+        rid = f"{session}:{sender}:{time.time_ns()}"
+
+        def insert(c: sa.Connection) -> str:
+            c.execute(
+                _reports.insert().values(
+                    id=rid, session=session, child=sender, text=text, fate=Fate.QUEUED.value, at=time.time()
+                )
+            )
+            return rid
+
+        return str(self._tx(f"queue a message to session {session}", insert))
+
+    def take(self, session: str, taker: str, steers: bool = True, followups: bool = True) -> list[Report]:
+        """Place every queued message of the session, oldest first, for `taker` (a run and
+        the number of its take): the children's reports, and the user's steers and
+        follow-ups as asked; the same taker again gets the same messages back."""
+        left = [s for s, wanted in ((STEER, steers), (FOLLOWUP, followups)) if not wanted]
 
         def take(c: sa.Connection) -> list[Report]:
             mine = (_reports.c.session == session) & (
-                (_reports.c.fate == Fate.QUEUED.value) | (_reports.c.taker == taker)
+                ((_reports.c.fate == Fate.QUEUED.value) & _reports.c.child.not_in(left))
+                | (_reports.c.taker == taker)
             )
             rows = c.execute(
                 sa.select(_reports.c.id, _reports.c.child, _reports.c.text, _reports.c.fate, _reports.c.taker)

@@ -230,14 +230,17 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
     tools[IPYTHON.name] = IPYTHON
     inbox = functools.partial(_take, session, run_id)
+    steerable = bool(spec.get("steers"))  # an interactive session: its user may steer the run
 
-    async def round_end(key: str) -> list[str]:
-        """A run that spawned children takes their reports at each round end (a step only
-        then: the rounds of the others cost nothing more); the session's other reports
-        wait for its next run's start, or start it."""
-        if not children.spawned:
+    async def round_end(key: str, steers: bool) -> list[str]:
+        """A run that spawned children, or whose user may steer it, takes the messages
+        waiting for it at each round end (a step only then: the rounds of the others cost
+        nothing more): its children's reports, and the steers when the run takes them;
+        the rest wait for the session's next run's start, or start it."""
+        if not children.spawned and not steerable:
             return []
-        return list(await DBOS.run_step_async({"name": "reports"}, functools.partial(inbox, key)))
+        take = functools.partial(inbox, key, steers=steers, followups=False)
+        return list(await DBOS.run_step_async({"name": "reports"}, take))
 
     in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
     with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
@@ -255,7 +258,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         runner(tools, ctx),
         settings,
         scan=scanner(),
-        show=lambda kind, text: here.show(run_id, kind, text),
+        show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
         cancel=ctx.cancel,
         effects=with_ledger(Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow), ledger),
         background=spec.get("deferred") is not None,
@@ -322,16 +325,23 @@ async def _until_reported(g: Any, out: Any, children: Any, inbox: Any, cancel: a
     return out
 
 
-async def _take(session: str, run: str, key: str) -> list[str]:
-    """The reports of the session's children waiting to be placed, placed by this run at
-    `key` (its start, or a round end): the same key again takes the same reports. A store
-    that cannot be read places none now; they wait for the next round end."""
+async def _take(session: str, run: str, key: str, steers: bool = True, followups: bool = True) -> list[str]:
+    """The messages waiting for the session's run, placed by this run at `key` (its start,
+    or a round end): its children's reports, and the user's steers and follow-ups as
+    asked; the same key again takes the same. A store that cannot be read places none
+    now; they wait for the next round end."""
+    from eukhe.store.reports import USERS
+
     here = process()
     try:
-        got = await asyncio.to_thread(here.reports().take, session, f"{run}#{key}")
+        take = functools.partial(here.reports().take, steers=steers, followups=followups)
+        got = await asyncio.to_thread(take, session, f"{run}#{key}")
     except Exception as e:
-        here.show(run, "child", f"the reports of subagents could not be read: {e}")
+        here.show(run, "child", f"the reports of subagents and the steers could not be read: {e}")
         return []
+    for r in got:
+        if r.child in USERS:
+            here.show(run, "steer", r.text, {"state": "placed", "id": r.id})
     return [r.text for r in got]
 
 

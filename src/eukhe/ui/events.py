@@ -1,0 +1,90 @@
+"""The events of a session, one schema for every view of it: the interactive agent
+draws them, `eukhe run --events` prints them one JSON object a line, and `eukhe
+run` prints them as lines (`cli/printer.py`). The schema is `SCHEMA`, documented
+in docs/events.md; a change that breaks a reader takes a new version.
+
+An event is what a run (or the process around it) shows: a `type` (the kinds of
+`TYPES`), its `text` as a person reads it, the run it belongs to, and fields of
+its own. A wait that has an exit carries it: `wait` names what it waits for and
+`deadline` when it ends by itself (epoch seconds; none for a wait that only an
+event or a cancel ends, such as the root-turn lease); the `waited` event ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = "eukhe.events/1"
+VERSION = 1
+
+TYPES = {
+    # the run's own
+    "run": "a run starts: its session, prompt and caps",
+    "text": "a piece of the model's answer, as it streams",
+    "calls": "the model made tool calls",
+    "tool": "a tool call starts running",
+    "result": "a tool call's result",
+    "note": "a harness note: the reply is retried with it",
+    "retry": "a transient failure: the request is retried after a wait",
+    "cut": "the answer hit the output limit",
+    "compact": "the run's context moves into the chat memory",
+    "budget": "the run's counts against its caps",
+    "poll": "a deferred job is polled",
+    "steer": "a user's message to a run at work: queued, placed, or the next run's prompt",
+    "outcome": "how the run ended",
+    # waits and what the process around the runs says
+    "memory": "the chat memory: the turn's wait for its view, and how it ended",
+    "lease": "the root-turn lease: whose turn this one waits for",
+    "slot": "a provider slot: the request's place in its queue",
+    "waited": "a wait ended",
+    "notice": "the auxiliary model could not be used (H7.2)",
+    "interrupted": "a tool call a crash interrupted (H7.4)",
+    "diagnostic": "a skill or prompt template that did not load (H7.3)",
+    "child": "a subagent: started, ended, its report",
+    "say": "the process: runs resumed, runs left, the session",
+}
+"""Every type of event, and what it reports."""
+
+QUIET = frozenset({"run", "budget", "result", "poll", "waited"})
+"""Types a printer of lines skips: the interactive view shows them in its status line, or
+opens them on demand; the event stream has them all."""
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    text: str = ""
+    run: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+    at: float = 0.0
+
+    @property
+    def wait(self) -> str | None:
+        """What the event says its run waits for now (None: no wait starts here)."""
+        w = self.data.get("wait")
+        return str(w) if w and self.type != "waited" else None
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "v": VERSION,
+            "type": self.type,
+            "run": self.run,
+            "text": self.text,
+            **self.data,
+            "at": self.at,
+        }
+
+    def line(self) -> str:
+        return json.dumps(self.json(), ensure_ascii=False, default=str)
+
+
+def event(type_: str, text: str = "", run: str | None = None, data: Mapping[str, Any] | None = None) -> Event:
+    return Event(type_, text, run, dict(data or {}), round(time.time(), 3))
+
+
+Sink = Callable[[Event], None]
+"""Where the events of a process go: a printer, the event stream, the interactive view."""
