@@ -418,10 +418,9 @@ class Generation:
         users: list[str] = []
         if self.inbox is not None:
             users = await self.inbox(f"r{t.out.rounds + 1}", h4.takes_steers(t.cfg, t.state, end))
+        done = zip(t.pending, results, strict=True)
         entered = {
-            h4.Entry.RESULT: iter(
-                [Message("tool", text, call_id=c.id, is_error=e) for c, (text, e) in zip(t.pending, results)]
-            ),
+            h4.Entry.RESULT: iter([Message("tool", text, call_id=c.id, is_error=e) for c, (text, e) in done]),
             h4.Entry.USER: iter([Message("user", text) for text in users]),
         }
         for entry in h4.round_log(len(t.pending), len(users)):  # never between a call and its result
