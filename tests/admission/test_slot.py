@@ -12,6 +12,7 @@ from eukhe.admission import (
     UNLIMITED,
     Controller,
     Preempted,
+    Queued,
     QueueFull,
     Registry,
     Slot,
@@ -61,6 +62,51 @@ def test_a_free_slot_is_taken_at_once_and_passed_to_the_oldest_waiter() -> None:
         done["c"].set()
         await asyncio.gather(a, b, cc)
         assert idle(c)
+
+    run(go())
+
+
+def test_a_waiting_slot_is_told_its_place_and_what_holds_it_up_and_a_slot_taken_at_once_nothing() -> None:
+    async def go() -> None:
+        c = Controller("vllm", 2, 5)
+        told: dict[str, list[Queued]] = {n: [] for n in "abcde"}
+        log: list[str] = []
+        done = {n: asyncio.Event() for n in "abcde"}
+
+        def start(name: str, interactive: bool = True) -> asyncio.Task[None]:
+            slot = c.slot(interactive=interactive, on_queued=told[name].append)
+            return asyncio.create_task(hold(slot, done[name], log, name))
+
+        tasks = [start("a"), start("b")]
+        await settle()
+        tasks += [start("c"), start("d"), start("e", interactive=False)]
+        await settle()
+        assert told["a"] == told["b"] == []  # taken at once: told nothing
+        assert told["c"] == [Queued("vllm", "interactive", 1, "2 session requests hold its 2 slots")]
+        assert told["d"] == [Queued("vllm", "interactive", 2, "2 session requests hold its 2 slots")]
+        assert told["d"][0].text == (
+            "waiting for a slot of provider vllm: 2nd in the session queue; "
+            "2 session requests hold its 2 slots"
+        )
+        yields = "background work yields to session requests: 2 hold a slot and 2 wait"
+        assert told["e"] == [Queued("vllm", "background", 1, yields)]
+        done["a"].set()
+        await settle()
+        assert log == ["a in", "b in", "a out", "c in"]
+        assert told["c"][1:] == []  # granted: told nothing more
+        assert told["d"][1:] == [Queued("vllm", "interactive", 1, "2 session requests hold its 2 slots")]
+        assert told["e"][1:] == [
+            Queued(
+                "vllm",
+                "background",
+                1,
+                "background work yields to session requests: 2 hold a slot and 1 waits",
+            )
+        ]
+        for e in done.values():
+            e.set()
+        await asyncio.gather(*tasks)
+        assert idle(c) and c._told == {}
 
     run(go())
 

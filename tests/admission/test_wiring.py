@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
@@ -83,3 +84,50 @@ def test_the_idle_clock_starts_once_the_slot_is_held() -> None:
         second, first = asyncio.run(main(server.url))
     assert first.outcome == second.outcome == "answered"
     assert (second.answer, second.notes, len(server.seen)) == ("second", 0, 2)
+
+
+def test_a_session_request_that_waits_for_a_slot_shows_its_place_and_the_end_of_its_wait() -> None:
+    """On a one-slot provider whose slot another session's request holds, the run shows
+    where its request waits and behind what ("slot", a wait with its fields), then
+    "waited" once the slot is its own, before its answer streams. A request that takes
+    its slot at once shows no wait at all."""
+    registry = Registry({"providers": {"faux": {"concurrency": 1}}})
+    shown: list[tuple[str, str, dict[str, object]]] = []
+
+    def show(kind: str, text: str, data: Any = None) -> None:
+        shown.append((kind, text, dict(data or {})))
+
+    async def main(url: str) -> tuple[Outcome, Outcome]:
+        p = OpenAIChat("faux", base_url=url, timeout=30)
+        g = Generation(p, "m", (), no_tool, admission=registry, show=show)
+        try:
+            async with registry.slot("faux", interactive=True):  # another session's request
+                waiting = asyncio.ensure_future(g.run("question"))
+                for _ in range(500):
+                    if any(kind == "slot" for kind, _, _ in shown):
+                        break
+                    await asyncio.sleep(0.01)
+                assert not server.seen and not waiting.done()
+            first = await asyncio.wait_for(waiting, 10)
+            at_once = len(shown)
+            second = await asyncio.wait_for(g.run("again"), 10)
+        finally:
+            await p.close()
+        assert not [k for k, _, _ in shown[at_once:] if k in ("slot", "waited")]  # no wait: nothing shown
+        return first, second
+
+    script = [{"when": "question", "text": "the answer"}, {"when": "again", "text": "once more"}]
+    with FauxServer(parse(script)) as server:
+        first, second = asyncio.run(main(server.url))
+    assert first.answer == "the answer" and second.answer == "once more"
+    waits = [(kind, text, data) for kind, text, data in shown if kind in ("slot", "waited", "text")]
+    ahead = "1 session request holds its slot"
+    assert waits[:3] == [
+        (
+            "slot",
+            f"waiting for a slot of provider faux: 1st in the session queue; {ahead}",
+            {"wait": "slot", "provider": "faux", "class": "interactive", "place": 1, "ahead": ahead},
+        ),
+        ("waited", "", {"wait": "slot"}),
+        ("text", "the answer", {}),
+    ]

@@ -5,6 +5,7 @@ moves; the log, the lines and the view as a turn sees them."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,7 +13,8 @@ from typing import Any, TypeVar
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.memory.chat import Chat
+from eukhe.memory.access import Local, settle
+from eukhe.memory.chat import Chat, settle_ended
 from eukhe.memory.compactor import asker
 from eukhe.memory.log import Entry, Kind
 from eukhe.rules import compactor as rule
@@ -110,6 +112,52 @@ def test_a_turn_gets_the_view_by_its_deadline_when_the_model_never_answers(tmp_p
         assert chat.status().last_wait.ended == "deadline"  # type: ignore[union-attr]
 
     with_chat(tmp_path, [{"text": "never", "stallAfter": 0, "stall": 3600}], body)
+
+
+def test_a_turns_wait_shows_its_lines_pending_and_its_deadline_and_ends_with_waited(tmp_path: Path) -> None:
+    """The settle wait as the run's events (`memory.access.settle`): a "memory" event a
+    second whose fields say what it waits for, the lines pending and its deadline (epoch
+    seconds: now plus the seconds left on the chat's clock, which the test moves), the
+    line of how it ended without them, then "waited". The texts are the plain lines'."""
+    events: list[tuple[str, str, dict[str, Any]]] = []
+
+    def show(kind: str, text: str, data: Any = None) -> None:
+        events.append((kind, text, {**(data or {}), "shown": time.time()}))
+
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, LONG)])
+        waiter = asyncio.ensure_future(settle(Local(chat), 20_000, show))
+        await until("the call", lambda: len(server.seen) == 1)
+        for _ in range(25):  # the clock moves 25 s; the model never answers
+            clock.advance(1)
+            await asyncio.sleep(0.01)
+        got = await asyncio.wait_for(waiter, timeout=10)
+        assert not got.settled and got.pending == 1
+
+    with_chat(tmp_path, [{"text": "never", "stallAfter": 0, "stall": 3600}], body)
+    lines = [e for e in events if e[0] == "memory" and "wait" in e[2]]
+    assert len(lines) >= 15 and events[: len(lines)] == lines  # a line a second, first
+    assert lines[0][1] == "memory: 1 lines pending, 20 s to the deadline"
+    for _, text, data in lines:
+        left = float(text.split(", ")[1].split(" s ")[0])  # the seconds the line says
+        assert data["wait"] == "memory" and data["pending"] == 1
+        assert abs(data["deadline"] - (data["shown"] + left)) <= 0.6, (text, data)
+    assert events[len(lines)][:2] == ("memory", settle_ended(False, 1))
+    assert "wait" not in events[len(lines)][2]
+    assert [e[:2] for e in events[len(lines) + 1 :]] == [("waited", "")]
+    assert events[-1][2]["wait"] == "memory"
+
+
+def test_a_turn_that_needs_no_wait_shows_no_wait(tmp_path: Path) -> None:
+    events: list[tuple[Any, ...]] = []
+
+    async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
+        chat.log([entry(0, "hello")])
+        await until("its line, which needs no model", lambda: chat.unbuilt() == 0)
+        got = await settle(Local(chat), 20_000, lambda *event: events.append(event))
+        assert got.settled and events == []
+
+    with_chat(tmp_path, ["unused"], body)
 
 
 def test_a_waiting_turn_stops_a_merge_that_holds_the_slot(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import stat
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -549,3 +550,177 @@ def test_a_client_that_finds_the_home_held_by_a_closing_owner_starts_the_next_on
 
     asyncio.run(go())
     assert "another owner holds" in protocol.log_path(home).read_text()
+
+
+def test_a_request_that_waits_for_a_slot_at_the_owner_is_told_its_place_and_the_run_shows_it(
+    home: Path,
+) -> None:
+    """Through the owner: a request that queues is told its place and what holds it up
+    (an event of the owner, from its controller's state), again when its place changes,
+    and nothing once granted; the run shows the wait ("slot", its fields) and its end
+    ("waited") before its answer. A slot taken at once: no event, no wait shown."""
+    from eukhe.admission import Queued
+    from eukhe.ai.faux import FauxServer, parse
+    from eukhe.ai.openai_chat import OpenAIChat
+    from eukhe.harness.generation import Generation
+
+    one_slot = {"providers": {"faux": {"concurrency": 1}}}
+    shown: list[tuple[str, str, dict[str, object]]] = []
+
+    def show(kind: str, text: str, data: Any = None) -> None:
+        shown.append((kind, text, dict(data or {})))
+
+    async def no_tool(call: object) -> tuple[str, bool]:
+        return "unused", True
+
+    async def go(url: str) -> None:
+        async with serving(home, one_slot):
+            holder, other, runs = RemoteRegistry(home), RemoteRegistry(home), RemoteRegistry(home)
+            told: list[Queued] = []
+            release = asyncio.Event()
+            held = asyncio.Event()
+
+            async def hold() -> None:
+                async with holder.slot("faux", interactive=True, on_queued=told.append):
+                    held.set()
+                    await release.wait()
+
+            async def first() -> None:
+                async with other.slot("faux", interactive=True, on_queued=told.append):
+                    await asyncio.sleep(0.05)
+
+            holding = asyncio.ensure_future(hold())
+            await asyncio.wait_for(held.wait(), 5)
+            assert told == []  # taken at once: no event
+            before = asyncio.ensure_future(first())
+            await settle()
+            p = OpenAIChat("faux", base_url=url, timeout=30)
+            g = Generation(p, "m", (), no_tool, admission=runs, show=show)  # type: ignore[arg-type]  # a RemoteRegistry
+            try:
+                run = asyncio.ensure_future(g.run("question"))
+                for _ in range(500):
+                    if any(kind == "slot" for kind, _, _ in shown):
+                        break
+                    await asyncio.sleep(0.01)
+                assert not run.done() and not server.seen
+                release.set()
+                out = await asyncio.wait_for(run, 10)
+            finally:
+                await p.close()
+            await asyncio.wait_for(asyncio.gather(holding, before), 5)
+            assert out.answer == "the answer"
+            assert told == [Queued("faux", "interactive", 1, "1 session request holds its slot")]
+            for r in (holder, other, runs):
+                await r.close()
+
+    with FauxServer(parse([{"when": "question", "text": "the answer"}])) as server:
+        asyncio.run(go(server.url))
+    ahead = "1 session request holds its slot"
+    fields = {"wait": "slot", "provider": "faux", "class": "interactive", "ahead": ahead}
+    waits = [(kind, text, data) for kind, text, data in shown if kind in ("slot", "waited", "text")]
+    assert waits == [
+        (
+            "slot",
+            f"waiting for a slot of provider faux: 2nd in the session queue; {ahead}",
+            {**fields, "place": 2},
+        ),
+        (
+            "slot",
+            f"waiting for a slot of provider faux: 1st in the session queue; {ahead}",
+            {**fields, "place": 1},
+        ),
+        ("waited", "", {"wait": "slot"}),
+        ("text", "the answer", {}),
+    ]
+
+
+def test_a_settle_wait_through_the_owner_shows_its_lines_pending_and_deadline_then_waited(
+    home: Path,
+) -> None:
+    """A turn's settle wait through the owner, shown as the run's events: each progress
+    line a "memory" event with the lines pending and its deadline (epoch seconds, made
+    here from the seconds left the owner sends), how it ended a plain memory line, and
+    "waited" last."""
+    import time
+
+    from eukhe.memory.access import settle as settle_view
+    from eukhe.memory.chat import settle_ended
+    from eukhe.memory.log import Entry
+    from eukhe.memory.log import Kind as LogKind
+    from eukhe.owner.remote_chat import Remote
+
+    events: list[tuple[str, str, dict[str, Any]]] = []
+
+    def show(kind: str, text: str, data: Any = None) -> None:
+        events.append((kind, text, dict(data or {})))
+
+    async def go() -> None:
+        async with serving(home):
+            registry = RemoteRegistry(home)
+            memory = Remote(registry.client, None, 128_000)
+            await memory.log([Entry("r/0", LogKind.TALK, "long " * 400, "2026-12-01T00:00:00+00:00")])
+            cancel = asyncio.Event()
+            asyncio.get_running_loop().call_later(1.3, cancel.set)
+            began = time.time()
+            got = await asyncio.wait_for(settle_view(memory, 20_000, show, cancel), 5)
+            assert not got.settled and got.pending == 1
+            waits = [e for e in events if e[2].get("wait")]
+            assert len(waits) >= 2 and events[0] == waits[0], events  # a line a second
+            for kind, text, data in waits[:-1]:
+                assert kind == "memory" and "1 lines pending" in text and "to the deadline" in text
+                assert data["wait"] == "memory" and data["pending"] == 1
+                assert began + 17 < data["deadline"] <= time.time() + 20 + 0.1
+            assert events[-2] == ("memory", settle_ended(True, 1), {})
+            assert events[-1] == waits[-1] == ("waited", "", {"wait": "memory"})
+            await registry.close()
+
+    asyncio.run(go())
+
+
+def test_a_lease_wait_shown_as_events_names_its_holder_and_ends_with_waited(home: Path) -> None:
+    """The root-turn lease's wait as the run's events: "lease" with its holder (session,
+    run, since; no deadline), then "waited" once the lease is held; a cancelled wait
+    ends with "waited" too; a lease held at once shows nothing."""
+
+    async def go() -> None:
+        async with serving(home):
+            one, two, three = [await Client.connect(home, spawn=False) for _ in range(3)]
+            shown: list[tuple[str, str, dict[str, Any]]] = []
+            stopped: list[tuple[str, str, dict[str, Any]]] = []
+
+            def into(where: list[tuple[str, str, dict[str, Any]]]) -> Any:
+                return lambda kind, text, data=None: where.append((kind, text, dict(data or {})))
+
+            async with turn(one, "s1", "s1/1", events=into(shown)):
+                assert shown == []  # held at once: no wait shown
+                entered = asyncio.Event()
+
+                async def second() -> None:
+                    async with turn(two, "s2", "s2/1", events=into(shown)):
+                        entered.set()
+
+                waiting = asyncio.ensure_future(second())
+                cancel = asyncio.Event()
+                stopping = asyncio.ensure_future(
+                    turn(three, "s3", "s3/1", cancel=cancel, events=into(stopped)).__aenter__()
+                )
+                await settle()
+                assert not entered.is_set() and len(shown) == 1
+                kind, text, data = shown[0]
+                assert kind == "lease" and "session s1, run s1/1 holds it" in text and "Ctrl-C" in text
+                assert data["wait"] == "lease" and "deadline" not in data
+                holder = data["holder"]
+                assert (holder["session"], holder["run"]) == ("s1", "s1/1")
+                assert isinstance(holder["since"], float) and set(holder) == {"session", "run", "since"}
+                cancel.set()
+                with pytest.raises(LeaseStopped):
+                    await asyncio.wait_for(stopping, 5)
+                assert [k for k, _, _ in stopped] == ["lease", "waited"]
+                assert stopped[-1] == ("waited", "", {"wait": "lease"})
+            await asyncio.wait_for(waiting, 5)
+            assert [k for k, _, _ in shown] == ["lease", "waited"]
+            assert shown[-1] == ("waited", "", {"wait": "lease"})
+            for c in (one, two, three):
+                await c.close()
+
+    asyncio.run(go())

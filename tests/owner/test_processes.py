@@ -127,6 +127,39 @@ def test_a_second_terminal_waits_for_the_lease_and_takes_it_when_the_first_finis
     assert [str(s.body["messages"][-1]["content"]) for s in server.seen] == ["one", "two"]
 
 
+def test_a_turn_that_waits_for_the_lease_streams_the_wait_with_its_holder_and_its_end(tmp_path: Path) -> None:
+    """`eukhe run --events` of a turn that waits for another terminal's: a "lease" event
+    whose wait names the holder (its session, run and since; no deadline), then
+    "waited" for the lease, before the run starts."""
+    home = tmp_path / "home"
+    script = [
+        {"when": "one", "text": "first " * 20, "chunks": 20, "delay": 0.1},
+        {"when": "two", "text": "second done"},
+    ]
+    with FauxServer(parse(script)) as server:
+        first = start(*run_args(server, "one", "--session", "s-one"), cwd=tmp_path, home=home)
+        until("the first turn's request", lambda: len(server.seen) >= 1)
+        second = start(*run_args(server, "two", "--session", "s-two", "--events"), cwd=tmp_path, home=home)
+        r2 = Reader(second)
+        try:
+            assert first.wait(timeout=DEADLINE) == 0 and second.wait(timeout=DEADLINE) == 0, r2.err
+        finally:
+            for p in (first, second):
+                if p.poll() is None:
+                    p.kill()
+        until("the second's output", lambda: any('"outcome"' in x for x in r2.out))
+    events = [json.loads(x) for x in r2.out if x.strip()]
+    kinds = [e["type"] for e in events]
+    lease = events[kinds.index("lease")]
+    assert lease["wait"] == "lease" and "deadline" not in lease
+    assert "session s-one, run s-one/" in lease["text"] and "Ctrl-C ends this wait" in lease["text"]
+    holder = lease["holder"]
+    assert holder["session"] == "s-one" and holder["run"].startswith("s-one/")
+    assert isinstance(holder["since"], float) and holder["since"] <= lease["at"]
+    waited = kinds.index("waited", kinds.index("lease"))
+    assert events[waited]["wait"] == "lease" and waited < kinds.index("run")
+
+
 def test_a_client_killed_in_its_turn_frees_the_lease_and_its_slot(tmp_path: Path) -> None:
     """SIGKILL the terminal that holds the lease and the provider's one slot: the next
     terminal's turn runs at once (its owner ended both with the connection)."""

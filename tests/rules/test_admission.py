@@ -36,6 +36,20 @@ def test_a_free_slot_is_taken_at_once_and_released_to_the_oldest_waiter() -> Non
     assert a.status(a.poll(st.state, t1).state, t1) is Status.HELD
 
 
+def test_a_queued_ticket_is_told_its_place_in_its_class_and_who_holds_the_slots() -> None:
+    s = a.start(1, 5)
+    s, held, _ = admit(s, INTER)
+    s, b0, _ = admit(s, BACK)
+    s, i1, _ = admit(s, INTER)
+    s, i2, _ = admit(s, INTER)
+    assert a.waiting(s, held) is None and a.waiting(s, 99) is None  # held, never given: not queued
+    assert a.waiting(s, i1) == a.Waiting(INTER, 1, 1, 0, 2, 1)
+    assert a.waiting(s, i2) == a.Waiting(INTER, 2, 1, 0, 2, 1)
+    assert a.waiting(s, b0) == a.Waiting(BACK, 1, 1, 0, 2, 1)
+    s = a.drop(s, held).state  # i1 granted: i2 is next of its class
+    assert a.waiting(s, i1) is None and a.waiting(s, i2) == a.Waiting(INTER, 1, 1, 0, 1, 1)
+
+
 def test_a_session_request_preempts_every_background_request_of_its_provider() -> None:
     s = a.start(2, 5)
     s, b0, _ = admit(s, BACK)

@@ -11,12 +11,14 @@ runs::
 Session requests are interactive; the compactor, summaries and background
 subagents are background. A session request preempts the provider's background
 requests: their tasks are cancelled (their streams closed) and their blocks raise
-`Preempted`; `run_in_slot` asks again within the call's deadline. Limits come
+`Preempted`; `run_in_slot` asks again within the call's deadline. A request that
+waits is told its place in its queue and what holds it up (`on_queued`, a
+`Queued`); one that takes its slot at once is told nothing. Limits come
 from `providers.<name>.concurrency` and `providers.<name>.queueLimit`
 (`registry.configure(settings)`).
 """
 
-from eukhe.admission._controller import Controller, Slot, Statistics
+from eukhe.admission._controller import Controller, OnQueued, Queued, Slot, Statistics
 from eukhe.admission._errors import AdmissionError, Preempted, QueueFull, SlotTimeout
 from eukhe.admission._limits import DEFAULT_QUEUE_LIMIT, UNLIMITED, Limits, limits_from
 from eukhe.admission._registry import Registry, run_in_slot
@@ -27,8 +29,10 @@ __all__ = [
     "AdmissionError",
     "Controller",
     "Limits",
+    "OnQueued",
     "Preempted",
     "QueueFull",
+    "Queued",
     "Registry",
     "Slot",
     "SlotTimeout",

@@ -11,6 +11,8 @@ the waiting tasks, and its preemptions to the holding tasks (as a cancel).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
@@ -37,6 +39,71 @@ class Statistics:
     next_ticket: int
 
 
+@dataclass(frozen=True)
+class Queued:
+    """A request that waits for a slot of its provider: its class ("interactive" or
+    "background"), its place in its class's queue (1: the next of it), and what holds it
+    up (`ahead`, a phrase), as the model's state has them (`rules.admission.waiting`)."""
+
+    provider: str
+    cls: str
+    place: int
+    ahead: str
+
+    @property
+    def text(self) -> str:
+        """The wait as a person reads it."""
+        queue = "session" if self.cls == Class.INTERACTIVE.value else "background"
+        return (
+            f"waiting for a slot of provider {self.provider}: "
+            f"{ordinal(self.place)} in the {queue} queue; {self.ahead}"
+        )
+
+
+OnQueued = Callable[[Queued], None]
+"""What a waiting request is told: once when it queues, and again when its place or what
+holds it up changes. Nothing when it takes a slot at once."""
+
+
+def queued(provider: str, w: admission.Waiting) -> Queued:
+    """The wait of a queued ticket, from what the model says it waits for."""
+    return Queued(provider, w.cls.value, w.place, holds_up(w))
+
+
+def holds_up(w: admission.Waiting) -> str:
+    """What keeps a queued request from a slot, as a phrase: the session requests a
+    background request yields to (H3), else who holds the provider's slots."""
+    if w.cls is Class.BACKGROUND and (w.held_interactive or w.waiting_interactive):
+        said = []
+        if w.held_interactive:
+            said.append(f"{w.held_interactive} {'holds' if w.held_interactive == 1 else 'hold'} a slot")
+        if w.waiting_interactive:
+            said.append(f"{w.waiting_interactive} {'waits' if w.waiting_interactive == 1 else 'wait'}")
+        return "background work yields to session requests: " + " and ".join(said)
+    if w.limit == 0:
+        return "the provider has no slots (its limit is 0)"
+    slots = "its slot" if w.limit == 1 else f"its {w.limit} slots"
+    holders = [
+        _count(n, f"{cls} request")
+        for n, cls in ((w.held_interactive, "session"), (w.held_background, "background"))
+        if n
+    ]
+    if not holders:  # not in a state of the model: a queued request has its slots taken
+        return f"{slots} are taken"
+    verb = "holds" if w.held_interactive + w.held_background == 1 else "hold"
+    return f"{' and '.join(holders)} {verb} {slots}"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 _ADMIT = {cls: admission.admit_op(cls) for cls in Class}
 
 
@@ -52,6 +119,7 @@ class Controller:
         self._state = admission.start(limit, queue_limit)
         self._waiters: dict[int, asyncio.Future[_Woke]] = {}
         self._holders: dict[int, Slot] = {}
+        self._told: dict[int, Slot] = {}  # queued tickets whose slots are told their wait
 
     @property
     def state(self) -> State:
@@ -71,7 +139,21 @@ class Controller:
             slot = self._holders.get(t)
             if slot is not None:
                 slot._preempt()
+        if self._told:
+            for slot in list(self._told.values()):
+                self._tell(slot)
         return st
+
+    def _tell(self, slot: Slot) -> None:
+        """Tell a waiting slot its wait, as the model's state has it, when it changed."""
+        w = admission.waiting(self._state, slot.ticket)
+        if w is None or slot.on_queued is None:
+            return  # granted (its wait ends with its poll), or ended
+        now = queued(self.provider, w)
+        if now != slot._told:
+            slot._told = now
+            with contextlib.suppress(Exception):  # a show that fails loses its line, never the slot
+                slot.on_queued(now)
 
     def set_limits(self, limit: int, queue_limit: int) -> None:
         """New limits: a lowered limit drains (no slot is taken away); a raised one
@@ -82,9 +164,11 @@ class Controller:
                 "expected whole numbers >= 0"
             )
 
-    def slot(self, *, interactive: bool, deadline: float | None = None) -> Slot:
+    def slot(
+        self, *, interactive: bool, deadline: float | None = None, on_queued: OnQueued | None = None
+    ) -> Slot:
         """A slot to hold in an `async with` block (see `Slot`)."""
-        return Slot(self, Class.INTERACTIVE if interactive else Class.BACKGROUND, deadline)
+        return Slot(self, Class.INTERACTIVE if interactive else Class.BACKGROUND, deadline, on_queued)
 
     def statistics(self) -> Statistics:
         s = self._state
@@ -118,7 +202,10 @@ class Slot:
     deadline passes (`SlotTimeout`; `deadline` is absolute, in the event loop's
     clock, None for none) or the task is cancelled (the cancel propagates). A full
     queue raises `QueueFull` at once. Whatever ends the wait ends the ticket: a
-    grant that came too late is released to the next waiter.
+    grant that came too late is released to the next waiter. A waiting slot with
+    `on_queued` is told its wait (`Queued`: its place, what holds it up) when it
+    queues and whenever that changes; one that takes its slot at once is told
+    nothing.
 
     Leaving the block ends the ticket and frees the slot, however the block ends.
 
@@ -134,10 +221,14 @@ class Slot:
     the task itself.
     """
 
-    def __init__(self, controller: Controller, cls: Class, deadline: float | None) -> None:
+    def __init__(
+        self, controller: Controller, cls: Class, deadline: float | None, on_queued: OnQueued | None = None
+    ) -> None:
         self.controller = controller
         self.cls = cls
         self.deadline = deadline
+        self.on_queued = on_queued
+        self._told: Queued | None = None  # the wait it was told last
         self.ticket = -1
         self.queued = False
         self.preempted = False
@@ -187,6 +278,9 @@ class Slot:
         t = self.ticket
         began = loop.time()
         try:
+            if self.on_queued is not None:
+                c._told[t] = self
+                c._tell(self)
             while True:
                 fut: asyncio.Future[_Woke] = loop.create_future()
                 c._waiters[t] = fut
@@ -206,6 +300,8 @@ class Slot:
             self._phase = _Phase.DONE
             c.step(admission.drop_op(t))  # leaves the queue, or frees a grant not collected
             raise
+        finally:
+            c._told.pop(t, None)
 
     async def __aexit__(
         self,

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from eukhe.admission._controller import Controller, Slot, Statistics
+from eukhe.admission._controller import Controller, OnQueued, Slot, Statistics
 from eukhe.admission._errors import Preempted
 from eukhe.admission._limits import limits_from
 
@@ -38,10 +38,17 @@ class Registry:
             c = self._controllers[provider] = Controller(provider, lim.concurrency, lim.queue_limit)
         return c
 
-    def slot(self, provider: str, *, interactive: bool, deadline: float | None = None) -> Slot:
+    def slot(
+        self,
+        provider: str,
+        *,
+        interactive: bool,
+        deadline: float | None = None,
+        on_queued: OnQueued | None = None,
+    ) -> Slot:
         """`async with registry.slot("vllm", interactive=True) as slot:` holds a slot of
-        the provider for the block (see `Slot`)."""
-        return self.controller(provider).slot(interactive=interactive, deadline=deadline)
+        the provider for the block (see `Slot`); `on_queued` is told its wait, if it waits."""
+        return self.controller(provider).slot(interactive=interactive, deadline=deadline, on_queued=on_queued)
 
     def statistics(self, provider: str) -> Statistics:
         return self.controller(provider).statistics()
@@ -58,6 +65,7 @@ async def run_in_slot(
     interactive: bool,
     deadline: float,
     registry: Registry,
+    on_queued: OnQueued | None = None,
 ) -> T:
     """`await body(slot)` holding a slot of the provider, and its result.
 
@@ -67,12 +75,13 @@ async def run_in_slot(
     deadline bounds every wait for a slot (`SlotTimeout`) and the asking again: a
     preemption after it raises `Preempted`. It does not bound the body, which has
     deadlines of its own. `QueueFull` and the body's own errors propagate; so does
-    a cancel of the caller.
+    a cancel of the caller. `on_queued` is told each wait for a slot (`Slot`).
     """
     loop = asyncio.get_running_loop()
     while True:
         try:
-            async with registry.slot(provider, interactive=interactive, deadline=deadline) as s:
+            slot = registry.slot(provider, interactive=interactive, deadline=deadline, on_queued=on_queued)
+            async with slot as s:
                 return await body(s)
         except Preempted:
             if loop.time() >= deadline:

@@ -127,63 +127,32 @@ def run_command(
     import dataclasses
     from pathlib import Path
 
-    from eukhe.admission import limits_from
-    from eukhe.ai.models import ModelError, resolve
-    from eukhe.settings import SettingsError, load, run_settings
+    from eukhe.ai.models import ModelError
+    from eukhe.harness.spec import NoModel, setup
+    from eukhe.settings import SettingsError
+    from eukhe.skills import SkillError
 
-    try:
-        settings = load(Path.cwd())
-        name = model or settings.get("model")
-        if not isinstance(name, str) or not name:
-            typer.echo(
-                "eukhe run: no model configured: pass --model provider/model "
-                "(e.g. --model openai/gpt-4.1 with OPENAI_API_KEY set, "
-                "or --model vllm/NAME --base-url http://127.0.0.1:8000/v1), "
-                'or set "model" in ~/.eukhe/settings.json',
-                err=True,
-            )
-            raise typer.Exit(2)
-        r = resolve(name, settings, base_url, api)  # a model that cannot be used fails here, before any run
-        rs = run_settings(settings, name)
-        limits_from(settings, r.provider)  # and so do its admission limits
-    except (SettingsError, ModelError) as e:
-        typer.echo(f"eukhe run: {e}", err=True)
-        raise typer.Exit(2) from None
     if as_json and events:
         typer.echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
         raise typer.Exit(2)
+    try:
+        made = setup(
+            Path.cwd(), model, base_url, api
+        )  # a model that cannot be used fails here, before any run
+        printer = _printer(as_json, events)
+        for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
+            printer.show("diagnostic", f"{kind} {line}")
+        prompt = made.expand(prompt)
+    except (SettingsError, ModelError, NoModel, SkillError) as e:
+        typer.echo(f"eukhe run: {e}", err=True)
+        raise typer.Exit(2) from None
     if max_tool_rounds is not None:
-        rs = dataclasses.replace(rs, max_tool_rounds=max_tool_rounds)
-    printer = _printer(as_json, events)
-    prompt, system = _skills_and_templates(prompt, settings, printer)
-    spec = {
-        "prompt": prompt,
-        "system": system,
-        "model": name,
-        "baseUrl": base_url,
-        "api": api,
-        "cwd": str(Path.cwd()),
-        "settings": dataclasses.asdict(rs),
-        "deferred": deferred,
-        "pollSeconds": poll_interval,
-    }
+        made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
+    made.extra = {"deferred": deferred, "pollSeconds": poll_interval}
+    spec = made.spec(prompt)
+    settings = made.settings
     code = _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer))
     raise typer.Exit(code)
-
-
-def _skills_and_templates(prompt: str, settings: dict[str, Any], printer: Any) -> tuple[str, str]:
-    """The skills and prompt templates of this project: every one that fails is shown
-    with its path and cause (H7.3); `/name args` expands a template; the skills that
-    load are offered in the system prompt."""
-    from pathlib import Path
-
-    from eukhe.skills import expand, get_resource_snapshot, system_prompt_section
-
-    snapshot = get_resource_snapshot(Path.cwd(), settings=settings)
-    for kind in ("skills", "prompts"):
-        for d in snapshot.diagnostics[kind]:
-            printer.show("diagnostic", f"{kind[:-1]} {d.path}: {d.error}")
-    return expand(prompt, snapshot.prompts) or prompt, system_prompt_section(snapshot.skills)
 
 
 def _durable(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from eukhe import waits
-from eukhe.admission import AdmissionError, Registry, run_in_slot
+from eukhe.admission import AdmissionError, Queued, Registry, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.openai_responses import Job, PollFailed
 from eukhe.ai.openai_responses import deadline as ai_deadline
@@ -503,18 +503,32 @@ class Generation:
         """`work` holding a slot of the provider (H3). A session request waits only for
         session requests ahead of it; background work yields to it and asks again
         within BACKGROUND_SLOT_WAIT. A full queue or no slot in time is a retryable
-        failure, shaped by `refused` as the caller's reply."""
+        failure, shaped by `refused` as the caller's reply. A request that waits for
+        its slot shows it (`_SlotWait`); one that takes it at once shows nothing."""
         name = self._provider_name
+        wait = _SlotWait(self.show)
+
+        async def held() -> T:
+            wait.ended()
+            return await work()
+
         try:
             if self.interactive:
-                async with self.admission.slot(name, interactive=True):
-                    return await work()
+                async with self.admission.slot(name, interactive=True, on_queued=wait.queued):
+                    return await held()
             deadline = asyncio.get_running_loop().time() + BACKGROUND_SLOT_WAIT
             return await run_in_slot(
-                lambda _slot: work(), name, interactive=False, deadline=deadline, registry=self.admission
+                lambda _slot: held(),
+                name,
+                interactive=False,
+                deadline=deadline,
+                registry=self.admission,
+                on_queued=wait.queued,
             )
         except AdmissionError as e:
             return refused(Failure(Kind.OVERLOADED, True, str(e)))
+        finally:
+            wait.ended()
 
     async def _tools(
         self, calls: Sequence[ToolCall], cut: bool, tokens: int | None
@@ -659,6 +673,26 @@ class Generation:
             out.code = h4.ERROR_CODES.get(state.end, "model_error")
             out.message = failure_text or state.end.value
         return out
+
+
+@dataclass
+class _SlotWait:
+    """A request's wait for a slot of its provider, as its run shows it: a "slot" event
+    each time the admission says where the request waits and behind what (when it
+    queues, and when that changes), and "waited" once the wait ends, granted or not."""
+
+    show: Callable[..., None]
+    waiting: bool = False
+
+    def queued(self, q: Queued) -> None:
+        self.waiting = True
+        fields = {"wait": "slot", "provider": q.provider, "class": q.cls, "place": q.place, "ahead": q.ahead}
+        self.show("slot", q.text, fields)
+
+    def ended(self) -> None:
+        if self.waiting:
+            self.waiting = False
+            self.show("waited", "", {"wait": "slot"})
 
 
 def _at(seconds: float) -> float:

@@ -9,11 +9,12 @@ reply deadline (H6.1).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from eukhe.memory.chat import Chat, Settled
+from eukhe.memory.chat import Chat, Settled, Waiting
 from eukhe.memory.log import Entry
 
 Show = Callable[[str], None]
@@ -25,9 +26,14 @@ class Memory(Protocol):
         ...
 
     async def settled(
-        self, settle_ms: int, show: Show | None = None, cancel: asyncio.Event | None = None
+        self,
+        settle_ms: int,
+        show: Show | None = None,
+        cancel: asyncio.Event | None = None,
+        waiting: Waiting | None = None,
     ) -> Settled:
-        """The view once its lines are built, or `settle_ms` from now, or at `cancel` (H2)."""
+        """The view once its lines are built, or `settle_ms` from now, or at `cancel` (H2).
+        `show`: the wait's lines; `waiting`: its progress lines with their fields, instead."""
         ...
 
     async def log(self, entries: Sequence[Entry]) -> int:
@@ -57,9 +63,13 @@ class Local:
         return self.chat.unbuilt()
 
     async def settled(
-        self, settle_ms: int, show: Show | None = None, cancel: asyncio.Event | None = None
+        self,
+        settle_ms: int,
+        show: Show | None = None,
+        cancel: asyncio.Event | None = None,
+        waiting: Waiting | None = None,
     ) -> Settled:
-        return await self.chat.settled(self.chat.clock.now() + settle_ms / 1000, show, cancel)
+        return await self.chat.settled(self.chat.clock.now() + settle_ms / 1000, show, cancel, waiting)
 
     async def log(self, entries: Sequence[Entry]) -> int:
         return len(self.chat.log(entries))
@@ -73,3 +83,27 @@ class Local:
     async def date(self, id: int) -> str | None:
         m = self.chat.store.message(id)
         return None if m is None else m.date
+
+
+async def settle(
+    memory: Memory, settle_ms: int, show: Callable[..., None], cancel: asyncio.Event | None = None
+) -> Settled:
+    """A turn's settle wait (`Memory.settled`), shown as the events of its run (`show`:
+    kind, text, data, as `eukhe.ui.events` has them): each progress line as a "memory"
+    event with the wait's fields, `{"wait": "memory", "pending": N, "deadline": epoch
+    seconds}` (the deadline made here, from the seconds left as the chat counts them on
+    its own clock), then "waited" once the wait ends, however it ends; the line that says
+    how it ended, a plain "memory" line. A view that needs no wait shows nothing."""
+    shown = False
+
+    def waiting(line: str, pending: int, seconds: float) -> None:
+        nonlocal shown
+        shown = True
+        deadline = round(time.time() + max(seconds, 0.0), 3)
+        show("memory", line, {"wait": "memory", "pending": pending, "deadline": deadline})
+
+    try:
+        return await memory.settled(settle_ms, lambda line: show("memory", line), cancel, waiting)
+    finally:
+        if shown:
+            show("waited", "", {"wait": "memory"})

@@ -40,6 +40,10 @@ from eukhe.store.chat import ChatStore, ChatStoreError, Running, Wait
 from eukhe.waits import Clock, LoopClock, race
 
 Show = Callable[[str], None]
+Waiting = Callable[[str, int, float], None]
+"""A line of a turn's wait, once a second, with its fields: the line, the lines it waits
+for, and the seconds to its deadline (on the chat's clock: the process that shows it
+makes its own deadline of them)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,14 @@ def settle_ended(cancelled: bool, pending: int) -> str:
     """What a turn's wait says when it ends with lines unbuilt."""
     why = "the wait was cancelled" if cancelled else "the settle deadline passed"
     return f"memory: {why}; the turn goes on with {pending} lines shown cut"
+
+
+def _progress(show: Show | None, waiting: Waiting | None, line: str, pending: int, seconds: float) -> None:
+    """A line of a turn's wait: to `waiting` with its fields, else to `show`."""
+    if waiting is not None:
+        waiting(line, pending, seconds)
+    elif show is not None:
+        show(line)
 
 
 @dataclass(frozen=True)
@@ -312,11 +324,16 @@ class Chat:
     # ---------------------------------------------------------------- a turn's wait
 
     async def settled(
-        self, deadline: float, show: Show | None = None, cancel: asyncio.Event | None = None
+        self,
+        deadline: float,
+        show: Show | None = None,
+        cancel: asyncio.Event | None = None,
+        waiting: Waiting | None = None,
     ) -> Settled:
         """The view once every unbuilt line of it is built, or at `deadline` (on this chat's
         clock), or at `cancel`: never an error. `show` gets the wait's progress, once a
-        second, and how it ended."""
+        second, and how it ended; `waiting`, when given, gets the progress instead, with
+        its fields."""
         self._pump()
         began = self.clock.now()
         needed = v.unbuilt(self.view, self._lines.keys())
@@ -327,9 +344,9 @@ class Chat:
                 while (left := v.unbuilt(self.view, self._lines.keys())) and self.clock.now() < deadline:
                     if cancel is not None and cancel.is_set():
                         break
-                    if show is not None:
-                        seconds = deadline - self.clock.now()
-                        show(f"memory: {len(left)} lines pending, {seconds:.0f} s to the deadline")
+                    seconds = deadline - self.clock.now()
+                    line = f"memory: {len(left)} lines pending, {seconds:.0f} s to the deadline"
+                    _progress(show, waiting, line, len(left), seconds)
                     self._changed.clear()
                     tick = min(deadline, self.clock.now() + 1.0)
                     await race(self._changed.wait(), tick, cancel, self.clock)
@@ -337,7 +354,7 @@ class Chat:
                 self._waiters -= 1
                 if self._waiters == 0:
                     self._apply(q.UNWAIT)
-        await self._merged(deadline, show, cancel)
+        await self._merged(deadline, show, cancel, waiting)
         pending = len(v.unbuilt(self.view, self._lines.keys()))
         waited = self.clock.now() - began
         cancelled = cancel is not None and cancel.is_set()
@@ -349,11 +366,17 @@ class Chat:
         self._activity(self.store.save_view, self.view.total, [tuple(p) for p in self.view.parts])
         return Settled(self.render(), pending == 0, pending, waited)
 
-    async def _merged(self, deadline: float, show: Show | None, cancel: asyncio.Event | None) -> None:
+    async def _merged(
+        self,
+        deadline: float,
+        show: Show | None,
+        cancel: asyncio.Event | None,
+        waiting: Waiting | None = None,
+    ) -> None:
         """Every line of the view is built and still it is over its budget: the merges
         that fit it are under way (a merge waits while a turn waits for lines, and starts
         when it ends), so wait for them too, within the same deadline. Not when no job
-        runs: then nothing would come."""
+        runs: then nothing would come. The lines it waits for: the merges running."""
         while (
             self.view.size > self.budget
             and self._jobs
@@ -361,12 +384,12 @@ class Chat:
             and self.clock.now() < deadline
             and not (cancel is not None and cancel.is_set())
         ):
-            if show is not None:
-                seconds = deadline - self.clock.now()
-                show(
-                    f"memory: the view is {self.view.size} of {self.budget} bytes; waiting for its merges, "
-                    f"{seconds:.0f} s to the deadline"
-                )
+            seconds = deadline - self.clock.now()
+            line = (
+                f"memory: the view is {self.view.size} of {self.budget} bytes; waiting for its merges, "
+                f"{seconds:.0f} s to the deadline"
+            )
+            _progress(show, waiting, line, len(self._jobs), seconds)
             self._changed.clear()
             await race(self._changed.wait(), min(deadline, self.clock.now() + 1.0), cancel, self.clock)
 

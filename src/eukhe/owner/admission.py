@@ -6,7 +6,9 @@ A slot's wait has no deadline of its own (H3.4): it ends with a grant, the
 caller's deadline (background work's `BACKGROUND_SLOT_WAIT`: `SlotTimeout`), the
 caller's cancel, or the owner's connection closing (`OwnerUnreachable`, retryable:
 the next request reaches a new owner). A preemption comes as an event: the
-holding task is cancelled and the block raises `Preempted`, as in-process.
+holding task is cancelled and the block raises `Preempted`, as in-process. So does
+a wait, when the owner queues the request: its place and what holds it up, told to
+`on_queued` as in-process (a slot taken at once costs nothing more: no event).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from eukhe import waits
-from eukhe.admission import UNLIMITED, AdmissionError, Preempted, SlotTimeout, limits_from
+from eukhe.admission import UNLIMITED, AdmissionError, OnQueued, Preempted, Queued, SlotTimeout, limits_from
 from eukhe.owner.client import Client, OwnerError
 from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
@@ -77,8 +79,15 @@ class RemoteRegistry:
         except SettingsError:
             return UNLIMITED
 
-    def slot(self, provider: str, *, interactive: bool, deadline: float | None = None) -> RemoteSlot:
-        return RemoteSlot(self, provider, interactive, deadline, next(self._ids))
+    def slot(
+        self,
+        provider: str,
+        *,
+        interactive: bool,
+        deadline: float | None = None,
+        on_queued: OnQueued | None = None,
+    ) -> RemoteSlot:
+        return RemoteSlot(self, provider, interactive, deadline, next(self._ids), on_queued)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -89,13 +98,20 @@ class RemoteSlot:
     """`async with registry.slot(...)`: one slot of the owner's controller."""
 
     def __init__(
-        self, reg: RemoteRegistry, provider: str, interactive: bool, deadline: float | None, sid: int
+        self,
+        reg: RemoteRegistry,
+        provider: str,
+        interactive: bool,
+        deadline: float | None,
+        sid: int,
+        on_queued: OnQueued | None = None,
     ):
         self.reg = reg
         self.provider = provider
         self.interactive = interactive
         self.deadline = deadline
         self.sid = sid
+        self.on_queued = on_queued
         self.queued = False
         self.preempted = False
         self._client: Client | None = None
@@ -114,7 +130,10 @@ class RemoteSlot:
             raise OwnerUnreachable(f"provider {self.provider!r}: no {cls} slot: {e}", self.provider) from None
         client.on_event(f"slot:{self.sid}", self._event)
         began = asyncio.get_running_loop().time()
-        _, fut = client.ask(Kind.ADMIT, slot=self.sid, provider=self.provider, interactive=self.interactive)
+        told = {"told": True} if self.on_queued is not None else {}  # else the owner says no wait
+        _, fut = client.ask(
+            Kind.ADMIT, slot=self.sid, provider=self.provider, interactive=self.interactive, **told
+        )
         try:
             raced = await waits.race(fut, self.deadline, None, waits.LoopClock())
         except BaseException:  # the caller's cancel: the wait is dropped at the owner too
@@ -140,6 +159,12 @@ class RemoteSlot:
         return self
 
     def _event(self, msg: dict[str, Any]) -> None:
+        if msg.get("event") == "queued":  # the owner queued the request: where, and behind what
+            if self.on_queued is not None and self._task is None:
+                cls = "interactive" if self.interactive else "background"
+                place, ahead = int(msg.get("place") or 1), str(msg.get("ahead") or "")
+                self.on_queued(Queued(self.provider, str(msg.get("class") or cls), place, ahead))
+            return
         if msg.get("event") != "preempted":
             return  # the owner is gone: the slot it granted is simply over
         self.preempted = True

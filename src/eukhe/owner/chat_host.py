@@ -36,7 +36,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.admission import Registry
 from eukhe.memory.access import Local
-from eukhe.memory.chat import Chat, Settled, settle_ended
+from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
 from eukhe.memory.log import Entry
 from eukhe.owner.protocol import Kind
 from eukhe.rules.view import VIEW
@@ -155,10 +155,16 @@ class ChatHost:
     # ------------------------------------------------------------ requests
 
     async def answer(
-        self, kind: Kind, req: Mapping[str, Any], progress: Show, stop: asyncio.Event
+        self,
+        kind: Kind,
+        req: Mapping[str, Any],
+        progress: Show,
+        stop: asyncio.Event,
+        waiting: Waiting | None = None,
     ) -> dict[str, Any]:
         """The reply to one request of the chat's kinds; a store that cannot be read or
-        written raises, with its cause."""
+        written raises, with its cause. A settle wait's lines go to `progress`, its
+        progress lines with their fields to `waiting` when given."""
         if req.get("budget"):
             self.budget = int(req["budget"])
         if req.get("compactor"):
@@ -172,9 +178,9 @@ class ChatHost:
         match kind:
             case Kind.VIEW:
                 if self.writes:
-                    got = await memory.settled(int(req["settleMs"]), progress, stop)
+                    got = await memory.settled(int(req["settleMs"]), progress, stop, waiting)
                 else:
-                    got = await self._read_view(int(req["settleMs"]), progress, stop)
+                    got = await self._read_view(int(req["settleMs"]), progress, stop, waiting)
                 return {
                     "text": got.text,
                     "settled": got.settled,
@@ -198,7 +204,9 @@ class ChatHost:
             case _:
                 raise ValueError(f"{kind.value} is no request of the chat")
 
-    async def _read_view(self, settle_ms: int, progress: Show, stop: asyncio.Event) -> Settled:
+    async def _read_view(
+        self, settle_ms: int, progress: Show, stop: asyncio.Event, waiting: Waiting | None = None
+    ) -> Settled:
         """The view of an owner that does not write: read from the store every DRAIN_POLL
         until the inbox holds nothing more and the view's lines are built, or at the
         settle deadline, or at `stop`; then as it is."""
@@ -212,10 +220,15 @@ class ChatHost:
             unbuilt = chat.unbuilt()
             if (not handed and not unbuilt) or clock.now() >= deadline or stop.is_set():
                 break
-            progress(
+            seconds = deadline - clock.now()
+            line = (
                 f"memory: {len(handed)} messages to be logged by the chat's writer, {unbuilt} lines pending, "
-                f"{deadline - clock.now():.0f} s to the deadline"
+                f"{seconds:.0f} s to the deadline"
             )
+            if waiting is not None:
+                waiting(line, unbuilt + len(handed), seconds)
+            else:
+                progress(line)
             await waits.race(stop.wait(), min(deadline, clock.now() + DRAIN_POLL), None, clock)
         pending = unbuilt + len(handed)
         if pending:

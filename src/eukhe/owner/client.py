@@ -162,17 +162,23 @@ class Client:
         cancel: asyncio.Event | None = None,
         *,
         stop: Callable[[int], None] | None = None,
-        progress: Callable[[str], None] | None = None,
+        progress: Callable[[dict[str, Any]], None] | None = None,
         **fields: Any,
     ) -> dict[str, Any]:
         """A request and its reply, within the kind's reply deadline. On `cancel`, an
         OwnerError; or, with `stop`, `stop(id)` asks the owner to end the request now,
         and its reply (what it had) is waited for within REPLY more. `progress`: the
-        lines the owner sends while it works on the request."""
+        events the owner sends while it works on the request (each its `text`, and the
+        fields of a wait's line: `pending`, `seconds`)."""
         limit = protocol.reply_deadline(kind, fields)
         rid, fut = self.ask(kind, **fields)
         if progress is not None:
-            self.on_event(f"request:{rid}", lambda msg: progress(str(msg.get("text", ""))))
+
+            def said(msg: dict[str, Any], progress: Callable[[dict[str, Any]], None] = progress) -> None:
+                if msg.get("event") == "progress":  # not the connection's close ("gone")
+                    progress(msg)
+
+            self.on_event(f"request:{rid}", said)
         try:
             deadline = None if limit is None else self.clock.now() + limit
             # with `stop`, the reply outlives a cancel (the race cancels the work it drops)

@@ -1,7 +1,12 @@
 """A root turn's hold of the lease through the owner (H6.2): `async with
 turn(client, ...)`. The wait has no deadline (it waits for another window's
 turn); it shows for whose turn it waits, and the run's cancel ends it, leaving
-nothing at the owner. Leaving the block hands the lease on."""
+nothing at the owner. Leaving the block hands the lease on.
+
+Shown as the events of its run (`events`: kind, text, data, as `eukhe.ui.events`
+has them), the wait is a "lease" event whose fields name the holder, `{"wait":
+"lease", "holder": {"session", "run", "since"}}` (no deadline: only the holder's end
+or the cancel ends it), and "waited" once the lease is held or the wait stopped."""
 
 from __future__ import annotations
 
@@ -43,11 +48,28 @@ async def turn(
     run: str,
     cancel: asyncio.Event | None = None,
     show: Callable[[str], None] = lambda line: None,
+    events: Callable[..., None] | None = None,
 ) -> AsyncIterator[int]:
     """Hold the lease for the block; its key. Raises `LeaseStopped` when the cancel
-    comes first, `OwnerError` when the owner is gone."""
+    comes first, `OwnerError` when the owner is gone. A wait shows its line: to
+    `events` as the run's events when given (the module's docstring), else to `show`."""
     lid = next(_IDS)
-    client.on_event(f"lease:{lid}", lambda msg: show(waiting_line(dict(msg.get("holder") or {}))))
+    shown = False
+
+    def queued(msg: dict[str, Any]) -> None:
+        nonlocal shown
+        if msg.get("event") != "queued":  # the connection's close ("gone"): the wait fails with it
+            return
+        holder = dict(msg.get("holder") or {})
+        line = waiting_line(holder)
+        if events is None:
+            show(line)
+            return
+        shown = True
+        about = {k: holder.get(k) for k in ("session", "run", "since")}
+        events("lease", line, {"wait": "lease", "holder": about})
+
+    client.on_event(f"lease:{lid}", queued)
     _, fut = client.ask(Kind.LEASE, lease=lid, session=session, run=run)
     try:
         raced = await waits.race(fut, None, cancel)
@@ -56,6 +78,8 @@ async def turn(
         raise
     finally:
         client.on_event(f"lease:{lid}", None)
+        if shown and events is not None:
+            events("waited", "", {"wait": "lease"})
     if raced.end is not End.EVENT:
         client.tell(Kind.UNLEASE, lease=lid)
         raise LeaseStopped("the wait for the root-turn lease was cancelled")
@@ -73,7 +97,8 @@ async def held(
     run: str,
     cancel: asyncio.Event | None = None,
     show: Callable[[str], None] = lambda line: None,
+    events: Callable[..., None] | None = None,
 ) -> AsyncIterator[int]:
     """The lease over the registry's connection to the owner (made on first use)."""
-    async with turn(await registry.client(), session, run, cancel, show) as key:
+    async with turn(await registry.client(), session, run, cancel, show, events) as key:
         yield key

@@ -2,8 +2,11 @@
 
 A request is `{"id": N, "kind": KIND, ...}`; its reply `{"id": N, "ok": {...}}` or
 `{"id": N, "error": "why"}`. The owner also sends events no request asked for
-(`{"event": "preempted", "slot": N}`, `{"event": "queued", "lease": N, "holder": {...}}`,
-`{"event": "abort", "run": R}`, `{"event": "progress", "request": N, "text": T}`).
+(`{"event": "preempted", "slot": N}`; `{"event": "queued", "slot": N, "class": C,
+"place": P, "ahead": A}` when an ADMIT that asked to be `told` waits, and again when
+its place changes; `{"event": "queued", "lease": N, "holder": {...}}`;
+`{"event": "abort", "run": R}`; `{"event": "progress", "request": N, "text": T}`, with
+`pending` and `seconds` when it is a line of a settle wait).
 Every request but two has a reply deadline (H6.1): a client never waits on an
 owner that does not answer. The two without one end otherwise: the root-turn
 lease with the turn or the run's cancel (H6.2), an admission slot with releases,

@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from eukhe.memory.chat import Settled
+from eukhe.memory.chat import Settled, Waiting
 from eukhe.memory.log import Entry
 from eukhe.owner.client import Client, OwnerError
 from eukhe.owner.protocol import MAX_LINE, Kind
@@ -75,9 +75,21 @@ class Remote:
         return int((await self._ask(Kind.MEMORY, **self._about))["unbuilt"])
 
     async def settled(
-        self, settle_ms: int, show: Show | None = None, cancel: asyncio.Event | None = None
+        self,
+        settle_ms: int,
+        show: Show | None = None,
+        cancel: asyncio.Event | None = None,
+        waiting: Waiting | None = None,
     ) -> Settled:
-        got = await self._ask(Kind.VIEW, cancel, progress=show, settleMs=settle_ms, **self._about)
+        def progress(msg: dict[str, Any]) -> None:
+            """A line of the owner's settle wait: with its fields when it has them."""
+            text = str(msg.get("text", ""))
+            if waiting is not None and "pending" in msg:
+                waiting(text, int(msg["pending"]), float(msg.get("seconds") or 0.0))
+            elif show is not None:
+                show(text)
+
+        got = await self._ask(Kind.VIEW, cancel, progress=progress, settleMs=settle_ms, **self._about)
         return Settled(str(got["text"]), bool(got["settled"]), int(got["pending"]), float(got["waited"]))
 
     async def log(self, entries: Sequence[Entry]) -> int:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe import waits
-from eukhe.admission import Preempted, QueueFull, Registry
+from eukhe.admission import Preempted, Queued, QueueFull, Registry
 from eukhe.owner import protocol
 from eukhe.owner.chat_host import ChatHost
 from eukhe.owner.protocol import Kind
@@ -356,8 +356,14 @@ class Owner:
     async def _admit(self, conn: Conn, rid: Any, sid: int, req: dict[str, Any]) -> None:
         """Wait for a slot (no deadline: the client's release or its connection ends
         the wait, by cancelling this task), reply, and hold it until then; a
-        preemption is an event."""
+        preemption is an event, and so is a wait, when the client asks to be told
+        (`told`): its place and what holds it up, from the controller's state, when
+        it queues and when they change."""
         provider, interactive = str(req.get("provider")), bool(req.get("interactive", True))
+
+        def queued(q: Queued) -> None:
+            conn.send({"event": "queued", "slot": sid, "class": q.cls, "place": q.place, "ahead": q.ahead})
+
         asked = {
             "provider": provider,
             "class": "interactive" if interactive else "background",
@@ -365,7 +371,9 @@ class Owner:
         }
         conn.asked[sid] = asked
         try:
-            slot = self.registry.slot(provider, interactive=interactive)
+            slot = self.registry.slot(
+                provider, interactive=interactive, on_queued=queued if req.get("told") else None
+            )
             async with slot:
                 asked["state"] = "held"
                 conn.send({"id": rid, "ok": {"slot": sid, "queued": slot.queued}})
@@ -381,14 +389,19 @@ class Owner:
 
     async def _memory(self, conn: Conn, rid: Any, kind: Kind, req: dict[str, Any]) -> None:
         """A request of the chat, answered by the chat this owner holds; a settle wait
-        says its progress, and ends early on UNVIEW (or with the connection)."""
+        says its progress (a line a second, with the lines it waits for and the seconds
+        to its deadline), and ends early on UNVIEW (or with the connection)."""
         stop = conn.views[rid] = asyncio.Event()
 
         def progress(text: str) -> None:
             conn.send({"event": "progress", "request": rid, "text": text})
 
+        def waiting(text: str, pending: int, seconds: float) -> None:
+            line = {"text": text, "pending": pending, "seconds": round(seconds, 3)}
+            conn.send({"event": "progress", "request": rid, **line})
+
         try:
-            conn.send({"id": rid, "ok": await self.chat.answer(kind, req, progress, stop)})
+            conn.send({"id": rid, "ok": await self.chat.answer(kind, req, progress, stop, waiting)})
         except Exception as e:  # the chat's store, or a malformed request: the turn shows why
             conn.send({"id": rid, "error": f"the chat: {type(e).__name__}: {e}"})
         finally:

@@ -328,6 +328,38 @@ def ahead(s: State, w: int) -> int:
     return held_by(s, Class.INTERACTIVE) + s.interactive.below(w)
 
 
+class Waiting(NamedTuple):
+    """What a queued ticket waits for, as the state has it: its class and its place in
+    its class's queue (1: the next of it), the slots each class takes, the interactive
+    requests waiting (a background ticket waits while any does, rule 3) and the limit."""
+
+    cls: Class
+    place: int
+    held_interactive: int
+    held_background: int
+    waiting_interactive: int
+    limit: int
+
+
+def waiting(s: State, t: int) -> Waiting | None:
+    """What ticket `t` waits for; None when it is not queued (held, granted, preempted,
+    ended or never given)."""
+    if t in s.interactive:
+        cls = Class.INTERACTIVE
+    elif t in s.background:
+        cls = Class.BACKGROUND
+    else:
+        return None
+    return Waiting(
+        cls,
+        s.queue(cls).below(t) + 1,
+        held_by(s, Class.INTERACTIVE),
+        held_by(s, Class.BACKGROUND),
+        len(s.interactive),
+        s.limit,
+    )
+
+
 def valid(s: State) -> bool:
     """The states of the model: limits not negative; every ticket below `next_ticket`
     and in one place only; holders in ticket order, none queued or ended; only

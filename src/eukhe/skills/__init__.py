@@ -11,11 +11,11 @@ files.
   `diagnostics.prompts`.
 - `system_prompt_section`: the part of the system prompt that offers the
   skills to the model.
-- `expand`: `/name args` through a template.
+- `expand`: `/name args` through a template; `invoke_skill`: `/skill:name args`.
 """
 
 from eukhe.skills._prompts import Prompts, expand, load_prompts, parse_args, substitute
-from eukhe.skills._skills import Skills, load_skills
+from eukhe.skills._skills import SkillError, Skills, invoke_skill, load_skills
 from eukhe.skills._snapshot import (
     SKILLS_INTRO,
     ResourceSnapshot,
@@ -30,10 +30,12 @@ __all__ = [
     "Prompts",
     "ResourceSnapshot",
     "Skill",
+    "SkillError",
     "Skills",
     "Template",
     "expand",
     "get_resource_snapshot",
+    "invoke_skill",
     "load_prompts",
     "load_skills",
     "parse_args",

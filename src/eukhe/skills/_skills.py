@@ -204,3 +204,31 @@ def load_skills(home: Path, project: Path | None = None, paths: Sequence[str | P
     for p in paths:
         loader.root(absolute(p, base), "path", explicit=True)
     return Skills(tuple(loader.skills), tuple(loader.diagnostics), tuple(loader.ignored), loader.tally)
+
+
+class SkillError(ValueError):
+    """`/skill:name` names no loaded skill, or its file cannot be read now: says which and why."""
+
+
+_INVOKE = "/skill:"
+
+
+def invoke_skill(text: str, skills: Sequence[Skill]) -> str | None:
+    """`/skill:name args`: the user's message that hands the model the skill's text (its
+    body, after the frontmatter) and then the arguments; None when `text` is no such
+    command. The file is read now, so an edit since loading counts."""
+    if not text.startswith(_INVOKE):
+        return None
+    name, _, args = text[len(_INVOKE) :].partition(" ")
+    name = name.strip()
+    found = next((s for s in skills if s.name == name), None)
+    if found is None:
+        known = ", ".join(sorted(s.name for s in skills)) or "none loaded"
+        raise SkillError(f"no skill {name!r} (the skills: {known})")
+    got = read_text(found.path)
+    if got.text is None:
+        raise SkillError(f"skill {name!r}: cannot read {found.path}: {got.detail}")
+    body = parse(got.text).body.strip()
+    head = f'<skill name="{found.name}" location="{found.path}">\nReferences are relative to {found.folder}.'
+    message = f"{head}\n\n{body}\n</skill>"
+    return f"{message}\n\n{args.strip()}" if args.strip() else message

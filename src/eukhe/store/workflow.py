@@ -149,8 +149,8 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         if here.lease is None or run_id not in here.own:
             return await _turn(spec, run_id, cancel)
-        show = functools.partial(here.show, run_id, "lease")
-        async with here.lease(session, run_id, cancel, show):
+        events = functools.partial(here.show, run_id)  # its wait for the lease: whose turn, then waited
+        async with here.lease(session, run_id, cancel, events=events):
             return await _turn(spec, run_id, cancel)
     except LeaseStopped:
         return Outcome(
@@ -210,7 +210,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     base = system = str(spec.get("system") or "")
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        show = functools.partial(here.show, run_id, "memory")
+        show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
         aux = here.route(str(spec.get("session") or run_id), spec["model"], everything)
         notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
         try:
@@ -375,12 +375,14 @@ async def _notice(chat: Any, route: Any, memory: Any, show: Callable[[str], None
             show(choice.notice)
 
 
-async def _pinned(chat: Any, settle_ms: int, show: Callable[[str], None], cancel: asyncio.Event) -> str:
+async def _pinned(chat: Any, settle_ms: int, show: Callable[..., None], cancel: asyncio.Event) -> str:
     """The settled view, as a durable step: a replay sends the same view byte for byte.
-    The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted)."""
+    The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted).
+    `show` (kind, text, data): the wait as the run's events (`memory.access.settle`)."""
+    from eukhe.memory.access import settle
 
     async def view() -> str:
-        got = await chat.settled(settle_ms, show, cancel)
+        got = await settle(chat, settle_ms, show, cancel)
         return str(got.text)
 
     result: str = await DBOS.run_step_async({"name": "view"}, view)
@@ -392,7 +394,7 @@ async def _compact(
     run: str,
     base: str,
     settle_ms: int,
-    show: Callable[[str], None],
+    show: Callable[..., None],
     notice: Callable[[], Awaitable[None]],
     cancel: asyncio.Event,
     transcript: Sequence[Message],
@@ -401,12 +403,13 @@ async def _compact(
     settled view, which the run pins as its new system prompt. The loop runs it as one
     durable step, so a replay goes on from the same view byte for byte."""
     from eukhe.memory import turn
+    from eukhe.memory.access import settle
     from eukhe.memory.log import now
 
     try:
         await chat.log(turn.entries(run, transcript, now()))
         await notice()
-        got = await chat.settled(settle_ms, show, cancel)
+        got = await settle(chat, settle_ms, show, cancel)
     except Exception as e:  # the store, or the owner that holds the chat: the phase fails with why
         return {"error": f"the chat could not take the run's messages and give a new view: {e}"}
     return {"system": turn.system(base, str(got.text))}

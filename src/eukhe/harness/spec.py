@@ -1,0 +1,91 @@
+"""What a session's runs are made of: the settings in effect, the model (checked before
+any run), the skills offered and the prompt templates; and the spec of one run, the
+input of its durable workflow. `eukhe run` makes one run of it, the interactive agent
+many."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NO_MODEL = (
+    "no model configured: pass --model provider/model "
+    "(e.g. --model openai/gpt-4.1 with OPENAI_API_KEY set, "
+    "or --model vllm/NAME --base-url http://127.0.0.1:8000/v1), "
+    'or set "model" in ~/.eukhe/settings.json'
+)
+
+
+class NoModel(ValueError):
+    """No model is named: by the command line, nor by the settings."""
+
+    def __init__(self) -> None:
+        super().__init__(NO_MODEL)
+
+
+@dataclass
+class Setup:
+    """A session's runs as the settings and the project make them."""
+
+    cwd: Path
+    settings: dict[str, Any]
+    model: str
+    base_url: str | None
+    api: str | None
+    run: Any  # eukhe.settings.run.Settings
+    snapshot: Any  # eukhe.skills.ResourceSnapshot: skills, templates, and each that failed
+    extra: dict[str, Any] = field(default_factory=dict)  # more fields of every spec
+
+    @property
+    def system(self) -> str:
+        from eukhe.skills import system_prompt_section
+
+        return system_prompt_section(self.snapshot.skills)
+
+    def diagnostics(self) -> list[tuple[str, str]]:
+        """Each skill and template that did not load, as ("skill" | "prompt", "path: error")."""
+        return [
+            (kind[:-1], f"{d.path}: {d.error}")
+            for kind in ("skills", "prompts")
+            for d in self.snapshot.diagnostics[kind]
+        ]
+
+    def expand(self, prompt: str) -> str:
+        """`/name args` through its template; `/skill:name args` with the skill's text."""
+        from eukhe.skills import expand, invoke_skill
+
+        return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
+
+    def spec(self, prompt: str | None) -> dict[str, Any]:
+        """The input of one run's workflow (`store.workflow.run_workflow_body`)."""
+        return {
+            "prompt": prompt,
+            "system": self.system,
+            "model": self.model,
+            "baseUrl": self.base_url,
+            "api": self.api,
+            "cwd": str(self.cwd),
+            "settings": dataclasses.asdict(self.run),
+            **self.extra,
+        }
+
+
+def setup(cwd: Path, model: str | None = None, base_url: str | None = None, api: str | None = None) -> Setup:
+    """The session's setup; a model that cannot be used, or settings that cannot be read,
+    fail here with their cause, before any run (SettingsError, ModelError, NoModel)."""
+    from eukhe.admission import limits_from
+    from eukhe.ai.models import resolve
+    from eukhe.settings import load, run_settings
+    from eukhe.skills import get_resource_snapshot
+
+    settings = load(cwd)
+    name = model or settings.get("model")
+    if not isinstance(name, str) or not name:
+        raise NoModel()
+    route = resolve(name, settings, base_url, api)
+    rs = run_settings(settings, name)
+    limits_from(settings, route.provider)  # and so do its admission limits
+    snapshot = get_resource_snapshot(cwd, settings=settings)
+    return Setup(cwd, settings, name, base_url, api, rs, snapshot)
