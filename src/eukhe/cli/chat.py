@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from eukhe.memory.report import status_json, status_lines, zoomed
+
 chat_app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="The endless chat: its log and memory."
 )
@@ -117,46 +119,12 @@ def status_command(as_json: Annotated[bool, typer.Option("--json", help="One JSO
         s = _chat(store).status()
     finally:
         store.close()
-    now = time.time()
-    running = [
-        {"id": r.i << r.l, "n": 1 << r.l, "host": r.host, "pid": r.pid, "seconds": round(now - r.started, 1)}
-        for r in s.running
-    ]
-    w = s.last_wait
-    last = None
-    if w is not None:
-        last = {
-            "ago": round(now - w.at, 1),
-            "waited": round(w.waited, 1),
-            "pending": w.pending,
-            "ended": w.ended,
-        }
+    out = status_json(s, time.time())
     if as_json:
-        out = {
-            "messages": s.messages,
-            "lines": {"built": s.built, "pending": s.pending, "failed": s.failed},
-            "viewBytes": s.view_bytes,
-            "viewBudget": s.budget,
-            "running": running,
-            "lastWait": last,
-        }
         typer.echo(json.dumps(out))
         return
-    typer.echo(
-        f"{s.messages} messages; lines: {s.built} built, {s.pending} pending ({s.failed} with failed calls)"
-    )
-    typer.echo(f"view: {s.view_bytes} of {s.budget} bytes")
-    calls = ", ".join(f"{r['id']}+{r['n']} ({r['seconds']:.0f} s, pid {r['pid']})" for r in running)
-    typer.echo(f"compactor calls running: {len(running)}" + (f": {calls}" if calls else ""))
-    if last is None:
-        typer.echo("last settle wait: none yet")
-    else:
-        how = {
-            "settled": "every line was built",
-            "deadline": f"the settle deadline passed with {w.pending if w else 0} lines shown cut",
-            "cancelled": "the turn was cancelled",
-        }[str(last["ended"])]
-        typer.echo(f"last settle wait: {last['ago']:.0f} s ago, waited {last['waited']:.1f} s; {how}")
+    for line in status_lines(out):
+        typer.echo(line)
 
 
 @chat_app.command("view")
@@ -177,17 +145,11 @@ def zoom_command(id: Annotated[int, typer.Argument(min=0)], n: Annotated[int, ty
     """Open line ID+N into the two lines below it; N = 1 prints message ID whole."""
     store = _store()
     try:
-        chat = _chat(store)
-        got = chat.zoom(id, n)
-        total = chat.status().messages
+        got, why = zoomed(_chat(store), id, n)
     finally:
         store.close()
     if got is None:
-        typer.echo(
-            f"eukhe chat zoom: {id}+{n} is no line of the chat: N is a power of 2, ID a multiple of N, "
-            f"and ID + N at most {total}",
-            err=True,
-        )
+        typer.echo(f"eukhe chat zoom: {why}", err=True)
         raise typer.Exit(1)
     typer.echo(got)
 

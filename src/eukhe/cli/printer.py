@@ -15,27 +15,7 @@ import threading
 from typing import Any, TextIO
 
 from eukhe.ui.events import QUIET, Event, event
-
-MARKS = {
-    "calls": ("→ calls", "cyan"),
-    "tool": ("  tool", "dim"),
-    "note": ("↻ note", "yellow"),
-    "retry": ("⏳ retry", "magenta"),
-    "interrupted": ("⚠ interrupted", "red"),
-    "diagnostic": ("⚠ not loaded", "yellow"),
-    "cut": ("✂ cut", "yellow"),
-    "memory": ("◷", "dim"),
-    "compact": ("⇣ compact", "yellow"),
-    "notice": ("ⓘ notice", "yellow"),
-    "lease": ("⧗ lease", "yellow"),
-    "child": ("⑂ child", "cyan"),
-    "steer": ("↳ steer", "cyan"),
-    "slot": ("⧗ slot", "yellow"),
-}
-"""How each kind of line is marked and styled."""
-
-LINE = 400
-"""Characters a line shows at most (a tool's arguments can be long)."""
+from eukhe.ui.lines import marked
 
 
 class Printer:
@@ -81,11 +61,8 @@ class Printer:
                 return
             self._end_line()
             self._streamed.clear()
-            mark, style = MARKS.get(kind, (kind, ""))
-            line = f"{mark}: {text}"
-            self._console.print(
-                line if len(line) <= LINE else line[: LINE - 1] + "…", style=style, markup=False
-            )
+            line, style = marked(kind, text)
+            self._console.print(line, style=style, markup=False)
 
     def say(self, text: str) -> None:
         """A line about the process (runs resumed, runs left), on stderr."""

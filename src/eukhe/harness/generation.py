@@ -486,10 +486,19 @@ class Generation:
             # made once the slot is held: the idle clock never counts the wait for a slot (H6.3)
             events = guard(self.provider.stream(request), self._provider_name, idle=idle)
             last: Event | None = None
-            async for event in events:
-                last = event
-                if isinstance(event, TextDelta):  # shown as it comes, not at the end
-                    self.show("text", event.text)
+            stream = {"wait": "stream", "provider": self._provider_name, "idle": idle}
+            self.show("stream", "", stream)  # the stall clock runs from here: quiet `idle` s is a stall
+            beat = time.monotonic()
+            try:
+                async for event in events:
+                    last = event
+                    if isinstance(event, TextDelta):  # shown as it comes, not at the end
+                        self.show("text", event.text)
+                    elif time.monotonic() - beat >= 1.0:  # thinking or arguments: the stream is alive
+                        beat = time.monotonic()
+                        self.show("stream", "", {**stream, "alive": True})
+            finally:
+                self.show("waited", "", {"wait": "stream"})
             assert isinstance(last, Done)
             return last.reply
 

@@ -34,6 +34,7 @@ TYPES = {
     "compact": "the run's context moves into the chat memory",
     "budget": "the run's counts against its caps",
     "poll": "a deferred job is polled",
+    "stream": "a request's reply streams: quiet for `idle` seconds is a stall",
     "steer": "a user's message to a run at work: queued, placed, or the next run's prompt",
     "outcome": "how the run ended",
     # waits and what the process around the runs says
@@ -49,7 +50,7 @@ TYPES = {
 }
 """Every type of event, and what it reports."""
 
-QUIET = frozenset({"run", "budget", "result", "poll", "waited"})
+QUIET = frozenset({"run", "budget", "result", "poll", "stream", "waited"})
 """Types a printer of lines skips: the interactive view shows them in its status line, or
 opens them on demand; the event stream has them all."""
 

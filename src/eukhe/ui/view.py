@@ -1,0 +1,224 @@
+"""What the interactive agent shows, as state, with no terminal: it takes the events
+of the session and gives the lines for the scrollback (in order, once), the streamed
+text not yet a whole line, and the status line: what the run waits for now and its
+exit (a deadline counted down, or the key that ends it), and its budgets against
+their caps. The app draws it; tests read it.
+
+Every line comes from an event (`lines.marked`, as `eukhe run` prints it), so the
+view shows what the event stream reports, no more and no less."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eukhe.ui.events import QUIET, Event
+from eukhe.ui.lines import marked
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    style: str = ""
+
+
+@dataclass
+class Queued:
+    """A message the user typed while the run worked: a steer or a follow-up."""
+
+    id: str
+    kind: str  # "steer" or "follow-up"
+    text: str
+
+
+@dataclass
+class View:
+    clock: Callable[[], float] = time.time
+    lines: list[Line] = field(default_factory=list)  # for the scrollback, not yet taken
+    partial: str = ""  # streamed text since its last newline
+    run: str | None = None  # the session's run at work (None: the prompt is idle)
+    waits: dict[str, Event] = field(default_factory=dict)  # what the run waits for now, by what
+    budget: Mapping[str, Any] = field(default_factory=dict)  # {"used": {...}, "caps": {...}}
+    queued: list[Queued] = field(default_factory=list)
+    children: list[dict[str, Any]] = field(default_factory=list)  # the session's subagents, as polled
+    results: list[Event] = field(default_factory=list)  # tool results, openable by number (1 first)
+    tools: dict[str, int] = field(default_factory=dict)  # tool call id -> its number
+    heard: float = 0.0  # when the run's stream last gave an event
+    note: str = ""  # a line under the prompt: the last command's answer, a hint
+
+    # ---------------------------------------------------------------- events
+
+    def add(self, e: Event) -> None:
+        """One event of the session."""
+        if e.type == "text":
+            self._text(e.text)
+            return
+        if self.run is not None and e.run is not None and not e.run.startswith(self.run.partition("/")[0]):
+            return  # another session's: not this view's
+        root = e.run is None or ".c" not in e.run.rpartition("/")[2]
+        if root:
+            self._wait(e)
+        if e.type == "budget" and root:
+            self.budget = e.data
+        if e.type == "steer":
+            self.queued = [q for q in self.queued if q.id != e.data.get("id")]
+        if e.type == "tool":
+            self.tools[str(e.data.get("id"))] = len(self.tools) + 1
+        line = self.line(e)
+        if line is not None:
+            self._flush()
+            self.lines.append(line)
+        if e.type == "result":
+            self.results.append(e)
+
+    def line(self, e: Event) -> Line | None:
+        """The scrollback line of an event (None: it shows only in the status line)."""
+        if e.type == "tool":
+            n = self.tools.get(str(e.data.get("id")), 0)
+            return Line(*marked("tool", f"[{n}] {e.text}"))
+        if e.type == "result":
+            n = self.tools.get(str(e.data.get("id")), 0)
+            first = next((ln for ln in e.text.splitlines() if ln.strip()), "")
+            size = int(e.data.get("chars") or len(e.text))
+            what = "error" if e.data.get("error") else "ok"
+            text, style = marked("result", f"[{n}] {what}, {size} chars: {first[:160]}")
+            return Line(text, "red" if e.data.get("error") else style)
+        if e.type == "outcome":
+            return Line(self.outcome_line(e.data), _OUTCOME_STYLE.get(str(e.data.get("outcome")), ""))
+        if e.type in QUIET or not e.text or (e.type in _WAIT_LINES and e.wait is not None):
+            return None
+        return Line(*marked(e.type, e.text))
+
+    @staticmethod
+    def outcome_line(out: Mapping[str, Any]) -> str:
+        error = out.get("error") or {}
+        head = {"answered": "✓ answered", "failed": "✗ failed", "aborted": "■ aborted"}.get(
+            str(out.get("outcome")), str(out.get("outcome"))
+        )
+        why = f" ({error.get('kind')}): {error.get('message')}" if error.get("message") else ""
+        if out.get("outcome") == "aborted" and error.get("message"):
+            why = f": {error.get('message')}"
+        counts = (
+            f"{out.get('rounds', 0)} rounds, {out.get('notes', 0)} notes, {out.get('retries', 0)} retries"
+        )
+        return f"{head}{why} · {counts}"
+
+    def _text(self, text: str) -> None:
+        self.heard = self.clock()
+        self.partial += text
+        if "\n" in self.partial:
+            *whole, self.partial = self.partial.split("\n")
+            self.lines.extend(Line(w) for w in whole)
+
+    def _flush(self) -> None:
+        """Streamed text that a line follows ends its own line first."""
+        if self.partial:
+            self.lines.append(Line(self.partial))
+            self.partial = ""
+
+    def _wait(self, e: Event) -> None:
+        if e.type == "waited":
+            self.waits.pop(str(e.data.get("wait")), None)
+            return
+        if e.wait is not None:
+            self.waits.pop(e.wait, None)  # the newest wait shows first
+            self.waits[e.wait] = e
+            if e.wait == "stream":
+                self.heard = self.clock()
+        if e.type == "outcome":
+            self.waits.clear()
+
+    def take(self) -> list[Line]:
+        """The lines for the scrollback since the last take."""
+        out, self.lines = self.lines, []
+        return out
+
+    # ---------------------------------------------------------------- the session's own
+
+    def started(self, run: str, prompt: str | None) -> None:
+        self._flush()
+        self.run, self.waits, self.budget, self.heard = run, {}, {}, self.clock()
+
+    def ended(self) -> None:
+        self._flush()
+        self.run, self.waits = None, {}
+
+    def queue(self, q: Queued) -> None:
+        self.queued.append(q)
+
+    def unqueue(self, ids: Sequence[str]) -> list[Queued]:
+        """The queued messages with these ids, taken off the queue."""
+        gone = [q for q in self.queued if q.id in ids]
+        self.queued = [q for q in self.queued if q.id not in ids]
+        return gone
+
+    # ---------------------------------------------------------------- the status line
+
+    def status(self) -> str:
+        """The run's state, what it waits for now and its exit, and its budgets."""
+        if self.run is None:
+            return "ready"
+        now = self.clock()
+        parts = [f"working ({self.run})"]
+        wait = next(reversed(self.waits.values()), None)
+        if wait is not None:
+            parts.append(self.wait_text(wait, now))
+        used, caps = self.budget.get("used") or {}, self.budget.get("caps") or {}
+        if caps:
+            parts.append(" ".join(f"{k} {used.get(k, 0)}/{caps[k]}" for k in ("rounds", "notes", "retries")))
+        return " · ".join(parts) + " · Ctrl-C aborts"
+
+    def wait_text(self, e: Event, now: float) -> str:
+        """A wait as the status line says it, with its exit."""
+        what, d = e.wait, e.data
+        left = _left(d.get("deadline"), now)
+        if what == "stream":
+            idle = float(d.get("idle") or 0)
+            quiet = max(0.0, now - self.heard)
+            return f"model streaming: quiet {quiet:.0f} s; a stall at {idle:.0f} s"
+        if what == "retry":
+            return f"retry in {left}"
+        if what == "poll":
+            return f"deferred job: next poll in {_left(d.get('next'), now)}, deadline in {left}"
+        if what == "memory":
+            return f"memory: {d.get('pending', '?')} lines pending, {left} to the deadline"
+        if what == "lease":
+            holder = d.get("holder") or {}
+            return (
+                f"waiting for the root-turn lease: session {holder.get('session', '?')}, "
+                f"run {holder.get('run', '?')} holds it"
+            )
+        if what == "slot":
+            return e.text or f"waiting for a slot of {d.get('provider', 'the provider')}"
+        return e.text or str(what)
+
+    def children_lines(self) -> list[str]:
+        """A line a subagent: its name, state and progress clock."""
+        out = []
+        for k in self.children:
+            w = k.get("watch") or {}
+            if w.get("phase") == "watch":
+                left = int(w.get("leftMs") or 0) / 1000
+                clock = f"working, quiet {w.get('quietSeconds')} s, {left:.0f} s before stalled"
+            else:
+                clock = "starting" if not w else "its report waits to be placed"
+            out.append(f"⑂ {k.get('name')} {clock}")
+        return out
+
+
+_WAIT_LINES = frozenset({"memory", "slot", "lease"})
+"""Types whose waiting events show in the status line, not the scrollback (their other
+events, such as how a memory wait ended, are lines)."""
+
+_OUTCOME_STYLE = {"answered": "green", "failed": "red", "aborted": "yellow"}
+
+
+def _left(deadline: Any, now: float) -> str:
+    if not isinstance(deadline, int | float):
+        return "?"
+    s = max(0.0, float(deadline) - now)
+    if s >= 120:
+        return f"{s / 60:.0f} min"
+    return f"{s:.0f} s"
