@@ -1,6 +1,6 @@
 """`python -m eukhe`: the `eukhe` command."""
 
-from eukhe.cli.main import main
+from eukhe.cli.entry import main
 
 if __name__ == "__main__":
     main()

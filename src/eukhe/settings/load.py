@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eukhe.home import home
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
 from eukhe.rules.compactor import NODE
@@ -17,11 +17,6 @@ from eukhe.settings.run import Settings
 
 class SettingsError(ValueError):
     """A settings file or value that cannot be used: names the file, the place and why."""
-
-
-def home(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    return Path(env.get("EUKHE_HOME") or Path.home() / ".eukhe")
 
 
 def read(path: Path) -> dict[str, Any]:

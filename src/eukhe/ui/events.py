@@ -89,3 +89,10 @@ def event(type_: str, text: str = "", run: str | None = None, data: Mapping[str,
 
 Sink = Callable[[Event], None]
 """Where the events of a process go: a printer, the event stream, the interactive view."""
+
+
+def outcome_text(out: Mapping[str, Any]) -> str:
+    """How a run ended, in a few words: its outcome, and the error's kind and message."""
+    error = out.get("error") or {}
+    why = f" ({error.get('kind')}): {error.get('message')}" if error.get("message") else ""
+    return f"{out.get('outcome')}{why}"

@@ -1,0 +1,389 @@
+"""`eukhe` with no arguments: the interactive agent on the current project.
+
+The terminal keeps its scrollback: finished lines (the answer, as it streams, a
+line at a time; each tool call and its result; notes, retries, waits that ended)
+print above a live area at the bottom, which holds the line being streamed, the
+subagents, the queued messages, the status line (what the run waits for now and
+its exit, its budgets) and the prompt. The prompt is editable at once; the store
+opens behind it (`Session.boot`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit.application import Application, run_in_terminal
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import ConditionalContainer, FloatContainer, HSplit, Layout, Window
+from prompt_toolkit.layout.containers import Float
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.styles import Style
+
+from eukhe.ui import commands
+from eukhe.ui.session import Options, Session
+from eukhe.ui.view import Line, View
+
+PROMPT = "› "
+"""The prompt's mark; tests and bench/startup.py wait for it as the sign that it is editable."""
+
+EXIT_PRESS = 3.0
+"""Seconds within which a second Ctrl-C at an idle, empty prompt exits."""
+
+FLUSH = 0.05
+"""Seconds between two flushes of finished lines to the scrollback."""
+
+USAGE = """usage: eukhe [--model provider/model] [--base-url URL] [--api API] [--session ID]
+
+Opens the interactive agent on the current project. `eukhe --help` lists the commands
+(`eukhe run "task"` runs one turn and exits)."""
+
+STYLE = Style.from_dict(
+    {
+        "status": "reverse",
+        "status.working": "reverse bold",
+        "queued": "ansicyan",
+        "child": "ansicyan",
+        "note": "ansiyellow",
+        "prompt": "bold",
+    }
+)
+
+
+def parse(argv: Sequence[str]) -> Options | str:
+    """The command line of the interactive agent; a string says what is wrong."""
+    o = Options()
+    flags = {"--model": "model", "--base-url": "base_url", "--api": "api", "--session": "session"}
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        name, eq, value = a.partition("=")
+        if name not in flags:
+            return f"eukhe: unknown option {a!r}\n{USAGE}"
+        if not eq:
+            if not args:
+                return f"eukhe: {name} needs a value\n{USAGE}"
+            value = args.pop(0)
+        setattr(o, flags[name], value)
+    return o
+
+
+class _Complete(Completer):
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def get_completions(self, document: Document, complete_event: Any) -> Any:
+        text = document.text_before_cursor
+        if "\n" in text:
+            return
+        for done, meta in commands.completions(text, self.agent.session, self.agent.known_sessions):
+            yield Completion(done, start_position=-len(text), display=done, display_meta=meta)
+
+
+class Agent:
+    def __init__(self, options: Options, home: Path, history: History | None = None) -> None:
+        self.view = View()
+        self.home = home
+        self.session = Session(self.view, options, self._post)
+        self.session.restore = self._restore
+        self.known_sessions: list[str] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.last_interrupt = 0.0
+        self._console: Any = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.buffer = Buffer(
+            multiline=True,
+            history=history or _history(home),
+            completer=_Complete(self),
+            complete_while_typing=Condition(lambda: self.buffer.text.startswith("/")),
+        )
+        self.app: Application[int] = Application(
+            layout=self._layout(),
+            key_bindings=self._keys(),
+            style=STYLE,
+            full_screen=False,
+            refresh_interval=0.5,  # the status line's countdowns
+            erase_when_done=False,
+        )
+
+    # ---------------------------------------------------------------- layout
+
+    def _layout(self) -> Layout:
+        view = self.view
+
+        def partial() -> StyleAndTextTuples:
+            return [("", view.partial)]
+
+        def children() -> StyleAndTextTuples:
+            return [("class:child", "\n".join(view.children_lines()))]
+
+        def queued() -> StyleAndTextTuples:
+            lines = [f"queued {q.kind}: {q.text.splitlines()[0] if q.text else ''}" for q in view.queued]
+            return [("class:queued", "\n".join(lines))]
+
+        def status() -> StyleAndTextTuples:
+            style = "class:status.working" if view.run else "class:status"
+            text = view.status()
+            if view.run is None:
+                opening = "" if self.session.ready.is_set() else " · opening the store…"
+                text = f"ready · session {self.session.id or '…'}{opening} · /help"
+            return [(style, f" {text} ")]
+
+        def note() -> StyleAndTextTuples:
+            return [("class:note", view.note)]
+
+        def prompt_mark(line: int, wrap: int) -> StyleAndTextTuples:
+            return [("class:prompt", PROMPT if line == 0 and wrap == 0 else "  ")]
+
+        body = HSplit(
+            [
+                ConditionalContainer(
+                    Window(FormattedTextControl(partial), wrap_lines=True, dont_extend_height=True),
+                    Condition(lambda: bool(view.partial)),
+                ),
+                ConditionalContainer(
+                    Window(FormattedTextControl(children), dont_extend_height=True),
+                    Condition(lambda: bool(view.children)),
+                ),
+                ConditionalContainer(
+                    Window(FormattedTextControl(queued), dont_extend_height=True),
+                    Condition(lambda: bool(view.queued)),
+                ),
+                Window(FormattedTextControl(status), height=1, style="class:status"),
+                Window(
+                    BufferControl(self.buffer),
+                    height=Dimension(min=1, max=12),
+                    wrap_lines=True,
+                    get_line_prefix=prompt_mark,
+                    dont_extend_height=True,
+                ),
+                ConditionalContainer(
+                    Window(FormattedTextControl(note), height=1),
+                    Condition(lambda: bool(view.note)),
+                ),
+            ]
+        )
+        menu = Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8, scroll_offset=1))
+        return Layout(FloatContainer(body, floats=[menu]), focused_element=self.buffer)
+
+    # ---------------------------------------------------------------- keys
+
+    def _keys(self) -> KeyBindings:
+        kb = KeyBindings()
+        session = self.session
+
+        @kb.add("enter")
+        def _(e: KeyPressEvent) -> None:
+            if self.buffer.complete_state is not None and self.buffer.complete_state.current_completion:
+                self.buffer.apply_completion(self.buffer.complete_state.current_completion)
+                return
+            self._send(after=False)
+
+        @kb.add("escape", "enter")
+        def _(e: KeyPressEvent) -> None:
+            if session.working and self.buffer.text.strip():
+                self._send(after=True)
+            else:
+                self.buffer.insert_text("\n")
+
+        @kb.add("c-j")
+        def _(e: KeyPressEvent) -> None:
+            self.buffer.insert_text("\n")
+
+        @kb.add("c-c")
+        def _(e: KeyPressEvent) -> None:
+            if session.working:
+                self.view.note = "aborting the run…"
+                session.abort()
+                return
+            if self.buffer.text:
+                self.buffer.reset()
+                return
+            now = time.monotonic()
+            if now - self.last_interrupt <= EXIT_PRESS:
+                self.app.exit(result=0)
+                return
+            self.last_interrupt = now
+            self.view.note = "Ctrl-C again to exit"
+
+        @kb.add("c-d")
+        def _(e: KeyPressEvent) -> None:
+            if not self.buffer.text and not session.working:
+                self.app.exit(result=0)
+            else:
+                self.buffer.delete()
+
+        @kb.add("c-o")
+        def _(e: KeyPressEvent) -> None:
+            self._command("/open")
+
+        return kb
+
+    def _send(self, after: bool) -> None:
+        text = self.buffer.text
+        if not text.strip():
+            return
+        self.buffer.append_to_history()
+        self.buffer.reset()
+        self.view.note = ""
+        self.last_interrupt = 0.0
+        if self._command(text):
+            return
+        if self.session.working:
+            self._spawn(self.session.steer(text, after=after))
+            return
+        self.view.lines.append(Line(f"{PROMPT}{text}", "bold"))
+        self.session.ask(text)
+
+    def _command(self, text: str) -> bool:
+        """Run the slash command `text` names; whether it named one (or a wrong one)."""
+        cmd, why = commands.command_of(text.strip(), self.session)
+        if cmd is None and not why:
+            return False
+        self.view.lines.append(Line(f"{PROMPT}{text}", "bold"))
+        if cmd is None:
+            self.view.note = why
+            return True
+        if cmd.name == "quit":
+            self.app.exit(result=0)
+            return True
+        self._spawn(self._run_command(cmd, text.strip()[len(cmd.name) + 1 :].strip()))
+        return True
+
+    def _spawn(self, work: Any) -> None:
+        """A task of the app's, kept until it ends."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_command(self, cmd: commands.Command, arg: str) -> None:
+        if cmd.name in ("sessions", "session", "memory", "zoom"):
+            await self.session.ready.wait()
+        await commands.run_command(cmd, self.session, arg)
+        if cmd.name == "sessions":
+            self.known_sessions = [ln.split()[0] for ln in self.view.lines if ln.text[:1].isdigit()]
+
+    def _restore(self, text: str) -> None:
+        """A queued message that no run took goes back into the prompt."""
+        joined = f"{self.buffer.text}\n{text}" if self.buffer.text else text
+        self.buffer.set_document(Document(joined, len(joined)))
+
+    # ---------------------------------------------------------------- the scrollback
+
+    def _post(self, work: Any) -> None:
+        loop = self.loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the app is gone
+                loop.call_soon_threadsafe(work)
+
+    async def _flusher(self) -> None:
+        """Finished lines to the scrollback, a batch at a time, above the live area."""
+        while True:
+            await asyncio.sleep(FLUSH)
+            lines = self.view.take()
+            if lines:
+                text = self._render(lines)
+                await run_in_terminal(lambda text=text: _write(text))  # type: ignore[misc]
+            self.app.invalidate()
+
+    def _render(self, lines: list[Line]) -> str:
+        """Lines as the terminal shows them, rendered by rich (no markup is read)."""
+        from rich.console import Console
+        from rich.text import Text
+
+        width = shutil.get_terminal_size((100, 24)).columns
+        if self._console is None or self._console.width != width:
+            self._console = Console(
+                file=io.StringIO(), force_terminal=True, width=width, highlight=False, soft_wrap=True
+            )
+        out = self._console.file
+        out.seek(0)
+        out.truncate()
+        for ln in lines:
+            self._console.print(Text(ln.text, style=ln.style))
+        return str(out.getvalue())
+
+    # ---------------------------------------------------------------- running
+
+    async def run(self) -> int:
+        self.loop = asyncio.get_running_loop()
+        boot = asyncio.ensure_future(self.session.boot())
+        flusher = asyncio.ensure_future(self._flusher())
+        try:
+            code = await self.app.run_async()
+        finally:
+            flusher.cancel()
+        rest = self.view.take()  # what was still to print
+        if rest:
+            _write(self._render(rest))
+        if not boot.done():
+            boot.cancel()
+        await self.session.close()
+        return code or 0
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _history(home: Path) -> History:
+    """The prompt's history across sessions (a home that cannot hold it: this process only)."""
+    path = commands.history_path(home)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+        return FileHistory(str(path))
+    except OSError:
+        return InMemoryHistory()
+
+
+def main(argv: Sequence[str]) -> None:
+    parsed = parse(argv)
+    if isinstance(parsed, str):
+        print(parsed, file=sys.stderr)
+        raise SystemExit(2)
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        print(
+            'eukhe: the interactive agent needs a terminal; `eukhe run "task"` runs one turn', file=sys.stderr
+        )
+        raise SystemExit(2)
+    from eukhe.home import home
+
+    agent = Agent(parsed, home())
+    loop = asyncio.new_event_loop()
+    try:
+        code = loop.run_until_complete(agent.run())
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        _drop(loop)
+    sys.stdout.flush()
+    os._exit(code)  # DBOS's threads are not waited for: the owner takes up what is left
+
+
+def _drop(loop: asyncio.AbstractEventLoop) -> None:
+    """Tasks left behind get a moment to end, and are then left: the exit never hangs."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
+    loop.close()

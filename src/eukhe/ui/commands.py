@@ -1,0 +1,287 @@
+"""The interactive agent's slash commands: what each does, its completion, and the one
+line that says why when it fails. A command answers in lines of the scrollback; a
+message that names a prompt template or a skill (`/name args`, `/skill:name args`)
+is no command: it is sent to the model, expanded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eukhe.ui.events import event
+from eukhe.ui.session import Session
+
+
+class CommandError(Exception):
+    """A command that cannot do what it was asked: its one line says why."""
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    args: str  # how its arguments read in /help
+    says: str
+    run: Callable[[Session, str], Awaitable[list[str]]]
+
+
+async def _help(s: Session, arg: str) -> list[str]:
+    lines = [f"/{c.name}{' ' + c.args if c.args else ''}: {c.says}" for c in COMMANDS.values()]
+    keys = [
+        "Enter sends; Alt+Enter or Ctrl-J inserts a newline.",
+        "While a run works: Enter queues a steer (it enters at the next round end), "
+        "Alt+Enter a follow-up (the next run's prompt).",
+        "Ctrl-C aborts the run (what you queued comes back to the prompt); at an idle prompt, "
+        "Ctrl-C twice exits, as does Ctrl-D. Ctrl-O opens the last tool result.",
+        "/NAME args sends a prompt template; /skill:NAME args hands the model a skill.",
+    ]
+    return lines + keys
+
+
+async def _model(s: Session, arg: str) -> list[str]:
+    from eukhe.ai.models import ModelError
+    from eukhe.harness.spec import setup
+    from eukhe.settings import SettingsError
+
+    if not arg:
+        known = ", ".join(models(s)) or "none in the settings"
+        return [f"model: {s.made.model if s.made else '(not set)'}", f"configured: {known}"]
+    if s.working:
+        raise CommandError("a run is at work: switch the model once it ends")
+    try:
+        made = await asyncio.to_thread(setup, s.cwd, arg, s.options.base_url, s.options.api)
+    except (SettingsError, ModelError) as e:
+        raise CommandError(str(e)) from None
+    made.extra = dict(s.made.extra) if s.made else {}
+    s.made, s.options.model = made, arg
+    return [f"model: {arg} (the session's next runs)"]
+
+
+async def _sessions(s: Session, arg: str) -> list[str]:
+    from dbos import DBOS
+
+    from eukhe.store import sessions
+
+    rows = await sessions.rows(DBOS)
+    if not rows:
+        return ["no sessions yet"]
+    out = []
+    for r in rows[-20:]:
+        started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
+        prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
+        here = " (this one)" if r.session == s.id else ""
+        out.append(f"{r.session}{here}  {started}  {r.runs} run{'s' * (r.runs != 1)}  {r.outcome}  {prompt}")
+    return out
+
+
+async def _session(s: Session, arg: str) -> list[str]:
+    from dbos import DBOS
+
+    from eukhe.store import sessions
+
+    if not arg:
+        return [f"session: {s.id}"]
+    if s.working:
+        raise CommandError("a run is at work: open another session once it ends")
+    if not sessions.valid_id(arg):
+        raise CommandError(f"session id {arg!r}: use letters, digits, '-', '_' or '.'")
+    found = await sessions.runs(arg, DBOS)
+    if not found:
+        raise CommandError(f"no session {arg!r} (/sessions lists them)")
+    out = [f"session {arg}: {len(found)} run{'s' * (len(found) != 1)}"]
+    for w in found:
+        out.append(f"── run {w.workflow_id} ({sessions.outcome_of(w)})")
+        for m in await sessions.transcript(w.workflow_id, DBOS):
+            if m.role == "user":
+                out.append(f"› {m.content}")
+            elif m.role == "assistant" and m.calls:
+                out.append("→ calls: " + ", ".join(c.name for c in m.calls))
+            elif m.role == "assistant":
+                out.append(("(failed) " if m.is_error else "") + m.content)
+    s.id = arg
+    s.view.children = []
+    return out
+
+
+async def _memory(s: Session, arg: str) -> list[str]:
+    from eukhe.memory.report import status_json, status_lines
+
+    def read() -> list[str]:
+        store, chat = _chat(s)
+        try:
+            return status_lines(status_json(chat.status(), time.time()))
+        finally:
+            store.close()
+
+    return await asyncio.to_thread(read)
+
+
+async def _zoom(s: Session, arg: str) -> list[str]:
+    from eukhe.memory.report import zoomed
+
+    parts = arg.split()
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise CommandError("/zoom ID N: two whole numbers, as the view names a line ID+N")
+
+    def read() -> tuple[str | None, str]:
+        store, chat = _chat(s)
+        try:
+            return zoomed(chat, int(parts[0]), int(parts[1]))
+        finally:
+            store.close()
+
+    got, why = await asyncio.to_thread(read)
+    if got is None:
+        raise CommandError(why)
+    return got.splitlines()
+
+
+def _chat(s: Session) -> tuple[Any, Any]:
+    """The chat as the store has it now, to read (the owner writes it)."""
+    from eukhe.memory.chat import Chat
+    from eukhe.settings import memory_settings
+    from eukhe.store.chat import ChatStore
+
+    if s.store is None:
+        raise CommandError(f"the store is not open: {s.failed or 'still opening'}")
+    store = ChatStore(s.store.url)
+    return store, Chat(store, budget=memory_settings(s.made.settings).view_bytes)
+
+
+async def _status(s: Session, arg: str) -> list[str]:
+    from eukhe.owner.client import OwnerError, ask_once
+    from eukhe.owner.protocol import Kind
+    from eukhe.settings import home
+
+    out = [f"session {s.id or '(opening)'}: {s.view.status()}"]
+    try:
+        got = await ask_once(home(), Kind.STATUS)
+    except (OwnerError, OSError) as e:
+        return [*out, f"owner: not reachable ({e})"]
+    lease = got.get("lease") or {}
+    holder = lease.get("holder") or {}
+    out.append(f"owner: pid {(got.get('owner') or {}).get('pid')}, {len(got.get('clients') or [])} clients")
+    if holder:
+        out.append(f"root-turn lease: session {holder.get('session')}, run {holder.get('run')}")
+    for name, p in (got.get("providers") or {}).items():
+        out.append(f"provider {name}: {p}")
+    return out
+
+
+async def _settings(s: Session, arg: str) -> list[str]:
+    from eukhe.settings import SettingsError, resolve
+
+    try:
+        return list((await asyncio.to_thread(resolve, s.cwd)).lines())
+    except SettingsError as e:
+        raise CommandError(str(e)) from None
+
+
+async def _open(s: Session, arg: str) -> list[str]:
+    results = s.view.results
+    if not results:
+        raise CommandError("no tool result yet")
+    if arg and not arg.isdigit():
+        raise CommandError("/open N: the number a tool line shows, [N]")
+    n = int(arg) if arg else len(results)
+    if not 1 <= n <= len(results):
+        raise CommandError(f"/open N: N from 1 to {len(results)}")
+    e = results[n - 1]
+    size = int(e.data.get("chars") or len(e.text))
+    more = f" (its first {len(e.text)} of {size} characters; eukhe session show has it whole)"
+    head = f"result [{n}] of {e.data.get('name')}{more if size > len(e.text) else ''}:"
+    return [head, *e.text.splitlines()]
+
+
+async def _quit(s: Session, arg: str) -> list[str]:
+    return []  # the app leaves (a run at work is left to the owner)
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("help", "", "this list, and the keys", _help),
+        Command("model", "[provider/model]", "the model, or switch it for the next runs", _model),
+        Command("sessions", "", "the sessions of this home", _sessions),
+        Command(
+            "session", "[ID]", "this session, or open another (its transcript, then its next runs)", _session
+        ),
+        Command("memory", "", "the chat memory: messages, lines built and pending, the view", _memory),
+        Command("zoom", "ID N", "open a line of the chat's view (N = 1: the message whole)", _zoom),
+        Command("status", "", "the run, its wait and budgets; the owner, the lease, the providers", _status),
+        Command("settings", "", "the settings in effect and where each came from", _settings),
+        Command("open", "[N]", "a tool result whole (the last one without N)", _open),
+        Command("quit", "", "leave (a run at work is left to the owner)", _quit),
+    )
+}
+
+
+def models(s: Session) -> list[str]:
+    """The models the settings name: the model, the auxiliary model, `models` and
+    `allowedModels`, and each configured provider as `provider/`."""
+    settings = s.made.settings if s.made else {}
+    found: list[str] = []
+    for m in (settings.get("model"), settings.get("auxiliaryModel"), s.options.model):
+        if isinstance(m, str) and m:
+            found.append(m)
+    found += [k for k in (settings.get("models") or {}) if isinstance(k, str)]
+    found += [k for k in (settings.get("allowedModels") or []) if isinstance(k, str)]
+    found += [f"{p}/" for p in (settings.get("providers") or {}) if isinstance(p, str)]
+    return list(dict.fromkeys(found))
+
+
+def command_of(text: str, s: Session) -> tuple[Command | None, str]:
+    """The command a line names and its argument; (None, why) for a `/word` that names
+    no command, template or skill; (None, "") for a message."""
+    if not text.startswith("/") or text.startswith("//"):
+        return None, ""
+    word, _, arg = text[1:].partition(" ")
+    if word in COMMANDS:
+        return COMMANDS[word], arg.strip()
+    if "/" in word:  # a path, such as /etc/hosts: a message
+        return None, ""
+    templates = [t.name for t in (s.made.snapshot.prompts if s.made else [])]
+    skills = [k.name for k in (s.made.snapshot.skills if s.made else [])]
+    if word in templates or (word.startswith("skill:") and word[len("skill:") :] in skills):
+        return None, ""
+    if word.startswith("skill:"):
+        return None, f"no skill {word[len('skill:') :]!r}: the skills are {', '.join(skills) or 'none'}"
+    return None, f"unknown command /{word}: /help lists the commands and templates"
+
+
+async def run_command(cmd: Command, s: Session, arg: str) -> None:
+    """Run a command; its lines (or the one line that says why it failed) to the view."""
+    try:
+        lines = await cmd.run(s, arg)
+    except CommandError as e:
+        lines = [f"/{cmd.name}: {e}"]
+    except Exception as e:  # a command never takes the prompt down: its cause, in one line
+        lines = [f"/{cmd.name} failed: {type(e).__name__}: {e}"]
+    for line in lines:
+        s.add(event("say", line))
+
+
+def completions(text: str, s: Session, sessions_known: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """What `text` (the prompt so far) completes to: (the completed text, what it is)."""
+    if not text.startswith("/"):
+        return []
+    word, space, arg = text[1:].partition(" ")
+    if not space:
+        out = [(f"/{c.name}", c.says) for c in COMMANDS.values()]
+        if s.made is not None:
+            out += [(f"/{t.name}", t.description) for t in s.made.snapshot.prompts]
+            out += [(f"/skill:{k.name}", k.description) for k in s.made.snapshot.skills]
+        return [(c, m) for c, m in out if c.startswith(f"/{word}")]
+    if word == "model":
+        return [(f"/model {m}", "model") for m in models(s) if m.startswith(arg)]
+    if word == "session":
+        return [(f"/session {i}", "session") for i in sessions_known if i.startswith(arg)]
+    return []
+
+
+def history_path(home: Path) -> Path:
+    """The prompt's history, shared by every session of the home."""
+    return home / "history"

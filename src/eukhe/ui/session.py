@@ -1,0 +1,273 @@
+"""The session the interactive agent drives: its runs one after the other, what the
+user types while one works (steers and follow-ups, queued in the store so that a
+closed terminal loses none), Ctrl-C, and its subagents.
+
+Its runs are the durable runs `eukhe run` makes (DBOS workflows of this process,
+slots and the root-turn lease from the home's owner), started and awaited on the
+app's loop; their events come from DBOS's loop, through `post`, which hands each to
+the app's loop. The store opens in a thread behind the prompt (`boot`): a person can
+type at once, and what is sent before the store is open waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eukhe.ui.events import Event, event, outcome_text
+from eukhe.ui.view import Queued, View
+
+CHILD_POLL = 1.0
+"""Seconds between two looks at the session's subagents while some work."""
+
+
+@dataclass
+class Options:
+    """What the command line says: the model, its server, the session to open."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api: str | None = None
+    session: str | None = None
+
+
+@dataclass
+class Session:
+    view: View
+    options: Options
+    post: Callable[[Callable[[], None]], None]  # run on the app's loop, from any thread
+    cwd: Path = field(default_factory=Path.cwd)
+    id: str = ""
+    made: Any = None  # harness.spec.Setup once booted
+    process: Any = None  # store.live.Live
+    store: Any = None
+    failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[Any] | None = None  # the run at work, its follow-ups included
+    children: asyncio.Task[Any] | None = None
+    restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
+
+    # ---------------------------------------------------------------- opening
+
+    async def boot(self) -> None:
+        """Open the store and the session in a thread (imports included), then take up
+        what a dead process left through the owner; a failure is shown with its cause
+        and the prompt stays (its commands work)."""
+        try:
+            await asyncio.to_thread(self._open)
+        except Exception as e:
+            self.failed = str(e) or type(e).__name__
+            self._say(f"the session cannot run: {self.failed}")
+            return
+        finally:
+            self.ready.set()
+        self._say(f"session {self.id} · model {self.made.model} · {self.cwd}")
+        for kind, line in self.made.diagnostics():
+            self.view.add(event("diagnostic", f"{kind} {line}"))
+        await self._taken_up()
+        if await self._waiting():  # messages a closed terminal left queued: they run now
+            self._go(None)
+        self._watch_children()
+
+    def _open(self) -> None:
+        from eukhe.harness.spec import setup
+        from eukhe.owner.admission import RemoteRegistry
+        from eukhe.owner.lease import held
+        from eukhe.settings import home
+        from eukhe.store import durable, sessions, workflow
+
+        self.made = setup(self.cwd, self.options.model, self.options.base_url, self.options.api)
+        self.made.extra = {"steers": True}  # the user may steer its runs
+        if self.options.session is not None and not sessions.valid_id(self.options.session):
+            raise ValueError(f"session id {self.options.session!r}: use letters, digits, '-', '_' or '.'")
+        self.id = self.options.session or sessions.new_id()
+        self.store = durable.open_store(home(), self.made.settings, recovers=False)
+        process = workflow.begin(workflow.Live(show=self._show, chat_url=self.store.url))
+        registry = RemoteRegistry(home(), on_abort=process.abort)
+        process.admission = registry
+        process.lease = functools.partial(held, registry)
+        self.process = process
+
+    async def _taken_up(self) -> None:
+        """The runs a dead process left go to the owner, which finishes them."""
+        from eukhe.owner.client import ask_once
+        from eukhe.owner.protocol import Kind
+        from eukhe.settings import home
+        from eukhe.store import runs
+
+        try:
+            got = await ask_once(home(), Kind.RECOVER, spawn=True, runs=await runs.cut_off())
+        except Exception as e:  # the owner is the one to take them up: say so and go on
+            self._say(f"the owner could not take up cut-off runs: {e}")
+            return
+        for line in got.get("said") or []:
+            self._say(str(line))
+
+    def _show(self, run: str, kind: str, text: str, data: Any = None) -> None:
+        """A run's event, from DBOS's loop: only this session's (its runs and children)."""
+        if run.startswith(f"{self.id}/"):
+            e = event(kind, text, run, data)
+            self.post(lambda: self.view.add(e))
+
+    def _say(self, text: str) -> None:
+        self.view.add(event("say", text))
+
+    def add(self, e: Event) -> None:
+        self.view.add(e)
+
+    # ---------------------------------------------------------------- what the user types
+
+    @property
+    def working(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def ask(self, text: str) -> None:
+        """The user's message at an idle prompt: the session's next run."""
+        self._go(text)
+
+    async def steer(self, text: str, after: bool = False) -> None:
+        """A message typed while the run works: a steer (it enters at the next round end)
+        or, `after`, a follow-up (the next run's prompt). Queued in the store."""
+        from eukhe.store.reports import FOLLOWUP, STEER
+
+        await self.ready.wait()
+        if self.failed:
+            return
+        reports = self.process.reports()
+        try:
+            rid = await asyncio.to_thread(reports.say, self.id, FOLLOWUP if after else STEER, text)
+        except Exception as e:
+            self._say(f"not queued ({e}); it is back in the prompt")
+            self.restore(text)
+            return
+        self.view.queue(Queued(rid, "follow-up" if after else "steer", text))
+
+    def abort(self) -> None:
+        """Ctrl-C while the run works: it ends aborted within its grace."""
+        if self.process is not None:
+            self.process.interrupt()
+
+    # ---------------------------------------------------------------- the runs
+
+    def _go(self, prompt: str | None) -> None:
+        self.task = asyncio.ensure_future(self._runs(prompt))
+
+    async def _runs(self, prompt: str | None) -> None:
+        """The run of `prompt`, then one for what waits for the session (steers no round
+        end took, follow-ups, children's reports), until nothing waits or one is aborted."""
+        await self.ready.wait()
+        if self.failed:
+            self._say(f"the session cannot run: {self.failed}")
+            return
+        while True:
+            try:
+                out = await self._run(prompt)
+            except Exception as e:  # a run that could not start: said with its cause
+                self._say(f"the run did not start: {type(e).__name__}: {e}")
+                return
+            if out.get("outcome") == "aborted":
+                await self._withdraw()
+                return
+            if not await self._waiting():
+                self._watch_children()
+                return
+            prompt = None
+
+    async def _run(self, prompt: str | None) -> dict[str, Any]:
+        from eukhe.skills import SkillError
+        from eukhe.store import runs
+
+        loop = asyncio.get_running_loop()
+        if prompt is not None:
+            try:
+                prompt = self.made.expand(prompt)
+            except SkillError as e:
+                self._say(str(e))
+                return {"outcome": "failed"}
+        self.process.stop = (loop, asyncio.Event())
+        rid = await runs.start(self.made.spec(prompt), self.id)
+        self.view.started(rid, prompt)
+        try:
+            out = await runs.result(rid)
+        finally:
+            self.view.ended()
+        self.view.add(event("outcome", outcome_text(out), rid, out))
+        return out
+
+    async def _waiting(self) -> int:
+        """Messages waiting for the session's next run (steers, follow-ups, reports)."""
+        try:
+            return int(await asyncio.to_thread(self.process.reports().queued, self.id))
+        except Exception as e:
+            self._say(f"the session's waiting messages could not be read: {e}")
+            return 0
+
+    async def _withdraw(self) -> None:
+        """After Ctrl-C, the messages typed meanwhile go back to the prompt, not to a run."""
+        from eukhe.rules.child import Fate
+
+        reports = self.process.reports()
+        for q in list(self.view.queued):
+            with contextlib.suppress(Exception):
+                if await asyncio.to_thread(reports.withdraw, q.id) is Fate.WITHDRAWN:
+                    self.view.unqueue([q.id])
+                    self.restore(q.text)
+
+    # ---------------------------------------------------------------- subagents
+
+    def _watch_children(self) -> None:
+        if self.children is None or self.children.done():
+            self.children = asyncio.ensure_future(self._children())
+
+    async def _children(self) -> None:
+        """While the session's subagents work: their lines, and when the prompt is idle
+        and a report waits, the session's next run with it."""
+        from dbos import DBOS
+
+        from eukhe.store import runs, sessions
+
+        while True:
+            try:
+                live = await runs.live_children(self.id)
+                found = await sessions.subagents(DBOS) if live else []
+            except Exception as e:
+                self._say(f"the session's subagents could not be read: {e}")
+                return
+            self.view.children = [k for k in found if k.get("session") == self.id]
+            if not self.working and await self._waiting():
+                self._go(None)
+            if not live:
+                return
+            await asyncio.sleep(CHILD_POLL)
+
+    # ---------------------------------------------------------------- closing
+
+    async def close(self) -> None:
+        """Leave: a run at work is left to the owner (it finishes it), and the children's
+        reports stay owed to the session's next run."""
+        await self.ready.wait()
+        if self.working or self.failed or self.process is None:
+            _leave()
+        from eukhe.store import runs
+
+        with contextlib.suppress(Exception):
+            if await runs.live_children(self.id):
+                await asyncio.to_thread(self.process.reports().close_parent, self.id)
+        if self.store is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.to_thread(self.store.close), timeout=5)
+
+
+def _leave() -> None:
+    """End the process now: DBOS's threads are not waited for (the owner takes up a run
+    left in flight once this process is gone)."""
+    import sys
+
+    sys.stdout.flush()
+    os._exit(0)
