@@ -38,6 +38,7 @@ from prompt_toolkit.styles import Style
 
 from eukhe.ui import commands
 from eukhe.ui.session import Options, Session
+from eukhe.ui.lines import printable
 from eukhe.ui.view import Line, View
 
 PROMPT = "› "
@@ -128,7 +129,7 @@ class Agent:
         view = self.view
 
         def partial() -> StyleAndTextTuples:
-            return [("", view.partial)]
+            return [("", printable(view.partial))]
 
         def children() -> StyleAndTextTuples:
             return [("class:child", "\n".join(view.children_lines()))]

@@ -3,6 +3,8 @@ and the interactive agent's scrollback mark and style them the same way."""
 
 from __future__ import annotations
 
+import re
+
 MARKS = {
     "calls": ("→ calls", "cyan"),
     "tool": ("  tool", "dim"),
@@ -27,8 +29,22 @@ LINE = 400
 """Characters a line shows at most (a tool's arguments can be long)."""
 
 
+BARE = frozenset({"result", "say"})
+"""Kinds whose mark is a sign, not a word: no colon after it."""
+
+
 def marked(kind: str, text: str) -> tuple[str, str]:
     """The line of an event of `kind` and its style: its mark, then its text, cut to LINE."""
     mark, style = MARKS.get(kind, (kind, ""))
-    line = f"{mark}: {text}" if mark != "·" else f"{mark} {text}"
+    line = f"{mark} {text}" if kind in BARE else f"{mark}: {text}"
     return (line if len(line) <= LINE else line[: LINE - 1] + "…"), style
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text as a terminal may show it: tabs as spaces, and every other control character
+    (an escape sequence in a model's text or a tool's output) shown as its code, never
+    sent to the terminal to act on."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.expandtabs(4))

@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe.ui.events import QUIET, Event
-from eukhe.ui.lines import marked
+from eukhe.ui.lines import marked, printable
 
 
 @dataclass(frozen=True)
 class Line:
     text: str
     style: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", printable(self.text))
 
 
 @dataclass
@@ -62,6 +65,9 @@ class View:
             self._wait(e)
         if e.type == "budget" and root:
             self.budget = e.data
+        if e.type == "run" and root:  # nothing spent yet
+            caps = dict(e.data.get("caps") or {})
+            self.budget = {"used": dict.fromkeys(caps, 0), "caps": caps}
         if e.type == "steer":
             self.queued = [q for q in self.queued if q.id != e.data.get("id")]
         if e.type == "tool":
@@ -143,7 +149,7 @@ class View:
 
     def ended(self) -> None:
         self._flush()
-        self.run, self.waits = None, {}
+        self.run, self.waits, self.note = None, {}, ""
 
     def queue(self, q: Queued) -> None:
         self.queued.append(q)
@@ -161,7 +167,7 @@ class View:
         if self.run is None:
             return "ready"
         now = self.clock()
-        parts = [f"working ({self.run})"]
+        parts = [f"working · run {self.run.rpartition('/')[2].lstrip('0')}"]
         wait = next(reversed(self.waits.values()), None)
         if wait is not None:
             parts.append(self.wait_text(wait, now))

@@ -1,0 +1,153 @@
+"""The interactive agent as a person uses it: the real `eukhe` in tmux against the faux
+model on loopback, typed into and read from the screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.harness.generation import ABORT_GRACE
+from tests.ui.term import Term, faux_home, needs_tmux, screenshots
+
+pytestmark = needs_tmux
+
+
+def session_of(text: str) -> str:
+    found = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", text)
+    assert found, text
+    return found.group(1)
+
+
+def show(session: str, cwd: Path, home: Path) -> dict[str, Any]:
+    env = {**os.environ, "EUKHE_HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-m", "eukhe", "session", "show", "--json", session],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def test_a_prompt_is_answered(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    script = [
+        {"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+        {"text": "The file says alpha.\nNothing more.", "chunks": 5, "delay": 0.05},
+    ]
+    with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url)
+        t.ready()
+        t.send("what does a.txt say?")
+        text = t.until("✓ answered")
+        t.until("the prompt idle again", lambda s: bool(re.search(r"ready · session \d", t.screen())))
+        shots = screenshots()
+        if shots is not None:
+            t.svg(shots / "agent-answer.svg", "eukhe: a prompt answered")
+    assert "› what does a.txt say?" in text
+    assert '  tool: [1] read {"path": "a.txt"}' in text and "  ← [1] ok, 7 chars: 1" in text
+    assert "The file says alpha.\nNothing more.\n✓ answered · 1 rounds, 0 notes, 0 retries" in text
+
+
+def test_a_steer_while_a_tool_runs_enters_at_the_round_end(tmp_path: Path) -> None:
+    script = [
+        {"calls": [{"name": "bash", "arguments": {"command": "sleep 3; echo slept"}}]},
+        {"when": "keep it short", "text": "Slept. Short."},
+        "The steer never came.",
+    ]
+    with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url)
+        t.ready()
+        t.send("sleep a little")
+        t.until("tool: [1] bash")
+        t.send("keep it short")
+        queued = t.until("queued steer: keep it short")
+        assert "✓ answered" not in queued  # typed while the tool ran
+        text = t.until("✓ answered")
+        sent = server.seen[1].body["messages"]
+    result, steer, answer = (text.index(s) for s in ("← [1] ok", "↳ steer: keep it short", "Slept. Short."))
+    assert result < steer < answer
+    assert [m["role"] for m in sent[-2:]] == ["tool", "user"] and sent[-1]["content"] == "keep it short"
+
+
+def test_ctrl_c_in_the_middle_of_a_stream_aborts_and_a_new_prompt_is_answered(tmp_path: Path) -> None:
+    words = " ".join(f"w{i}" for i in range(200))
+    script = [{"text": words, "chunks": 200, "delay": 0.1}, "The second answer."]
+    home = tmp_path / "home"
+    with FauxServer(parse(script)) as server, Term(tmp_path, home) as t:
+        faux_home(home, server.url)
+        t.ready()
+        t.send("count for me")
+        t.until("w12 ")
+        pressed = time.monotonic()
+        t.keys("C-c")
+        text = t.until("■ aborted", wait=ABORT_GRACE + 5)
+        took = time.monotonic() - pressed
+        assert took <= ABORT_GRACE + 1, f"shown aborted {took:.1f} s after Ctrl-C"
+        assert "w5 w6 w7" in text  # what streamed stays on the screen
+        t.until("ready · session")
+        t.send("and now?")
+        text = t.until("The second answer.")
+    session = session_of(text)
+    first = show(session, tmp_path, home)["runs"][0]
+    assert first["outcome"] == "aborted"
+    assert first["messages"][0] == {**first["messages"][0], "role": "user", "content": "count for me"}
+
+
+def test_a_stalled_stream_shows_its_countdown_and_then_its_note(tmp_path: Path) -> None:
+    script = [
+        {"text": "thinking it over", "chunks": 2, "stallAfter": 1, "stall": 60},
+        {"when": "Harness note", "text": "Done after the stall."},
+    ]
+    settings = {"retry": {"provider": {"streamIdleTimeoutMs": 4000}}}
+    with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url, settings)
+        t.ready()
+        t.send("go")
+        t.until("a stall at 4 s", lambda s: bool(re.search(r"quiet [1-3] s; a stall at 4 s", s)))
+        shots = screenshots()
+        if shots is not None:
+            t.svg(shots / "agent-stall.svg", "eukhe: a stalled stream, its countdown")
+        text = t.until("✓ answered")
+    assert "↻ note: Harness note, attempt 2: your previous reply produced no output for 4 s" in text
+    assert "Done after the stall." in text and "1 notes" in text
+
+
+def test_memory_and_zoom(tmp_path: Path) -> None:
+    with FauxServer(parse(["Kumquats are small."])) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url)
+        t.ready()
+        t.send("tell me about kumquats")
+        t.until("✓ answered")
+        t.send("/memory")
+        text = t.until("view: ", lambda s: bool(re.search(r"\d+ messages; lines: \d+ built", s)))
+        t.send("/zoom 0 1")
+        text = t.until("zoomed", lambda s: s.count("tell me about kumquats") >= 2)
+        t.send("/zoom 3 1")
+        text = t.until("/zoom: 3+1 is no line of the chat")
+    assert "compactor calls running:" in text
+
+
+def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: Path) -> None:
+    slow = {"text": " ".join(f"s{i}" for i in range(40)), "chunks": 40, "delay": 0.2}
+    script = [slow, "The second terminal's answer."]
+    home = tmp_path / "home"
+    with FauxServer(parse(script)) as server, Term(tmp_path, home) as one, Term(tmp_path, home) as two:
+        faux_home(home, server.url)
+        one.ready()
+        two.ready()
+        one.send("the long one")
+        first = session_of(one.until("s3 "))
+        two.send("the short one")
+        waiting = two.until("waiting for the root-turn lease")
+        assert f"session {first}" in waiting
+        assert "The second terminal's answer." not in waiting
+        one.until("✓ answered")
+        text = two.until("✓ answered")
+    assert "The second terminal's answer." in text

@@ -1,0 +1,84 @@
+"""`eukhe run --events` and the interactive agent report the same events: one scripted
+run through each, the stream's events drawn by the view, line for line as the terminal
+shows them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.ui.events import SCHEMA, TYPES, VERSION, Event
+from eukhe.ui.view import View
+from tests.ui.term import Term, faux_home, needs_tmux
+
+SCRIPT: list[Any] = [
+    {"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+    {"error": {"status": 503, "body": {"error": {"message": "busy, try again"}}}},
+    {"thinking": "only thinking, no answer"},
+    {"text": "The file says alpha.\nThat is all.", "chunks": 4},
+]
+SETTINGS = {"retry": {"baseDelayMs": 200}}
+PROMPT = "what does a.txt say?"
+
+
+def stream(tmp: Path) -> list[dict[str, Any]]:
+    home = tmp / "home-events"
+    with FauxServer(parse(SCRIPT)) as server:
+        faux_home(home, server.url, SETTINGS)
+        done = subprocess.run(
+            [sys.executable, "-m", "eukhe", "run", "--events", PROMPT],
+            cwd=tmp, env={**os.environ, "EUKHE_HOME": str(home)}, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def drawn(events: list[dict[str, Any]]) -> list[str]:
+    """The stream's events as the interactive view draws them."""
+    view = View()
+    for e in events:
+        if e["type"] in ("say", "diagnostic"):  # the process's own lines, not the run's
+            continue
+        data = {k: v for k, v in e.items() if k not in ("v", "type", "run", "text", "at")}
+        view.add(Event(e["type"], e["text"], e["run"], data, e["at"]))
+    view.ended()
+    return [line.text for line in view.take()]
+
+
+def test_the_event_stream_has_its_schema(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    events = stream(tmp_path)
+    assert all(e["v"] == VERSION and e["type"] in TYPES and isinstance(e["at"], float) for e in events)
+    assert events[-1]["type"] == "outcome" and events[-1]["outcome"] == "answered"
+    assert events[-1]["answer"] == "The file says alpha.\nThat is all."
+    kinds = [e["type"] for e in events]
+    for kind in ("run", "stream", "calls", "tool", "result", "retry", "note", "budget", "waited", "text"):
+        assert kind in kinds, kind
+    retry = next(e for e in events if e["type"] == "retry")
+    assert retry["wait"] == "retry" and retry["deadline"] > retry["at"]
+    result = next(e for e in events if e["type"] == "result")
+    assert result["name"] == "read" and result["error"] is False and result["text"] == "1\talpha"
+    assert SCHEMA.endswith(f"/{VERSION}") and (Path(__file__).parents[2] / "docs" / "events.md").exists()
+
+
+@needs_tmux
+def test_the_view_and_the_event_stream_report_the_same_events(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    expected = drawn(stream(tmp_path))
+    home = tmp_path / "home"
+    with FauxServer(parse(SCRIPT)) as server, Term(tmp_path, home) as t:
+        faux_home(home, server.url, SETTINGS)
+        t.ready()
+        t.send(PROMPT)
+        text = t.until("✓ answered")
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    start = lines.index(f"› {PROMPT}") + 1
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("✓ answered")) + 1
+    assert lines[start:end] == expected
+    assert any(ln.startswith("↻ note:") for ln in expected)
+    assert any(ln.startswith("⏳ retry:") for ln in expected)
