@@ -4,6 +4,7 @@ it: admission shared across processes (H3), the root-turn lease (H6.2)."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
@@ -130,10 +131,11 @@ def test_a_second_terminal_waits_for_the_lease_and_takes_it_when_the_first_finis
 def test_a_turn_that_waits_for_the_lease_streams_the_wait_with_its_holder_and_its_end(tmp_path: Path) -> None:
     """`eukhe run --events` of a turn that waits for another terminal's: a "lease" event
     whose wait names the holder (its session, run and since; no deadline), then
-    "waited" for the lease, before the run starts."""
+    "waited" for the lease once the holder's turn ends (Ctrl-C there), before the run
+    starts."""
     home = tmp_path / "home"
     script = [
-        {"when": "one", "text": "first " * 20, "chunks": 20, "delay": 0.1},
+        {"when": "one", "text": "never", "stallAfter": 0, "stall": 3600},
         {"when": "two", "text": "second done"},
     ]
     with FauxServer(parse(script)) as server:
@@ -142,12 +144,15 @@ def test_a_turn_that_waits_for_the_lease_streams_the_wait_with_its_holder_and_it
         second = start(*run_args(server, "two", "--session", "s-two", "--events"), cwd=tmp_path, home=home)
         r2 = Reader(second)
         try:
-            assert first.wait(timeout=DEADLINE) == 0 and second.wait(timeout=DEADLINE) == 0, r2.err
+            until("the second turn's wait", lambda: any('"type": "lease"' in x for x in r2.out))
+            first.send_signal(signal.SIGINT)  # Ctrl-C in the first terminal: its turn ends aborted
+            assert first.wait(timeout=DEADLINE) == 130
+            assert second.wait(timeout=DEADLINE) == 0, r2.err
         finally:
             for p in (first, second):
                 if p.poll() is None:
                     p.kill()
-        until("the second's output", lambda: any('"outcome"' in x for x in r2.out))
+        until("the second's outcome", lambda: any('"type": "outcome"' in x for x in r2.out))
     events = [json.loads(x) for x in r2.out if x.strip()]
     kinds = [e["type"] for e in events]
     lease = events[kinds.index("lease")]
@@ -158,6 +163,7 @@ def test_a_turn_that_waits_for_the_lease_streams_the_wait_with_its_holder_and_it
     assert isinstance(holder["since"], float) and holder["since"] <= lease["at"]
     waited = kinds.index("waited", kinds.index("lease"))
     assert events[waited]["wait"] == "lease" and waited < kinds.index("run")
+    assert events[-1]["answer"] == "second done"
 
 
 def test_a_client_killed_in_its_turn_frees_the_lease_and_its_slot(tmp_path: Path) -> None:

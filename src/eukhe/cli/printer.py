@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from eukhe.ui.events import QUIET, Event, event
+from eukhe.ui.events import QUIET, Event, event, outcome_text
 from eukhe.ui.lines import marked
 
 
@@ -110,10 +110,4 @@ class Stream:
         self.event(event("say", text))
 
     def outcome(self, out: dict[str, Any]) -> None:
-        self.event(event("outcome", _outcome_text(out), data=out))
-
-
-def _outcome_text(out: dict[str, Any]) -> str:
-    error = out.get("error") or {}
-    why = f" ({error.get('kind')}): {error.get('message')}" if error.get("message") else ""
-    return f"{out['outcome']}{why}"
+        self.event(event("outcome", outcome_text(out), data=out))

@@ -37,8 +37,8 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
 from eukhe.ui import commands
-from eukhe.ui.session import Options, Session
 from eukhe.ui.lines import printable
+from eukhe.ui.session import Options, Session
 from eukhe.ui.view import Line, View
 
 PROMPT = "› "
