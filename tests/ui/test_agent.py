@@ -94,6 +94,11 @@ def test_ctrl_c_in_the_middle_of_a_stream_aborts_and_a_new_prompt_is_answered(tm
         t.until("ready · session")
         t.send("and now?")
         text = t.until("The second answer.")
+        t.until("idle", lambda s: bool(re.search(r"ready · session \d", t.screen())))
+        t.keys("C-c")  # at an idle prompt: the first says how to leave, the second leaves
+        t.until("Ctrl-C again to exit")
+        t.keys("C-c")
+        t.until("[eukhe exited] 0")
     session = session_of(text)
     first = show(session, tmp_path, home)["runs"][0]
     assert first["outcome"] == "aborted"
@@ -151,3 +156,25 @@ def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: 
         one.until("✓ answered")
         text = two.until("✓ answered")
     assert "The second terminal's answer." in text
+
+
+def test_a_closed_terminal_loses_nothing_and_reopening_shows_the_session_as_it_is(tmp_path: Path) -> None:
+    slow = {"text": " ".join(f"s{i}" for i in range(60)), "chunks": 60, "delay": 0.2}
+    script = [slow, "Finished by the owner."]
+    home = tmp_path / "home"
+    with FauxServer(parse(script)) as server:
+        faux_home(home, server.url)
+        with Term(tmp_path, home) as one:
+            one.ready()
+            one.send("a long answer, please")
+            session = session_of(one.until("s3 "))
+        # the terminal is gone (its tmux server killed: a hang-up), its run in flight
+        with Term(tmp_path, home, "--session", session) as two:
+            ended = f"── run {session}/0001 (answered)"  # the owner finished it, or finishes it now:
+            text = two.until("the run answered", lambda s: ended in s or "✓ answered" in s, wait=90)
+            assert "› a long answer, please" in text
+            two.until("ready · session")
+            two.send("and the next?")
+            two.until("the next answered", lambda s: "✓ answered" in s.partition("› and the next?")[2])
+    runs = show(session, tmp_path, home)["runs"]
+    assert [r["outcome"] for r in runs] == ["answered", "answered"]

@@ -324,17 +324,27 @@ class Agent:
 
     async def run(self) -> int:
         self.loop = asyncio.get_running_loop()
-        boot = asyncio.ensure_future(self.session.boot())
-        flusher = asyncio.ensure_future(self._flusher())
+        booting: list[asyncio.Task[None]] = []
+
+        def drawn(_: object) -> None:
+            """The prompt is on the screen: now the store opens behind it (its imports in
+            a thread would slow the first drawing)."""
+            if not booting:
+                booting.append(asyncio.ensure_future(self.session.boot()))
+                self._spawn(self._flusher())
+
+        self.app.after_render += drawn
         try:
             code = await self.app.run_async()
         finally:
-            flusher.cancel()
+            for task in self._tasks:
+                task.cancel()
         rest = self.view.take()  # what was still to print
         if rest:
             _write(self._render(rest))
-        if not boot.done():
-            boot.cancel()
+        if booting and not booting[0].done():
+            booting[0].cancel()
+            self.session.ready.set()
         await self.session.close()
         return code or 0
 

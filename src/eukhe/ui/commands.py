@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ui.events import event
-from eukhe.ui.session import Session
+from eukhe.ui.session import Session, transcript
 
 
 class CommandError(Exception):
@@ -91,16 +91,7 @@ async def _session(s: Session, arg: str) -> list[str]:
     found = await sessions.runs(arg, DBOS)
     if not found:
         raise CommandError(f"no session {arg!r} (/sessions lists them)")
-    out = [f"session {arg}: {len(found)} run{'s' * (len(found) != 1)}"]
-    for w in found:
-        out.append(f"── run {w.workflow_id} ({sessions.outcome_of(w)})")
-        for m in await sessions.transcript(w.workflow_id, DBOS):
-            if m.role == "user":
-                out.append(f"› {m.content}")
-            elif m.role == "assistant" and m.calls:
-                out.append("→ calls: " + ", ".join(c.name for c in m.calls))
-            elif m.role == "assistant":
-                out.append(("(failed) " if m.is_error else "") + m.content)
+    out = [f"session {arg}: {len(found)} run{'s' * (len(found) != 1)}", *await transcript(arg)]
     s.id = arg
     s.view.children = []
     return out

@@ -71,7 +71,9 @@ class Session:
         for kind, line in self.made.diagnostics():
             self.view.add(event("diagnostic", f"{kind} {line}"))
         await self._taken_up()
-        if await self._waiting():  # messages a closed terminal left queued: they run now
+        if self.options.session is not None:
+            await self._reopened()
+        if not self.working and await self._waiting():  # messages a closed terminal left queued
             self._go(None)
         self._watch_children()
 
@@ -108,6 +110,21 @@ class Session:
             return
         for line in got.get("said") or []:
             self._say(str(line))
+
+    async def _reopened(self) -> None:
+        """A session opened again shows as it is: its transcript, and a run still in
+        flight (the owner finishes what a closed terminal left) until it ends."""
+        from dbos import DBOS
+
+        from eukhe.store import sessions
+
+        found = await sessions.runs(self.id, DBOS)
+        for line in await transcript(self.id):
+            self._say(line)
+        live = [w.workflow_id for w in found if w.status not in sessions.ENDED]
+        if live:
+            self._say(f"run {live[-1]} is in flight; its end shows here")
+            self.task = asyncio.ensure_future(self._runs(None, follow=live[-1]))
 
     def _show(self, run: str, kind: str, text: str, data: Any = None) -> None:
         """A run's event, from DBOS's loop: only this session's (its runs and children)."""
@@ -158,16 +175,18 @@ class Session:
     def _go(self, prompt: str | None) -> None:
         self.task = asyncio.ensure_future(self._runs(prompt))
 
-    async def _runs(self, prompt: str | None) -> None:
-        """The run of `prompt`, then one for what waits for the session (steers no round
-        end took, follow-ups, children's reports), until nothing waits or one is aborted."""
+    async def _runs(self, prompt: str | None, follow: str | None = None) -> None:
+        """The run of `prompt` (or the run `follow`, in flight already), then one for what
+        waits for the session (steers no round end took, follow-ups, children's reports),
+        until nothing waits or one is aborted."""
         await self.ready.wait()
         if self.failed:
             self._say(f"the session cannot run: {self.failed}")
             return
         while True:
             try:
-                out = await self._run(prompt)
+                out = await self._run(prompt, follow)
+                follow = None
             except Exception as e:  # a run that could not start: said with its cause
                 self._say(f"the run did not start: {type(e).__name__}: {e}")
                 return
@@ -179,7 +198,7 @@ class Session:
                 return
             prompt = None
 
-    async def _run(self, prompt: str | None) -> dict[str, Any]:
+    async def _run(self, prompt: str | None, follow: str | None = None) -> dict[str, Any]:
         from eukhe.skills import SkillError
         from eukhe.store import runs
 
@@ -191,7 +210,7 @@ class Session:
                 self._say(str(e))
                 return {"outcome": "failed"}
         self.process.stop = (loop, asyncio.Event())
-        rid = await runs.start(self.made.spec(prompt), self.id)
+        rid = follow or await runs.start(self.made.spec(prompt), self.id)
         self.view.started(rid, prompt)
         try:
             out = await runs.result(rid)
@@ -262,6 +281,26 @@ class Session:
         if self.store is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.to_thread(self.store.close), timeout=5)
+
+
+async def transcript(session: str) -> list[str]:
+    """A session's runs as lines: each run's head, the user's words, the calls made, the
+    replies (a failed one marked)."""
+    from dbos import DBOS
+
+    from eukhe.store import sessions
+
+    out = []
+    for w in await sessions.runs(session, DBOS):
+        out.append(f"── run {w.workflow_id} ({sessions.outcome_of(w)})")
+        for m in await sessions.transcript(w.workflow_id, DBOS):
+            if m.role == "user":
+                out.append(f"› {m.content}")
+            elif m.role == "assistant" and m.calls:
+                out.append("→ calls: " + ", ".join(c.name for c in m.calls))
+            elif m.role == "assistant":
+                out.append(("(failed) " if m.is_error else "") + m.content)
+    return out
 
 
 def _leave() -> None:
