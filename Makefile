@@ -11,7 +11,7 @@ XLLAMACPP_VERSION := 2026.10.11549
 SMOLLM2_VERSION := 0.1.2
 LLAMA_STAMP := $(VENV)/.llama-$(XLLAMACPP_VERSION)-$(SMOLLM2_VERSION)
 
-.PHONY: venv llama chromium demo lint types pytest laws test clean
+.PHONY: venv llama chromium tmux demo lint types pytest laws test clean
 
 venv: $(STAMP)
 
@@ -34,6 +34,11 @@ $(LLAMA_STAMP): | $(STAMP)
 chromium:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "chromium is not installed (apt-get install chromium): the browser test skips"
 
+# tmux for tests/ui, which drive the interactive agent in a real terminal: installed when missing and
+# we run as root; elsewhere those tests skip, saying how to install it.
+tmux:
+	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; } || echo "tmux is not installed (apt-get install tmux): the tests of the interactive agent skip"
+
 demo: venv
 	$(BIN)/eukhe demo
 
@@ -44,7 +49,7 @@ lint: venv
 types: venv
 	$(BIN)/mypy --strict src/eukhe/rules src/eukhe/laws
 
-pytest: venv llama chromium
+pytest: venv llama chromium tmux
 	$(BIN)/pytest
 
 laws: venv
@@ -53,7 +58,7 @@ laws: venv
 # `eukhe laws` runs beside pytest at a lower priority: pytest leaves most of a core idle
 # (its tests wait on processes and servers), and the provers take it; its output is
 # printed once both are done, and either failing fails the target.
-test: venv llama chromium
+test: venv llama chromium tmux
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory types
 	@nice -n 10 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \

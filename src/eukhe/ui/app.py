@@ -372,7 +372,7 @@ def main(argv: Sequence[str]) -> None:
         raise SystemExit(2)
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         print(
-            'eukhe: the interactive agent needs a terminal; `eukhe run "task"` runs one turn', file=sys.stderr
+            'eukhe: the interactive agent needs a terminal; eukhe run "task" runs one turn', file=sys.stderr
         )
         raise SystemExit(2)
     from eukhe.home import home
