@@ -178,3 +178,29 @@ def test_a_closed_terminal_loses_nothing_and_reopening_shows_the_session_as_it_i
             two.until("the next answered", lambda s: "✓ answered" in s.partition("› and the next?")[2])
     runs = show(session, tmp_path, home)["runs"]
     assert [r["outcome"] for r in runs] == ["answered", "answered"]
+
+
+def test_a_subagent_shows_as_a_line_with_its_clock_and_its_report_comes_when_it_arrives(
+    tmp_path: Path,
+) -> None:
+    from tests.children.test_spawn import bash, spawn
+
+    script = [
+        {"when": "count the files", "results": 0, **bash("sleep 4; ls | wc -l")},
+        {"when": "count the files", "results": 1, "text": "there are 2 files"},
+        {"when": "[child-exited", "results": 0, "text": "My child counted 2 files."},
+        {"when": "spawn one", "results": 0, **spawn("count the files")},
+        {"when": "spawn one", "results": 1, "text": "Spawned it."},
+    ]
+    with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url)
+        t.ready()
+        t.send("spawn one")
+        t.until("Spawned it.")
+        working = t.until("the child's line", lambda s: bool(re.search(r"⑂ c1\.1 working, quiet \d+ s", s)))
+        assert "My child counted 2 files." not in working
+        text = t.until("My child counted 2 files.")
+    assert "⑂ child: child c1.1 started" in text
+    assert (
+        text.index("Spawned it.") < text.index("child c1.1 ended: answered") < text.index("My child counted")
+    )

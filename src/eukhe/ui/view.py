@@ -207,7 +207,8 @@ class View:
             w = k.get("watch") or {}
             if w.get("phase") == "watch":
                 left = int(w.get("leftMs") or 0) / 1000
-                clock = f"working, quiet {w.get('quietSeconds')} s, {left:.0f} s before stalled"
+                quiet = float(w.get("quietSeconds") or 0)
+                clock = f"working, quiet {quiet:.0f} s, {left:.0f} s before stalled"
             else:
                 clock = "starting" if not w else "its report waits to be placed"
             out.append(f"⑂ {k.get('name')} {clock}")
