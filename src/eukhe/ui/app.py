@@ -166,7 +166,7 @@ class Agent:
                     Window(FormattedTextControl(queued), dont_extend_height=True),
                     Condition(lambda: bool(view.queued)),
                 ),
-                Window(FormattedTextControl(status), height=1, style="class:status"),
+                Window(FormattedTextControl(status), wrap_lines=True, dont_extend_height=True),
                 Window(
                     BufferControl(self.buffer),
                     height=Dimension(min=1, max=12),
