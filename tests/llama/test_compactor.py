@@ -15,9 +15,9 @@ from tests.llama.server import LlamaServer
 
 MESSAGES = [
     "user: " + "Please refactor the deploy script so that it reads the region from config/deploy.toml. " * 8,
-    "talk: I changed three files: scripts/deploy.sh now reads the region from the config, the CI job "
-    "passes it on, and the README says how. " * 5,
 ]
+"""One message to compress (and one merge below): each call takes the real model up to TRIES
+replies of LINE_TOKENS on 2 cores, so one of each kind is what the suite's time affords."""
 
 
 def test_every_line_the_real_model_builds_fits(llama: LlamaServer) -> None:

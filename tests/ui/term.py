@@ -65,6 +65,11 @@ class Term:
         """Press keys by tmux's names: Enter, C-c, Escape, M-Enter..."""
         self._tmux("send-keys", "-t", "0", *keys)
 
+    def paste(self, text: str) -> None:
+        """Paste `text` as a terminal does (bracketed: the program knows it is pasted)."""
+        self._tmux("set-buffer", "-b", "paste", text)
+        self._tmux("paste-buffer", "-p", "-d", "-b", "paste", "-t", "0")
+
     def send(self, text: str) -> None:
         self.type(text)
         time.sleep(0.05)

@@ -44,13 +44,17 @@ def test_a_prompt_is_answered(tmp_path: Path) -> None:
     with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
         faux_home(tmp_path / "home", server.url)
         t.ready()
-        t.send("what does a.txt say?")
+        t.paste("what does a.txt say?\nanswer in two lines")  # a paste keeps its newline, sends nothing
+        t.until("the pasted lines in the prompt", lambda s: "  answer in two lines" in t.screen())
+        assert not server.seen
+        t.keys("Enter")
         text = t.until("✓ answered")
         t.until("the prompt idle again", lambda s: bool(re.search(r"ready · session \d", t.screen())))
         shots = screenshots()
         if shots is not None:
             t.svg(shots / "agent-answer.svg", "eukhe: a prompt answered")
-    assert "› what does a.txt say?" in text
+    assert "› what does a.txt say?\nanswer in two lines" in text
+    assert server.seen[0].body["messages"][-1]["content"] == "what does a.txt say?\nanswer in two lines"
     assert '  tool: [1] read {"path": "a.txt"}' in text and "  ← [1] ok, 7 chars: 1" in text
     assert "The file says alpha.\nNothing more.\n✓ answered · 1 rounds, 0 notes, 0 retries" in text
 
