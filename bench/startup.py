@@ -91,14 +91,16 @@ def main() -> None:
         prompts = [to_prompt(home, cwd) for _ in range(args.runs)]
         lines = [to_first_line(home, cwd) for _ in range(args.runs)]
         floors = [floor() for _ in range(args.runs)]
-        subprocess.run([sys.executable, "-m", "eukhe", "shutdown"], env={**os.environ, "EUKHE_HOME": str(home)},
-                       capture_output=True, timeout=60)  # fmt: skip
+        env = {**os.environ, "EUKHE_HOME": str(home)}
+        subprocess.run([sys.executable, "-m", "eukhe", "shutdown"], env=env, capture_output=True, timeout=60)
     p, r, f = (statistics.median(x) for x in (prompts, lines, floors))
     print(f"medians of {args.runs} starts (seconds):")
-    print(f"  eukhe, to an editable prompt:   {p:.3f}   target <= {TARGET}: {'met' if p <= TARGET else 'MISSED'}")
+    met = "met" if p <= TARGET else "MISSED"
+    print(f"  eukhe, to an editable prompt:   {p:.3f}   target <= {TARGET}: {met}")
     print(f"  eukhe run, to its first line:   {r:.3f}")
     print(f"  python -c pass (the floor):     {f:.3f}")
-    print(f"  the prompt over the floor:      {p / f:.1f}x; eukhe run's first line over the prompt: {r / p:.1f}x")
+    print(f"  the prompt over the floor:      {p / f:.1f}x")
+    print(f"  eukhe run's first line over the prompt: {r / p:.1f}x")
 
 
 if __name__ == "__main__":

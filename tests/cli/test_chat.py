@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from eukhe.store.chat import ChatStore
 
 SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
@@ -84,11 +86,17 @@ def test_status_view_zoom_and_browse_read_the_chat_a_run_logged(tmp_path: Path) 
     assert "Hello to you." in out.read_text() and out.read_text().startswith("<!DOCTYPE html>")
 
 
-def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_wait(tmp_path: Path) -> None:
+def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A turn in one process waits on a compactor call that never answers (the home's
     owner makes it: the chat's only writer); `eukhe chat status` in another process
     lists that call while it runs, then the wait that ended at its deadline."""
     import time
+
+    # the owner outlives the first run until the second connects, however slow its start
+    # (a new owner would not have the first one's call); `eukhe shutdown` ends it below
+    monkeypatch.setenv("EUKHE_OWNER_IDLE_MS", "30000")
 
     from eukhe.ai.faux import FauxServer, parse
     from eukhe.owner.client import read_info

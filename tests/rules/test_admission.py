@@ -43,11 +43,16 @@ def test_a_queued_ticket_is_told_its_place_in_its_class_and_who_holds_the_slots(
     s, i1, _ = admit(s, INTER)
     s, i2, _ = admit(s, INTER)
     assert a.waiting(s, held) is None and a.waiting(s, 99) is None  # held, never given: not queued
-    assert a.waiting(s, i1) == a.Waiting(INTER, 1, 1, 0, 2, 1)
-    assert a.waiting(s, i2) == a.Waiting(INTER, 2, 1, 0, 2, 1)
-    assert a.waiting(s, b0) == a.Waiting(BACK, 1, 1, 0, 2, 1)
+    full, yields = a.Why.FULL, a.Why.YIELDS
+    assert a.waiting(s, i1) == a.Waiting(INTER, 1, full, 1, 0, 2, 1)
+    assert a.waiting(s, i2) == a.Waiting(INTER, 2, full, 1, 0, 2, 1)
+    assert a.waiting(s, b0) == a.Waiting(BACK, 1, yields, 1, 0, 2, 1)
     s = a.drop(s, held).state  # i1 granted: i2 is next of its class
-    assert a.waiting(s, i1) is None and a.waiting(s, i2) == a.Waiting(INTER, 1, 1, 0, 1, 1)
+    assert a.waiting(s, i1) is None and a.waiting(s, i2) == a.Waiting(INTER, 1, full, 1, 0, 1, 1)
+    s = a.drop(a.drop(s, i1).state, i2).state  # no session request left: b0 is granted
+    assert a.waiting(s, b0) is None
+    s, b1, _ = admit(s, BACK)
+    assert a.waiting(s, b1) == a.Waiting(BACK, 1, full, 0, 1, 0, 1)  # behind background work only
 
 
 def test_a_session_request_preempts_every_background_request_of_its_provider() -> None:

@@ -205,6 +205,9 @@ def test_a_subagent_shows_as_a_line_with_its_clock_and_its_report_comes_when_it_
         assert "My child counted 2 files." not in working
         text = t.until("My child counted 2 files.")
     assert "⑂ child: child c1.1 started" in text
+    report = "[child-exited: no-reply child:c1.1] Last assistant text: there are 2 files"
+    assert f"⑂ child: report: {report}" in text
+    assert "\nthere are 2 files\n" not in text  # the child's own stream is not the session's
     assert (
         text.index("Spawned it.") < text.index("child c1.1 ended: answered") < text.index("My child counted")
     )

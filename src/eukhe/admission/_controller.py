@@ -73,7 +73,7 @@ def queued(provider: str, w: admission.Waiting) -> Queued:
 def holds_up(w: admission.Waiting) -> str:
     """What keeps a queued request from a slot, as a phrase: the session requests a
     background request yields to (H3), else who holds the provider's slots."""
-    if w.cls is Class.BACKGROUND and (w.held_interactive or w.waiting_interactive):
+    if w.why is admission.Why.YIELDS:
         said = []
         if w.held_interactive:
             said.append(f"{w.held_interactive} {'holds' if w.held_interactive == 1 else 'hold'} a slot")

@@ -10,6 +10,11 @@ LAST_TEXT = 4_000
 """Characters of the child's last assistant text a report carries."""
 
 
+def is_root(run: str) -> bool:
+    """A run of a root session, not a subagent's run or task (`<session>/0003.c1`)."""
+    return ".c" not in run.rpartition("/")[2]
+
+
 def name_of(child_id: str) -> str:
     """A child's name, from its id: `<session>/0003.c1` -> `c3.1` (short, and unique
     within its session; a grandchild `<session>/0003.c1.c2` -> `c3.1.2`)."""

@@ -172,7 +172,6 @@ def _durable(
     import os
     import signal
 
-    from eukhe.children.texts import name_of
     from eukhe.harness.session import run_to_end
     from eukhe.owner.admission import RemoteRegistry
     from eukhe.owner.client import ask_once
@@ -180,7 +179,7 @@ def _durable(
     from eukhe.owner.protocol import Kind
     from eukhe.settings import home
     from eukhe.store import durable, runs, sessions, workflow
-    from eukhe.ui.events import event
+    from eukhe.ui.events import of_session
 
     if session is not None and not sessions.valid_id(session):
         typer.echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
@@ -194,14 +193,9 @@ def _durable(
     session = session or (sessions.new_id() if spec is not None else None)
 
     def live_show(run: str, kind: str, text: str, data: Any = None) -> None:
-        if spec is not None and run.startswith(f"{session}/"):
-            if not runs.is_root(run):  # a subagent's run: its lines, under its name
-                if kind != "text":
-                    printer.event(event(kind, f"[{name_of(run)}] {text}", run, data))
-                return
-            printer.event(event(kind, text, run, data))
-        elif kind != "text":  # a recovered run shows its lines, not its text
-            printer.event(event(kind, f"[{run}] {text}", run, data))
+        e = of_session(session if spec is not None else None, run, kind, text, data)
+        if e is not None:
+            printer.event(e)
 
     process = workflow.begin(workflow.Live(show=live_show, chat_url=store.url))  # the chat beside the runs
     registry = RemoteRegistry(home(), on_abort=process.abort)  # slots and the lease from the owner

@@ -328,13 +328,23 @@ def ahead(s: State, w: int) -> int:
     return held_by(s, Class.INTERACTIVE) + s.interactive.below(w)
 
 
+class Why(Enum):
+    """What keeps a queued ticket from a slot."""
+
+    YIELDS = "yields"  # a background ticket, while an interactive request holds or waits (rule 3)
+    FULL = "full"  # every slot is taken (or a lowered limit drains)
+
+    __hash__ = object.__hash__
+
+
 class Waiting(NamedTuple):
     """What a queued ticket waits for, as the state has it: its class and its place in
-    its class's queue (1: the next of it), the slots each class takes, the interactive
-    requests waiting (a background ticket waits while any does, rule 3) and the limit."""
+    its class's queue (1: the next of it), why it waits, the slots each class takes,
+    the interactive requests waiting, and the limit."""
 
     cls: Class
     place: int
+    why: Why
     held_interactive: int
     held_background: int
     waiting_interactive: int
@@ -350,9 +360,11 @@ def waiting(s: State, t: int) -> Waiting | None:
         cls = Class.BACKGROUND
     else:
         return None
+    why = Why.YIELDS if cls is Class.BACKGROUND and interactive_busy(s) else Why.FULL
     return Waiting(
         cls,
         s.queue(cls).below(t) + 1,
+        why,
         held_by(s, Class.INTERACTIVE),
         held_by(s, Class.BACKGROUND),
         len(s.interactive),

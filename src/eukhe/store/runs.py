@@ -10,7 +10,7 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 
 from eukhe import waits
-from eukhe.children.texts import name_of
+from eukhe.children.texts import is_root, name_of
 from eukhe.harness.generation import ABORT_GRACE, Outcome
 from eukhe.rules.wait import End
 from eukhe.store import sessions
@@ -31,11 +31,6 @@ NAMES = [WORKFLOW, CHILD_RUN, CHILD_TASK]
 
 def is_task(wid: str) -> bool:
     return wid.endswith(".task")
-
-
-def is_root(wid: str) -> bool:
-    """A run of a root session, not a subagent's run or task."""
-    return ".c" not in wid.rpartition("/")[2]
 
 
 async def cut_off() -> list[str]:

@@ -339,9 +339,11 @@ async def _take(session: str, run: str, key: str, steers: bool = True, followups
     except Exception as e:
         here.show(run, "child", f"the reports of subagents and the steers could not be read: {e}")
         return []
-    for r in got:
+    for r in got:  # what the run takes shows as it enters: a steer, or a child's report
         if r.child in USERS:
             here.show(run, "steer", r.text, {"state": "placed", "id": r.id})
+        else:
+            here.show(run, "child", f"report: {r.text}", {"state": "placed", "id": r.id})
     return [r.text for r in got]
 
 

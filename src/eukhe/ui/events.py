@@ -96,3 +96,19 @@ def outcome_text(out: Mapping[str, Any]) -> str:
     error = out.get("error") or {}
     why = f" ({error.get('kind')}): {error.get('message')}" if error.get("message") else ""
     return f"{out.get('outcome')}{why}"
+
+
+def of_session(
+    session: str | None, run: str, kind: str, text: str, data: Mapping[str, Any] | None
+) -> Event | None:
+    """A run's event as the session's view shows it: its own runs as they are; its
+    subagents' under their names (`[c1.1] ...`), without their streamed text (their
+    answer is their report); a run taken up from a dead process under its id, without
+    its text; None for what the view does not show."""
+    from eukhe.children.texts import is_root, name_of
+
+    if session is not None and run.startswith(f"{session}/"):
+        if is_root(run):
+            return event(kind, text, run, data)
+        return None if kind == "text" else event(kind, f"[{name_of(run)}] {text}", run, data)
+    return None if kind == "text" else event(kind, f"[{run}] {text}", run, data)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eukhe.ui.events import Event, event, outcome_text
+from eukhe.ui.events import Event, event, of_session, outcome_text
 from eukhe.ui.view import Queued, View
 
 CHILD_POLL = 1.0
@@ -129,8 +129,9 @@ class Session:
     def _show(self, run: str, kind: str, text: str, data: Any = None) -> None:
         """A run's event, from DBOS's loop: only this session's (its runs and children)."""
         if run.startswith(f"{self.id}/"):
-            e = event(kind, text, run, data)
-            self.post(lambda: self.view.add(e))
+            e = of_session(self.id, run, kind, text, data)
+            if e is not None:
+                self.post(lambda: self.view.add(e))
 
     def _say(self, text: str) -> None:
         self.view.add(event("say", text))

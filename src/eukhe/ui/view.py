@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from eukhe.children.texts import is_root
 from eukhe.ui.events import QUIET, Event
 from eukhe.ui.lines import marked, printable
 
@@ -58,9 +59,7 @@ class View:
         if e.type == "text":
             self._text(e.text)
             return
-        if self.run is not None and e.run is not None and not e.run.startswith(self.run.partition("/")[0]):
-            return  # another session's: not this view's
-        root = e.run is None or ".c" not in e.run.rpartition("/")[2]
+        root = e.run is None or is_root(e.run)
         if root:
             self._wait(e)
         if e.type == "budget" and root:
