@@ -13,14 +13,13 @@ import typer
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.reading import store_read
 
-app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="eukhe: a coding agent harness whose liveness is law."
-)
+app = typer.Typer(add_completion=False, no_args_is_help=True)
 
 
 @app.callback()
 def _root() -> None:
-    """eukhe: a coding agent harness whose liveness is law."""
+    """eukhe: a coding agent harness whose liveness is law. With no arguments (or only
+    --model, --base-url, --api, --session), eukhe opens the interactive agent on this project."""
 
 
 @app.command()
