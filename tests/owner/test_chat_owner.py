@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.owner.client import alive, read_info
 from eukhe.store.chat import ChatStore
@@ -51,12 +53,17 @@ def logged(home: Path) -> list[tuple[str, str]]:
         store.close()
 
 
-def test_a_session_turn_preempts_the_owners_compactor_building_another_sessions_lines(tmp_path: Path) -> None:
+def test_a_session_turn_preempts_the_owners_compactor_building_another_sessions_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """H3 across processes, on a one-slot provider: the first session's long answer is
     logged, and the owner's compactor streams its line (background, a minute); a
     turn of another session in another terminal waits out its settle deadline, asks
     the provider, preempts the compactor at the owner, and is answered first; the
     compactor asks again after it."""
+    # one owner for both terminals, however slow the second's start (an owner that ended
+    # idle meanwhile would take its compactor's stream with it); `eukhe shutdown` ends it
+    monkeypatch.setenv("EUKHE_OWNER_IDLE_MS", "60000")
     home = tmp_path / "home"
     settings(home, {**ONE_SLOT, "memory": {"settleTimeoutMs": 1_000}})
     script = [
@@ -76,6 +83,7 @@ def test_a_session_turn_preempts_the_owners_compactor_building_another_sessions_
         assert second.stdout.endswith("\nsecond answered\n"), second.stdout
         until("the compactor's second request", lambda: len(compactor_requests(server)) >= 2)
         seen = list(server.seen)
+        assert eukhe("shutdown", cwd=tmp_path, home=home).returncode == 0
     kinds = ["compactor" if "Compress this message" in json.dumps(s.body) else "turn" for s in seen]
     assert kinds[:4] == ["turn", "compactor", "turn", "compactor"], kinds
     assert seen[1].hung_up  # the compactor's stream was preempted in the middle

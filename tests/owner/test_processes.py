@@ -103,7 +103,8 @@ def test_a_second_terminal_waits_for_the_lease_and_takes_it_when_the_first_finis
     whose turn it waits and how to end the wait, and runs once the first has ended."""
     home = tmp_path / "home"
     script = [
-        {"when": "one", "text": "first " * 20, "chunks": 20, "delay": 0.1},
+        # long enough for the second process to start and ask, however slow its start
+        {"when": "one", "text": "first " + "f " * 150, "chunks": 150, "delay": 0.1},  # its own line
         {"when": "two", "text": "second done"},
     ]
     with FauxServer(parse(script)) as server:
