@@ -49,8 +49,10 @@ lint: venv
 types: venv
 	$(BIN)/mypy --strict src/eukhe/rules src/eukhe/laws
 
+# Two workers: most tests wait on real processes and servers, and each eukhe process they start
+# spends its first seconds importing; one worker left a core idle most of the time.
 pytest: venv llama chromium tmux
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 laws: venv
 	$(BIN)/eukhe laws
