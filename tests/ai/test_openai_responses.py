@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 import pytest
 
 from eukhe.ai import CallDelta, Done, Event, Kind, Message, Reply, Request, Stop, TextDelta, Tool, ToolCall
-from eukhe.ai.openai_responses import Job, OpenAIResponses, PollFailed, deadline, inputs
+from eukhe.ai.jobs import Job, PollFailed, deadline
+from eukhe.ai.openai_responses import OpenAIResponses, inputs
 from tests.ai.replay import HOP, recording, serve, serving
 
 KEY = "sk-test-not-a-real-key-123456"

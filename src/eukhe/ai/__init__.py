@@ -4,8 +4,7 @@ ends with exactly one `Reply`; failures arrive classified (`Failure`)."""
 from typing import Any
 
 from eukhe.ai.errors import redact
-from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.ai.openai_responses import Job, OpenAIResponses, PollFailed, deadline
+from eukhe.ai.jobs import Job, PollFailed, deadline
 from eukhe.ai.reply import (
     RETRYABLE,
     CallDelta,
@@ -52,10 +51,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The Anthropic adapter loads its SDK (the slowest import) only when asked for."""
-    if name == "AnthropicMessages":
-        from eukhe.ai.anthropic import AnthropicMessages
+_LAZY = {
+    "AnthropicMessages": "eukhe.ai.anthropic",
+    "OpenAIChat": "eukhe.ai.openai_chat",
+    "OpenAIResponses": "eukhe.ai.openai_responses",
+}
+"""The adapters load their SDKs (the slowest imports of eukhe: over a second each on a slow
+machine) only when asked for: a process that reads replies, or runs no model (the owner,
+`eukhe chat status`), never pays for them."""
 
-        return AnthropicMessages
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'eukhe.ai' has no attribute {name!r}")

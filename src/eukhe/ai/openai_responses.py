@@ -24,6 +24,7 @@ from typing import Any
 import openai
 
 from eukhe.ai import errors
+from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.openai_chat import parse_arguments, stream_failure
 from eukhe.ai.reply import (
     CallDelta,
@@ -45,11 +46,6 @@ from eukhe.ai.request import Message, Request
 RUNNING = frozenset({"queued", "in_progress"})
 """Job statuses that are still deferred: poll again."""
 
-WINDOWS = {"15m": 15 * 60.0, "1h": 60 * 60.0, "24h": 24 * 60 * 60.0}
-"""The requested windows of a deferred answer (H4.4), in seconds."""
-
-DEFAULT_WINDOW = WINDOWS["24h"]
-
 COMPLETION_WINDOWS = frozenset({"soonest", "2h", "8h"})
 """The windows the API itself accepts (`background_options.completion_window`);
 only these are sent. The harness's windows bound polling only (`deadline`)."""
@@ -70,35 +66,6 @@ _CODES = {
     "data_residency_mismatch": Kind.BAD_REQUEST,
 }
 """`context_length_exceeded` is not here: an overflow is read by errors.kind_of_status, the one rule."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """A background response still running. Times are the provider's epoch seconds;
-    `expires_at` is the provider's own expiry of the job, if it gives one."""
-
-    id: str
-    status: str
-    created_at: float | None = None
-    expires_at: float | None = None
-
-
-@dataclass(frozen=True)
-class PollFailed:
-    """A poll that failed (HTTP error, dropped connection): the job may still run."""
-
-    failure: Failure
-
-
-def deadline(job: Job, window: str | None, now: float) -> float:
-    """Until when a deferred answer may be polled (H4.4): the provider's job expiry,
-    else the requested window ("15m", "1h", "24h"; anything else is ignored) from
-    `now`, else `now` plus 24 hours. Compute it once, when the job starts."""
-    if job.expires_at is not None:
-        return job.expires_at
-    if window is not None and window.strip().lower() in WINDOWS:
-        return now + WINDOWS[window.strip().lower()]
-    return now + DEFAULT_WINDOW
 
 
 # ---------------------------------------------------------------- request

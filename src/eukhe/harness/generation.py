@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 from eukhe import waits
 from eukhe.admission import AdmissionError, Queued, Registry, run_in_slot
 from eukhe.ai.guard import guard
-from eukhe.ai.openai_responses import Job, PollFailed
-from eukhe.ai.openai_responses import deadline as ai_deadline
+from eukhe.ai.jobs import Job, PollFailed
+from eukhe.ai.jobs import deadline as ai_deadline
 from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, TextDelta, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.harness import notes
