@@ -12,13 +12,27 @@ AGENT_OPTIONS = ("--model", "--base-url", "--api", "--session")
 def main() -> None:
     argv = sys.argv[1:]
     if not argv or argv[0].partition("=")[0] in AGENT_OPTIONS:
+        early = _early_prompt()
         from eukhe.ui.app import main as agent
 
-        agent(argv)
+        agent(argv, early)
         return
     from eukhe.cli.main import main as command
 
     command(argv)
+
+
+def _early_prompt() -> bool:
+    """On a terminal, the prompt's mark at once, before the agent's imports (a few tenths
+    of a second on a slow machine): what is typed meanwhile shows after it and waits in
+    the terminal until the agent reads it, which then draws the prompt with it."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    from eukhe.ui import PROMPT
+
+    sys.stdout.write(PROMPT)
+    sys.stdout.flush()
+    return True
 
 
 if __name__ == "__main__":

@@ -36,13 +36,10 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
-from eukhe.ui import commands
+from eukhe.ui import PROMPT, commands
 from eukhe.ui.lines import printable
 from eukhe.ui.session import Options, Session
 from eukhe.ui.view import Line, View
-
-PROMPT = "› "
-"""The prompt's mark; tests and bench/startup.py wait for it as the sign that it is editable."""
 
 EXIT_PRESS = 3.0
 """Seconds within which a second Ctrl-C at an idle, empty prompt exits."""
@@ -322,8 +319,13 @@ class Agent:
 
     # ---------------------------------------------------------------- running
 
-    async def run(self) -> int:
+    async def run(self, early: bool = False) -> int:
+        """The app until it exits; its code. `early`: the command drew the prompt's mark
+        before its imports, and the terminal echoed what was typed since (the keys wait
+        for the app to read them): that line is cleared, and the app draws its own."""
         self.loop = asyncio.get_running_loop()
+        if early:
+            _write("\r\x1b[2K")
         booting: list[asyncio.Task[None]] = []
 
         def drawn(_: object) -> None:
@@ -365,7 +367,7 @@ def _history(home: Path) -> History:
         return InMemoryHistory()
 
 
-def main(argv: Sequence[str]) -> None:
+def main(argv: Sequence[str], early: bool = False) -> None:
     parsed = parse(argv)
     if isinstance(parsed, str):
         print(parsed, file=sys.stderr)
@@ -380,7 +382,7 @@ def main(argv: Sequence[str]) -> None:
     agent = Agent(parsed, home())
     loop = asyncio.new_event_loop()
     try:
-        code = loop.run_until_complete(agent.run())
+        code = loop.run_until_complete(agent.run(early))
     except KeyboardInterrupt:
         code = 130
     finally:

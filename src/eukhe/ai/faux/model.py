@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from eukhe.ai import errors
 from eukhe.ai.faux.script import Script, Turn, pieces
-from eukhe.ai.openai_chat import parse_arguments
 from eukhe.ai.jobs import Job, PollFailed
+from eukhe.ai.openai_chat import parse_arguments
 from eukhe.ai.reply import (
     CallDelta,
     Done,
