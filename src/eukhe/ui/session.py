@@ -63,7 +63,8 @@ class Session:
             await asyncio.to_thread(self._open)
         except Exception as e:
             self.failed = str(e) or type(e).__name__
-            self._say(f"the session cannot run: {self.failed}")
+            hint = "; /model provider/model opens it with that model" if self.store is None else ""
+            self._say(f"the session cannot run: {self.failed}{hint}")
             return
         finally:
             self.ready.set()
