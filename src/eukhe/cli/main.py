@@ -307,7 +307,8 @@ REAL_MODEL = (
     "To run a real model: eukhe run --model openai/gpt-4.1 'your task' (with OPENAI_API_KEY set),\n"
     "or a local server: eukhe run --model vllm/NAME --base-url http://127.0.0.1:8000/v1 'your task'.\n"
     "Each eukhe run is durable: kill it at any moment and eukhe resume finishes it; "
-    "eukhe sessions lists them."
+    "eukhe sessions lists them.\n"
+    "eukhe with no arguments (and the same --model, --base-url) opens the interactive agent."
 )
 
 
