@@ -128,19 +128,31 @@ def test_a_stalled_stream_shows_its_countdown_and_then_its_note(tmp_path: Path) 
     assert "Done after the stall." in text and "1 notes" in text
 
 
-def test_memory_and_zoom(tmp_path: Path) -> None:
+def test_memory_zoom_and_the_other_commands(tmp_path: Path) -> None:
     with FauxServer(parse(["Kumquats are small."])) as server, Term(tmp_path, tmp_path / "home") as t:
         faux_home(tmp_path / "home", server.url)
         t.ready()
         t.send("tell me about kumquats")
-        t.until("✓ answered")
+        session = session_of(t.until("✓ answered"))
         t.send("/memory")
         text = t.until("view: ", lambda s: bool(re.search(r"\d+ messages; lines: \d+ built", s)))
+        assert "compactor calls running:" in text
         t.send("/zoom 0 1")
-        text = t.until("zoomed", lambda s: s.count("tell me about kumquats") >= 2)
+        t.until("zoomed", lambda s: s.count("tell me about kumquats") >= 2)
         t.send("/zoom 3 1")
-        text = t.until("/zoom: 3+1 is no line of the chat")
-    assert "compactor calls running:" in text
+        t.until("/zoom: 3+1 is no line of the chat")  # a command that fails says why, in one line
+        t.send("/sessions")
+        t.until(f"{session} (this one)")
+        t.send("/session nosuch")
+        t.until("/session: no session 'nosuch' (/sessions lists them)")
+        t.send("/nope")
+        t.until("unknown command /nope: /help lists the commands and templates")
+        t.send("/help")
+        t.until("/zoom ID N: open a line of the chat's view")
+        t.send("/model nosuch/m")
+        text = t.until("/model: ", lambda s: "/model: " in s.partition("› /model nosuch/m")[2])
+        t.send("/status")
+        t.until(f"session {session}: ready")
 
 
 def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ class _Complete(Completer):
         text = document.text_before_cursor
         if "\n" in text:
             return
-        for done, meta in commands.completions(text, self.agent.session, self.agent.known_sessions):
+        for done, meta in commands.completions(text, self.agent.session, self.agent.session.known):
             yield Completion(done, start_position=-len(text), display=done, display_meta=meta)
 
 
@@ -100,7 +100,6 @@ class Agent:
         self.home = home
         self.session = Session(self.view, options, self._post)
         self.session.restore = self._restore
-        self.known_sessions: list[str] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.last_interrupt = 0.0
         self._console: Any = None
@@ -274,8 +273,6 @@ class Agent:
         if cmd.name in ("sessions", "session", "memory", "zoom"):
             await self.session.ready.wait()
         await commands.run_command(cmd, self.session, arg)
-        if cmd.name == "sessions":
-            self.known_sessions = [ln.split()[0] for ln in self.view.lines if ln.text[:1].isdigit()]
 
     def _restore(self, text: str) -> None:
         """A queued message that no run took goes back into the prompt."""

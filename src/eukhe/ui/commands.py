@@ -65,11 +65,7 @@ async def _model(s: Session, arg: str) -> list[str]:
 
 
 async def _sessions(s: Session, arg: str) -> list[str]:
-    from dbos import DBOS
-
-    from eukhe.store import sessions
-
-    rows = await sessions.rows(DBOS)
+    rows = await s.sessions()
     if not rows:
         return ["no sessions yet"]
     out = []

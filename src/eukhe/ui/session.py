@@ -52,6 +52,7 @@ class Session:
     task: asyncio.Task[Any] | None = None  # the run at work, its follow-ups included
     children: asyncio.Task[Any] | None = None
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
+    known: list[str] = field(default_factory=list)  # the home's sessions, for /session's completion
 
     # ---------------------------------------------------------------- opening
 
@@ -72,6 +73,7 @@ class Session:
         for kind, line in self.made.diagnostics():
             self.view.add(event("diagnostic", f"{kind} {line}"))
         await self._taken_up()
+        await self.sessions()
         if self.options.session is not None:
             await self._reopened()
         if not self.working and await self._waiting():  # messages a closed terminal left queued
@@ -126,6 +128,20 @@ class Session:
         if live:
             self._say(f"run {live[-1]} is in flight; its end shows here")
             self.task = asyncio.ensure_future(self._runs(None, follow=live[-1]))
+
+    async def sessions(self) -> list[Any]:
+        """The home's sessions (`store.sessions.Row`), the newest last; `known` keeps their ids."""
+        from dbos import DBOS
+
+        from eukhe.store import sessions
+
+        try:
+            rows = await sessions.rows(DBOS)
+        except Exception as e:
+            self._say(f"the sessions could not be read: {e}")
+            return []
+        self.known = [r.session for r in rows]
+        return rows
 
     def _show(self, run: str, kind: str, text: str, data: Any = None) -> None:
         """A run's event, from DBOS's loop: only this session's (its runs and children)."""
