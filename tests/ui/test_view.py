@@ -188,3 +188,12 @@ def test_without_a_terminal_the_agent_says_what_to_run(tmp_path: Path) -> None:
     assert (
         done.stderr.strip() == 'eukhe: the interactive agent needs a terminal; eukhe run "task" runs one turn'
     )
+
+
+def test_a_line_that_never_ends_goes_to_the_scrollback_in_pieces() -> None:
+    from eukhe.ui.view import PARTIAL
+
+    v = View()
+    for _ in range(10):
+        v.add(ev("text", "x" * 1_000))
+    assert len(v.partial) <= PARTIAL and "".join(ln.text for ln in v.take()) + v.partial == "x" * 10_000

@@ -19,6 +19,10 @@ from eukhe.ui.events import QUIET, Event
 from eukhe.ui.lines import marked, printable
 
 
+PARTIAL = 4_000
+"""Characters of streamed text the live area holds before they go to the scrollback unended."""
+
+
 @dataclass(frozen=True)
 class Line:
     text: str
@@ -116,6 +120,9 @@ class View:
         if "\n" in self.partial:
             *whole, self.partial = self.partial.split("\n")
             self.lines.extend(Line(w) for w in whole)
+        while len(self.partial) > PARTIAL:  # a model that never ends its line: it goes up in pieces
+            self.lines.append(Line(self.partial[:PARTIAL]))
+            self.partial = self.partial[PARTIAL:]
 
     def _flush(self) -> None:
         """Streamed text that a line follows ends its own line first."""
