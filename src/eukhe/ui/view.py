@@ -18,7 +18,6 @@ from eukhe.children.texts import is_root
 from eukhe.ui.events import QUIET, Event
 from eukhe.ui.lines import marked, printable
 
-
 PARTIAL = 4_000
 """Characters of streamed text the live area holds before they go to the scrollback unended."""
 
