@@ -184,9 +184,13 @@ class Session:
         self.view.queue(Queued(rid, "follow-up" if after else "steer", text))
 
     def abort(self) -> None:
-        """Ctrl-C while the run works: it ends aborted within its grace."""
+        """Ctrl-C while the run works: it ends aborted within its grace (one still waiting
+        for the store to open never starts)."""
         if self.process is not None:
             self.process.interrupt()
+        elif self.task is not None:
+            self.task.cancel()
+            self._say("aborted before it started: the store was still opening")
 
     # ---------------------------------------------------------------- the runs
 
