@@ -106,12 +106,15 @@ def test_a_cells_value_and_prints_come_back_and_its_exception_as_an_error(tmp_pa
 
 @pytest.mark.timeout(30)
 def test_a_cell_past_the_budget_goes_on_as_a_job(tmp_path: Path) -> None:
-    code = "import time\nfor i in range(15):\n    print('tick', i, flush=True)\n    time.sleep(0.1)"
+    # the cell runs for ~3 s: long enough that, even on a loaded machine, the call must have answered
+    # while it still ran, which is what the assertions below are about (not how fast the kernel is)
+    ticks = 30
+    code = f"import time\nfor i in range({ticks}):\n    print('tick', i, flush=True)\n    time.sleep(0.1)"
 
     async def go(k: Kernel) -> None:
         start = time.monotonic()
         first = await k.execute(code, never())
-        assert time.monotonic() - start < 1.5  # the start of the kernel, then the budget
+        assert time.monotonic() - start < ticks * 0.1  # answered before the cell could have ended
         assert not first.is_error
         assert first.content.endswith(
             '[cell still running after 0.3 s: it goes on as job 1. See its latest output with {"job": 1, '
@@ -121,15 +124,17 @@ def test_a_cell_past_the_budget_goes_on_as_a_job(tmp_path: Path) -> None:
         assert k.live_jobs()[0][:2] == (1, "running")
         await asyncio.sleep(0.6)
         tail = await k.job(1, "tail", never())
-        assert re.search(r"tick ([5-9]|1\d)\n", tail.content), tail  # printed after the call answered
+        answered = max((int(n) for n in re.findall(r"tick (\d+)", first.content)), default=-1)
+        later = [int(n) for n in re.findall(r"tick (\d+)", tail.content)]
+        assert later and max(later) > answered, tail  # printed after the call answered
         assert re.search(r"\[job 1 is running: \d+\.\d s so far, \d+ bytes of output\]$", tail.content)
         waits = await until_done(k, 1)
-        assert re.search(r"\[job 1 finished after 1\.\d s, \d+ bytes of output\]$", waits[-1].content)
+        assert re.search(r"\[job 1 finished after \d+\.\d s, \d+ bytes of output\]$", waits[-1].content)
         assert not waits[-1].is_error
         # every line once, in order, across the first answer and the waits
         seen = re.sub(r"\n?\[cell still running.*$", "", first.content) + "".join(body(r) for r in waits)
-        assert re.findall(r"tick (\d+)", seen) == [str(i) for i in range(15)]
-        assert k.live_jobs() == [(1, "ok", sum(len(f"tick {i}\n") for i in range(15)))]
+        assert re.findall(r"tick (\d+)", seen) == [str(i) for i in range(ticks)]
+        assert k.live_jobs() == [(1, "ok", sum(len(f"tick {i}\n") for i in range(ticks)))]
         assert (await k.job(1, "status", never())).content.startswith("job 1 finished after")
         assert (await k.job(7, "status", never())) == Result("there is no job 7: the jobs are 1", True)
 
