@@ -203,7 +203,7 @@ def test_a_cell_sent_while_a_job_runs_is_refused_naming_the_job(tmp_path: Path) 
         assert "job 1" in (await k.execute("import time; time.sleep(2)", never())).content
         start = time.monotonic()
         refused = await k.execute("print('never')", never())
-        assert time.monotonic() - start < 0.2  # at once, not queued
+        assert time.monotonic() - start < 1.0  # at once, not queued behind the 2 s job
         assert refused.is_error
         assert re.fullmatch(
             r"the kernel is busy with job 1 \(running for 0\.\d s\): it runs one cell at a time, so this "
@@ -286,7 +286,7 @@ def test_waits_in_the_kernel_are_clamped_to_the_budget(tmp_path: Path) -> None:
             value, waited = r.content.split()
             assert value == "None"
             assert 0.8 <= float(waited) < 1.0
-            assert took < 1.3
+            assert took < 3  # the 1 s budget and the kernel's round trip, not the 30 s of `sleep 30`
         assert await k.execute("h.poll(), h.kill(), h.poll()", never()) == Result("(None, -15, -15)\n", False)
         assert (await k.execute("jobs", never())).content.startswith(
             "<bash 1 'sleep 30': killed by SIGTERM after"

@@ -76,4 +76,4 @@ def test_a_killed_clients_runs_are_taken_up_at_once(tmp_path: Path) -> None:
     r = Recorded(tmp_path, gone_wait=30.0)
     began = time.monotonic()
     asyncio.run(asyncio.wait_for(r.orphans(["s/0001"], who), 5))
-    assert [cut for _, cut in r.asked] == [["s/0001"]] and time.monotonic() - began < 1.0
+    assert [cut for _, cut in r.asked] == [["s/0001"]] and time.monotonic() - began < 3.0  # not the 30 s wait
