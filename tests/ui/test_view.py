@@ -107,7 +107,7 @@ def test_memory_and_lease_waits_show_in_the_status_line_not_the_scrollback() -> 
     assert "memory: 3 lines pending, 20 s to the deadline" in v.status()
     v.add(ev("memory", "memory: the settle deadline passed; the turn goes on with 3 lines shown cut"))
     assert [ln.text for ln in v.take()] == [
-        "◷: memory: the settle deadline passed; the turn goes on with 3 lines shown cut"
+        "◷ memory: the settle deadline passed; the turn goes on with 3 lines shown cut"
     ]
 
 

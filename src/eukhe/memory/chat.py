@@ -58,9 +58,11 @@ class Settled:
 
 
 def settle_ended(cancelled: bool, pending: int) -> str:
-    """What a turn's wait says when it ends with lines unbuilt."""
-    why = "the wait was cancelled" if cancelled else "the settle deadline passed"
-    return f"memory: {why}; the turn goes on with {pending} lines shown cut"
+    """What a turn's wait says when it ends with lines unbuilt: a cancelled wait ends its
+    turn too, a deadline lets it go on."""
+    if cancelled:
+        return f"memory: the wait was cancelled with {pending} lines pending"
+    return f"memory: the settle deadline passed; the turn goes on with {pending} lines shown cut"
 
 
 def _progress(show: Show | None, waiting: Waiting | None, line: str, pending: int, seconds: float) -> None:

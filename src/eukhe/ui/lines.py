@@ -29,7 +29,7 @@ LINE = 400
 """Characters a line shows at most (a tool's arguments can be long)."""
 
 
-BARE = frozenset({"result", "say"})
+BARE = frozenset({"result", "say", "memory"})
 """Kinds whose mark is a sign, not a word: no colon after it."""
 
 
