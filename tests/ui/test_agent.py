@@ -102,8 +102,9 @@ def test_ctrl_c_in_the_middle_of_a_stream_aborts_and_a_new_prompt_is_answered(tm
         t.keys("C-c")  # at an idle prompt: the first says how to leave, the second leaves
         t.until("Ctrl-C again to exit")
         t.keys("C-c")
-        t.until("[eukhe exited] 0")
+        left = t.until("[eukhe exited] 0")
     session = session_of(text)
+    assert f"· eukhe --session {session} opens this session again\n[eukhe exited] 0" in left
     first = show(session, tmp_path, home)["runs"][0]
     assert first["outcome"] == "aborted"
     assert first["messages"][0] == {**first["messages"][0], "role": "user", "content": "count for me"}

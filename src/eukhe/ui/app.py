@@ -37,7 +37,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
 from eukhe.ui import PROMPT, commands
-from eukhe.ui.lines import printable
+from eukhe.ui.lines import marked, printable
 from eukhe.ui.session import Options, Session
 from eukhe.ui.view import Line, View
 
@@ -341,6 +341,9 @@ class Agent:
         rest = self.view.take()  # what was still to print
         if rest:
             _write(self._render(rest))
+        if self.session.task is not None:  # the session had a run: how to come back to it
+            again = f"eukhe --session {self.session.id} opens this session again"
+            _write(self._render([Line(*marked("say", again))]))
         if booting and not booting[0].done():
             booting[0].cancel()
             self.session.ready.set()
