@@ -1,7 +1,7 @@
 """Run llama.cpp's HTTP server (xllamacpp's embedded one) until told to stop.
 
     python tests/llama/runner.py --model FILE.gguf [--template FILE.jinja] [--alias NAME]
-                                 [--ctx N] [--threads N]
+                                 [--ctx N] [--threads N] [--seed N]
 
 Started by tests/llama/server.py in its own process. The server binds 127.0.0.1 on a port the
 kernel picks (port 0, so no other process can take it between choosing and binding); once the
@@ -30,6 +30,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--alias", default="smollm2")
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--threads", type=int, default=2)
+    # A fixed seed: a request samples the same reply every time, so a test's length (up to TRIES
+    # replies of 1 024 tokens a compactor call) does not depend on the draw (llama.cpp's default
+    # draws a new seed per request)
+    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
 
     # Block the stop signals before llama.cpp starts its threads (they inherit the mask), so the
@@ -45,6 +49,7 @@ def main(argv: list[str]) -> int:
     params.n_ctx = args.ctx
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
+    params.sampling.seed = args.seed
     params.hostnames = ["127.0.0.1"]
     params.port = 0
     params.use_jinja = True  # llama-server --jinja

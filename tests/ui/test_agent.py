@@ -157,7 +157,9 @@ def test_memory_zoom_and_the_other_commands(tmp_path: Path) -> None:
 
 
 def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: Path) -> None:
-    slow = {"text": " ".join(f"s{i}" for i in range(40)), "chunks": 40, "delay": 0.2}
+    # 30 s: the second terminal opens its store and asks for the lease well within it, even on a
+    # loaded machine (an 8 s stream had ended before a slow second terminal asked)
+    slow = {"text": " ".join(f"s{i}" for i in range(150)), "chunks": 150, "delay": 0.2}
     script = [slow, "The second terminal's answer."]
     home = tmp_path / "home"
     with FauxServer(parse(script)) as server, Term(tmp_path, home) as one, Term(tmp_path, home) as two:
