@@ -151,7 +151,8 @@ def test_memory_zoom_and_the_other_commands(tmp_path: Path) -> None:
         t.send("/help")
         t.until("/zoom ID N: open a line of the chat's view")
         t.send("/model nosuch/m")
-        text = t.until("/model: ", lambda s: "/model: " in s.partition("› /model nosuch/m")[2])
+        after = t.until("/model: ", lambda s: "/model: " in s.partition("› /model nosuch/m")[2])
+        assert "unknown provider 'nosuch'" in after.partition("› /model nosuch/m")[2]  # why, in its line
         t.send("/status")
         t.until(f"session {session}: ready")
 
