@@ -394,11 +394,11 @@ class Steers:
     def __init__(self, *texts: str, after_round: int = 1) -> None:
         self.left = list(texts)
         self.after_round = after_round
-        self.asked: list[tuple[str, bool]] = []
+        self.asked: list[tuple[int, bool]] = []  # (round end, whether the run takes steers there)
 
-    async def __call__(self, key: str, steers: bool) -> list[str]:
-        self.asked.append((key, steers))
-        if not steers or int(key.removeprefix("r")) < self.after_round:
+    async def __call__(self, steers: bool) -> list[str]:
+        self.asked.append((len(self.asked) + 1, steers))
+        if not steers or len(self.asked) < self.after_round:
             return []
         taken, self.left = self.left, []
         return taken
@@ -413,7 +413,7 @@ def test_a_steer_enters_at_the_round_end_after_every_result_of_the_round() -> No
     assert out.outcome == "answered" and out.answer == "b it is."
     roles = [(m["role"], m.get("content")) for m in server.seen[1].body["messages"]]
     assert roles[-3:] == [("tool", "ok"), ("tool", "ok"), ("user", "use b only")]
-    assert steers.asked == [("r1", True)]
+    assert steers.asked == [(1, True)]
 
 
 def test_a_steer_ends_a_repeat_row() -> None:
@@ -428,14 +428,14 @@ def test_a_steer_at_the_last_round_the_cap_allows_is_left_for_the_next_run() -> 
     steers = Steers("and then this", after_round=1)
     out, _server, _, _ = go([read("a"), read("b")], Settings(max_tool_rounds=1), inbox=steers)
     assert out.outcome == "failed" and out.code == "run_limit"
-    assert steers.asked == [("r1", False)] and steers.left == ["and then this"]
+    assert steers.asked == [(1, False)] and steers.left == ["and then this"]
 
 
 def test_the_round_end_asks_the_rules_where_steers_enter_tie(monkeypatch: Any) -> None:
     monkeypatch.setattr(run, "takes_steers", lambda cfg, s, x: False)
     steers = Steers("never taken")
     out, _server, _, _ = go([read("a"), "done"], inbox=steers)
-    assert out.outcome == "answered" and steers.asked == [("r1", False)] and steers.left == ["never taken"]
+    assert out.outcome == "answered" and steers.asked == [(1, False)] and steers.left == ["never taken"]
     monkeypatch.undo()
     flipped = lambda calls, users: (run.Entry.USER,) * users + (run.Entry.RESULT,) * calls  # noqa: E731
     monkeypatch.setattr(run, "round_log", flipped)

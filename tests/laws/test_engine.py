@@ -75,6 +75,12 @@ SPEC_LAWS = {
         "child_report_move_is_owe",
         "child_abort_rule",
     ],
+    "child_take": [  # ours (issue 22): the parent's takes, across continuations and crashes
+        "child_take_once",
+        "child_take_keeps",
+        "child_take_keys",
+        "child_take_only_queued",
+    ],
 }
 
 
@@ -87,6 +93,10 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "child_settles_at_once",
         "run_steer_enters_at_a_round_end",
         "run_steer_never_splits_a_call",
+        "child_take_once",
+        "child_take_keeps",
+        "child_take_keys",
+        "child_take_only_queued",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -169,4 +179,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "child_watch",
         "progress",
         "child",
+        "child_take",
     }

@@ -29,7 +29,7 @@ def laws(
         typer.Option(
             "--area",
             help="Check only this area (run, recovery, wait, lease, admission, aux_fallback, "
-            "skill_load, compactor, queue, child_watch, progress, child); repeatable.",
+            "skill_load, compactor, queue, child_watch, progress, child, child_take); repeatable.",
         ),
     ] = None,
     as_json: Annotated[

@@ -164,10 +164,10 @@ class Generation:
     admission: Registry = field(default_factory=Registry)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
     compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
-    # the user messages placed at a round end (the key names the place; a durable step of its own, so a
-    # replay takes the same): the reports of the run's children (H5.4), and the user's steers when the
-    # flag says the run takes them (`rules.run.takes_steers`)
-    inbox: Callable[[str, bool], Awaitable[list[str]]] | None = None
+    # the user messages placed at a round end (`children.delivery`: its place, a durable step of its own,
+    # so a replay takes the same): the reports of the run's children (H5.4), and the user's steers when
+    # the flag says the run takes them (`rules.run.takes_steers`)
+    inbox: Callable[[bool], Awaitable[list[str]]] | None = None
 
     @property
     def fx(self) -> Effects:
@@ -417,7 +417,7 @@ class Generation:
         end = h4.Input(h4.Kind.ROUND_END)
         users: list[str] = []
         if self.inbox is not None:
-            users = await self.inbox(f"r{t.out.rounds + 1}", h4.takes_steers(t.cfg, t.state, end))
+            users = await self.inbox(h4.takes_steers(t.cfg, t.state, end))
         done = zip(t.pending, results, strict=True)
         entered = {
             h4.Entry.RESULT: iter([Message("tool", text, call_id=c.id, is_error=e) for c, (text, e) in done]),

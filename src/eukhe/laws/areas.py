@@ -6,6 +6,7 @@ from eukhe.laws import (
     admission,
     aux_fallback,
     child,
+    child_take,
     child_watch,
     compactor,
     lease,
@@ -31,4 +32,5 @@ AREAS: dict[str, Area] = {
     "child_watch": child_watch.AREA,
     "progress": progress.AREA,
     "child": child.AREA,
+    "child_take": child_take.AREA,
 }

@@ -1,6 +1,6 @@
 """H5: every subagent reports back exactly once.
 
-Two models, both pure.
+Three models, all pure.
 
 **The watch** (H5.2, H5.3). The parent polls each child; the watch clock `W` holds
 the no-progress milliseconds left (`left`), the failed polls left in a row (`tries`),
@@ -26,6 +26,12 @@ owes a cancelled report, cancel owes nothing (the cancel's result is the
 answer); an owed report goes on as it was: the abort of the task that owes it
 submits nothing and hands it on, ids and all, to a report task the abort
 cannot reach.
+
+**The parent's takes** (H5.4): where a run takes what waits for it (its start, each
+round end, each look once a child's conversation answered), the key of each place,
+and what a take places and hands back (`take`): unique keys across every
+continuation, so a take whose step a crash lost, made again, gets the same messages
+and no others.
 
 Pure: standard library only, frozen data, total functions.
 """
@@ -338,3 +344,93 @@ def withdraw(f: Fate) -> Fate:
     """The parent withdraws a submission (its run stops or closes): only a queued one;
     a withdrawal that loses its race to placement leaves it placed."""
     return Fate.WITHDRAWN if f is Fate.QUEUED else f
+
+
+# ---------------------------------------------------------------- the parent's takes
+# A run takes what waits for it (its children's reports, its user's steers) at places:
+# its start, each round end, and, once a child's conversation has answered with children
+# of its own still at work, each look for their reports (a look that finds some goes on
+# with them: a continuation of the same conversation, in the same run). Each take is a
+# recorded step; the store remembers which take placed what, by the take's key, so a
+# take whose step a crash lost gets the same messages again when the replay makes it.
+# That is sound only while a key names one place of the whole run: a key counted per
+# conversation would hand a continuation what an earlier conversation took.
+
+
+class At(Enum):
+    START = "start"  # the run's start
+    ROUND = "round"  # a round end of one of its conversations
+    LOOK = "look"  # a look for its children's reports, once its conversation answered
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place of a run where it takes. conversation: 1 for the run's first, one more for
+    each continuation; n: the round of that conversation (ROUND), or the look of the run
+    (LOOK), counted from 1."""
+
+    at: At
+    conversation: int = 0
+    n: int = 0
+
+
+def key(p: Place) -> str:
+    """The place's key in the inbox: one place of the run, one key, across every
+    continuation of its conversation; the same place on replay, the same key."""
+    if p.at is At.ROUND:
+        return f"g{p.conversation}r{p.n}"
+    if p.at is At.LOOK:
+        return f"look{p.n}"
+    return "start"
+
+
+@dataclass(frozen=True)
+class Where:
+    """How far a run has come, as its takes count it: its conversation (0 before its
+    start), the rounds that conversation has ended, and the looks the run has made."""
+
+    conversation: int = 0
+    round: int = 0
+    looks: int = 0
+
+
+def next_place(w: Where, at: At) -> tuple[Where, Place]:
+    """The run's next place of kind `at`, and how far it has come once there."""
+    if at is At.ROUND:
+        return Where(w.conversation, w.round + 1, w.looks), Place(At.ROUND, w.conversation, w.round + 1)
+    if at is At.LOOK:
+        return Where(w.conversation, w.round, w.looks + 1), Place(At.LOOK, w.conversation, w.looks + 1)
+    return Where(1, 0, w.looks), Place(At.START)
+
+
+def went_on(w: Where) -> Where:
+    """The conversation goes on with what a look found: the next conversation, no round yet."""
+    return Where(w.conversation + 1, 0, w.looks)
+
+
+@dataclass(frozen=True)
+class Held:
+    """A message in the parent's inbox: its fate, and the key of the take that placed
+    it ("": none yet)."""
+
+    fate: Fate
+    taker: str = ""
+
+
+def take(inbox: tuple[Held, ...], taker: str) -> tuple[tuple[Held, ...], tuple[int, ...]]:
+    """A take by `taker` (a run's place key): every queued message is placed for it, and
+    what this same take placed before comes back again (its step was lost to a crash, and
+    the replay makes it anew). The inbox after, and the messages that enter the run's
+    transcript, in inbox order. A key "" takes nothing."""
+    after: list[Held] = []
+    got: list[int] = []
+    for i, h in enumerate(inbox):
+        if taker != "" and h.fate is Fate.PLACED and h.taker == taker:
+            after.append(h)
+            got.append(i)
+        elif taker != "" and place(h.fate) is Fate.PLACED and h.fate is not Fate.PLACED:
+            after.append(Held(Fate.PLACED, taker))
+            got.append(i)
+        else:
+            after.append(h)
+    return tuple(after), tuple(got)

@@ -9,8 +9,9 @@ withdrawal that loses its race to placement leaves it placed). A submission to a
 closed parent is refused: it is kept withdrawn, and the task submits again under
 the next id once the parent reopens.
 
-A placement names the run and the place in it that took it, so a run replayed
-after a crash takes the same reports again, and no other.
+A placement names the run and the place in it that took it (`rules.child.key`), so a
+run replayed after a crash takes the same reports again, and no other; which rows a
+take places and hands back is the rule's (`rules.child.take`).
 
 The user's messages to a session at work go through the same inbox, so that they
 too are placed once, in order, and survive the terminal that typed them: a steer
@@ -52,7 +53,7 @@ _reports = sa.Table(
     sa.Column("child", sa.Text, nullable=False),
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("fate", sa.Text, nullable=False),
-    sa.Column("taker", sa.Text, nullable=True),  # "<run>#<n>": the run's n-th take placed it
+    sa.Column("taker", sa.Text, nullable=True),  # "<run>#<key>": the take at that place of the run placed it
     sa.Column("at", sa.Float, nullable=False),
 )
 _parents = sa.Table(
@@ -204,7 +205,7 @@ class Reports:
 
     def take(self, session: str, taker: str, steers: bool = True, followups: bool = True) -> list[Report]:
         """Place every queued message of the session, oldest first, for `taker` (a run and
-        the number of its take): the children's reports, and the user's steers and
+        the key of its place): the children's reports, and the user's steers and
         follow-ups as asked; the same taker again gets the same messages back."""
         left = [s for s, wanted in ((STEER, steers), (FOLLOWUP, followups)) if not wanted]
 
@@ -218,18 +219,16 @@ class Reports:
                 .where(mine)
                 .order_by(_reports.c.at, _reports.c.id)
             ).all()
-            out = []
-            for rid, child_id, text, fate, by in rows:
-                if by == taker:  # taken by this very take before a crash: the same again
-                    out.append(Report(rid, session, child_id, text, Fate.PLACED))
-                    continue
-                after = child.place(Fate(fate))
-                if after is Fate.PLACED:
+            held = tuple(child.Held(Fate(fate), by or "") for _, _, _, fate, by in rows)
+            after, got = child.take(held, taker)  # the rule: what is placed, and what enters the run
+            for (rid, *_), was, now in zip(rows, held, after, strict=True):
+                if now != was:
                     c.execute(
-                        _reports.update().where(_reports.c.id == rid).values(fate=after.value, taker=taker)
+                        _reports.update()
+                        .where(_reports.c.id == rid)
+                        .values(fate=now.fate.value, taker=now.taker)
                     )
-                    out.append(Report(rid, session, child_id, text, after))
-            return out
+            return [Report(rows[i][0], session, rows[i][1], rows[i][2], after[i].fate) for i in got]
 
         return list(self._tx(f"take the reports of session {session}", take))
 

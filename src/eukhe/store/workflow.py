@@ -25,8 +25,10 @@ from typing import Any, TypeVar
 
 from dbos import DBOS, SetWorkflowID
 
+from eukhe import crashpoints
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
+from eukhe.children.delivery import Delivery
 from eukhe.harness import notes
 from eukhe.store.live import Live, Show, begin, process
 
@@ -229,23 +231,22 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     kernel = LazyKernel(cwd, kids.budget_ms)  # made and started on its first cell; it dies with the run
     ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
     tools[IPYTHON.name] = IPYTHON
-    inbox = functools.partial(_take, session, run_id)
     steerable = bool(spec.get("steers"))  # an interactive session: its user may steer the run
 
-    async def round_end(key: str, steers: bool) -> list[str]:
-        """A run that spawned children, or whose user may steer it, takes the messages
-        waiting for it at each round end (a step only then: the rounds of the others cost
-        nothing more): its children's reports, and the steers when the run takes them;
-        the rest wait for the session's next run's start, or start it."""
-        if not children.spawned and not steerable:
-            return []
-        take = functools.partial(inbox, key, steers=steers, followups=False)
-        return list(await DBOS.run_step_async({"name": "reports"}, take))
+    async def take(key: str, steers: bool, followups: bool) -> list[str]:
+        """A take of the run at the place `key` names, as a recorded step (a replay reaches
+        the same place and gets what the step recorded)."""
+        got = functools.partial(_take, session, run_id, key, steers=steers, followups=followups)
+        return list(await DBOS.run_step_async({"name": "reports"}, got))
 
+    # a run that spawned children, or whose user may steer it, takes what waits for it at
+    # each round end (a step only then: the rounds of the others cost nothing more); the
+    # rest waits for the session's next run's start, or starts it
+    delivery = Delivery(take, wanted=lambda: bool(children.spawned) or steerable)
     in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
     with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
         await asyncio.to_thread(here.reports().reopen, session)
-    placed = await DBOS.run_step_async({"name": "reports"}, functools.partial(inbox, "start"))
+    placed = await delivery.start()
     prompt = spec.get("prompt")
     if prompt is None:  # a follow-up run: its children's reports are its prompt
         if not placed:
@@ -269,14 +270,16 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
         compact=compact,
         admission=registry,
-        inbox=round_end,
+        inbox=delivery.round_end,
     )
     if parent:
         here.children[run_id] = ledger  # its parent's polls read its token here
     try:
         out = await g.run(str(prompt), [Message("user", text) for text in placed])
-        if parent:  # a child ends only once its own children have reported: it goes on with each report
-            out = await _until_reported(g, out, children, inbox, cancel)
+        if parent and children.spawned:  # a child ends once its own children have reported
+            out = await delivery.until_reported(
+                g.run, out, functools.partial(_working, children), DBOS.sleep_async, cancel
+            )
     finally:
         here.children.pop(run_id, None)
         with contextlib.suppress(Exception):
@@ -289,53 +292,32 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     return out.json()
 
 
-CHILDREN_POLL = 1.0
-"""Seconds a child that has answered waits between two looks for its own children's reports."""
-CHILDREN_POLL_MAX = 2.0
-"""The longest of those waits: below ABORT_GRACE, so an aborted child ends within its grace."""
-
-
-async def _until_reported(g: Any, out: Any, children: Any, inbox: Any, cancel: asyncio.Event) -> Any:
-    """A child's run that answered with children of its own still at work goes on with
-    each of their reports as it comes (its conversation so far before it), until every
-    one of them has reported: no report is owed to a session nobody runs again. The
-    waits are durable sleeps; its cancel ends them (its children go on)."""
-    from eukhe.ai.request import Message
+async def _working(children: Any) -> bool:
+    """Whether any of the run's children is still at work (its task in flight), as a step."""
     from eukhe.store.children import IN_FLIGHT, task_id
 
-    n, pause = 0, CHILDREN_POLL
-    while children.spawned and not cancel.is_set() and out.outcome == "answered":
-        n += 1
-        texts = await DBOS.run_step_async({"name": "reports"}, functools.partial(inbox, f"end{n}"))
-        if texts:
-            out = await g.run(texts[-1], [Message("user", t) for t in texts[:-1]], earlier=out.transcript)
-            pause = CHILDREN_POLL
-            continue
+    async def live() -> bool:
+        found = await DBOS.list_workflows_async(
+            workflow_ids=[task_id(c) for c in children.spawned], status=list(IN_FLIGHT)
+        )
+        return bool(found)
 
-        async def live() -> bool:
-            found = await DBOS.list_workflows_async(
-                workflow_ids=[task_id(c) for c in children.spawned], status=list(IN_FLIGHT)
-            )
-            return bool(found)
-
-        if not await DBOS.run_step_async({"name": "children"}, live):
-            break
-        await DBOS.sleep_async(pause)
-        pause = min(pause * 2, CHILDREN_POLL_MAX)
-    return out
+    return bool(await DBOS.run_step_async({"name": "children"}, live))
 
 
 async def _take(session: str, run: str, key: str, steers: bool = True, followups: bool = True) -> list[str]:
-    """The messages waiting for the session's run, placed by this run at `key` (its start,
-    or a round end): its children's reports, and the user's steers and follow-ups as
-    asked; the same key again takes the same. A store that cannot be read places none
-    now; they wait for the next round end."""
+    """The messages waiting for the session's run, placed by this run at the place `key`
+    names (`rules.child.key`): its children's reports, and the user's steers and
+    follow-ups as asked; the same key again takes the same. A store that cannot be read
+    places none now; they wait for the next take."""
     from eukhe.store.reports import USERS
 
     here = process()
     try:
         take = functools.partial(here.reports().take, steers=steers, followups=followups)
         got = await asyncio.to_thread(take, session, f"{run}#{key}")
+        if got:
+            crashpoints.reached("taken")  # placed in the store, the step not yet recorded
     except Exception as e:
         here.show(run, "child", f"the reports of subagents and the steers could not be read: {e}")
         return []
