@@ -4,6 +4,7 @@ for them, in the process that runs work (`eukhe run`, `eukhe resume`)."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -78,14 +79,27 @@ async def start(spec: dict[str, Any], session: str) -> str:
             "wait for it to end, or run `eukhe resume` if that process is gone"
         )
     rid = sessions.run_id(session, len(runs) + 1)
+    # two processes may count the same next id: DBOS then hands the second the run the first
+    # started, so each start carries a claim of its own and checks the run under the id is its
+    claim = secrets.token_hex(8)
 
+    marked = rid not in process().own
     process().own.add(rid)  # the user's own: a session request, aborted by Ctrl-C
 
-    def begin() -> None:  # the synchronous start hands the run to DBOS's loop
+    def begin() -> str | None:  # the synchronous start hands the run to DBOS's loop
         with SetWorkflowID(rid):
-            DBOS.start_workflow(run_workflow, {**spec, "session": session})
+            DBOS.start_workflow(run_workflow, {**spec, "session": session, "claim": claim})
+        st = DBOS.get_workflow_status(rid)
+        args = (st.input or {}).get("args") if st is not None and isinstance(st.input, dict) else None
+        return str(args[0].get("claim")) if args and isinstance(args[0], dict) else None
 
-    await asyncio.to_thread(begin)
+    if await asyncio.to_thread(begin) != claim:
+        if marked:
+            process().own.discard(rid)
+        raise Busy(
+            f"session {session}: another process started run {rid} at the same moment; "
+            "wait for it to end, then send your prompt again"
+        )
     return rid
 
 
