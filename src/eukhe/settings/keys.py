@@ -35,7 +35,7 @@ BASH_TIMEOUT_MS = 120_000
 @dataclass(frozen=True)
 class Key:
     """One setting: dotted name, kind (`whole`, `bool`, `model`, `names`, `paths`,
-    `object`), default, and what it does."""
+    `globs`, `text`, `object`), default, and what it does."""
 
     name: str
     kind: str
@@ -75,6 +75,13 @@ KEYS: tuple[Key, ...] = (
     Key("models", "object", {}, "models by provider/model name, with contextWindow and maxOutputTokens"),
     Key("skills", "paths", [], "skill files or folders, besides <home>/skills and .eukhe/skills"),
     Key("prompts", "paths", [], "prompt templates or folders, besides <home>/prompts and .eukhe/prompts"),
+    Key("durable.databaseUrl", "text", None, "the runs' store: a database URL; unset = SQLite in the home"),
+    Key(
+        "shell.environment.keep",
+        "globs",
+        [],
+        "environment variables (names or globs) the tools keep though they look secret",
+    ),
 )
 
 BY_NAME: Mapping[str, Key] = {k.name: k for k in KEYS}
@@ -85,6 +92,8 @@ WANT = {
     "model": "a provider/model name or null",
     "names": "a list of provider/model names",
     "paths": "a list of paths",
+    "globs": "a list of names or globs",
+    "text": "a string or null",
     "object": "an object",
 }
 """How each kind is named in an error."""
@@ -98,8 +107,10 @@ def fits(kind: str, v: Any) -> bool:
         return isinstance(v, bool)
     if kind == "model":
         return v is None or (isinstance(v, str) and bool(v.strip()))
-    if kind in ("names", "paths"):
+    if kind in ("names", "paths", "globs"):
         return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    if kind == "text":
+        return v is None or (isinstance(v, str) and bool(v.strip()))
     return isinstance(v, Mapping)
 
 
