@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from eukhe.settings import SettingsError, load, run_settings
+from eukhe.settings import SettingsError, load, run_settings, trust
 
 
 def test_project_settings_deep_merge_over_the_users(tmp_path: Path) -> None:
@@ -15,6 +15,7 @@ def test_project_settings_deep_merge_over_the_users(tmp_path: Path) -> None:
     (project / ".eukhe").mkdir(parents=True)
     (home / "settings.json").write_text('{"retry": {"maxRetries": 5, "enabled": true}, "maxToolRounds": 9}')
     (project / ".eukhe" / "settings.json").write_text('{"retry": {"maxRetries": 1}, "unknown": {"kept": 1}}')
+    trust.record(home, project, True)  # a trusted folder: its file applies in full, unknown keys too
     merged = load(project, env={"EUKHE_HOME": str(home)})
     assert merged == {"retry": {"maxRetries": 1, "enabled": True}, "maxToolRounds": 9, "unknown": {"kept": 1}}
     s = run_settings(merged)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eukhe.settings import DEFAULT, KEYS, SettingsError, resolve
+from eukhe.settings import DEFAULT, KEYS, SettingsError, resolve, trust
 
 SPEC_DEFAULTS = {
     "maxToolRounds": 250,
@@ -54,6 +54,7 @@ def test_files_over_defaults_with_the_source_of_each_value_and_unknown_keys_kept
         project='{"retry": {"maxRetries": 1}, "providers": {"vllm": {"baseUrl": "http://h"}}}',
     )
     user_file, project_file = str(tmp_path / "home" / "settings.json"), str(proj / ".eukhe" / "settings.json")
+    trust.record(tmp_path / "home", proj, True)  # a trusted folder: its providers apply
     r = resolve(proj, env)
     assert r.values["retry"] == {
         "enabled": False,
@@ -106,7 +107,7 @@ def test_a_malformed_file_names_the_file_line_and_column_and_is_never_rewritten(
             "setting allowedModels='openai/*' in {f}: expected a list of provider/model names",
         ),
         ('{"skills": [1]}', "setting skills=[1] in {f}: expected a list of paths"),
-        ("[1, 2]", "settings file {f}: expected a JSON object, got list"),
+        ("[1, 2]", "settings file {f}: expected a JSON object, got a list"),
     ],
 )
 def test_a_value_of_the_wrong_kind_names_the_key_and_the_file(tmp_path: Path, text: str, error: str) -> None:

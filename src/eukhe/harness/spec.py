@@ -37,6 +37,7 @@ class Setup:
     run: Any  # eukhe.settings.run.Settings
     snapshot: Any  # eukhe.skills.ResourceSnapshot: skills, templates, and each that failed
     extra: dict[str, Any] = field(default_factory=dict)  # more fields of every spec
+    notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores (`settings.trust`)
 
     @property
     def system(self) -> str:
@@ -77,10 +78,11 @@ def setup(cwd: Path, model: str | None = None, base_url: str | None = None, api:
     fail here with their cause, before any run (SettingsError, ModelError, NoModel)."""
     from eukhe.admission import limits_from
     from eukhe.ai.models import resolve
-    from eukhe.settings import load, run_settings
+    from eukhe.settings import loaded, run_settings
     from eukhe.skills import get_resource_snapshot
 
-    settings = load(cwd)
+    got = loaded(cwd)
+    settings = got.values
     name = model or settings.get("model")
     if not isinstance(name, str) or not name:
         raise NoModel()
@@ -88,4 +90,4 @@ def setup(cwd: Path, model: str | None = None, base_url: str | None = None, api:
     rs = run_settings(settings, name)
     limits_from(settings, route.provider)  # and so do its admission limits
     snapshot = get_resource_snapshot(cwd, settings=settings)
-    return Setup(cwd, settings, name, base_url, api, rs, snapshot)
+    return Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)

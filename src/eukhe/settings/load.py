@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,32 +14,144 @@ from eukhe.home import home
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
 from eukhe.rules.compactor import NODE
+from eukhe.settings.keys import BY_NAME, WANT, fits
 from eukhe.settings.run import Settings
+from eukhe.settings.trust import Held, TrustError, notice, untrusted, verdict
 
 
 class SettingsError(ValueError):
     """A settings file or value that cannot be used: names the file, the place and why."""
 
 
+CAP = 1 << 20
+"""The largest settings file eukhe reads, in bytes."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 def read(path: Path) -> dict[str, Any]:
-    """One settings file ({} when there is none)."""
+    """One settings file ({} when there is none), checked (`check`). Read the way skill
+    files are: opened without blocking, a regular file only, at most CAP bytes, so a
+    FIFO, a device or a huge file is an error and never a hang."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
+        raise SettingsError(f"settings file {path}: cannot read it: {e.strerror or e}") from e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SettingsError(
+                f"settings file {path}: {_kind(st.st_mode)}, not a regular file; eukhe reads settings "
+                "from regular files only"
+            )
+        if st.st_size > CAP:
+            raise SettingsError(
+                f"settings file {path}: {st.st_size:,} bytes; a settings file holds at most {CAP:,}"
+            )
+        raw = b""
+        while len(raw) <= CAP:
+            got = os.read(fd, CAP + 1 - len(raw))
+            if not got:
+                break
+            raw += got
+    except OSError as e:
+        raise SettingsError(f"settings file {path}: cannot read it: {e.strerror or e}") from e
+    finally:
+        os.close(fd)
+    if len(raw) > CAP:
         raise SettingsError(
-            f"settings file {path}: cannot read it: {getattr(e, 'strerror', None) or e}"
-        ) from e
+            f"settings file {path}: more than {CAP:,} bytes; a settings file holds at most {CAP:,}"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SettingsError(f"settings file {path}: not UTF-8 text (byte {e.start})") from e
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise SettingsError(
             f"settings file {path}, line {e.lineno} column {e.colno}: not valid JSON: {e.msg}"
         ) from e
+    except RecursionError as e:
+        raise SettingsError(f"settings file {path}: nested too deeply to be settings") from e
     if not isinstance(data, dict):
-        raise SettingsError(f"settings file {path}: expected a JSON object, got {type(data).__name__}")
+        raise SettingsError(f"settings file {path}: expected a JSON object, got {_json_kind(data)}")
+    check(data, path)
     return data
+
+
+def _json_kind(v: Any) -> str:
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "true or false", type(None): "null"}
+    return kinds.get(type(v), "a number")
+
+
+def _shown(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 80 else r[:79] + "…"
+
+
+def at_path(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = tree
+    for part in path:
+        node = node[part]
+    return node
+
+
+def has_path(tree: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = tree
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+# the fields of a provider's and of a model's object, and the kind of each
+PROVIDER_FIELDS = {
+    "api": "text",
+    "baseUrl": "text",
+    "apiKeyEnv": "text",
+    "concurrency": "whole",
+    "queueLimit": "whole",
+}
+MODEL_FIELDS = {"contextWindow": "whole", "maxOutputTokens": "whole"}
+
+
+def check(data: Mapping[str, Any], f: Path) -> None:
+    """The one check of a settings file, for every command: each known key it sets has
+    the key's kind, each object on the way to one is an object, and each provider and
+    model is an object whose known fields have their kinds. The error names the file,
+    the key, the kind expected and what was found."""
+    for name, spec in BY_NAME.items():
+        path = tuple(name.split("."))
+        for i in range(1, len(path)):
+            if has_path(data, path[:i]) and not isinstance(at_path(data, path[:i]), Mapping):
+                parent, got = ".".join(path[:i]), _shown(at_path(data, path[:i]))
+                raise SettingsError(f"setting {parent}={got} in {f}: expected an object")
+        if has_path(data, path) and not fits(spec.kind, at_path(data, path)):
+            got = _shown(at_path(data, path))
+            raise SettingsError(f"setting {name}={got} in {f}: expected {WANT[spec.kind]}")
+    for key, fields in (("providers", PROVIDER_FIELDS), ("models", MODEL_FIELDS)):
+        for entry, v in (data.get(key) or {}).items():
+            if not isinstance(v, Mapping):
+                raise SettingsError(f"setting {key}.{entry}={_shown(v)} in {f}: expected an object")
+            for field_, kind in fields.items():
+                if field_ in v and not fits(kind, v[field_]):
+                    got = _shown(v[field_])
+                    raise SettingsError(f"setting {key}.{entry}.{field_}={got} in {f}: expected {WANT[kind]}")
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,11 +161,51 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load(project: Path | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Loaded:
+    """The settings in effect, and what the project's file held back: `notices`, one
+    line a key an untrusted folder ignores; `trusted`, the project folder's record
+    (None: never asked); `held`, the keys held back."""
+
+    values: dict[str, Any]
+    notices: tuple[str, ...] = ()
+    trusted: bool | None = None
+    held: tuple[Held, ...] = ()
+
+
+def project_file(project: Path) -> Path:
+    return project / ".eukhe" / "settings.json"
+
+
+def project_layer(project: Path, env: Mapping[str, str] | None = None) -> tuple[dict[str, Any], Loaded]:
+    """The project's file as it applies (in full where trusted), and what it held back."""
+    f = project_file(project)
+    data = read(f)
+    if not data:
+        return data, Loaded({})
+    try:
+        trusted = verdict(home(env), project)
+    except TrustError as e:  # unreadable records trust nothing, and say so
+        kept, held = untrusted(data, project)
+        return kept, Loaded({}, (f"{e}; this folder is taken as untrusted",), None, tuple(held))
+    if trusted:
+        return data, Loaded({}, (), True)
+    kept, held = untrusted(data, project)
+    return kept, Loaded({}, tuple(notice(f, h, project) for h in held), trusted, tuple(held))
+
+
+def loaded(project: Path | None = None, env: Mapping[str, str] | None = None) -> Loaded:
+    """The user's settings merged with the project's as it applies (see `settings.trust`)."""
     merged = read(home(env) / "settings.json")
-    if project is not None:
-        merged = merge(merged, read(project / ".eukhe" / "settings.json"))
-    return merged
+    if project is None:
+        return Loaded(merged)
+    layer, said = project_layer(project, env)
+    return Loaded(merge(merged, layer), said.notices, said.trusted, said.held)
+
+
+def load(project: Path | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings in effect (`loaded`'s values)."""
+    return loaded(project, env).values
 
 
 def value(settings: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:

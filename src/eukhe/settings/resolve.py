@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eukhe.settings.keys import BY_NAME, WANT, defaults, fits
-from eukhe.settings.load import SettingsError, home, merge, read
+from eukhe.settings.keys import BY_NAME, defaults
+from eukhe.settings.load import Loaded, at_path, has_path, home, merge, project_file, project_layer, read
 
 DEFAULT = "default"
 """The source of a value no file sets."""
@@ -27,11 +27,13 @@ class Resolved:
 
     values: the merged object (defaults under the files); sources: each leaf's dotted
     name -> "default" or the path of the file that set it; files: each file looked
-    at, in merge order, and whether it exists."""
+    at, in merge order, and whether it exists; notices: the keys of the project's file
+    an untrusted folder ignores (`settings.trust`)."""
 
     values: dict[str, Any]
     sources: dict[str, str]
     files: tuple[tuple[Path, bool], ...]
+    notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores
 
     def get(self, key: str) -> Any:
         node: Any = self.values
@@ -44,6 +46,7 @@ class Resolved:
             "settings": self.values,
             "sources": self.sources,
             "files": [{"path": str(p), "exists": e} for p, e in self.files],
+            "notices": list(self.notices),
         }
 
     def lines(self) -> list[str]:
@@ -60,28 +63,12 @@ class Resolved:
         return out
 
     def _leaf(self, key: str) -> Any:
-        return _at(self.values, tuple(key.split(".")))
+        return at_path(self.values, tuple(key.split(".")))
 
 
 def _under_known(key: str) -> bool:
     """A leaf inside a known object key (a provider's settings, a model's)."""
     return any(key.startswith(k + ".") for k, spec in BY_NAME.items() if spec.kind == "object")
-
-
-def _at(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = tree
-    for part in path:
-        node = node[part]
-    return node
-
-
-def _has(tree: Mapping[str, Any], path: tuple[str, ...]) -> bool:
-    node: Any = tree
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            return False
-        node = node[part]
-    return True
 
 
 def leaves(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -100,15 +87,14 @@ def leaves(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[
 
 def resolve(project: Path | None = None, env: Mapping[str, str] | None = None) -> Resolved:
     """The settings in effect in `project` (None: the user's only)."""
-    files = [home(env) / "settings.json"]
+    user = home(env) / "settings.json"
+    layers: list[tuple[str, dict[str, Any]]] = [(DEFAULT, defaults()), (str(user), read(user))]
+    looked: list[tuple[Path, bool]] = [(user, user.is_file())]
+    said = Loaded({})
     if project is not None:
-        files.append(project / ".eukhe" / "settings.json")
-    layers: list[tuple[str, dict[str, Any]]] = [(DEFAULT, defaults())]
-    looked: list[tuple[Path, bool]] = []
-    for f in files:
+        f = project_file(project)
+        data, said = project_layer(project, env)
         looked.append((f, f.is_file()))
-        data = read(f)
-        _check(data, f)
         layers.append((str(f), data))
     merged: dict[str, Any] = {}
     for _, data in layers:
@@ -116,25 +102,7 @@ def resolve(project: Path | None = None, env: Mapping[str, str] | None = None) -
     sources: dict[str, str] = {}
     for path in leaves(merged):
         for source, data in reversed(layers):
-            if _has(data, path):
+            if has_path(data, path):
                 sources[".".join(path)] = source
                 break
-    return Resolved(merged, sources, tuple(looked))
-
-
-def _shown(v: Any) -> str:
-    r = repr(v)
-    return r if len(r) <= 80 else r[:79] + "…"
-
-
-def _check(data: Mapping[str, Any], f: Path) -> None:
-    """Each known key the file sets has the key's kind; each object on its way is one."""
-    for name, spec in BY_NAME.items():
-        path = tuple(name.split("."))
-        for i in range(1, len(path)):
-            if _has(data, path[:i]) and not isinstance(_at(data, path[:i]), Mapping):
-                parent, got = ".".join(path[:i]), _shown(_at(data, path[:i]))
-                raise SettingsError(f"setting {parent}={got} in {f}: expected an object")
-        if _has(data, path) and not fits(spec.kind, _at(data, path)):
-            got = _shown(_at(data, path))
-            raise SettingsError(f"setting {name}={got} in {f}: expected {WANT[spec.kind]}")
+    return Resolved(merged, sources, tuple(looked), said.notices)

@@ -36,6 +36,7 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
+from eukhe.home import HomeError, open_home, private_file
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.lines import marked, printable
 from eukhe.ui.session import Options, Session
@@ -360,10 +361,10 @@ def _history(home: Path) -> History:
     """The prompt's history across sessions (a home that cannot hold it: this process only)."""
     path = commands.history_path(home)
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
+        open_home(home)
+        private_file(path)  # every prompt typed: the user's alone (FileHistory would make it 0644)
         return FileHistory(str(path))
-    except OSError:
+    except (OSError, HomeError):
         return InMemoryHistory()
 
 
@@ -378,11 +379,22 @@ def main(argv: Sequence[str], early: bool = False) -> None:
         )
         raise SystemExit(2)
     from eukhe.home import home
+    from eukhe.terminal import neutralized
+    from eukhe.ui.trust import ask_once
 
+    said: list[str] = []
+
+    def say(line: str) -> None:
+        if early and not said:  # below the prompt's mark, which the agent then draws again
+            print(flush=True)
+        said.append(line)
+        print(neutralized(line), flush=True)
+
+    ask_once(Path.cwd(), input, say)  # the folder's trust, asked once (its settings hold keys that need it)
     agent = Agent(parsed, home())
     loop = asyncio.new_event_loop()
     try:
-        code = loop.run_until_complete(agent.run(early))
+        code = loop.run_until_complete(agent.run(early and not said))
     except KeyboardInterrupt:
         code = 130
     finally:

@@ -66,10 +66,14 @@ class Session:
             self.failed = str(e) or type(e).__name__
             hint = "; /model provider/model opens it with that model" if self.store is None else ""
             self._say(f"the session cannot run: {self.failed}{hint}")
+            for line in _notices(self.cwd):  # what the folder's settings held back may be why
+                self._say(line)
             return
         finally:
             self.ready.set()
         self._say(f"session {self.id} · model {self.made.model} · {self.cwd}")
+        for line in self.made.notices:  # the folder's keys it does not apply: it is not trusted
+            self._say(line)
         for kind, line in self.made.diagnostics():
             self.view.add(event("diagnostic", f"{kind} {line}"))
         await self._taken_up()
@@ -303,6 +307,15 @@ class Session:
         if self.store is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.to_thread(self.store.close), timeout=5)
+
+
+def _notices(cwd: Path) -> tuple[str, ...]:
+    from eukhe.settings import SettingsError, loaded
+
+    try:
+        return loaded(cwd).notices
+    except SettingsError:
+        return ()
 
 
 async def transcript(session: str) -> list[str]:

@@ -1,0 +1,238 @@
+"""Trusted folders: a project's `.eukhe/settings.json` applies in full only in a folder
+its user trusts (`eukhe trust`). Elsewhere, every key that could run code, route a
+secret, or reach outside the project is ignored, each with a notice that names the
+file, the key, what it would do, and `eukhe trust`.
+
+Which key needs trust is one table, `SIDES`: every settings key takes a side there
+(a test holds it to `keys.KEYS`, with no catch-all), and a key it does not know is
+treated as one that needs trust. The user's own settings (the home's) always apply.
+
+The records live in the home, `trust.json`: each folder's real path, whether it is
+trusted (a "no" is recorded too), and when; a record covers the folders below it,
+and the nearest one wins.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from eukhe.settings.keys import BY_NAME
+
+RECORDS = "trust.json"
+"""The trust records' file in the home."""
+
+
+class Side(Enum):
+    SAFE = "safe"  # applies in any folder
+    TRUST = "trust"  # applies only in a trusted folder
+    INSIDE = "inside"  # paths: those inside the project apply anywhere, the rest only when trusted
+
+
+SIDES: Mapping[str, tuple[Side, str]] = {
+    "model": (Side.SAFE, ""),
+    "providers": (Side.TRUST, "sets where model requests go (baseUrl) and which environment variable's "
+                  "value is sent as the API key (apiKeyEnv)"),
+    "maxToolRounds": (Side.SAFE, ""),
+    "retry.enabled": (Side.SAFE, ""),
+    "retry.maxRetries": (Side.SAFE, ""),
+    "retry.baseDelayMs": (Side.SAFE, ""),
+    "retry.provider.maxRetryDelayMs": (Side.SAFE, ""),
+    "retry.provider.streamIdleTimeoutMs": (Side.SAFE, ""),
+    "memory.settleTimeoutMs": (Side.SAFE, ""),
+    "memory.viewBytes": (Side.SAFE, ""),
+    "subagentStallMs": (Side.SAFE, ""),
+    "subagents.maxDepth": (Side.SAFE, ""),
+    "toolBlockingBudgetMs": (Side.SAFE, ""),
+    "bash.defaultTimeoutMs": (Side.SAFE, ""),
+    "auxiliaryModel": (Side.TRUST, "sends the chat memory of every project to the model it names"),
+    "allowedModels": (Side.SAFE, ""),
+    "models": (Side.SAFE, ""),
+    "skills": (Side.INSIDE, "loads skill files from outside the project into the model's prompt"),
+    "prompts": (Side.INSIDE, "loads prompt templates from outside the project"),
+    "durable.databaseUrl": (Side.TRUST, "opens a store of runs the project names, whose rows eukhe reads and "
+                            "whose cut-off runs it would resume with your keys"),
+    "shell.environment.keep": (Side.TRUST, "passes the secret environment variables it names to the "
+                               "model's tools"),
+}  # fmt: skip
+
+UNKNOWN = "is not a setting eukhe knows; what it would do cannot be told"
+
+
+class TrustError(RuntimeError):
+    """The trust records cannot be read or written: names the file and why."""
+
+
+# ---------------------------------------------------------------- the records
+
+
+@dataclass(frozen=True)
+class Record:
+    folder: str  # the folder's real path
+    trusted: bool
+    at: str  # when it was recorded (ISO 8601)
+
+
+def records_path(home: Path) -> Path:
+    return home / RECORDS
+
+
+def records(home: Path) -> list[Record]:
+    """The home's trust records ([] when there are none). A file that cannot be read
+    trusts nothing, and says so."""
+    path = records_path(home)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as e:
+        raise TrustError(
+            f"trust records {path}: cannot read them: {getattr(e, 'strerror', None) or e}"
+        ) from e
+    try:
+        data = json.loads(text)
+        folders = data["folders"]
+        return [Record(str(r["folder"]), bool(r["trusted"]), str(r.get("at") or "")) for r in folders]
+    except (ValueError, KeyError, TypeError) as e:
+        raise TrustError(
+            f"trust records {path}: not what eukhe writes ({type(e).__name__}: {e}); "
+            "remove the file and trust your folders again with `eukhe trust`"
+        ) from e
+
+
+def real(folder: Path) -> str:
+    """A folder as the records hold it: its real path (links resolved)."""
+    return os.path.realpath(folder)
+
+
+def covers(record: str, folder: str) -> bool:
+    return folder == record or folder.startswith(record.rstrip("/") + "/")
+
+
+def verdict(home: Path, folder: Path) -> bool | None:
+    """Whether `folder` is trusted: the nearest record at or above it, None when none
+    covers it (never asked)."""
+    where = real(folder)
+    found = [r for r in records(home) if covers(r.folder, where)]
+    if not found:
+        return None
+    return max(found, key=lambda r: len(r.folder)).trusted
+
+
+def record(home: Path, folder: Path, trusted: bool) -> Record:
+    """Record the folder's answer (replacing an earlier one for the same folder)."""
+    r = Record(real(folder), trusted, datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"))
+    _write(home, [*(x for x in records(home) if x.folder != r.folder), r])
+    return r
+
+
+def revoke(home: Path, folder: Path) -> bool:
+    """Remove the folder's record; whether there was one."""
+    where = real(folder)
+    before = records(home)
+    after = [r for r in before if r.folder != where and r.folder != str(folder)]
+    if len(after) == len(before):
+        return False
+    _write(home, after)
+    return True
+
+
+def _write(home: Path, rs: list[Record]) -> None:
+    """Atomically, readable by the user only."""
+    path = records_path(home)
+    data = {"folders": [{"folder": r.folder, "trusted": r.trusted, "at": r.at} for r in rs]}
+    tmp = path.with_name(f".{RECORDS}.{os.getpid()}.tmp")
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise TrustError(f"trust records {path}: cannot write them: {e.strerror or e}") from e
+
+
+# ---------------------------------------------------------------- the rule
+
+
+@dataclass(frozen=True)
+class Held:
+    """A key of the project's file that an untrusted folder does not apply: what it
+    would do."""
+
+    key: str
+    does: str
+
+
+def side(path: tuple[str, ...]) -> tuple[Side, str, str] | None:
+    """The side of the known key at or above `path`, with its name and what it does;
+    None when no known key is there (`path` may be on the way to one)."""
+    for i in range(len(path), 0, -1):
+        name = ".".join(path[:i])
+        if name in SIDES:
+            s, does = SIDES[name]
+            return s, name, does
+    return None
+
+
+def _inside(p: str, project: Path) -> bool:
+    full = os.path.expanduser(p)
+    full = full if os.path.isabs(full) else os.path.join(project, full)
+    return covers(real(project), os.path.realpath(full))
+
+
+def untrusted(data: Mapping[str, Any], project: Path) -> tuple[dict[str, Any], list[Held]]:
+    """The project's settings as an untrusted folder applies them, and the keys it holds back."""
+    held: list[Held] = []
+
+    def walk(node: Mapping[str, Any], prefix: tuple[str, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            path = (*prefix, str(k))
+            known = side(path)
+            if known is None:
+                if isinstance(v, Mapping) and any(n.startswith(".".join(path) + ".") for n in SIDES):
+                    below = walk(v, path)  # on the way to known keys
+                    if below or not v:
+                        out[k] = below
+                else:
+                    held.append(Held(".".join(path), UNKNOWN))
+                continue
+            s, name, does = known
+            if s is Side.SAFE:
+                out[k] = v
+            elif s is Side.TRUST:
+                held.append(Held(name, does))
+            elif isinstance(v, list):  # INSIDE: the paths inside the project apply
+                inside = [p for p in v if isinstance(p, str) and _inside(p, project)]
+                if len(inside) < len(v):
+                    outside = [p for p in v if p not in inside]
+                    held.append(Held(name, f"{does} ({', '.join(map(str, outside))})"))
+                out[k] = inside
+            else:
+                out[k] = v  # a malformed value: validation names it
+        return out
+
+    return walk(data, ()), held
+
+
+def notice(file: Path, h: Held, folder: Path) -> str:
+    """The one line an ignored key shows."""
+    return (
+        f"{file}: {h.key} is ignored: this folder is not trusted, and {h.key} {h.does}. "
+        f"To apply it, run `eukhe trust {folder}` (see `eukhe trust --help`)"
+    )
+
+
+def sides_cover_keys() -> list[str]:
+    """Keys without a side, and sides without a key (both should be empty)."""
+    return sorted(set(BY_NAME) ^ set(SIDES))
