@@ -200,7 +200,9 @@ def test_write_says_why_it_cannot(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "f").write_text("x")
     matches(
-        r"'d' is a directory; write writes files", tool(tmp_path, "write", path="d", content="x"), error=True
+        r"'d' is a directory; write writes regular files only",
+        tool(tmp_path, "write", path="d", content="x"),
+        error=True,
     )
     matches(
         r"'f/x.txt' cannot be written: a part of its directory path is a file",
@@ -307,7 +309,7 @@ def test_edit_keeps_crlf_line_endings(tmp_path: Path) -> None:
         ),
         ("x", "x", "a.py", r"old_text and new_text are the same; the edit would change nothing"),
         ("x", "y", "nope.py", r"'nope.py' does not exist \(to create a file, use write\)"),
-        ("x", "y", "d", r"'d' is a directory; edit edits files"),
+        ("x", "y", "d", r"'d' is a directory; edit edits regular files only"),
         ("x", "y", "b.bin", r"'b.bin' is a binary file \(3 bytes\); edit edits text files"),
     ],
 )

@@ -9,9 +9,10 @@ import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
-from eukhe.tools.base import Context, Result
-from eukhe.tools.files import SNIFF, atomic_write, binary_message, is_binary, resolve, why
+from eukhe.tools.base import Context, Limits, Result
+from eukhe.tools.files import SNIFF, amount, atomic_write, binary_message, is_binary, kind, resolve, why
 from eukhe.tools.read import missing_message
+from eukhe.tools.target import refusal
 from eukhe.tools.write import count_lines
 
 __all__ = ["EDIT", "Edit"]
@@ -82,7 +83,7 @@ def _not_found(shown: str, text: str, old: str) -> Result:
     )
 
 
-def _edit(shown: str, old: str, new: str, cwd: Path) -> Result:
+def _edit(shown: str, old: str, new: str, cwd: Path, lim: Limits) -> Result:
     if not old:
         return Result(
             "old_text is empty; give the exact text to replace (to write a whole file, use write)", True
@@ -90,20 +91,38 @@ def _edit(shown: str, old: str, new: str, cwd: Path) -> Result:
     if old == new:
         return Result("old_text and new_text are the same; the edit would change nothing", True)
     path = resolve(shown, cwd)
+    refused = refusal(shown, path, cwd, "edit edits")
+    if refused is not None:
+        return Result(refused, True)
     try:
-        st = os.stat(path)
-        if stat.S_ISDIR(st.st_mode):
-            return Result(f"'{shown}' is a directory; edit edits files", True)
-        if not stat.S_ISREG(st.st_mode):
-            return Result(
-                f"'{shown}' is not a regular file (a device, pipe or socket); edit edits files", True
-            )
-        with open(path, "rb") as f:
-            data = f.read()
+        # O_NONBLOCK: a FIFO put here since the check opens at once, and fstat refuses it below
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return Result(missing_message(shown, path) + " (to create a file, use write)", True)
     except OSError as e:
         return Result(f"'{shown}' cannot be read: {why(e)}", True)
+    with open(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return Result(f"'{shown}' is {kind(st.st_mode)}; edit edits regular files only", True)
+            cap = lim.read_max_file  # edit holds the file whole, several times over
+            instead = "change a file this big with bash (e.g. sed)"
+            if st.st_size > cap:
+                return Result(
+                    f"'{shown}' is {st.st_size:,} bytes, over the {amount(cap)} cap for editing a file "
+                    f"(edit reads it whole); {instead}",
+                    True,
+                )
+            data = f.read(cap + 1)  # a file that grows, or a /proc file that says 0 bytes, stops here
+            if len(data) > cap:
+                return Result(
+                    f"'{shown}' holds more than the {amount(cap)} cap for editing a file (its size said "
+                    f"{st.st_size:,} bytes: it grows, or is made as it is read); {instead}",
+                    True,
+                )
+        except OSError as e:
+            return Result(f"'{shown}' cannot be read: {why(e)}", True)
     try:
         if is_binary(data[:SNIFF]):
             raise UnicodeDecodeError("utf-8", data[:1], 0, 1, "NUL byte")
@@ -160,7 +179,9 @@ class Edit:
     replay_safe = False
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
-        return await asyncio.to_thread(_edit, args["path"], args["old_text"], args["new_text"], ctx.cwd)
+        return await asyncio.to_thread(
+            _edit, args["path"], args["old_text"], args["new_text"], ctx.cwd, ctx.limits
+        )
 
 
 EDIT = Edit()

@@ -1,5 +1,5 @@
 """File helpers the file tools share: where a path points, how a failure reads,
-whether bytes are text, and the atomic write."""
+what kind of file is there, whether bytes are text, and the atomic write."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
 SNIFF = 8192
@@ -31,6 +32,31 @@ def why(e: OSError) -> str:
     return e.strerror or type(e).__name__
 
 
+def kind(mode: int) -> str:
+    """What a file is, in words, from its `st_mode` (as `os.lstat` gives it)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISLNK(mode):  # what is left of a path once realpath gives up on its links
+        return "a symlink loop (its links never reach a file)"
+    return f"an unknown kind of file (mode {stat.S_IFMT(mode):o})"
+
+
+def amount(n: int) -> str:
+    """A cap in bytes, in words: whole megabytes as "10 MB", else the bytes."""
+    mb = 1024 * 1024
+    return f"{n // mb} MB" if n % mb == 0 else f"{n:,} bytes"
+
+
 def is_binary(sample: bytes) -> bool:
     """Whether a file's first bytes say it is not UTF-8 text: a NUL byte, or bytes that do not decode."""
     if b"\0" in sample:
@@ -50,13 +76,18 @@ def binary_message(shown: str, size: int, what: str) -> str:
 def atomic_write(target: Path, data: bytes) -> bool:
     """Write `data` to `target` all at once: a temporary file in the same directory, fsynced, then
     renamed over it. Parent directories are made, an existing file's mode is kept, and a symlink
-    is written through. True if the file existed before."""
+    is written through. True if the file existed before. Only a regular file is replaced: the rename
+    would swap a FIFO, a device node or a directory's name for a regular file (OSError EINVAL)."""
     target = Path(os.path.realpath(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode: int | None = os.stat(target).st_mode & 0o7777
+        st = os.lstat(target)
     except FileNotFoundError:
-        mode = None
+        mode: int | None = None
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"it is {kind(st.st_mode)}, not a regular file", str(target))
+        mode = st.st_mode & 0o7777
     tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any, ClassVar
 
 from eukhe.tools.base import Context, Limits, Result
-from eukhe.tools.files import SNIFF, binary_message, is_binary, resolve, why
+from eukhe.tools.files import SNIFF, amount, binary_message, is_binary, resolve, why
 
 __all__ = ["READ", "Read", "missing_message"]
 
@@ -31,11 +31,6 @@ def missing_message(shown: str, path: Path) -> str:
     head = os.path.dirname(shown)
     options = " or ".join(f"'{os.path.join(head, n)}'" for n in near)
     return f"'{shown}' does not exist; did you mean {options}?"
-
-
-def _amount(n: int) -> str:
-    mb = 1024 * 1024
-    return f"{n // mb} MB" if n % mb == 0 else f"{n:,} bytes"
 
 
 def _lines(f: IO[bytes], cap: int) -> Iterator[tuple[bytes, int, bool]]:
@@ -79,7 +74,7 @@ def _read(shown: str, offset: int | None, limit: int | None, cwd: Path, lim: Lim
             return Result(binary_message(shown, size, "read reads"), True)
         if size > lim.read_max_file and offset is None and limit is None:
             return Result(
-                f"'{shown}' is {size:,} bytes, over the {_amount(lim.read_max_file)} cap for reading a whole "
+                f"'{shown}' is {size:,} bytes, over the {amount(lim.read_max_file)} cap for reading a whole "
                 "file; read a range of it with offset and limit",
                 True,
             )

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from eukhe.tools.base import Context, Result
 from eukhe.tools.files import atomic_write, resolve, why
+from eukhe.tools.target import refusal
 
 __all__ = ["WRITE", "Write", "count_lines"]
 
@@ -22,8 +23,9 @@ def _plural(n: int, word: str) -> str:
 
 def _write(shown: str, content: str, cwd: Path) -> Result:
     path = resolve(shown, cwd)
-    if path.is_dir():
-        return Result(f"'{shown}' is a directory; write writes files", True)
+    refused = refusal(shown, path, cwd, "write writes")
+    if refused is not None:
+        return Result(refused, True)
     data = content.encode("utf-8", errors="replace")
     try:
         existed = atomic_write(path, data)
