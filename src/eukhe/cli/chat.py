@@ -9,6 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+from eukhe.cli.echo import echo
+from eukhe.cli.here import settings_here
+from eukhe.home import HomeError, open_home
 from eukhe.memory.report import status_json, status_lines, zoomed
 
 chat_app = typer.Typer(
@@ -18,16 +21,16 @@ chat_app = typer.Typer(
 
 def _store() -> Any:
     """The chat's tables in this home's store; a store that cannot be opened is one line."""
-    from eukhe.settings import SettingsError, home, load
+    from eukhe.settings import SettingsError, home
     from eukhe.store.chat import ChatStore, ChatStoreError
     from eukhe.store.urls import StoreError, database_url
 
     try:
-        url = database_url(home(), load(Path.cwd()))
-        home().mkdir(parents=True, exist_ok=True)
+        url = database_url(home(), settings_here())
+        open_home(home())
         return ChatStore(url)
-    except (SettingsError, StoreError, ChatStoreError, OSError) as e:
-        typer.echo(f"eukhe chat: {e}", err=True)
+    except (SettingsError, StoreError, ChatStoreError, HomeError, OSError) as e:
+        echo(f"eukhe chat: {e}", err=True)
         raise typer.Exit(2) from None
 
 
@@ -57,20 +60,20 @@ def import_command(
             logged, new, handed = asyncio.run(_import(home(), entries)) if entries else (0, 0, 0)
         except OwnerError as e:
             why = f"the home's owner did not take its messages: {e}"
-            typer.echo(f"eukhe chat import: {path}: {why}", err=True)
+            echo(f"eukhe chat import: {path}: {why}", err=True)
             raise typer.Exit(2) from None
         refused += report.refused
         reports.append({**report.json(), "logged": new, "already": logged - new - handed, "handed": handed})
         if not as_json and report.refused:
-            typer.echo(f"eukhe chat import: {report.summary}", err=True)
+            echo(f"eukhe chat import: {report.summary}", err=True)
         elif not as_json:
             for d in report.diagnostics:
-                typer.echo(f"  {d.text}", err=True)
+                echo(f"  {d.text}", err=True)
             line = f"{report.summary}: logged {new} new"
             if handed:
                 line += f", {handed} handed to the owner that writes the shared chat"
             already = logged - new - handed
-            typer.echo(line + (f", {already} already in the chat" if already else ""))
+            echo(line + (f", {already} already in the chat" if already else ""))
     if as_json:
         typer.echo(json.dumps({"files": reports}, ensure_ascii=False))
     raise typer.Exit(1 if refused else 0)
@@ -99,13 +102,13 @@ async def _import(where: Path, entries: list[Any]) -> tuple[int, int, int]:
 def _chat(store: Any) -> Any:
     """The chat as loaded from the store (no compactor: reading only)."""
     from eukhe.memory.chat import Chat
-    from eukhe.settings import SettingsError, load, memory_settings
+    from eukhe.settings import SettingsError, memory_settings
 
     try:
-        budget = memory_settings(load(Path.cwd())).view_bytes
+        budget = memory_settings(settings_here()).view_bytes
     except SettingsError as e:
         store.close()
-        typer.echo(f"eukhe chat: {e}", err=True)
+        echo(f"eukhe chat: {e}", err=True)
         raise typer.Exit(2) from None
     return Chat(store, budget=budget)
 
@@ -124,7 +127,7 @@ def status_command(as_json: Annotated[bool, typer.Option("--json", help="One JSO
         typer.echo(json.dumps(out))
         return
     for line in status_lines(out):
-        typer.echo(line)
+        echo(line)
 
 
 @chat_app.command("view")
@@ -137,7 +140,10 @@ def view_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON 
         parts = [{"id": p.start, "n": p.n, "built": chat.is_built(p)} for p in chat.view.parts]
     finally:
         store.close()
-    typer.echo(json.dumps({"view": text, "parts": parts}, ensure_ascii=False) if as_json else text)
+    if as_json:
+        typer.echo(json.dumps({"view": text, "parts": parts}, ensure_ascii=False))
+        return
+    echo(text)
 
 
 @chat_app.command("zoom")
@@ -149,9 +155,9 @@ def zoom_command(id: Annotated[int, typer.Argument(min=0)], n: Annotated[int, ty
     finally:
         store.close()
     if got is None:
-        typer.echo(f"eukhe chat zoom: {why}", err=True)
+        echo(f"eukhe chat zoom: {why}", err=True)
         raise typer.Exit(1)
-    typer.echo(got)
+    echo(got)
 
 
 @chat_app.command("browse")
@@ -170,6 +176,6 @@ def browse_command(
     try:
         out.write_text(html, encoding="utf-8")
     except OSError as e:
-        typer.echo(f"eukhe chat browse: cannot write {out}: {e.strerror or e}", err=True)
+        echo(f"eukhe chat browse: cannot write {out}: {e.strerror or e}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"wrote {out} ({len(html.encode()):,} bytes)")
+    echo(f"wrote {out} ({len(html.encode()):,} bytes)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -11,7 +12,11 @@ from typing import Annotated, Any
 import typer
 
 from eukhe.cli import owner as owner_commands
+from eukhe.cli.echo import echo
+from eukhe.cli.here import notices, settings_here
 from eukhe.cli.reading import store_read
+from eukhe.cli.store import store_app
+from eukhe.cli.trust import trust_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)
 
@@ -51,14 +56,14 @@ def laws(
     names = area or list(AREAS)
     unknown = [n for n in names if n not in AREAS]
     if unknown:
-        typer.echo(f"eukhe laws: unknown area {unknown[0]!r}; the areas are: {', '.join(AREAS)}", err=True)
+        echo(f"eukhe laws: unknown area {unknown[0]!r}; the areas are: {', '.join(AREAS)}", err=True)
         raise typer.Exit(2)
     areas = [AREAS[n] for n in names]
     start = time.monotonic()
 
     def progress(line: str) -> None:
         if not as_json:
-            typer.echo(f"  … {line} [{time.monotonic() - start:.0f} s]", err=True)
+            echo(f"  … {line} [{time.monotonic() - start:.0f} s]", err=True)
 
     report = engine.check(areas, proofs=not no_proofs, examples=examples, progress=progress)
     if as_json:
@@ -128,22 +133,25 @@ def run_command(
 
     from eukhe.ai.models import ModelError
     from eukhe.harness.spec import NoModel, setup
-    from eukhe.settings import SettingsError
+    from eukhe.settings import SettingsError, loaded
     from eukhe.skills import SkillError
 
     if as_json and events:
-        typer.echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
+        echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
         raise typer.Exit(2)
     try:
         made = setup(
             Path.cwd(), model, base_url, api
         )  # a model that cannot be used fails here, before any run
+        notices(made.notices)
         printer = _printer(as_json, events)
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
         prompt = made.expand(prompt)
     except (SettingsError, ModelError, NoModel, SkillError) as e:
-        typer.echo(f"eukhe run: {e}", err=True)
+        with contextlib.suppress(SettingsError):  # what the folder's settings held back may be why
+            notices(loaded(Path.cwd()).notices)
+        echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
     if max_tool_rounds is not None:
         made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
@@ -181,13 +189,13 @@ def _durable(
     from eukhe.ui.events import of_session
 
     if session is not None and not sessions.valid_id(session):
-        typer.echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
+        echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
         raise typer.Exit(2)
     try:
         # the owner runs what is recovered; this process only once it recovers itself
         store = durable.open_store(home(), settings, recovers=False)
     except durable.StoreError as e:
-        typer.echo(f"eukhe: {e}", err=True)
+        echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
     session = session or (sessions.new_id() if spec is not None else None)
 
@@ -220,7 +228,7 @@ def _durable(
     try:
         left = run_to_end(main())
     except runs.Busy as e:
-        typer.echo(f"eukhe: {e}", err=True)
+        echo(f"eukhe: {e}", err=True)
         code, left = 2, True  # runs recovered meanwhile stay in flight, resumable
     finally:
         store.close()
@@ -234,14 +242,13 @@ def _durable(
 @app.command("resume")
 def resume() -> None:
     """Finish every run a dead eukhe process left in flight."""
-    from pathlib import Path
 
-    from eukhe.settings import SettingsError, load
+    from eukhe.settings import SettingsError
 
     try:
-        settings = load(Path.cwd())
+        settings = settings_here()
     except SettingsError as e:
-        typer.echo(f"eukhe resume: {e}", err=True)
+        echo(f"eukhe resume: {e}", err=True)
         raise typer.Exit(2) from None
     raise typer.Exit(_durable(settings, _printer(False), None, None))
 
@@ -258,11 +265,11 @@ def sessions_command(
              "lastPrompt": r.last_prompt, "outcome": r.outcome} for r in rows]}))  # fmt: skip
         return
     if not rows:
-        typer.echo("no sessions yet: eukhe run 'your task' starts one")
+        echo("no sessions yet: eukhe run 'your task' starts one")
     for r in rows:
         started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
         prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
-        typer.echo(f"{r.session}  {started}  {r.runs} run{'s' if r.runs != 1 else ''}  {r.outcome}  {prompt}")
+        echo(f"{r.session}  {started}  {r.runs} run{'s' if r.runs != 1 else ''}  {r.outcome}  {prompt}")
 
 
 session_app = typer.Typer(add_completion=False, no_args_is_help=True, help="One session.")
@@ -277,7 +284,7 @@ def session_show(
     """Print a session's transcript, run by run."""
     found = store_read("show", session)
     if not found:
-        typer.echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
+        echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
     if as_json:
         typer.echo(json.dumps({"session": session, "runs": [
@@ -285,12 +292,12 @@ def session_show(
             for rid, outcome, msgs in found]}))  # fmt: skip
         return
     for rid, outcome, msgs in found:
-        typer.echo(f"── run {rid} ({outcome})")
+        echo(f"── run {rid} ({outcome})")
         for m in msgs:
             head = f"{m.role}{' (failed)' if m.is_error and m.role == 'assistant' else ''}"
-            typer.echo(f"{head}: {m.content}")
+            echo(f"{head}: {m.content}")
             for c in m.calls:
-                typer.echo(f"  → {c.name} {c.raw or json.dumps(c.arguments)}")
+                echo(f"  → {c.name} {c.raw or json.dumps(c.arguments)}")
 
 
 def _message_json(m: Any) -> dict[str, Any]:
@@ -330,8 +337,8 @@ def demo(
     from eukhe.harness.session import run_to_end, turn
 
     printer = _printer(as_json)
-    typer.echo(f"task: {script.TASK}", err=as_json)
-    typer.echo("model: the faux model on loopback, scripted to misbehave (docs/faux.md)", err=as_json)
+    echo(f"task: {script.TASK}", err=as_json)
+    echo("model: the faux model on loopback, scripted to misbehave (docs/faux.md)", err=as_json)
     with tempfile.TemporaryDirectory(prefix="eukhe-demo-") as tmp, FauxServer(parse(script.SCRIPT)) as server:
         (Path(tmp) / "notes.txt").write_text(script.NOTES)
         provider = OpenAIChat("faux", base_url=server.url, timeout=30)
@@ -339,7 +346,7 @@ def demo(
         outcome = run_to_end(turn(provider, "faux-model", script.TASK, settings, Path(tmp), printer.show))
     code = _finish(outcome, as_json, printer)
     if not as_json:
-        typer.echo("\n" + REAL_MODEL)
+        echo("\n" + REAL_MODEL)
     raise typer.Exit(code)
 
 
@@ -351,6 +358,8 @@ def _chat_app() -> typer.Typer:
 
 app.add_typer(_chat_app(), name="chat")
 owner_commands.register(app)
+app.command("trust")(trust_command)
+app.add_typer(store_app, name="store")
 
 faux_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The scripted faux model.")
 app.add_typer(faux_app, name="faux")
@@ -370,15 +379,15 @@ def faux_serve(
     try:
         loaded = load(script)
     except ScriptError as e:
-        typer.echo(f"eukhe faux serve: {e}", err=True)
+        echo(f"eukhe faux serve: {e}", err=True)
         raise typer.Exit(2) from None
     try:
         server = FauxServer(loaded, port=port).start()
     except OSError as e:
-        typer.echo(f"eukhe faux serve: cannot listen on 127.0.0.1:{port}: {e.strerror}", err=True)
+        echo(f"eukhe faux serve: cannot listen on 127.0.0.1:{port}: {e.strerror}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"faux model serving {len(loaded.turns)} replies on {server.url}", err=True)
-    typer.echo(server.url)
+    echo(f"faux model serving {len(loaded.turns)} replies on {server.url}", err=True)
+    echo(server.url)
     try:
         while True:
             time.sleep(3600)
@@ -408,13 +417,14 @@ def settings_command(
     try:
         resolved = resolve(Path.cwd())
     except SettingsError as e:
-        typer.echo(f"eukhe settings: {e}", err=True)
+        echo(f"eukhe settings: {e}", err=True)
         raise typer.Exit(2) from None
     if as_json:
         typer.echo(json.dumps(resolved.json(), indent=2))
         return
+    notices(resolved.notices)
     for line in resolved.lines():
-        typer.echo(_printable(line))
+        echo(_printable(line))
 
 
 def _resources(kind: str, paths: list[str] | None, as_json: bool) -> None:
@@ -430,7 +440,7 @@ def _resources(kind: str, paths: list[str] | None, as_json: bool) -> None:
         else:
             snapshot = get_resource_snapshot(Path.cwd(), prompt_paths=paths or ())
     except SettingsError as e:
-        typer.echo(f"eukhe {kind}: {e}", err=True)
+        echo(f"eukhe {kind}: {e}", err=True)
         raise typer.Exit(2) from None
     loaded = snapshot.skills if kind == "skills" else snapshot.prompts
     diagnostics = snapshot.diagnostics[kind]
@@ -439,13 +449,13 @@ def _resources(kind: str, paths: list[str] | None, as_json: bool) -> None:
         typer.echo(json.dumps(out, indent=2))
         return
     noun = "skill" if kind == "skills" else "prompt template"
-    typer.echo(f"{len(loaded)} {noun}{'' if len(loaded) == 1 else 's'} loaded")
+    echo(f"{len(loaded)} {noun}{'' if len(loaded) == 1 else 's'} loaded")
     for r in loaded:
-        typer.echo(_printable(f"  {r.name}: {r.description} ({r.path})"))
+        echo(_printable(f"  {r.name}: {r.description} ({r.path})"))
     if diagnostics:
-        typer.echo(f"{len(diagnostics)} diagnostic{'' if len(diagnostics) == 1 else 's'}")
+        echo(f"{len(diagnostics)} diagnostic{'' if len(diagnostics) == 1 else 's'}")
         for d in diagnostics:
-            typer.echo(_printable(f"  {d.path}: {d.error}"))
+            echo(_printable(f"  {d.path}: {d.error}"))
 
 
 @app.command("skills")

@@ -12,6 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
+from eukhe.cli.echo import echo
+from eukhe.cli.here import settings_here
+from eukhe.home import HomeError, exposed, open_home
 from eukhe.owner import protocol
 from eukhe.owner.client import OwnerError, alive, ask_once, read_info
 from eukhe.owner.protocol import Kind
@@ -44,7 +47,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
         if as_json:
             typer.echo(json.dumps({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)}))
         else:
-            typer.echo(f"no owner runs for {home} ({e}); the next `eukhe run` starts one")
+            echo(f"no owner runs for {home} ({e}); the next `eukhe run` starts one")
         return
     if as_json:
         from eukhe.cli.reading import subagents
@@ -52,45 +55,45 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
         typer.echo(json.dumps({**got, "subagents": subagents()}, indent=2))
         return
     owner = got["owner"]
-    typer.echo(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
+    echo(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
     clients = got.get("clients") or []
-    typer.echo(f"clients: {len(clients)}")
+    echo(f"clients: {len(clients)}")
     for c in clients:
-        typer.echo(
+        echo(
             f"  pid {c.get('pid')} ({' '.join(c.get('argv') or []) or '?'}), "
             f"connected {_ago(c.get('since'))} ago"
         )
     runs = got.get("runs") or []
-    typer.echo(f"runs in flight: {len(runs)}")
+    echo(f"runs in flight: {len(runs)}")
     for r in runs:
-        typer.echo(f"  {r.get('run')} (session {r.get('session')}, pid {r.get('pid')}): {r.get('waits')}")
+        echo(f"  {r.get('run')} (session {r.get('session')}, pid {r.get('pid')}): {r.get('waits')}")
     lease = got["lease"]
     holder = lease.get("holder")
     if holder:
-        typer.echo(
+        echo(
             f"root-turn lease: run {holder.get('run')} of session {holder.get('session')}, "
             f"for {_ago(holder.get('since'))}"
         )
     else:
-        typer.echo("root-turn lease: free")
+        echo("root-turn lease: free")
     for w in lease.get("waiters") or []:
-        typer.echo(f"  waiting: run {w.get('run')} of session {w.get('session')}, for {_ago(w.get('since'))}")
+        echo(f"  waiting: run {w.get('run')} of session {w.get('session')}, for {_ago(w.get('since'))}")
     for name, p in (got.get("providers") or {}).items():
         q = p["queued"]
-        typer.echo(
+        echo(
             f"provider {name}: {p['held']} of {p['limit']} slots held, "
             f"{q['interactive']} interactive and {q['background']} background queued"
         )
     _subagents()
     memory = got.get("memory")
     if memory is None:
-        typer.echo("chat: not opened by this owner yet")
+        echo("chat: not opened by this owner yet")
     elif "error" in memory:
-        typer.echo(f"chat: its store cannot say: {memory['error']}")
+        echo(f"chat: its store cannot say: {memory['error']}")
     else:
         model = f" (model {memory['model']})" if memory["model"] else ""
         who = "this owner writes it" if memory["writer"] else "another owner of the store writes it"
-        typer.echo(
+        echo(
             f"chat: {memory['messages']} messages, {memory['built']} lines built, "
             f"{memory['pending']} pending, {memory['jobs']} compactor jobs running{model}; {who}"
         )
@@ -103,9 +106,9 @@ def _subagents() -> None:
 
     kids = subagents()
     if isinstance(kids, str):
-        typer.echo(f"subagents: the store cannot say: {kids}")
+        echo(f"subagents: the store cannot say: {kids}")
         return
-    typer.echo(f"subagents: {len(kids)}")
+    echo(f"subagents: {len(kids)}")
     for k in kids:
         w = k.get("watch") or {}
         if w.get("phase") == "watch":
@@ -116,7 +119,7 @@ def _subagents() -> None:
             )
         else:
             clock = "not polled yet" if not w else "its report waits to be placed"
-        typer.echo(f"  {k.get('name')} ({k.get('child')}, session {k.get('session')}): {clock}")
+        echo(f"  {k.get('name')} ({k.get('child')}, session {k.get('session')}): {clock}")
 
 
 def shutdown() -> None:
@@ -126,13 +129,13 @@ def shutdown() -> None:
     try:
         got = asyncio.run(ask_once(home, Kind.SHUTDOWN))
     except OwnerError as e:
-        typer.echo(f"no owner runs for {home} ({e})")
+        echo(f"no owner runs for {home} ({e})")
         return
     pid = int(got["pid"])
     end = time.monotonic() + 10
     while alive(pid) and protocol.socket_path(home).exists() and time.monotonic() < end:
         time.sleep(0.02)
-    typer.echo(
+    echo(
         f"the owner (pid {pid}) ended"
         if not protocol.socket_path(home).exists()
         else f"the owner (pid {pid}) was asked to end"
@@ -148,7 +151,7 @@ def doctor() -> None:
     def bad(line: str) -> None:
         nonlocal problems
         problems += 1
-        typer.echo(f"✗ {line}")
+        echo(f"✗ {line}")
 
     sock = protocol.socket_path(home)
     info = read_info(home)
@@ -156,7 +159,7 @@ def doctor() -> None:
         began = time.monotonic()
         got = asyncio.run(ask_once(home, Kind.STATUS))
         took = (time.monotonic() - began) * 1000
-        typer.echo(f"✓ owner: pid {got['owner']['pid']} answers on {sock} ({took:.0f} ms)")
+        echo(f"✓ owner: pid {got['owner']['pid']} answers on {sock} ({took:.0f} ms)")
     except OwnerError:
         if sock.exists():
             bad(
@@ -169,27 +172,47 @@ def doctor() -> None:
                 f"fix: `rm {protocol.info_path(home)}` (the next `eukhe run` starts a new owner)"
             )
         if not sock.exists() and (info is None or alive(int(info.get("pid", 0) or 0))):
-            typer.echo("✓ owner: none runs; the next `eukhe run` starts one")
+            echo("✓ owner: none runs; the next `eukhe run` starts one")
     problems += _store(home, bad)
+    _private(home, bad)
     raise typer.Exit(1 if problems else 0)
+
+
+def _private(home: Path, bad: Any) -> None:
+    """The home made private where eukhe can (said), and what it cannot fix, each a
+    problem: a mode it could not change, an entry of another user, an unsafe socket folder."""
+    if not home.exists():
+        echo(f"✓ home: {home} does not exist yet; the first run makes it, yours alone")
+        return
+    try:
+        open_home(home, say=lambda line: echo(f"✓ {line.removeprefix('eukhe: ')}"))
+        protocol.socket_folder(home)
+    except (HomeError, protocol.UnsafeSocket) as e:
+        bad(str(e))
+        return
+    found = exposed(home)
+    for line in found:
+        bad(line)
+    if not found:
+        echo(f"✓ home: {home} is yours alone (folders 0700, files 0600)")
 
 
 def _store(home: Path, bad: Any) -> int:
     """Whether the home's store opens and reads; 1 for a problem (said), else 0."""
     import sqlalchemy as sa
 
-    from eukhe.settings import SettingsError, load
+    from eukhe.settings import SettingsError
     from eukhe.store.urls import StoreError, database_url
 
     try:
-        url = database_url(home, load(Path.cwd()))
+        url = database_url(home, settings_here())
     except (SettingsError, StoreError) as e:
         bad(f"settings: {e}; fix: correct the file it names")
         return 0
     if url.startswith("sqlite"):
         path = Path(url.split("///", 1)[-1])
         if not path.exists():
-            typer.echo(f"✓ store: {path} does not exist yet; the first run makes it")
+            echo(f"✓ store: {path} does not exist yet; the first run makes it")
             return 0
         if not os.access(path, os.R_OK | os.W_OK):
             bad(f"unreadable store {path}: no read and write access; fix: `chmod u+rw {path}`")
@@ -211,7 +234,7 @@ def _store(home: Path, bad: Any) -> int:
         return 0
     finally:
         engine.dispose()
-    typer.echo(f"✓ store: {url} opens and reads")
+    echo(f"✓ store: {url} opens and reads")
     return 0
 
 
@@ -222,9 +245,9 @@ def abort(run: Annotated[str, typer.Argument(help="The run, as SESSION/N (see `e
     try:
         got = asyncio.run(ask_once(home, Kind.ABORT, run=run))
     except OwnerError as e:
-        typer.echo(f"eukhe abort: {run}: {e}", err=True)
+        echo(f"eukhe abort: {run}: {e}", err=True)
         raise typer.Exit(1) from None
-    typer.echo(f"run {run}: abort sent to pid {got['pid']}; it ends aborted within its grace")
+    echo(f"run {run}: abort sent to pid {got['pid']}; it ends aborted within its grace")
 
 
 def register(app: typer.Typer) -> None:

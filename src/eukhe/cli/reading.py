@@ -6,26 +6,29 @@ from typing import Any
 
 import typer
 
+from eukhe.cli.echo import echo
+from eukhe.cli.here import settings_here
+
 
 def store_read(what: str, session: str = "") -> Any:
     """Read the run store as a client: no run is started, recovered or picked up."""
     import asyncio
     from pathlib import Path
 
-    from eukhe.settings import SettingsError, home, load
+    from eukhe.settings import SettingsError, home
     from eukhe.store import durable, sessions
 
     try:
-        url = durable.database_url(home(), load(Path.cwd()))
+        url = durable.database_url(home(), settings_here())
     except (SettingsError, durable.StoreError) as e:
-        typer.echo(f"eukhe: {e}", err=True)
+        echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return []
     try:
-        client = durable.client(url)
+        client = durable.client(url, home())
     except durable.StoreError as e:
-        typer.echo(f"eukhe: {e}", err=True)
+        echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
 
     async def show() -> list[tuple[str, str, list[Any]]]:
@@ -40,7 +43,7 @@ def store_read(what: str, session: str = "") -> Any:
     except Exception as e:  # a store that cannot be read is a clear error, never a traceback
         if "no such table: main.workflow_status" in str(e):  # a store no run has used yet (a chat import)
             return []
-        typer.echo(f"eukhe: cannot read the run store at {durable.shown(url)}: {durable.cause(e)}", err=True)
+        echo(f"eukhe: cannot read the run store at {durable.shown(url)}: {durable.cause(e)}", err=True)
         raise typer.Exit(2) from None
     finally:
         client.destroy()

@@ -29,10 +29,17 @@ from typing import Any
 from dbos import DBOS, DBOSClient, DBOSConfig
 
 from eukhe import __version__
+from eukhe.home import HomeError, open_home, private_dir, private_file
+from eukhe.settings.load import read
+from eukhe.store import guard
+from eukhe.store.codec import Codec
+from eukhe.store.migrate import migrate
 from eukhe.store.processes import started
-from eukhe.store.urls import StoreError, cause, database_url, shown
+from eukhe.store.urls import StoreError, cause, database_url, private_store, shown
 
 APP = "eukhe"
+VERSION = f"eukhe-{__version__}"
+"""DBOS's application version: DBOS hands a run only to an executor of its own version."""
 LOG = "logs/dbos.log"
 
 
@@ -91,7 +98,8 @@ would be recorded as a step, a copy of the whole earlier transcript in every run
 def _quiet(home: Path) -> None:
     """DBOS logs to a file under $EUKHE_HOME only."""
     path = home / LOG
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
+    private_file(path)  # logging.FileHandler would make it with the umask's mode
     log = logging.getLogger("dbos")
     for h in list(log.handlers):
         log.removeHandler(h)
@@ -112,20 +120,29 @@ def open_store(home: Path, settings: Mapping[str, Any], recovers: bool = True) -
         "name": APP,
         "system_database_url": url,
         "executor_id": me,
-        "application_version": f"eukhe-{__version__}",
+        "application_version": VERSION,
         "log_level": "INFO",
+        "serializer": Codec(),  # JSON: a row eukhe writes never holds code (store/codec.py)
     }
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        open_home(home)  # made private, or tightened with a notice, before anything is written in it
+    except HomeError as e:
+        raise StoreError(str(e)) from e
+    try:
+        private_store(url)
         _quiet(home)  # before DBOS(): it adds a console handler only to a logger with none
+        if guard.check(url, own=url == own_url(home)):  # before DBOS reads a row; pickle: our own only
+            migrate(url, VERSION)  # an earlier eukhe's store: its rows as JSON, its runs in flight ours
         DBOS(config=config)
         takes_recovered(recovers)
         DBOS.launch()
         _quiet(home)
+    except StoreError:
+        raise
     except Exception as e:
         raise StoreError(f"cannot open the run store at {shown(url)}: {cause(e)}") from e
     global READER
-    READER = client(url)
+    READER = client(url, home)
     return Store(url, home, me, READER)
 
 
@@ -142,9 +159,17 @@ def takes_recovered(on: bool) -> None:
     queue._worker_concurrency = None if on else 0
 
 
-def client(url: str) -> DBOSClient:
-    """A reader of the store that runs nothing."""
+def own_url(home: Path) -> str:
+    """The home's own store: the one its own settings name (a project's never counts)."""
+    return database_url(home, read(home / "settings.json"))
+
+
+def client(url: str, home: Path | None = None) -> DBOSClient:
+    """A reader of the store that runs nothing; checked first (`guard`: pickled rows are
+    read from the home's own store only)."""
+    guard.check(url, own=home is not None and url == own_url(home))
     try:
-        return DBOSClient(system_database_url=url)
+        private_store(url)
+        return DBOSClient(system_database_url=url, serializer=Codec())
     except Exception as e:
         raise StoreError(f"cannot read the run store at {shown(url)}: {cause(e)}") from e

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["StoreError", "cause", "database_url", "engine_url", "shown"]
+from eukhe.home import HomeError, private_file
+
+__all__ = ["StoreError", "cause", "database_url", "engine_url", "private_store", "shown", "sqlite_path"]
 
 
 class StoreError(RuntimeError):
@@ -22,6 +24,27 @@ def database_url(home: Path, settings: Mapping[str, Any]) -> str:
     if url is not None and (not isinstance(url, str) or not url.strip()):
         raise StoreError(f"setting durable.databaseUrl={url!r}: expected a database URL string")
     return url or f"sqlite:///{home / 'eukhe.sqlite'}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None: another database, or SQLite in memory)."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url.removeprefix("sqlite:///").partition("?")[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
+def private_store(url: str) -> None:
+    """A SQLite store's file made 0600 before SQLite opens it (made empty if missing,
+    which SQLite takes as a new database): SQLite makes its journal, `-wal` and `-shm`
+    with the main file's mode, so they are private too. Other databases: nothing."""
+    path = sqlite_path(url)
+    if path is None or not path.parent.is_dir():
+        return  # no folder: SQLite's own error says so
+    try:
+        private_file(path)
+    except HomeError as e:
+        raise StoreError(f"the store {path}: {e}") from e
 
 
 def engine_url(url: str) -> str:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from eukhe.settings.trust import RECORDS
+
 __all__ = ["protected"]
 
 SETTINGS = "eukhe's own settings file: the model may not change its own rights; edit it yourself"
@@ -25,7 +27,7 @@ STORE = "a file of eukhe's store: the model may not rewrite eukhe's own records;
 
 HOME_FILES = {
     "settings.json": SETTINGS,
-    "trust.json": TRUST,  # settings.trust.RECORDS
+    RECORDS: TRUST,
     "eukhe.sqlite": STORE,  # store.urls.database_url's default
     "eukhe.sqlite-wal": STORE,
     "eukhe.sqlite-shm": STORE,

@@ -1,0 +1,166 @@
+"""A store never runs what it holds: eukhe writes JSON (`store/codec.py`), reads pickled
+rows only from its home's own store (`store/guard.py`), rewrites them as JSON
+(`eukhe store migrate`, and the store's opening), and never opens a store a folder
+names unless the user trusts that folder."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pickle
+import shutil
+import socket
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.ai.reply import Failure, Kind, Reply, Stop, ToolCall, Usage
+from eukhe.ai.request import Message
+from eukhe.settings import trust
+from eukhe.store.codec import Codec, CodecError, StoredError
+from tests.store.proc import eukhe, messages, sessions
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "stores" / "eukhe-0.1.0.sqlite"
+OLD_URL = "http://127.0.0.1:36033/v1"
+OLD_CWD = "/tmp/fx/w"
+ANSWERED, CUT = "20261202-121945-a8b612", "20261202-121951-17293f"
+
+
+class Payload:
+    """What a hostile store holds: a pickle that runs a command as it is read."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def poisoned(path: Path, marker: Path) -> Path:
+    """The fixture store with every serialized value replaced by the payload."""
+    shutil.copy(FIXTURE, path)
+    bad = base64.b64encode(pickle.dumps(Payload(marker))).decode()
+    c = sqlite3.connect(path)
+    with c:
+        c.execute("UPDATE workflow_input SET inputs = ?", (bad,))
+        c.execute("UPDATE workflow_output SET output = ?", (bad,))
+        c.execute("UPDATE operation_outputs SET output = ?", (bad,))
+    c.close()
+    return path
+
+
+def repository(tmp_path: Path, marker: Path) -> tuple[Path, Path]:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    (repo / ".eukhe").mkdir(parents=True)
+    store = poisoned(repo / "evil.sqlite", marker)
+    (repo / ".eukhe" / "settings.json").write_text(
+        json.dumps({"durable": {"databaseUrl": f"sqlite:///{store}"}})
+    )
+    return home, repo
+
+
+def test_a_repositorys_store_is_never_opened_in_a_folder_its_user_does_not_trust(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    home, repo = repository(tmp_path, marker)
+    for args in (("sessions",), ("session", "show", ANSWERED), ("resume",), ("chat", "status")):
+        done = eukhe(*args, cwd=repo, home=home)
+        assert not marker.exists(), f"eukhe {' '.join(args)} ran the store's code: {done.stderr}"
+        assert "durable.databaseUrl is ignored: this folder is not trusted" in done.stderr, (
+            args,
+            done.stderr,
+        )
+    assert not (repo / "evil.sqlite-journal").exists()
+
+
+def test_a_trusted_folders_store_that_holds_pickled_rows_is_refused(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    home, repo = repository(tmp_path, marker)
+    trust.record(home, repo, True)
+    for args in (("sessions",), ("session", "show", ANSWERED), ("resume",)):
+        done = eukhe(*args, cwd=repo, home=home)
+        assert not marker.exists(), f"eukhe {' '.join(args)} ran the store's code: {done.stderr}"
+        assert done.returncode == 2, done.stderr
+        assert f"refusing the store at sqlite:///{repo / 'evil.sqlite'}: its table " in done.stderr
+        assert "'py_pickle' serializer, which runs code as it reads them" in done.stderr
+
+
+def test_the_home_store_of_an_earlier_eukhe_stays_readable_and_its_cut_off_run_resumes(
+    tmp_path: Path,
+) -> None:
+    """The upgrade: a store eukhe 0.1.0 wrote (pickle) in the home: its sessions read, the
+    run it left cut off resumes, and every row is JSON afterwards."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    db = home / "eukhe.sqlite"
+    shutil.copy(FIXTURE, db)
+    dead = f"eukhe:{socket.gethostname()}:999999999:0"  # its process, gone, on this host
+    c = sqlite3.connect(db)
+    with c:
+        c.execute("UPDATE workflow_status SET executor_id = ? WHERE status = 'PENDING'", (dead,))
+    c.close()
+    listed = {r["id"]: r for r in sessions(work, home)}
+    assert listed[ANSWERED]["outcome"] == "answered" and listed[CUT]["outcome"] == "in flight"
+    assert [m["content"] for m in messages(ANSWERED, work, home)][-1] == "It says alpha."
+    migrated = eukhe("store", "migrate", cwd=work, home=home)
+    assert migrated.returncode == 0, migrated.stderr
+    assert (
+        "0 pickled rows" not in migrated.stdout
+        and "1 runs in flight handed to eukhe-0.2.0" in migrated.stdout
+    )
+    c = sqlite3.connect(db)
+    assert {r[0] for r in c.execute("SELECT serialization FROM operation_outputs")} == {"eukhe_json"}
+    script = [{"when": "sleep", "results": 1, "text": "slept"}]
+    with FauxServer(parse(script)) as server:  # the cut-off run's model, now at another port
+        with c:
+            for wid, text in list(c.execute("SELECT workflow_uuid, inputs FROM workflow_input")):
+                fixed = text.replace(OLD_URL, server.url).replace(OLD_CWD, str(work))
+                c.execute("UPDATE workflow_input SET inputs = ? WHERE workflow_uuid = ?", (fixed, wid))
+        c.close()
+        resumed = eukhe("resume", cwd=work, home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    got = messages(CUT, work, home)
+    assert got[-1]["content"] == "slept", got
+    assert "interrupted by a restart" in got[-2]["content"]  # the bash call the kill cut is not run again
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Reply(
+            ("a", "b"),
+            calls=(ToolCall("c1", "bash", "{}", {"x": [1, {"$eukhe": 2}]}),),
+            stop=Stop.TOOL_USE,
+            usage=Usage(1, 2),
+        ),
+        Reply(failure=Failure(Kind.OVERLOADED, True, "busy", 529, float("inf"))),
+        Message("tool", "out", call_id="c1", is_error=True),
+        {"args": ({"prompt": "p"},), "kwargs": {}},
+        {1: "a", (2, 3): "b"},
+        ("text", False),
+        b"\x00\xff",
+    ],
+)
+def test_the_codec_gives_back_what_it_was_given(value: Any) -> None:
+    codec = Codec()
+    assert codec.deserialize(codec.serialize(value)) == value
+
+
+def test_the_codec_keeps_an_error_as_its_kind_and_message_and_reads_nothing_it_does_not_know() -> None:
+    codec = Codec()
+    got = codec.deserialize(codec.serialize(ValueError("bad input")))
+    assert isinstance(got, StoredError) and got.kind == "ValueError" and str(got) == "bad input"
+    for row in (
+        '{"$eukhe": "data", "type": "Popen", "v": {"args": "touch x"}}',
+        '{"$eukhe": "data", "type": "Message", "v": {"role": "user", "evil": 1}}',
+        '{"$eukhe": "import", "v": "os.system"}',
+    ):
+        with pytest.raises(CodecError):
+            codec.deserialize(row)
+    with pytest.raises(CodecError, match=r"cannot write a builtins\.object"):
+        codec.serialize(object())
