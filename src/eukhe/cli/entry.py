@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import sys
 
+from eukhe.home import HomeError, open_home
+
 AGENT_OPTIONS = ("--model", "--base-url", "--api", "--session")
 
 
 def main() -> None:
     argv = sys.argv[1:]
     if not argv or argv[0].partition("=")[0] in AGENT_OPTIONS:
+        try:  # before the prompt's mark: a notice of what was tightened prints on a line of its own
+            open_home()
+        except HomeError as e:
+            print(f"eukhe: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
         early = _early_prompt()
         from eukhe.ui.app import main as agent
 

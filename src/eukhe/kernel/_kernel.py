@@ -39,6 +39,7 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from eukhe import waits
+from eukhe.home import tighten
 from eukhe.kernel import _procs
 from eukhe.rules.wait import End
 from eukhe.settings.keys import TOOL_BLOCKING_BUDGET_MS
@@ -656,6 +657,7 @@ class Kernel:
         if exited.done() and not exited.cancelled():
             raise _StartError(f"it ended ({_exit(live.proc.poll())}) before it answered")
         ready.result()
+        tighten(live.dir)  # its sockets, made with the kernel's umask: the host's alone, as their folder
         live.tasks = [
             asyncio.ensure_future(self._read_iopub(live)),
             asyncio.ensure_future(self._read_shell(live)),

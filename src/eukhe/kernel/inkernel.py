@@ -107,7 +107,8 @@ def _publish(path: str | None, n: int) -> None:
         return
     tmp = f"{path}.tmp"
     try:
-        with open(tmp, "w") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the host's alone, as its folder
+        with os.fdopen(fd, "w") as f:
             f.write(str(n))
         os.replace(tmp, path)
     except OSError:  # the directory went (the kernel is closing): the count no longer matters

@@ -11,6 +11,7 @@ import socket
 import sys
 import threading
 
+from eukhe.home import HomeError
 from eukhe.owner.recovery import Recovery
 from eukhe.owner.server import IDLE, Owner, Taken
 from eukhe.settings import SettingsError
@@ -35,6 +36,9 @@ def main() -> int:
     except Taken as e:  # another client's owner won the home: it answers
         print(f"eukhe owner: {e}", file=sys.stderr)
         return 0
+    except HomeError as e:  # the client that started it shows this line
+        print(f"eukhe owner: {e}", file=sys.stderr, flush=True)
+        return 1
     try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
         owner.turn_store = TurnStore(
             database_url(where, load(where)), f"{socket.gethostname()}:{where.resolve()}"

@@ -5,6 +5,11 @@ A request waits for its reply with `waits.race`: the reply, its deadline from
 `protocol.reply_deadline` (on the client's clock, which tests move), the
 caller's cancel. A miss is an `OwnerError` that names the request, the owner and
 the deadline. The owner's connection closing ends every wait at once.
+
+Nothing is sent before the owner is known to be this user's: its socket's folder in
+the temp dir is checked (`protocol.socket_folder`), and the process that listens is
+asked for its uid (SO_PEERCRED) before the first byte; the requests carry API keys
+(a compactor's route).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import itertools
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe import waits
+from eukhe.home import HomeError, open_home, private_open
 from eukhe.owner import protocol
 from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
@@ -41,6 +48,9 @@ TRIES = 3
 RESPAWN = 0.2
 """Seconds before an owner is started again when the one started found the home
 taken and no owner answers (the one that holds it is closing)."""
+
+PEERCRED = struct.Struct("3i")
+"""SO_PEERCRED's answer: the listening process's pid, uid and gid."""
 
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -118,12 +128,15 @@ class Client:
     async def _reach(home: Path, spawn: bool, cancel: asyncio.Event | None) -> Streams:
         path = protocol.socket_path(home)
         try:
-            return await _open(path)
+            return await _open(home)
         except OSError as first:
             if not spawn:
                 raise OwnerError(f"no owner listens at {path}: {first.strerror or first}") from None
-        proc = spawn_owner(home)
-        raced = await waits.race(_open_soon(path, proc, home), waits.LoopClock().now() + START, cancel)
+        try:
+            proc = spawn_owner(home)
+        except HomeError as e:
+            raise OwnerError(f"cannot start the owner: {e}") from None
+        raced = await waits.race(_open_soon(proc, home), waits.LoopClock().now() + START, cancel)
         if raced.end is End.CANCEL:
             raise OwnerError("the wait for the owner to start was cancelled")
         if raced.end is End.DEADLINE:
@@ -276,18 +289,44 @@ async def ask_once(home: Path, kind: Kind, *, spawn: bool = False, **fields: Any
         await client.close()
 
 
-async def _open(path: Path) -> Streams:
-    return await asyncio.open_unix_connection(str(path), limit=protocol.MAX_LINE)
+async def _open(home: Path) -> Streams:
+    """A connection to the home's owner, known to be this user's before anything is
+    sent: an unsafe socket folder, or a listener of another uid, is an OwnerError."""
+    try:
+        protocol.socket_folder(home)
+    except protocol.UnsafeSocket as e:
+        raise OwnerError(str(e)) from None
+    path = protocol.socket_path(home)
+    reader, writer = await asyncio.open_unix_connection(str(path), limit=protocol.MAX_LINE)
+    try:
+        _ours(writer, path)
+    except BaseException:
+        writer.close()
+        raise
+    return reader, writer
 
 
-async def _open_soon(path: Path, proc: subprocess.Popen[bytes], home: Path) -> Streams:
+def _ours(writer: asyncio.StreamWriter, path: Path) -> None:
+    """The listener's uid, from the kernel (SO_PEERCRED): another user's process at
+    the socket's path is refused before a byte reaches it."""
+    sock = writer.get_extra_info("socket")
+    pid, uid, _ = PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))
+    if uid != os.getuid():
+        raise OwnerError(
+            f"the process listening on {path} (pid {pid}) runs as uid {uid}, not as you "
+            f"(uid {os.getuid()}): it is not your owner, and nothing was sent to it; fix: remove "
+            f"{path} (as its owner or root), or set a shorter EUKHE_HOME so that the socket is in the home"
+        )
+
+
+async def _open_soon(proc: subprocess.Popen[bytes], home: Path) -> Streams:
     """Connect once the owner listens (another client's owner may win the home: the
     one we started then ends, and the winner answers). One that ended because an
     owner that is going away still held the home is started again. An owner that
     failed to start is an error with the last line of its log."""
     while True:
         try:
-            return await _open(path)
+            return await _open(home)
         except OSError:
             code = proc.poll()
             if code not in (None, 0):
@@ -295,7 +334,7 @@ async def _open_soon(path: Path, proc: subprocess.Popen[bytes], home: Path) -> S
             if code == 0:  # the home was taken: by a live owner (it answers soon) or by one closing
                 await asyncio.sleep(RESPAWN)
                 with contextlib.suppress(OSError):
-                    return await _open(path)
+                    return await _open(home)
                 proc = spawn_owner(home)
             await asyncio.sleep(CONNECT_POLL)
 
@@ -310,8 +349,8 @@ def _last_line(home: Path) -> str:
 
 def spawn_owner(home: Path) -> subprocess.Popen[bytes]:
     """Start the home's owner, detached (its own session, its output in its log)."""
-    home.mkdir(parents=True, exist_ok=True)
-    log = open(protocol.log_path(home), "ab")  # noqa: SIM115  # the child keeps it
+    open_home(home)  # made private, or tightened with a notice here, where a person sees it
+    log = private_open(protocol.log_path(home), os.O_WRONLY | os.O_APPEND)  # the child keeps it
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "eukhe.owner"],
@@ -323,7 +362,7 @@ def spawn_owner(home: Path) -> subprocess.Popen[bytes]:
             close_fds=True,
         )
     finally:
-        log.close()
+        os.close(log)
 
 
 def read_info(home: Path) -> dict[str, Any] | None:

@@ -15,9 +15,11 @@ the run's cancel or the connection's close (H3.4).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from enum import Enum
@@ -118,7 +120,59 @@ def socket_path(home: Path) -> Path:
     if len(os.fsencode(p)) <= SUN_PATH:
         return p
     name = hashlib.sha256(os.fsencode(home.resolve())).hexdigest()[:20]
-    return Path(tempfile.gettempdir()) / f"eukhe-{os.getuid()}" / f"{name}.sock"
+    return _fallback() / f"{name}.sock"
+
+
+def _fallback() -> Path:
+    """The folder of the sockets of homes whose own path is too long: this user's, in
+    the temp dir, which every user may write."""
+    return Path(tempfile.gettempdir()) / f"eukhe-{os.getuid()}"
+
+
+class UnsafeSocket(Exception):
+    """The socket's folder in the temp dir is not this user's own: names it, what is
+    wrong, and what to do."""
+
+
+def socket_folder(home: Path, make: bool = False) -> Path:
+    """The folder of the home's socket, checked when it is the one in the temp dir:
+    another user who made it first (or a symlink there to a folder of theirs) would
+    receive every request, the API key in a compactor's route among them. It must be
+    this user's, a folder (not a symlink), with no group or other bits; else
+    UnsafeSocket. `make`: made 0700 when missing (the owner, before it listens)."""
+    folder = socket_path(home).parent
+    if folder != _fallback():
+        return folder  # in the home: the home is the user's own (`eukhe.home.open_home`)
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        if not make:
+            return folder  # no owner listens: connecting fails, and one is started
+        with contextlib.suppress(FileExistsError):  # made meanwhile: by whom is checked below
+            os.mkdir(folder, 0o700)
+        st = os.lstat(folder)
+    wrong = _wrong(st)
+    if wrong is not None:
+        raise UnsafeSocket(
+            f"the owner's socket folder {folder} {wrong}: another user could receive what eukhe "
+            f"sends its owner (API keys among it), so eukhe does not use it; fix: remove it "
+            f"(`rm -r {folder}`, as its owner or root) if it is not yours to keep, or set a shorter "
+            f"EUKHE_HOME, so that the socket fits in the home ({SUN_PATH} bytes at most)"
+        )
+    return folder
+
+
+def _wrong(st: os.stat_result) -> str | None:
+    """What makes a socket folder unsafe, or None."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symlink"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != os.getuid():
+        return f"belongs to uid {st.st_uid}, not to you (uid {os.getuid()})"
+    if st.st_mode & 0o077:
+        return f"is open to other users (mode {stat.S_IMODE(st.st_mode):04o}, not 0700)"
+    return None
 
 
 def lock_path(home: Path) -> Path:

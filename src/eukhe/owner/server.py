@@ -31,6 +31,7 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.admission import Preempted, Queued, QueueFull, Registry
+from eukhe.home import open_home, private_open, private_write
 from eukhe.owner import protocol
 from eukhe.owner.chat_host import ChatHost
 from eukhe.owner.protocol import Kind
@@ -112,8 +113,8 @@ class Owner:
 
     def claim(self) -> None:
         """Take the home's lock, or raise `Taken` when a live owner holds it."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        fd = os.open(protocol.lock_path(self.home), os.O_RDWR | os.O_CREAT, 0o600)
+        open_home(self.home)  # private, or tightened (said in the owner's log)
+        fd = private_open(protocol.lock_path(self.home), os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -126,7 +127,7 @@ class Owner:
         if self._lock is None:
             self.claim()
         path = protocol.socket_path(self.home)
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        protocol.socket_folder(self.home, make=True)  # in the temp dir: ours alone, or refused
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a socket left by a dead owner: the lock says none lives
         old = os.umask(0o177)  # the socket is born 0600: no moment when others may connect
@@ -138,9 +139,7 @@ class Owner:
             os.umask(old)
         os.chmod(path, 0o600)
         info = {"pid": self.pid, "since": self.since, "socket": str(path)}
-        tmp = protocol.info_path(self.home).with_suffix(".tmp")
-        tmp.write_text(json.dumps(info), encoding="utf-8")
-        os.replace(tmp, protocol.info_path(self.home))
+        private_write(protocol.info_path(self.home), json.dumps(info))
         old = self._adopt()
         try:
             await self._until_done()

@@ -9,13 +9,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from eukhe.store.urls import engine_url
+from eukhe.store.urls import engine_url, private_store
 
 BUSY_MS = 30_000
 """How long a SQLite writer waits for another to finish."""
 
 
 def serialized(url: str) -> sa.Engine:
+    private_store(url)  # before SQLite makes the file, or its journals, with the umask's mode
     engine = sa.create_engine(engine_url(url))
     if engine.dialect.name == "sqlite":
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from eukhe.store.urls import cause, engine_url, shown
+from eukhe.store.urls import cause, engine_url, private_store, shown
 
 TURN = "eukhe_turn_holder"
 
@@ -54,6 +54,7 @@ class TurnStore:
         self.url = url
         self.home = home
         try:
+            private_store(url)
             self._engine = sa.create_engine(engine_url(url))
             _META.create_all(self._engine, checkfirst=True)
         except Exception as e:
