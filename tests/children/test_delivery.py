@@ -11,13 +11,14 @@ from dbos import DBOSClient
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.store import sessions as store_sessions
+from eukhe.store.codec import Codec
 from tests.children.test_spawn import bash, home_with, reports_in, run, spawn
 from tests.store.proc import sessions
 
 
 def transcript(home: Path, run_id: str) -> list[str]:
     """A run's messages as its workflow recorded them (a child's session has no `session show`)."""
-    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}", serializer=Codec())
     try:
         return [str(m.content) for m in asyncio.run(store_sessions.transcript(run_id, client))]
     finally:

@@ -14,6 +14,7 @@ from pathlib import Path
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.owner import protocol
 from eukhe.owner.client import alive, read_info
+from eukhe.store.codec import Codec
 from tests.store.proc import DEADLINE, Reader, env, eukhe, start, until
 
 ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}
@@ -306,7 +307,7 @@ def test_a_run_the_owner_takes_up_is_run_by_the_owner_not_by_a_terminal_at_work(
             for p in (cut, busy):
                 if p.poll() is None:
                     p.kill()
-    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}", serializer=Codec())
     try:
         [w] = [w for w in client.list_workflows() if w.workflow_id.startswith("s-cut/")]
     finally:

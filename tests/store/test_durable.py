@@ -16,6 +16,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.harness import notes
+from eukhe.store.codec import Codec
 from tests.store.postgres import drop, fresh_database, url_of
 from tests.store.proc import env, eukhe, kill, messages, owner_log, sessions, start, until
 
@@ -215,7 +216,7 @@ def runs(home: Path) -> list[Any]:
     """Every run in the store, read as `eukhe sessions` reads it (in this process: faster)."""
     from dbos import DBOSClient
 
-    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}", serializer=Codec())
     try:
         return list(client.list_workflows())
     finally:
@@ -226,7 +227,7 @@ def steps(home: Path, run: str) -> list[tuple[str, Any]]:
     """The (name, output) of every step of one run, in order."""
     from dbos import DBOSClient
 
-    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+    client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}", serializer=Codec())
     try:
         found = sorted(client.list_workflow_steps(run), key=lambda s: s["function_id"])
         return [(s["function_name"], s["output"]) for s in found]
@@ -265,7 +266,7 @@ def test_a_run_left_queued_for_recovery_is_finished_by_the_next_start(tmp_path: 
         p = start(*run_args(server, "go"), cwd=tmp_path, home=home)
         until("the second request", lambda: len(server.seen) >= 2)
         kill(p)
-        client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}")
+        client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}", serializer=Codec())
         try:
             [w] = client.list_workflows()
             client.resume_workflow(w.workflow_id)  # queued, as a recovery leaves it

@@ -14,6 +14,7 @@ import typer
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.echo import echo
 from eukhe.cli.here import notices, settings_here
+from eukhe.cli.prompt import PromptError, prompt_of
 from eukhe.cli.reading import store_read
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
@@ -93,7 +94,10 @@ def _finish(outcome: Any, as_json: bool, printer: Any) -> int:
 
 @app.command("run")
 def run_command(
-    prompt: Annotated[str, typer.Argument(help="What to do.")],
+    prompt: Annotated[
+        str | None,
+        typer.Argument(help="What to do; `-` (or nothing, off a terminal) reads it from standard input."),
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="provider/model, e.g. openai/gpt-4.1")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="The provider's base URL.")] = None,
     api: Annotated[
@@ -139,6 +143,11 @@ def run_command(
     if as_json and events:
         echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
         raise typer.Exit(2)
+    try:
+        prompt = prompt_of(prompt, sys.stdin.buffer, sys.stdin.isatty())
+    except PromptError as e:
+        echo(f"eukhe run: {e}", err=True)
+        raise typer.Exit(2) from None
     try:
         made = setup(
             Path.cwd(), model, base_url, api
