@@ -735,3 +735,24 @@ def test_a_lease_wait_shown_as_events_names_its_holder_and_ends_with_waited(home
                 await c.close()
 
     asyncio.run(go())
+
+
+def test_a_message_over_the_owners_line_is_refused_naming_the_limit_and_the_connection_stays(
+    home: Path,
+) -> None:
+    """A request longer than the wire's line (16 MiB) fails by itself with why; before, the
+    owner's reader dropped the connection and every request on it failed unexplained."""
+
+    async def go() -> None:
+        async with serving(home, ONE_SLOT) as owner:
+            client = await RemoteRegistry(home).client()
+            with pytest.raises(OwnerError) as raised:
+                await client.request(Kind.STATUS, text="x" * protocol.MAX_LINE)
+            said = str(raised.value)
+            assert "over the owner's line of 16,777,216 bytes (16 MiB)" in said and said.startswith(
+                "status: "
+            )
+            got = await client.request(Kind.STATUS)  # the same connection still serves
+            assert "error" not in got and got["providers"] == owner.status()["providers"]
+
+    asyncio.run(go())

@@ -158,8 +158,13 @@ class Client:
         if self.closed.is_set():
             fut.set_exception(OwnerError(f"{kind.value}: {self.why}"))
             return rid, fut
+        try:
+            line = protocol.encode({"id": rid, "kind": kind.value, **fields})
+        except protocol.ProtocolError as e:  # too long for the wire: this request fails, the connection stays
+            fut.set_exception(OwnerError(f"{kind.value}: {e}"))
+            return rid, fut
         self._pending[rid] = fut
-        self.writer.write(protocol.encode({"id": rid, "kind": kind.value, **fields}))
+        self.writer.write(line)
         return rid, fut
 
     def tell(self, kind: Kind, **fields: Any) -> None:

@@ -91,12 +91,20 @@ def reply_deadline(kind: Kind, fields: Mapping[str, Any] | None = None) -> float
     assert_never(kind)  # a kind that takes no side fails here, and in the test that walks them all
 
 
-def encode(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-
-
 class ProtocolError(Exception):
-    """A line that is no message of the wire."""
+    """A line that is no message of the wire, or a message too long for one."""
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """A message as one line; one over MAX_LINE is a ProtocolError that names the limit
+    (the peer's reader would drop the connection on it, and say nothing of why)."""
+    line = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+    if len(line) > MAX_LINE:
+        raise ProtocolError(
+            f"a {obj.get('kind') or 'reply'} message of {len(line):,} bytes is over the owner's line of "
+            f"{MAX_LINE:,} bytes (16 MiB): it cannot cross the socket"
+        )
+    return line
 
 
 def decode(line: bytes) -> dict[str, Any]:

@@ -72,8 +72,13 @@ class Conn:
     views: dict[int, asyncio.Event] = field(default_factory=dict)  # a settle wait's request id -> its stop
 
     def send(self, obj: dict[str, Any]) -> None:
-        if not self.writer.is_closing():
-            self.writer.write(protocol.encode(obj))
+        if self.writer.is_closing():
+            return
+        try:
+            line = protocol.encode(obj)
+        except protocol.ProtocolError as e:  # a reply too long for the wire: the request gets why instead
+            line = protocol.encode({"id": obj.get("id"), "error": str(e)})
+        self.writer.write(line)
 
 
 class Owner:
