@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from eukhe.ai.reply import RETRYABLE, Failure, Kind
+from eukhe.settings.secrets import REDACTED
+from eukhe.settings.secrets import redact as redact_values
 
 EXCERPT = 300
 """Characters of a response body a message shows."""
@@ -27,17 +29,16 @@ _KEYISH = re.compile(
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """The text with every given secret and every key-shaped token replaced."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "[redacted]")
+    """The text with every given secret (as every key value is taken out: `settings.secrets`)
+    and every key-shaped token replaced."""
+    text = redact_values(text, sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True))
 
     def hide(m: re.Match[str]) -> str:
         if m.group(1):
-            return m.group(1) + "[redacted]"
+            return m.group(1) + REDACTED
         if m.group(3):
-            return m.group(3) + m.group(4) + "[redacted]"
-        return "[redacted]"
+            return m.group(3) + m.group(4) + REDACTED
+        return REDACTED
 
     return _KEYISH.sub(hide, text)
 

@@ -90,6 +90,17 @@ def route(
     return Route(provider, model, api, base_url, key)
 
 
+def key_variables(providers: Mapping[str, Any] | None = None) -> frozenset[str]:
+    """Every environment variable a provider's key is read from: the built-in providers'
+    and each `providers.<name>.apiKeyEnv` of the settings."""
+    names = {cfg["apiKeyEnv"] for cfg in BUILTIN.values() if cfg.get("apiKeyEnv")}
+    for cfg in (providers or {}).values():
+        key_env = cfg.get("apiKeyEnv") if isinstance(cfg, Mapping) else None
+        if isinstance(key_env, str) and key_env:
+            names.add(key_env)
+    return frozenset(names)
+
+
 def provider_for(r: Route, timeout: float = 600.0) -> Any:
     """The adapter that speaks the route's API."""
     if r.api == "openai-chat":

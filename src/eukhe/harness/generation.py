@@ -38,6 +38,7 @@ from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
 from eukhe.rules.wait import End
 from eukhe.settings.run import Settings
+from eukhe.settings.secrets import Redaction
 
 BACKGROUND_SLOT_WAIT = 600.0
 """Seconds background work (compaction, subagents) may wait for a slot, preemptions included."""
@@ -168,6 +169,13 @@ class Generation:
     # so a replay takes the same): the reports of the run's children (H5.4), and the user's steers when
     # the flag says the run takes them (`rules.run.takes_steers`)
     inbox: Callable[[bool], Awaitable[list[str]]] | None = None
+    # the provider keys' values (`harness.secrets`): out of every tool result, answer, error and
+    # event before it is stored, shown or sent
+    redact: Redaction = field(default_factory=Redaction)
+
+    def __post_init__(self) -> None:
+        shown = self.show  # every event the run shows goes through here, its text redacted
+        self.show = lambda kind, text, data=None: shown(kind, self.redact(text), data)
 
     @property
     def fx(self) -> Effects:
@@ -361,7 +369,7 @@ class Generation:
         if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is h4.Kind.CALLS):
             calls = rebuilt if rebuilt is not None else reply.calls
             text = leak.text if rebuilt is not None and leak is not None else reply.all_text
-            msg = Message("assistant", text, tuple(calls))
+            msg = Message("assistant", self.redact(text), tuple(calls))
             t.ctx.append(msg)
             await self._log(t.out, msg)
             t.pending = list(calls)
@@ -370,7 +378,7 @@ class Generation:
             names = ", ".join(c.name for c in calls)
             self.show("calls", names + (" (rebuilt from markup in the text)" if rebuilt is not None else ""))
         elif state.end is h4.End.ANSWERED:
-            t.out.answer = reply.all_text
+            t.out.answer = self.redact(reply.all_text)
             t.out.cut = reply.stop is Stop.LENGTH  # a length stop with text answers, cut (H4.7)
             if t.out.cut:
                 self.show("cut", notes.answer_cut(reply.usage.output or None))
@@ -489,14 +497,19 @@ class Generation:
             stream = {"wait": "stream", "provider": self._provider_name, "idle": idle}
             self.show("stream", "", stream)  # the stall clock runs from here: quiet `idle` s is a stall
             beat = time.monotonic()
+            held = ""  # the end of the text so far that may start a key: shown with the next piece
             try:
                 async for event in events:
                     last = event
                     if isinstance(event, TextDelta):  # shown as it comes, not at the end
-                        self.show("text", event.text)
+                        ready, held = self.redact.stream(held + event.text)
+                        if ready:
+                            self.show("text", ready)
                     elif time.monotonic() - beat >= 1.0:  # thinking or arguments: the stream is alive
                         beat = time.monotonic()
                         self.show("stream", "", {**stream, "alive": True})
+                if held:
+                    self.show("text", held)
             finally:
                 self.show("waited", "", {"wait": "stream"})
             assert isinstance(last, Done)
@@ -555,9 +568,12 @@ class Generation:
         """Shown as it runs, and its result as it ends (a replay after a crash shows only
         what runs again)."""
         self.show(
-            "tool", f"{c.name} {(c.raw or json.dumps(c.arguments))[:200]}", {"id": c.id, "name": c.name}
+            "tool",
+            f"{c.name} {self.redact(c.raw or json.dumps(c.arguments))[:200]}",
+            {"id": c.id, "name": c.name},
         )
         content, error = await self.run_tool(c)
+        content = self.redact(content)  # what is stored, shown and sent back to the model
         shown = {"id": c.id, "name": c.name, "error": error, "chars": len(content)}
         self.show("result", content[:RESULT_SHOWN], shown)
         return content, error
@@ -637,11 +653,12 @@ class Generation:
         return notes.empty(attempt)
 
     def _failed_text(self, reply: Reply) -> str:
+        """A failed reply as the transcript keeps it, the keys out."""
         if reply.failure is not None:
-            return reply.failure.message
+            return self.redact(reply.failure.message)
         if not reply.has_text and not reply.calls:
             return notes.no_answer(reply.stop.value, sum(len(t.text) for t in reply.thinking))
-        return reply.all_text
+        return self.redact(reply.all_text)
 
     def _end_text(
         self,
@@ -680,7 +697,7 @@ class Generation:
         else:
             out.outcome = "failed"
             out.code = h4.ERROR_CODES.get(state.end, "model_error")
-            out.message = failure_text or state.end.value
+            out.message = self.redact(failure_text or state.end.value)
         return out
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from eukhe.settings.keys import BY_NAME, defaults
 from eukhe.settings.load import Loaded, at_path, has_path, home, merge, project_file, project_layer, read
+from eukhe.settings.secrets import masked, masked_leaf
 
 DEFAULT = "default"
 """The source of a value no file sets."""
@@ -43,7 +44,7 @@ class Resolved:
 
     def json(self) -> dict[str, Any]:
         return {
-            "settings": self.values,
+            "settings": masked(self.values),  # a value under a secret-looking key shows as ***
             "sources": self.sources,
             "files": [{"path": str(p), "exists": e} for p, e in self.files],
             "notices": list(self.notices),
@@ -63,7 +64,8 @@ class Resolved:
         return out
 
     def _leaf(self, key: str) -> Any:
-        return at_path(self.values, tuple(key.split(".")))
+        path = tuple(key.split("."))
+        return masked_leaf(path, at_path(self.values, path))
 
 
 def _under_known(key: str) -> bool:

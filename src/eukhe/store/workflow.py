@@ -174,6 +174,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.children.ledger import Ledger, with_ledger
     from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
     from eukhe.harness.generation import Generation, Outcome, Settings
+    from eukhe.harness.secrets import secrets
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
@@ -198,6 +199,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     try:
         memory = memory_settings(everything)
         kids = child_settings(everything)
+        kept = secrets(everything)  # the tools' environment and the key values, from the settings
     except SettingsError as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
@@ -208,7 +210,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     depth = int(parent["depth"]) if parent else 0
     children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger, _start_child)
     ledger.children = children.tokens
-    ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children)
+    ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children, env=kept.env)
     base = system = str(spec.get("system") or "")
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
@@ -228,7 +230,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
     if parent:
         tools[PROGRESS.name] = PROGRESS
-    kernel = LazyKernel(cwd, kids.budget_ms)  # made and started on its first cell; it dies with the run
+    kernel = LazyKernel(cwd, kids.budget_ms, kept.env)  # made on its first cell; it dies with the run
     ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
     tools[IPYTHON.name] = IPYTHON
     steerable = bool(spec.get("steers"))  # an interactive session: its user may steer the run
@@ -271,6 +273,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         compact=compact,
         admission=registry,
         inbox=delivery.round_end,
+        redact=kept.redact,
     )
     if parent:
         here.children[run_id] = ledger  # its parent's polls read its token here

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from eukhe.ai.models import key_variables
+from eukhe.settings.secrets import tool_environment
 
 __all__ = ["Context", "Limits", "Result", "Tool", "call", "describe", "validate"]
 
@@ -50,6 +54,12 @@ class Limits:
     """Characters of one line `read` shows before cutting it."""
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment without its secrets: a run passes its own (`harness.secrets`:
+    its settings' providers and `shell.environment.keep`); one that passes none still leaks none."""
+    return tool_environment(os.environ, (), key_variables())
+
+
 @dataclass
 class Context:
     """Where and within what a tool runs."""
@@ -66,6 +76,9 @@ class Context:
     children: Any = None
     """The run's subagents (`eukhe.store.children.Children`): spawn, progress notes, stop; None:
     none offered."""
+    env: Mapping[str, str] = field(default_factory=_environment)
+    """The environment of every process a tool starts (bash, the kernel's): never a secret of
+    this process's unless the settings keep it."""
 
 
 @runtime_checkable

@@ -93,10 +93,9 @@ def _seconds(t: float) -> str:
     return f"{t:g}"
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
-    return env
+def _env(ctx: Context) -> dict[str, str]:
+    """The run's environment for tools (its secrets already out), pagers off."""
+    return {**ctx.env, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 class Bash:
@@ -144,7 +143,7 @@ class Bash:
                 stdout=wfd,
                 stderr=wfd,
                 cwd=ctx.cwd,
-                env=_env(),
+                env=_env(ctx),
                 start_new_session=True,
             )
         except BaseException as e:

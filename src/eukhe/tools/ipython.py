@@ -12,6 +12,7 @@ Not replay-safe: a cell has effects (files, processes, the kernel's state) a sec
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -93,15 +94,16 @@ class LazyKernel:
     """A run's kernel, made on its first cell: a run that runs none never imports
     jupyter_client (a quarter of a second before its first request)."""
 
-    def __init__(self, cwd: Path, budget_ms: int) -> None:
+    def __init__(self, cwd: Path, budget_ms: int, env: Mapping[str, str]) -> None:
         self.cwd, self.budget_ms = cwd, budget_ms
+        self.env = dict(env)  # the run's tool environment (`Context.env`): its secrets out
         self.kernel: Any = None
 
     def _made(self) -> Any:
         if self.kernel is None:
             from eukhe.kernel import Kernel
 
-            self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms)
+            self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms, env=self.env)
         return self.kernel
 
     async def execute(self, code: str, cancel: asyncio.Event) -> Result:
