@@ -6,6 +6,10 @@ Lines and text come from whichever thread runs the run (DBOS's loop for a
 durable one); a lock keeps each write whole. A line that follows streamed text
 starts on a line of its own. When stdout carries JSON (`--json`), everything
 but that JSON goes to stderr.
+
+On a terminal every piece of text is neutralized (eukhe.terminal: an escape
+sequence in the model's text shows as its code); into a pipe or a file the text
+goes as the model gave it. `--events` (Stream) is JSON, escaped as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from eukhe.terminal import for_stream
 from eukhe.ui.events import QUIET, Event, event, outcome_text
 from eukhe.ui.lines import marked
 
@@ -52,7 +57,7 @@ class Printer:
         with self._lock:
             if kind == "text":
                 if text:
-                    self._out.write(text)
+                    self._out.write(for_stream(text, self._out))
                     self._out.flush()
                     self._mid = not text.endswith("\n")
                     self._streamed.append(text)
@@ -62,14 +67,14 @@ class Printer:
             self._end_line()
             self._streamed.clear()
             line, style = marked(kind, text)
-            self._console.print(line, style=style, markup=False)
+            self._console.print(for_stream(line, self._out), style=style, markup=False)
 
     def say(self, text: str) -> None:
         """A line about the process (runs resumed, runs left), on stderr."""
         with self._lock:
             self._end_line()
             self._streamed.clear()
-            sys.stderr.write(text + "\n")
+            sys.stderr.write(for_stream(text, sys.stderr) + "\n")
             sys.stderr.flush()
 
     def answer(self, text: str) -> None:
@@ -80,7 +85,7 @@ class Printer:
             self._streamed.clear()
             if self._as_json or (text.strip() and streamed.strip() == text.strip()):
                 return
-            sys.stdout.write(text + "\n")
+            sys.stdout.write(for_stream(text, sys.stdout) + "\n")
             sys.stdout.flush()
 
     def _end_line(self) -> None:

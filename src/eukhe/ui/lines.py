@@ -3,7 +3,7 @@ and the interactive agent's scrollback mark and style them the same way."""
 
 from __future__ import annotations
 
-import re
+from eukhe.terminal import neutralized
 
 MARKS = {
     "calls": ("→ calls", "cyan"),
@@ -40,11 +40,8 @@ def marked(kind: str, text: str) -> tuple[str, str]:
     return (line if len(line) <= LINE else line[: LINE - 1] + "…"), style
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def printable(text: str) -> str:
-    """Text as a terminal may show it: tabs as spaces, and every other control character
-    (an escape sequence in a model's text or a tool's output) shown as its code, never
-    sent to the terminal to act on."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.expandtabs(4))
+    """Text as the interactive agent's view shows it: tabs as spaces, and every other
+    control character (an escape sequence in a model's text or a tool's output) shown as
+    its code, never sent to the terminal to act on (eukhe.terminal's one rule)."""
+    return neutralized(text.expandtabs(4))

@@ -1,0 +1,102 @@
+"""The attack: a model (or a tool, or an imported session) writes escape sequences that a
+terminal would act on (set its title, fill the clipboard through OSC 52, clear the
+screen, a C1 CSI), and eukhe prints that text. On a terminal, each such character
+must arrive as its code (`\\x1b`), never as itself; into a pipe, the answer is as given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.terminal import neutralized
+from tests.cli.terminal import acting, on_pty
+from tests.cli.test_run import eukhe
+
+ATTACK = "title \x1b]0;pwned\x07 clip \x1b]52;c;Y3VybCBldmlsLnNo\x07 clear \x1b[2J c1 \x9b31m del \x7f end"
+SHOWN = (
+    "title \\x1b]0;pwned\\x07 clip \\x1b]52;c;Y3VybCBldmlsLnNo\\x07 clear \\x1b[2J c1 \\x9b31m del \\x7f end"
+)
+"""ATTACK as a terminal must show it."""
+
+
+def test_every_control_a_terminal_acts_on_is_shown_as_its_code_and_only_those() -> None:
+    controls = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]]
+    assert [neutralized(c) for c in controls] == [f"\\x{ord(c):02x}" for c in controls]
+    kept = "line\n\ttab é \u00a0 ✂ \\x1b"  # newline, tab, printable text and a shown code stay
+    assert neutralized(kept) == kept
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project where session s1 ran once, its prompt (as if pasted or imported) and its
+    answer the attack, its output piped (not a terminal); the chat logged both."""
+    cwd = tmp_path_factory.mktemp("ran")
+    with FauxServer(parse([ATTACK])) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "--session", "s1", ATTACK, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return cwd
+
+
+def test_run_on_a_terminal_shows_the_models_escape_sequences_as_codes(tmp_path: Path) -> None:
+    script = [{"text": ATTACK, "chunks": 9}]  # pieces cut through the sequences
+    with FauxServer(parse(script)) as server:
+        shown = on_pty("run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path)
+    assert shown.code == 0, shown.terminal
+    assert acting(shown.terminal) == [], shown.terminal
+    assert SHOWN + "\n" in shown.terminal
+
+
+def test_a_failed_runs_cause_on_a_terminal_shows_escape_sequences_as_codes(tmp_path: Path) -> None:
+    script = [{"error": {"status": 401, "body": {"error": {"message": ATTACK}}}}]
+    with FauxServer(parse(script)) as server:
+        shown = on_pty("run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path)
+    assert shown.code == 1, shown.terminal
+    assert acting(shown.terminal) == [], shown.terminal
+    assert "failed (model_error): " in shown.terminal  # the body's C0 come JSON-escaped, C1 and DEL not
+    assert "c1 \\x9b31m del \\x7f end" in shown.terminal
+
+
+def test_run_into_a_pipe_writes_the_answer_as_the_model_gave_it(tmp_path: Path) -> None:
+    with FauxServer(parse([{"text": ATTACK, "chunks": 9}])) as server:
+        shown = on_pty(
+            "run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path, stdout_piped=True
+        )
+    assert shown.code == 0, shown.terminal
+    assert shown.piped == ATTACK + "\n"
+    assert acting(shown.terminal) == [], shown.terminal  # stderr is still a terminal
+
+
+def test_session_show_on_a_terminal_shows_escape_sequences_as_codes(ran: Path) -> None:
+    shown = on_pty("session", "show", "s1", cwd=ran)
+    assert shown.code == 0, shown.terminal
+    assert acting(shown.terminal) == [], shown.terminal
+    assert f"user: {SHOWN}\nassistant: {SHOWN}\n" in shown.terminal
+
+
+def test_session_show_into_a_pipe_keeps_the_text_as_given(ran: Path) -> None:
+    shown = on_pty("session", "show", "s1", cwd=ran, stdout_piped=True)
+    assert shown.code == 0, shown.terminal
+    assert f"user: {ATTACK}\nassistant: {ATTACK}\n" in (shown.piped or "")
+
+
+def test_sessions_on_a_terminal_shows_a_prompts_escape_sequences_as_codes(ran: Path) -> None:
+    listed = on_pty("sessions", cwd=ran)
+    assert listed.code == 0, listed.terminal
+    assert acting(listed.terminal) == [], listed.terminal
+    assert "title \\x1b]0;pwned\\x07 clip" in listed.terminal
+
+
+def test_chat_view_on_a_terminal_shows_escape_sequences_as_codes(ran: Path) -> None:
+    view = on_pty("chat", "view", cwd=ran)
+    assert view.code == 0, view.terminal
+    assert acting(view.terminal) == [], view.terminal
+    assert f"0+1|user: {SHOWN}\n1+1|talk: {SHOWN}\n" in view.terminal
+
+
+def test_chat_zoom_on_a_terminal_shows_escape_sequences_as_codes(ran: Path) -> None:
+    zoom = on_pty("chat", "zoom", "1", "1", cwd=ran)
+    assert zoom.code == 0, zoom.terminal
+    assert acting(zoom.terminal) == [], zoom.terminal
+    assert zoom.terminal == f"talk: {SHOWN}\n"
