@@ -96,7 +96,8 @@ def test_a_malformed_concurrency_is_refused_before_any_run(tmp_path: Path) -> No
     (tmp_path / "home" / "settings.json").write_text(json.dumps({"providers": {"vllm": {"concurrency": -1}}}))
     done = eukhe("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x", cwd=tmp_path)
     assert done.returncode == 2
-    assert "providers.vllm.concurrency=-1: expected a whole number >= 0" in done.stderr
+    f = tmp_path / "home" / "settings.json"
+    assert f"setting providers.vllm.concurrency=-1 in {f}: expected a whole number >= 0" in done.stderr
 
 
 def test_a_server_asking_for_a_wait_past_the_cap_fails_the_run_at_once(tmp_path: Path) -> None:
@@ -137,7 +138,8 @@ def test_a_malformed_output_limit_is_refused_before_any_run(tmp_path: Path) -> N
     (tmp_path / ".eukhe" / "settings.json").write_text('{"models": {"vllm/m": {"maxOutputTokens": "7"}}}')
     done = eukhe("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "x", cwd=tmp_path)
     assert done.returncode == 2
-    assert "setting models.vllm/m.maxOutputTokens='7': expected a whole number >= 1" in done.stderr
+    f = tmp_path / ".eukhe" / "settings.json"
+    assert f"setting models.vllm/m.maxOutputTokens='7' in {f}: expected a whole number >= 0" in done.stderr
 
 
 def test_the_answer_streams_as_it_arrives(tmp_path: Path) -> None:
