@@ -32,3 +32,13 @@ def for_stream(text: str, stream: TextIO) -> str:
     """`text` as `stream` should get it: neutralized on a terminal; into a file or a pipe
     as it is (an answer piped into a file keeps the bytes the model gave)."""
     return neutralized(text) if is_terminal(stream) else text
+
+
+_JSON_RAW = re.compile(r"[\x7f-\x9f]")
+"""What JSON leaves raw that a terminal may act on: DEL and C1 (C0 it always escapes)."""
+
+
+def json_text(text: str) -> str:
+    """JSON text with DEL and C1 escaped as `\\u00XX` too: still the same JSON, and
+    nothing in it a terminal acts on (json.dumps leaves them raw with ensure_ascii off)."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -5,12 +5,13 @@ must arrive as its code (`\\x1b`), never as itself; into a pipe, the answer is a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.terminal import neutralized
+from eukhe.terminal import json_text, neutralized
 from tests.cli.terminal import acting, on_pty
 from tests.cli.test_run import eukhe
 
@@ -26,6 +27,17 @@ def test_every_control_a_terminal_acts_on_is_shown_as_its_code_and_only_those() 
     assert [neutralized(c) for c in controls] == [f"\\x{ord(c):02x}" for c in controls]
     kept = "line\n\ttab é \u00a0 ✂ \\x1b"  # newline, tab, printable text and a shown code stay
     assert neutralized(kept) == kept
+
+
+def test_json_for_a_terminal_escapes_del_and_c1_and_stays_the_same_json() -> None:
+    """json.dumps escapes C0, but with ensure_ascii off leaves DEL and C1 (an 8-bit CSI)
+    raw: `--events` and the chat's JSON go through json_text."""
+    value = {"text": "a\x7fb\x9b31mc\x1b]0;t\x07 é"}
+    raw = json.dumps(value, ensure_ascii=False)
+    assert "\x9b" in raw and "\x7f" in raw
+    out = json_text(raw)
+    assert not any(0x7F <= ord(c) <= 0x9F or ord(c) < 0x20 for c in out)
+    assert json.loads(out) == value
 
 
 @pytest.fixture(scope="module")

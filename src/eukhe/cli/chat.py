@@ -13,6 +13,7 @@ from eukhe.cli.echo import echo
 from eukhe.cli.here import settings_here
 from eukhe.home import HomeError, open_home
 from eukhe.memory.report import status_json, status_lines, zoomed
+from eukhe.terminal import json_text
 
 chat_app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="The endless chat: its log and memory."
@@ -75,7 +76,7 @@ def import_command(
             already = logged - new - handed
             echo(line + (f", {already} already in the chat" if already else ""))
     if as_json:
-        typer.echo(json.dumps({"files": reports}, ensure_ascii=False))
+        typer.echo(json_text(json.dumps({"files": reports}, ensure_ascii=False)))
     raise typer.Exit(1 if refused else 0)
 
 
@@ -141,7 +142,7 @@ def view_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON 
     finally:
         store.close()
     if as_json:
-        typer.echo(json.dumps({"view": text, "parts": parts}, ensure_ascii=False))
+        typer.echo(json_text(json.dumps({"view": text, "parts": parts}, ensure_ascii=False)))
         return
     echo(text)
 

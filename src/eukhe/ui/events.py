@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eukhe.terminal import json_text
+
 SCHEMA = "eukhe.events/1"
 VERSION = 1
 
@@ -80,7 +82,7 @@ class Event:
         }
 
     def line(self) -> str:
-        return json.dumps(self.json(), ensure_ascii=False, default=str)
+        return json_text(json.dumps(self.json(), ensure_ascii=False, default=str))
 
 
 def event(type_: str, text: str = "", run: str | None = None, data: Mapping[str, Any] | None = None) -> Event:
