@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import math
@@ -513,9 +514,18 @@ class Generation:
             finally:
                 self.show("waited", "", {"wait": "stream"})
             assert isinstance(last, Done)
-            return last.reply
+            return self._redacted(last.reply)
 
         return await self._admitted(stream, _refused)
+
+    def _redacted(self, reply: Reply) -> Reply:
+        """The reply as its step records it: the keys out of its text and its failure."""
+        f = reply.failure
+        return dataclasses.replace(
+            reply,
+            text=tuple(self.redact(t) for t in reply.text),
+            failure=dataclasses.replace(f, message=self.redact(f.message)) if f is not None else None,
+        )
 
     @property
     def _provider_name(self) -> str:
