@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eukhe.filekind import kind
 from eukhe.home import home
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
@@ -27,19 +28,6 @@ CAP = 1 << 20
 """The largest settings file eukhe reads, in bytes."""
 
 
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def read(path: Path) -> dict[str, Any]:
     """One settings file ({} when there is none), checked (`check`). Read the way skill
     files are: opened without blocking, a regular file only, at most CAP bytes, so a
@@ -54,7 +42,7 @@ def read(path: Path) -> dict[str, Any]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise SettingsError(
-                f"settings file {path}: {_kind(st.st_mode)}, not a regular file; eukhe reads settings "
+                f"settings file {path}: {kind(st.st_mode)}, not a regular file; eukhe reads settings "
                 "from regular files only"
             )
         if st.st_size > CAP:
@@ -148,10 +136,10 @@ def check(data: Mapping[str, Any], f: Path) -> None:
         for entry, v in (data.get(key) or {}).items():
             if not isinstance(v, Mapping):
                 raise SettingsError(f"setting {key}.{entry}={_shown(v)} in {f}: expected an object")
-            for field_, kind in fields.items():
-                if field_ in v and not fits(kind, v[field_]):
+            for field_, want in fields.items():
+                if field_ in v and not fits(want, v[field_]):
                     got = _shown(v[field_])
-                    raise SettingsError(f"setting {key}.{entry}.{field_}={got} in {f}: expected {WANT[kind]}")
+                    raise SettingsError(f"setting {key}.{entry}.{field_}={got} in {f}: expected {WANT[want]}")
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from eukhe.filekind import kind
+
 SNIFF = 8192
 """Bytes from a file's start that decide whether it is text."""
 
@@ -30,25 +32,6 @@ def why(e: OSError) -> str:
     if e.errno == errno.ENOENT:
         return "no such file or directory"
     return e.strerror or type(e).__name__
-
-
-def kind(mode: int) -> str:
-    """What a file is, in words, from its `st_mode` (as `os.lstat` gives it)."""
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISLNK(mode):  # what is left of a path once realpath gives up on its links
-        return "a symlink loop (its links never reach a file)"
-    return f"an unknown kind of file (mode {stat.S_IFMT(mode):o})"
 
 
 def amount(n: int) -> str:

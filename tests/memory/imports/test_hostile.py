@@ -188,10 +188,11 @@ def test_a_directory_a_missing_file_a_fifo_a_device(tmp_path: Path) -> None:
     assert read_session(below).summary == f"{below}: cannot read it: a part of its path is not a directory"
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)  # opening it would wait for a writer: it is refused before
-    assert read_session(fifo).summary == f"{fifo}: cannot read it: it is not a regular file (a FIFO)"
+    said = read_session(fifo).summary
+    assert said == f"{fifo}: cannot read it: it is a FIFO (named pipe), not a regular file"
     assert (
         read_session("/dev/null").summary
-        == "/dev/null: cannot read it: it is not a regular file (a character device)"
+        == "/dev/null: cannot read it: it is a character device, not a regular file"
     )
 
 

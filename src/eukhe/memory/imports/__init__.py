@@ -29,6 +29,7 @@ import os
 import stat
 from typing import IO
 
+from eukhe.filekind import kind
 from eukhe.memory.imports import _claude, _codex, _detect, _eukhe, _pi
 from eukhe.memory.imports._common import Diagnostics, Taken
 from eukhe.memory.imports._lines import MAX_LINE_BYTES, where
@@ -73,7 +74,7 @@ def read_session(path: str | os.PathLike[str], format: str | None = None) -> Fil
         os.close(fd)
         if stat.S_ISDIR(info.st_mode):
             return _refused(shown, "cannot read it: it is a directory")
-        return _refused(shown, f"cannot read it: it is not a regular file ({_file_kind(info.st_mode)})")
+        return _refused(shown, f"cannot read it: it is {kind(info.st_mode)}, not a regular file")
     f = os.fdopen(fd, "rb")
     with f:
         try:
@@ -138,15 +139,3 @@ def _cause(e: OSError) -> str:
     if isinstance(e, NotADirectoryError):
         return "a part of its path is not a directory"
     return e.strerror.lower() if e.strerror else str(e)
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    return "not a file"
