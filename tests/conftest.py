@@ -1,9 +1,12 @@
 """What every test shares: owners that `eukhe` processes of a test start end soon
-after their last client (their homes are the tests' temp dirs), not 30 s later."""
+after their last client (their homes are the tests' temp dirs), not 30 s later; and a
+run store opened in the test's own process (`store`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,3 +16,20 @@ def _owners_end_soon() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EUKHE_OWNER_IDLE_MS", "3000")
         yield
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """DBOS launched in this process on a fresh home's store, with this process's `Live`."""
+    from eukhe.store import durable, workflow
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("EUKHE_HOME", str(home))
+    s = durable.open_store(home, {})
+    workflow.begin(workflow.Live(chat_url=s.url))
+    try:
+        yield s
+    finally:
+        workflow.begin(workflow.Live())
+        s.close()

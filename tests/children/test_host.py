@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from dbos import DBOS, SetWorkflowID
 
 from eukhe.children.ledger import Ledger
 from eukhe.rules.child import Reading
-from eukhe.store import children, durable, workflow
+from eukhe.store import children, workflow
 
 
 @DBOS.workflow(name="eukhe.test.child")
@@ -43,21 +40,6 @@ async def _said(text: str) -> str:
 async def stops(cid: str) -> None:
     port = children.DurablePort({"child": cid, "session": "s"})
     await port.stop()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Any]:
-    home = tmp_path / "home"
-    home.mkdir()
-    os.environ["EUKHE_HOME"] = str(home)
-    s = durable.open_store(home, {})
-    workflow.begin(workflow.Live(chat_url=s.url))
-    try:
-        yield s
-    finally:
-        workflow.begin(workflow.Live())
-        s.close()
-        os.environ.pop("EUKHE_HOME", None)
 
 
 def test_a_live_child_whose_probes_fail_is_a_failed_poll(store: Any) -> None:

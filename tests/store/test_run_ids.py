@@ -5,27 +5,12 @@ the other's run (DBOS hands back the workflow already started under an id)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from eukhe.store import durable, runs, sessions, workflow
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("EUKHE_HOME", str(home))
-    s = durable.open_store(home, {})
-    workflow.begin(workflow.Live(chat_url=s.url))
-    try:
-        yield s
-    finally:
-        workflow.begin(workflow.Live())
-        s.close()
+from eukhe.store import runs, sessions
 
 
 def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
