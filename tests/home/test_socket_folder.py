@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,13 +24,16 @@ OTHER = 65534  # nobody
 
 @pytest.fixture
 def long_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A home whose socket does not fit in it, and a temp dir of the test's own."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    """A home whose socket does not fit in it, and a temp dir of the test's own, short
+    (pytest's own folders, under two workers, are too long for a socket's path)."""
+    tmp = Path(tempfile.mkdtemp(prefix="eukhe-t-", dir="/tmp"))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     home = tmp_path / ("h" * protocol.SUN_PATH)
     assert protocol.socket_path(home).parent == tmp / f"eukhe-{os.getuid()}"
-    yield home
+    try:
+        yield home
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def premade(home: Path, how: str) -> tuple[Path, str]:

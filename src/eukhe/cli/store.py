@@ -9,8 +9,6 @@ import typer
 from eukhe.cli.echo import echo
 from eukhe.home import home
 from eukhe.settings import SettingsError
-from eukhe.store.durable import VERSION, own_url
-from eukhe.store.migrate import migrate
 from eukhe.store.urls import StoreError, shown, sqlite_path
 
 store_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The home's run store.")
@@ -21,6 +19,10 @@ def migrate_command() -> None:
     """Rewrite the home's store as this eukhe keeps it: rows an earlier eukhe wrote in
     pickle become JSON, and its runs in flight are handed to this version. Opening the
     store does the same; this says what it did."""
+    # loaded here, not above: only a command that opens the store imports DBOS (half a second)
+    from eukhe.store.durable import VERSION, own_url
+    from eukhe.store.migrate import migrate
+
     try:
         url = own_url(home())
         file = sqlite_path(url)
