@@ -81,6 +81,14 @@ SPEC_LAWS = {
         "child_take_keys",
         "child_take_only_queued",
     ],
+    "permission": [  # ours (issue 24): the permission rule's laws, named by the issue
+        "perm_deny_wins",
+        "perm_every_part",
+        "perm_ask_ends",
+        "perm_headless_never_waits",
+        "perm_model_cannot_widen",
+        "perm_escape_needs_a_person",
+    ],
 }
 
 
@@ -97,6 +105,12 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "child_take_keeps",
         "child_take_keys",
         "child_take_only_queued",
+        "perm_deny_wins",
+        "perm_every_part",
+        "perm_ask_ends",
+        "perm_headless_never_waits",
+        "perm_model_cannot_widen",
+        "perm_escape_needs_a_person",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -180,4 +194,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "progress",
         "child",
         "child_take",
+        "permission",
     }

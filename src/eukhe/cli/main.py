@@ -34,8 +34,8 @@ def laws(
         list[str] | None,
         typer.Option(
             "--area",
-            help="Check only this area (run, recovery, wait, lease, admission, aux_fallback, "
-            "skill_load, compactor, queue, child_watch, progress, child, child_take); repeatable.",
+            help="Check only this area (run, recovery, wait, lease, admission, aux_fallback, skill_load, "
+            "compactor, queue, child_watch, progress, child, child_take, permission); repeatable.",
         ),
     ] = None,
     as_json: Annotated[

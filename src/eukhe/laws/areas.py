@@ -10,6 +10,7 @@ from eukhe.laws import (
     child_watch,
     compactor,
     lease,
+    permission,
     progress,
     queue,
     recovery,
@@ -33,4 +34,5 @@ AREAS: dict[str, Area] = {
     "progress": progress.AREA,
     "child": child.AREA,
     "child_take": child_take.AREA,
+    "permission": permission.AREA,
 }

@@ -1,0 +1,473 @@
+"""Permission: what a tool call may do, decided before it runs; every ask ends, and the
+model can never widen its own rights.
+
+**The decision** (`decide`). A call (its tool, and for `bash` its simple commands as
+the runtime's parser read them, whether it read them whole, the paths the call names,
+whether it writes, whether it asks to leave the sandbox, whether it touches eukhe's own
+files) is judged against the rules (allow, ask, deny; Claude Code's syntax), the
+sandbox mode, the approval policy, whether a person can answer, and whether the
+sandbox can run here. In order:
+1. A call that touches eukhe's own files (the home, `.eukhe/`, `.mcp.json`: the
+   rules, the mode, the trust) is denied, in every mode.
+2. A deny rule that matches any part of the call denies it.
+3. A command the parser could not read whole asks: it is never allowed.
+4. A call that asks to run outside the sandbox asks (unless the user's mode is full access).
+5. An ask rule that matches any part asks.
+6. Allow rules that match every part allow it (in the sandbox; a write outside the
+   workspace that a rule of the user's allows runs outside it).
+7. Else the policy's default: `untrusted` asks for what is not read-only; full access
+   (the user's own mode) runs outside the sandbox; with no sandbox here, code asks;
+   a write the mode does not allow asks; the rest runs in the sandbox.
+Then an ask that nobody can answer (headless), or that the `never` policy forbids, is
+a denial at once, whose cause says how to allow the call.
+
+**The ask** is a wait (`rules.wait`) with a deadline always (`permissions.askTimeoutMs`):
+its answer, its deadline or the run's abort ends it, exactly once (`settle`).
+
+**The session** (`step`): calls and a person's answers in any order. Only a person's
+answer adds a rule (always for this session, always for this project); no call does.
+
+Pure: standard library only, frozen data, total functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from eukhe.rules.wait import End
+
+ASK_TIMEOUT_MS = 300_000
+"""`permissions.askTimeoutMs` by default: an ask nobody answers is a denial after 5 minutes."""
+
+
+class Mode(Enum):
+    READ_ONLY = "read-only"
+    WORKSPACE_WRITE = "workspace-write"
+    FULL = "danger-full-access"
+
+
+class Policy(Enum):
+    UNTRUSTED = "untrusted"  # ask for every call that is not read-only and not allowed by a rule
+    ON_REQUEST = "on-request"  # ask when a call must leave the sandbox, or an ask rule matches
+    NEVER = "never"  # never ask: what would ask is denied
+
+
+class Kind(Enum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class Source(Enum):
+    HOME = "home settings"
+    PROJECT = "project settings"
+    FLAG = "command line"
+    SESSION = "this session"  # a person's "always for this session"
+    APPROVED = "project approvals"  # a person's "always for this project"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: `tool` as rules name them (`Bash`, `Read`, `Edit`, or a tool's name),
+    `pattern` what it matches (None: every call of the tool). Bash patterns match a
+    simple command's words joined by spaces: exact, `*` for any text, or the legacy
+    prefix form `git diff:*`. Read and Edit patterns are absolute path globs (the
+    runtime anchors them): `**` any text, `*` any text but `/`, `?` one character but `/`."""
+
+    kind: Kind
+    tool: str
+    pattern: str | None
+    source: Source
+
+
+class Verdict(Enum):
+    ALLOW = "allow"  # runs, in the sandbox
+    OUTSIDE = "outside"  # runs outside the sandbox
+    ASK = "ask"
+    DENY = "deny"
+
+
+class Why(Enum):
+    PROTECTED = "it touches eukhe's own files: the home, .eukhe/ or .mcp.json"
+    DENY_RULE = "a deny rule matches it"
+    UNREADABLE = "its command could not be read whole"
+    ESCAPE = "it asks to run outside the sandbox"
+    ASK_RULE = "an ask rule matches it"
+    ALLOW_RULE = "allow rules match every part of it"
+    FULL_ACCESS = "the sandbox mode is danger-full-access"
+    UNTRUSTED = "the approval policy is untrusted, and it is not read-only"
+    NO_SANDBOX = "the sandbox cannot run here"
+    READ_ONLY = "the sandbox mode is read-only, and it writes"
+    OUTSIDE_WORKSPACE = "it writes outside the workspace"
+    SANDBOXED = "it runs in the sandbox"
+    READS = "it only reads"
+    HEADLESS = "no person can answer an ask here"
+    NEVER = "the approval policy is never"
+    ANSWERED = "a person allowed it"
+    REFUSED = "a person denied it"
+    TIMEOUT = "nobody answered before permissions.askTimeoutMs"
+    ABORTED = "the run was aborted while it asked"
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call as the permission rule reads it. `tool`: eukhe's tool name; `commands`:
+    bash's simple commands (words, quotes removed); `whole`: the parser read the command
+    whole; `paths`: the files it names, absolute and resolved; `writes`: it may change
+    files; `outside`: bash asks to run outside the sandbox; `in_workspace`: every path it
+    writes is inside the workspace; `protected`: it touches eukhe's own files."""
+
+    tool: str
+    commands: tuple[tuple[str, ...], ...] = ()
+    whole: bool = True
+    paths: tuple[str, ...] = ()
+    writes: bool = False
+    outside: bool = False
+    in_workspace: bool = True
+    protected: bool = False
+
+
+@dataclass(frozen=True)
+class Cfg:
+    mode: Mode
+    policy: Policy
+    person: bool  # a person can answer an ask (interactive); else headless
+    sandbox: bool  # the sandbox can run here
+    rules: tuple[Rule, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the rule says of a call, why, and the rule that said it (-1: none)."""
+
+    verdict: Verdict
+    why: Why
+    rule: int = -1
+
+
+# ---------------------------------------------------------------- tools
+
+
+RULE_TOOLS = {"bash": "Bash", "read": "Read", "write": "Edit", "edit": "Edit", "ipython": "IPython"}
+"""How rules name eukhe's tools (Claude Code's names; `Write` rules are taken as `Edit`)."""
+
+RUNS_CODE = frozenset({"bash", "ipython"})
+"""The tools whose calls run code, in the sandbox."""
+
+FILE_TOOLS = frozenset({"write", "edit"})
+"""The tools that write files themselves (outside the sandbox: the rule is their confinement)."""
+
+WRAPPERS = frozenset(
+    {"env", "nice", "nohup", "timeout", "time", "command", "exec", "xargs", "sudo", "stdbuf", "doas"}
+)
+"""Commands that run the command after their own options: a rule sees the inner one too."""
+
+READ_ONLY_COMMANDS = frozenset(
+    {"ls", "cat", "head", "tail", "wc", "grep", "rg", "pwd", "echo", "true", "false", "date", "which",
+     "file", "stat", "diff", "cmp", "du", "df", "tree", "sort", "uniq", "cut", "tr", "basename", "dirname",
+     "realpath", "printf", "test", "[", "nl", "od", "less", "more", "whoami", "id", "uname", "hostname"}
+)  # fmt: skip
+"""Commands that only read (the `untrusted` policy does not ask for them), as Codex keeps a
+list of known-safe commands; `git` and `find` are judged by their words (`read_only`)."""
+
+GIT_READS = frozenset({"status", "diff", "log", "show", "branch", "blame", "rev-parse", "ls-files", "grep"})
+FIND_ACTS = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls", "-fprint0"}
+)
+
+
+def rule_tool(name: str) -> str:
+    """A rule's tool name as the rule reads it: `Write` is `Edit`."""
+    return "Edit" if name == "Write" else name
+
+
+def tool_of(call: Call) -> str:
+    return RULE_TOOLS.get(call.tool, call.tool)
+
+
+def base(word: str) -> str:
+    return word.rpartition("/")[2]
+
+
+def final(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The command a simple command finally runs, as written: past each wrapper, its
+    options, assignments and numbers (`env X=1 nice -n 5 make` runs `make`)."""
+    w = words
+    while w and base(w[0]) in WRAPPERS:
+        rest = w[1:]
+        while rest and (rest[0].startswith("-") or "=" in rest[0] or rest[0][:1].isdigit()):
+            rest = rest[1:]
+        w = rest
+    return w
+
+
+def forms(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """A simple command as deny and ask rules see it: as written, with its program's path
+    dropped (`/bin/rm` is `rm`), and past a wrapper every tail of its words, each so too
+    (whatever options `sudo -u root rm` takes, `rm` is in it)."""
+    out: list[tuple[str, ...]] = []
+    tails = [words]
+    if words and base(words[0]) in WRAPPERS:
+        tails += [words[k:] for k in range(1, len(words))]
+    for w in tails:
+        if not w:
+            continue
+        out.append(w)
+        named = (base(w[0]), *w[1:])
+        if named != w:
+            out.append(named)
+    return tuple(out)
+
+
+def read_only(words: tuple[str, ...]) -> bool:
+    """Whether a simple command only reads (for the `untrusted` policy)."""
+    w = final(words)
+    if not w:
+        return not words
+    name = base(w[0])
+    if name == "git":
+        return len(w) > 1 and w[1] in GIT_READS
+    if name == "find":
+        return not any(a in FIND_ACTS for a in w)
+    return name in READ_ONLY_COMMANDS and name not in WRAPPERS
+
+
+# ---------------------------------------------------------------- matching
+
+
+def command_matches(pattern: str, words: tuple[str, ...]) -> bool:
+    """A Bash rule's pattern against a simple command's words."""
+    text = " ".join(words)
+    if pattern.endswith(":*"):
+        head = pattern[:-2]
+        return text == head or text.startswith(head + " ")
+    return glob(pattern, text, slash=True)
+
+
+def path_matches(pattern: str, path: str) -> bool:
+    return glob(pattern, path, slash=False)
+
+
+def glob(pattern: str, text: str, slash: bool) -> bool:
+    """`**` any text; `*` any text (with `slash`, `/` too); `?` one character but `/`."""
+    parts: list[str] = []  # tokens: "**", "*", "?" or a literal character
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            parts.append("**")
+            i += 2
+        else:
+            parts.append(pattern[i])
+            i += 1
+    # positions reachable after each token (a set walk: total, no backtracking blow-up)
+    at = {0}
+    for p in parts:
+        nxt: set[int] = set()
+        for j in at:
+            if p == "**" or (p == "*" and slash):
+                nxt.update(range(j, len(text) + 1))
+            elif p == "*":
+                k = j
+                nxt.add(k)
+                while k < len(text) and text[k] != "/":
+                    k += 1
+                    nxt.add(k)
+            elif p == "?":
+                if j < len(text) and text[j] != "/":
+                    nxt.add(j + 1)
+            elif j < len(text) and text[j] == p:
+                nxt.add(j + 1)
+        at = nxt
+        if not at:
+            return False
+    return len(text) in at
+
+
+def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | None) -> bool:
+    """Whether `rule` matches one part of `call`: a simple command (`words`) or a path."""
+    tool = rule_tool(rule.tool)
+    if rule.pattern is None:
+        return tool == tool_of(call)
+    if words is not None and tool == "Bash" and call.tool == "bash":
+        return command_matches(rule.pattern, words)
+    if path is not None and tool in ("Read", "Edit"):
+        if tool == "Edit" and not call.writes:
+            return False
+        return path_matches(rule.pattern, path)
+    return False
+
+
+def _first(rules: tuple[Rule, ...], kind: Kind, call: Call) -> int:
+    """The first rule of `kind` that matches any part of the call (any form of a command)."""
+    for i, r in enumerate(rules):
+        if r.kind is not kind:
+            continue
+        if r.pattern is None and matches(r, call, None, None):
+            return i
+        for words in call.commands:
+            if any(matches(r, call, f, None) for f in forms(words)):
+                return i
+        if any(matches(r, call, None, p) for p in call.paths):
+            return i
+    return -1
+
+
+def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
+    """A rule that allows the call when allow rules match every part of it (each simple
+    command as it finally runs, each path it writes or reads); -1 when some part is not."""
+    allows = [(i, r) for i, r in enumerate(rules) if r.kind is Kind.ALLOW]
+    whole_tool = next((i for i, r in allows if r.pattern is None and matches(r, call, None, None)), -1)
+    if whole_tool >= 0:
+        return whole_tool
+    parts = [("c", w) for w in call.commands] + [("p", p) for p in call.paths]
+    if not parts:
+        return -1
+    first = -1
+    for kind, part in parts:
+        hit = -1
+        for i, r in allows:
+            if kind == "c" and isinstance(part, tuple) and part and matches(r, call, final(part), None):
+                hit = i
+                break
+            if kind == "p" and isinstance(part, str) and matches(r, call, None, part):
+                hit = i
+                break
+        if hit < 0:
+            return -1
+        first = hit if first < 0 else first
+    return first
+
+
+# ---------------------------------------------------------------- the decision
+
+
+def judge(cfg: Cfg, call: Call) -> Decision:
+    """The decision before headless and `never` turn an ask into a denial."""
+    if call.protected:
+        return Decision(Verdict.DENY, Why.PROTECTED)
+    i = _first(cfg.rules, Kind.DENY, call)
+    if i >= 0:
+        return Decision(Verdict.DENY, Why.DENY_RULE, i)
+    if not call.whole:
+        return Decision(Verdict.ASK, Why.UNREADABLE)
+    if call.outside and cfg.mode is not Mode.FULL:
+        return Decision(Verdict.ASK, Why.ESCAPE)
+    i = _first(cfg.rules, Kind.ASK, call)
+    if i >= 0:
+        return Decision(Verdict.ASK, Why.ASK_RULE, i)
+    i = _all_allowed(cfg.rules, call)
+    if i >= 0:
+        out = cfg.mode is Mode.FULL or (call.tool in FILE_TOOLS and call.writes and not call.in_workspace)
+        return Decision(Verdict.OUTSIDE if out else Verdict.ALLOW, Why.ALLOW_RULE, i)
+    reads = not call.writes and all(read_only(w) for w in call.commands) and call.tool != "ipython"
+    if cfg.policy is Policy.UNTRUSTED and not reads:
+        return Decision(Verdict.ASK, Why.UNTRUSTED)
+    if cfg.mode is Mode.FULL:
+        return Decision(Verdict.OUTSIDE, Why.FULL_ACCESS)
+    if call.tool in RUNS_CODE and not cfg.sandbox:
+        return Decision(Verdict.ASK, Why.NO_SANDBOX)
+    if call.tool in FILE_TOOLS and call.writes:
+        if cfg.mode is Mode.READ_ONLY:
+            return Decision(Verdict.ASK, Why.READ_ONLY)
+        if not call.in_workspace:
+            return Decision(Verdict.ASK, Why.OUTSIDE_WORKSPACE)
+    return Decision(Verdict.ALLOW, Why.READS if reads else Why.SANDBOXED)
+
+
+def decide(cfg: Cfg, call: Call) -> Decision:
+    """The decision on a call: allow (in the sandbox, or outside it), deny with why, or
+    ask; an ask nobody can answer, or that the `never` policy forbids, is a denial now."""
+    d = judge(cfg, call)
+    if d.verdict is not Verdict.ASK:
+        return d
+    if cfg.policy is Policy.NEVER:
+        return Decision(Verdict.DENY, Why.NEVER, d.rule)
+    if not cfg.person:
+        return Decision(Verdict.DENY, Why.HEADLESS, d.rule)
+    return d
+
+
+# ---------------------------------------------------------------- the ask
+
+
+class Answer(Enum):
+    ONCE = "once"  # y: this call
+    SESSION = "session"  # a: always, this session
+    PROJECT = "project"  # p: always, this project
+    NO = "no"  # n (with a reason) or Esc
+
+
+def settle(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer) -> Decision:
+    """How an ask ended (the wait's end: its answer, its deadline, the run's abort) as the
+    call's decision: never an ask again. A yes to a call that must leave the sandbox (it
+    asked to, or writes outside the workspace, or code with no sandbox here, or full
+    access) runs it outside; a yes to the rest runs it in the sandbox."""
+    if end is End.EVENT and answer is not Answer.NO:
+        out = (
+            asked.why in (Why.ESCAPE, Why.OUTSIDE_WORKSPACE, Why.NO_SANDBOX, Why.READ_ONLY)
+            or cfg.mode is Mode.FULL
+            or (call.tool in FILE_TOOLS and call.writes and not call.in_workspace)
+        )
+        return Decision(Verdict.OUTSIDE if out else Verdict.ALLOW, Why.ANSWERED, asked.rule)
+    if end is End.EVENT:
+        return Decision(Verdict.DENY, Why.REFUSED, asked.rule)
+    if end is End.CANCEL:
+        return Decision(Verdict.DENY, Why.ABORTED, asked.rule)
+    return Decision(Verdict.DENY, Why.TIMEOUT, asked.rule)  # the deadline (LIVE never reaches here)
+
+
+def granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
+    """The rules a person's "always" adds: one allow rule a simple command (as it finally
+    runs), or the tool's paths; none for a call that asked to leave the sandbox (an
+    escape is asked each time) or that the parser could not read whole."""
+    if answer in (Answer.ONCE, Answer.NO) or call.outside or not call.whole or call.protected:
+        return ()
+    source = Source.SESSION if answer is Answer.SESSION else Source.APPROVED
+    tool = tool_of(call)
+    if call.tool == "bash":
+        return tuple(Rule(Kind.ALLOW, "Bash", " ".join(final(w)), source) for w in call.commands if final(w))
+    if call.paths:
+        return tuple(Rule(Kind.ALLOW, tool, p, source) for p in call.paths)
+    return (Rule(Kind.ALLOW, tool, None, source),)
+
+
+# ---------------------------------------------------------------- the session
+
+
+@dataclass(frozen=True)
+class Session:
+    """The rules in force and the ask pending (one at a time: a run's calls run one by
+    one), and the last decision made."""
+
+    cfg: Cfg
+    pending: Call | None = None
+    asked: Decision | None = None
+    last: Decision | None = None
+
+
+Decide = Callable[[Cfg, Call], Decision]
+Settle = Callable[[Decision, Call, Cfg, End, Answer], Decision]
+Grant = Callable[[Call, Answer], tuple[Rule, ...]]
+
+
+def call_step(s: Session, call: Call, rule: Decide = decide) -> Session:
+    """A tool call comes: decided now, or asked about. It changes no rule."""
+    if s.pending is not None:
+        return s  # one ask at a time: the run waits for it
+    d = rule(s.cfg, call)
+    if d.verdict is Verdict.ASK:
+        return Session(s.cfg, call, d, None)
+    return Session(s.cfg, None, None, d)
+
+
+def end_step(s: Session, end: End, answer: Answer, ended: Settle = settle, grant: Grant = granted) -> Session:
+    """The pending ask ends: a person's answer (its "always" adds rules), its deadline, or
+    the run's abort."""
+    if s.pending is None or s.asked is None or end is End.LIVE:
+        return s
+    d = ended(s.asked, s.pending, s.cfg, end, answer)
+    added = grant(s.pending, answer) if end is End.EVENT else ()
+    cfg = Cfg(s.cfg.mode, s.cfg.policy, s.cfg.person, s.cfg.sandbox, (*s.cfg.rules, *added))
+    return Session(cfg, None, None, d)
