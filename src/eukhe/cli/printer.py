@@ -50,7 +50,11 @@ class Printer:
             self.say(f"failed ({error.get('kind')}): {error.get('message')}")
         else:
             self.say("aborted" + (f": {error.get('message')}" if error.get("message") else ""))
-        self.say(f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries")
+        denied = len(out.get("denials") or [])
+        self.say(
+            f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries, "
+            f"{denied} denial{'' if denied == 1 else 's'}"
+        )
 
     def show(self, kind: str, text: str, data: Any = None) -> None:
         """A line of the run; kind "text" is a piece of the model's text, written as it comes."""

@@ -49,7 +49,11 @@ ABORT_GRACE = 3.0
 
 T = TypeVar("T")
 Hook = Callable[[Request], Awaitable[Request]]
-ToolRunner = Callable[[ToolCall], Awaitable[tuple[str, bool]]]
+ToolRunner = Callable[..., Awaitable[tuple[str, bool]]]
+"""(call) -> (result, is_error); called with `outside=True` for a call the permission rule
+lets run outside the sandbox."""
+Permitter = Callable[[ToolCall], Awaitable[Any]]
+"""The permission gate (`harness.permit.Gate.permit`): whether a call runs, and where."""
 Scan = Callable[[str, Mapping[str, Mapping[str, Any]]], Any]
 Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
 """A compaction (H4): given the run's messages so far, log them into the chat and give
@@ -79,6 +83,7 @@ class Outcome:
     cut: bool = False  # answered with text cut at the output limit (stop reason length)
     transcript: list[Message] = field(default_factory=list)  # failed messages included
     requests: list[Request] = field(default_factory=list)  # what was sent, notes included
+    denials: list[dict[str, Any]] = field(default_factory=list)  # calls the permission rule denied
 
     def json(self) -> dict[str, Any]:
         error = {"kind": self.code, "message": self.message} if self.code else None
@@ -90,6 +95,7 @@ class Outcome:
             "notes": self.notes,
             "retries": self.retries,
             "cut": self.cut,
+            "denials": self.denials,
         }
 
 
@@ -173,6 +179,7 @@ class Generation:
     # the provider keys' values (`harness.secrets`): out of every tool result, answer, error and
     # event before it is stored, shown or sent
     redact: Redaction = field(default_factory=Redaction)
+    permit: Permitter | None = None  # None: every call runs (in memory, tests); a run's: its gate
 
     def __post_init__(self) -> None:
         shown = self.show  # every event the run shows goes through here, its text redacted
@@ -419,7 +426,9 @@ class Generation:
         return True
 
     async def _tools_phase(self, t: _Turn) -> bool:
-        finished, results = await race(self._tools(t.pending, t.cut, t.tokens), self.cancel, stop=t.stop)
+        finished, results = await race(
+            self._tools(t.pending, t.cut, t.tokens, t.out), self.cancel, stop=t.stop
+        )
         if not finished:
             t.go(self.step, h4.ABORT)
             return False
@@ -563,18 +572,39 @@ class Generation:
             wait.ended()
 
     async def _tools(
-        self, calls: Sequence[ToolCall], cut: bool, tokens: int | None
+        self, calls: Sequence[ToolCall], cut: bool, tokens: int | None, outcome: Outcome
     ) -> list[tuple[str, bool]]:
         out = []
         for c in calls:
             if cut:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
-            work = functools.partial(self._run_tool, c)
+            outside = False
+            if self.permit is not None:  # the permission rule first (a recorded step: a replay asks nothing)
+                got = await self.fx.step("permit", functools.partial(self._permitted, c))
+                if not got["runs"]:
+                    out.append((str(got["result"]), True))
+                    arguments = c.raw or json.dumps(c.arguments)
+                    denial = {
+                        "tool": c.name,
+                        "arguments": arguments,
+                        "cause": got["why"],
+                        "rule": got["rule"],
+                    }
+                    outcome.denials.append(denial)
+                    self.show("denied", str(got["result"]), denial)
+                    continue
+                outside = bool(got["outside"])
+            work = functools.partial(self._run_tool, c, outside)
             out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
         return out
 
-    async def _run_tool(self, c: ToolCall) -> tuple[str, bool]:
+    async def _permitted(self, c: ToolCall) -> dict[str, Any]:
+        assert self.permit is not None
+        got = await self.permit(c)
+        return dict(got.json())
+
+    async def _run_tool(self, c: ToolCall, outside: bool = False) -> tuple[str, bool]:
         """Shown as it runs, and its result as it ends (a replay after a crash shows only
         what runs again)."""
         self.show(
@@ -582,7 +612,7 @@ class Generation:
             f"{c.name} {self.redact(c.raw or json.dumps(c.arguments))[:200]}",
             {"id": c.id, "name": c.name},
         )
-        content, error = await self.run_tool(c)
+        content, error = await (self.run_tool(c, outside=True) if outside else self.run_tool(c))
         content = self.redact(content)  # what is stored, shown and sent back to the model
         shown = {"id": c.id, "name": c.name, "error": error, "chars": len(content)}
         self.show("result", content[:RESULT_SHOWN], shown)

@@ -231,3 +231,24 @@ def overflow_after_compaction(message: str) -> str:
         f"instead of compacting again: {message}. Lower memory.viewBytes or use a model with a larger "
         "context window"
     )
+
+
+HOW_TO_ALLOW = {
+    "HEADLESS": "no person can answer here: allow it with a rule in permissions.allow (e.g. Bash(npm test)), "
+    "or run it in the interactive agent, which asks",
+    "NEVER": "the approval policy is never: allow it with a rule in permissions.allow, or run with "
+    "--approval on-request",
+    "TIMEOUT": "nobody answered within permissions.askTimeoutMs",
+    "REFUSED": "the user said no",
+    "ABORTED": "the run was aborted while it asked",
+}
+"""What a denial that came from an ask says of the way to allow the call, by its cause."""
+
+
+def denied(tool: str, why: str, rule: str, how: str, reason: str = "") -> str:
+    """The result of a call the permission rule denied: not run, its cause, the rule that
+    decided (if one), how to allow it, and the user's reason (if they gave one)."""
+    by = f" ({rule})" if rule else ""
+    said = f" The user's reason: {reason}" if reason else ""
+    tail = f"; {how}" if how else ""
+    return f"Tool {tool} was not run: permission denied: {why}{by}{tail}.{said}"

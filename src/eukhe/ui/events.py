@@ -30,6 +30,7 @@ TYPES = {
     "calls": "the model made tool calls",
     "tool": "a tool call starts running",
     "result": "a tool call's result",
+    "denied": "the permission rule denied a tool call: its tool, arguments, cause and rule; it did not run",
     "note": "a harness note: the reply is retried with it",
     "retry": "a transient failure: the request is retried after a wait",
     "cut": "the answer hit the output limit",
@@ -47,6 +48,7 @@ TYPES = {
     "notice": "the auxiliary model could not be used (H7.2)",
     "interrupted": "a tool call a crash interrupted (H7.4)",
     "diagnostic": "a skill or prompt template that did not load (H7.3)",
+    "sandbox": "the sandbox cannot run here: bash commands and Python cells are refused, and why",
     "child": "a subagent: started, ended, its report",
     "say": "the process: runs resumed, runs left, the session",
 }
