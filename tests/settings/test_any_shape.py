@@ -15,6 +15,7 @@ from eukhe.admission import limits_from
 from eukhe.ai.models import ModelError, resolve
 from eukhe.settings import KEYS, SettingsError, child_settings, loaded, memory_settings, run_settings, trust
 from eukhe.settings import resolve as resolve_settings
+from eukhe.settings.permissions import in_force
 from eukhe.skills import get_resource_snapshot
 
 FIELDS = {"vllm", "vllm/m", "api", "baseUrl", "apiKeyEnv", "concurrency", "queueLimit", "contextWindow", "x"}
@@ -51,6 +52,7 @@ def test_any_shape_is_a_clear_error_or_settings(
         run_settings(values, "vllm/m")
         memory_settings(values)
         child_settings(values)
+        in_force(repo, env)
         limits_from(values, "vllm")
         get_resource_snapshot(repo, env, settings=values)
         resolve(str(values.get("model") or "vllm/m"), values, env={})

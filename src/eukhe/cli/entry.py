@@ -8,7 +8,7 @@ import sys
 
 from eukhe.home import HomeError, open_home
 
-AGENT_OPTIONS = ("--model", "--base-url", "--api", "--session")
+AGENT_OPTIONS = ("--model", "--base-url", "--api", "--session", "--sandbox", "--approval")
 
 
 def main() -> None:

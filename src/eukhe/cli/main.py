@@ -129,6 +129,14 @@ def run_command(
         ),
     ] = None,
     poll_interval: Annotated[float, typer.Option("--poll-interval", hidden=True, min=0.01)] = 5.0,
+    sandbox: Annotated[
+        str | None,
+        typer.Option("--sandbox", help="read-only, workspace-write or danger-full-access (over settings)."),
+    ] = None,
+    approval: Annotated[
+        str | None,
+        typer.Option("--approval", help="When to ask: untrusted, on-request or never (over settings)."),
+    ] = None,
 ) -> None:
     """Run one turn against a model, with the built-in tools, until it ends. The run is
     durable: if the process dies, the next `eukhe run` or `eukhe resume` finishes it."""
@@ -138,11 +146,19 @@ def run_command(
     from eukhe.ai.models import ModelError
     from eukhe.harness.spec import NoModel, setup
     from eukhe.settings import SettingsError, loaded
+    from eukhe.settings.permissions import choice
     from eukhe.skills import SkillError
 
     if as_json and events:
         echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
         raise typer.Exit(2)
+    try:  # before the prompt is read: a wrong flag costs no typing
+        for option, given in (("--sandbox", sandbox), ("--approval", approval)):
+            if given is not None:
+                choice(option, given)
+    except SettingsError as e:
+        echo(f"eukhe run: {e}", err=True)
+        raise typer.Exit(2) from None
     try:
         prompt = prompt_of(prompt, sys.stdin.buffer, sys.stdin.isatty())
     except PromptError as e:
@@ -150,7 +166,7 @@ def run_command(
         raise typer.Exit(2) from None
     try:
         made = setup(
-            Path.cwd(), model, base_url, api
+            Path.cwd(), model, base_url, api, sandbox, approval
         )  # a model that cannot be used fails here, before any run
         notices(made.notices)
         printer = _printer(as_json, events)

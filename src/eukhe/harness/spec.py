@@ -38,6 +38,8 @@ class Setup:
     snapshot: Any  # eukhe.skills.ResourceSnapshot: skills, templates, and each that failed
     extra: dict[str, Any] = field(default_factory=dict)  # more fields of every spec
     notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores (`settings.trust`)
+    sandbox: str | None = None  # --sandbox: the user's mode for these runs, over the settings
+    approval: str | None = None  # --approval: the user's policy for these runs, over the settings
 
     @property
     def system(self) -> str:
@@ -69,16 +71,27 @@ class Setup:
             "api": self.api,
             "cwd": str(self.cwd),
             "settings": dataclasses.asdict(self.run),
+            "sandbox": self.sandbox,  # None: the settings' (`settings.permissions.in_force`)
+            "approval": self.approval,
             **self.extra,
         }
 
 
-def setup(cwd: Path, model: str | None = None, base_url: str | None = None, api: str | None = None) -> Setup:
-    """The session's setup; a model that cannot be used, or settings that cannot be read,
-    fail here with their cause, before any run (SettingsError, ModelError, NoModel)."""
+def setup(
+    cwd: Path,
+    model: str | None = None,
+    base_url: str | None = None,
+    api: str | None = None,
+    sandbox: str | None = None,
+    approval: str | None = None,
+) -> Setup:
+    """The session's setup; a model that cannot be used, or settings that cannot be read
+    (permissions too, with the `--sandbox` and `--approval` flags), fail here with their
+    cause, before any run (SettingsError, ModelError, NoModel)."""
     from eukhe.admission import limits_from
     from eukhe.ai.models import resolve
     from eukhe.settings import loaded, run_settings
+    from eukhe.settings.permissions import in_force
     from eukhe.skills import get_resource_snapshot
 
     got = loaded(cwd)
@@ -90,4 +103,7 @@ def setup(cwd: Path, model: str | None = None, base_url: str | None = None, api:
     rs = run_settings(settings, name)
     limits_from(settings, route.provider)  # and so do its admission limits
     snapshot = get_resource_snapshot(cwd, settings=settings)
-    return Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
+    in_force(cwd, None, sandbox, approval)  # every rule, the mode, the policy and the deadline read
+    made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
+    made.sandbox, made.approval = sandbox, approval
+    return made

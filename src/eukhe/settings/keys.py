@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eukhe.rules.child import STALL_MS
+from eukhe.rules.permission import ASK_TIMEOUT_MS
 from eukhe.rules.queue import SETTLE_TIMEOUT
 from eukhe.rules.run import DEFAULT_MAX_TOOL_ROUNDS
 from eukhe.rules.view import VIEW
@@ -30,12 +31,20 @@ TOOL_BLOCKING_BUDGET_MS = 30_000
 as a detached job (and what `jobs.wait` is clamped to)."""
 BASH_TIMEOUT_MS = 120_000
 """`bash.defaultTimeoutMs`: the bash tool's own default (the spec gives it no rule)."""
+SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+"""`sandbox.mode`'s values, narrowest first (`eukhe.sandbox.bwrap` says what each allows)."""
+APPROVAL_POLICIES = ("never", "untrusted", "on-request")
+"""`permissions.approval`'s values, narrowest first (`rules.permission.Policy` says what each does)."""
+RULE_KEYS = ("permissions.deny", "permissions.ask", "permissions.allow")
+"""The rule lists, in the order the permission rule reads them (Claude Code's syntax: `rule_syntax`)."""
 
 
 @dataclass(frozen=True)
 class Key:
     """One setting: dotted name, kind (`whole`, `bool`, `model`, `names`, `paths`,
-    `globs`, `text`, `object`), default, and what it does."""
+    `globs`, `text`, `object`, `sandbox`: a `SANDBOX_MODES` value, `approval`: an
+    `APPROVAL_POLICIES` value, `rules`: a list of rules, `deadline`: a whole number >= 1),
+    default, and what it does."""
 
     name: str
     kind: str
@@ -82,6 +91,31 @@ KEYS: tuple[Key, ...] = (
         [],
         "environment variables (names or globs) the tools keep though they look secret",
     ),
+    Key(
+        "sandbox.mode",
+        "sandbox",
+        "workspace-write",
+        "bash and the Python kernel run in bubblewrap: read-only, workspace-write (the project and "
+        "sandbox.writable) or danger-full-access (no sandbox)",
+    ),
+    Key("sandbox.writable", "paths", [], "folders besides the project that the sandbox lets bash write"),
+    Key("sandbox.network", "bool", False, "the sandbox lets bash and the Python kernel reach the network"),
+    Key("permissions.allow", "rules", [], "tool calls that run without asking (Claude Code's rule syntax)"),
+    Key("permissions.ask", "rules", [], "tool calls that always ask (Claude Code's rule syntax)"),
+    Key("permissions.deny", "rules", [], "tool calls that never run (Claude Code's rule syntax)"),
+    Key(
+        "permissions.approval",
+        "approval",
+        "on-request",
+        "when to ask: on-request (leaving the sandbox, ask rules), untrusted (all but reads), "
+        "never (what would ask is denied)",
+    ),
+    Key(
+        "permissions.askTimeoutMs",
+        "deadline",
+        ASK_TIMEOUT_MS,
+        "an ask nobody answers is a denial after this long; below subagentStallMs",
+    ),
 )
 
 BY_NAME: Mapping[str, Key] = {k.name: k for k in KEYS}
@@ -95,6 +129,10 @@ WANT = {
     "globs": "a list of names or globs",
     "text": "a string or null",
     "object": "an object",
+    "sandbox": "one of " + ", ".join(f'"{m}"' for m in SANDBOX_MODES),
+    "approval": "one of " + ", ".join(f'"{m}"' for m in APPROVAL_POLICIES),
+    "rules": 'a list of rules such as "Bash(npm test)", "Read(//etc/**)" or "WebFetch"',
+    "deadline": "a whole number of milliseconds >= 1 (every ask has a deadline)",
 }
 """How each kind is named in an error."""
 
@@ -111,6 +149,14 @@ def fits(kind: str, v: Any) -> bool:
         return isinstance(v, list) and all(isinstance(x, str) for x in v)
     if kind == "text":
         return v is None or (isinstance(v, str) and bool(v.strip()))
+    if kind == "sandbox":
+        return v in SANDBOX_MODES
+    if kind == "approval":
+        return v in APPROVAL_POLICIES
+    if kind == "rules":  # each rule's syntax: `load.check`
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    if kind == "deadline":
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 1
     return isinstance(v, Mapping)
 
 

@@ -15,7 +15,8 @@ from eukhe.home import home
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
 from eukhe.rules.compactor import NODE
-from eukhe.settings.keys import BY_NAME, WANT, fits
+from eukhe.settings.keys import BY_NAME, RULE_KEYS, WANT, fits
+from eukhe.settings.rule_syntax import EXAMPLE, wrong
 from eukhe.settings.run import Settings
 from eukhe.settings.trust import Held, TrustError, notice, untrusted, verdict
 
@@ -132,6 +133,12 @@ def check(data: Mapping[str, Any], f: Path) -> None:
         if has_path(data, path) and not fits(spec.kind, at_path(data, path)):
             got = _shown(at_path(data, path))
             raise SettingsError(f"setting {name}={got} in {f}: expected {WANT[spec.kind]}")
+    for name in RULE_KEYS:  # each rule in Claude Code's syntax, named by its place
+        path = tuple(name.split("."))
+        for i, rule in enumerate(at_path(data, path) if has_path(data, path) else []):
+            if why := wrong(rule):
+                got = _shown(rule)
+                raise SettingsError(f"setting {name}[{i}]={got} in {f}: expected a rule {EXAMPLE}; {why}")
     for key, fields in (("providers", PROVIDER_FIELDS), ("models", MODEL_FIELDS)):
         for entry, v in (data.get(key) or {}).items():
             if not isinstance(v, Mapping):
@@ -171,14 +178,15 @@ def project_layer(project: Path, env: Mapping[str, str] | None = None) -> tuple[
     data = read(f)
     if not data:
         return data, Loaded({})
+    user = home(env) / "settings.json"  # what a project may narrow, not widen
     try:
         trusted = verdict(home(env), project)
     except TrustError as e:  # unreadable records trust nothing, and say so
-        kept, held = untrusted(data, project)
+        kept, held = untrusted(data, project, read(user))
         return kept, Loaded({}, (f"{e}; this folder is taken as untrusted",), None, tuple(held))
     if trusted:
         return data, Loaded({}, (), True)
-    kept, held = untrusted(data, project)
+    kept, held = untrusted(data, project, read(user))
     return kept, Loaded({}, tuple(notice(f, h, project) for h in held), trusted, tuple(held))
 
 

@@ -5,7 +5,9 @@ file, the key, what it would do, and `eukhe trust`.
 
 Which key needs trust is one table, `SIDES`: every settings key takes a side there
 (a test holds it to `keys.KEYS`, with no catch-all), and a key it does not know is
-treated as one that needs trust. The user's own settings (the home's) always apply.
+treated as one that needs trust. A key whose values are ordered by the rights they give
+(`RIGHTS`) may be narrowed anywhere, and widened past the user's own value only where
+trusted. The user's own settings (the home's) always apply.
 
 The records live in the home, `trust.json`: each folder's real path, whether it is
 trusted (a "no" is recorded too), and when; a record covers the folders below it,
@@ -23,7 +25,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from eukhe.settings.keys import BY_NAME
+from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, SANDBOX_MODES
 
 RECORDS = "trust.json"
 """The trust records' file in the home."""
@@ -33,6 +35,7 @@ class Side(Enum):
     SAFE = "safe"  # applies in any folder
     TRUST = "trust"  # applies only in a trusted folder
     INSIDE = "inside"  # paths: those inside the project apply anywhere, the rest only when trusted
+    NARROW = "narrow"  # no wider than the user's own value (`RIGHTS`): anywhere; wider: only when trusted
 
 
 SIDES: Mapping[str, tuple[Side, str]] = {
@@ -60,7 +63,22 @@ SIDES: Mapping[str, tuple[Side, str]] = {
                             "whose cut-off runs it would resume with your keys"),
     "shell.environment.keep": (Side.TRUST, "passes the secret environment variables it names to the "
                                "model's tools"),
+    "sandbox.mode": (Side.NARROW, "sets how far bash and the Python kernel reach (danger-full-access runs "
+                     "them outside the sandbox)"),
+    "sandbox.writable": (Side.TRUST, "lets bash and the Python kernel write in the folders it names"),
+    "sandbox.network": (Side.TRUST, "lets bash and the Python kernel reach the network"),
+    "permissions.allow": (Side.TRUST, "lets the model's tool calls it names run without asking you"),
+    "permissions.ask": (Side.SAFE, ""),  # an ask or a deny only narrows
+    "permissions.deny": (Side.SAFE, ""),
+    "permissions.approval": (Side.NARROW, "would ask you less often than your own approval policy"),
+    "permissions.askTimeoutMs": (Side.SAFE, ""),
 }  # fmt: skip
+
+RIGHTS: Mapping[str, tuple[str, ...]] = {
+    "permissions.approval": APPROVAL_POLICIES,  # never < untrusted < on-request
+    "sandbox.mode": SANDBOX_MODES,  # read-only < workspace-write < danger-full-access
+}
+"""The values of each `NARROW` key, the narrowest first: what a project may narrow to."""
 
 UNKNOWN = "is not a setting eukhe knows; what it would do cannot be told"
 
@@ -190,8 +208,21 @@ def _inside(p: str, project: Path) -> bool:
     return covers(real(project), os.path.realpath(full))
 
 
-def untrusted(data: Mapping[str, Any], project: Path) -> tuple[dict[str, Any], list[Held]]:
-    """The project's settings as an untrusted folder applies them, and the keys it holds back."""
+def no_wider(name: str, value: Any, user: Mapping[str, Any]) -> tuple[bool, Any]:
+    """Whether the `NARROW` key's `value` gives no more rights than the user's own (their
+    settings' value, else the default), and that value."""
+    node: Any = user
+    for part in name.split("."):
+        node = node.get(part, BY_NAME[name].default) if isinstance(node, Mapping) else BY_NAME[name].default
+    order = RIGHTS[name]
+    return value in order and node in order and order.index(value) <= order.index(node), node
+
+
+def untrusted(
+    data: Mapping[str, Any], project: Path, user: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], list[Held]]:
+    """The project's settings as an untrusted folder applies them, and the keys it holds
+    back. `user`: the user's own settings, which a `NARROW` key may narrow, not widen."""
     held: list[Held] = []
 
     def walk(node: Mapping[str, Any], prefix: tuple[str, ...]) -> dict[str, Any]:
@@ -212,6 +243,12 @@ def untrusted(data: Mapping[str, Any], project: Path) -> tuple[dict[str, Any], l
                 out[k] = v
             elif s is Side.TRUST:
                 held.append(Held(name, does))
+            elif s is Side.NARROW:
+                ok, mine = no_wider(name, v, user or {})
+                if ok:
+                    out[k] = v
+                else:
+                    held.append(Held(name, f"{does} ({json.dumps(v)} is wider than your {json.dumps(mine)})"))
             elif isinstance(v, list):  # INSIDE: the paths inside the project apply
                 inside = [p for p in v if isinstance(p, str) and _inside(p, project)]
                 if len(inside) < len(v):

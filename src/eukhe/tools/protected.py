@@ -1,8 +1,8 @@
 """eukhe's own files, which `write` and `edit` refuse to change: the home's `settings.json`, its trust
-records (`trust.json`) and its store (`eukhe.sqlite` and its `-wal`, `-shm` and `-journal` files), and
-any `.eukhe/settings.json` (the project's, at the working directory or a folder above it up to the
-repository's root, or anywhere else). With them the model could grant itself rights, trust its own
-project, or rewrite its own history.
+records (`trust.json`), the user's approvals (`approvals.json`) and its store (`eukhe.sqlite` and its
+`-wal`, `-shm` and `-journal` files), and any `.eukhe/settings.json` (the project's, at the working
+directory or a folder above it up to the repository's root, or anywhere else). With them the model
+could grant itself rights, trust its own project, approve its own calls, or rewrite its own history.
 
 A path is checked on every step of its way: as named (its folders resolved), each symlink it leads
 through, and where it lands; so a link, a `..` or a linked folder reaches no protected file, nor does
@@ -17,17 +17,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from eukhe.settings.approvals import APPROVALS
 from eukhe.settings.trust import RECORDS
 
 __all__ = ["protected"]
 
 SETTINGS = "eukhe's own settings file: the model may not change its own rights; edit it yourself"
 TRUST = "eukhe's trust records: the model may not grant itself trust; change them yourself with `eukhe trust`"
+APPROVED = (
+    "eukhe's record of your approvals: the model may not approve its own calls; only your answers to its "
+    "asks add to it"
+)
 STORE = "a file of eukhe's store: the model may not rewrite eukhe's own records; only eukhe writes it"
 
 HOME_FILES = {
     "settings.json": SETTINGS,
     RECORDS: TRUST,
+    APPROVALS: APPROVED,
     "eukhe.sqlite": STORE,  # store.urls.database_url's default
     "eukhe.sqlite-wal": STORE,
     "eukhe.sqlite-shm": STORE,

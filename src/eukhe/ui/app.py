@@ -49,6 +49,7 @@ FLUSH = 0.05
 """Seconds between two flushes of finished lines to the scrollback."""
 
 USAGE = """usage: eukhe [--model provider/model] [--base-url URL] [--api API] [--session ID]
+             [--sandbox read-only|workspace-write|danger-full-access] [--approval untrusted|on-request|never]
 
 Opens the interactive agent on the current project. `eukhe --help` lists the commands
 (`eukhe run "task"` runs one turn and exits)."""
@@ -69,6 +70,8 @@ def parse(argv: Sequence[str]) -> Options | str:
     """The command line of the interactive agent; a string says what is wrong."""
     o = Options()
     flags = {"--model": "model", "--base-url": "base_url", "--api": "api", "--session": "session"}
+    checked = {"--sandbox": "sandbox", "--approval": "approval"}  # values checked here, as `eukhe run` does
+    flags |= checked
     args = list(argv)
     while args:
         a = args.pop(0)
@@ -79,6 +82,14 @@ def parse(argv: Sequence[str]) -> Options | str:
             if not args:
                 return f"eukhe: {name} needs a value\n{USAGE}"
             value = args.pop(0)
+        if name in checked:  # the settings' modules load only then: the prompt comes first
+            from eukhe.settings import SettingsError
+            from eukhe.settings.permissions import choice
+
+            try:
+                choice(name, value)
+            except SettingsError as e:
+                return f"eukhe: {e}\n{USAGE}"
         setattr(o, flags[name], value)
     return o
 

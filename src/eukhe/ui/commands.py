@@ -56,7 +56,8 @@ async def _model(s: Session, arg: str) -> list[str]:
         await s.boot()
         return [f"model: {arg}"] if not s.failed else []
     try:
-        made = await asyncio.to_thread(setup, s.cwd, arg, s.options.base_url, s.options.api)
+        o = s.options
+        made = await asyncio.to_thread(setup, s.cwd, arg, o.base_url, o.api, o.sandbox, o.approval)
     except (SettingsError, ModelError) as e:
         raise CommandError(str(e)) from None
     made.extra = dict(s.made.extra) if s.made else {}
@@ -171,6 +172,17 @@ async def _settings(s: Session, arg: str) -> list[str]:
         raise CommandError(str(e)) from None
 
 
+async def _permissions(s: Session, arg: str) -> list[str]:
+    from eukhe.settings import SettingsError
+    from eukhe.settings.permissions import permissions_in_force
+
+    o = s.options
+    try:
+        return await asyncio.to_thread(permissions_in_force, s.cwd, None, o.sandbox, o.approval)
+    except SettingsError as e:
+        raise CommandError(str(e)) from None
+
+
 async def _open(s: Session, arg: str) -> list[str]:
     results = s.view.results
     if not results:
@@ -204,6 +216,7 @@ COMMANDS: dict[str, Command] = {
         Command("zoom", "ID N", "open a line of the chat's view (N = 1: the message whole)", _zoom),
         Command("status", "", "the run, its wait and budgets; the owner, the lease, the providers", _status),
         Command("settings", "", "the settings in effect and where each came from", _settings),
+        Command("permissions", "", "each rule in force and its source; the mode, the policy", _permissions),
         Command("open", "[N]", "a tool result whole (the last one without N)", _open),
         Command("quit", "", "leave (a run at work is left to the owner)", _quit),
     )

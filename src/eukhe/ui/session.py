@@ -29,12 +29,15 @@ CHILD_POLL = 1.0
 
 @dataclass
 class Options:
-    """What the command line says: the model, its server, the session to open."""
+    """What the command line says: the model, its server, the session to open, the
+    sandbox mode and the approval policy (over the settings)."""
 
     model: str | None = None
     base_url: str | None = None
     api: str | None = None
     session: str | None = None
+    sandbox: str | None = None
+    approval: str | None = None
 
 
 @dataclass
@@ -91,7 +94,8 @@ class Session:
         from eukhe.settings import home
         from eukhe.store import durable, sessions, workflow
 
-        self.made = setup(self.cwd, self.options.model, self.options.base_url, self.options.api)
+        o = self.options
+        self.made = setup(self.cwd, o.model, o.base_url, o.api, o.sandbox, o.approval)
         self.made.extra = {"steers": True}  # the user may steer its runs
         if self.options.session is not None and not sessions.valid_id(self.options.session):
             raise ValueError(f"session id {self.options.session!r}: use letters, digits, '-', '_' or '.'")
