@@ -167,7 +167,7 @@ WRAPPERS = frozenset(
 READ_ONLY_COMMANDS = frozenset(
     {"ls", "cat", "head", "tail", "wc", "grep", "rg", "pwd", "echo", "true", "false", "date", "which",
      "file", "stat", "diff", "cmp", "du", "df", "tree", "sort", "uniq", "cut", "tr", "basename", "dirname",
-     "realpath", "printf", "test", "[", "nl", "od", "less", "more", "whoami", "id", "uname", "hostname"}
+     "realpath", "printf", "test", "[", "nl", "od", "whoami", "id", "uname", "hostname"}
 )  # fmt: skip
 """Commands that only read (the `untrusted` policy does not ask for them), as Codex keeps a
 list of known-safe commands; `git` and `find` are judged by their words (`read_only`)."""
@@ -176,6 +176,14 @@ GIT_READS = frozenset({"status", "diff", "log", "show", "branch", "blame", "rev-
 FIND_ACTS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls", "-fprint0"}
 )
+WRITING_OPTIONS = {
+    "sort": ("-o", "--output", "--compress-program"),  # a file written, a program run
+    "rg": ("--pre",),  # a program run on each file
+    "date": ("-s", "--set"),  # the clock set
+    "git": ("--output", "--ext-diff", "-O", "--open-files-in-pager", "-c"),  # a file, a program, a config
+}
+"""Options with which a command of the read-only lists writes or runs something else."""
+BRANCH_LISTS = frozenset({"-a", "-r", "-l", "--list", "-v", "-vv", "--all", "--remotes", "--show-current"})
 
 
 def rule_tool(name: str) -> str:
@@ -222,15 +230,28 @@ def forms(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
 
 
 def read_only(words: tuple[str, ...]) -> bool:
-    """Whether a simple command only reads (for the `untrusted` policy)."""
+    """Whether a simple command only reads (for the `untrusted` policy): a command of the
+    read-only lists, without an option that writes or runs something else."""
     w = final(words)
     if not w:
         return not words
     name = base(w[0])
+    args = w[1:]
+    banned = WRITING_OPTIONS.get(name, ())
+    if any(
+        a == o or a.startswith(o + "=") or (o.startswith("-o") and a.startswith(o))
+        for a in args
+        for o in banned
+    ):
+        return False
     if name == "git":
-        return len(w) > 1 and w[1] in GIT_READS
+        if not args or args[0] not in GIT_READS:
+            return False
+        return args[0] != "branch" or all(a in BRANCH_LISTS for a in args[1:])
     if name == "find":
-        return not any(a in FIND_ACTS for a in w)
+        return not any(a in FIND_ACTS for a in args)
+    if name == "uniq":  # `uniq IN OUT` writes OUT
+        return len([a for a in args if not a.startswith("-")]) <= 1
     return name in READ_ONLY_COMMANDS and name not in WRAPPERS
 
 

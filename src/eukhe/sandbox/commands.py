@@ -48,6 +48,7 @@ class Split:
     commands: tuple[tuple[str, ...], ...]
     whole: bool
     why: str = ""
+    writes: tuple[str, ...] = ()  # what its redirections write (not /dev/null, not a descriptor)
 
 
 def split(command: str) -> Split:
@@ -58,7 +59,7 @@ def split(command: str) -> Split:
         return Split((), False, "an empty command")
     reading = _Reading(Parser(_BASH))
     reading.script(command, 0, top=True)
-    return Split(tuple(reading.commands), not reading.why, reading.why)
+    return Split(tuple(reading.commands), not reading.why, reading.why, tuple(reading.writes))
 
 
 # ---------------------------------------------------------------- names that matter
@@ -112,6 +113,8 @@ _ARITHMETIC_PURE = frozenset(
 _TEST_EXPRESSIONS = frozenset({"binary_expression", "unary_expression", "parenthesized_expression"})
 _LET_CHARS = frozenset("0123456789+-*/%()<>=!&|^~?:, \t")
 _BLANKS = b" \t\n"
+WRITES_TO = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+"""Redirection operators that write their target (`>&` to a file name, not a number)."""
 
 
 # ---------------------------------------------------------------- words
@@ -259,6 +262,7 @@ class _Reading:
         self.parser = parser
         self.deadline = time.monotonic() + PARSE_SECONDS
         self.commands: list[tuple[str, ...]] = []
+        self.writes: list[str] = []  # the files its output redirections write
         self.why = ""
         self.parsed = 0
         self.full = False  # the command cap is reached: stop reading
@@ -375,6 +379,8 @@ class _Walk:
             self.assignment(node)
         elif kind == "heredoc_redirect":
             return self.heredoc(node)
+        elif kind == "file_redirect":
+            self.redirect(node)
         elif kind == "command_substitution":
             return self.substitution(node)
         elif kind == "arithmetic_expansion" or (kind == "compound_statement" and _opens(node, "((")):
@@ -396,6 +402,19 @@ class _Walk:
             self.expansion(node)
         self.gaps(node)
         return list(node.children)
+
+    def redirect(self, node: Node) -> None:
+        """An output redirection to a file is a write the command makes (a read-only command
+        with one is not read-only); a duplication (`>&2`) or /dev/null is none."""
+        ops = {c.type for c in node.children}
+        if not ops & WRITES_TO:
+            return
+        target = node.child_by_field_name("destination")
+        if target is None or target.type == "number":
+            return
+        where = self.word([target]).text
+        if where != "/dev/null":
+            self.r.writes.append(where)
 
     # ------------------------------------------------------------ simple commands
 

@@ -43,6 +43,7 @@ TYPES = {
     # waits and what the process around the runs says
     "memory": "the chat memory: the turn's wait for its view, and how it ended",
     "lease": "the root-turn lease: whose turn this one waits for",
+    "ask": "a tool call waits for a person's answer (permission): the call, why it asks, its deadline",
     "slot": "a provider slot: the request's place in its queue",
     "waited": "a wait ended",
     "notice": "the auxiliary model could not be used (H7.2)",

@@ -13,6 +13,7 @@ MARKS = {
     "retry": ("⏳ retry", "magenta"),
     "interrupted": ("⚠ interrupted", "red"),
     "denied": ("⛔ denied", "red"),
+    "ask": ("? ask", "yellow"),
     "diagnostic": ("⚠ not loaded", "yellow"),
     "sandbox": ("⚠ sandbox", "yellow"),
     "cut": ("✂ cut", "yellow"),

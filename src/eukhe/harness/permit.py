@@ -1,0 +1,205 @@
+"""Every tool call through the permission rule (`rules.permission`) before it runs.
+
+The gate reads a call the way the rule wants it (bash's simple commands, split by the
+syntax tree; the paths a call names, resolved; whether it writes, inside the workspace
+or not; whether it touches eukhe's own files), asks the rule, and when the rule asks,
+asks a person: the ask is a wait (`waits.race`) that its answer, its deadline
+(`permissions.askTimeoutMs`) or the run's abort ends, exactly once. The gate's state IS
+the model's `Session`: every call and every answer is the model's step, and only a
+person's "always" adds a rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eukhe import waits
+from eukhe.ai.reply import ToolCall
+from eukhe.harness import notes
+from eukhe.rules import permission as rule
+from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
+from eukhe.rules.wait import End
+from eukhe.sandbox.commands import split
+from eukhe.tools.protected import protected
+
+Asker = Callable[["Asked"], Awaitable[tuple[Answer, str]]]
+"""A person's answer to an ask, and their reason for a no ("" none); the gate races it."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a person is asked: the call, what the rule said, in words."""
+
+    tool: str
+    arguments: str
+    why: str
+    text: str  # the call whole: the command, or the file and what changes
+
+
+@dataclass(frozen=True)
+class Permit:
+    """The gate's answer on a call: run it (in the sandbox, or outside it), or the result a
+    denied call gets instead (its cause, how to allow it)."""
+
+    runs: bool
+    outside: bool = False
+    result: str = ""
+    why: str = ""
+    rule: str = ""
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "outside": self.outside,
+            "result": self.result,
+            "why": self.why,
+            "rule": self.rule,
+        }
+
+    @staticmethod
+    def of(obj: Any) -> Permit:
+        return Permit(
+            bool(obj["runs"]), bool(obj["outside"]), str(obj["result"]), str(obj["why"]), str(obj["rule"])
+        )
+
+
+def rule_text(r: Rule) -> str:
+    return f"{r.tool}({r.pattern})" if r.pattern is not None else r.tool
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+@dataclass
+class Gate:
+    """One run's gate. `session`: the rules in force (the model's state); `workspace`: the
+    project; `writable`: more folders the sandbox lets a call write; `home`: eukhe's home;
+    `ask`: a person (None: headless); `timeout`: seconds an ask waits; `cancel`: the run's
+    abort; `approve`: keeps a person's "always for this project" rules."""
+
+    session: Session
+    workspace: Path
+    home: Path
+    ask: Asker | None = None
+    timeout: float = rule.ASK_TIMEOUT_MS / 1000
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    writable: Sequence[Path] = ()
+    approve: Callable[[tuple[Rule, ...]], None] = lambda rules: None
+    clock: waits.Clock = field(default_factory=waits.LoopClock)
+    # (kind, text, data): the ask as the run's events: "ask" with its deadline, "waited" when it ends
+    show: Callable[..., None] = lambda kind, text, data=None: None
+
+    # ------------------------------------------------------------ reading a call
+
+    def _resolved(self, p: str) -> str:
+        full = os.path.expanduser(p)
+        return os.path.realpath(full if os.path.isabs(full) else os.path.join(self.workspace, full))
+
+    def _protected(self, path: str) -> bool:
+        """eukhe's own: the home, a `.eukhe/` folder, `.mcp.json`, and what tools/protected names."""
+        parts = Path(path).parts
+        home = os.path.realpath(self.home)
+        return (
+            _under(path, home)
+            or ".eukhe" in parts
+            or Path(path).name == ".mcp.json"
+            or protected(Path(path), self.workspace, self.home) is not None
+        )
+
+    def _inside(self, path: str) -> bool:
+        roots = [os.path.realpath(self.workspace), *(os.path.realpath(w) for w in self.writable)]
+        return any(_under(path, r) for r in roots)
+
+    def call_of(self, c: ToolCall) -> Call:
+        """A tool call as the rule reads it."""
+        args = c.arguments or {}
+        if c.name == "bash":
+            command = str(args.get("command") or "")
+            got = split(command)
+            words = [w for cmd in got.commands for w in cmd[1:] if w and not w.startswith("-")]
+            named = [self._resolved(w) for w in words if os.path.lexists(self._resolved(w))]
+            targets = [self._resolved(w) for w in got.writes]  # what its redirections write
+            paths = tuple(dict.fromkeys([*named, *targets]))
+            writes = bool(targets) or not all(rule.read_only(w) for w in got.commands)
+            return Call(
+                "bash", got.commands, got.whole, paths, writes, bool(args.get("outside_sandbox")),
+                all(self._inside(p) for p in targets), any(self._protected(p) for p in paths),
+            )  # fmt: skip
+        if c.name in ("read", "write", "edit") and isinstance(args.get("path"), str):
+            path = self._resolved(args["path"])
+            writes = c.name != "read"
+            return Call(c.name, paths=(path,), writes=writes, in_workspace=self._inside(path),
+                        protected=writes and self._protected(path))  # fmt: skip
+        return Call(c.name, writes=c.name == "ipython")
+
+    # ------------------------------------------------------------ deciding
+
+    async def permit(self, c: ToolCall) -> Permit:
+        """Whether the call runs (and where), or what it gets instead. An ask waits for the
+        person's answer, its deadline or the run's abort, whichever comes first."""
+        call = self.call_of(c)
+        s = rule.call_step(self.session, call)
+        if s.pending is None:
+            self.session = s
+            assert s.last is not None
+            return self._permit(c, call, s.last, "")
+        asked = s.asked
+        assert asked is not None
+        answer, reason = Answer.NO, ""
+        if self.ask is None:  # the rule says headless asks never come here; a gate without a person denies
+            end = End.CANCEL
+        else:
+            q = Asked(c.name, c.raw or str(c.arguments), asked.why.value, _whole(c))
+            until = {
+                "wait": "ask",
+                "tool": c.name,
+                "why": q.why,
+                "deadline": round(time.time() + self.timeout, 3),
+            }
+            self.show("ask", f"{c.name}: {q.text[:200]} ({q.why})", until)
+            try:
+                raced = await waits.race(
+                    self.ask(q), self.clock.now() + self.timeout, self.cancel, self.clock
+                )
+            finally:
+                self.show("waited", "", {"wait": "ask"})
+            end = raced.end
+            if end is End.EVENT:
+                answer, reason = raced.result()
+        self.session = rule.end_step(s, end, answer)
+        d = self.session.last
+        assert d is not None
+        if end is End.EVENT and answer is Answer.PROJECT:
+            self.approve(rule.granted(call, answer))
+        return self._permit(c, call, d, reason)
+
+    def _permit(self, c: ToolCall, call: Call, d: Decision, reason: str) -> Permit:
+        ruled = rule_text(self.session.cfg.rules[d.rule]) if 0 <= d.rule < len(self.session.cfg.rules) else ""
+        if d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
+            return Permit(True, d.verdict is Verdict.OUTSIDE, why=d.why.value, rule=ruled)
+        how = notes.HOW_TO_ALLOW.get(d.why.name, "")
+        if d.why is Why.TIMEOUT:
+            how = f"nobody answered within {self.timeout:g} s (permissions.askTimeoutMs)"
+        return Permit(False, result=notes.denied(c.name, d.why.value, ruled, how, reason), why=d.why.value,
+                      rule=ruled)  # fmt: skip
+
+
+def _whole(c: ToolCall) -> str:
+    """The call as a person reads it before answering: the command, or the file and its change."""
+    args = c.arguments or {}
+    if c.name == "bash":
+        return str(args.get("command") or "")
+    if c.name == "write":
+        return f"write {args.get('path')}:\n{args.get('content') or ''}"
+    if c.name == "edit":
+        return f"edit {args.get('path')}:\n- {args.get('old') or args.get('old_string') or ''}\n+ " + str(
+            args.get("new") or args.get("new_string") or ""
+        )
+    return f"{c.name} {c.raw or c.arguments}"
