@@ -47,6 +47,9 @@ class Live:
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
     children: dict[str, Any] = field(default_factory=dict)  # child run -> its work ledger, while it runs here
     inbox: Any = None  # the parents' inbox of child reports (eukhe.store.reports.Reports), made on first use
+    # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
+    # interactive agent's person); None: nobody (headless: `eukhe run`, the owner's recovered runs)
+    asker: Any = None
 
     def reports(self) -> Any:
         """The parents' inbox of child reports, in the runs' store."""
