@@ -172,6 +172,18 @@ READ_ONLY_COMMANDS = frozenset(
 """Commands that only read (the `untrusted` policy does not ask for them), as Codex keeps a
 list of known-safe commands; `git` and `find` are judged by their words (`read_only`)."""
 
+BASH_LIKE = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "ksh93", "pdksh", "lksh"}
+)
+"""Shells whose `-c` script the parser reads as bash (zsh and ksh differ in corners)."""
+OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh", "powershell", "rc", "es"})
+"""Shells whose scripts are not bash: the parser does not read a script given to one."""
+SHELLS = BASH_LIKE | OTHER_SHELLS
+"""A shell with no `-c` runs a script from a file or standard input, which no rule reads."""
+
+EXECS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+"""`find` options whose next words are a command it runs."""
+
 GIT_READS = frozenset({"status", "diff", "log", "show", "branch", "blame", "rev-parse", "ls-files", "grep"})
 FIND_ACTS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls", "-fprint0"}
@@ -213,12 +225,14 @@ def final(words: tuple[str, ...]) -> tuple[str, ...]:
 
 def forms(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """A simple command as deny and ask rules see it: as written, with its program's path
-    dropped (`/bin/rm` is `rm`), and past a wrapper every tail of its words, each so too
-    (whatever options `sudo -u root rm` takes, `rm` is in it)."""
+    dropped (`/bin/rm` is `rm`), past a wrapper every tail of its words (whatever options
+    `sudo -u root rm` takes, `rm` is in it), and the command `find -exec` runs, each so too."""
     out: list[tuple[str, ...]] = []
     tails = [words]
     if words and base(words[0]) in WRAPPERS:
         tails += [words[k:] for k in range(1, len(words))]
+    if words and base(words[0]) == "find":
+        tails += [words[k + 1 :] for k, w in enumerate(words) if w in EXECS]
     for w in tails:
         if not w:
             continue
@@ -227,6 +241,16 @@ def forms(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         if named != w:
             out.append(named)
     return tuple(out)
+
+
+def runs_a_script(words: tuple[str, ...]) -> bool:
+    """A shell with no `-c`: it runs a script file or standard input, which no rule reads."""
+    w = final(words)
+    if not w or base(w[0]) not in SHELLS:
+        return False
+    return not any(
+        a == "-c" or (a.startswith("-") and not a.startswith("--") and "c" in a[1:]) for a in w[1:]
+    )
 
 
 def read_only(words: tuple[str, ...]) -> bool:
@@ -264,6 +288,8 @@ def command_matches(pattern: str, words: tuple[str, ...]) -> bool:
     if pattern.endswith(":*"):
         head = pattern[:-2]
         return text == head or text.startswith(head + " ")
+    if pattern.endswith(" *") and text == pattern[:-2]:  # `rm *` names `rm` with no argument too
+        return True
     return glob(pattern, text, slash=True)
 
 
@@ -373,6 +399,8 @@ def judge(cfg: Cfg, call: Call) -> Decision:
         return Decision(Verdict.DENY, Why.DENY_RULE, i)
     if not call.whole:
         return Decision(Verdict.ASK, Why.UNREADABLE)
+    if any(runs_a_script(w) for w in call.commands) and _all_allowed(cfg.rules, call) < 0:
+        return Decision(Verdict.ASK, Why.UNREADABLE)  # its script is unread: only a rule naming it allows it
     if call.outside and cfg.mode is not Mode.FULL:
         return Decision(Verdict.ASK, Why.ESCAPE)
     i = _first(cfg.rules, Kind.ASK, call)

@@ -21,6 +21,9 @@ from types import MappingProxyType
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from eukhe.rules.permission import BASH_LIKE as SHELLS
+from eukhe.rules.permission import OTHER_SHELLS
+
 MAX_BYTES = 64 * 1024
 MAX_DEPTH = 8
 MAX_COMMANDS = 256
@@ -63,14 +66,6 @@ def split(command: str) -> Split:
 
 
 # ---------------------------------------------------------------- names that matter
-
-SHELLS = frozenset(
-    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "ksh93", "pdksh", "lksh"}
-)
-"""Shells whose `-c` script is read as bash (zsh and ksh differ in corners)."""
-
-OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh", "powershell", "rc", "es"})
-"""Shells whose scripts are not bash syntax: a script given to one is not read."""
 
 CHANGES_WHAT_RUNS = frozenset(
     {"PATH", "BASH_ENV", "ENV", "IFS", "PS4", "SHELLOPTS", "BASHOPTS", "BASH_ALIASES", "BASH_CMDS",
