@@ -37,6 +37,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
 from eukhe.home import HomeError, open_home, private_file
+from eukhe.rules.permission import Answer
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.lines import marked, printable
 from eukhe.ui.session import Options, Session
@@ -62,6 +63,10 @@ STYLE = Style.from_dict(
         "child": "ansicyan",
         "note": "ansiyellow",
         "prompt": "bold",
+        "ask": "ansiyellow bold",
+        "ask.keys": "ansiyellow",
+        "ask.add": "ansigreen",
+        "ask.del": "ansired",
     }
 )
 
@@ -112,6 +117,8 @@ class Agent:
         self.home = home
         self.session = Session(self.view, options, self._post)
         self.session.restore = self._restore
+        self.session.approvals.changed = self._asked
+        self.reason = Buffer(multiline=False)  # a no's reason, while the ask on screen takes one
         self.loop: asyncio.AbstractEventLoop | None = None
         self.last_interrupt = 0.0
         self._console: Any = None
@@ -157,6 +164,15 @@ class Agent:
         def note() -> StyleAndTextTuples:
             return [("class:note", view.note)]
 
+        def question() -> StyleAndTextTuples:
+            out: StyleAndTextTuples = []
+            for style, text in self.session.approvals.lines():
+                out += [("", "\n"), (style, text)] if out else [(style, text)]
+            return out
+
+        def reason_mark(line: int, wrap: int) -> StyleAndTextTuples:
+            return [("class:ask", "reason › " if line == 0 and wrap == 0 else "  ")]
+
         def prompt_mark(line: int, wrap: int) -> StyleAndTextTuples:
             return [("class:prompt", PROMPT if line == 0 and wrap == 0 else "  ")]
 
@@ -173,6 +189,14 @@ class Agent:
                 ConditionalContainer(
                     Window(FormattedTextControl(queued), dont_extend_height=True),
                     Condition(lambda: bool(view.queued)),
+                ),
+                ConditionalContainer(
+                    Window(FormattedTextControl(question), wrap_lines=True, dont_extend_height=True),
+                    Condition(lambda: self.session.approvals.current is not None),
+                ),
+                ConditionalContainer(
+                    Window(BufferControl(self.reason), height=1, get_line_prefix=reason_mark),
+                    Condition(lambda: self.session.approvals.reasoning),
                 ),
                 Window(FormattedTextControl(status), wrap_lines=True, dont_extend_height=True),
                 Window(
@@ -242,7 +266,48 @@ class Agent:
         def _(e: KeyPressEvent) -> None:
             self._command("/open")
 
+        self._ask_keys(kb)
         return kb
+
+    def _ask_keys(self, kb: KeyBindings) -> None:
+        """While an ask is on screen its keys answer it (added last: over the prompt's own)."""
+        approvals = self.session.approvals
+        asking = Condition(lambda: approvals.current is not None and not approvals.reasoning)
+        reasoning = Condition(lambda: approvals.current is not None and approvals.reasoning)
+        for key, answer in (("y", Answer.ONCE), ("a", Answer.SESSION), ("p", Answer.PROJECT)):
+
+            @kb.add(key, filter=asking)
+            def _(e: KeyPressEvent, answer: Answer = answer) -> None:
+                approvals.answer(answer)
+
+        @kb.add("n", filter=asking)
+        def _(e: KeyPressEvent) -> None:
+            self.reason.reset()
+            approvals.reason()
+
+        @kb.add("escape", filter=asking | reasoning)
+        def _(e: KeyPressEvent) -> None:
+            approvals.answer(Answer.NO)
+
+        @kb.add("enter", filter=reasoning)
+        def _(e: KeyPressEvent) -> None:
+            approvals.answer(Answer.NO, self.reason.text.strip())
+
+        @kb.add("escape", "enter", filter=reasoning)
+        @kb.add("c-j", filter=reasoning)
+        def _(e: KeyPressEvent) -> None:
+            pass  # the reason is one line: not a newline, nor a follow-up
+
+    def _asked(self) -> None:
+        """The ask on screen changed: the reason line has the keys while it is open."""
+        approvals = self.session.approvals
+        layout = self.app.layout
+        if approvals.reasoning and not layout.has_focus(self.reason):
+            layout.focus(self.reason)
+        elif not approvals.reasoning and not layout.has_focus(self.buffer):
+            self.reason.reset()
+            layout.focus(self.buffer)
+        self.app.invalidate()
 
     def _send(self, after: bool) -> None:
         text = self.buffer.text

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eukhe.ui.approvals import Approvals
 from eukhe.ui.events import Event, event, of_session, outcome_text
 from eukhe.ui.view import Queued, View
 
@@ -56,6 +57,10 @@ class Session:
     children: asyncio.Task[Any] | None = None
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
     known: list[str] = field(default_factory=list)  # the home's sessions, for /session's completion
+    approvals: Approvals = field(init=False)  # the person who answers its runs' permission asks
+
+    def __post_init__(self) -> None:
+        self.approvals = Approvals(self.post, self.view)
 
     # ---------------------------------------------------------------- opening
 
@@ -101,7 +106,8 @@ class Session:
             raise ValueError(f"session id {self.options.session!r}: use letters, digits, '-', '_' or '.'")
         self.id = self.options.session or sessions.new_id()
         self.store = durable.open_store(home(), self.made.settings, recovers=False)
-        process = workflow.begin(workflow.Live(show=self._show, chat_url=self.store.url))
+        live = workflow.Live(show=self._show, chat_url=self.store.url, asker=self.approvals)
+        process = workflow.begin(live)
         registry = RemoteRegistry(home(), on_abort=process.abort)
         process.admission = registry
         process.lease = functools.partial(held, registry)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eukhe.children.texts import is_root
+from eukhe.children.texts import is_root, name_of
 from eukhe.ui.events import QUIET, Event
 from eukhe.ui.lines import marked, printable
 
@@ -65,6 +65,8 @@ class View:
         root = e.run is None or is_root(e.run)
         if root:
             self._wait(e)
+        elif e.data.get("wait") == "ask":  # a subagent's ask waits for the person too: its countdown shows
+            self._wait(e, f"ask {e.run}")
         if e.type == "budget" and root:
             self.budget = e.data
         if e.type == "run" and root:  # nothing spent yet
@@ -129,13 +131,14 @@ class View:
             self.lines.append(Line(self.partial))
             self.partial = ""
 
-    def _wait(self, e: Event) -> None:
+    def _wait(self, e: Event, key: str | None = None) -> None:
         if e.type == "waited":
-            self.waits.pop(str(e.data.get("wait")), None)
+            self.waits.pop(key or str(e.data.get("wait")), None)
             return
         if e.wait is not None:
-            self.waits.pop(e.wait, None)  # the newest wait shows first
-            self.waits[e.wait] = e
+            key = key or e.wait
+            self.waits.pop(key, None)  # the newest wait shows first
+            self.waits[key] = e
             if e.wait == "stream":
                 self.heard = self.clock()
         if e.type == "outcome":
@@ -203,6 +206,9 @@ class View:
             )
         if what == "slot":
             return e.text or f"waiting for a slot of {d.get('provider', 'the provider')}"
+        if what == "ask":
+            who = "" if e.run is None or is_root(e.run) else f"{name_of(e.run)}: "
+            return f"{who}{d.get('tool') or 'a tool'} waits for your answer: denied in {left} without one"
         return e.text or str(what)
 
     def children_lines(self) -> list[str]:
