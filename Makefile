@@ -11,7 +11,7 @@ XLLAMACPP_VERSION := 2026.10.11549
 SMOLLM2_VERSION := 0.1.2
 LLAMA_STAMP := $(VENV)/.llama-$(XLLAMACPP_VERSION)-$(SMOLLM2_VERSION)
 
-.PHONY: venv llama chromium tmux demo lint types pytest laws test clean
+.PHONY: venv llama chromium tmux bubblewrap demo lint types pytest laws test clean
 
 venv: $(STAMP)
 
@@ -39,6 +39,12 @@ chromium:
 tmux:
 	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; } || echo "tmux is not installed (apt-get install tmux): the tests of the interactive agent skip"
 
+# bubblewrap for the sandbox around bash and the kernel (tests/sandbox, and every run whose bash calls
+# run in workspace-write): installed when missing and we run as root; elsewhere the sandbox tests
+# skip, and a run's bash calls are refused, each saying how to install it.
+bubblewrap:
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; } || echo "bubblewrap is not installed (apt-get install bubblewrap): the sandbox tests skip, and runs refuse bash commands"
+
 demo: venv
 	$(BIN)/eukhe demo
 
@@ -51,7 +57,7 @@ types: venv
 
 # Two workers: most tests wait on real processes and servers, and each eukhe process they start
 # spends its first seconds importing; one worker left a core idle most of the time.
-pytest: venv llama chromium tmux
+pytest: venv llama chromium tmux bubblewrap
 	$(BIN)/pytest -n 2
 
 laws: venv
@@ -60,7 +66,7 @@ laws: venv
 # `eukhe laws` runs beside pytest at a lower priority: pytest leaves most of a core idle
 # (its tests wait on processes and servers), and the provers take it; its output is
 # printed once both are done, and either failing fails the target.
-test: venv llama chromium tmux
+test: venv llama chromium tmux bubblewrap
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory types
 	@nice -n 10 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \

@@ -24,6 +24,10 @@ def spawn(*tasks: str) -> dict[str, Any]:
     }
 
 
+UNCONFINED = {"sandbox": {"mode": "danger-full-access"}}
+"""For a test that reads pids a command wrote: in the sandbox they are its pid namespace's, not ours."""
+
+
 def home_with(tmp_path: Path, settings: dict[str, Any] | None = None) -> Path:
     home = tmp_path / "home"
     home.mkdir()
@@ -124,7 +128,7 @@ def test_a_running_child_is_listed_with_its_clock_and_eukhe_abort_ends_it(tmp_pa
     parent hears how it ended."""
     from tests.store.proc import Reader, start, until
 
-    home = home_with(tmp_path, {"subagentStallMs": 120_000})
+    home = home_with(tmp_path, {"subagentStallMs": 120_000, **UNCONFINED})  # it reads `$$`
     script = [
         {"when": "sleep long", "results": 0, **bash("echo $$ > child.pid; sleep 120")},
         {"when": "[child-failed", "results": 0, "text": "it was aborted"},
@@ -164,7 +168,7 @@ def test_a_cancelled_child_leaves_none_of_its_processes(tmp_path: Path) -> None:
     from tests.store.proc import Reader, start, until
     from tests.tools.helpers import alive
 
-    home = home_with(tmp_path, {"toolBlockingBudgetMs": 500})
+    home = home_with(tmp_path, {"toolBlockingBudgetMs": 500, **UNCONFINED})  # it reads the kernel's pids
     cell = (
         "import os, time\n"
         "h = bash('sleep 300')\n"

@@ -14,6 +14,11 @@ Why it is built so:
   job, never queued behind it.
 - Every wait (the start, a cell, an interrupt, the end of the processes) goes through `waits.race`
   with a deadline and a cancel.
+- Given a sandbox that applies, the kernel runs inside bubblewrap (`eukhe.sandbox.bwrap`), its IPC
+  folder bound in, and so does every `bash()` command it starts. Bubblewrap's own process is the
+  launched one; inside, its first process (pid 1 of the sandbox) leads a session of its own
+  (`--new-session`) with the kernel in its group, found once the kernel answers: interrupts go to
+  that group (a pid 1 ignores them), `close` kills that session and bubblewrap.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from eukhe import waits
 from eukhe.home import tighten
 from eukhe.kernel import _procs
 from eukhe.rules.wait import End
+from eukhe.sandbox.bwrap import Sandbox
 from eukhe.settings.keys import TOOL_BLOCKING_BUDGET_MS
 from eukhe.tools.base import Result
 from eukhe.tools.bash import Output
@@ -164,6 +170,8 @@ class _Live:
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     cells: dict[str, _Cell] = field(default_factory=dict)
     gone: bool = False
+    sandboxed: bool = False
+    """Whether it runs inside bubblewrap (`proc` is bubblewrap's; `pid`, once known, the kernel's)."""
 
 
 def _seconds(t: float) -> str:
@@ -230,7 +238,8 @@ class Kernel:
 
     `budget_ms` is `toolBlockingBudgetMs` (`DEFAULT_BUDGET_MS` when the run sets none): a cell, and
     a `wait` on a job, blocks at most that long. `env` is the kernel's environment (None: the
-    host's). All methods run on the caller's event loop."""
+    host's). `sandbox`, the run's: the kernel runs inside it when it applies, and a cell is refused
+    when it must and cannot (None: unconfined). All methods run on the caller's event loop."""
 
     def __init__(
         self,
@@ -243,6 +252,7 @@ class Kernel:
         kill_grace: float = KILL_GRACE,
         interrupt_grace: float = INTERRUPT_GRACE,
         runtime_dir: Path | str | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.cwd = Path(cwd)
         self.budget_ms = max(int(budget_ms), 1)
@@ -252,6 +262,7 @@ class Kernel:
         self.kill_grace = kill_grace
         self.interrupt_grace = interrupt_grace
         self.runtime_dir = None if runtime_dir is None else str(runtime_dir)
+        self.sandbox = sandbox
         self._live: _Live | None = None
         self._starting: asyncio.Task[_Live] | None = None
         self._closing = asyncio.Event()
@@ -532,6 +543,9 @@ class Kernel:
         """The live kernel, started if there is none; an error or aborted `Result` if it did not start."""
         if self._live is not None and not self._live.gone:
             return self._live
+        refused = None if self.sandbox is None else self.sandbox.refusal()
+        if refused is not None:
+            return Result(refused, True)
         if self._starting is None or (self._starting.done() and self._live is None):
             self._starting = asyncio.ensure_future(self._start())
             self._starting.add_done_callback(lambda t: t.cancelled() or t.exception())
@@ -591,7 +605,12 @@ class Kernel:
             connection_file=str(d / "connection.json"),
             context=self._zmq,
         )
-        return _Live(d, [a.replace("{connection_file}", km.connection_file) for a in argv], km)
+        sandboxed = self.sandbox is not None and self.sandbox.applies
+        if self.sandbox is not None and sandboxed:
+            box = self.sandbox.binding(d).reading(*_python_folders(self.python))
+            specs.argv = argv = box.wrap(argv, self.cwd)
+        shown = [a.replace("{connection_file}", km.connection_file) for a in argv]
+        return _Live(d, shown, km, sandboxed=sandboxed)
 
     async def _start(self) -> _Live:
         live = self._prepare()
@@ -657,6 +676,12 @@ class Kernel:
         if exited.done() and not exited.cancelled():
             raise _StartError(f"it ended ({_exit(live.proc.poll())}) before it answered")
         ready.result()
+        if live.sandboxed:  # bubblewrap's first process inside leads the session the kernel is in
+            inner = _procs.children(live.pid)
+            if not inner:
+                raise _StartError("its sandbox's first process could not be found under bubblewrap")
+            live.pid = inner[0]
+            self._sids.append(live.pid)
         tighten(live.dir)  # its sockets, made with the kernel's umask: the host's alone, as their folder
         live.tasks = [
             asyncio.ensure_future(self._read_iopub(live)),
@@ -770,6 +795,10 @@ class Kernel:
             live.rfd = -1
         self._read_bash_counts(live)
         shutil.rmtree(live.dir, ignore_errors=True)
+        spot = self.sandbox.mount_point(live.dir) if live.sandboxed and self.sandbox is not None else None
+        if spot is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(spot)
 
     # --- messages --------------------------------------------------------------------------------------
 
@@ -891,6 +920,19 @@ class Kernel:
                 continue
             key = (str(live.dir), name)
             self._bash_seen[key] = max(self._bash_seen.get(key, 0), n)
+
+
+def _python_folders(python: str) -> list[Path]:
+    """What the kernel's Python reads: shown read-only in the sandbox even inside a hidden folder
+    (a virtualenv in the user's home)."""
+    exe = Path(python)
+    return [
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        exe.parent,
+        Path(os.path.realpath(exe)).parent.parent,
+        _INKERNEL.parent,
+    ]
 
 
 def _traceback(content: dict[str, Any]) -> str:

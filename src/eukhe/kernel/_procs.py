@@ -12,24 +12,25 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Iterator
 from typing import Protocol
 
 from eukhe import waits
 from eukhe.rules.wait import End
 
-__all__ = ["Leader", "kill_session", "members"]
+__all__ = ["Leader", "children", "kill_session", "members"]
 
 POLL = 0.02
 """Seconds between two looks at /proc while waiting for processes to end."""
 
 
-def members(sid: int) -> list[tuple[int, int]]:
-    """(pid, process group) of every live process of session `sid` (a zombie counts as gone)."""
-    found = []
+def _live() -> Iterator[tuple[int, list[str]]]:
+    """(pid, the fields of /proc/<pid>/stat after the name) of every live process (a zombie counts
+    as gone): the fields from the state on, so [1] is the parent, [2] the group, [3] the session."""
     try:
         names = os.listdir("/proc")
     except OSError:
-        return []
+        return
     for name in names:
         if not name.isdigit():
             continue
@@ -39,11 +40,18 @@ def members(sid: int) -> list[tuple[int, int]]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) < 4 or fields[0] in ("Z", "X"):
-            continue
-        if int(fields[3]) == sid:
-            found.append((int(name), int(fields[2])))
-    return found
+        if len(fields) >= 4 and fields[0] not in ("Z", "X"):
+            yield int(name), fields
+
+
+def members(sid: int) -> list[tuple[int, int]]:
+    """(pid, process group) of every live process of session `sid` (a zombie counts as gone)."""
+    return [(pid, int(fields[2])) for pid, fields in _live() if int(fields[3]) == sid]
+
+
+def children(pid: int) -> list[int]:
+    """The live children of process `pid`, lowest pid first."""
+    return sorted(child for child, fields in _live() if int(fields[1]) == pid)
 
 
 class Leader(Protocol):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -178,7 +179,8 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
-    from eukhe.settings import SettingsError, child_settings, load, memory_settings
+    from eukhe.sandbox.session import for_run
+    from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
     from eukhe.store.children import Children
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.ipython import IPYTHON, LazyKernel
@@ -210,7 +212,14 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     depth = int(parent["depth"]) if parent else 0
     children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger, _start_child)
     ledger.children = children.tokens
-    ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children, env=kept.env)
+    try:  # where its bash and kernel run, made once: the probe of bubblewrap blocks, so off the loop
+        where = {"user_home": Path.home(), "temp": Path(tempfile.gettempdir()), "flag": spec.get("sandbox")}
+        box = await asyncio.to_thread(for_run, everything, cwd, home(), session, **where)
+    except SettingsError as e:
+        return Outcome("failed", code="model_error", message=str(e)).json()
+    if box.notice() is not None:  # said once; each refused call says it again as its result
+        here.show(run_id, "sandbox", box.notice())
+    ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children, env=kept.env, sandbox=box)
     base = system = str(spec.get("system") or "")
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
@@ -230,7 +239,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
     if parent:
         tools[PROGRESS.name] = PROGRESS
-    kernel = LazyKernel(cwd, kids.budget_ms, kept.env)  # made on its first cell; it dies with the run
+    kernel = LazyKernel(cwd, kids.budget_ms, kept.env, box)  # made on its first cell; it dies with the run
     ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
     tools[IPYTHON.name] = IPYTHON
     steerable = bool(spec.get("steers"))  # an interactive session: its user may steer the run

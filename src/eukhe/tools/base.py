@@ -79,6 +79,9 @@ class Context:
     env: Mapping[str, str] = field(default_factory=_environment)
     """The environment of every process a tool starts (bash, the kernel's): never a secret of
     this process's unless the settings keep it."""
+    sandbox: Any = None
+    """Where bash runs (`eukhe.sandbox.bwrap.Sandbox`: `wrap` and `refusal`), made from the run's
+    settings; None: unconfined (a caller that makes no run)."""
 
 
 @runtime_checkable

@@ -9,6 +9,9 @@ comes, keeping a head and a tail of it. It ends one of four ways:
 - its timeout passes: the group gets SIGTERM, then SIGKILL `kill_grace` seconds later at most;
 - `ctx.cancel` is set (abort): the group gets SIGKILL at once and the result says "aborted";
 - the task is cancelled: the group gets SIGKILL at once and the cancellation propagates.
+
+When the run's sandbox applies (`Context.sandbox`), the shell runs inside bubblewrap, whose group
+is the one killed: its pid namespace ends with it, and so does every process the command started.
 """
 
 from __future__ import annotations
@@ -129,6 +132,12 @@ class Bash:
         timeout = min(float(args.get("timeout", lim.bash_timeout)), lim.bash_timeout_max)
         if not ctx.cwd.is_dir():
             return Result(f"the working directory '{ctx.cwd}' does not exist or is not a directory", True)
+        argv = ["bash", "-c", command]
+        if ctx.sandbox is not None:  # the run's (eukhe.sandbox.bwrap.Sandbox): inside it, or refused
+            refused = ctx.sandbox.refusal()
+            if refused is not None:
+                return Result(refused, True)
+            argv = ctx.sandbox.wrap(argv, ctx.cwd)
 
         loop = asyncio.get_running_loop()
         out = Output(lim.bash_head, lim.bash_tail)
@@ -136,9 +145,7 @@ class Bash:
         rfd, wfd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                command,
+                *argv,
                 stdin=subprocess.DEVNULL,
                 stdout=wfd,
                 stderr=wfd,

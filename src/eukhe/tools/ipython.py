@@ -94,16 +94,17 @@ class LazyKernel:
     """A run's kernel, made on its first cell: a run that runs none never imports
     jupyter_client (a quarter of a second before its first request)."""
 
-    def __init__(self, cwd: Path, budget_ms: int, env: Mapping[str, str]) -> None:
+    def __init__(self, cwd: Path, budget_ms: int, env: Mapping[str, str], sandbox: Any = None) -> None:
         self.cwd, self.budget_ms = cwd, budget_ms
         self.env = dict(env)  # the run's tool environment (`Context.env`): its secrets out
+        self.sandbox = sandbox  # the run's (`Context.sandbox`): the kernel runs inside it
         self.kernel: Any = None
 
     def _made(self) -> Any:
         if self.kernel is None:
             from eukhe.kernel import Kernel
 
-            self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms, env=self.env)
+            self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms, env=self.env, sandbox=self.sandbox)
         return self.kernel
 
     async def execute(self, code: str, cancel: asyncio.Event) -> Result:

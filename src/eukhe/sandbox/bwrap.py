@@ -1,0 +1,257 @@
+"""Bubblewrap around `bash` and the Python kernel: the run's `Sandbox`, the argv that runs a command
+inside it (`argv`), and whether bubblewrap can run here at all (`why_not`).
+
+A confined command sees, mount after mount (a later mount covers what an earlier one showed):
+
+1. the whole filesystem read-only (`--ro-bind / /`), a fresh `/dev`, and a `/proc` of its own pid
+   namespace (eukhe's own environment in /proc/<pid>/environ is out of sight);
+2. an empty tmpfs over what holds sockets or secrets: `/run` (and so `/var/run`), the eukhe home
+   (settings, trust records, the store, the owner's socket), the user's home folder, and eukhe's
+   folders in the system temp dir (the owner's fallback socket). `--unshare-net` hides no unix
+   socket reached by path: PostgreSQL's in /var/run/postgresql takes trust auth on many machines,
+   and its `COPY ... TO PROGRAM` would run a command outside;
+3. a `/tmp` of the session's own (one host folder a session, so "write /tmp/x, then run it" works
+   across calls, and nothing in the host's /tmp is seen);
+4. read-write: the project (workspace-write) and `sandbox.writable`, parents before children; in
+   read-only mode the project read-only, and nothing writable but the /tmp. A hidden folder inside
+   one of them is hidden again;
+5. read-only again inside the project: `.git` (a hook written there would run unconfined at the
+   user's next commit), `.eukhe/` and `.mcp.json` (what eukhe and its MCP servers run), unless
+   `sandbox.writable` names them;
+6. eukhe's own binds: read-write (the kernel's IPC folder) and read-only (the kernel's Python, when
+   a hidden folder holds it).
+
+Always `--cap-drop ALL` (run as root, bubblewrap keeps its capabilities, and `mount -o
+remount,bind,rw /` would undo every read-only bind), `--unshare-pid`, `--die-with-parent` (nothing
+outlives eukhe) and `--new-session` (no TIOCSTI into a terminal); `--unshare-net` unless
+`sandbox.network`. The environment is the one given to bubblewrap (the tools' own, secrets out).
+
+When the pid namespace's first process ends, the kernel kills every other: a command's background
+processes end with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from eukhe.settings.keys import SANDBOX_MODES
+
+__all__ = [
+    "FULL_ACCESS",
+    "INSTALL",
+    "READ_ONLY",
+    "WORKSPACE_WRITE",
+    "Sandbox",
+    "SandboxError",
+    "argv",
+    "why_not",
+]
+
+READ_ONLY, WORKSPACE_WRITE, FULL_ACCESS = SANDBOX_MODES
+INSTALL = "apt-get install bubblewrap"
+"""How bubblewrap is installed (Debian, Ubuntu)."""
+PROBE_TIMEOUT = 5.0
+"""Seconds `why_not`'s trial sandbox may take."""
+HIDDEN = ("/run", "/var/run")
+"""Hidden in every sandbox: the system's sockets (PostgreSQL's, D-Bus's, the container runtime's)."""
+PROTECTED = (".git", ".eukhe", ".mcp.json")
+"""Read-only inside a writable project: what runs later, outside the sandbox, or configures eukhe."""
+FLAGS = ("--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session")
+"""Every sandbox's."""
+
+
+class SandboxError(RuntimeError):
+    """A command that must run in the sandbox cannot: the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Where a run's `bash` commands and Python kernel run: `mode` (`sandbox.mode`), the `project`,
+    the session's `/tmp` folder on the host (`tmp`), `writable` paths (`sandbox.writable`, absolute),
+    `network` (`sandbox.network`), the folders to hide (`hidden`; `/run` always), the system temp dir
+    whose `eukhe-*` folders are hidden as each command starts (`temp`), eukhe's own read-write
+    `binds` and read-only `readable` paths, and why bubblewrap cannot run here (`unavailable`, None
+    when it can).
+
+    `confined` is the permission rule's hook: False runs a call outside the sandbox (a person
+    granted it), whatever the mode; danger-full-access runs every call outside."""
+
+    mode: str
+    project: Path
+    tmp: Path
+    writable: tuple[Path, ...] = ()
+    network: bool = False
+    hidden: tuple[Path, ...] = ()
+    temp: Path | None = None
+    binds: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+    unavailable: str | None = None
+    confined: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in SANDBOX_MODES:
+            modes = ", ".join(SANDBOX_MODES)
+            raise ValueError(f"sandbox mode {self.mode!r} is not a mode: the modes are {modes}")
+
+    @property
+    def applies(self) -> bool:
+        """Whether a command runs inside bubblewrap (or is refused when it cannot run here)."""
+        return self.confined and self.mode != FULL_ACCESS
+
+    def refusal(self) -> str | None:
+        """Why a command cannot run (it must run in the sandbox, which cannot run here); None: it can."""
+        if not self.applies or self.unavailable is None:
+            return None
+        return (
+            f"not run: sandbox.mode is {self.mode!r}, so commands run only inside the sandbox, and the "
+            f"sandbox cannot run here: {self.unavailable}. Install bubblewrap ({INSTALL}), or set "
+            '"sandbox": {"mode": "danger-full-access"} in your own settings to run commands unconfined'
+        )
+
+    def notice(self) -> str | None:
+        """The run's one line when bubblewrap cannot run here and the mode needs it; None otherwise."""
+        if self.mode == FULL_ACCESS or self.unavailable is None:
+            return None
+        return (
+            f"the sandbox cannot run here: {self.unavailable}; bash commands and Python cells are "
+            f"refused while sandbox.mode is {self.mode!r} (install bubblewrap: {INSTALL})"
+        )
+
+    def wrap(self, command: Sequence[str], cwd: Path) -> list[str]:
+        """The argv that runs `command` in `cwd` as this sandbox says: inside bubblewrap, or as it is
+        when the sandbox does not apply. Raises SandboxError when it must run inside and cannot."""
+        if not self.applies:
+            return list(command)
+        why = self.refusal()
+        if why is not None:
+            raise SandboxError(why)
+        return argv(self, command, cwd)
+
+    def outside(self) -> Sandbox:
+        """This sandbox for a call a person let run outside it."""
+        return dataclasses.replace(self, confined=False)
+
+    def binding(self, *paths: Path) -> Sandbox:
+        """This sandbox with `paths` read-write (eukhe's own folders, such as the kernel's IPC)."""
+        return dataclasses.replace(self, binds=(*self.binds, *paths))
+
+    def reading(self, *paths: Path) -> Sandbox:
+        """This sandbox with `paths` readable even where a hidden folder holds them."""
+        return dataclasses.replace(self, readable=(*self.readable, *paths))
+
+    def mount_point(self, path: Path) -> Path | None:
+        """The empty folder a bind of `path` leaves in the session's /tmp folder on the host, when
+        `path` is in /tmp (bubblewrap makes its mount point there), to remove once done with."""
+        real = _real(path)
+        if not _strictly_under(real, "/tmp"):
+            return None
+        return self.tmp / os.path.relpath(real, "/tmp")
+
+
+def _real(p: Path | str) -> str:
+    # mount points are given as real paths: bubblewrap resolves an absolute link against the host's
+    # root, not the new one, and fails on it (/var/run -> /run)
+    return os.path.realpath(p)
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _strictly_under(path: str, folder: str) -> bool:
+    return path != folder and _under(path, folder)
+
+
+def _folders(paths: Iterable[Path | str]) -> list[str]:
+    """The real paths of the folders among `paths` that exist, each once, in order."""
+    out: list[str] = []
+    for p in paths:
+        r = _real(p)
+        if r not in out and os.path.isdir(r):
+            out.append(r)
+    return out
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    return [p for p in paths if not any(_strictly_under(p, q) for q in paths)]
+
+
+def _temp_folders(temp: Path | None) -> list[str]:
+    """eukhe's folders in the system temp dir now (the owner's fallback socket, other kernels')."""
+    if temp is None:
+        return []
+    try:
+        names = os.listdir(temp)
+    except OSError:
+        return []
+    return [os.path.join(temp, n) for n in sorted(names) if n.startswith("eukhe-")]
+
+
+def argv(box: Sandbox, command: Sequence[str], cwd: Path) -> list[str]:
+    """The bubblewrap argv that runs `command` in `cwd` inside `box` (the module's docstring says
+    what it sees). Reads the filesystem (which folders exist, their real paths), changes nothing."""
+    hidden = _folders([*HIDDEN, *box.hidden, *_temp_folders(box.temp)])
+    out = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for h in _outermost([h for h in hidden if not _under(h, "/tmp")]):  # the private /tmp hides the rest
+        out += ["--tmpfs", h]
+    out += ["--bind", str(box.tmp), "/tmp"]  # the private /tmp covers the host's, and what it holds
+
+    project = _real(box.project)
+    if box.mode == READ_ONLY:
+        own = [(project, "--ro-bind")]
+    else:
+        own = [(project, "--bind"), *((_real(p), "--bind-try") for p in box.writable)]
+    own.sort(key=lambda pair: pair[0].count("/"))  # parents first: a child's mount stays on top
+    for path, how in own:
+        out += [how, path, path]
+    again = [h for h in hidden if any(_strictly_under(h, path) for path, _ in own)]
+    for h in _outermost(again):
+        out += ["--tmpfs", h]
+
+    if box.mode != READ_ONLY:
+        writable = {_real(p) for p in box.writable}
+        for name in PROTECTED:
+            p = _real(box.project / name)
+            if p not in writable and os.path.lexists(p):
+                out += ["--ro-bind-try", p, p]
+
+    for b in box.binds:
+        out += ["--bind", _real(b), _real(b)]
+    for r in _folders(box.readable):
+        mine = any(_under(r, path) for path, _ in own) and not any(_under(r, h) for h in again)
+        if not mine and any(_under(r, h) for h in [*hidden, "/tmp"]):  # else in sight already
+            out += ["--ro-bind-try", r, r]
+
+    out += ["--chdir", str(cwd), *FLAGS]
+    if not box.network:
+        out.append("--unshare-net")
+    return [*out, "--", *command]
+
+
+def why_not(timeout: float = PROBE_TIMEOUT) -> str | None:
+    """Why bubblewrap cannot run a sandbox here (not installed, or no namespaces allowed: a container
+    without user namespaces), None when it can: one trial sandbox running `true`, at most `timeout`
+    seconds. Blocking: call it off the event loop. How to install it (`INSTALL`) is the caller's to
+    add."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return "bubblewrap is not installed (no bwrap on PATH)"
+    trial = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *FLAGS]
+    trial += ["--unshare-net", "--", "true"]
+    try:
+        done = subprocess.run(trial, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"bubblewrap did not run `true` within {timeout:g} s (tried: {shlex.join(trial)})"
+    except OSError as e:
+        return f"bubblewrap ({path}) could not be started: {e.strerror or e}"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip()[-500:] or f"exit code {done.returncode}"
+        return f"bubblewrap cannot make its namespaces here: {said} (tried: {shlex.join(trial)})"
+    return None
