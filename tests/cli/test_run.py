@@ -31,6 +31,7 @@ def test_the_demo_ends_answered_with_every_recovery_shown(tmp_path: Path) -> Non
         "notes": 3,
         "retries": 0,
         "cut": False,
+        "denials": [],
     }
     for seen in ("no text and no tool call", "rebuilt from markup", "5 times in a row", "produced no output"):
         assert seen in done.stderr

@@ -219,3 +219,18 @@ def test_eukhes_own_files_are_refused_even_in_full_access(tmp_path: Path) -> Non
         r.startswith("Tool write was not run: permission denied: it touches eukhe's own files")
         for r in results(out)
     )
+
+
+def test_a_command_that_changes_the_home_is_refused_and_one_that_only_names_it_runs(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    script = [
+        {"results": 0, **bash("echo home > notes.txt")},  # a word that happens to name the home
+        {"results": 1, **bash("rm -rf home")},
+        {"results": 2, "text": "ok"},
+    ]
+    cfg = Cfg(Mode.FULL, Policy.ON_REQUEST, True, True, ())
+    out, runner, _ = run(tmp_path, script, cfg, Person())
+    assert runner.ran == [("echo home > notes.txt", True)]
+    assert results(out)[1].startswith(
+        "Tool bash was not run: permission denied: it touches eukhe's own files"
+    )

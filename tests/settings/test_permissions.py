@@ -302,6 +302,10 @@ def test_an_ask_timeout_at_or_past_the_subagent_stall_is_refused_naming_both(wor
     w.settings({})
     got = in_force(w.repo, w.env)
     assert (got.ask_timeout_ms, got.timeout_from) == (300_000, "default")
+    w.project({})
+    w.settings({"subagentStallMs": 4000})  # unset, the deadline gives way to a short stall: half of it
+    got = in_force(w.repo, w.env)
+    assert (got.ask_timeout_ms, got.timeout_from) == (2000, "default")
 
 
 def test_approvals_are_kept_per_project_private_and_read_back_as_the_users_rules(

@@ -95,6 +95,7 @@ class Gate:
     clock: waits.Clock = field(default_factory=waits.LoopClock)
     # (kind, text, data): the ask as the run's events: "ask" with its deadline, "waited" when it ends
     show: Callable[..., None] = lambda kind, text, data=None: None
+    label: str = ""  # who asks: a subagent's name, shown with its call at the root session's prompt
 
     # ------------------------------------------------------------ reading a call
 
@@ -113,6 +114,11 @@ class Gate:
             or protected(Path(path), self.workspace, self.home) is not None
         )
 
+    def _named(self, words: tuple[str, ...]) -> list[str]:
+        """The files a simple command names: its arguments that are paths that exist."""
+        found = (self._resolved(w) for w in words[1:] if w and not w.startswith("-"))
+        return [p for p in found if os.path.lexists(p)]
+
     def _inside(self, path: str) -> bool:
         roots = [os.path.realpath(self.workspace), *(os.path.realpath(w) for w in self.writable)]
         return any(_under(path, r) for r in roots)
@@ -123,14 +129,15 @@ class Gate:
         if c.name == "bash":
             command = str(args.get("command") or "")
             got = split(command)
-            words = [w for cmd in got.commands for w in cmd[1:] if w and not w.startswith("-")]
-            named = [self._resolved(w) for w in words if os.path.lexists(self._resolved(w))]
+            named = [self._named(cmd) for cmd in got.commands]  # the files each command names
             targets = [self._resolved(w) for w in got.writes]  # what its redirections write
-            paths = tuple(dict.fromkeys([*named, *targets]))
-            writes = bool(targets) or not all(rule.read_only(w) for w in got.commands)
+            paths = tuple(dict.fromkeys([*(p for ps in named for p in ps), *targets]))
+            writers = [ps for cmd, ps in zip(got.commands, named, strict=True) if not rule.read_only(cmd)]
+            touched = [*targets, *(p for ps in writers for p in ps)]  # what it may change
+            writes = bool(touched) or not all(rule.read_only(w) for w in got.commands)
             return Call(
                 "bash", got.commands, got.whole, paths, writes, bool(args.get("outside_sandbox")),
-                all(self._inside(p) for p in targets), any(self._protected(p) for p in paths),
+                all(self._inside(p) for p in targets), any(self._protected(p) for p in touched),
             )  # fmt: skip
         if c.name in ("read", "write", "edit") and isinstance(args.get("path"), str):
             path = self._resolved(args["path"])
@@ -156,7 +163,8 @@ class Gate:
         if self.ask is None:  # the rule says headless asks never come here; a gate without a person denies
             end = End.CANCEL
         else:
-            q = Asked(c.name, c.raw or str(c.arguments), asked.why.value, _whole(c))
+            who = f"{self.label} · {c.name}" if self.label else c.name
+            q = Asked(who, c.raw or str(c.arguments), asked.why.value, _whole(c))
             until = {
                 "wait": "ask",
                 "tool": c.name,

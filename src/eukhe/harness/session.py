@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -22,10 +23,16 @@ def tool_specs(tools: Mapping[str, Any]) -> tuple[Tool, ...]:
 
 
 def runner(tools: Mapping[str, Any], ctx: Context) -> ToolRunner:
-    async def run_tool(c: ToolCall) -> tuple[str, bool]:
+    """Each call with the run's context; `outside`: one the permission rule lets run outside
+    the sandbox (a person's answer, the user's rule) gets a context whose sandbox is off."""
+
+    async def run_tool(c: ToolCall, outside: bool = False) -> tuple[str, bool]:
         if c.arguments is None:
             return f"the arguments of {c.name} are not a JSON object: {c.error}", True
-        result = await call(tools, c.name, c.arguments, ctx)
+        here = ctx
+        if outside and ctx.sandbox is not None:
+            here = dataclasses.replace(ctx, sandbox=ctx.sandbox.outside())
+        result = await call(tools, c.name, c.arguments, here)
         return result.content, result.is_error
 
     return run_tool

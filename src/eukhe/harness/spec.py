@@ -18,6 +18,12 @@ NO_MODEL = (
 )
 
 
+STEPS = 2
+"""The layout of a run's recorded steps: 2 has a `permit` step before each tool call. A run
+that began under 1 (eukhe 0.1) replays its steps as they were recorded, so it resumes
+without the permission gate; the sandbox still holds its calls."""
+
+
 class NoModel(ValueError):
     """No model is named: by the command line, nor by the settings."""
 
@@ -73,6 +79,7 @@ class Setup:
             "settings": dataclasses.asdict(self.run),
             "sandbox": self.sandbox,  # None: the settings' (`settings.permissions.in_force`)
             "approval": self.approval,
+            "steps": STEPS,
             **self.extra,
         }
 

@@ -179,6 +179,8 @@ def in_force(
     )
     timeout, timeout_from = _pick("permissions.askTimeoutMs", layers)
     stall, stall_from = _pick("subagentStallMs", layers)
+    if timeout_from == DEFAULT and timeout >= stall_ms(stall):
+        timeout = max(stall_ms(stall) // 2, 1)  # unset: the default gives way to a short stall, half of it
     if timeout >= stall_ms(stall):
         raise SettingsError(
             f"setting permissions.askTimeoutMs={timeout} in {timeout_from}: expected less than "

@@ -173,14 +173,19 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
 
     from eukhe.ai.models import ModelError, provider_for, resolve
     from eukhe.children.ledger import Ledger, with_ledger
+    from eukhe.children.texts import name_of
     from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
     from eukhe.harness.generation import Generation, Outcome, Settings
+    from eukhe.harness.permit import Gate
     from eukhe.harness.secrets import secrets
     from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
+    from eukhe.rules.permission import Session
     from eukhe.sandbox.session import for_run
     from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
+    from eukhe.settings.approvals import approve
+    from eukhe.settings.permissions import in_force
     from eukhe.store.children import Children
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.ipython import IPYTHON, LazyKernel
@@ -219,6 +224,23 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         return Outcome("failed", code="model_error", message=str(e)).json()
     if box.notice() is not None:  # said once; each refused call says it again as its result
         here.show(run_id, "sandbox", box.notice())
+    try:  # what its calls may do: the rules in force, the mode, the policy, the ask's deadline
+        rights = in_force(cwd, sandbox=spec.get("sandbox"), approval=spec.get("approval"))
+    except SettingsError as e:
+        return Outcome("failed", code="model_error", message=str(e)).json()
+    asker = getattr(here, "asker", None)  # a person answers asks only where the interactive agent is
+    gate = Gate(
+        Session(rights.cfg(person=asker is not None, sandbox=box.unavailable is None)),
+        cwd,
+        home(),
+        asker,
+        timeout=rights.ask_timeout_ms / 1000,
+        cancel=cancel,
+        writable=box.writable,
+        approve=functools.partial(approve, home(), cwd),
+        show=functools.partial(here.show, run_id),
+        label=name_of(run_id) if parent else "",
+    )
     ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children, env=kept.env, sandbox=box)
     base = system = str(spec.get("system") or "")
     compact = None
@@ -283,6 +305,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         admission=registry,
         inbox=delivery.round_end,
         redact=kept.redact,
+        permit=gate.permit if int(spec.get("steps") or 1) >= 2 else None,  # a 0.1 run replays as it ran
     )
     if parent:
         here.children[run_id] = ledger  # its parent's polls read its token here
