@@ -89,6 +89,7 @@ SPEC_LAWS = {
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
     ],
+    "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
 }
 
 
@@ -111,6 +112,7 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "perm_headless_never_waits",
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
+        "perm_ask_settles",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -195,4 +197,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "child",
         "child_take",
         "permission",
+        "permission_ask",
     }

@@ -35,7 +35,8 @@ def laws(
         typer.Option(
             "--area",
             help="Check only this area (run, recovery, wait, lease, admission, aux_fallback, skill_load, "
-            "compactor, queue, child_watch, progress, child, child_take, permission); repeatable.",
+            "compactor, queue, child_watch, progress, child, child_take, permission, permission_ask); "
+            "repeatable.",
         ),
     ] = None,
     as_json: Annotated[

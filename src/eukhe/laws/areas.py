@@ -11,6 +11,7 @@ from eukhe.laws import (
     compactor,
     lease,
     permission,
+    permission_ask,
     progress,
     queue,
     recovery,
@@ -35,4 +36,5 @@ AREAS: dict[str, Area] = {
     "child": child.AREA,
     "child_take": child_take.AREA,
     "permission": permission.AREA,
+    "permission_ask": permission_ask.AREA,
 }
