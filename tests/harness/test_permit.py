@@ -234,3 +234,17 @@ def test_a_command_that_changes_the_home_is_refused_and_one_that_only_names_it_r
     assert results(out)[1].startswith(
         "Tool bash was not run: permission denied: it touches eukhe's own files"
     )
+
+
+def test_always_holds_for_a_command_that_names_an_existing_file(tmp_path: Path) -> None:
+    """The files a command names are for deny and ask rules; the allow rule "always" adds
+    covers the command itself."""
+    (tmp_path / "again.txt").write_text("")
+    person = Person((Answer.SESSION, ""))
+    script = [
+        {"results": 0, **bash("touch again.txt")},
+        {"results": 1, **bash("touch again.txt")},
+        {"results": 2, "text": "ok"},
+    ]
+    _, runner, _ = run(tmp_path, script, Cfg(Mode.WORKSPACE_WRITE, Policy.UNTRUSTED, True, True, ()), person)
+    assert runner.ran == [("touch again.txt", False), ("touch again.txt", False)] and len(person.asked) == 1

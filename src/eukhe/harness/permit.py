@@ -207,7 +207,5 @@ def _whole(c: ToolCall) -> str:
     if c.name == "write":
         return f"write {args.get('path')}:\n{args.get('content') or ''}"
     if c.name == "edit":
-        return f"edit {args.get('path')}:\n- {args.get('old') or args.get('old_string') or ''}\n+ " + str(
-            args.get("new") or args.get("new_string") or ""
-        )
+        return f"edit {args.get('path')}:\n- {args.get('old_text') or ''}\n+ {args.get('new_text') or ''}"
     return f"{c.name} {c.raw or c.arguments}"

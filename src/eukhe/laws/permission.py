@@ -149,6 +149,14 @@ def _parts(call: Call) -> list[tuple[tuple[str, ...] | None, str | None]]:
     return [(w, None) for w in call.commands] + [(None, x) for x in call.paths]
 
 
+def _allow_parts(call: Call) -> list[tuple[tuple[str, ...] | None, str | None]]:
+    """What allow rules must each cover: a command's simple commands (the files it names
+    are for deny and ask rules), a file tool's paths."""
+    return [(w, None) for w in call.commands] + [
+        (None, x) for x in (call.paths if call.tool != "bash" else ())
+    ]
+
+
 def _hit(rule: Rule, call: Call) -> bool:
     """Whether a rule matches some part of the call (a command in any form, or a path)."""
     if rule.pattern is None:
@@ -213,8 +221,8 @@ def perm_every_part(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
             or (path is not None and p.matches(r, call, None, path))
             for r in allows
         )
-        for w, path in _parts(call)
-    ) and bool(_parts(call))
+        for w, path in _allow_parts(call)
+    ) and bool(_allow_parts(call))
 
 
 def perm_ask_ends(m: Model, cfg: PCfg, s: Session, x: In) -> bool:

@@ -368,7 +368,10 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
     whole_tool = next((i for i, r in allows if r.pattern is None and matches(r, call, None, None)), -1)
     if whole_tool >= 0:
         return whole_tool
-    parts = [("c", w) for w in call.commands] + [("p", p) for p in call.paths]
+    # a command's parts are its simple commands (the files it names are for deny and ask
+    # rules: `Read(.env)` denies `cat .env`); a file tool's part is its path
+    paths = call.paths if call.tool != "bash" else ()
+    parts = [("c", w) for w in call.commands] + [("p", p) for p in paths]
     if not parts:
         return -1
     first = -1
