@@ -322,3 +322,37 @@ def test_ctrl_c_during_an_ask_aborts_the_run_and_takes_the_ask_off_the_screen(tm
         t.until("The second answer.")
         assert server.seen[-1].body["messages"][-1]["content"] == "and now?"
     assert not (tmp_path / "never.txt").exists()
+
+
+def test_a_run_closed_while_it_asks_is_asked_again_by_the_owner_which_denies_it(tmp_path: Path) -> None:
+    """An ask is a durable wait: the terminal closes while a call waits for its answer; the
+    owner takes the run up, makes the same call again, has nobody to ask, and denies it with
+    that cause: the call never runs unasked."""
+    from tests.ui.test_agent import session_of, show
+
+    home = tmp_path / "home"
+    script = [
+        {"when": "make it", "results": 0, **bash("touch made")},
+        {"when": "make it", "results": 1, "text": "Could not make it."},
+    ]
+    with FauxServer(parse(script)) as server:
+        faux_home(home, server.url, ASKS)
+        with Term(tmp_path, home) as t:
+            t.ready()
+            t.send("make it")
+            session = session_of(t.until("the ask", lambda s: "touch made" in s and "y once" in t.screen()))
+
+        # the terminal is gone (its tmux server killed: a hang-up), the ask unanswered
+        def ended() -> bool:
+            runs = show(session, tmp_path, home)["runs"]
+            return bool(runs) and runs[0]["outcome"] == "answered"
+
+        deadline = time.monotonic() + 90
+        while not ended():
+            assert time.monotonic() < deadline, "the owner did not finish the run"
+            time.sleep(0.5)
+    assert not (tmp_path / "made").exists()
+    [result] = [
+        m["content"] for m in show(session, tmp_path, home)["runs"][0]["messages"] if m["role"] == "tool"
+    ]
+    assert result.startswith("Tool bash was not run: permission denied: no person can answer an ask here")
