@@ -203,7 +203,8 @@ def _whole(c: ToolCall) -> str:
     """The call as a person reads it before answering: the command, or the file and its change."""
     args = c.arguments or {}
     if c.name == "bash":
-        return str(args.get("command") or "")
+        why = f"\n(outside the sandbox: {args['justification']})" if args.get("justification") else ""
+        return str(args.get("command") or "") + why
     if c.name == "write":
         return f"write {args.get('path')}:\n{args.get('content') or ''}"
     if c.name == "edit":

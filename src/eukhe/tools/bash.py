@@ -108,7 +108,8 @@ class Bash:
         "merged) and exit code. stdin is empty, so interactive commands fail rather than wait. Long "
         "output keeps its start and end with the middle cut. `timeout` is in seconds (default 120, "
         "at most 600); a command that outlives it is killed with every process it started. Each call "
-        "is a fresh shell: cd and variables do not carry over."
+        "is a fresh shell: cd and variables do not carry over. Commands run in a sandbox: the "
+        "project is writable, the rest read-only, no network."
     )
     schema: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -119,6 +120,15 @@ class Bash:
                 "minimum": 1,
                 "maximum": 600,
                 "description": "Seconds before the command is killed (default 120).",
+            },
+            "outside_sandbox": {
+                "type": "boolean",
+                "description": "Run it outside the sandbox (network, files outside the project). The user "
+                "is asked every time; leave it out unless the command cannot work inside.",
+            },
+            "justification": {
+                "type": "string",
+                "description": "Why it must run outside the sandbox, in one sentence the user reads.",
             },
         },
         "required": ["command"],
