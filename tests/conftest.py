@@ -33,3 +33,17 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     finally:
         workflow.begin(workflow.Live())
         s.close()
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A short folder of the test's own for a kernel's files: its IPC sockets' paths must fit
+    a socket's 107 bytes, which pytest's own folders (their run counter grows) may not."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="ekr-", dir="/tmp"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

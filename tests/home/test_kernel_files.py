@@ -12,9 +12,8 @@ from eukhe.kernel import Kernel
 from tests.home.modes import open_to_others
 
 
-def test_a_kernels_files_are_private_while_it_runs(tmp_path: Path) -> None:
-    runtime, project = tmp_path / "runtime", tmp_path / "project"
-    runtime.mkdir()
+def test_a_kernels_files_are_private_while_it_runs(tmp_path: Path, runtime: Path) -> None:
+    project = tmp_path / "project"
     project.mkdir()
 
     async def go() -> dict[str, str]:

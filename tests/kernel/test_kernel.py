@@ -389,9 +389,7 @@ asyncio.run(main())
 
 
 @pytest.mark.timeout(30)
-def test_a_host_that_dies_without_closing_leaves_nothing(tmp_path: Path) -> None:
-    runtime = tmp_path / "runtime"
-    runtime.mkdir()
+def test_a_host_that_dies_without_closing_leaves_nothing(tmp_path: Path, runtime: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", _HOST, str(tmp_path), str(runtime)], capture_output=True, text=True, timeout=20
     )
@@ -405,9 +403,7 @@ def test_a_host_that_dies_without_closing_leaves_nothing(tmp_path: Path) -> None
 
 
 @pytest.mark.timeout(30)
-def test_close_removes_the_kernels_files(tmp_path: Path) -> None:
-    runtime = tmp_path / "runtime"
-    runtime.mkdir()
+def test_close_removes_the_kernels_files(tmp_path: Path, runtime: Path) -> None:
 
     async def go(k: Kernel) -> list[Path]:
         await k.execute('bash("echo hi").wait()', never())
