@@ -217,17 +217,17 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     depth = int(parent["depth"]) if parent else 0
     children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger, _start_child)
     ledger.children = children.tokens
-    try:  # where its bash and kernel run, made once: the probe of bubblewrap blocks, so off the loop
-        where = {"user_home": Path.home(), "temp": Path(tempfile.gettempdir()), "flag": spec.get("sandbox")}
+    try:  # what its calls may do: the rules in force, the mode, the policy, the ask's deadline
+        rights = in_force(cwd, sandbox=spec.get("sandbox"), approval=spec.get("approval"))
+    except SettingsError as e:
+        return Outcome("failed", code="model_error", message=str(e)).json()
+    try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
+        where = {"user_home": Path.home(), "temp": Path(tempfile.gettempdir()), "flag": rights.mode.value}
         box = await asyncio.to_thread(for_run, everything, cwd, home(), session, **where)
     except SettingsError as e:
         return Outcome("failed", code="model_error", message=str(e)).json()
     if box.notice() is not None:  # said once; each refused call says it again as its result
         here.show(run_id, "sandbox", box.notice())
-    try:  # what its calls may do: the rules in force, the mode, the policy, the ask's deadline
-        rights = in_force(cwd, sandbox=spec.get("sandbox"), approval=spec.get("approval"))
-    except SettingsError as e:
-        return Outcome("failed", code="model_error", message=str(e)).json()
     asker = getattr(here, "asker", None)  # a person answers asks only where the interactive agent is
     gate = Gate(
         Session(rights.cfg(person=asker is not None, sandbox=box.unavailable is None)),
