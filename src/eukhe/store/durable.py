@@ -80,19 +80,9 @@ class Store:
     url: str
     home: Path
     executor: str
-    reader: DBOSClient  # reads ended runs from inside a run without recording the read as a step
 
     def close(self) -> None:
-        global READER
-        READER = None
-        self.reader.destroy()
         DBOS.destroy(destroy_registry=False)
-
-
-READER: DBOSClient | None = None
-"""The open store's reader. A run reads the runs of its session that came before it
-(ended, so the read is the same on every replay) through it: through DBOS the read
-would be recorded as a step, a copy of the whole earlier transcript in every run."""
 
 
 def _quiet(home: Path) -> None:
@@ -141,9 +131,7 @@ def open_store(home: Path, settings: Mapping[str, Any], recovers: bool = True) -
         raise
     except Exception as e:
         raise StoreError(f"cannot open the run store at {shown(url)}: {cause(e)}") from e
-    global READER
-    READER = client(url, home)
-    return Store(url, home, me, READER)
+    return Store(url, home, me)
 
 
 def takes_recovered(on: bool) -> None:
