@@ -90,6 +90,12 @@ SPEC_LAWS = {
         "perm_escape_needs_a_person",
     ],
     "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
+    "classify": [  # ours (issue 25): the reply classification, a rule with laws
+        "classify_one_input_a_failure",
+        "classify_calls_are_calls",
+        "classify_no_text_is_no_answer",
+        "classify_text_answers",
+    ],
 }
 
 
@@ -113,6 +119,10 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
         "perm_ask_settles",
+        "classify_one_input_a_failure",
+        "classify_calls_are_calls",
+        "classify_no_text_is_no_answer",
+        "classify_text_answers",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -198,4 +208,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "child_take",
         "permission",
         "permission_ask",
+        "classify",
     }

@@ -34,9 +34,9 @@ def laws(
         list[str] | None,
         typer.Option(
             "--area",
-            help="Check only this area (run, recovery, wait, lease, admission, aux_fallback, skill_load, "
-            "compactor, queue, child_watch, progress, child, child_take, permission, permission_ask); "
-            "repeatable.",
+            help="Check only this area (run, recovery, classify, wait, lease, admission, aux_fallback, "
+            "skill_load, compactor, queue, child_watch, progress, child, child_take, permission, "
+            "permission_ask); repeatable.",
         ),
     ] = None,
     as_json: Annotated[

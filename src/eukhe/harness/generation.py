@@ -33,7 +33,7 @@ from eukhe.ai.request import Message, Request, Tool
 from eukhe.harness import notes
 from eukhe.harness.effects import Direct, Effects
 from eukhe.harness.repeat import rounds_in_a_row, same_calls
-from eukhe.rules import recovery
+from eukhe.rules import classify, recovery
 from eukhe.rules import run as h4
 from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
@@ -165,6 +165,7 @@ class Generation:
     poll_interval: float = 5.0
     step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run] = h4.step  # the rules: swapped only by tie tests
     recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
+    classify: Callable[[classify.Seen], classify.Read] = classify.classify  # swapped only by tie tests
     effects: Effects | None = None  # None: in memory, waits by `sleep`
     system: str = ""  # the system prompt (e.g. the skills offered)
     interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
@@ -636,43 +637,34 @@ class Generation:
     def _classify(
         self, reply: Reply, ctx: Sequence[Message], offered: Mapping[str, Mapping[str, Any]]
     ) -> tuple[h4.Input, recovery.Reply, tuple[ToolCall, ...] | None, Any]:
-        """The run's input for the reply as it came, and what recovery reads of it."""
+        """The run's input for the reply as it came, and what recovery reads of it: the
+        runtime reads the reply (the leak scan, the repeat check), the rule says what it is
+        (`rules.classify`)."""
         f = reply.failure
-        if f is not None:
-            if f.kind is Kind.REJECTED:  # the same request gets the same output: noted, never resent
-                return (
-                    h4.Input(h4.Kind.ERROR, retryable=True, noted=True),
-                    recovery.Reply(Out.REJECTED),
-                    None,
-                    None,
-                )
-            if f.kind is Kind.OVERFLOW:  # compact and go on, never resent as is (H4)
-                return h4.Input(h4.Kind.OVERFLOW), recovery.Reply(Out.OTHER), None, None
-            if f.kind in (Kind.STALL, Kind.REPEATING):
-                return (
-                    h4.Input(h4.Kind.ERROR, retryable=True, noted=True),
-                    recovery.Reply(Out.NOTED),
-                    None,
-                    None,
-                )
-            x = h4.Input(h4.Kind.ERROR, retryable=f.retryable)
-            return x, recovery.Reply(Out.OTHER), None, None
-        if reply.calls:
-            like = same_calls(reply.calls, ctx)
-            return h4.Input(h4.Kind.CALLS), recovery.Reply(Out.CALLS, like), None, None
-        if reply.has_text and self.scan is not None:
-            found = self.scan(reply.all_text, offered)
-            if found.calls:
-                rebuilt = _calls(found)
-                like = same_calls(rebuilt, ctx)
-                return h4.Input(h4.Kind.CALLS), recovery.Reply(Out.REBUILT, like), rebuilt, found
-            if found.leak is not None:
-                return h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.LEAK), None, found
-        if reply.has_text:
-            return h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.ANSWER), None, None
-        if reply.stop is Stop.LENGTH:
-            return h4.Input(h4.Kind.NO_ANSWER), recovery.Reply(Out.LENGTH), None, None
-        return h4.Input(h4.Kind.NO_ANSWER), recovery.Reply(Out.NOTED), None, None
+        found = (
+            self.scan(reply.all_text, offered)
+            if f is None and not reply.calls and reply.has_text and self.scan
+            else None
+        )
+        rebuilt = _calls(found) if found is not None and found.calls else None
+        seen = classify.Seen(
+            failure=classify.Failure(f.kind.value) if f is not None else classify.Failure.NONE,
+            retryable=f.retryable if f is not None else False,
+            calls=bool(reply.calls),
+            like=same_calls(reply.calls, ctx) if reply.calls and f is None else False,
+            text=reply.has_text,
+            rebuilt=rebuilt is not None,
+            rebuilt_like=same_calls(rebuilt, ctx) if rebuilt is not None else False,
+            leak=found is not None and found.leak is not None,
+            length=reply.stop is Stop.LENGTH,
+        )
+        read = self.classify(seen)
+        return (
+            read.input,
+            read.reply,
+            rebuilt if read.rebuilt else None,
+            found if read.rebuilt or read.leak else None,
+        )
 
     def _note(
         self, act: Act, rec: recovery.Rec, reply: Reply, attempt: int, ctx: Sequence[Message], leak: Any

@@ -8,6 +8,7 @@ from eukhe.laws import (
     child,
     child_take,
     child_watch,
+    classify,
     compactor,
     lease,
     permission,
@@ -24,6 +25,7 @@ from eukhe.laws.engine import Area
 AREAS: dict[str, Area] = {
     "run": run.AREA,
     "recovery": recovery.AREA,
+    "classify": classify.AREA,
     "wait": wait.AREA,
     "lease": lease.AREA,
     "aux_fallback": aux_fallback.AREA,
