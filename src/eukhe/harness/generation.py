@@ -44,8 +44,8 @@ from eukhe.settings.secrets import Redaction
 BACKGROUND_SLOT_WAIT = 600.0
 """Seconds background work (compaction, subagents) may wait for a slot, preemptions included."""
 
-ABORT_GRACE = 3.0
-"""Seconds a phase handler that ignores the cancel is given before it is dropped."""
+ABORT_GRACE = h4.ABORT_GRACE
+"""Seconds a phase handler that ignores the cancel is given before it is dropped (H4.6)."""
 
 T = TypeVar("T")
 Hook = Callable[[Request], Awaitable[Request]]

@@ -68,7 +68,7 @@ KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL when the kernel's processes are killed."""
 INTERRUPT_GRACE = 3.0
 """Seconds a job may take to stop on an interrupt before `kill` restarts the kernel."""
-ABORT_GRACE = 0.5
+CELL_STOP_GRACE = 0.5
 """Seconds an aborted call gives its cell to stop on an interrupt before leaving it as a job."""
 IOPUB_HWM = 256
 """Messages the host's zmq queue holds for the reader (each at most one stream chunk)."""
@@ -502,7 +502,7 @@ class Kernel:
         cell.interrupted = True
         self._interrupt(live)
         clock = waits.LoopClock()
-        raced = await waits.race(cell.done.wait(), clock.now() + ABORT_GRACE, None, clock, grace=0.0)
+        raced = await waits.race(cell.done.wait(), clock.now() + CELL_STOP_GRACE, None, clock, grace=0.0)
         text = _since(cell.out, cell.shown)
         if raced.end is End.EVENT:
             return Result(
@@ -512,8 +512,8 @@ class Kernel:
         return Result(
             _with_line(
                 text,
-                f"aborted: the cell did not stop within {ABORT_GRACE:g} s of an interrupt; it goes on as job "
-                f'{n}: stop it with {{"job": {n}, "action": "kill"}}',
+                f"aborted: the cell did not stop within {CELL_STOP_GRACE:g} s of an interrupt; it goes on as "
+                f'job {n}: stop it with {{"job": {n}, "action": "kill"}}',
             ),
             True,
         )

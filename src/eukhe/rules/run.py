@@ -29,6 +29,10 @@ from enum import Enum
 MAX_NOTES = 8
 """Noted retries per generation (H4.7); not `retry.maxRetries`."""
 
+ABORT_GRACE = 3.0
+"""Seconds a phase handler that ignores the run's cancel is given before it is dropped (H4.6):
+every wait's losing work gets as long (`waits.race`), then is left."""
+
 DEFAULT_MAX_TOOL_ROUNDS = 250
 """`maxToolRounds` when unset or 0 (H4.2)."""
 

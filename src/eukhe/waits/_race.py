@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from eukhe.rules import wait as model
+from eukhe.rules.run import ABORT_GRACE
 from eukhe.waits._clock import Clock, LoopClock
 
 T = TypeVar("T")
@@ -16,8 +17,9 @@ T = TypeVar("T")
 ORDER = (model.Tick.EVENT, model.Tick.CANCEL, model.Tick.TICK)
 """The order of inputs that came at once."""
 
-GRACE = 3.0
-"""Real seconds a losing work is given to honour its cancel before it is left."""
+GRACE = ABORT_GRACE
+"""Real seconds a losing work is given to honour its cancel before it is left: the spec's
+ABORT_GRACE (H4.6), one value for every wait."""
 
 
 @dataclass(frozen=True)
