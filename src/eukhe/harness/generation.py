@@ -21,13 +21,14 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from eukhe import waits
 from eukhe.admission import AdmissionError, Queued, Registry, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.jobs import deadline as ai_deadline
+from eukhe.ai.provider import Deferred, Provider
 from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, TextDelta, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.harness import notes
@@ -149,7 +150,7 @@ class _Turn:
 
 @dataclass
 class Generation:
-    provider: Any
+    provider: Provider  # a `Deferred` one when `background`
     model: str
     tools: Sequence[Tool]
     run_tool: ToolRunner
@@ -304,7 +305,7 @@ class Generation:
         assert t.prepared is not None
         t.out.requests.append(t.prepared)
         if self.background:
-            start = functools.partial(self.provider.start, t.prepared, self.window)
+            start = functools.partial(self._deferred.start, t.prepared, self.window)
             work = self.fx.step("start", functools.partial(self._admitted, start, _refused))
         else:
             work = self.fx.step("model", functools.partial(self._call, t.prepared, t.idle))
@@ -320,7 +321,7 @@ class Generation:
         finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=t.stop)
         self.show("waited", "", {"wait": "poll"})
         if finished:
-            poll = functools.partial(self.provider.poll, t.job)
+            poll = functools.partial(self._deferred.poll, t.job)
             work = self.fx.step("poll", functools.partial(self._admitted, poll, PollFailed))
             finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
@@ -488,7 +489,7 @@ class Generation:
     async def _cancel_job(self, job: Job | None) -> None:
         if job is not None:
             with contextlib.suppress(Exception):
-                work = self.fx.step("cancel", lambda: self.provider.cancel(job))
+                work = self.fx.step("cancel", lambda: self._deferred.cancel(job))
                 await asyncio.wait_for(work, timeout=ABORT_GRACE)
 
     async def _prepare(self, request: Request) -> Request | BaseException:
@@ -536,6 +537,11 @@ class Generation:
             text=tuple(self.redact(t) for t in reply.text),
             failure=dataclasses.replace(f, message=self.redact(f.message)) if f is not None else None,
         )
+
+    @property
+    def _deferred(self) -> Deferred:
+        """The provider as one that answers in the background (`background` runs only)."""
+        return cast(Deferred, self.provider)
 
     @property
     def _provider_name(self) -> str:
