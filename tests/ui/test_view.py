@@ -197,3 +197,14 @@ def test_a_line_that_never_ends_goes_to_the_scrollback_in_pieces() -> None:
     for _ in range(10):
         v.add(ev("text", "x" * 1_000))
     assert len(v.partial) <= PARTIAL and "".join(ln.text for ln in v.take()) + v.partial == "x" * 10_000
+
+
+def test_a_providers_slots_read_in_words_with_no_limit_said_so() -> None:
+    from eukhe.admission import UNLIMITED
+    from eukhe.ui.lines import provider_line
+
+    status = {"held": 1, "queued": {"interactive": 0, "background": 2}, "limit": UNLIMITED}
+    assert provider_line("vllm", status) == (
+        "provider vllm: 1 slots held (no limit), 0 interactive and 2 background queued"
+    )
+    assert "(a limit of 4)" in provider_line("vllm", {**status, "limit": 4})

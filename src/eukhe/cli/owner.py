@@ -18,6 +18,7 @@ from eukhe.home import HomeError, exposed, open_home
 from eukhe.owner import protocol
 from eukhe.owner.client import OwnerError, alive, ask_once, read_info
 from eukhe.owner.protocol import Kind
+from eukhe.ui.lines import provider_line
 
 
 def _home() -> Path:
@@ -79,11 +80,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
     for w in lease.get("waiters") or []:
         echo(f"  waiting: run {w.get('run')} of session {w.get('session')}, for {_ago(w.get('since'))}")
     for name, p in (got.get("providers") or {}).items():
-        q = p["queued"]
-        echo(
-            f"provider {name}: {p['held']} of {p['limit']} slots held, "
-            f"{q['interactive']} interactive and {q['background']} background queued"
-        )
+        echo(provider_line(name, p))
     _subagents()
     memory = got.get("memory")
     if memory is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ui.events import event
+from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session, transcript
 
 
@@ -159,7 +160,7 @@ async def _status(s: Session, arg: str) -> list[str]:
     if holder:
         out.append(f"root-turn lease: session {holder.get('session')}, run {holder.get('run')}")
     for name, p in (got.get("providers") or {}).items():
-        out.append(f"provider {name}: {p}")
+        out.append(provider_line(name, p))
     return out
 
 

@@ -3,6 +3,10 @@ and the interactive agent's scrollback mark and style them the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from eukhe.admission._limits import UNLIMITED
 from eukhe.terminal import neutralized
 
 MARKS = {
@@ -48,3 +52,15 @@ def printable(text: str) -> str:
     control character (an escape sequence in a model's text or a tool's output) shown as
     its code, never sent to the terminal to act on (eukhe.terminal's one rule)."""
     return neutralized(text.expandtabs(4))
+
+
+def provider_line(name: str, p: Mapping[str, Any]) -> str:
+    """A provider's slots in the owner's status, in words: held against its limit ("no
+    limit" for a provider with none set), and what is queued in each class."""
+    limit = p.get("limit")
+    of = "no limit" if not isinstance(limit, int) or limit >= UNLIMITED else f"a limit of {limit}"
+    q = p.get("queued") or {}
+    return (
+        f"provider {name}: {p.get('held', 0)} slots held ({of}), "
+        f"{q.get('interactive', 0)} interactive and {q.get('background', 0)} background queued"
+    )
