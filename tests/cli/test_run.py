@@ -41,6 +41,8 @@ def test_run_without_a_model_says_what_to_set(tmp_path: Path) -> None:
     done = eukhe("run", "hello", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith("eukhe run: no model configured: pass --model provider/model")
+    # the home's own file, wherever EUKHE_HOME puts it (not ~/.eukhe/settings.json)
+    assert done.stderr.rstrip().endswith(f'or set "model" in {tmp_path / "home" / "settings.json"}')
 
 
 def test_run_against_a_server_with_a_tool_call_and_json(tmp_path: Path) -> None:

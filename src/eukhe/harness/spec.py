@@ -14,8 +14,9 @@ NO_MODEL = (
     "no model configured: pass --model provider/model "
     "(e.g. --model openai/gpt-4.1 with OPENAI_API_KEY set, "
     "or --model vllm/NAME --base-url http://127.0.0.1:8000/v1), "
-    'or set "model" in ~/.eukhe/settings.json'
+    'or set "model" in {settings}'
 )
+"""What a session with no model says; `settings`: the home's settings file in effect."""
 
 
 STEPS = 2
@@ -27,8 +28,8 @@ without the permission gate; the sandbox still holds its calls."""
 class NoModel(ValueError):
     """No model is named: by the command line, nor by the settings."""
 
-    def __init__(self) -> None:
-        super().__init__(NO_MODEL)
+    def __init__(self, settings: Path) -> None:
+        super().__init__(NO_MODEL.format(settings=settings))
 
 
 @dataclass
@@ -97,7 +98,7 @@ def setup(
     cause, before any run (SettingsError, ModelError, NoModel)."""
     from eukhe.admission import limits_from
     from eukhe.ai.models import resolve
-    from eukhe.settings import loaded, run_settings
+    from eukhe.settings import home, loaded, run_settings
     from eukhe.settings.permissions import in_force
     from eukhe.skills import get_resource_snapshot
 
@@ -105,7 +106,7 @@ def setup(
     settings = got.values
     name = model or settings.get("model")
     if not isinstance(name, str) or not name:
-        raise NoModel()
+        raise NoModel(home() / "settings.json")
     route = resolve(name, settings, base_url, api)
     rs = run_settings(settings, name)
     limits_from(settings, route.provider)  # and so do its admission limits
