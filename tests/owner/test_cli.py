@@ -88,3 +88,14 @@ def test_doctor_says_each_problem_in_one_line_with_its_fix(tmp_path: Path) -> No
     assert f"stale socket {sock}" in lines[0] and f"fix: `rm {sock}`" in lines[0]
     assert "dead owner" in lines[1] and "not running; fix:" in lines[1]
     assert "store" in lines[2] and "fix:" in lines[2]
+
+
+def test_abort_names_a_runs_form_and_says_when_nothing_is_in_flight(tmp_path: Path) -> None:
+    """Not the owner's socket: what a run id looks like, and that nothing of the home runs."""
+    home = tmp_path / "home"
+    bad = eukhe("abort", "nosuch", cwd=tmp_path, home=home)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("eukhe abort: 'nosuch' is not a run: a run is SESSION/N, or SESSION/N.cK")
+    idle = eukhe("abort", "s1/0001.c2", cwd=tmp_path, home=home)
+    assert idle.returncode == 1
+    assert idle.stderr == "eukhe abort: run s1/0001.c2 is not in flight: no eukhe process of this home runs\n"

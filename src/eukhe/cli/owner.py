@@ -235,14 +235,30 @@ def _store(home: Path, bad: Any) -> int:
     return 0
 
 
+def _run_id(run: str) -> bool:
+    """Whether `run` has a run's form: SESSION/N, and .cK for each level of subagent."""
+    session, slash, rest = run.partition("/")
+    if not slash or not session or not all(c.isalnum() or c in "-_." for c in session):
+        return False
+    n, *children = rest.split(".c")
+    return n.isdigit() and all(k.isdigit() for k in children)
+
+
 def abort(run: Annotated[str, typer.Argument(help="The run, as SESSION/N (see `eukhe sessions`).")]) -> None:
     """End a run wherever it executes: it ends aborted, its transcript kept. A run
     that waits for the root-turn lease stops waiting."""
     home = _home()
+    if not _run_id(run):
+        echo(f"eukhe abort: {run!r} is not a run: a run is SESSION/N, or SESSION/N.cK for a subagent "
+             "(see `eukhe sessions` and `eukhe status`)", err=True)  # fmt: skip
+        raise typer.Exit(2)
     try:
         got = asyncio.run(ask_once(home, Kind.ABORT, run=run))
     except OwnerError as e:
-        echo(f"eukhe abort: {run}: {e}", err=True)
+        if not protocol.socket_path(home).exists():  # no owner: nothing of this home is in flight
+            echo(f"eukhe abort: run {run} is not in flight: no eukhe process of this home runs", err=True)
+        else:
+            echo(f"eukhe abort: {run}: {e}", err=True)
         raise typer.Exit(1) from None
     echo(f"run {run}: abort sent to pid {got['pid']}; it ends aborted within its grace")
 
