@@ -16,7 +16,10 @@ from eukhe.memory.report import status_json, status_lines, zoomed
 from eukhe.terminal import json_text
 
 chat_app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="The endless chat: its log and memory."
+    add_completion=False,
+    no_args_is_help=True,
+    help="The endless chat: its log and memory.",
+    rich_markup_mode="markdown",  # a docstring's lines join into paragraphs, never broken mid-sentence
 )
 
 
@@ -148,7 +151,10 @@ def view_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON 
 
 
 @chat_app.command("zoom")
-def zoom_command(id: Annotated[int, typer.Argument(min=0)], n: Annotated[int, typer.Argument(min=1)]) -> None:
+def zoom_command(
+    id: Annotated[int, typer.Argument(min=0, help="The line's first message (the ID of ID+N in the view).")],
+    n: Annotated[int, typer.Argument(min=1, help="How many messages it covers (the N of ID+N).")],
+) -> None:
     """Open line ID+N into the two lines below it; N = 1 prints message ID whole."""
     store = _store()
     try:

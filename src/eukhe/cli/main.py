@@ -19,7 +19,8 @@ from eukhe.cli.reading import store_read
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
 
-app = typer.Typer(add_completion=False, no_args_is_help=True)
+# markdown: a docstring's lines join into paragraphs (rich kept each line break, mid-sentence)
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="markdown")
 
 
 @app.callback()
@@ -298,7 +299,9 @@ def sessions_command(
         echo(f"{r.session}  {started}  {r.runs} run{'s' if r.runs != 1 else ''}  {r.outcome}  {prompt}")
 
 
-session_app = typer.Typer(add_completion=False, no_args_is_help=True, help="One session.")
+session_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="One session.", rich_markup_mode="markdown"
+)
 app.add_typer(session_app, name="session")
 
 
@@ -387,7 +390,9 @@ owner_commands.register(app)
 app.command("trust")(trust_command)
 app.add_typer(store_app, name="store")
 
-faux_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The scripted faux model.")
+faux_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="The scripted faux model.", rich_markup_mode="markdown"
+)
 app.add_typer(faux_app, name="faux")
 
 

@@ -11,7 +11,9 @@ from eukhe.home import home
 from eukhe.settings import SettingsError
 from eukhe.store.urls import StoreError, shown, sqlite_path
 
-store_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The home's run store.")
+store_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="The home's run store.", rich_markup_mode="markdown"
+)
 
 
 @store_app.command("migrate")

@@ -1,0 +1,40 @@
+"""Help that helps, at 80 columns: a command's description reads as its sentences (not
+broken where its docstring's lines break), and `chat zoom`'s arguments say what they are."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def help_of(*command: str, cwd: Path) -> str:
+    env = {**os.environ, "COLUMNS": "80", "EUKHE_HOME": str(cwd / "home")}
+    done = subprocess.run(
+        [sys.executable, "-m", "eukhe", *command, "--help"], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def words(text: str) -> str:
+    """The text's words in order, the help's frame (boxes, indents) and line breaks gone."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def test_descriptions_read_as_sentences_and_fit_80_columns(tmp_path: Path) -> None:
+    top = help_of(cwd=tmp_path)
+    assert "The run is durable: if the process dies" in words(top)  # was "The run is │ │ durable"
+    assert "every recovery shows as it happens" in words(top)
+    run = help_of("run", cwd=tmp_path)
+    assert "The run is durable: if the process dies, the next eukhe run" in words(run)
+    for text in (top, run, help_of("chat", "zoom", cwd=tmp_path)):
+        assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_chat_zoom_says_what_its_arguments_are(tmp_path: Path) -> None:
+    got = words(help_of("chat", "zoom", cwd=tmp_path))
+    assert "The line's first message" in got and "How many messages it covers" in got
