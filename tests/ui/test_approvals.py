@@ -182,9 +182,10 @@ def test_an_ask_answered_once_runs_the_command_and_its_result_is_in_the_transcri
         faux_home(tmp_path / "home", server.url, ASKS)
         t.ready()
         t.send("make the file")
-        t.until(KEYS)
+        asked = "? bash asks: an ask rule matches it\n  touch made.txt\n" + KEYS
+        t.until("the ask whole on the screen", lambda s: asked in t.screen())  # a frame at a time
         screen = t.screen()
-        assert "? bash asks: an ask rule matches it\n  touch made.txt\n" + KEYS in screen
+        assert asked in screen
         assert re.search(r"bash waits for your answer: denied in \d+ (s|min) without one", screen), screen
         assert not (tmp_path / "made.txt").exists()
         t.keys("y")
