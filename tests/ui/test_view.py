@@ -111,6 +111,23 @@ def test_memory_and_lease_waits_show_in_the_status_line_not_the_scrollback() -> 
     ]
 
 
+def test_a_wait_the_run_said_before_the_app_heard_its_id_still_shows() -> None:
+    # the run starts on the runs' loop, and under load its first events (its budgets, its
+    # wait for the lease) reach the app before the run's id does: they must not be lost
+    v = View(clock=Clock())
+    v.add(ev("retry", "HTTP 503", run="s1/0000", wait="retry", deadline=5.0))  # an earlier run's
+    v.add(ev("run", "go", caps={"rounds": 250, "notes": 8, "retries": 3}))
+    v.add(ev("lease", "waiting…", wait="lease", holder={"session": "s0", "run": "s0/0003"}))
+    v.started(RUN, "go")
+    status = v.status()
+    assert "waiting for the root-turn lease: session s0, run s0/0003 holds it" in status
+    assert "rounds 0/250 notes 0/8 retries 0/3" in status
+    assert "retry" not in status
+    v.ended()
+    v.started("s1/0002", "next")
+    assert v.status() == "working · run 2 · Ctrl-C aborts"
+
+
 def test_a_childs_wait_is_its_own_not_the_sessions() -> None:
     v = View()
     v.started(RUN, "go")

@@ -54,6 +54,7 @@ class View:
     tools: dict[str, int] = field(default_factory=dict)  # tool call id -> its number
     heard: float = 0.0  # when the run's stream last gave an event
     note: str = ""  # a line under the prompt: the last command's answer, a hint
+    _budget_of: str | None = None  # the run whose budgets `budget` holds
 
     # ---------------------------------------------------------------- events
 
@@ -68,10 +69,10 @@ class View:
         elif e.data.get("wait") == "ask":  # a subagent's ask waits for the person too: its countdown shows
             self._wait(e, f"ask {e.run}")
         if e.type == "budget" and root:
-            self.budget = e.data
+            self.budget, self._budget_of = e.data, e.run
         if e.type == "run" and root:  # nothing spent yet
             caps = dict(e.data.get("caps") or {})
-            self.budget = {"used": dict.fromkeys(caps, 0), "caps": caps}
+            self.budget, self._budget_of = {"used": dict.fromkeys(caps, 0), "caps": caps}, e.run
         if e.type == "steer":
             self.queued = [q for q in self.queued if q.id != e.data.get("id")]
         if e.type == "tool":
@@ -152,8 +153,13 @@ class View:
     # ---------------------------------------------------------------- the session's own
 
     def started(self, run: str, prompt: str | None) -> None:
+        """The session's run `run` is at work. Its first events may have come already
+        (the run starts on the runs' loop before the app hears its id): a wait it
+        said, such as for the root-turn lease, stays, and so do its budgets."""
         self._flush()
-        self.run, self.waits, self.budget, self.heard = run, {}, {}, self.clock()
+        self.waits = {k: e for k, e in self.waits.items() if e.run == run}
+        self.budget = self.budget if self._budget_of == run else {}
+        self.run, self.heard = run, self.clock()
 
     def ended(self) -> None:
         self._flush()
