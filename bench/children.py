@@ -30,7 +30,8 @@ from typing import Any
 from dbos import DBOS
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.store import children, durable, runs, sessions, workflow
+from eukhe.run import children, driver, workflow
+from eukhe.store import durable, sessions
 
 
 def script(n: int) -> list[dict[str, Any]]:
@@ -105,7 +106,7 @@ def main() -> None:
                 threading.Thread(target=watch_requests, args=(server, first, stop), daemon=True).start()
                 for k in range(a.spawns):
                     spec = {"prompt": f"go {k} ", "model": "vllm/m", "baseUrl": server.url, "cwd": tmp}
-                    asyncio.run(runs.drive(spec, sessions.new_id() + f"-{k}", lambda s: None))
+                    asyncio.run(driver.drive(spec, sessions.new_id() + f"-{k}", lambda s: None))
                 stop.set()
                 cid = next(iter(sorted(w.workflow_id for w in asyncio.run(_children()))))
 

@@ -30,9 +30,10 @@ from dbos import DBOS
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.harness.generation import Generation, Settings
-from eukhe.harness.session import runner, tool_specs
-from eukhe.store import durable, runs, sessions
+from eukhe.run import driver
+from eukhe.run.loop import Generation, Settings
+from eukhe.run.session import runner, tool_specs
+from eukhe.store import durable, sessions
 from eukhe.tools import BUILTIN, Context
 
 PROMPT = "Read one file a round, then say done."
@@ -71,7 +72,7 @@ async def durable_run(url: str, cwd: Path) -> tuple[float, int]:
     session = sessions.new_id()
     t = time.perf_counter()
     got: list[dict[str, Any]] = []
-    await runs.drive(spec, session, lambda s: None, got.append)
+    await driver.drive(spec, session, lambda s: None, got.append)
     took = time.perf_counter() - t
     out = got[0] if got else None
     assert out is not None and out["outcome"] == "answered", out

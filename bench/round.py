@@ -29,7 +29,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
-from eukhe.harness.generation import Generation, Settings
+from eukhe.run.loop import Generation, Settings
 
 PROMPT = "Read every file, one a round, then say done."
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}

@@ -21,7 +21,8 @@ def _owners_end_soon() -> Iterator[None]:
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """DBOS launched in this process on a fresh home's store, with this process's `Live`."""
-    from eukhe.store import durable, workflow
+    from eukhe.run import workflow
+    from eukhe.store import durable
 
     home = tmp_path / "home"
     home.mkdir()

@@ -11,7 +11,7 @@ from typing import Any
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.harness.generation import Generation, Outcome, Settings
+from eukhe.run.loop import Generation, Outcome, Settings
 
 
 async def no_tool(call: object) -> tuple[str, bool]:

@@ -12,7 +12,7 @@ from dbos import DBOS, SetWorkflowID
 
 from eukhe.children.ledger import Ledger
 from eukhe.rules.child import Reading
-from eukhe.store import children, workflow
+from eukhe.run import children, workflow
 
 
 @DBOS.workflow(name="eukhe.test.child")

@@ -32,9 +32,9 @@ import pytest
 from eukhe.ai.reply import Done, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.children.delivery import Delivery
-from eukhe.harness.generation import Generation
 from eukhe.laws import child_take as law
 from eukhe.laws.child_take import TAKES, DCfg, In, Op, Sys
+from eukhe.run.loop import Generation
 from eukhe.store.reports import Reports
 
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """A long session: 300 turns of one session against the faux server with a small view
 budget; the first 290 in this process, through the same code `eukhe run --session`
-runs (the durable store and `runs.drive`), the last 10 through the real CLI. Every
+runs (the durable store and `driver.drive`), the last 10 through the real CLI. Every
 turn's request carries a view that fits the budget (the run's own messages come
 after it), no request holds a tool call without its result or the reverse, and no
 turn waits past its settle deadline."""
@@ -70,7 +70,8 @@ def pairs_whole(messages: list[dict[str, Any]]) -> bool:
 
 @pytest.mark.slow
 def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
-    from eukhe.store import durable, runs, sessions, workflow
+    from eukhe.run import driver, workflow
+    from eukhe.store import durable, sessions
 
     home = tmp_path / "home"
     home.mkdir()
@@ -95,7 +96,7 @@ def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None
                 }
                 got: list[dict[str, Any]] = []
                 began = time.monotonic()
-                asyncio.run(runs.drive(spec, session, lambda s: None, got.append))
+                asyncio.run(driver.drive(spec, session, lambda s: None, got.append))
                 waits.append(time.monotonic() - began)
                 assert got and got[0]["outcome"] == "answered", (n, got)
         finally:

@@ -326,9 +326,9 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing_through_the_owner(h
     from eukhe.ai.faux import FauxServer, parse
     from eukhe.ai.openai_chat import OpenAIChat
     from eukhe.ai.request import Request
-    from eukhe.harness.generation import Generation
+    from eukhe.run.loop import Generation
     from eukhe.settings.run import Settings
-    from tests.harness.test_generation import TOOLS, Runner
+    from tests.run.test_generation import TOOLS, Runner
 
     async def broken(request: Request) -> Request:
         raise RuntimeError("the transform broke")
@@ -572,7 +572,7 @@ def test_a_request_that_waits_for_a_slot_at_the_owner_is_told_its_place_and_the_
     from eukhe.admission import Queued
     from eukhe.ai.faux import FauxServer, parse
     from eukhe.ai.openai_chat import OpenAIChat
-    from eukhe.harness.generation import Generation
+    from eukhe.run.loop import Generation
 
     one_slot = {"providers": {"faux": {"concurrency": 1}}}
     shown: list[tuple[str, str, dict[str, object]]] = []

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from eukhe.harness.auxiliary import AuxiliaryRoute, Choice
 from eukhe.rules import aux_fallback
 from eukhe.rules.aux_fallback import CHECKS, NONE_SHOWN, Ask, Purpose, Reason, Shown
+from eukhe.run.auxiliary import AuxiliaryRoute, Choice
 
 USABLE = Ask(
     given=True, same=False, allowed=True, listed=True, named=True, keyed=True, offered=True, fits=True

@@ -1,11 +1,11 @@
 """The secrets rules (`settings.secrets`): which variables the tools never get, which
 settings values are masked, and how known key values are taken out of texts, streamed
-ones included; and a run's secrets as `harness.secrets` makes them from its settings."""
+ones included; and a run's secrets as `run.secrets` makes them from its settings."""
 
 from __future__ import annotations
 
 from eukhe.ai.models import key_variables
-from eukhe.harness.secrets import secrets
+from eukhe.run.secrets import secrets
 from eukhe.settings.secrets import (
     MASK,
     REDACTED,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.harness import notes
+from eukhe.run import notes
 from eukhe.store.codec import Codec
 from tests.store.postgres import drop, fresh_database, url_of
 from tests.store.proc import env, eukhe, kill, messages, owner_log, sessions, start, until

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from eukhe.store import runs, sessions
+from eukhe.run import driver
+from eukhe.store import sessions
 
 
 def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
@@ -37,7 +38,7 @@ def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
     async def start_both() -> list[Any]:
         return list(
             await asyncio.gather(
-                runs.start(spec("A"), "s"), runs.start(spec("B"), "s"), return_exceptions=True
+                driver.start(spec("A"), "s"), driver.start(spec("B"), "s"), return_exceptions=True
             )
         )
 
@@ -45,7 +46,7 @@ def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
     started = [x for x in (a, b) if isinstance(x, str)]
     refused = [x for x in (a, b) if isinstance(x, BaseException)]
     assert started == ["s/0001"] and len(refused) == 1, (a, b)
-    assert isinstance(refused[0], runs.Busy)
+    assert isinstance(refused[0], driver.Busy)
     assert str(refused[0]) == (
         "session s: another process started run s/0001 at the same moment; "
         "wait for it to end, then send your prompt again"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.harness.generation import ABORT_GRACE
+from eukhe.run.loop import ABORT_GRACE
 from tests.ui.term import Term, faux_home, needs_tmux, screenshots
 
 pytestmark = needs_tmux

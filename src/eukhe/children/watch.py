@@ -2,7 +2,7 @@
 phase, each step asked of `rules.child` (the task's state IS the model's `Task`).
 
 Everything it does goes through a `Port`: the clock and the pauses, the polls, the
-child's stop, the parent's inbox. The durable port (`store.children`) makes each of
+child's stop, the parent's inbox. The durable port (`run.children`) makes each of
 them a recorded step of a DBOS workflow, so a restart replays the same task to the
 same state; tests give a port on a clock they control.
 """

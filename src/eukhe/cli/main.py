@@ -146,7 +146,7 @@ def run_command(
     from pathlib import Path
 
     from eukhe.ai.models import ModelError
-    from eukhe.harness.spec import NoModel, setup
+    from eukhe.run.spec import NoModel, setup
     from eukhe.settings import SettingsError, loaded
     from eukhe.settings.permissions import choice
     from eukhe.skills import SkillError
@@ -206,13 +206,14 @@ def _durable(
     import os
     import signal
 
-    from eukhe.harness.session import run_to_end
     from eukhe.owner.admission import RemoteRegistry
     from eukhe.owner.client import ask_once
     from eukhe.owner.lease import held
     from eukhe.owner.protocol import Kind
+    from eukhe.run import driver, workflow
+    from eukhe.run.session import run_to_end
     from eukhe.settings import home
-    from eukhe.store import durable, runs, sessions, workflow
+    from eukhe.store import durable, sessions
     from eukhe.ui.events import of_session
 
     if session is not None and not sessions.valid_id(session):
@@ -249,12 +250,12 @@ def _durable(
         def recover_with(cut: list[str]) -> Any:
             return ask_once(home(), Kind.RECOVER, spawn=True, runs=cut)
 
-        return await runs.drive(spec, session, printer.say, ended, recover_with)
+        return await driver.drive(spec, session, printer.say, ended, recover_with)
 
     left = False
     try:
         left = run_to_end(main())
-    except runs.Busy as e:
+    except driver.Busy as e:
         echo(f"eukhe: {e}", err=True)
         code, left = 2, True  # runs recovered meanwhile stay in flight, resumable
     finally:
@@ -361,9 +362,9 @@ def demo(
 
     from eukhe.ai.faux import FauxServer, parse
     from eukhe.ai.openai_chat import OpenAIChat
-    from eukhe.harness import demo as script
-    from eukhe.harness.generation import Settings
-    from eukhe.harness.session import run_to_end, turn
+    from eukhe.cli import demo as script
+    from eukhe.run.loop import Settings
+    from eukhe.run.session import run_to_end, turn
 
     printer = _printer(as_json)
     echo(f"task: {script.TASK}", err=as_json)

@@ -103,7 +103,7 @@ class Recovery:
                 if not cut and self._store is None:
                     return {"runs": [], "said": told}
                 await self._open()
-                from eukhe.store import runs as store_runs
+                from eukhe.run import driver
 
                 said: list[str] = []
 
@@ -111,7 +111,7 @@ class Recovery:
                     said.append(line)
                     self.say(line)
 
-                ids = await store_runs.recover(say)
+                ids = await driver.recover(say)
                 for run in ids:
                     if run not in self.running:
                         self.running[run] = next((x for x in said if run in x), f"resuming run {run}")
@@ -124,7 +124,7 @@ class Recovery:
             self.busy -= 1
 
     async def _finish(self, run: str) -> None:
-        from eukhe.store import runs as store_runs
+        from eukhe.run import driver
 
         self.busy += 1
         lines: list[str] = []
@@ -134,7 +134,7 @@ class Recovery:
             self.say(line)
 
         try:
-            await store_runs.finish([run], say)
+            await driver.finish([run], say)
         finally:
             began = self.running.pop(run, None)
             self.untold.extend([*([began] if began else []), *lines])
@@ -145,8 +145,9 @@ class Recovery:
         if self._store is not None:
             return
         from eukhe.owner.admission import RemoteRegistry
+        from eukhe.run import workflow
         from eukhe.settings import load
-        from eukhe.store import durable, workflow
+        from eukhe.store import durable
         from eukhe.ui.events import QUIET
 
         settings = load(self.home)

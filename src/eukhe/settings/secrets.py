@@ -2,7 +2,7 @@
 get, which settings values `eukhe settings` never prints, and how the known key values
 are taken out of a text before it is stored, shown or sent.
 
-The runtime asks these and decides nothing itself: `harness.secrets` puts them together
+The runtime asks these and decides nothing itself: `run.secrets` puts them together
 for a run, the settings' faces mask with `masked`.
 """
 

@@ -101,7 +101,7 @@ def _quiet(home: Path) -> None:
 
 def open_store(home: Path, settings: Mapping[str, Any], recovers: bool = True) -> Store:
     """Launch DBOS on the store; the run workflow is registered on import of
-    `eukhe.store.workflow`, which this module's caller imports first. `recovers`:
+    `eukhe.run.workflow`, which this module's caller imports first. `recovers`:
     whether this process takes re-enqueued runs (the owner does; its clients do only
     once they recover themselves, see `takes_recovered`)."""
     url = database_url(home, settings)

@@ -1,5 +1,5 @@
 """Sessions: a session is the runs made under its id, in order; its transcript is
-their `message` steps (see `eukhe.store.workflow`), append-only by construction.
+their `message` steps (see `eukhe.run.workflow`), append-only by construction.
 
 A run's workflow id is `<session>/<n>` with n counted from 1, zero-padded so ids
 sort in run order. A session's next run starts only once its last run has ended,
@@ -17,8 +17,8 @@ from typing import Any
 from dbos import DBOS
 
 from eukhe.ai.request import Message
-from eukhe.store.children import CHILD_TASK, IN_FLIGHT
-from eukhe.store.workflow import WORKFLOW
+from eukhe.run.children import CHILD_TASK, IN_FLIGHT
+from eukhe.run.workflow import WORKFLOW
 
 ENDED = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 

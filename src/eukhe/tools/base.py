@@ -55,7 +55,7 @@ class Limits:
 
 
 def _environment() -> dict[str, str]:
-    """This process's environment without its secrets: a run passes its own (`harness.secrets`:
+    """This process's environment without its secrets: a run passes its own (`run.secrets`:
     its settings' providers and `shell.environment.keep`); one that passes none still leaks none."""
     return tool_environment(os.environ, (), key_variables())
 
@@ -74,7 +74,7 @@ class Context:
     """The conversation's Python kernel (`eukhe.kernel.Kernel`), started on first use; None: no kernel
     offered."""
     children: Any = None
-    """The run's subagents (`eukhe.store.children.Children`): spawn, progress notes, stop; None:
+    """The run's subagents (`eukhe.run.children.Children`): spawn, progress notes, stop; None:
     none offered."""
     env: Mapping[str, str] = field(default_factory=_environment)
     """The environment of every process a tool starts (bash, the kernel's): never a secret of

@@ -24,7 +24,7 @@ from eukhe.ui.lines import printable
 from eukhe.ui.view import Line, View
 
 if TYPE_CHECKING:  # the harness loads with the store, behind the prompt
-    from eukhe.harness.permit import Asked
+    from eukhe.run.permit import Asked
 
 KEYS = "y once · a always, this session · p always, this project · n no, with a reason · Esc no"
 REASON = "the reason the model gets (Enter sends it; Esc: no without one)"

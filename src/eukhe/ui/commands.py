@@ -44,7 +44,7 @@ async def _help(s: Session, arg: str) -> list[str]:
 
 async def _model(s: Session, arg: str) -> list[str]:
     from eukhe.ai.models import ModelError
-    from eukhe.harness.spec import setup
+    from eukhe.run.spec import setup
     from eukhe.settings import SettingsError
 
     if not arg:

@@ -48,8 +48,8 @@ class Session:
     post: Callable[[Callable[[], None]], None]  # run on the app's loop, from any thread
     cwd: Path = field(default_factory=Path.cwd)
     id: str = ""
-    made: Any = None  # harness.spec.Setup once booted
-    process: Any = None  # store.live.Live
+    made: Any = None  # run.spec.Setup once booted
+    process: Any = None  # run.context.Live
     store: Any = None
     failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
     ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -93,11 +93,12 @@ class Session:
         self._watch_children()
 
     def _open(self) -> None:
-        from eukhe.harness.spec import setup
         from eukhe.owner.admission import RemoteRegistry
         from eukhe.owner.lease import held
+        from eukhe.run import workflow
+        from eukhe.run.spec import setup
         from eukhe.settings import home
-        from eukhe.store import durable, sessions, workflow
+        from eukhe.store import durable, sessions
 
         o = self.options
         self.made = setup(self.cwd, o.model, o.base_url, o.api, o.sandbox, o.approval)
@@ -117,11 +118,11 @@ class Session:
         """The runs a dead process left go to the owner, which finishes them."""
         from eukhe.owner.client import ask_once
         from eukhe.owner.protocol import Kind
+        from eukhe.run import driver
         from eukhe.settings import home
-        from eukhe.store import runs
 
         try:
-            got = await ask_once(home(), Kind.RECOVER, spawn=True, runs=await runs.cut_off())
+            got = await ask_once(home(), Kind.RECOVER, spawn=True, runs=await driver.cut_off())
         except Exception as e:  # the owner is the one to take them up: say so and go on
             self._say(f"the owner could not take up cut-off runs: {e}")
             return
@@ -235,8 +236,8 @@ class Session:
             prompt = None
 
     async def _run(self, prompt: str | None, follow: str | None = None) -> dict[str, Any]:
+        from eukhe.run import driver
         from eukhe.skills import SkillError
-        from eukhe.store import runs
 
         loop = asyncio.get_running_loop()
         if prompt is not None:
@@ -246,10 +247,10 @@ class Session:
                 self._say(str(e))
                 return {"outcome": "failed"}
         self.process.stop = (loop, asyncio.Event())
-        rid = follow or await runs.start(self.made.spec(prompt), self.id)
+        rid = follow or await driver.start(self.made.spec(prompt), self.id)
         self.view.started(rid, prompt)
         try:
-            out = await runs.result(rid)
+            out = await driver.result(rid)
         finally:
             self.view.ended()
         self.view.add(event("outcome", outcome_text(out), rid, out))
@@ -285,11 +286,12 @@ class Session:
         and a report waits, the session's next run with it."""
         from dbos import DBOS
 
-        from eukhe.store import runs, sessions
+        from eukhe.run import driver
+        from eukhe.store import sessions
 
         while True:
             try:
-                live = await runs.live_children(self.id)
+                live = await driver.live_children(self.id)
                 found = await sessions.subagents(DBOS) if live else []
             except Exception as e:
                 self._say(f"the session's subagents could not be read: {e}")
@@ -309,10 +311,10 @@ class Session:
         await self.ready.wait()
         if self.working or self.failed or self.process is None:
             _leave()
-        from eukhe.store import runs
+        from eukhe.run import driver
 
         with contextlib.suppress(Exception):
-            if await runs.live_children(self.id):
+            if await driver.live_children(self.id):
                 await asyncio.to_thread(self.process.reports().close_parent, self.id)
         if self.store is not None:
             with contextlib.suppress(Exception):

@@ -2,7 +2,7 @@
 task (`eukhe.child.task`: its parent's watch of it, then its report, on
 `children.watch`), and what a parent's run holds of its children (`Children`). The
 child's run itself (`eukhe.child.run`, a child workflow of its parent's run, one
-level deeper) is a run like any other (`store.workflow`).
+level deeper) is a run like any other (`run.workflow`).
 
 Ids: the n-th child its parent run spawns is `<parent run>.c<n>`, and its task
 `<parent run>.c<n>.task`; both are started with those ids from the parent's
@@ -31,7 +31,7 @@ from eukhe.children.texts import name_of
 from eukhe.children.watch import Seen, Watcher
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
-from eukhe.store.live import process
+from eukhe.run.context import process
 
 CHILD_TASK = "eukhe.child.task"
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
-from eukhe.harness.repeat import canonical_arguments, rounds_in_a_row, same_calls
+from eukhe.run.repeat import canonical_arguments, rounds_in_a_row, same_calls
 
 
 def call(name: str, args: dict[str, object], cid: str) -> ToolCall:

@@ -22,9 +22,9 @@ from eukhe.ai.anthropic import AnthropicMessages
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.request import Message
-from eukhe.harness import notes
-from eukhe.harness.generation import ABORT_GRACE, Generation, Outcome, Settings
-from tests.harness.test_generation import TOOLS, Runner, read
+from eukhe.run import notes
+from eukhe.run.loop import ABORT_GRACE, Generation, Outcome, Settings
+from tests.run.test_generation import TOOLS, Runner, read
 
 BIG = "x" * 6_000
 WINDOW = 4_000  # bytes of request body: the first request fits, one with BIG does not

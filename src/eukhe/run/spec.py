@@ -69,7 +69,7 @@ class Setup:
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
 
     def spec(self, prompt: str | None) -> dict[str, Any]:
-        """The input of one run's workflow (`store.workflow.run_workflow_body`)."""
+        """The input of one run's workflow (`run.workflow.run_workflow_body`)."""
         return {
             "prompt": prompt,
             "system": self.system,

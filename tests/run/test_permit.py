@@ -1,4 +1,4 @@
-"""The permission gate in a run (`harness.permit.Gate` through `Generation.permit`), with
+"""The permission gate in a run (`run.permit.Gate` through `Generation.permit`), with
 the faux model over loopback: a denied call does not run and its result says why and how
 to allow it; an ask ends by an answer, its deadline (on a clock the test moves) or the
 run's abort; "always" adds a rule; nobody to answer is a denial at once."""
@@ -13,9 +13,9 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
-from eukhe.harness.generation import Generation, Outcome
-from eukhe.harness.permit import Asked, Gate
 from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
+from eukhe.run.loop import Generation, Outcome
+from eukhe.run.permit import Asked, Gate
 from eukhe.waits import ManualClock
 
 TOOLS = (

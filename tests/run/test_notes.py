@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eukhe.ai.reply import ToolCall
-from eukhe.harness import notes
+from eukhe.run import notes
 
 
 def test_truncated_calls() -> None:

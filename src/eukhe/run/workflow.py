@@ -30,8 +30,8 @@ from eukhe import crashpoints
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
 from eukhe.children.delivery import Delivery
-from eukhe.harness import notes
-from eukhe.store.live import Live, Show, begin, process
+from eukhe.run import notes
+from eukhe.run.context import Live, Show, begin, process
 
 __all__ = ["WORKFLOW", "Durable", "Live", "Show", "begin", "process", "run_workflow"]
 
@@ -42,7 +42,7 @@ CHILD_RUN = "eukhe.child.run"  # a subagent's run: a run of its own session, one
 
 
 class Durable:
-    """The effects of a run inside its workflow (see `eukhe.harness.effects`).
+    """The effects of a run inside its workflow (see `eukhe.run.effects`).
     `show`: where a call the restart does not run again is shown."""
 
     def __init__(
@@ -120,7 +120,7 @@ async def child_run(spec: dict[str, Any]) -> dict[str, Any]:
 
 async def _start_child(cid: str, spec: dict[str, Any], watch: dict[str, Any]) -> None:
     """Start a child's run and its task, under their ids, from the parent's workflow."""
-    from eukhe.store.children import child_task, task_id
+    from eukhe.run.children import child_task, task_id
 
     with SetWorkflowID(cid):
         await DBOS.start_workflow_async(child_run, spec)
@@ -130,7 +130,7 @@ async def _start_child(cid: str, spec: dict[str, Any], watch: dict[str, Any]) ->
 
 async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     """One run of a session. `spec`: session, run, prompt, model, baseUrl, api, cwd,
-    settings (the run settings, as a dict); a child's run (`eukhe.store.children`) also
+    settings (the run settings, as a dict); a child's run (`eukhe.run.children`) also
     child: its parent's run and session, and its depth. The provider's key is read from
     this process's environment, never stored.
 
@@ -139,9 +139,9 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     from a dead process holds none: it runs beside the user's turn, which never
     waits for it. Its model requests are session requests all the same (H3 makes
     only the compactor's background): preempted, it would stream its reply again."""
-    from eukhe.harness.generation import Outcome
     from eukhe.owner.client import OwnerError
     from eukhe.owner.lease import LeaseStopped
+    from eukhe.run.loop import Outcome
 
     here = process()
     run_id = str(DBOS.workflow_id)
@@ -175,18 +175,18 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.children.ledger import Ledger, with_ledger
     from eukhe.children.texts import name_of
     from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
-    from eukhe.harness.generation import Generation, Outcome, Settings
-    from eukhe.harness.permit import Gate
-    from eukhe.harness.secrets import secrets
-    from eukhe.harness.session import runner, scanner, tool_specs
     from eukhe.memory import turn
     from eukhe.owner.client import OwnerError
     from eukhe.rules.permission import Session
+    from eukhe.run.children import Children
+    from eukhe.run.loop import Generation, Outcome, Settings
+    from eukhe.run.permit import Gate
+    from eukhe.run.secrets import secrets
+    from eukhe.run.session import runner, scanner, tool_specs
     from eukhe.sandbox.session import for_run
     from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
     from eukhe.settings.approvals import approve
     from eukhe.settings.permissions import in_force
-    from eukhe.store.children import Children
     from eukhe.tools import BUILTIN, Context
     from eukhe.tools.ipython import IPYTHON, LazyKernel
     from eukhe.tools.memory import DATE, ZOOM
@@ -329,7 +329,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
 
 async def _working(children: Any) -> bool:
     """Whether any of the run's children is still at work (its task in flight), as a step."""
-    from eukhe.store.children import IN_FLIGHT, task_id
+    from eukhe.run.children import IN_FLIGHT, task_id
 
     async def live() -> bool:
         found = await DBOS.list_workflows_async(
@@ -369,9 +369,9 @@ def _compactor(spec: Mapping[str, Any], settings: Mapping[str, Any], session: An
     else the session model's (H7.1). A model on the session's provider takes the same
     `--base-url` and `--api`."""
     from eukhe.ai.models import ModelError, resolve
-    from eukhe.harness.auxiliary import AuxiliaryRoute
     from eukhe.memory.compactor import request_tokens
     from eukhe.rules.aux_fallback import Purpose
+    from eukhe.run.auxiliary import AuxiliaryRoute
 
     choice = AuxiliaryRoute(spec["model"], settings).choose(Purpose.COMPACTION, request_tokens(budget))
     if choice.auxiliary:

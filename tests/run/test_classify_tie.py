@@ -5,11 +5,11 @@ can report."""
 from __future__ import annotations
 
 from eukhe.ai.reply import Kind
-from eukhe.harness.generation import Settings
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as h4
 from eukhe.rules.classify import Failure, Read, Seen
-from tests.harness.test_generation import go
+from eukhe.run.loop import Settings
+from tests.run.test_generation import go
 
 
 def test_every_failure_kind_of_a_provider_is_one_the_rule_knows() -> None:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
-from eukhe.harness.generation import ABORT_GRACE, Generation, Outcome, Settings, ToolRunner
+from eukhe.run.loop import ABORT_GRACE, Generation, Outcome, Settings, ToolRunner
 from eukhe.tools import BUILTIN, Context, call
 
 T = TypeVar("T")
@@ -39,7 +39,7 @@ def runner(tools: Mapping[str, Any], ctx: Context) -> ToolRunner:
 
 
 def scanner() -> Any:
-    from eukhe.harness import leak
+    from eukhe.run import leak
 
     return leak.scan
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eukhe.harness.leak import Call, Leak, Scan, scan
+from eukhe.run.leak import Call, Leak, Scan, scan
 
 OBJ: dict[str, Any] = {"type": "object"}
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.ai.reply import ToolCall
-from eukhe.harness import notes
 from eukhe.rules import permission as rule
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
+from eukhe.run import notes
 from eukhe.sandbox.commands import split
 from eukhe.tools.protected import protected
 

@@ -12,9 +12,9 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Request, Tool
-from eukhe.harness import notes
-from eukhe.harness.generation import Generation, Outcome, Settings
 from eukhe.rules import recovery, run
+from eukhe.run import notes
+from eukhe.run.loop import Generation, Outcome, Settings
 
 TOOLS = (Tool("read", "read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
 
@@ -239,7 +239,7 @@ def test_the_loop_asks_the_rules_tie() -> None:
 
 
 def test_a_hermes_tool_call_leaked_as_text_is_rebuilt_and_runs() -> None:
-    from eukhe.harness.leak import scan
+    from eukhe.run.leak import scan
 
     leaked = 'Let me look.\n<tool_call>\n{"name": "read", "arguments": {"path": "a.txt"}}\n</tool_call>'
     out, _server, _, runner = go([{"text": leaked, "chunks": 5}, "Read it."], scan=scan)
@@ -250,7 +250,7 @@ def test_a_hermes_tool_call_leaked_as_text_is_rebuilt_and_runs() -> None:
 
 
 def test_a_broken_leaked_tool_call_is_noted_and_then_stands_as_text_after_two_notes() -> None:
-    from eukhe.harness.leak import scan
+    from eukhe.run.leak import scan
 
     broken = '<tool_call>{"name": "read", "arguments": {"path": "a.txt"</tool_call>'
     out, server, _, runner = go({"replies": [{"text": broken}], "then": "last"}, scan=scan)
@@ -349,7 +349,7 @@ def test_fails_a_response_still_deferred_after_its_last_poll() -> None:
 
 
 def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None:
-    from eukhe.harness import generation
+    from eukhe.run.loop import ABORT_GRACE
 
     async def deaf(request: Request) -> Request:
         while True:  # swallows every cancel
@@ -366,10 +366,10 @@ def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None
         out = await g.run("go")
         return out, loop.time() - t0
 
-    from eukhe.harness.session import run_to_end
+    from eukhe.run.session import run_to_end
 
-    out, took = run_to_end(asyncio.wait_for(main(), timeout=generation.ABORT_GRACE + 5))
-    assert out.outcome == "aborted" and took < generation.ABORT_GRACE + 2
+    out, took = run_to_end(asyncio.wait_for(main(), timeout=ABORT_GRACE + 5))
+    assert out.outcome == "aborted" and took < ABORT_GRACE + 2
 
 
 def test_a_stalled_stream_is_retried_at_once_with_its_note_and_twice_the_idle_deadline() -> None:

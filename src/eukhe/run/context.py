@@ -86,7 +86,7 @@ class Live:
 
     def route(self, session: str, model: str, settings: Mapping[str, Any]) -> Any:
         """The session's auxiliary route: it keeps the rows the session has shown."""
-        from eukhe.harness.auxiliary import AuxiliaryRoute
+        from eukhe.run.auxiliary import AuxiliaryRoute
 
         if session not in self.routes:
             self.routes[session] = AuxiliaryRoute(model, settings)

@@ -12,12 +12,12 @@ from dbos import DBOS, SetWorkflowID
 
 from eukhe import waits
 from eukhe.children.texts import is_root, name_of
-from eukhe.harness.generation import ABORT_GRACE, Outcome
 from eukhe.rules.wait import End
+from eukhe.run.children import CHILD_TASK, IN_FLIGHT
+from eukhe.run.loop import ABORT_GRACE, Outcome
+from eukhe.run.workflow import CHILD_RUN, WORKFLOW, process, run_workflow
 from eukhe.store import sessions
-from eukhe.store.children import CHILD_TASK, IN_FLIGHT
 from eukhe.store.durable import gone, takes_recovered
-from eukhe.store.workflow import CHILD_RUN, WORKFLOW, process, run_workflow
 
 Say = Callable[[str], None]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from eukhe.harness.repeat import canonical_arguments
 from eukhe.rules.recovery import ARGUMENTS_SHOWN, CAPS, RCfg
+from eukhe.run.repeat import canonical_arguments
 
 
 def _limit(tokens: int | None) -> str:

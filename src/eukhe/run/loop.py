@@ -31,14 +31,14 @@ from eukhe.ai.jobs import deadline as ai_deadline
 from eukhe.ai.provider import Deferred, Provider
 from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, TextDelta, ToolCall
 from eukhe.ai.request import Message, Request, Tool
-from eukhe.harness import notes
-from eukhe.harness.effects import Direct, Effects
-from eukhe.harness.repeat import rounds_in_a_row, same_calls
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as h4
 from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
 from eukhe.rules.wait import End
+from eukhe.run import notes
+from eukhe.run.effects import Direct, Effects
+from eukhe.run.repeat import rounds_in_a_row, same_calls
 from eukhe.settings.run import Settings
 from eukhe.settings.secrets import Redaction
 
@@ -54,7 +54,7 @@ ToolRunner = Callable[..., Awaitable[tuple[str, bool]]]
 """(call) -> (result, is_error); called with `outside=True` for a call the permission rule
 lets run outside the sandbox."""
 Permitter = Callable[[ToolCall], Awaitable[Any]]
-"""The permission gate (`harness.permit.Gate.permit`): whether a call runs, and where."""
+"""The permission gate (`run.permit.Gate.permit`): whether a call runs, and where."""
 Scan = Callable[[str, Mapping[str, Mapping[str, Any]]], Any]
 Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
 """A compaction (H4): given the run's messages so far, log them into the chat and give
@@ -178,7 +178,7 @@ class Generation:
     # so a replay takes the same): the reports of the run's children (H5.4), and the user's steers when
     # the flag says the run takes them (`rules.run.takes_steers`)
     inbox: Callable[[bool], Awaitable[list[str]]] | None = None
-    # the provider keys' values (`harness.secrets`): out of every tool result, answer, error and
+    # the provider keys' values (`run.secrets`): out of every tool result, answer, error and
     # event before it is stored, shown or sent
     redact: Redaction = field(default_factory=Redaction)
     permit: Permitter | None = None  # None: every call runs (in memory, tests); a run's: its gate
