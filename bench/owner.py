@@ -29,14 +29,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from eukhe.admission import Registry
+from eukhe.client.admission import RemoteRegistry
+from eukhe.client.client import Client
+from eukhe.client.protocol import Kind
+from eukhe.client.remote_chat import Remote
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat
 from eukhe.memory.log import Entry
 from eukhe.memory.log import Kind as LogKind
-from eukhe.owner.admission import RemoteRegistry
-from eukhe.owner.client import Client
-from eukhe.owner.protocol import Kind
-from eukhe.owner.remote_chat import Remote
 from eukhe.owner.server import Owner
 from eukhe.store.chat import ChatStore
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.owner.client import alive, read_info
+from eukhe.client.client import alive, read_info
 from tests.children.test_spawn import bash, home_with, reports_in, spawn
 from tests.store.proc import eukhe, owner_log, sessions, start, until
 

@@ -99,7 +99,7 @@ def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_w
     monkeypatch.setenv("EUKHE_OWNER_IDLE_MS", "30000")
 
     from eukhe.ai.faux import FauxServer, parse
-    from eukhe.owner.client import read_info
+    from eukhe.client.client import read_info
 
     home = tmp_path / "home"
     home.mkdir()

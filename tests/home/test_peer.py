@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from eukhe.client import protocol
+from eukhe.client.client import Client, OwnerError
 from eukhe.home import open_home
-from eukhe.owner import protocol
-from eukhe.owner.client import Client, OwnerError
 
 OTHER = 65534  # nobody
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from eukhe.owner import protocol
-from eukhe.owner.client import Client, OwnerError
+from eukhe.client import protocol
+from eukhe.client.client import Client, OwnerError
 from eukhe.owner.server import Owner
 
 OTHER = 65534  # nobody

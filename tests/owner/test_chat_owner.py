@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.owner.client import alive, read_info
+from eukhe.client.client import alive, read_info
 from eukhe.store.chat import ChatStore
 from tests.store.proc import Reader, eukhe, owner_log, start, until
 

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.owner import protocol
+from eukhe.client import protocol
 from tests.owner.test_processes import ONE_SLOT, run_args, settings
 from tests.store.proc import DEADLINE, Reader, eukhe, start, until
 

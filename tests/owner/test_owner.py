@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from eukhe.admission import Preempted
-from eukhe.owner import protocol
-from eukhe.owner.admission import RemoteRegistry
-from eukhe.owner.client import Client, OwnerError
-from eukhe.owner.lease import LeaseStopped, turn
-from eukhe.owner.protocol import Kind
+from eukhe.client import protocol
+from eukhe.client.admission import RemoteRegistry
+from eukhe.client.client import Client, OwnerError
+from eukhe.client.lease import LeaseStopped, turn
+from eukhe.client.protocol import Kind
 from eukhe.owner.server import Owner
 from eukhe.waits import ManualClock
 
@@ -290,7 +290,7 @@ def test_the_first_client_starts_a_detached_owner_and_a_killed_owner_is_replaced
     that wins the home); SIGKILL it, and the next client starts another."""
     import signal
 
-    from eukhe.owner.client import alive, read_info
+    from eukhe.client.client import alive, read_info
 
     async def go() -> None:
         first, second = await asyncio.gather(Client.connect(home), Client.connect(home))
@@ -469,9 +469,9 @@ def test_a_settle_wait_through_the_owner_ends_at_once_on_the_runs_cancel(home: P
     """A turn's view through the owner waits for a line that cannot be built (no
     compactor model); the run's cancel ends the wait at once: the owner is told, and
     answers with the view as it is, the line shown cut, its progress said on the way."""
+    from eukhe.client.remote_chat import Remote
     from eukhe.memory.log import Entry
     from eukhe.memory.log import Kind as LogKind
-    from eukhe.owner.remote_chat import Remote
 
     async def go() -> None:
         async with serving(home) as owner:
@@ -502,9 +502,9 @@ def test_a_settle_wait_through_the_owner_ends_at_once_on_the_runs_cancel(home: P
 def test_a_run_with_more_text_than_a_line_of_the_wire_logs_it_all_in_order(home: Path) -> None:
     """A run's messages past what one line of the wire carries go in several requests,
     in order, every one logged once (a line past MAX_LINE would be a broken peer)."""
+    from eukhe.client.remote_chat import BATCH, Remote, batches
     from eukhe.memory.log import Entry
     from eukhe.memory.log import Kind as LogKind
-    from eukhe.owner.remote_chat import BATCH, Remote, batches
 
     entries = [
         Entry(f"r/{k}", LogKind.ECHO, f"{k} " + "é" * 15_000, "2026-12-01T00:00:00+00:00") for k in range(600)
@@ -654,11 +654,11 @@ def test_a_settle_wait_through_the_owner_shows_its_lines_pending_and_deadline_th
     "waited" last."""
     import time
 
+    from eukhe.client.remote_chat import Remote
     from eukhe.memory.access import settle as settle_view
     from eukhe.memory.chat import settle_ended
     from eukhe.memory.log import Entry
     from eukhe.memory.log import Kind as LogKind
-    from eukhe.owner.remote_chat import Remote
 
     events: list[tuple[str, str, dict[str, Any]]] = []
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.owner import protocol
-from eukhe.owner.client import alive, read_info
+from eukhe.client import protocol
+from eukhe.client.client import alive, read_info
 from eukhe.store.codec import Codec
 from tests.store.proc import DEADLINE, Reader, env, eukhe, start, until
 
@@ -48,7 +48,7 @@ COMPACTOR = textwrap.dedent(
     from eukhe.ai.models import provider_for, resolve
     from eukhe.ai.request import Message, Request
     from eukhe.memory.compactor import asker
-    from eukhe.owner.admission import RemoteRegistry
+    from eukhe.client.admission import RemoteRegistry
 
     async def main():
         home, url = Path(sys.argv[1]), sys.argv[2]
@@ -197,7 +197,7 @@ HOLDER = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from eukhe.owner.admission import RemoteRegistry
+    from eukhe.client.admission import RemoteRegistry
 
     async def main():
         registry = RemoteRegistry(Path(sys.argv[1]))

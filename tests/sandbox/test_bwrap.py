@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from eukhe.client.protocol import socket_folder, socket_path
 from eukhe.kernel import Kernel
-from eukhe.owner.protocol import socket_folder, socket_path
 from eukhe.sandbox.bwrap import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE, Sandbox, argv, why_not
 from eukhe.sandbox.session import for_run, session_tmp
 from eukhe.settings import loaded

@@ -56,7 +56,7 @@ def until(
 
 def owner_log(home: Path) -> str:
     """What the home's owners said (their log), for a failure's message."""
-    from eukhe.owner.protocol import log_path
+    from eukhe.client.protocol import log_path
 
     path = log_path(home)
     return "owner.log:\n" + (path.read_text(errors="replace")[-4000:] if path.exists() else "(none)")

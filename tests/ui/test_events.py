@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.ui.events import SCHEMA, TYPES, VERSION, Event
+from eukhe.events import SCHEMA, TYPES, VERSION, Event
 from eukhe.ui.view import View
 from tests.ui.term import Term, faux_home, needs_tmux
 

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from eukhe.events import Event
 from eukhe.ui import commands
 from eukhe.ui.app import parse
-from eukhe.ui.events import Event
 from eukhe.ui.session import Options
 from eukhe.ui.view import View
 

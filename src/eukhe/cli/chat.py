@@ -49,9 +49,9 @@ def import_command(
     the file is taken; a file of another format is refused."""
     import asyncio
 
+    from eukhe.client.client import OwnerError
     from eukhe.memory.imports import read_session
     from eukhe.memory.log import Entry, Kind, now
-    from eukhe.owner.client import OwnerError
     from eukhe.settings import home
 
     when = now()
@@ -86,9 +86,9 @@ def import_command(
 async def _import(where: Path, entries: list[Any]) -> tuple[int, int, int]:
     """The entries through the owner, in batches; how many are in the log, how many of
     them are new, and how many were handed to another owner that writes the chat."""
-    from eukhe.owner.client import Client
-    from eukhe.owner.protocol import Kind
-    from eukhe.owner.remote_chat import batches
+    from eukhe.client.client import Client
+    from eukhe.client.protocol import Kind
+    from eukhe.client.remote_chat import batches
 
     logged = new = handed = 0
     client = await Client.connect(where, spawn=True)

@@ -206,15 +206,15 @@ def _durable(
     import os
     import signal
 
-    from eukhe.owner.admission import RemoteRegistry
-    from eukhe.owner.client import ask_once
-    from eukhe.owner.lease import held
-    from eukhe.owner.protocol import Kind
+    from eukhe.client.admission import RemoteRegistry
+    from eukhe.client.client import ask_once
+    from eukhe.client.lease import held
+    from eukhe.client.protocol import Kind
+    from eukhe.events import of_session
     from eukhe.run import driver, workflow
     from eukhe.run.session import run_to_end
     from eukhe.settings import home
     from eukhe.store import durable, sessions
-    from eukhe.ui.events import of_session
 
     if session is not None and not sessions.valid_id(session):
         echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)

@@ -14,10 +14,10 @@ import typer
 
 from eukhe.cli.echo import echo
 from eukhe.cli.here import settings_here
+from eukhe.client import protocol
+from eukhe.client.client import OwnerError, alive, ask_once, read_info
+from eukhe.client.protocol import Kind
 from eukhe.home import HomeError, exposed, open_home
-from eukhe.owner import protocol
-from eukhe.owner.client import OwnerError, alive, ask_once, read_info
-from eukhe.owner.protocol import Kind
 from eukhe.ui.lines import provider_line
 
 

@@ -18,8 +18,8 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from eukhe.events import QUIET, Event, event, outcome_text
 from eukhe.terminal import for_stream
-from eukhe.ui.events import QUIET, Event, event, outcome_text
 from eukhe.ui.lines import marked
 
 

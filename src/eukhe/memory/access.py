@@ -1,6 +1,6 @@
 """How a turn reaches the chat: the few things a run asks of its memory (the
 settled view, the log, zoom and date), whether the chat lives in this process
-(`Local`) or in the home's owner, its only writer (`eukhe.owner.remote_chat`).
+(`Local`) or in the home's owner, its only writer (`eukhe.client.remote_chat`).
 
 Every method is a coroutine: through the owner each one is a request with its
 reply deadline (H6.1).
@@ -89,7 +89,7 @@ async def settle(
     memory: Memory, settle_ms: int, show: Callable[..., None], cancel: asyncio.Event | None = None
 ) -> Settled:
     """A turn's settle wait (`Memory.settled`), shown as the events of its run (`show`:
-    kind, text, data, as `eukhe.ui.events` has them): each progress line as a "memory"
+    kind, text, data, as `eukhe.events` has them): each progress line as a "memory"
     event with the wait's fields, `{"wait": "memory", "pending": N, "deadline": epoch
     seconds}` (the deadline made here, from the seconds left as the chat counts them on
     its own clock), then "waited" once the wait ends, however it ends; the line that says

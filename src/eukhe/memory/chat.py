@@ -18,7 +18,7 @@ at the deadline, whichever comes first; then the view renders, an unbuilt line
 showing its input cut to NODE.
 
 One process writes a home's chat: its owner (H6), which the runs of every other
-process reach through `eukhe.owner.remote_chat`. Two that did would stay
+process reach through `eukhe.client.remote_chat`. Two that did would stay
 correct, through the store: appends idempotent by key, a line written once.
 """
 

@@ -1,6 +1,6 @@
 """The home's chat in its owner: the only writer of its log and lines, and the
 home of the compactor's workers (H1, H2, H6). The runs of every process reach it
-through `eukhe.owner.remote_chat`; it is opened on the first request, on the
+through `eukhe.client.remote_chat`; it is opened on the first request, on the
 owner's loop, from the home's store (`durable.databaseUrl`, else SQLite in the
 home).
 
@@ -35,10 +35,10 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.admission import Registry
+from eukhe.client.protocol import Kind
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
 from eukhe.memory.log import Entry
-from eukhe.owner.protocol import Kind
 from eukhe.rules.view import VIEW
 from eukhe.store.chat import ChatStore
 from eukhe.store.election import Election

@@ -144,11 +144,11 @@ class Recovery:
     async def _open(self) -> None:
         if self._store is not None:
             return
-        from eukhe.owner.admission import RemoteRegistry
+        from eukhe.client.admission import RemoteRegistry
+        from eukhe.events import QUIET
         from eukhe.run import workflow
         from eukhe.settings import load
         from eukhe.store import durable
-        from eukhe.ui.events import QUIET
 
         settings = load(self.home)
         store = await asyncio.to_thread(durable.open_store, self.home, settings)

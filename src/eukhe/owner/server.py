@@ -31,10 +31,10 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.admission import Preempted, Queued, QueueFull, Registry
+from eukhe.client import protocol
+from eukhe.client.protocol import Kind
 from eukhe.home import open_home, private_open, private_write
-from eukhe.owner import protocol
 from eukhe.owner.chat_host import ChatHost
-from eukhe.owner.protocol import Kind
 from eukhe.owner.turns import Stopped, Turns
 from eukhe.rules.lease import Entry
 from eukhe.rules.wait import End

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Show = Callable[..., None]
-"""(run id, kind, text, data=None): a line of a run (`eukhe.ui.events` has the kinds), with
+"""(run id, kind, text, data=None): a line of a run (`eukhe.events` has the kinds), with
 the fields of its event when it has some (a wait's deadline, a tool result's size)."""
 
 
@@ -69,7 +69,7 @@ class Live:
         if self.chat_url is None:
             return None
         if self.admission is not None and hasattr(self.admission, "client"):
-            from eukhe.owner.remote_chat import Remote
+            from eukhe.client.remote_chat import Remote
 
             return Remote(self.admission.client, compactor(), budget)
         if self.chat is None:
@@ -110,8 +110,8 @@ class Live:
         """Tell the owner a run starts or ends here (its status, and where an abort goes);
         an owner that cannot be reached is no reason to stop a run."""
         if self.admission is not None and hasattr(self.admission, "client"):
-            from eukhe.owner.client import OwnerError
-            from eukhe.owner.protocol import Kind
+            from eukhe.client.client import OwnerError
+            from eukhe.client.protocol import Kind
 
             with contextlib.suppress(OwnerError, OSError):
                 (await self.admission.client()).tell(Kind.RUN, run=run, session=session, state=state)

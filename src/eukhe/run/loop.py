@@ -158,7 +158,7 @@ class Generation:
     hooks: Sequence[Hook] = ()
     scan: Scan | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    # (kind, text, data): what the run shows (`eukhe.ui.events`), with its event's fields if any
+    # (kind, text, data): what the run shows (`eukhe.events`), with its event's fields if any
     show: Callable[..., None] = lambda kind, text, data=None: None
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     background: bool = False  # deferred answers: start a job and poll it (a provider with start/poll/cancel)

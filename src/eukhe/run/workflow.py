@@ -139,8 +139,8 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     from a dead process holds none: it runs beside the user's turn, which never
     waits for it. Its model requests are session requests all the same (H3 makes
     only the compactor's background): preempted, it would stream its reply again."""
-    from eukhe.owner.client import OwnerError
-    from eukhe.owner.lease import LeaseStopped
+    from eukhe.client.client import OwnerError
+    from eukhe.client.lease import LeaseStopped
     from eukhe.run.loop import Outcome
 
     here = process()
@@ -175,8 +175,10 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.children.ledger import Ledger, with_ledger
     from eukhe.children.texts import name_of
     from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
+    from eukhe.client.client import OwnerError
+    from eukhe.kernel.tool import IPYTHON, LazyKernel
     from eukhe.memory import turn
-    from eukhe.owner.client import OwnerError
+    from eukhe.memory.tool import DATE, ZOOM
     from eukhe.rules.permission import Session
     from eukhe.run.children import Children
     from eukhe.run.loop import Generation, Outcome, Settings
@@ -188,8 +190,6 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     from eukhe.settings.approvals import approve
     from eukhe.settings.permissions import in_force
     from eukhe.tools import BUILTIN, Context
-    from eukhe.tools.ipython import IPYTHON, LazyKernel
-    from eukhe.tools.memory import DATE, ZOOM
 
     here = process()
     cwd = Path(spec["cwd"])

@@ -58,7 +58,7 @@ def for_run(
     """The sandbox of a run of `session` in `project`: the mode of `flag` (`--sandbox`, the user's own:
     over the settings; None when not given), else the settings'; their writable paths and network;
     hidden: the eukhe `home`, the `user_home`, and eukhe's folders in the system `temp` dir (the owner's
-    fallback socket is one: `eukhe.owner.protocol.socket_path`). `probe` tells why bubblewrap cannot
+    fallback socket is one: `eukhe.client.protocol.socket_path`). `probe` tells why bubblewrap cannot
     run here (blocking: call this off the event loop). SettingsError for a malformed setting; a
     session /tmp that cannot be made makes the sandbox unavailable, saying so."""
     mode = flag if flag is not None else value(settings, "sandbox.mode", str, WORKSPACE_WRITE)

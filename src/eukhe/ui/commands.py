@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eukhe.ui.events import event
+from eukhe.events import event
 from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session, transcript
 
@@ -145,8 +145,8 @@ def _chat(s: Session) -> tuple[Any, Any]:
 
 
 async def _status(s: Session, arg: str) -> list[str]:
-    from eukhe.owner.client import OwnerError, ask_once
-    from eukhe.owner.protocol import Kind
+    from eukhe.client.client import OwnerError, ask_once
+    from eukhe.client.protocol import Kind
     from eukhe.settings import home
 
     out = [f"session {s.id or '(opening)'}: {s.view.status()}"]

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eukhe.events import Event, event, of_session, outcome_text
 from eukhe.ui.approvals import Approvals
-from eukhe.ui.events import Event, event, of_session, outcome_text
 from eukhe.ui.view import Queued, View
 
 CHILD_POLL = 1.0
@@ -93,8 +93,8 @@ class Session:
         self._watch_children()
 
     def _open(self) -> None:
-        from eukhe.owner.admission import RemoteRegistry
-        from eukhe.owner.lease import held
+        from eukhe.client.admission import RemoteRegistry
+        from eukhe.client.lease import held
         from eukhe.run import workflow
         from eukhe.run.spec import setup
         from eukhe.settings import home
@@ -116,8 +116,8 @@ class Session:
 
     async def _taken_up(self) -> None:
         """The runs a dead process left go to the owner, which finishes them."""
-        from eukhe.owner.client import ask_once
-        from eukhe.owner.protocol import Kind
+        from eukhe.client.client import ask_once
+        from eukhe.client.protocol import Kind
         from eukhe.run import driver
         from eukhe.settings import home
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe.children.texts import is_root, name_of
-from eukhe.ui.events import QUIET, Event
+from eukhe.events import QUIET, Event
 from eukhe.ui.lines import marked, printable
 
 PARTIAL = 4_000

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from eukhe import waits
+from eukhe.client import protocol
+from eukhe.client.protocol import Kind
 from eukhe.home import HomeError, open_home, private_open
-from eukhe.owner import protocol
-from eukhe.owner.protocol import Kind
 from eukhe.rules.wait import End
 from eukhe.store.processes import alive, started
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.admission import UNLIMITED, AdmissionError, OnQueued, Preempted, Queued, SlotTimeout, limits_from
-from eukhe.owner.client import Client, OwnerError
-from eukhe.owner.protocol import Kind
+from eukhe.client.client import Client, OwnerError
+from eukhe.client.protocol import Kind
 from eukhe.rules.wait import End
 from eukhe.settings import SettingsError
 

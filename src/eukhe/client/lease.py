@@ -3,7 +3,7 @@ turn(client, ...)`. The wait has no deadline (it waits for another window's
 turn); it shows for whose turn it waits, and the run's cancel ends it, leaving
 nothing at the owner. Leaving the block hands the lease on.
 
-Shown as the events of its run (`events`: kind, text, data, as `eukhe.ui.events`
+Shown as the events of its run (`events`: kind, text, data, as `eukhe.events`
 has them), the wait is a "lease" event whose fields name the holder, `{"wait":
 "lease", "holder": {"session", "run", "since"}}` (no deadline: only the holder's end
 or the cancel ends it), and "waited" once the lease is held or the wait stopped."""
@@ -18,9 +18,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from eukhe import waits
-from eukhe.owner.admission import RemoteRegistry
-from eukhe.owner.client import Client
-from eukhe.owner.protocol import Kind
+from eukhe.client.admission import RemoteRegistry
+from eukhe.client.client import Client
+from eukhe.client.protocol import Kind
 from eukhe.rules.wait import End
 
 _IDS = itertools.count(1)

@@ -17,10 +17,10 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from eukhe.client.client import Client, OwnerError
+from eukhe.client.protocol import MAX_LINE, Kind
 from eukhe.memory.chat import Settled, Waiting
 from eukhe.memory.log import Entry
-from eukhe.owner.client import Client, OwnerError
-from eukhe.owner.protocol import MAX_LINE, Kind
 
 Show = Callable[[str], None]
 
