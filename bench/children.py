@@ -134,7 +134,7 @@ def main() -> None:
 
 
 async def _children() -> list[Any]:
-    return await DBOS.list_workflows_async(name=workflow.CHILD_RUN, load_input=False)
+    return await DBOS.list_workflows_async(name=sessions.CHILD_RUN, load_input=False)
 
 
 if __name__ == "__main__":

@@ -168,7 +168,7 @@ def store_ratio(rows: int = 4_000, batch: int = 8) -> tuple[float, float]:
     import sqlalchemy as sa
 
     from eukhe.memory.log import Entry, Kind
-    from eukhe.store.chat import ChatStore
+    from eukhe.memory.tables import ChatStore
 
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'eukhe.sqlite'}"

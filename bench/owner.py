@@ -37,8 +37,8 @@ from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat
 from eukhe.memory.log import Entry
 from eukhe.memory.log import Kind as LogKind
+from eukhe.memory.tables import ChatStore
 from eukhe.owner.server import Owner
-from eukhe.store.chat import ChatStore
 
 
 async def timed(n: int, one: Callable[[], Awaitable[object]]) -> list[float]:

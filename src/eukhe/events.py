@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eukhe.ids import is_root, name_of
 from eukhe.terminal import json_text
 
 SCHEMA = "eukhe.events/1"
@@ -110,8 +111,6 @@ def of_session(
     subagents' under their names (`[c1.1] ...`), without their streamed text (their
     answer is their report); a run taken up from a dead process under its id, without
     its text; None for what the view does not show."""
-    from eukhe.children.texts import is_root, name_of
-
     if session is not None and run.startswith(f"{session}/"):
         if is_root(run):
             return event(kind, text, run, data)

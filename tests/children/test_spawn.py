@@ -10,7 +10,7 @@ from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.children import texts
-from eukhe.children.texts import name_of
+from eukhe.ids import name_of
 from tests.store.proc import eukhe, messages, sessions
 
 

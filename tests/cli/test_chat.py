@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eukhe.store.chat import ChatStore
+from eukhe.memory.tables import ChatStore
 
 SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 

@@ -17,12 +17,12 @@ from eukhe.memory.access import Local, settle
 from eukhe.memory.chat import Chat, settle_ended
 from eukhe.memory.compactor import asker
 from eukhe.memory.log import Entry, Kind
+from eukhe.memory.tables import ChatStore
 from eukhe.rules import compactor as rule
 from eukhe.rules import queue as q
 from eukhe.rules import view as v
 from eukhe.rules.compactor import NODE
 from eukhe.rules.queue import Node
-from eukhe.store.chat import ChatStore
 from eukhe.waits import ManualClock
 
 T = TypeVar("T")

@@ -16,7 +16,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client.client import alive, read_info
-from eukhe.store.chat import ChatStore
+from eukhe.memory.tables import ChatStore
 from tests.store.proc import Reader, eukhe, owner_log, start, until
 
 ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eukhe.settings.load import SettingsError
+
 UNLIMITED = 1 << 62
 """The limit of a provider with no concurrency limit."""
 
@@ -26,8 +28,6 @@ class Limits:
 
 def _whole(provider: str, key: str, node: Any) -> int:
     if not isinstance(node, int) or isinstance(node, bool) or node < 0:
-        from eukhe.settings.load import SettingsError
-
         raise SettingsError(f"setting providers.{provider}.{key}={node!r}: expected a whole number >= 0")
     return node
 
@@ -37,13 +37,9 @@ def limits_from(settings: Mapping[str, Any], provider: str) -> Limits:
     `SettingsError` naming the key."""
     providers = settings.get("providers", {})
     if not isinstance(providers, Mapping):
-        from eukhe.settings.load import SettingsError
-
         raise SettingsError(f"setting providers={providers!r}: expected an object of providers by name")
     given = providers.get(provider) or {}
     if not isinstance(given, Mapping):
-        from eukhe.settings.load import SettingsError
-
         raise SettingsError(f"setting providers.{provider}={given!r}: expected an object")
     concurrency = _whole(provider, "concurrency", given.get("concurrency", 0))
     queue_limit = _whole(provider, "queueLimit", given.get("queueLimit", DEFAULT_QUEUE_LIMIT))

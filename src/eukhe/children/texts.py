@@ -10,19 +10,6 @@ LAST_TEXT = 4_000
 """Characters of the child's last assistant text a report carries."""
 
 
-def is_root(run: str) -> bool:
-    """A run of a root session, not a subagent's run or task (`<session>/0003.c1`)."""
-    return ".c" not in run.rpartition("/")[2]
-
-
-def name_of(child_id: str) -> str:
-    """A child's name, from its id: `<session>/0003.c1` -> `c3.1` (short, and unique
-    within its session; a grandchild `<session>/0003.c1.c2` -> `c3.1.2`)."""
-    run, _, n = child_id.rpartition(".c")
-    tail = run.rpartition("/")[2].split(".c")
-    return "c" + ".".join([tail[0].lstrip("0") or "0", *tail[1:], n])
-
-
 def report(owe: Owe, name: str, detail: str) -> str:
     """The report owed: `detail` is the child's last assistant text (exited), or the
     cause (failed, stalled, unreachable, gone)."""

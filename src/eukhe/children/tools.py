@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from eukhe.ids import name_of
 from eukhe.rules.child import Abort
 from eukhe.tools.base import Context, Result
 
@@ -37,8 +38,6 @@ class Spawn:
     replay_safe: ClassVar[bool] = True  # started under an id of its own: a replay starts nothing again
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
-        from eukhe.children.texts import name_of
-
         kids = _children(ctx)
         if not kids.may_spawn:
             return Result(f"spawn: this run is at the subagent depth limit ({kids.max_depth})", True)
@@ -70,8 +69,6 @@ class StopChild:
     replay_safe: ClassVar[bool] = True  # a message under the task's own topic: a second stop changes nothing
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
-        from eukhe.children.texts import name_of
-
         kids = _children(ctx)
         mine = {name_of(cid): cid for cid in kids.spawned}
         cid = mine.get(str(args["child"]))

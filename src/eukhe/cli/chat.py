@@ -25,8 +25,8 @@ chat_app = typer.Typer(
 
 def _store() -> Any:
     """The chat's tables in this home's store; a store that cannot be opened is one line."""
+    from eukhe.memory.tables import ChatStore, ChatStoreError
     from eukhe.settings import SettingsError, home
-    from eukhe.store.chat import ChatStore, ChatStoreError
     from eukhe.store.urls import StoreError, database_url
 
     try:

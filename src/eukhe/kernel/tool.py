@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from eukhe.kernel import Kernel
 from eukhe.tools.base import Context, Result
 
 __all__ = ["IPYTHON", "IPython", "LazyKernel"]
@@ -102,8 +103,6 @@ class LazyKernel:
 
     def _made(self) -> Any:
         if self.kernel is None:
-            from eukhe.kernel import Kernel
-
             self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms, env=self.env, sandbox=self.sandbox)
         return self.kernel
 

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from eukhe.memory import prompts
 from eukhe.memory.compactor import Ask, attempt
 from eukhe.memory.log import Entry, Message
+from eukhe.memory.tables import ChatStore, ChatStoreError, Running, Wait
 from eukhe.rules import compactor as line_rule
 from eukhe.rules import queue as q
 from eukhe.rules import view as v
 from eukhe.rules.queue import Node
-from eukhe.store.chat import ChatStore, ChatStoreError, Running, Wait
 from eukhe.waits import Clock, LoopClock, race
 
 Show = Callable[[str], None]

@@ -35,13 +35,17 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.admission import Registry
+from eukhe.ai.models import Route, provider_for
 from eukhe.client.protocol import Kind
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
+from eukhe.memory.compactor import asker
 from eukhe.memory.log import Entry
+from eukhe.memory.tables import ChatStore
 from eukhe.rules.view import VIEW
-from eukhe.store.chat import ChatStore
+from eukhe.settings.load import load
 from eukhe.store.election import Election
+from eukhe.store.urls import database_url
 
 Show = Callable[[str], None]
 
@@ -70,9 +74,6 @@ class ChatHost:
 
     def _start(self) -> ChatStore:
         if self.store is None:
-            from eukhe.settings.load import load
-            from eukhe.store.urls import database_url
-
             url = database_url(self.home, load(self.home))
             self.store = ChatStore(url)
             self.election = Election(url)
@@ -140,9 +141,6 @@ class ChatHost:
         route = self._route
         if not route:
             return
-        from eukhe.ai.models import Route, provider_for
-        from eukhe.memory.compactor import asker
-
         r = Route(**{f.name: route.get(f.name) for f in dataclasses.fields(Route)})
         key = dataclasses.astuple(r)
         if key not in self._providers:

@@ -27,16 +27,14 @@ from dbos import DBOS
 
 from eukhe import crashpoints
 from eukhe.children.ledger import Ledger
-from eukhe.children.texts import name_of
 from eukhe.children.watch import Seen, Watcher
+from eukhe.ids import name_of
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
 from eukhe.run.context import process
+from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT
 
-CHILD_TASK = "eukhe.child.task"
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
-
-IN_FLIGHT = ("PENDING", "ENQUEUED")
 
 
 def task_id(child_id: str) -> str:

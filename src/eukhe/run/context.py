@@ -11,14 +11,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eukhe.admission import Registry
+from eukhe.ai.models import provider_for
+from eukhe.client.client import OwnerError
+from eukhe.client.protocol import Kind
+from eukhe.client.remote_chat import Remote
+from eukhe.memory.access import Local
+from eukhe.memory.chat import Chat
+from eukhe.memory.compactor import asker
+from eukhe.memory.tables import ChatStore
+from eukhe.run.auxiliary import AuxiliaryRoute
+from eukhe.store.reports import Reports
+
 Show = Callable[..., None]
 """(run id, kind, text, data=None): a line of a run (`eukhe.events` has the kinds), with
 the fields of its event when it has some (a wait's deadline, a tool result's size)."""
 
 
 def _registry() -> Any:
-    from eukhe.admission import Registry
-
     return Registry()
 
 
@@ -54,8 +64,6 @@ class Live:
     def reports(self) -> Any:
         """The parents' inbox of child reports, in the runs' store."""
         if self.inbox is None:
-            from eukhe.store.reports import Reports
-
             if self.chat_url is None:
                 raise RuntimeError("this process has no store for the reports of subagents")
             self.inbox = Reports(self.chat_url)
@@ -69,16 +77,8 @@ class Live:
         if self.chat_url is None:
             return None
         if self.admission is not None and hasattr(self.admission, "client"):
-            from eukhe.client.remote_chat import Remote
-
             return Remote(self.admission.client, compactor(), budget)
         if self.chat is None:
-            from eukhe.ai.models import provider_for
-            from eukhe.memory.access import Local
-            from eukhe.memory.chat import Chat
-            from eukhe.memory.compactor import asker
-            from eukhe.store.chat import ChatStore
-
             route = compactor()
             ask = asker(provider_for(route), self.admission)
             self.chat = Local(Chat(ChatStore(self.chat_url), ask, route.model, budget=budget))
@@ -86,8 +86,6 @@ class Live:
 
     def route(self, session: str, model: str, settings: Mapping[str, Any]) -> Any:
         """The session's auxiliary route: it keeps the rows the session has shown."""
-        from eukhe.run.auxiliary import AuxiliaryRoute
-
         if session not in self.routes:
             self.routes[session] = AuxiliaryRoute(model, settings)
         return self.routes[session]
@@ -110,9 +108,6 @@ class Live:
         """Tell the owner a run starts or ends here (its status, and where an abort goes);
         an owner that cannot be reached is no reason to stop a run."""
         if self.admission is not None and hasattr(self.admission, "client"):
-            from eukhe.client.client import OwnerError
-            from eukhe.client.protocol import Kind
-
             with contextlib.suppress(OwnerError, OSError):
                 (await self.admission.client()).tell(Kind.RUN, run=run, session=session, state=state)
 

@@ -11,13 +11,13 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 
 from eukhe import waits
-from eukhe.children.texts import is_root, name_of
+from eukhe.ids import is_root, name_of
 from eukhe.rules.wait import End
-from eukhe.run.children import CHILD_TASK, IN_FLIGHT
 from eukhe.run.loop import ABORT_GRACE, Outcome
-from eukhe.run.workflow import CHILD_RUN, WORKFLOW, process, run_workflow
+from eukhe.run.workflow import process, run_workflow
 from eukhe.store import sessions
 from eukhe.store.durable import gone, takes_recovered
+from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT, NAMES
 
 Say = Callable[[str], None]
 
@@ -26,7 +26,6 @@ class Busy(RuntimeError):
     """A session's run is in flight in a live process."""
 
 
-NAMES = [WORKFLOW, CHILD_RUN, CHILD_TASK]
 """Every workflow of eukhe: a crash cuts off a run, its subagents' runs and their tasks alike."""
 
 

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
+from eukhe.run import leak
 from eukhe.run.loop import ABORT_GRACE, Generation, Outcome, Settings, ToolRunner
 from eukhe.tools import BUILTIN, Context, call
 
@@ -39,8 +40,6 @@ def runner(tools: Mapping[str, Any], ctx: Context) -> ToolRunner:
 
 
 def scanner() -> Any:
-    from eukhe.run import leak
-
     return leak.scan
 
 

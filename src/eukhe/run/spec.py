@@ -10,6 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eukhe.admission import limits_from
+from eukhe.ai.models import resolve
+from eukhe.settings import home, loaded, run_settings
+from eukhe.settings.permissions import in_force
+from eukhe.skills import expand, get_resource_snapshot, invoke_skill, system_prompt_section
+
 NO_MODEL = (
     "no model configured: pass --model provider/model "
     "(e.g. --model openai/gpt-4.1 with OPENAI_API_KEY set, "
@@ -50,8 +56,6 @@ class Setup:
 
     @property
     def system(self) -> str:
-        from eukhe.skills import system_prompt_section
-
         return system_prompt_section(self.snapshot.skills)
 
     def diagnostics(self) -> list[tuple[str, str]]:
@@ -64,8 +68,6 @@ class Setup:
 
     def expand(self, prompt: str) -> str:
         """`/name args` through its template; `/skill:name args` with the skill's text."""
-        from eukhe.skills import expand, invoke_skill
-
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
 
     def spec(self, prompt: str | None) -> dict[str, Any]:
@@ -96,12 +98,6 @@ def setup(
     """The session's setup; a model that cannot be used, or settings that cannot be read
     (permissions too, with the `--sandbox` and `--approval` flags), fail here with their
     cause, before any run (SettingsError, ModelError, NoModel)."""
-    from eukhe.admission import limits_from
-    from eukhe.ai.models import resolve
-    from eukhe.settings import home, loaded, run_settings
-    from eukhe.settings.permissions import in_force
-    from eukhe.skills import get_resource_snapshot
-
     got = loaded(cwd)
     settings = got.values
     name = model or settings.get("model")

@@ -27,18 +27,42 @@ from typing import Any, TypeVar
 from dbos import DBOS, SetWorkflowID
 
 from eukhe import crashpoints
+from eukhe.ai.models import ModelError, provider_for, resolve
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
 from eukhe.children.delivery import Delivery
+from eukhe.children.ledger import Ledger, with_ledger
+from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
+from eukhe.client.client import OwnerError
+from eukhe.client.lease import LeaseStopped
+from eukhe.ids import name_of
+from eukhe.kernel.tool import IPYTHON, LazyKernel
+from eukhe.memory import turn
+from eukhe.memory.access import settle
+from eukhe.memory.compactor import request_tokens
+from eukhe.memory.log import now
+from eukhe.memory.tool import DATE, ZOOM
+from eukhe.rules.aux_fallback import Purpose
+from eukhe.rules.permission import Session
 from eukhe.run import notes
+from eukhe.run.auxiliary import AuxiliaryRoute
+from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
+from eukhe.run.loop import Generation, Outcome, Settings
+from eukhe.run.permit import Gate
+from eukhe.run.secrets import secrets
+from eukhe.run.session import runner, scanner, tool_specs
+from eukhe.sandbox.session import for_run
+from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
+from eukhe.settings.approvals import approve
+from eukhe.settings.permissions import in_force
+from eukhe.store.reports import USERS
+from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW
+from eukhe.tools import BUILTIN, Context
 
-__all__ = ["WORKFLOW", "Durable", "Live", "Show", "begin", "process", "run_workflow"]
+__all__ = ["Durable", "Live", "Show", "begin", "process", "run_workflow"]
 
 T = TypeVar("T")
-
-WORKFLOW = "eukhe.run"
-CHILD_RUN = "eukhe.child.run"  # a subagent's run: a run of its own session, one level below its parent's
 
 
 class Durable:
@@ -120,8 +144,6 @@ async def child_run(spec: dict[str, Any]) -> dict[str, Any]:
 
 async def _start_child(cid: str, spec: dict[str, Any], watch: dict[str, Any]) -> None:
     """Start a child's run and its task, under their ids, from the parent's workflow."""
-    from eukhe.run.children import child_task, task_id
-
     with SetWorkflowID(cid):
         await DBOS.start_workflow_async(child_run, spec)
     with SetWorkflowID(task_id(cid)):
@@ -139,10 +161,6 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     from a dead process holds none: it runs beside the user's turn, which never
     waits for it. Its model requests are session requests all the same (H3 makes
     only the compactor's background): preempted, it would stream its reply again."""
-    from eukhe.client.client import OwnerError
-    from eukhe.client.lease import LeaseStopped
-    from eukhe.run.loop import Outcome
-
     here = process()
     run_id = str(DBOS.workflow_id)
     session = str(spec.get("session") or run_id)
@@ -170,26 +188,6 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
 
 async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dict[str, Any]:
     import dataclasses
-
-    from eukhe.ai.models import ModelError, provider_for, resolve
-    from eukhe.children.ledger import Ledger, with_ledger
-    from eukhe.children.texts import name_of
-    from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
-    from eukhe.client.client import OwnerError
-    from eukhe.kernel.tool import IPYTHON, LazyKernel
-    from eukhe.memory import turn
-    from eukhe.memory.tool import DATE, ZOOM
-    from eukhe.rules.permission import Session
-    from eukhe.run.children import Children
-    from eukhe.run.loop import Generation, Outcome, Settings
-    from eukhe.run.permit import Gate
-    from eukhe.run.secrets import secrets
-    from eukhe.run.session import runner, scanner, tool_specs
-    from eukhe.sandbox.session import for_run
-    from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
-    from eukhe.settings.approvals import approve
-    from eukhe.settings.permissions import in_force
-    from eukhe.tools import BUILTIN, Context
 
     here = process()
     cwd = Path(spec["cwd"])
@@ -329,7 +327,6 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
 
 async def _working(children: Any) -> bool:
     """Whether any of the run's children is still at work (its task in flight), as a step."""
-    from eukhe.run.children import IN_FLIGHT, task_id
 
     async def live() -> bool:
         found = await DBOS.list_workflows_async(
@@ -345,8 +342,6 @@ async def _take(session: str, run: str, key: str, steers: bool = True, followups
     names (`rules.child.key`): its children's reports, and the user's steers and
     follow-ups as asked; the same key again takes the same. A store that cannot be read
     places none now; they wait for the next take."""
-    from eukhe.store.reports import USERS
-
     here = process()
     try:
         take = functools.partial(here.reports().take, steers=steers, followups=followups)
@@ -368,11 +363,6 @@ def _compactor(spec: Mapping[str, Any], settings: Mapping[str, Any], session: An
     """The compactor's route: `auxiliaryModel` when it can run the compaction pass,
     else the session model's (H7.1). A model on the session's provider takes the same
     `--base-url` and `--api`."""
-    from eukhe.ai.models import ModelError, resolve
-    from eukhe.memory.compactor import request_tokens
-    from eukhe.rules.aux_fallback import Purpose
-    from eukhe.run.auxiliary import AuxiliaryRoute
-
     choice = AuxiliaryRoute(spec["model"], settings).choose(Purpose.COMPACTION, request_tokens(budget))
     if choice.auxiliary:
         same = choice.model.partition("/")[0] == str(spec["model"]).partition("/")[0]
@@ -385,9 +375,6 @@ def _compactor(spec: Mapping[str, Any], settings: Mapping[str, Any], session: An
 async def _notice(chat: Any, route: Any, memory: Any, show: Callable[[str], None]) -> None:
     """The compaction pass's row, shown in the session whose turn waits on the
     compactor (H7.2): once per session, purpose, selector and reason."""
-    from eukhe.memory.compactor import request_tokens
-    from eukhe.rules.aux_fallback import Purpose
-
     if await chat.unbuilt():
         choice = route.choose(Purpose.COMPACTION, request_tokens(memory.view_bytes))
         if choice.notice:
@@ -398,7 +385,6 @@ async def _pinned(chat: Any, settle_ms: int, show: Callable[..., None], cancel: 
     """The settled view, as a durable step: a replay sends the same view byte for byte.
     The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted).
     `show` (kind, text, data): the wait as the run's events (`memory.access.settle`)."""
-    from eukhe.memory.access import settle
 
     async def view() -> str:
         got = await settle(chat, settle_ms, show, cancel)
@@ -421,10 +407,6 @@ async def _compact(
     """A compaction inside the run (H4): its messages so far into the chat, then a newer
     settled view, which the run pins as its new system prompt. The loop runs it as one
     durable step, so a replay goes on from the same view byte for byte."""
-    from eukhe.memory import turn
-    from eukhe.memory.access import settle
-    from eukhe.memory.log import now
-
     try:
         await chat.log(turn.entries(run, transcript, now()))
         await notice()
@@ -437,8 +419,6 @@ async def _compact(
 async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable[[str], None]) -> None:
     """The run's messages into the chat, as a durable step (idempotent by key). A store
     that cannot take them is shown, and never fails the run."""
-    from eukhe.memory import turn
-    from eukhe.memory.log import now
 
     async def log() -> int:
         try:

@@ -14,8 +14,9 @@ from eukhe.filekind import kind
 from eukhe.home import home
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
+from eukhe.rules.child import stall_ms
 from eukhe.rules.compactor import NODE
-from eukhe.settings.keys import BY_NAME, RULE_KEYS, WANT, fits
+from eukhe.settings.keys import BY_NAME, RULE_KEYS, SUBAGENT_MAX_DEPTH, TOOL_BLOCKING_BUDGET_MS, WANT, fits
 from eukhe.settings.rule_syntax import EXAMPLE, wrong
 from eukhe.settings.run import Settings
 from eukhe.settings.trust import Held, TrustError, notice, untrusted, verdict
@@ -284,9 +285,6 @@ class ChildSettings:
 
 
 def child_settings(settings: Mapping[str, Any]) -> ChildSettings:
-    from eukhe.rules.child import stall_ms
-    from eukhe.settings.keys import SUBAGENT_MAX_DEPTH, TOOL_BLOCKING_BUDGET_MS
-
     budget = value(settings, "toolBlockingBudgetMs", int, 0)
     return ChildSettings(
         stall_ms(value(settings, "subagentStallMs", int, 0)),

@@ -17,9 +17,16 @@ from typing import Any
 from dbos import DBOS
 
 from eukhe.ai.request import Message
-from eukhe.run.children import CHILD_TASK, IN_FLIGHT
-from eukhe.run.workflow import WORKFLOW
 
+WORKFLOW = "eukhe.run"
+"""The DBOS name of a session's run (these names are in every store: they never change)."""
+CHILD_RUN = "eukhe.child.run"
+"""A subagent's run: a run of its own session, one level below its parent's."""
+CHILD_TASK = "eukhe.child.task"
+"""A subagent's task: its parent's watch of it, then its report."""
+NAMES = [WORKFLOW, CHILD_RUN, CHILD_TASK]
+
+IN_FLIGHT = ("PENDING", "ENQUEUED")
 ENDED = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 
 

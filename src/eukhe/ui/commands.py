@@ -135,8 +135,8 @@ async def _zoom(s: Session, arg: str) -> list[str]:
 def _chat(s: Session) -> tuple[Any, Any]:
     """The chat as the store has it now, to read (the owner writes it)."""
     from eukhe.memory.chat import Chat
+    from eukhe.memory.tables import ChatStore
     from eukhe.settings import memory_settings
-    from eukhe.store.chat import ChatStore
 
     if s.store is None:
         raise CommandError(f"the store is not open: {s.failed or 'still opening'}")

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eukhe.children.texts import is_root, name_of
 from eukhe.events import QUIET, Event
+from eukhe.ids import is_root, name_of
 from eukhe.ui.lines import marked, printable
 
 PARTIAL = 4_000

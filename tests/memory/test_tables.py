@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from eukhe.memory.log import Entry, Kind
-from eukhe.store.chat import ChatStore, ChatStoreError
+from eukhe.memory.tables import ChatStore, ChatStoreError
 from tests.store.postgres import drop, fresh_database, url_of
 
 
