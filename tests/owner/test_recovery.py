@@ -16,11 +16,15 @@ from eukhe.owner.recovery import Recovery
 from eukhe.store.processes import started
 
 
+async def unopened(home: Path, show: Any) -> Any:
+    raise AssertionError("these tests open no runtime")
+
+
 class Recorded(Recovery):
     """The recovery with its store part replaced by a record of when it was asked."""
 
     def __init__(self, home: Path, gone_wait: float) -> None:
-        super().__init__(home, gone_wait)
+        super().__init__(home, unopened, gone_wait)
         self.asked: list[tuple[float, list[str]]] = []
         self.lines: list[str] = []
 

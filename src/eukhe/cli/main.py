@@ -202,29 +202,21 @@ def _durable(
     outcome the moment it ends: recovered runs never hold either back."""
     import asyncio
     import contextlib
-    import functools
     import os
     import signal
 
-    from eukhe.client.admission import RemoteRegistry
     from eukhe.client.client import ask_once
-    from eukhe.client.lease import held
     from eukhe.client.protocol import Kind
     from eukhe.events import of_session
-    from eukhe.run import driver, workflow
+    from eukhe.run import driver
     from eukhe.run.session import run_to_end
+    from eukhe.runtime import open_runtime
     from eukhe.settings import home
     from eukhe.store import durable, sessions
 
     if session is not None and not sessions.valid_id(session):
         echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
         raise typer.Exit(2)
-    try:
-        # the owner runs what is recovered; this process only once it recovers itself
-        store = durable.open_store(home(), settings, recovers=False)
-    except durable.StoreError as e:
-        echo(f"eukhe: {e}", err=True)
-        raise typer.Exit(2) from None
     session = session or (sessions.new_id() if spec is not None else None)
 
     def live_show(run: str, kind: str, text: str, data: Any = None) -> None:
@@ -232,10 +224,12 @@ def _durable(
         if e is not None:
             printer.event(e)
 
-    process = workflow.begin(workflow.Live(show=live_show, chat_url=store.url))  # the chat beside the runs
-    registry = RemoteRegistry(home(), on_abort=process.abort)  # slots and the lease from the owner
-    process.admission = registry
-    process.lease = functools.partial(held, registry)
+    try:  # the owner runs what is recovered; this process only once it recovers itself
+        runtime = open_runtime(home(), settings, live_show)
+    except durable.StoreError as e:
+        echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    process = runtime.process
     code = 0
 
     def ended(out: dict[str, Any]) -> None:
@@ -259,7 +253,7 @@ def _durable(
         echo(f"eukhe: {e}", err=True)
         code, left = 2, True  # runs recovered meanwhile stay in flight, resumable
     finally:
-        store.close()
+        runtime.close()
     if left:  # runs left in flight for `eukhe resume`: their threads are not waited for
         sys.stdout.flush()
         sys.stderr.flush()

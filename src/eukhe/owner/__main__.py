@@ -10,6 +10,9 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from eukhe.home import HomeError
 from eukhe.owner.recovery import Recovery
@@ -23,13 +26,22 @@ CLOSE_GRACE = 5.0
 """Seconds the run store has to close when the owner ends."""
 
 
+async def _runtime(where: Path, show: Callable[..., None]) -> Any:
+    """The runtime of the runs this owner takes up, opened in a thread (DBOS's launch
+    blocks). Loaded here, on a recovery's first need, not above: the owner listens
+    before it imports DBOS and the providers."""
+    from eukhe.runtime import open_runtime
+
+    return await asyncio.to_thread(open_runtime, where, load(where), show, user=False, recovers=True)
+
+
 def main() -> int:
     try:
         idle = float(os.environ.get("EUKHE_OWNER_IDLE_MS", "")) / 1000
     except ValueError:
         idle = IDLE
     where = home()
-    recovery = Recovery(where)
+    recovery = Recovery(where, _runtime)
     owner = Owner(where, idle=idle, orphans=recovery.orphans, recover=recovery.now, busy=recovery.working)
     try:
         owner.claim()

@@ -15,11 +15,12 @@ import asyncio
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from eukhe import waits
+from eukhe.events import QUIET
 from eukhe.store.processes import same
 
 GONE_POLL = 0.1
@@ -36,15 +37,22 @@ runs it took up (what it says is kept in memory only: an owner that ended idle a
 would leave the resume to say nothing)."""
 
 
+Opener = Callable[[Path, Callable[..., None]], Awaitable[Any]]
+"""Opens the owner's runtime (`eukhe.runtime.Runtime`) for the home, its runs' events
+to the given show: given by the owner's entry, which loads the run's machinery (DBOS,
+the providers) only when a recovery first needs it, so the owner listens soon."""
+
+
 class Recovery:
-    def __init__(self, home: Path, gone_wait: float = GONE_WAIT) -> None:
+    def __init__(self, home: Path, opener: Opener, gone_wait: float = GONE_WAIT) -> None:
         self.home = home
+        self.opener = opener
         self.gone_wait = gone_wait
         self.busy = 0  # recoveries under way: the owner does not end while there is one
         self.running: dict[str, str] = {}  # runs this owner recovered, not ended yet: what it said
         self.untold: list[str] = []  # what it said of the runs it finished, not yet told to a client
         self.untold_at = 0.0  # when the last of them was said (monotonic seconds)
-        self._store: object | None = None
+        self._runtime: Any = None  # eukhe.runtime.Runtime, once a recovery opened it
         self._lock = asyncio.Lock()
         self._finishing: set[asyncio.Task[None]] = set()
 
@@ -100,10 +108,9 @@ class Recovery:
         try:
             async with self._lock:  # one recovery at a time: the next finds what is left
                 told, self.untold = self.untold, []
-                if not cut and self._store is None:
+                if not cut and self._runtime is None:
                     return {"runs": [], "said": told}
-                await self._open()
-                from eukhe.run import driver
+                runtime = await self._open()
 
                 said: list[str] = []
 
@@ -111,7 +118,7 @@ class Recovery:
                     said.append(line)
                     self.say(line)
 
-                ids = await driver.recover(say)
+                ids = await runtime.recover(say)
                 for run in ids:
                     if run not in self.running:
                         self.running[run] = next((x for x in said if run in x), f"resuming run {run}")
@@ -124,8 +131,6 @@ class Recovery:
             self.busy -= 1
 
     async def _finish(self, run: str) -> None:
-        from eukhe.run import driver
-
         self.busy += 1
         lines: list[str] = []
 
@@ -134,35 +139,26 @@ class Recovery:
             self.say(line)
 
         try:
-            await driver.finish([run], say)
+            await self._runtime.finish([run], say)
         finally:
             began = self.running.pop(run, None)
             self.untold.extend([*([began] if began else []), *lines])
             self.untold_at = time.monotonic()
             self.busy -= 1
 
-    async def _open(self) -> None:
-        if self._store is not None:
-            return
-        from eukhe.client.admission import RemoteRegistry
-        from eukhe.events import QUIET
-        from eukhe.run import workflow
-        from eukhe.settings import load
-        from eukhe.store import durable
+    async def _open(self) -> Any:
+        """The owner's runtime, opened on first need: its runs' slots from this owner, as
+        a client's; no lease (no user waits on them)."""
+        if self._runtime is None:
 
-        settings = load(self.home)
-        store = await asyncio.to_thread(durable.open_store, self.home, settings)
+            def show(run: str, kind: str, text: str, data: object = None) -> None:
+                if kind != "text" and kind not in QUIET:
+                    self.say(f"[{run}] {kind}: {text}")
 
-        def show(run: str, kind: str, text: str, data: object = None) -> None:
-            if kind != "text" and kind not in QUIET:
-                self.say(f"[{run}] {kind}: {text}")
-
-        # the owner's runs: their slots from this owner, as a client's; no lease (no user waits on them)
-        workflow.begin(workflow.Live(show=show, chat_url=store.url, admission=RemoteRegistry(self.home)))
-        self._store = store
+            self._runtime = await self.opener(self.home, show)
+        return self._runtime
 
     def close(self) -> None:
-        store = self._store
-        if store is not None:
-            store.close()  # type: ignore[attr-defined]
+        if self._runtime is not None:
+            self._runtime.close()
             self._store = None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,12 +92,10 @@ class Session:
         self._watch_children()
 
     def _open(self) -> None:
-        from eukhe.client.admission import RemoteRegistry
-        from eukhe.client.lease import held
-        from eukhe.run import workflow
         from eukhe.run.spec import setup
+        from eukhe.runtime import open_runtime
         from eukhe.settings import home
-        from eukhe.store import durable, sessions
+        from eukhe.store import sessions
 
         o = self.options
         self.made = setup(self.cwd, o.model, o.base_url, o.api, o.sandbox, o.approval)
@@ -106,13 +103,8 @@ class Session:
         if self.options.session is not None and not sessions.valid_id(self.options.session):
             raise ValueError(f"session id {self.options.session!r}: use letters, digits, '-', '_' or '.'")
         self.id = self.options.session or sessions.new_id()
-        self.store = durable.open_store(home(), self.made.settings, recovers=False)
-        live = workflow.Live(show=self._show, chat_url=self.store.url, asker=self.approvals)
-        process = workflow.begin(live)
-        registry = RemoteRegistry(home(), on_abort=process.abort)
-        process.admission = registry
-        process.lease = functools.partial(held, registry)
-        self.process = process
+        runtime = open_runtime(home(), self.made.settings, self._show, asker=self.approvals)
+        self.store, self.process = runtime.store, runtime.process
 
     async def _taken_up(self) -> None:
         """The runs a dead process left go to the owner, which finishes them."""

@@ -1,0 +1,71 @@
+"""The one composition root: what a process puts together before it runs anything
+durable. The command line (`eukhe run`, `eukhe resume`), the interactive agent and
+the owner's recovery all open their runtime here, so the sequence is written once:
+
+1. the store opened (`store.durable`: DBOS launched, the run workflows registered);
+2. this process's `Live` begun (`run.context`), the one object its runs find;
+3. its slots from the home's owner (`client.admission.RemoteRegistry`), and, for a
+   user's process, the root-turn lease through the same connection, and `eukhe
+   abort` from another process as the run's cancel.
+
+The owner's own recovered runs take slots from the owner like any client's, but hold
+no lease: no user waits on them."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eukhe.client.admission import RemoteRegistry
+from eukhe.client.lease import held
+from eukhe.run import driver
+from eukhe.run.context import Live, Show, begin
+from eukhe.run.driver import Say
+from eukhe.store import durable
+from eukhe.store.durable import Store
+
+
+@dataclass
+class Runtime:
+    """A process's durable runtime: its store and its `Live`."""
+
+    store: Store
+    process: Live
+
+    async def recover(self, say: Say) -> list[str]:
+        """Take up the runs dead processes left (`run.driver.recover`)."""
+        return await driver.recover(say)
+
+    async def finish(self, ids: list[str], say: Say) -> bool:
+        """Run the runs `ids` to their end here (`run.driver.finish`)."""
+        return await driver.finish(ids, say)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_runtime(
+    home: Path,
+    settings: dict[str, Any],
+    show: Show,
+    *,
+    user: bool = True,
+    asker: Any = None,
+    recovers: bool = False,
+) -> Runtime:
+    """Open the store and begin this process's `Live`, its slots from the owner of
+    `home`. `user`: a user's process (its runs hold the root-turn lease, and `eukhe
+    abort` reaches them); else the owner's, which runs what dead processes left.
+    `asker`: who answers its runs' permission asks (None: nobody, headless).
+    `recovers`: whether the process takes re-enqueued runs (`store.durable`).
+    Raises `store.durable.StoreError` when the store cannot be opened."""
+    store = durable.open_store(home, settings, recovers=recovers)
+    if not user:
+        return Runtime(store, begin(Live(show=show, chat_url=store.url, admission=RemoteRegistry(home))))
+    process = begin(Live(show=show, chat_url=store.url, asker=asker))  # the chat beside the runs
+    registry = RemoteRegistry(home, on_abort=process.abort)
+    process.admission = registry
+    process.lease = functools.partial(held, registry)
+    return Runtime(store, process)
