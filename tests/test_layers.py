@@ -1,0 +1,290 @@
+"""The house's layers hold: every package of eukhe imports only from the rows below
+it, no module is in an import cycle, and the rules are pure. Imports made inside
+functions count as much as those at the top (they are arrows all the same), and each
+one outside the faces is listed here with its reason."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "eukhe"
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("the pure rules", ("rules",)),
+    ("their laws and the engine that checks them", ("laws",)),
+    (
+        "the ground: terminal text, run ids, file kinds, crash points, the home's files",
+        ("terminal", "ids", "filekind", "crashpoints", "home"),
+    ),
+    ("the events every face shows", ("events",)),
+    ("deadlines and cancels", ("waits",)),
+    ("settings", ("settings",)),
+    ("providers", ("ai",)),
+    ("admission (H3)", ("admission",)),
+    ("the sandbox and the command splitter", ("sandbox",)),
+    ("skills", ("skills",)),
+    ("the built-in tools", ("tools",)),
+    ("the Python kernel and its tool", ("kernel",)),
+    ("persistence: the DBOS launch, its codec, URLs, the session queries", ("store",)),
+    # the chat's tables live in the store's database (through store.engine), so the
+    # memory stands on the store, not the other way round
+    ("the chat memory", ("memory",)),
+    ("the owner's client and its wire", ("client",)),
+    ("subagents: delivery, ledger, watch, their tools", ("children",)),
+    ("the run: its loop, its workflow, its driver, its context", ("run",)),
+    ("the owner daemon", ("owner",)),
+    ("the one composition root", ("runtime",)),
+    # entry points: they put a process together
+    ("the owner process's entry", ("owner.__main__",)),
+    ("the interactive agent", ("ui",)),
+    ("the command line", ("cli", "__main__", "__init__")),
+]
+"""The rows from the ground up: a module imports only from its row and the rows below."""
+
+LAZY: dict[tuple[str, str], str] = {
+    ("eukhe.ai.models", "eukhe.ai.openai_chat"): "a provider's SDK loads only when a run uses it",
+    ("eukhe.ai.models", "eukhe.ai.openai_responses"): "a provider's SDK loads only when a run uses it",
+    ("eukhe.ai.models", "eukhe.ai.anthropic"): "a provider's SDK loads only when a run uses it",
+    ("eukhe.owner.__main__", "eukhe.runtime"): (
+        "the owner listens before it loads DBOS and the run's machinery, which only a recovery needs"
+    ),
+}
+"""Imports made inside functions below the faces, each with its reason."""
+
+FACES = ("cli", "ui")
+FACE_LAZY_CEILING = 98
+"""Imports inside functions of the faces (`cli`, `ui`), most of them so that `eukhe
+--help` and the agent's prompt come before DBOS loads. Issue 25 brings them to a few
+listed ones (one lazy import of a whole face module each); until then this count
+only falls."""
+
+IMPURE_STDLIB = frozenset({"asyncio", "random", "time", "logging", "os", "socket", "subprocess", "threading"})
+"""Standard-library modules a rule may not import: no I/O, clock, randomness, logging or asyncio."""
+
+
+def module_of(path: Path, src: Path = SRC) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def row_of(module: str) -> int:
+    """The index of the row that holds `module` (the longest name that matches)."""
+    rel = module.removeprefix("eukhe").removeprefix(".") or "__init__"
+    best, found = -1, None
+    for i, (_, names) in enumerate(LAYERS):
+        for n in names:
+            if (rel == n or rel.startswith(n + ".")) and len(n) > best:
+                best, found = len(n), i
+    if found is None:
+        raise AssertionError(f"{module}: in no row of LAYERS; give it one")
+    return found
+
+
+def is_module(dotted: str, src: Path = SRC) -> bool:
+    p = src / dotted.replace(".", "/")
+    return p.with_suffix(".py").exists() or (p / "__init__.py").exists()
+
+
+class Arrow:
+    def __init__(self, source: str, target: str, line: int, in_function: bool, type_only: bool) -> None:
+        self.source, self.target, self.line = source, target, line
+        self.in_function, self.type_only = in_function, type_only
+
+    def __repr__(self) -> str:
+        where = " (inside a function)" if self.in_function else ""
+        return f"{self.source}:{self.line} imports {self.target}{where}"
+
+
+def arrows_of(path: Path, src: Path = SRC) -> list[Arrow]:
+    """Every import of an eukhe module the file makes, wherever it is made."""
+    module = module_of(path, src)
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+
+    def context(node: ast.AST) -> tuple[bool, bool]:
+        in_function = type_only = False
+        while node in parents:
+            node = parents[node]
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                in_function = True
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                type_only = True
+        return in_function, type_only
+
+    out = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = module.split(".") if is_package else module.split(".")[:-1]
+                base = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else []))
+            # `from pkg import sub` is an arrow to the submodule, not to the package's other parts
+            subs = [f"{base}.{a.name}" for a in node.names if is_module(f"{base}.{a.name}", src)]
+            targets = subs if subs and len(subs) == len(node.names) else [base, *subs]
+        for t in targets:
+            if t == "eukhe" or t.startswith("eukhe."):
+                out.append(Arrow(module, t, node.lineno, *context(node)))
+    return out
+
+
+def all_arrows() -> list[Arrow]:
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 100, f"too few modules under {PACKAGE}"
+    return [a for f in files for a in arrows_of(f)]
+
+
+def test_no_import_runs_back_up_the_layers() -> None:
+    up = [
+        f"{a!r}: row {row_of(a.target)} ({LAYERS[row_of(a.target)][0]}) is above row "
+        f"{row_of(a.source)} ({LAYERS[row_of(a.source)][0]})"
+        for a in all_arrows()
+        if a.target != "eukhe" and row_of(a.target) > row_of(a.source)
+    ]
+    assert up == [], "imports that run back up:\n" + "\n".join(up)
+
+
+def test_no_module_is_in_an_import_cycle() -> None:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for a in all_arrows():
+        if not a.type_only and a.target != a.source and a.target != "eukhe":
+            graph[a.source].add(a.target)
+    cycles = strongly_connected(graph)
+    assert cycles == [], "modules in a cycle:\n" + "\n".join(" -> ".join(sorted(c)) for c in cycles)
+
+
+def test_imports_inside_functions_below_the_faces_are_the_listed_lazy_ones() -> None:
+    inside = [a for a in all_arrows() if a.in_function and not a.type_only]
+    below = [a for a in inside if not any(row_of(a.source) == row_of(f"eukhe.{f}") for f in FACES)]
+    unlisted = [repr(a) for a in below if (a.source, a.target) not in LAZY]
+    assert unlisted == [], "imports inside functions, not listed in LAZY with a reason:\n" + "\n".join(
+        unlisted
+    )
+    stale = sorted(set(LAZY) - {(a.source, a.target) for a in below})
+    assert stale == [], f"LAZY lists imports no longer made: {stale}"
+    faces = len(inside) - len(below)
+    assert faces <= FACE_LAZY_CEILING, (
+        f"{faces} imports inside functions of the faces (at most {FACE_LAZY_CEILING})"
+    )
+
+
+def test_the_layer_checks_see_an_upward_import_a_cycle_and_a_hidden_import(tmp_path: Path) -> None:
+    # the checks themselves, on a made-up package: each must see its break
+    pkg = tmp_path / "src" / "eukhe"
+    (pkg / "rules").mkdir(parents=True)
+    (pkg / "cli").mkdir()
+    (pkg / "rules" / "a.py").write_text("def f():\n    from eukhe.cli import b\n")
+    (pkg / "cli" / "b.py").write_text("from eukhe.rules import a\n")
+    src = tmp_path / "src"
+    arrows = arrows_of(pkg / "rules" / "a.py", src) + arrows_of(pkg / "cli" / "b.py", src)
+    [up] = [a for a in arrows if a.source == "eukhe.rules.a"]
+    assert up.target == "eukhe.cli.b" and up.in_function and row_of(up.target) > row_of(up.source)
+    graph = {a.source: {a.target} for a in arrows}
+    assert strongly_connected(graph) == [{"eukhe.rules.a", "eukhe.cli.b"}]
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The cycles of `graph`: its strongly connected parts of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.add(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(part)
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+# ---------------------------------------------------------------- the rules' row: pure
+
+
+def impure(path: Path, src: Path = SRC) -> list[str]:
+    """Every import a rule may not make: only the standard library (less I/O, clock,
+    randomness, logging and asyncio) and eukhe.rules."""
+    problems = []
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    module = module_of(path, src)
+    for a in arrows_of(path, src):
+        if not (a.target == "eukhe.rules" or a.target.startswith("eukhe.rules.")):
+            problems.append(f"{a!r}: a rule imports only the standard library and eukhe.rules")
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for n in names:
+            top = n.partition(".")[0]
+            if top in ("eukhe", "__future__"):
+                continue
+            if top in IMPURE_STDLIB:
+                problems.append(
+                    f"{module}:{node.lineno} imports {n}: no I/O, clock, randomness, logging or asyncio"
+                )
+            elif top not in sys.stdlib_module_names:
+                problems.append(
+                    f"{module}:{node.lineno} imports {n}: neither the standard library nor eukhe.rules"
+                )
+    return problems
+
+
+def test_the_rules_are_pure() -> None:
+    files = sorted((PACKAGE / "rules").rglob("*.py"))
+    assert files
+    problems = [p for f in files for p in impure(f)]
+    assert problems == [], "rules must be pure; forbidden imports:\n" + "\n".join(problems)
+
+
+def test_the_purity_check_sees_each_impure_import(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    rules = src / "eukhe" / "rules"
+    rules.mkdir(parents=True)
+    for source in (
+        "import asyncio\n",
+        "import hypothesis\n",
+        "from eukhe.laws import x\n",
+        "from ..laws import x\n",
+        "def f() -> None:\n    import logging\n",
+        "from time import monotonic\n",
+    ):
+        (rules / "example.py").write_text(source)
+        assert len(impure(rules / "example.py", src)) == 1, source
+    (rules / "run.py").write_text("")
+    (rules / "example.py").write_text(
+        "from __future__ import annotations\nimport dataclasses\n"
+        "from eukhe.rules import run\nfrom .run import Cfg\n"
+    )
+    assert impure(rules / "example.py", src) == []
