@@ -129,6 +129,43 @@ def test_the_home_store_of_an_earlier_eukhe_stays_readable_and_its_cut_off_run_r
     assert "interrupted by a restart" in got[-2]["content"]  # the bash call the kill cut is not run again
 
 
+FIXTURE_020 = FIXTURE.parent / "eukhe-0.2.0.sqlite"
+URL_020, CWD_020 = "http://127.0.0.1:46725/v1", "/tmp/fx2/w"
+ANSWERED_020, CUT_020 = "20261202-165933-9db6d3", "20261202-170025-c69e86"
+
+
+def test_a_run_cut_off_under_the_modules_before_the_run_got_its_home_resumes(tmp_path: Path) -> None:
+    """Runs in flight across the upgrade still recover: a store 0.2.0 wrote before the
+    moves of issue 25 (its run cut off in a bash call) is read, and its run finished, by
+    today's modules."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    db = home / "eukhe.sqlite"
+    shutil.copy(FIXTURE_020, db)
+    dead = f"eukhe:{socket.gethostname()}:999999999:0"  # its process, gone, on this host
+    script = [{"when": "sleep a while", "results": 1, "text": "slept"}]
+    with FauxServer(parse(script)) as server:  # the cut-off run's model, now at another port
+        # the home's settings named the model's server (the runs' specs do not)
+        settings = {"model": "vllm/m", "providers": {"vllm": {"baseUrl": server.url}}}
+        (home / "settings.json").write_text(json.dumps(settings))
+        c = sqlite3.connect(db)
+        with c:
+            c.execute("UPDATE workflow_status SET executor_id = ? WHERE status = 'PENDING'", (dead,))
+            for wid, text in list(c.execute("SELECT workflow_uuid, inputs FROM workflow_input")):
+                fixed = text.replace(URL_020, server.url).replace(CWD_020, str(work))
+                c.execute("UPDATE workflow_input SET inputs = ? WHERE workflow_uuid = ?", (fixed, wid))
+        c.close()
+        listed = {r["id"]: r for r in sessions(work, home)}
+        assert listed[ANSWERED_020]["outcome"] == "answered" and listed[CUT_020]["outcome"] == "in flight"
+        assert [m["content"] for m in messages(ANSWERED_020, work, home)][-1] == "It says alpha."
+        resumed = eukhe("resume", cwd=work, home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    got = messages(CUT_020, work, home)
+    assert got[-1]["content"] == "slept", got
+    assert "interrupted by a restart" in got[-2]["content"]  # the bash call the kill cut is not run again
+
+
 @pytest.mark.parametrize(
     "value",
     [
