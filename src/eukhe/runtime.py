@@ -23,6 +23,7 @@ from eukhe.client.lease import held
 from eukhe.run import driver
 from eukhe.run.context import Live, Show, begin
 from eukhe.run.driver import Say
+from eukhe.run.permit import Asker
 from eukhe.store import durable
 from eukhe.store.durable import Store
 
@@ -52,7 +53,7 @@ def open_runtime(
     show: Show,
     *,
     user: bool = True,
-    asker: Any = None,
+    asker: Asker | None = None,
     recovers: bool = False,
 ) -> Runtime:
     """Open the store and begin this process's `Live`, its slots from the owner of

@@ -12,10 +12,9 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from eukhe.home import HomeError
-from eukhe.owner.recovery import Recovery
+from eukhe.owner.recovery import Recovery, Runs
 from eukhe.owner.server import IDLE, Owner, Taken
 from eukhe.settings import SettingsError
 from eukhe.settings.load import home, load
@@ -26,7 +25,7 @@ CLOSE_GRACE = 5.0
 """Seconds the run store has to close when the owner ends."""
 
 
-async def _runtime(where: Path, show: Callable[..., None]) -> Any:
+async def _runtime(where: Path, show: Callable[..., None]) -> Runs:
     """The runtime of the runs this owner takes up, opened in a thread (DBOS's launch
     blocks). Loaded here, on a recovery's first need, not above: the owner listens
     before it imports DBOS and the providers."""

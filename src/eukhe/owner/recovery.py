@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from eukhe import waits
 from eukhe.events import QUIET
@@ -37,10 +37,20 @@ runs it took up (what it says is kept in memory only: an owner that ended idle a
 would leave the resume to say nothing)."""
 
 
-Opener = Callable[[Path, Callable[..., None]], Awaitable[Any]]
-"""Opens the owner's runtime (`eukhe.runtime.Runtime`) for the home, its runs' events
-to the given show: given by the owner's entry, which loads the run's machinery (DBOS,
-the providers) only when a recovery first needs it, so the owner listens soon."""
+class Runs(Protocol):
+    """What a recovery asks of the owner's runtime (`eukhe.runtime.Runtime`)."""
+
+    async def recover(self, say: Callable[[str], None]) -> list[str]: ...
+
+    async def finish(self, ids: list[str], say: Callable[[str], None]) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+Opener = Callable[[Path, Callable[..., None]], Awaitable[Runs]]
+"""Opens the owner's runtime for the home, its runs' events to the given show: given
+by the owner's entry, which loads the run's machinery (DBOS, the providers) only when
+a recovery first needs it, so the owner listens soon."""
 
 
 class Recovery:
@@ -52,7 +62,7 @@ class Recovery:
         self.running: dict[str, str] = {}  # runs this owner recovered, not ended yet: what it said
         self.untold: list[str] = []  # what it said of the runs it finished, not yet told to a client
         self.untold_at = 0.0  # when the last of them was said (monotonic seconds)
-        self._runtime: Any = None  # eukhe.runtime.Runtime, once a recovery opened it
+        self._runtime: Runs | None = None  # once a recovery opened it
         self._lock = asyncio.Lock()
         self._finishing: set[asyncio.Task[None]] = set()
 
@@ -139,14 +149,14 @@ class Recovery:
             self.say(line)
 
         try:
-            await self._runtime.finish([run], say)
+            await (await self._open()).finish([run], say)
         finally:
             began = self.running.pop(run, None)
             self.untold.extend([*([began] if began else []), *lines])
             self.untold_at = time.monotonic()
             self.busy -= 1
 
-    async def _open(self) -> Any:
+    async def _open(self) -> Runs:
         """The owner's runtime, opened on first need: its runs' slots from this owner, as
         a client's; no lease (no user waits on them)."""
         if self._runtime is None:
