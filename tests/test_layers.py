@@ -16,6 +16,7 @@ PACKAGE = SRC / "eukhe"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the pure rules", ("rules",)),
     ("their laws and the engine that checks them", ("laws",)),
+    ("the errors' one root", ("errors",)),
     (
         "the ground: terminal text, run ids, file kinds, crash points, the home's files",
         ("terminal", "ids", "filekind", "crashpoints", "home"),

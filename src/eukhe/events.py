@@ -21,8 +21,8 @@ from typing import Any
 from eukhe.ids import is_root, name_of
 from eukhe.terminal import json_text
 
-SCHEMA = "eukhe.events/1"
-VERSION = 1
+SCHEMA = "eukhe.events/2"
+VERSION = 2
 
 TYPES = {
     # the run's own

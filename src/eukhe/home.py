@@ -20,14 +20,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eukhe.errors import Code, EukheError
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 OTHERS = 0o077
 """The group and other bits: none of them is set on anything in a home."""
 
 
-class HomeError(RuntimeError):
+class HomeError(EukheError, RuntimeError):
     """The home, or a file in it, cannot be made private: names it, why, and the fix."""
+
+    code = Code.HOME
 
 
 def home(env: Mapping[str, str] | None = None) -> Path:

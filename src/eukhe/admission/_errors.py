@@ -14,10 +14,13 @@ the cancel the controller itself makes to stop a preempted holder, which its
 from __future__ import annotations
 
 from eukhe.admission._limits import UNLIMITED
+from eukhe.errors import Code, EukheError
 
 
-class AdmissionError(Exception):
+class AdmissionError(EukheError):
     """A request that got no slot of its provider, or lost it."""
+
+    code = Code.PROVIDER
 
     retryable: bool = False
 

@@ -39,6 +39,7 @@ from eukhe.ai.reply import (
     UsageEvent,
 )
 from eukhe.ai.request import Message, Request
+from eukhe.errors import Code, EukheError
 
 FINISH = {
     "end_turn": Stop.STOP,
@@ -64,8 +65,10 @@ ERROR_STATUS = {
 """The HTTP status each error type of the Messages API stands for."""
 
 
-class Malformed(Exception):
+class Malformed(EukheError):
     """The server sent an event the Messages stream does not allow."""
+
+    code = Code.PROVIDER
 
 
 @dataclass

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eukhe.errors import Code, EukheError
+
 APIS = ("openai-chat", "openai-responses", "anthropic")
 
 BUILTIN: dict[str, dict[str, Any]] = {
@@ -36,8 +38,10 @@ BUILTIN: dict[str, dict[str, Any]] = {
 }
 
 
-class ModelError(ValueError):
+class ModelError(EukheError, ValueError):
     """A model name or provider setting that cannot be used: says what to set."""
+
+    code = Code.MODEL
 
 
 @dataclass(frozen=True)

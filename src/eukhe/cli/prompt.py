@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
+from eukhe.errors import Code, EukheError
+
 PROMPT_MAX = 16 << 20
 """The longest prompt, in bytes: a run's spec crosses the owner's socket in one line of at most 16 MiB."""
 
 
-class PromptError(ValueError):
+class PromptError(EukheError, ValueError):
     """A prompt that cannot be run: says why and what to do."""
+
+    code = Code.INPUT
 
 
 def checked(text: str, where: str) -> str:

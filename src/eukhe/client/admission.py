@@ -24,12 +24,15 @@ from eukhe import waits
 from eukhe.admission import UNLIMITED, AdmissionError, OnQueued, Preempted, Queued, SlotTimeout, limits_from
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import Kind
+from eukhe.errors import Code
 from eukhe.rules.wait import End
 from eukhe.settings import SettingsError
 
 
 class OwnerUnreachable(AdmissionError):
     """No owner answered for a slot; retryable (the next try starts a new owner)."""
+
+    code = Code.OWNER
 
     retryable = True
 

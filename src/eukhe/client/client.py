@@ -30,6 +30,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.client import protocol
 from eukhe.client.protocol import Kind
+from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, open_home, private_open
 from eukhe.rules.wait import End
 from eukhe.store.processes import alive, started
@@ -56,10 +57,12 @@ PEERCRED = struct.Struct("3i")
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
-class OwnerError(Exception):
+class OwnerError(EukheError):
     """A request the owner did not answer in time, refused, or could not get (the
     connection closed). `refused`: why the owner refused, when it says (a full
     admission queue: "queue_full")."""
+
+    code = Code.OWNER
 
     def __init__(self, message: str, refused: str | None = None) -> None:
         super().__init__(message)

@@ -21,13 +21,16 @@ from eukhe import waits
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.client import Client
 from eukhe.client.protocol import Kind
+from eukhe.errors import Code, EukheError
 from eukhe.rules.wait import End
 
 _IDS = itertools.count(1)
 
 
-class LeaseStopped(Exception):
+class LeaseStopped(EukheError):
     """The wait for the lease ended by the run's cancel."""
+
+    code = Code.LEASE
 
 
 def waiting_line(holder: dict[str, Any], now: float | None = None) -> str:

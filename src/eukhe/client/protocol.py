@@ -26,6 +26,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, assert_never
 
+from eukhe.errors import Code, EukheError
+
 REPLY = 30.0
 """Seconds an owner in another process has to answer a request (H6.1)."""
 
@@ -91,8 +93,10 @@ def reply_deadline(kind: Kind, fields: Mapping[str, Any] | None = None) -> float
     assert_never(kind)  # a kind that takes no side fails here, and in the test that walks them all
 
 
-class ProtocolError(Exception):
+class ProtocolError(EukheError):
     """A line that is no message of the wire, or a message too long for one."""
+
+    code = Code.OWNER
 
 
 def encode(obj: dict[str, Any]) -> bytes:
@@ -137,9 +141,11 @@ def _fallback() -> Path:
     return Path(tempfile.gettempdir()) / f"eukhe-{os.getuid()}"
 
 
-class UnsafeSocket(Exception):
+class UnsafeSocket(EukheError):
     """The socket's folder in the temp dir is not this user's own: names it, what is
     wrong, and what to do."""
+
+    code = Code.OWNER
 
 
 def socket_folder(home: Path, make: bool = False) -> Path:

@@ -27,6 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from eukhe.errors import Code, EukheError
 from eukhe.memory.log import Entry, Kind, Message
 from eukhe.store.engine import serialized
 from eukhe.store.processes import alive
@@ -45,8 +46,10 @@ RACES = 20
 """Appends tried again after losing an id to another writer, before the store gives up."""
 
 
-class ChatStoreError(RuntimeError):
+class ChatStoreError(EukheError, RuntimeError):
     """The chat's tables cannot be read or written: names the database and why."""
+
+    code = Code.CHAT
 
 
 _META = sa.MetaData()

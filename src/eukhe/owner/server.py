@@ -33,6 +33,7 @@ from eukhe import waits
 from eukhe.admission import Preempted, Queued, QueueFull, Registry
 from eukhe.client import protocol
 from eukhe.client.protocol import Kind
+from eukhe.errors import Code, EukheError
 from eukhe.home import open_home, private_open, private_write
 from eukhe.owner.chat_host import ChatHost
 from eukhe.owner.turns import Stopped, Turns
@@ -51,8 +52,10 @@ OLD = 0
 """The origin of a lease holder from before this owner (connections count from 1)."""
 
 
-class Taken(Exception):
+class Taken(EukheError):
     """Another live owner holds the home."""
+
+    code = Code.OWNER
 
 
 @dataclass

@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe import waits
+from eukhe.errors import Code, EukheError
 from eukhe.rules import lease
 from eukhe.rules.lease import Kind, Op, Step
 from eukhe.rules.wait import End
 
 
-class Stopped(Exception):
+class Stopped(EukheError):
     """A lease wait ended by its cancel."""
+
+    code = Code.LEASE
 
 
 @dataclass

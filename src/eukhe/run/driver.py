@@ -11,6 +11,7 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 
 from eukhe import waits
+from eukhe.errors import Code, EukheError
 from eukhe.ids import is_root, name_of
 from eukhe.rules.wait import End
 from eukhe.run.loop import ABORT_GRACE, Outcome
@@ -22,8 +23,10 @@ from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT, NAMES
 Say = Callable[[str], None]
 
 
-class Busy(RuntimeError):
+class Busy(EukheError, RuntimeError):
     """A session's run is in flight in a live process."""
+
+    code = Code.RUN
 
 
 """Every workflow of eukhe: a crash cuts off a run, its subagents' runs and their tasks alike."""
@@ -150,9 +153,9 @@ async def result(run: str) -> dict[str, Any]:
         out = task.result()
     except Exception as e:  # the workflow itself broke: a failure with its cause, not a traceback
         broke = f"run {run} broke: {type(e).__name__}: {e}"
-        return Outcome("failed", code="model_error", message=broke).json()
+        return Outcome("failed", code=Code.RUN.kind, message=broke).json()
     if not isinstance(out, dict):
-        return Outcome("failed", code="model_error", message=f"run {run} ended without an outcome").json()
+        return Outcome("failed", code=Code.RUN.kind, message=f"run {run} ended without an outcome").json()
     return out
 
 

@@ -76,7 +76,7 @@ maxOutputTokens says how many a reply may have."""
 class Outcome:
     outcome: str  # "answered", "aborted" or "failed"
     answer: str = ""
-    code: str | None = None  # "run_limit", "model_error"
+    code: str | None = None  # the failure's kind: "run_limit", "model_error", or an `errors.Code`'s
     message: str | None = None
     rounds: int = 0
     notes: int = 0

@@ -12,6 +12,7 @@ from typing import Any
 
 from eukhe.admission import limits_from
 from eukhe.ai.models import resolve
+from eukhe.errors import Code, EukheError
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.permissions import in_force
 from eukhe.skills import expand, get_resource_snapshot, invoke_skill, system_prompt_section
@@ -31,8 +32,10 @@ that began under 1 (eukhe 0.1) replays its steps as they were recorded, so it re
 without the permission gate; the sandbox still holds its calls."""
 
 
-class NoModel(ValueError):
+class NoModel(EukheError, ValueError):
     """No model is named: by the command line, nor by the settings."""
+
+    code = Code.MODEL
 
     def __init__(self, settings: Path) -> None:
         super().__init__(NO_MODEL.format(settings=settings))

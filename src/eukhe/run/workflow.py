@@ -35,6 +35,7 @@ from eukhe.children.ledger import Ledger, with_ledger
 from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
 from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
+from eukhe.errors import Code
 from eukhe.ids import name_of
 from eukhe.kernel.tool import IPYTHON, LazyKernel
 from eukhe.memory import turn
@@ -180,7 +181,7 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
             message="not started: aborted (Ctrl-C or eukhe abort) while it waited for the root-turn lease",
         ).json()
     except OwnerError as e:
-        return Outcome("failed", code="model_error", message=f"the root-turn lease: {e}").json()
+        return Outcome("failed", code=Code.LEASE.kind, message=f"the root-turn lease: {e}").json()
     finally:
         here.cancels.pop(run_id, None)
         await here.running(run_id, session, "ended")
@@ -199,14 +200,14 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         registry.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
         route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
     except (ModelError, SettingsError) as e:
-        return Outcome("failed", code="model_error", message=str(e)).json()
+        return Outcome("failed", code=e.code.kind, message=str(e)).json()
     provider = provider_for(route)
     try:
         memory = memory_settings(everything)
         kids = child_settings(everything)
         kept = secrets(everything)  # the tools' environment and the key values, from the settings
     except SettingsError as e:
-        return Outcome("failed", code="model_error", message=str(e)).json()
+        return Outcome("failed", code=e.code.kind, message=str(e)).json()
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
     parent = spec.get("child")  # a child's run starts from the view at its spawn, and logs nothing
     chat = None if parent else here.memory(compactor, memory.view_bytes)
@@ -218,12 +219,12 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     try:  # what its calls may do: the rules in force, the mode, the policy, the ask's deadline
         rights = in_force(cwd, sandbox=spec.get("sandbox"), approval=spec.get("approval"))
     except SettingsError as e:
-        return Outcome("failed", code="model_error", message=str(e)).json()
+        return Outcome("failed", code=e.code.kind, message=str(e)).json()
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
         where = {"user_home": Path.home(), "temp": Path(tempfile.gettempdir()), "flag": rights.mode.value}
         box = await asyncio.to_thread(for_run, everything, cwd, home(), session, **where)
     except SettingsError as e:
-        return Outcome("failed", code="model_error", message=str(e)).json()
+        return Outcome("failed", code=e.code.kind, message=str(e)).json()
     if box.notice() is not None:  # said once; each refused call says it again as its result
         here.show(run_id, "sandbox", box.notice())
     asker = getattr(here, "asker", None)  # a person answers asks only where the interactive agent is
@@ -250,7 +251,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
             await notice()
             view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
         except OwnerError as e:  # the owner holds the chat and did not answer: the turn fails with why
-            return Outcome("failed", code="model_error", message=f"the chat memory: {e}").json()
+            return Outcome("failed", code=Code.CHAT.kind, message=f"the chat memory: {e}").json()
         system = turn.system(system, view)
         compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
     children.system = system

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from eukhe.errors import Code, EukheError
 from eukhe.settings.keys import SANDBOX_MODES
 
 __all__ = [
@@ -67,8 +68,10 @@ FLAGS = ("--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-sessi
 """Every sandbox's."""
 
 
-class SandboxError(RuntimeError):
+class SandboxError(EukheError, RuntimeError):
     """A command that must run in the sandbox cannot: the message says why and what to do."""
+
+    code = Code.TOOL
 
 
 @dataclass(frozen=True)

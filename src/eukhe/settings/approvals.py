@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from eukhe.errors import Code
 from eukhe.home import HomeError, private_dir, private_write
 from eukhe.rules.permission import Kind, Rule, Source
 from eukhe.settings.load import SettingsError
@@ -26,6 +27,8 @@ APPROVALS = "approvals.json"
 class ApprovalsError(SettingsError):
     """The approvals cannot be read or written: names the file and why (a SettingsError, so
     every command that reads the settings says it as it says theirs)."""
+
+    code = Code.PERMISSION
 
 
 def approvals_path(home: Path) -> Path:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eukhe.errors import Code, EukheError
 from eukhe.filekind import kind
 from eukhe.home import home
 from eukhe.rules import queue as _queue
@@ -22,8 +23,10 @@ from eukhe.settings.run import Settings
 from eukhe.settings.trust import Held, TrustError, notice, untrusted, verdict
 
 
-class SettingsError(ValueError):
+class SettingsError(EukheError, ValueError):
     """A settings file or value that cannot be used: names the file, the place and why."""
+
+    code = Code.SETTINGS
 
 
 CAP = 1 << 20

@@ -25,6 +25,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from eukhe.errors import Code, EukheError
 from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, SANDBOX_MODES
 
 RECORDS = "trust.json"
@@ -83,8 +84,10 @@ RIGHTS: Mapping[str, tuple[str, ...]] = {
 UNKNOWN = "is not a setting eukhe knows; what it would do cannot be told"
 
 
-class TrustError(RuntimeError):
+class TrustError(EukheError, RuntimeError):
     """The trust records cannot be read or written: names the file and why."""
+
+    code = Code.SETTINGS
 
 
 # ---------------------------------------------------------------- the records

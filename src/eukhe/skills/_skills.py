@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eukhe.errors import Code, EukheError
 from eukhe.rules import skill_load
 from eukhe.rules.skill_load import File, Front, Kind, Read
 from eukhe.skills._files import read_text, why
@@ -206,8 +207,10 @@ def load_skills(home: Path, project: Path | None = None, paths: Sequence[str | P
     return Skills(tuple(loader.skills), tuple(loader.diagnostics), tuple(loader.ignored), loader.tally)
 
 
-class SkillError(ValueError):
+class SkillError(EukheError, ValueError):
     """`/skill:name` names no loaded skill, or its file cannot be read now: says which and why."""
+
+    code = Code.SETTINGS
 
 
 _INVOKE = "/skill:"

@@ -25,6 +25,7 @@ from dbos import Serializer
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.reply import Failure, Kind, Reply, Stop, Thinking, ToolCall, Usage
 from eukhe.ai.request import Message, Request, Tool
+from eukhe.errors import Code, EukheError
 
 NAME = "eukhe_json"
 """The serializer's name, as DBOS records it beside each row."""
@@ -38,12 +39,16 @@ TYPES: dict[str, type] = {
 """Every type a row may hold besides plain JSON: the dataclasses and enums eukhe's steps return."""
 
 
-class CodecError(ValueError):
+class CodecError(EukheError, ValueError):
     """A value eukhe's codec cannot write, or a row it will not read: says which and why."""
 
+    code = Code.STORE
 
-class StoredError(Exception):
+
+class StoredError(EukheError):
     """An exception as the store keeps it: its kind's name and its message."""
+
+    code = Code.STORE
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)

@@ -30,6 +30,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from eukhe.errors import Code, EukheError
 from eukhe.rules import child
 from eukhe.rules.child import Fate
 from eukhe.store.engine import serialized
@@ -40,8 +41,10 @@ PARENTS = "eukhe_child_parents"
 LOCK = 0x65756B6872  # "eukhr": the Postgres advisory lock that makes read-then-write atomic, as IMMEDIATE
 
 
-class ReportStoreError(RuntimeError):
+class ReportStoreError(EukheError, RuntimeError):
     """The inbox cannot be read or written: names the database and why."""
+
+    code = Code.STORE
 
 
 _META = sa.MetaData()

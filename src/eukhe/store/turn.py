@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from eukhe.errors import Code, EukheError
 from eukhe.store.urls import cause, engine_url, private_store, shown
 
 TURN = "eukhe_turn_holder"
@@ -32,8 +33,10 @@ _turn = sa.Table(
 )
 
 
-class TurnStoreError(RuntimeError):
+class TurnStoreError(EukheError, RuntimeError):
     """The holder's record cannot be read or written: names the database and why."""
+
+    code = Code.STORE
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, private_file
 
 __all__ = ["StoreError", "cause", "database_url", "engine_url", "private_store", "shown", "sqlite_path"]
 
 
-class StoreError(RuntimeError):
+class StoreError(EukheError, RuntimeError):
     """The durable store cannot be opened: names the database and why."""
+
+    code = Code.STORE
 
 
 def database_url(home: Path, settings: Mapping[str, Any]) -> str:

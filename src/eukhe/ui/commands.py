@@ -12,13 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eukhe.errors import Code, EukheError
 from eukhe.events import event
 from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session, transcript
 
 
-class CommandError(Exception):
+class CommandError(EukheError):
     """A command that cannot do what it was asked: its one line says why."""
+
+    code = Code.INPUT
 
 
 @dataclass(frozen=True)

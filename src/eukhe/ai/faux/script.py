@@ -12,11 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eukhe.errors import Code, EukheError
+
 STOPS = ("stop", "length", "toolUse")
 
 
-class ScriptError(ValueError):
+class ScriptError(EukheError, ValueError):
     """A script that cannot be played: says where and why."""
+
+    code = Code.PROVIDER
 
 
 @dataclass(frozen=True)
