@@ -53,7 +53,7 @@ lint: venv
 	$(BIN)/ruff format --check src tests bench
 
 types: venv
-	$(BIN)/mypy --strict src/eukhe/rules src/eukhe/laws
+	$(BIN)/mypy --strict src/eukhe
 
 # Two workers: most tests wait on real processes and servers, and each eukhe process they start
 # spends its first seconds importing; one worker left a core idle most of the time.
@@ -63,17 +63,19 @@ pytest: venv llama chromium tmux bubblewrap
 laws: venv
 	$(BIN)/eukhe laws
 
-# `eukhe laws` runs beside pytest at a lower priority: pytest leaves most of a core idle
-# (its tests wait on processes and servers), and the provers take it; its output is
-# printed once both are done, and either failing fails the target.
+# `eukhe laws` and `mypy --strict` on the whole package run beside pytest at a lower
+# priority: pytest leaves most of a core idle (its tests wait on processes and servers),
+# and the provers and the type checker take it; their output is printed once all are
+# done, and any failing fails the target.
 test: venv llama chromium tmux bubblewrap
 	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory types
 	@nice -n 10 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
+	nice -n 10 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
 	$(MAKE) --no-print-directory pytest; tests=$$?; \
-	wait $$laws; proofs=$$?; cat .laws.log; rm -f .laws.log; \
-	echo "pytest exit $$tests, eukhe laws exit $$proofs"; \
-	[ $$tests -eq 0 ] && [ $$proofs -eq 0 ]
+	wait $$laws; proofs=$$?; wait $$types; typed=$$?; \
+	cat .types.log .laws.log; rm -f .types.log .laws.log; \
+	echo "pytest exit $$tests, eukhe laws exit $$proofs, mypy exit $$typed"; \
+	[ $$tests -eq 0 ] && [ $$proofs -eq 0 ] && [ $$typed -eq 0 ]
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist

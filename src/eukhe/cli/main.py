@@ -212,7 +212,8 @@ def _durable(
     from eukhe.run.session import run_to_end
     from eukhe.runtime import open_runtime
     from eukhe.settings import home
-    from eukhe.store import durable, sessions
+    from eukhe.store import sessions
+    from eukhe.store.urls import StoreError
 
     if session is not None and not sessions.valid_id(session):
         echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
@@ -226,7 +227,7 @@ def _durable(
 
     try:  # the owner runs what is recovered; this process only once it recovers itself
         runtime = open_runtime(home(), settings, live_show)
-    except durable.StoreError as e:
+    except StoreError as e:
         echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
     process = runtime.process
@@ -357,8 +358,8 @@ def demo(
     from eukhe.ai.faux import FauxServer, parse
     from eukhe.ai.openai_chat import OpenAIChat
     from eukhe.cli import demo as script
-    from eukhe.run.loop import Settings
     from eukhe.run.session import run_to_end, turn
+    from eukhe.settings.run import Settings
 
     printer = _printer(as_json)
     echo(f"task: {script.TASK}", err=as_json)

@@ -17,33 +17,37 @@ def store_read(what: str, session: str = "") -> Any:
 
     from eukhe.settings import SettingsError, home
     from eukhe.store import durable, sessions
+    from eukhe.store.urls import StoreError, cause, database_url, shown
 
     try:
-        url = durable.database_url(home(), settings_here())
-    except (SettingsError, durable.StoreError) as e:
+        url = database_url(home(), settings_here())
+    except (SettingsError, StoreError) as e:
         echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return []
     try:
         client = durable.client(url, home())
-    except durable.StoreError as e:
+    except StoreError as e:
         echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
 
-    async def show() -> list[tuple[str, str, list[Any]]]:
+    async def read() -> Any:
+        if what == "rows":
+            return await sessions.rows(client)
+        if what == "subagents":
+            return await sessions.subagents(client)
         return [
             (w.workflow_id, sessions.outcome_of(w), await sessions.transcript(w.workflow_id, client))
             for w in await sessions.runs(session, client)
         ]
 
     try:
-        work = {"rows": lambda: sessions.rows(client), "subagents": lambda: sessions.subagents(client)}
-        return asyncio.run(work.get(what, show)())
+        return asyncio.run(read())
     except Exception as e:  # a store that cannot be read is a clear error, never a traceback
         if "no such table: main.workflow_status" in str(e):  # a store no run has used yet (a chat import)
             return []
-        echo(f"eukhe: cannot read the run store at {durable.shown(url)}: {durable.cause(e)}", err=True)
+        echo(f"eukhe: cannot read the run store at {shown(url)}: {cause(e)}", err=True)
         raise typer.Exit(2) from None
     finally:
         client.destroy()

@@ -240,7 +240,8 @@ class ChatStore:
         q = sa.select(_messages).where(_messages.c.id >= start).order_by(_messages.c.id)
         if end is not None:
             q = q.where(_messages.c.id < end)
-        return self._read(lambda c: [_message(r) for r in c.execute(q)])
+        got: list[Message] = self._read(lambda c: [_message(r) for r in c.execute(q)])
+        return got
 
     def message(self, id: int) -> Message | None:
         got = self.messages(id, id + 1)

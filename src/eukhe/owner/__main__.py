@@ -13,11 +13,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from eukhe.home import HomeError
+from eukhe.home import HomeError, home
 from eukhe.owner.recovery import Recovery, Runs
 from eukhe.owner.server import IDLE, Owner, Taken
 from eukhe.settings import SettingsError
-from eukhe.settings.load import home, load
+from eukhe.settings.load import load
 from eukhe.store.turn import TurnStore, TurnStoreError
 from eukhe.store.urls import StoreError, database_url
 

@@ -141,7 +141,7 @@ class ChatHost:
         route = self._route
         if not route:
             return
-        r = Route(**{f.name: route.get(f.name) for f in dataclasses.fields(Route)})
+        r = Route(**{f.name: route.get(f.name) for f in dataclasses.fields(Route)})  # type: ignore[arg-type]
         key = dataclasses.astuple(r)
         if key not in self._providers:
             self._providers[key] = provider_for(r)

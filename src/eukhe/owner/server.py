@@ -24,7 +24,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,12 +148,12 @@ class Owner:
         os.chmod(path, 0o600)
         info = {"pid": self.pid, "since": self.since, "socket": str(path)}
         private_write(protocol.info_path(self.home), json.dumps(info))
-        old = self._adopt()
+        adopted = self._adopt()
         try:
             await self._until_done()
         finally:
-            if old is not None:
-                old.cancel()
+            if adopted is not None:
+                adopted.cancel()
             await self.close()
 
     async def _until_done(self) -> None:
@@ -279,7 +279,7 @@ class Owner:
             task.add_done_callback(self._work.discard)
             task.add_done_callback(lambda _t: self._changed.set())
 
-    def _spawn(self, conn: Conn, coro: Any) -> asyncio.Task[None]:
+    def _spawn(self, conn: Conn, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
         conn.tasks.add(task)
         task.add_done_callback(conn.tasks.discard)

@@ -104,7 +104,8 @@ def secrets(settings: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
     given = providers if isinstance(providers, Mapping) else {}
     out: list[str] = []
     for name in {*BUILTIN, *given}:
-        cfg = {**BUILTIN.get(name, {}), **(given.get(name) if isinstance(given.get(name), Mapping) else {})}
+        mine = given.get(name)
+        cfg = {**BUILTIN.get(name, {}), **(mine if isinstance(mine, Mapping) else {})}
         var = cfg.get("apiKeyEnv")
         if isinstance(var, str) and env.get(var):
             out.append(env[var])

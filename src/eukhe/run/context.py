@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,7 +96,7 @@ class Live:
         if run in self.ending:
             loop, fut = self.ending[run]
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(None))
+                loop.call_soon_threadsafe(functools.partial(_resolve, fut))
 
     def abort(self, run: str) -> None:
         """`eukhe abort RUN` from another process: the run's cancel (it ends aborted)."""
@@ -120,6 +121,11 @@ class Live:
 
 
 _PROCESS: list[Live] = []  # the process's one Live, once `begin` made it
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def begin(process: Live) -> Live:

@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from dbos import DBOS, SetWorkflowID
+from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
@@ -36,6 +36,12 @@ def is_task(wid: str) -> bool:
     return wid.endswith(".task")
 
 
+def _stop() -> asyncio.Event:
+    """The event Ctrl-C sets for the runs this process waits on (a new one when none)."""
+    stop = process().stop
+    return stop[1] if stop is not None else asyncio.Event()
+
+
 async def cut_off() -> list[str]:
     """The workflows a dead process left in flight, or a recovery left queued (a look,
     no change): runs, subagents' runs and their tasks."""
@@ -53,7 +59,7 @@ async def recover(say: Say) -> list[str]:
     takes_recovered(True)
     pending = await DBOS.list_workflows_async(status=["PENDING"], name=NAMES)
     queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=NAMES)
-    dead = sorted({w.executor_id for w in pending if gone(w.executor_id)})
+    dead = sorted({w.executor_id for w in pending if w.executor_id is not None and gone(w.executor_id)})
     if dead:
         await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
     cut = [w for w in pending if w.executor_id in dead] + queued
@@ -122,10 +128,11 @@ async def _ended(run: str) -> Any:
     ending: asyncio.Future[None] = loop.create_future()
     process().ending[run] = (loop, ending)
     try:
-        handle = await DBOS.retrieve_workflow_async(run)
+        handle: WorkflowHandleAsync[dict[str, Any]] = await DBOS.retrieve_workflow_async(run)
         slow = asyncio.ensure_future(handle.get_result(polling_interval_sec=IDLE_POLL))
         try:
-            done, _ = await asyncio.wait({slow, ending}, return_when=asyncio.FIRST_COMPLETED)
+            parts: set[asyncio.Future[Any]] = {slow, ending}
+            done, _ = await asyncio.wait(parts, return_when=asyncio.FIRST_COMPLETED)
         finally:
             if not slow.done():
                 slow.cancel()
@@ -140,7 +147,7 @@ async def result(run: str) -> dict[str, Any]:
     """How a run ended. The wait ends on Ctrl-C too: the runs this process executes
     are aborted (and end within their grace); a run another process picked up is
     left to it, with a line that says so."""
-    stop = process().stop[1] if process().stop else asyncio.Event()
+    stop = _stop()
     task = asyncio.ensure_future(_ended(run))
     raced = await waits.race(asyncio.shield(task), None, stop)
     if raced.end is End.CANCEL:  # Ctrl-C: a run this process executes ends within its grace
@@ -162,7 +169,7 @@ async def result(run: str) -> dict[str, Any]:
 async def finish(ids: list[str], say: Say) -> bool:
     """Wait for recovered runs to end, saying how each ended. Ctrl-C leaves the rest
     in flight, resumable, and says so; whether it did."""
-    stop = process().stop[1] if process().stop else asyncio.Event()
+    stop = _stop()
     for n, rid in enumerate(ids):
         task = asyncio.ensure_future(_ended(rid))
         await waits.race(asyncio.shield(task), None, stop)
@@ -244,7 +251,7 @@ async def _followups(
     the session: what is waiting is withdrawn and stays owed, delivered once the session
     runs again, and the children go on (`eukhe status` lists them); whether it came."""
     reports = process().reports()
-    stop = process().stop[1] if process().stop else asyncio.Event()
+    stop = _stop()
     shown: list[str] = []
     while True:
         live = await live_children(session)

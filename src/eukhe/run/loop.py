@@ -321,6 +321,7 @@ class Generation:
         finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=t.stop)
         self.show("waited", "", {"wait": "poll"})
         if finished:
+            assert t.job is not None, "a poll is of the job the deferred request started"
             poll = functools.partial(self._deferred.poll, t.job)
             work = self.fx.step("poll", functools.partial(self._admitted, poll, PollFailed))
             finished, got = await race(work, self.cancel, stop=t.stop)
@@ -527,7 +528,8 @@ class Generation:
             assert isinstance(last, Done)
             return self._redacted(last.reply)
 
-        return await self._admitted(stream, _refused)
+        reply: Reply = await self._admitted(stream, _refused)
+        return reply
 
     def _redacted(self, reply: Reply) -> Reply:
         """The reply as its step records it: the keys out of its text and its failure."""

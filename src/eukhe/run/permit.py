@@ -91,7 +91,7 @@ class Gate:
     timeout: float = rule.ASK_TIMEOUT_MS / 1000
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     writable: Sequence[Path] = ()
-    approve: Callable[[tuple[Rule, ...]], None] = lambda rules: None
+    approve: Callable[[tuple[Rule, ...]], object] = lambda rules: None
     clock: waits.Clock = field(default_factory=waits.LoopClock)
     # (kind, text, data): the ask as the run's events: "ask" with its deadline, "waited" when it ends
     show: Callable[..., None] = lambda kind, text, data=None: None

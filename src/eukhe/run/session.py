@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.run import leak
-from eukhe.run.loop import ABORT_GRACE, Generation, Outcome, Settings, ToolRunner
+from eukhe.run.loop import ABORT_GRACE, Generation, Outcome, ToolRunner
+from eukhe.settings.run import Settings
 from eukhe.tools import BUILTIN, Context, call
 
 T = TypeVar("T")

@@ -49,7 +49,7 @@ from eukhe.run import notes
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
-from eukhe.run.loop import Generation, Outcome, Settings
+from eukhe.run.loop import Generation, Outcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import secrets
 from eukhe.run.session import runner, scanner, tool_specs
@@ -57,6 +57,7 @@ from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
 from eukhe.settings.permissions import in_force
+from eukhe.settings.run import Settings
 from eukhe.store.reports import USERS
 from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW
 from eukhe.tools import BUILTIN, Context
@@ -221,8 +222,10 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     except SettingsError as e:
         return Outcome("failed", code=e.code.kind, message=str(e)).json()
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
-        where = {"user_home": Path.home(), "temp": Path(tempfile.gettempdir()), "flag": rights.mode.value}
-        box = await asyncio.to_thread(for_run, everything, cwd, home(), session, **where)
+        made = functools.partial(
+            for_run, user_home=Path.home(), temp=Path(tempfile.gettempdir()), flag=rights.mode.value
+        )
+        box = await asyncio.to_thread(made, everything, cwd, home(), session)
     except SettingsError as e:
         return Outcome("failed", code=e.code.kind, message=str(e)).json()
     if box.notice() is not None:  # said once; each refused call says it again as its result

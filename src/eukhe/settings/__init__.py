@@ -7,6 +7,7 @@ a clear error naming the file and the place, and is never rewritten.
 reads, with its default.
 """
 
+from eukhe.home import home
 from eukhe.settings.keys import KEYS, Key, defaults
 from eukhe.settings.load import (
     ChildSettings,
@@ -14,7 +15,6 @@ from eukhe.settings.load import (
     MemorySettings,
     SettingsError,
     child_settings,
-    home,
     load,
     loaded,
     memory_settings,

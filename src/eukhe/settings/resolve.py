@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eukhe.home import home
 from eukhe.settings.keys import BY_NAME, defaults
-from eukhe.settings.load import Loaded, at_path, has_path, home, merge, project_file, project_layer, read
+from eukhe.settings.load import Loaded, at_path, has_path, merge, project_file, project_layer, read
 from eukhe.settings.secrets import masked, masked_leaf
 
 DEFAULT = "default"

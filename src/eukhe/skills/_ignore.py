@@ -47,10 +47,10 @@ class Rules:
     """The rules of one ignore file, for the paths under `base` (relative to the walk's root)."""
 
     base: str
-    spec: pathspec.PathSpec
+    spec: pathspec.GitIgnoreSpec
 
 
-def _compile(lines: Sequence[str]) -> pathspec.PathSpec:
+def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 

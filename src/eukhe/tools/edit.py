@@ -9,8 +9,9 @@ import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
+from eukhe.filekind import kind
 from eukhe.tools.base import Context, Limits, Result
-from eukhe.tools.files import SNIFF, amount, atomic_write, binary_message, is_binary, kind, resolve, why
+from eukhe.tools.files import SNIFF, amount, atomic_write, binary_message, is_binary, resolve, why
 from eukhe.tools.read import missing_message
 from eukhe.tools.target import refusal
 from eukhe.tools.write import count_lines

@@ -9,8 +9,8 @@ import os
 import stat
 from pathlib import Path
 
+from eukhe.filekind import kind
 from eukhe.home import home
-from eukhe.tools.files import kind
 from eukhe.tools.protected import protected
 
 __all__ = ["refusal"]

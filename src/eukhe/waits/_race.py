@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from eukhe.rules import wait as model
 from eukhe.rules.run import ABORT_GRACE
@@ -66,7 +66,7 @@ async def race(
             w = model.step(w, model.Tick.CANCEL).wait
         return Raced(w.end)
     task = asyncio.ensure_future(work)
-    parts: dict[asyncio.Future[object], model.Tick] = {task: model.Tick.EVENT}
+    parts: dict[asyncio.Future[Any], model.Tick] = {task: model.Tick.EVENT}
     if deadline is not None:
         parts[asyncio.ensure_future(clock.sleep_until(deadline))] = model.Tick.TICK
     if cancel is not None:
