@@ -167,7 +167,7 @@ def store_ratio(rows: int = 4_000, batch: int = 8) -> tuple[float, float]:
     """µs a message through the chat store's append, and through a bare INSERT."""
     import sqlalchemy as sa
 
-    from eukhe.memory.log import Entry, Kind
+    from eukhe.memory.log import Entry, EntryKind
     from eukhe.memory.tables import ChatStore
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -177,7 +177,7 @@ def store_ratio(rows: int = 4_000, batch: int = 8) -> tuple[float, float]:
         began = time.perf_counter()
         for k in range(0, rows, batch):
             store.append(
-                [Entry(f"run/{k + j}", Kind.ECHO, text, "2026-12-01T00:00:00Z") for j in range(batch)]
+                [Entry(f"run/{k + j}", EntryKind.ECHO, text, "2026-12-01T00:00:00Z") for j in range(batch)]
             )
         ours = (time.perf_counter() - began) / rows * 1e6
         store.close()

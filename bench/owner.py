@@ -31,12 +31,12 @@ from pathlib import Path
 from eukhe.admission import Registry
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.client import Client
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.client.remote_chat import Remote
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat
 from eukhe.memory.log import Entry
-from eukhe.memory.log import Kind as LogKind
+from eukhe.memory.log import RequestKind as LogKind
 from eukhe.memory.tables import ChatStore
 from eukhe.owner.server import Owner
 
@@ -89,7 +89,7 @@ async def main(n: int) -> None:
         store = ChatStore(f"sqlite:///{home / 'eukhe.sqlite'}")
         here = Local(Chat(store))
 
-        rs = line("status through the owner", await timed(n, lambda: client.request(Kind.STATUS)))
+        rs = line("status through the owner", await timed(n, lambda: client.request(RequestKind.STATUS)))
         ls = line("status in process", await timed(n, local_status))
         rm = line("slot through the owner", await timed(n, remote_slot))
         lm = line("slot in process", await timed(n, local_slot))
@@ -99,7 +99,7 @@ async def main(n: int) -> None:
         print(f"ratio slot:   median {rm[0] / lm[0]:.0f}×, p99 {rm[1] / lm[1]:.0f}×")
         print(f"ratio zoom:   median {rz[0] / lz[0]:.1f}×, p99 {rz[1] / lz[1]:.1f}×")
         store.close()
-        await client.request(Kind.SHUTDOWN)
+        await client.request(RequestKind.SHUTDOWN)
         await client.close()
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.run.loop import Generation, Outcome, Settings
+from eukhe.run.loop import Generation, RunOutcome, Settings
 
 
 async def no_tool(call: object) -> tuple[str, bool]:
@@ -27,7 +27,7 @@ def test_a_session_turn_cuts_background_work_on_a_one_slot_provider_and_both_ans
     registry = Registry({"providers": {"faux": {"concurrency": 1}}})
     ended: dict[str, float] = {}
 
-    async def one(url: str, prompt: str, interactive: bool) -> Outcome:
+    async def one(url: str, prompt: str, interactive: bool) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=30)
         g = Generation(p, "m", (), no_tool, interactive=interactive, admission=registry)
         try:
@@ -37,7 +37,7 @@ def test_a_session_turn_cuts_background_work_on_a_one_slot_provider_and_both_ans
         ended[prompt] = time.monotonic()
         return out
 
-    async def main(url: str) -> tuple[Outcome, Outcome, float]:
+    async def main(url: str) -> tuple[RunOutcome, RunOutcome, float]:
         background = asyncio.ensure_future(one(url, "summarize", False))
         while not server.seen:
             await asyncio.sleep(0.01)
@@ -67,14 +67,14 @@ def test_the_idle_clock_starts_once_the_slot_is_held() -> None:
     registry = Registry({"providers": {"faux": {"concurrency": 1}}})
     settings = Settings(stream_idle_timeout_ms=300)
 
-    async def one(url: str, prompt: str) -> Outcome:
+    async def one(url: str, prompt: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=30)
         try:
             return await Generation(p, "m", (), no_tool, settings, admission=registry).run(prompt)
         finally:
             await p.close()
 
-    async def main(url: str) -> list[Outcome]:
+    async def main(url: str) -> list[RunOutcome]:
         first = asyncio.ensure_future(one(url, "first"))
         while not server.seen:
             await asyncio.sleep(0.01)
@@ -97,7 +97,7 @@ def test_a_session_request_that_waits_for_a_slot_shows_its_place_and_the_end_of_
     def show(kind: str, text: str, data: Any = None) -> None:
         shown.append((kind, text, dict(data or {})))
 
-    async def main(url: str) -> tuple[Outcome, Outcome]:
+    async def main(url: str) -> tuple[RunOutcome, RunOutcome]:
         p = OpenAIChat("faux", base_url=url, timeout=30)
         g = Generation(p, "m", (), no_tool, admission=registry, show=show)
         try:

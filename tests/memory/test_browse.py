@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from eukhe.memory.browse import nodes, page, roots, top
-from eukhe.memory.log import Kind, Message
+from eukhe.memory.log import EntryKind, Message
 
 HOSTILE = (
     "<script>document.body.setAttribute('data-pwned','1')</script></details></summary></pre>\n"
@@ -26,8 +26,8 @@ HOSTILE = (
 # The hostile text as the page shows it: NUL and the lone surrogate as their codes.
 HOSTILE_SHOWN = HOSTILE.replace("\x00", "\\x00").replace("\ud800", "\\ud800")
 LONG = "\n".join(f"{n:3d}  def line_{n}(): return {n}" for n in range(80))
-KINDS = [Kind.USER, Kind.TALK, Kind.TOOL, Kind.ECHO, Kind.TALK, Kind.USER]
-KINDS += [Kind.TALK, Kind.TOOL, Kind.ECHO, Kind.NOTE, Kind.USER]
+KINDS = [EntryKind.USER, EntryKind.TALK, EntryKind.TOOL, EntryKind.ECHO, EntryKind.TALK, EntryKind.USER]
+KINDS += [EntryKind.TALK, EntryKind.TOOL, EntryKind.ECHO, EntryKind.NOTE, EntryKind.USER]
 TEXTS = [
     "Please fix the failing test in tests/store.",
     "Looking at the store tests first.",
@@ -168,7 +168,7 @@ def test_page_shows_every_text_once_escaped_and_inert() -> None:
 
 def test_page_stays_linear_and_flat_at_ten_thousand_messages() -> None:
     total = 10_000
-    msgs = [Message(k, Kind.TALK, f"message {k} " + "x" * 100, 110, "2025-03-01") for k in range(total)]
+    msgs = [Message(k, EntryKind.TALK, f"message {k} " + "x" * 100, 110, "2025-03-01") for k in range(total)]
     built = {(lv, i): f"line {lv}/{i}" for lv in range(14) for i in range((total - 37) >> lv)}
     text = sum(len(m.text) for m in msgs) + sum(map(len, built.values()))
     for lines in (built, {}):

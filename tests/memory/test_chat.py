@@ -16,7 +16,7 @@ from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.memory.access import Local, settle
 from eukhe.memory.chat import Chat, settle_ended
 from eukhe.memory.compactor import asker
-from eukhe.memory.log import Entry, Kind
+from eukhe.memory.log import Entry, EntryKind
 from eukhe.memory.tables import ChatStore
 from eukhe.rules import compactor as rule
 from eukhe.rules import queue as q
@@ -29,7 +29,7 @@ T = TypeVar("T")
 LONG = "the deploy failed on the third host because the disk was full; " * 12  # over NODE
 
 
-def entry(n: int, text: str, kind: Kind = Kind.USER) -> Entry:
+def entry(n: int, text: str, kind: EntryKind = EntryKind.USER) -> Entry:
     return Entry(f"t/{n}", kind, text, "2026-12-01T00:00:00Z")
 
 
@@ -68,7 +68,7 @@ def with_chat(
 
 def test_short_messages_are_their_own_lines_and_the_view_renders_them(tmp_path: Path) -> None:
     async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
-        chat.log([entry(0, "hello"), entry(1, "hi there", Kind.TALK), entry(1, "logged twice")])
+        chat.log([entry(0, "hello"), entry(1, "hi there", EntryKind.TALK), entry(1, "logged twice")])
         got = await chat.settled(clock.now() + 20)
         assert got.settled and got.pending == 0 and got.waited == 0
         assert got.text == "<chat>\n0+1|user: hello\n1+1|talk: hi there\n</chat>"
@@ -81,7 +81,7 @@ def test_short_messages_are_their_own_lines_and_the_view_renders_them(tmp_path: 
 
 def test_a_long_message_is_compressed_by_the_model_and_the_turn_waits_for_it(tmp_path: Path) -> None:
     async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
-        chat.log([entry(0, "short"), entry(1, LONG, Kind.ECHO)])
+        chat.log([entry(0, "short"), entry(1, LONG, EntryKind.ECHO)])
         shown: list[str] = []
         got = await chat.settled(clock.now() + 20, show=shown.append)
         assert got.settled and "1+1|The deploy failed: disk full on host 3." in got.text
@@ -210,7 +210,7 @@ def test_a_turn_whose_lines_are_built_waits_for_the_merge_that_fits_its_view(tmp
     half = "talk: " + "a line of its own that is long; " * 9  # ~300 bytes: two do not join in NODE
 
     async def body(chat: Chat, clock: ManualClock, server: FauxServer) -> None:
-        chat.log([entry(0, half, Kind.TALK), entry(1, half, Kind.TALK)])
+        chat.log([entry(0, half, EntryKind.TALK), entry(1, half, EntryKind.TALK)])
         await until("the two free lines", lambda: chat.is_built(Node(0, 0)) and chat.is_built(Node(0, 1)))
         assert chat.view.size > 400 and not chat.is_built(Node(1, 0))  # the merge is under way
         shown: list[str] = []
@@ -229,7 +229,7 @@ def test_a_loaded_chat_starts_the_merges_another_process_left_and_its_turn_waits
     view fits the budget."""
     half = "talk: " + "a line of its own that is long; " * 9
     store = ChatStore(f"sqlite:///{tmp_path / 'eukhe.sqlite'}")
-    store.append([entry(0, half, Kind.TALK), entry(1, half, Kind.TALK)])
+    store.append([entry(0, half, EntryKind.TALK), entry(1, half, EntryKind.TALK)])
     for i in (0, 1):
         store.save_line(0, i, half)
     store.close()

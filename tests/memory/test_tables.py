@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eukhe.memory.log import Entry, Kind
+from eukhe.memory.log import Entry, EntryKind
 from eukhe.memory.tables import ChatStore, ChatStoreError
 from tests.store.postgres import drop, fresh_database, url_of
 
@@ -27,20 +27,20 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         drop(name)
 
 
-def entry(key: str, text: str = "hi", kind: Kind = Kind.USER) -> Entry:
+def entry(key: str, text: str = "hi", kind: EntryKind = EntryKind.USER) -> Entry:
     return Entry(key, kind, text, "2026-12-01T00:00:00Z")
 
 
 def test_appends_get_ids_in_order_and_a_key_logs_once(url: str) -> None:
     store = ChatStore(url)
     try:
-        first = store.append([entry("r/1", "a"), entry("r/2", "bé", Kind.TALK)])
+        first = store.append([entry("r/1", "a"), entry("r/2", "bé", EntryKind.TALK)])
         again = store.append([entry("r/2", "other text"), entry("r/3", "c")])
         assert [(m.id, m.text, m.size) for m in first] == [(0, "a", 1), (1, "bé", 3)]
         assert [(m.id, m.text) for m in again] == [(1, "bé"), (2, "c")]  # the key's first message
         assert [m.text for m in store.messages()] == ["a", "bé", "c"]
         assert [m.text for m in store.messages(1, 2)] == ["bé"] and store.count() == 3
-        assert list(store.metas()) == [(Kind.USER, 1), (Kind.TALK, 3), (Kind.USER, 1)]
+        assert list(store.metas()) == [(EntryKind.USER, 1), (EntryKind.TALK, 3), (EntryKind.USER, 1)]
     finally:
         store.close()
 

@@ -21,7 +21,7 @@ from eukhe.client import protocol
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.lease import LeaseStopped, turn
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.owner.server import Owner
 from eukhe.waits import ManualClock
 
@@ -32,16 +32,16 @@ def test_every_request_to_a_remote_owner_but_the_lease_has_a_reply_deadline() ->
     """Every kind of request takes a side, with no default: the lease and an admission
     slot wait without a deadline (they end otherwise); the settled view has the
     settle deadline plus 30 s; an import 100 ms an item plus 30 s; every other 30 s."""
-    unbounded = {Kind.LEASE, Kind.ADMIT}
+    unbounded = {RequestKind.LEASE, RequestKind.ADMIT}
     settle = {"settleMs": 20_000}
     items = {"entries": [{}] * 50}
-    for kind in Kind:
+    for kind in RequestKind:
         if kind in unbounded:
             assert protocol.reply_deadline(kind, {**settle, **items}) is None, kind
-        elif kind is Kind.VIEW:
+        elif kind is RequestKind.VIEW:
             assert protocol.reply_deadline(kind, settle) == 20.0 + 30.0
             assert protocol.reply_deadline(kind, {}) == 30.0
-        elif kind is Kind.IMPORT:
+        elif kind is RequestKind.IMPORT:
             assert protocol.reply_deadline(kind, items) == pytest.approx(5.0 + 30.0)
             assert protocol.reply_deadline(kind, {}) == 30.0
         else:
@@ -72,7 +72,7 @@ def test_a_stuck_owner_fails_the_request_at_its_reply_deadline(home: Path) -> No
         clock = ManualClock()
         reader, writer = await asyncio.open_unix_connection(str(path))
         client = Client(reader, writer, clock)
-        ask = asyncio.ensure_future(client.request(Kind.STATUS))
+        ask = asyncio.ensure_future(client.request(RequestKind.STATUS))
         for _ in range(20):
             await asyncio.sleep(0)
         clock.advance(29.9)
@@ -240,11 +240,11 @@ def test_status_and_shutdown_through_the_socket_and_the_socket_is_private(home: 
         mode = stat.S_IMODE(os.stat(protocol.socket_path(home)).st_mode)
         assert mode == 0o600
         client = await Client.connect(home, spawn=False)
-        got = await client.request(Kind.STATUS)
+        got = await client.request(RequestKind.STATUS)
         assert got["owner"]["pid"] == os.getpid()
         assert [c["pid"] for c in got["clients"]] == [os.getpid()]
         assert got["lease"] == {"holder": None, "waiters": []}
-        await client.request(Kind.SHUTDOWN)
+        await client.request(RequestKind.SHUTDOWN)
         await asyncio.wait_for(task, 5)
         assert not protocol.socket_path(home).exists()
         with pytest.raises(OwnerError, match="no owner listens"):
@@ -304,10 +304,10 @@ def test_the_first_client_starts_a_detached_owner_and_a_killed_owner_is_replaced
         os.kill(pid, signal.SIGKILL)
         await asyncio.wait_for(first.closed.wait(), 5)  # the connection's close ends every wait
         with pytest.raises(OwnerError, match=r"closed the connection|connection broke"):
-            await first.request(Kind.STATUS)
+            await first.request(RequestKind.STATUS)
         third = await Client.connect(home)
         assert third.owner["pid"] not in (pid, os.getpid())
-        await third.request(Kind.SHUTDOWN)
+        await third.request(RequestKind.SHUTDOWN)
         for c in (first, second, third):
             await c.close()
         for _ in range(500):
@@ -453,7 +453,7 @@ def test_a_full_queue_at_the_owner_is_a_retryable_refusal_and_a_slot_wait_has_th
             async with registry.slot("p", interactive=True):
                 await other.client()
                 await (await other.client()).request(
-                    Kind.CONFIGURE, settings={"providers": {"p": {"concurrency": 1, "queueLimit": 5}}}
+                    RequestKind.CONFIGURE, settings={"providers": {"p": {"concurrency": 1, "queueLimit": 5}}}
                 )
                 deadline = asyncio.get_running_loop().time() + 0.2
                 with pytest.raises(SlotTimeout, match=r"providers\.p\.concurrency=1"):
@@ -471,7 +471,7 @@ def test_a_settle_wait_through_the_owner_ends_at_once_on_the_runs_cancel(home: P
     answers with the view as it is, the line shown cut, its progress said on the way."""
     from eukhe.client.remote_chat import Remote
     from eukhe.memory.log import Entry
-    from eukhe.memory.log import Kind as LogKind
+    from eukhe.memory.log import RequestKind as LogKind
 
     async def go() -> None:
         async with serving(home) as owner:
@@ -504,7 +504,7 @@ def test_a_run_with_more_text_than_a_line_of_the_wire_logs_it_all_in_order(home:
     in order, every one logged once (a line past MAX_LINE would be a broken peer)."""
     from eukhe.client.remote_chat import BATCH, Remote, batches
     from eukhe.memory.log import Entry
-    from eukhe.memory.log import Kind as LogKind
+    from eukhe.memory.log import RequestKind as LogKind
 
     entries = [
         Entry(f"r/{k}", LogKind.ECHO, f"{k} " + "é" * 15_000, "2026-12-01T00:00:00+00:00") for k in range(600)
@@ -555,7 +555,7 @@ def test_a_client_that_finds_the_home_held_by_a_closing_owner_starts_the_next_on
         client = await asyncio.wait_for(Client.connect(home, spawn=True), 45)
         took = time.monotonic() - await freed
         assert client.owner["pid"] != os.getpid() and 0 <= took < 8.0, took  # not its start deadline
-        await client.request(Kind.SHUTDOWN)
+        await client.request(RequestKind.SHUTDOWN)
         await client.close()
 
     asyncio.run(go())
@@ -658,7 +658,7 @@ def test_a_settle_wait_through_the_owner_shows_its_lines_pending_and_deadline_th
     from eukhe.memory.access import settle as settle_view
     from eukhe.memory.chat import settle_ended
     from eukhe.memory.log import Entry
-    from eukhe.memory.log import Kind as LogKind
+    from eukhe.memory.log import RequestKind as LogKind
 
     events: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -747,12 +747,12 @@ def test_a_message_over_the_owners_line_is_refused_naming_the_limit_and_the_conn
         async with serving(home, ONE_SLOT) as owner:
             client = await RemoteRegistry(home).client()
             with pytest.raises(OwnerError) as raised:
-                await client.request(Kind.STATUS, text="x" * protocol.MAX_LINE)
+                await client.request(RequestKind.STATUS, text="x" * protocol.MAX_LINE)
             said = str(raised.value)
             assert "over the owner's line of 16,777,216 bytes (16 MiB)" in said and said.startswith(
                 "status: "
             )
-            got = await client.request(Kind.STATUS)  # the same connection still serves
+            got = await client.request(RequestKind.STATUS)  # the same connection still serves
             assert "error" not in got and got["providers"] == owner.status()["providers"]
 
     asyncio.run(go())

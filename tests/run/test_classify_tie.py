@@ -4,7 +4,7 @@ can report."""
 
 from __future__ import annotations
 
-from eukhe.ai.reply import Kind
+from eukhe.ai.reply import FailureKind
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as h4
 from eukhe.rules.classify import Failure, Read, Seen
@@ -13,7 +13,7 @@ from tests.run.test_generation import go
 
 
 def test_every_failure_kind_of_a_provider_is_one_the_rule_knows() -> None:
-    assert {k.value for k in Kind} == {f.value for f in Failure} - {"none"}
+    assert {k.value for k in FailureKind} == {f.value for f in Failure} - {"none"}
 
 
 def test_the_run_reads_its_replies_through_the_rule_tie() -> None:

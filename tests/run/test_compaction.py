@@ -23,7 +23,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.request import Message
 from eukhe.run import notes
-from eukhe.run.loop import ABORT_GRACE, Generation, Outcome, Settings
+from eukhe.run.loop import ABORT_GRACE, Generation, RunOutcome, Settings
 from tests.run.test_generation import TOOLS, Runner, read
 
 BIG = "x" * 6_000
@@ -55,10 +55,10 @@ def go(
     memory: Memory | None = None,
     settings: Settings | None = None,
     abort_after: float | None = None,
-) -> tuple[Outcome, FauxServer, list[str], float]:
+) -> tuple[RunOutcome, FauxServer, list[str], float]:
     shown: list[str] = []
 
-    async def main(url: str) -> tuple[Outcome, float]:
+    async def main(url: str) -> tuple[RunOutcome, float]:
         if api == "chat":
             p: Any = OpenAIChat("faux", base_url=url, timeout=20)
         else:

@@ -14,7 +14,7 @@ from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Request, Tool
 from eukhe.rules import recovery, run
 from eukhe.run import notes
-from eukhe.run.loop import Generation, Outcome, Settings
+from eukhe.run.loop import Generation, RunOutcome, Settings
 
 TOOLS = (Tool("read", "read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
 
@@ -42,14 +42,14 @@ def go(
     hooks: Sequence[Any] = (),
     abort_after: float | None = None,
     **kw: Any,
-) -> tuple[Outcome, FauxServer, list[float], Runner]:
+) -> tuple[RunOutcome, FauxServer, list[float], Runner]:
     sleeps: list[float] = []
     runner = runner or Runner()
 
     async def sleep(s: float) -> None:
         sleeps.append(s)
 
-    async def main(url: str) -> Outcome:
+    async def main(url: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=20)
         g = Generation(p, "faux-model", TOOLS, runner, settings or Settings(), hooks=hooks, sleep=sleep, **kw)
         if abort_after is not None:
@@ -301,7 +301,7 @@ def test_output_the_servers_parser_keeps_rejecting_fails_the_run_after_two_notes
 
 def background(
     script: Any, window: str, interval: float, **kw: Any
-) -> tuple[Outcome, FauxServer, list[float]]:
+) -> tuple[RunOutcome, FauxServer, list[float]]:
     from eukhe.ai.openai_responses import OpenAIResponses
 
     sleeps: list[float] = []
@@ -309,7 +309,7 @@ def background(
     async def sleep(s: float) -> None:
         sleeps.append(s)
 
-    async def main(url: str) -> Outcome:
+    async def main(url: str) -> RunOutcome:
         p = OpenAIResponses("faux", base_url=url, timeout=20)
         g = Generation(
             p,
@@ -358,7 +358,7 @@ def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None
             except asyncio.CancelledError:
                 continue
 
-    async def main() -> tuple[Outcome, float]:
+    async def main() -> tuple[RunOutcome, float]:
         g = Generation(None, "m", TOOLS, Runner(), hooks=[deaf])
         loop = asyncio.get_running_loop()
         loop.call_later(0.1, g.cancel.set)

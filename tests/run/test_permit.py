@@ -14,7 +14,7 @@ from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
-from eukhe.run.loop import Generation, Outcome
+from eukhe.run.loop import Generation, RunOutcome
 from eukhe.run.permit import Asked, Gate
 from eukhe.waits import ManualClock
 
@@ -59,10 +59,10 @@ def run(
     cfg: Cfg,
     person: Person | None = None,
     during: Any = None,
-) -> tuple[Outcome, Runner, Gate]:
+) -> tuple[RunOutcome, Runner, Gate]:
     runner = Runner()
 
-    async def main(url: str) -> Outcome:
+    async def main(url: str) -> RunOutcome:
         provider = OpenAIChat("faux", base_url=url, timeout=20)
         clock = ManualClock()
         gate = Gate(Session(cfg), tmp_path, tmp_path / "home", person, timeout=30.0, clock=clock)
@@ -83,7 +83,7 @@ def run(
     return out, runner, holder[0]
 
 
-def results(out: Outcome) -> list[str]:
+def results(out: RunOutcome) -> list[str]:
     return [m.content for m in out.transcript if m.role == "tool"]
 
 

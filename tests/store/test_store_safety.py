@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.ai.reply import Failure, Kind, Reply, Stop, ToolCall, Usage
+from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, ToolCall, Usage
 from eukhe.ai.request import Message
 from eukhe.settings import trust
 from eukhe.store.codec import Codec, CodecError, StoredError
@@ -175,7 +175,7 @@ def test_a_run_cut_off_under_the_modules_before_the_run_got_its_home_resumes(tmp
             stop=Stop.TOOL_USE,
             usage=Usage(1, 2),
         ),
-        Reply(failure=Failure(Kind.OVERLOADED, True, "busy", 529, float("inf"))),
+        Reply(failure=Failure(FailureKind.OVERLOADED, True, "busy", 529, float("inf"))),
         Message("tool", "out", call_id="c1", is_error=True),
         {"args": ({"prompt": "p"},), "kwargs": {}},
         {1: "a", (2, 3): "b"},
@@ -186,6 +186,13 @@ def test_a_run_cut_off_under_the_modules_before_the_run_got_its_home_resumes(tmp
 def test_the_codec_gives_back_what_it_was_given(value: Any) -> None:
     codec = Codec()
     assert codec.deserialize(codec.serialize(value)) == value
+
+
+def test_a_failure_kind_written_under_its_old_name_reads_back() -> None:
+    # eukhe 0.2.0 wrote ai.reply's FailureKind as "Kind" (issue 25 gave it a name of its own)
+    codec = Codec()
+    assert codec.deserialize('{"$eukhe": "enum", "type": "Kind", "v": "stall"}') is FailureKind.STALL
+    assert '"type":"FailureKind"' in codec.serialize(FailureKind.STALL)
 
 
 def test_the_codec_keeps_an_error_as_its_kind_and_message_and_reads_nothing_it_does_not_know() -> None:

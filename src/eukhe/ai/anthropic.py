@@ -28,7 +28,7 @@ from eukhe.ai.reply import (
     Done,
     Event,
     Failure,
-    Kind,
+    FailureKind,
     Reply,
     Stop,
     TextDelta,
@@ -250,14 +250,18 @@ class Merge:
                 arguments, why = parse_arguments(raw)
                 calls.append(ToolCall(b.id or f"toolu_{b.call}", b.name, raw, arguments, why))
         if failure is None and not self.started:
-            failure = errors.failure(self.provider, Kind.MALFORMED, "the response held no message_start")
+            failure = errors.failure(
+                self.provider, FailureKind.MALFORMED, "the response held no message_start"
+            )
         if failure is None and self.stop_reason is None:
             # no stop reason: the stream was cut short, whatever the transport said
             failure = errors.failure(
-                self.provider, Kind.CONNECTION, "the stream ended before its stop reason"
+                self.provider, FailureKind.CONNECTION, "the stream ended before its stop reason"
             )
         if failure is None and self.stop_reason == "refusal":
-            failure = errors.failure(self.provider, Kind.REFUSED, "the model refused (stop_reason refusal)")
+            failure = errors.failure(
+                self.provider, FailureKind.REFUSED, "the model refused (stop_reason refusal)"
+            )
         stop = Stop.ERROR if failure is not None else FINISH.get(self.stop_reason or "", Stop.STOP)
         return Reply(tuple(text), tuple(thinking), tuple(calls), stop, self.usage, failure)
 
@@ -361,30 +365,32 @@ class AnthropicMessages:
                     self.name, e.status_code, body, dict(e.response.headers), secrets
                 )
         except anthropic.APITimeoutError:
-            failure = errors.failure(self.name, Kind.TIMEOUT, "the request timed out", secrets)
+            failure = errors.failure(self.name, FailureKind.TIMEOUT, "the request timed out", secrets)
         except anthropic.APIConnectionError as e:
             cause = e.__cause__ or e
-            failure = errors.failure(self.name, Kind.CONNECTION, f"connection failed: {cause}", secrets)
+            failure = errors.failure(
+                self.name, FailureKind.CONNECTION, f"connection failed: {cause}", secrets
+            )
         except httpx2.TimeoutException:
-            failure = errors.failure(self.name, Kind.TIMEOUT, "the stream timed out", secrets)
+            failure = errors.failure(self.name, FailureKind.TIMEOUT, "the stream timed out", secrets)
         except httpx2.TransportError as e:
             # a connection dropped mid-stream: the SDK passes the transport's error through
             failure = errors.failure(
-                self.name, Kind.CONNECTION, f"connection lost: {type(e).__name__}: {e}", secrets
+                self.name, FailureKind.CONNECTION, f"connection lost: {type(e).__name__}: {e}", secrets
             )
         except anthropic.APIError as e:
             failure = errors.failure(
                 self.name,
-                Kind.MALFORMED,
+                FailureKind.MALFORMED,
                 f"malformed response: {e.message}: {errors.excerpt(e.body)}",
                 secrets,
             )
         except Malformed as e:
-            failure = errors.failure(self.name, Kind.MALFORMED, f"malformed stream: {e}", secrets)
+            failure = errors.failure(self.name, FailureKind.MALFORMED, f"malformed stream: {e}", secrets)
         except (ValueError, TypeError, KeyError, AttributeError, httpx2.HTTPError) as e:
             # what the SDK raises on an event that is not JSON (or not UTF-8, or not decodable)
             failure = errors.failure(
-                self.name, Kind.MALFORMED, f"malformed stream: {type(e).__name__}: {e}", secrets
+                self.name, FailureKind.MALFORMED, f"malformed stream: {type(e).__name__}: {e}", secrets
             )
         yield Done(merge.reply(failure))
 
@@ -402,5 +408,9 @@ def stream_failure(provider: str, body: Any, secrets: Iterable[str]) -> Failure:
     if status is not None:
         kind = errors.kind_of_status(status, body)
     else:  # a type the API does not list: only an overflow is read from the body
-        kind = Kind.OVERFLOW if errors.kind_of_status(0, body) is Kind.OVERFLOW else Kind.STREAM_ERROR
+        kind = (
+            FailureKind.OVERFLOW
+            if errors.kind_of_status(0, body) is FailureKind.OVERFLOW
+            else FailureKind.STREAM_ERROR
+        )
     return errors.failure(provider, kind, what, secrets)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from eukhe.ai.reply import RETRYABLE, Failure, Kind
+from eukhe.ai.reply import RETRYABLE, Failure, FailureKind
 from eukhe.settings.secrets import REDACTED
 from eukhe.settings.secrets import redact as redact_values
 
@@ -131,27 +131,27 @@ source, tests or documentation (named above each). Specific on purpose: a 400 th
 output limit) is not an overflow."""
 
 
-def kind_of_status(status: int, body: Any = None) -> Kind:
+def kind_of_status(status: int, body: Any = None) -> FailureKind:
     """The kind of an HTTP error (or, with `status` 0, of an error the server sent as data).
     Overflow is read from the body whatever the status (llama.cpp has sent it as 400 and
     500, and inside a 200 stream), except under a 429: a rate limit stays a rate limit."""
     if _says_rejected(body):
-        return Kind.REJECTED
+        return FailureKind.REJECTED
     if status == 429:
-        return Kind.RATE_LIMITED
+        return FailureKind.RATE_LIMITED
     if _says_overflow(body):
-        return Kind.OVERFLOW
+        return FailureKind.OVERFLOW
     if status == 529 or _says_overloaded(body):
-        return Kind.OVERLOADED
+        return FailureKind.OVERLOADED
     if status >= 500 or status == 408:
-        return Kind.SERVER
+        return FailureKind.SERVER
     return {
-        400: Kind.BAD_REQUEST,
-        401: Kind.AUTH,
-        403: Kind.AUTH,
-        404: Kind.NOT_FOUND,
-        422: Kind.UNPROCESSABLE,
-    }.get(status, Kind.REFUSED)
+        400: FailureKind.BAD_REQUEST,
+        401: FailureKind.AUTH,
+        403: FailureKind.AUTH,
+        404: FailureKind.NOT_FOUND,
+        422: FailureKind.UNPROCESSABLE,
+    }.get(status, FailureKind.REFUSED)
 
 
 def _says_rejected(body: Any) -> bool:
@@ -248,7 +248,7 @@ def http_failure(
 
 
 def failure(
-    provider: str, kind: Kind, what: str, secrets: Iterable[str] = (), status: int | None = None
+    provider: str, kind: FailureKind, what: str, secrets: Iterable[str] = (), status: int | None = None
 ) -> Failure:
     return Failure(kind, kind in RETRYABLE, redact(f"{provider}: {what}", secrets), status)
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, TextDelta
+from eukhe.ai.reply import Done, Event, Failure, FailureKind, Reply, Stop, TextDelta
 
 DEFAULT_IDLE_S = 120.0
 """`retry.provider.streamIdleTimeoutMs` when unset."""
@@ -88,14 +88,16 @@ async def guard(
                 if hit is not None:
                     line, cycle = hit
                     what = f"the reply repeated the line {line!r} (a cycle of {cycle} lines) until it was cut"
-                    yield _cut(Failure(Kind.REPEATING, False, f"{provider}: {what}", line=line, cycle=cycle))
+                    yield _cut(
+                        Failure(FailureKind.REPEATING, False, f"{provider}: {what}", line=line, cycle=cycle)
+                    )
                     return
             yield event
     except _Stalled as s:
         what = f"the stream produced no output for {s.waited:.0f} s"
-        yield _cut(Failure(Kind.STALL, False, f"{provider}: {what}", waited=s.waited))
+        yield _cut(Failure(FailureKind.STALL, False, f"{provider}: {what}", waited=s.waited))
     except StopAsyncIteration:
-        failure = Failure(Kind.MALFORMED, False, f"{provider}: the stream ended without a reply")
+        failure = Failure(FailureKind.MALFORMED, False, f"{provider}: the stream ended without a reply")
         yield _cut(failure)
     finally:
         close = getattr(it, "aclose", None)

@@ -23,7 +23,7 @@ from eukhe.ai.reply import (
     Done,
     Event,
     Failure,
-    Kind,
+    FailureKind,
     Reply,
     Stop,
     TextDelta,
@@ -111,17 +111,19 @@ class Merge:
             c = self.calls[index]
             raw = "".join(c.raw)
             if not c.name and failure is None:
-                failure = errors.failure(self.provider, Kind.MALFORMED, f"tool call {index} has no name")
+                failure = errors.failure(
+                    self.provider, FailureKind.MALFORMED, f"tool call {index} has no name"
+                )
             arguments, why = parse_arguments(raw)
             calls.append(ToolCall(c.id or f"call_{index}", c.name, raw, arguments, why))
         if failure is None and self.finish is None:
             # no finish reason: the stream was cut short, whatever the transport said
             failure = errors.failure(
-                self.provider, Kind.CONNECTION, "the stream ended before its finish reason"
+                self.provider, FailureKind.CONNECTION, "the stream ended before its finish reason"
             )
         if failure is None and self.finish == "content_filter":
             failure = errors.failure(
-                self.provider, Kind.REFUSED, "the reply was stopped by the content filter"
+                self.provider, FailureKind.REFUSED, "the reply was stopped by the content filter"
             )
         stop = Stop.ERROR if failure is not None else FINISH.get(self.finish or "stop", Stop.STOP)
         thinking = (Thinking("".join(self.thinking)),) if self.thinking else ()
@@ -220,16 +222,18 @@ class OpenAIChat:
                 self.name, e.status_code, errors.body_of(e), dict(e.response.headers), [self._key]
             )
         except openai.APITimeoutError:
-            failure = errors.failure(self.name, Kind.TIMEOUT, "the request timed out", [self._key])
+            failure = errors.failure(self.name, FailureKind.TIMEOUT, "the request timed out", [self._key])
         except openai.APIConnectionError as e:
             cause = e.__cause__ or e
-            failure = errors.failure(self.name, Kind.CONNECTION, f"connection failed: {cause}", [self._key])
+            failure = errors.failure(
+                self.name, FailureKind.CONNECTION, f"connection failed: {cause}", [self._key]
+            )
         except openai.APIError as e:
             failure = stream_failure(self.name, e.body, e.message, [self._key])
         except (ValueError, TypeError, KeyError, AttributeError) as e:
             # what the SDK raises on a chunk that is not JSON or not a chunk
             failure = errors.failure(
-                self.name, Kind.MALFORMED, f"malformed stream: {type(e).__name__}: {e}", [self._key]
+                self.name, FailureKind.MALFORMED, f"malformed stream: {type(e).__name__}: {e}", [self._key]
             )
         yield Done(merge.reply(failure))
 
@@ -247,8 +251,8 @@ def stream_failure(provider: str, body: Any, message: str, secrets: Iterable[str
         f = errors.http_failure(provider, status, body, None, secrets)
         return Failure(f.kind, f.retryable, f.message.replace("HTTP", "stream error, status", 1), status)
     kind = errors.kind_of_status(0, body)
-    if kind in (Kind.OVERLOADED, Kind.OVERFLOW):
+    if kind in (FailureKind.OVERLOADED, FailureKind.OVERFLOW):
         return errors.failure(provider, kind, f"stream error: {errors.excerpt(body)}", secrets)
     return errors.failure(
-        provider, Kind.STREAM_ERROR, f"stream error: {message}: {errors.excerpt(body)}", secrets
+        provider, FailureKind.STREAM_ERROR, f"stream error: {message}: {errors.excerpt(body)}", secrets
     )

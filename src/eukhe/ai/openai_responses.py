@@ -31,7 +31,7 @@ from eukhe.ai.reply import (
     Done,
     Event,
     Failure,
-    Kind,
+    FailureKind,
     Reply,
     Stop,
     TextDelta,
@@ -52,18 +52,18 @@ only these are sent. The harness's windows bound polling only (`deadline`)."""
 
 # `response.error.code` (and the `code` of an `error` event) to a kind
 _CODES = {
-    "server_error": Kind.SERVER,
-    "vector_store_timeout": Kind.SERVER,
-    "rate_limit_exceeded": Kind.RATE_LIMITED,
-    "insufficient_quota": Kind.RATE_LIMITED,
-    "overloaded": Kind.OVERLOADED,
-    "overloaded_error": Kind.OVERLOADED,
-    "bio_policy": Kind.REFUSED,
-    "misalignment_policy_violation": Kind.REFUSED,
-    "image_content_policy_violation": Kind.REFUSED,
-    "content_filter": Kind.REFUSED,
-    "invalid_prompt": Kind.BAD_REQUEST,
-    "data_residency_mismatch": Kind.BAD_REQUEST,
+    "server_error": FailureKind.SERVER,
+    "vector_store_timeout": FailureKind.SERVER,
+    "rate_limit_exceeded": FailureKind.RATE_LIMITED,
+    "insufficient_quota": FailureKind.RATE_LIMITED,
+    "overloaded": FailureKind.OVERLOADED,
+    "overloaded_error": FailureKind.OVERLOADED,
+    "bio_policy": FailureKind.REFUSED,
+    "misalignment_policy_violation": FailureKind.REFUSED,
+    "image_content_policy_violation": FailureKind.REFUSED,
+    "content_filter": FailureKind.REFUSED,
+    "invalid_prompt": FailureKind.BAD_REQUEST,
+    "data_residency_mismatch": FailureKind.BAD_REQUEST,
 }
 """`context_length_exceeded` is not here: an overflow is read by errors.kind_of_status, the one rule."""
 
@@ -164,11 +164,13 @@ def code_failure(provider: str, error: Any, what: str, secrets: Iterable[str] = 
     code = _str(error, "code") or _str(error, "type") or ""
     message = _str(error, "message") or ""
     kind = _CODES.get(code)
-    overflow = errors.kind_of_status(0, {"code": code, "message": message}) is Kind.OVERFLOW
-    if overflow and kind is not Kind.RATE_LIMITED:  # a rate limit stays a rate limit
-        kind = Kind.OVERFLOW
+    overflow = errors.kind_of_status(0, {"code": code, "message": message}) is FailureKind.OVERFLOW
+    if overflow and kind is not FailureKind.RATE_LIMITED:  # a rate limit stays a rate limit
+        kind = FailureKind.OVERFLOW
     elif kind is None:
-        kind = Kind.BAD_REQUEST if code.startswith(("invalid_", "image_")) else Kind.STREAM_ERROR
+        kind = (
+            FailureKind.BAD_REQUEST if code.startswith(("invalid_", "image_")) else FailureKind.STREAM_ERROR
+        )
     detail = ": ".join(p for p in (code, errors.excerpt(message)) if p)
     return errors.failure(provider, kind, f"{what}" + (f": {detail}" if detail else ""), secrets)
 
@@ -327,7 +329,10 @@ class Merge:
                 raw = item.text()
                 if not item.name and failure is None:
                     failure = errors.failure(
-                        self.provider, Kind.MALFORMED, f"function call {item.index} has no name", self.secrets
+                        self.provider,
+                        FailureKind.MALFORMED,
+                        f"function call {item.index} has no name",
+                        self.secrets,
                     )
                 arguments, why = parse_arguments(raw)
                 calls.append(
@@ -335,11 +340,17 @@ class Merge:
                 )
         if failure is None and self.end is None:
             failure = errors.failure(
-                self.provider, Kind.CONNECTION, "the stream ended before response.completed", self.secrets
+                self.provider,
+                FailureKind.CONNECTION,
+                "the stream ended before response.completed",
+                self.secrets,
             )
         if failure is None and self.end == "incomplete" and self.reason == "content_filter":
             failure = errors.failure(
-                self.provider, Kind.REFUSED, "the reply was stopped by the content filter", self.secrets
+                self.provider,
+                FailureKind.REFUSED,
+                "the reply was stopped by the content filter",
+                self.secrets,
             )
         if failure is not None:
             stop = Stop.ERROR
@@ -444,7 +455,9 @@ class OpenAIResponses:
         rid = _str(response, "id") or (job.id if job else "")
         if status in RUNNING:
             if not rid:
-                nameless = errors.failure(self.name, Kind.MALFORMED, "a background response without an id")
+                nameless = errors.failure(
+                    self.name, FailureKind.MALFORMED, "a background response without an id"
+                )
                 return Reply(stop=Stop.ERROR, failure=nameless)
             return Job(
                 rid,
@@ -462,10 +475,15 @@ class OpenAIResponses:
         elif status == "failed":
             failure = code_failure(self.name, _get(response, "error"), "the response failed", (self._key,))
         elif status == "cancelled":
-            failure = errors.failure(self.name, Kind.STREAM_ERROR, "the background response was cancelled")
+            failure = errors.failure(
+                self.name, FailureKind.STREAM_ERROR, "the background response was cancelled"
+            )
         else:
             failure = errors.failure(
-                self.name, Kind.MALFORMED, f"unknown response status: {errors.excerpt(status)}", (self._key,)
+                self.name,
+                FailureKind.MALFORMED,
+                f"unknown response status: {errors.excerpt(status)}",
+                (self._key,),
             )
         return merge.reply(failure)
 
@@ -475,17 +493,21 @@ class OpenAIResponses:
                 self.name, e.status_code, errors.body_of(e), dict(e.response.headers), [self._key]
             )
         if isinstance(e, openai.APITimeoutError):
-            return errors.failure(self.name, Kind.TIMEOUT, "the request timed out", [self._key])
+            return errors.failure(self.name, FailureKind.TIMEOUT, "the request timed out", [self._key])
         if isinstance(e, openai.APIConnectionError):
             cause = e.__cause__ or e
-            return errors.failure(self.name, Kind.CONNECTION, f"connection failed: {cause}", [self._key])
+            return errors.failure(
+                self.name, FailureKind.CONNECTION, f"connection failed: {cause}", [self._key]
+            )
         if isinstance(e, openai.APIResponseValidationError):
-            return errors.failure(self.name, Kind.MALFORMED, f"malformed response: {e.message}", [self._key])
+            return errors.failure(
+                self.name, FailureKind.MALFORMED, f"malformed response: {e.message}", [self._key]
+            )
         if isinstance(e.body, dict) and isinstance(e.body.get("code"), str):
             return code_failure(self.name, e.body, "stream error", [self._key])
         return stream_failure(self.name, e.body, e.message, [self._key])
 
     def _malformed(self, e: Exception) -> Failure:
         return errors.failure(
-            self.name, Kind.MALFORMED, f"malformed response: {type(e).__name__}: {e}", [self._key]
+            self.name, FailureKind.MALFORMED, f"malformed response: {type(e).__name__}: {e}", [self._key]
         )

@@ -19,7 +19,7 @@ class Stop(Enum):
     ERROR = "error"
 
 
-class Kind(Enum):
+class FailureKind(Enum):
     """The cause of a failed reply; `RETRYABLE` says which a retry may cure."""
 
     RATE_LIMITED = "rate_limited"  # 429
@@ -40,7 +40,15 @@ class Kind(Enum):
     OVERFLOW = "overflow"  # the request's context is larger than the model's window (never resent as is)
 
 
-RETRYABLE = frozenset({Kind.RATE_LIMITED, Kind.OVERLOADED, Kind.SERVER, Kind.CONNECTION, Kind.TIMEOUT})
+RETRYABLE = frozenset(
+    {
+        FailureKind.RATE_LIMITED,
+        FailureKind.OVERLOADED,
+        FailureKind.SERVER,
+        FailureKind.CONNECTION,
+        FailureKind.TIMEOUT,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -48,7 +56,7 @@ class Failure:
     """Why a reply failed. `retry_after`: the server's wait in seconds, if it gave one.
     `message` names the provider, the status and an excerpt of the body, never a key."""
 
-    kind: Kind
+    kind: FailureKind
     retryable: bool
     message: str
     status: int | None = None

@@ -51,7 +51,7 @@ def import_command(
 
     from eukhe.client.client import OwnerError
     from eukhe.memory.imports import read_session
-    from eukhe.memory.log import Entry, Kind, now
+    from eukhe.memory.log import Entry, EntryKind, now
     from eukhe.settings import home
 
     when = now()
@@ -59,7 +59,7 @@ def import_command(
     refused = 0
     for path in paths:
         report = read_session(path)
-        entries = [Entry(it.key, Kind(it.kind), it.text, it.date or when) for it in report.items]
+        entries = [Entry(it.key, EntryKind(it.kind), it.text, it.date or when) for it in report.items]
         try:
             logged, new, handed = asyncio.run(_import(home(), entries)) if entries else (0, 0, 0)
         except OwnerError as e:
@@ -87,14 +87,14 @@ async def _import(where: Path, entries: list[Any]) -> tuple[int, int, int]:
     """The entries through the owner, in batches; how many are in the log, how many of
     them are new, and how many were handed to another owner that writes the chat."""
     from eukhe.client.client import Client
-    from eukhe.client.protocol import Kind
+    from eukhe.client.protocol import RequestKind
     from eukhe.client.remote_chat import batches
 
     logged = new = handed = 0
     client = await Client.connect(where, spawn=True)
     try:
         for batch in batches(entries):  # a long session goes in several requests, in order
-            got = await client.request(Kind.IMPORT, entries=[e.json() for e in batch])
+            got = await client.request(RequestKind.IMPORT, entries=[e.json() for e in batch])
             logged += int(got["logged"])
             new += int(got["new"])
             handed += len(batch) if got.get("handed") else 0

@@ -206,7 +206,7 @@ def _durable(
     import signal
 
     from eukhe.client.client import ask_once
-    from eukhe.client.protocol import Kind
+    from eukhe.client.protocol import RequestKind
     from eukhe.events import of_session
     from eukhe.run import driver
     from eukhe.run.session import run_to_end
@@ -243,7 +243,7 @@ def _durable(
             loop.add_signal_handler(signal.SIGINT, process.interrupt)
 
         def recover_with(cut: list[str]) -> Any:
-            return ask_once(home(), Kind.RECOVER, spawn=True, runs=cut)
+            return ask_once(home(), RequestKind.RECOVER, spawn=True, runs=cut)
 
         return await driver.drive(spec, session, printer.say, ended, recover_with)
 

@@ -16,7 +16,7 @@ from eukhe.cli.echo import echo
 from eukhe.cli.here import settings_here
 from eukhe.client import protocol
 from eukhe.client.client import OwnerError, alive, ask_once, read_info
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.home import HomeError, exposed, open_home
 from eukhe.ui.lines import provider_line
 
@@ -43,7 +43,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
     each waits, the root-turn lease, and per provider the slots held and queued."""
     home = _home()
     try:
-        got = asyncio.run(ask_once(home, Kind.STATUS))
+        got = asyncio.run(ask_once(home, RequestKind.STATUS))
     except OwnerError as e:
         if as_json:
             typer.echo(json.dumps({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)}))
@@ -124,7 +124,7 @@ def shutdown() -> None:
     on and start a new owner when they next need one: nothing is lost."""
     home = _home()
     try:
-        got = asyncio.run(ask_once(home, Kind.SHUTDOWN))
+        got = asyncio.run(ask_once(home, RequestKind.SHUTDOWN))
     except OwnerError as e:
         echo(f"no owner runs for {home} ({e})")
         return
@@ -154,7 +154,7 @@ def doctor() -> None:
     info = read_info(home)
     try:
         began = time.monotonic()
-        got = asyncio.run(ask_once(home, Kind.STATUS))
+        got = asyncio.run(ask_once(home, RequestKind.STATUS))
         took = (time.monotonic() - began) * 1000
         echo(f"✓ owner: pid {got['owner']['pid']} answers on {sock} ({took:.0f} ms)")
     except OwnerError:
@@ -253,7 +253,7 @@ def abort(run: Annotated[str, typer.Argument(help="The run, as SESSION/N (see `e
              "(see `eukhe sessions` and `eukhe status`)", err=True)  # fmt: skip
         raise typer.Exit(2)
     try:
-        got = asyncio.run(ask_once(home, Kind.ABORT, run=run))
+        got = asyncio.run(ask_once(home, RequestKind.ABORT, run=run))
     except OwnerError as e:
         if not protocol.socket_path(home).exists():  # no owner: nothing of this home is in flight
             echo(f"eukhe abort: run {run} is not in flight: no eukhe process of this home runs", err=True)

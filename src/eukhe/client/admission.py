@@ -23,7 +23,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.admission import UNLIMITED, AdmissionError, OnQueued, Preempted, Queued, SlotTimeout, limits_from
 from eukhe.client.client import Client, OwnerError
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code
 from eukhe.rules.wait import End
 from eukhe.settings import SettingsError
@@ -65,7 +65,7 @@ class RemoteRegistry:
                 client = await self._connect()
                 client.on_event("abort", lambda msg: self.on_abort(str(msg.get("run"))))
                 if self._settings is not None:
-                    await client.request(Kind.CONFIGURE, settings=dict(self._settings))
+                    await client.request(RequestKind.CONFIGURE, settings=dict(self._settings))
                 self._client = client
         return self._client
 
@@ -73,7 +73,7 @@ class RemoteRegistry:
         """New limits: sent with the next slot (the owner's controllers take them)."""
         self._settings = dict(settings)
         if self._client is not None and not self._client.closed.is_set():
-            self._client.tell(Kind.CONFIGURE, settings=dict(settings))
+            self._client.tell(RequestKind.CONFIGURE, settings=dict(settings))
 
     def limit(self, provider: str) -> int:
         """The provider's concurrency as this client's settings give it (for messages)."""
@@ -135,7 +135,7 @@ class RemoteSlot:
         began = asyncio.get_running_loop().time()
         told = {"told": True} if self.on_queued is not None else {}  # else the owner says no wait
         _, fut = client.ask(
-            Kind.ADMIT, slot=self.sid, provider=self.provider, interactive=self.interactive, **told
+            RequestKind.ADMIT, slot=self.sid, provider=self.provider, interactive=self.interactive, **told
         )
         try:
             raced = await waits.race(fut, self.deadline, None, waits.LoopClock())
@@ -179,7 +179,7 @@ class RemoteSlot:
     def _drop(self) -> None:
         if self._client is not None:
             self._client.on_event(f"slot:{self.sid}", None)
-            self._client.tell(Kind.RELEASE, slot=self.sid)
+            self._client.tell(RequestKind.RELEASE, slot=self.sid)
 
     async def __aexit__(
         self, typ: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

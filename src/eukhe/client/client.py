@@ -29,7 +29,7 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.client import protocol
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, open_home, private_open
 from eukhe.rules.wait import End
@@ -107,7 +107,7 @@ class Client:
             client = cls(reader, writer, clock)
             try:
                 client.owner = await client.request(
-                    Kind.HELLO,
+                    RequestKind.HELLO,
                     cancel=cancel,
                     pid=os.getpid(),
                     started=started(os.getpid()),
@@ -151,7 +151,7 @@ class Client:
 
     # ------------------------------------------------------------ requests
 
-    def ask(self, kind: Kind, **fields: Any) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+    def ask(self, kind: RequestKind, **fields: Any) -> tuple[int, asyncio.Future[dict[str, Any]]]:
         """Send a request; its id and the future of its reply (no deadline: the
         caller races it)."""
         if "id" in fields or "kind" in fields:
@@ -170,7 +170,7 @@ class Client:
         self.writer.write(line)
         return rid, fut
 
-    def tell(self, kind: Kind, **fields: Any) -> None:
+    def tell(self, kind: RequestKind, **fields: Any) -> None:
         """Send a request whose reply nobody waits for (a release)."""
         if not self.closed.is_set():
             rid, fut = self.ask(kind, **fields)
@@ -179,7 +179,7 @@ class Client:
 
     async def request(
         self,
-        kind: Kind,
+        kind: RequestKind,
         cancel: asyncio.Event | None = None,
         *,
         stop: Callable[[int], None] | None = None,
@@ -287,7 +287,7 @@ class Client:
             await self._reader
 
 
-async def ask_once(home: Path, kind: Kind, *, spawn: bool = False, **fields: Any) -> dict[str, Any]:
+async def ask_once(home: Path, kind: RequestKind, *, spawn: bool = False, **fields: Any) -> dict[str, Any]:
     """One request to the home's owner over a connection of its own (for a command,
     or from a loop that is not the runs' own)."""
     client = await Client.connect(home, spawn=spawn)

@@ -20,7 +20,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.client import Client
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.rules.wait import End
 
@@ -73,24 +73,24 @@ async def turn(
         events("lease", line, {"wait": "lease", "holder": about})
 
     client.on_event(f"lease:{lid}", queued)
-    _, fut = client.ask(Kind.LEASE, lease=lid, session=session, run=run)
+    _, fut = client.ask(RequestKind.LEASE, lease=lid, session=session, run=run)
     try:
         raced = await waits.race(fut, None, cancel)
     except BaseException:
-        client.tell(Kind.UNLEASE, lease=lid)
+        client.tell(RequestKind.UNLEASE, lease=lid)
         raise
     finally:
         client.on_event(f"lease:{lid}", None)
         if shown and events is not None:
             events("waited", "", {"wait": "lease"})
     if raced.end is not End.EVENT:
-        client.tell(Kind.UNLEASE, lease=lid)
+        client.tell(RequestKind.UNLEASE, lease=lid)
         raise LeaseStopped("the wait for the root-turn lease was cancelled")
     key = int(raced.result()["key"])  # an owner that refused or went: its OwnerError
     try:
         yield key
     finally:
-        client.tell(Kind.UNLEASE, lease=lid)
+        client.tell(RequestKind.UNLEASE, lease=lid)
 
 
 @contextlib.asynccontextmanager

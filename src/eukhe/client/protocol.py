@@ -35,7 +35,7 @@ MAX_LINE = 16 * 1024 * 1024
 """The longest line either side reads: a longer one is a broken peer, not a request."""
 
 
-class Kind(Enum):
+class RequestKind(Enum):
     HELLO = "hello"  # who the client is (pid, start time, what it runs)
     STATUS = "status"  # the owner's state, for `eukhe status`
     ADMIT = "admit"  # a slot of a provider, in a class (H3)
@@ -60,34 +60,34 @@ IMPORT_ITEM = 0.1
 """Seconds an import's reply deadline grows by for each item (the owner writes each)."""
 
 
-def reply_deadline(kind: Kind, fields: Mapping[str, Any] | None = None) -> float | None:
+def reply_deadline(kind: RequestKind, fields: Mapping[str, Any] | None = None) -> float | None:
     """Seconds a request of `kind` (with `fields`) may wait for its reply; None: no
     deadline, the wait ends otherwise. Every kind takes a side: there is no default."""
     fields = fields or {}
     match kind:
-        case Kind.LEASE:
+        case RequestKind.LEASE:
             return None  # waits for another window's turn; ends with the turn or the run's cancel
-        case Kind.ADMIT:
+        case RequestKind.ADMIT:
             return None  # bounded by releases (H3.4); the run's cancel, or the connection's close
-        case Kind.VIEW:
+        case RequestKind.VIEW:
             return REPLY + max(0, int(fields.get("settleMs") or 0)) / 1000  # the settle deadline, then 30 s
-        case Kind.IMPORT:
+        case RequestKind.IMPORT:
             return REPLY + IMPORT_ITEM * len(fields.get("entries") or [])
         case (
-            Kind.UNVIEW
-            | Kind.LOG
-            | Kind.ZOOM
-            | Kind.DATE
-            | Kind.MEMORY
-            | Kind.HELLO
-            | Kind.STATUS
-            | Kind.RELEASE
-            | Kind.UNLEASE
-            | Kind.CONFIGURE
-            | Kind.RUN
-            | Kind.ABORT
-            | Kind.RECOVER
-            | Kind.SHUTDOWN
+            RequestKind.UNVIEW
+            | RequestKind.LOG
+            | RequestKind.ZOOM
+            | RequestKind.DATE
+            | RequestKind.MEMORY
+            | RequestKind.HELLO
+            | RequestKind.STATUS
+            | RequestKind.RELEASE
+            | RequestKind.UNLEASE
+            | RequestKind.CONFIGURE
+            | RequestKind.RUN
+            | RequestKind.ABORT
+            | RequestKind.RECOVER
+            | RequestKind.SHUTDOWN
         ):
             return REPLY
     assert_never(kind)  # a kind that takes no side fails here, and in the test that walks them all

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from eukhe.client.client import Client, OwnerError
-from eukhe.client.protocol import MAX_LINE, Kind
+from eukhe.client.protocol import MAX_LINE, RequestKind
 from eukhe.memory.chat import Settled, Waiting
 from eukhe.memory.log import Entry
 
@@ -53,26 +53,30 @@ class Remote:
         if compactor is not None:  # an `eukhe.ai.models.Route`
             self._about["compactor"] = dataclasses.asdict(compactor)
 
-    async def _ask(self, kind: Kind, cancel: asyncio.Event | None = None, **fields: Any) -> dict[str, Any]:
+    async def _ask(
+        self, kind: RequestKind, cancel: asyncio.Event | None = None, **fields: Any
+    ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         settle_end = loop.time() + int(fields.get("settleMs") or 0) / 1000
         for attempt in range(TRIES):
             client = await self._client()
-            if attempt and kind is Kind.VIEW:  # the next owner's wait ends at the turn's own deadline
+            if attempt and kind is RequestKind.VIEW:  # the next owner's wait ends at the turn's own deadline
                 fields["settleMs"] = max(0, int((settle_end - loop.time()) * 1000))
 
             def stop(rid: int, client: Client = client) -> None:  # a settle wait's cancel: the view as it is
-                client.tell(Kind.UNVIEW, view=rid)
+                client.tell(RequestKind.UNVIEW, view=rid)
 
             try:
-                return await client.request(kind, cancel, stop=stop if kind is Kind.VIEW else None, **fields)
+                return await client.request(
+                    kind, cancel, stop=stop if kind is RequestKind.VIEW else None, **fields
+                )
             except OwnerError:
                 if not client.closed.is_set() or attempt == TRIES - 1:
                     raise  # a deadline missed, a refusal, or the next owner gone too: the turn shows it
         raise AssertionError("unreachable: the last try raises")
 
     async def unbuilt(self) -> int:
-        return int((await self._ask(Kind.MEMORY, **self._about))["unbuilt"])
+        return int((await self._ask(RequestKind.MEMORY, **self._about))["unbuilt"])
 
     async def settled(
         self,
@@ -89,7 +93,7 @@ class Remote:
             elif show is not None:
                 show(text)
 
-        got = await self._ask(Kind.VIEW, cancel, progress=progress, settleMs=settle_ms, **self._about)
+        got = await self._ask(RequestKind.VIEW, cancel, progress=progress, settleMs=settle_ms, **self._about)
         return Settled(str(got["text"]), bool(got["settled"]), int(got["pending"]), float(got["waited"]))
 
     async def log(self, entries: Sequence[Entry]) -> int:
@@ -97,17 +101,17 @@ class Remote:
         MAX_LINE at most: a run with many long tool results takes several)."""
         logged = 0
         for batch in batches(entries):
-            got = await self._ask(Kind.LOG, entries=[e.json() for e in batch], **self._about)
+            got = await self._ask(RequestKind.LOG, entries=[e.json() for e in batch], **self._about)
             logged += int(got["logged"])
         return logged
 
     async def zoom(self, id: int, n: int) -> str | None:
-        text = (await self._ask(Kind.ZOOM, message=id, n=n))["text"]
+        text = (await self._ask(RequestKind.ZOOM, message=id, n=n))["text"]
         return None if text is None else str(text)
 
     async def total(self) -> int:
-        return int((await self._ask(Kind.MEMORY))["total"])
+        return int((await self._ask(RequestKind.MEMORY))["total"])
 
     async def date(self, id: int) -> str | None:
-        date = (await self._ask(Kind.DATE, message=id))["date"]
+        date = (await self._ask(RequestKind.DATE, message=id))["date"]
         return None if date is None else str(date)

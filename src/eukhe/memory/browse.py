@@ -24,7 +24,7 @@ import html
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 
-from eukhe.memory.log import Kind, Message
+from eukhe.memory.log import EntryKind, Message
 
 TITLE = "eukhe chat"
 PEEK = 200
@@ -146,10 +146,10 @@ addEventListener("hashchange", eukheShow);
 
 
 def _kinds(messages: Sequence[Message]) -> str:
-    count: dict[Kind, int] = {}
+    count: dict[EntryKind, int] = {}
     for m in messages:
         count[m.kind] = count.get(m.kind, 0) + 1
-    return " · ".join(f"{k.value} {count[k]}" for k in Kind if k in count)
+    return " · ".join(f"{k.value} {count[k]}" for k in EntryKind if k in count)
 
 
 def _message(m: Message | None, at: int) -> str:

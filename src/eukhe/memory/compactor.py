@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from eukhe.admission import AdmissionError, Registry, run_in_slot
 from eukhe.ai.guard import guard
-from eukhe.ai.reply import Done, Failure, Kind, Reply
+from eukhe.ai.reply import Done, Failure, FailureKind, Reply
 from eukhe.ai.request import Message, Request
 from eukhe.memory import prompts
 from eukhe.rules import compactor as rule
@@ -207,6 +207,6 @@ def asker(provider: Any, registry: Registry, idle: float = 120.0) -> Ask:
         try:
             return await run_in_slot(body, name, interactive=False, deadline=deadline, registry=registry)
         except AdmissionError as e:
-            return Reply(failure=Failure(Kind.OVERLOADED, True, str(e)))
+            return Reply(failure=Failure(FailureKind.OVERLOADED, True, str(e)))
 
     return ask

@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any
 
 
-class Kind(Enum):
+class EntryKind(Enum):
     USER = "user"
     TALK = "talk"
     TOOL = "tool"
@@ -39,7 +39,7 @@ CAP = 30_000
 @dataclass(frozen=True)
 class Message:
     id: int
-    kind: Kind
+    kind: EntryKind
     text: str
     size: int  # UTF-8 bytes of `text`
     date: str  # ISO 8601, as the writer's clock had it
@@ -50,7 +50,7 @@ class Entry:
     """A message to append: `key` makes the append idempotent."""
 
     key: str
-    kind: Kind
+    kind: EntryKind
     text: str
     date: str
 
@@ -61,7 +61,7 @@ class Entry:
     @staticmethod
     def of(obj: Any) -> Entry:
         """An entry from its JSON form; a malformed one raises KeyError or ValueError."""
-        return Entry(str(obj["key"]), Kind(obj["kind"]), str(obj["text"]), str(obj["date"]))
+        return Entry(str(obj["key"]), EntryKind(obj["kind"]), str(obj["text"]), str(obj["date"]))
 
 
 def capped(text: str, cap: int = CAP) -> str:

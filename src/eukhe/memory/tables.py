@@ -28,7 +28,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from eukhe.errors import Code, EukheError
-from eukhe.memory.log import Entry, Kind, Message
+from eukhe.memory.log import Entry, EntryKind, Message
 from eukhe.store.engine import serialized
 from eukhe.store.processes import alive
 from eukhe.store.urls import cause, shown
@@ -219,7 +219,7 @@ class ChatStore:
 
         def work(c: sa.Connection) -> list[Entry]:
             q = sa.select(_inbox).order_by(_inbox.c.n)
-            return [Entry(str(r.key), Kind(r.kind), str(r.text), str(r.date)) for r in c.execute(q)]
+            return [Entry(str(r.key), EntryKind(r.kind), str(r.text), str(r.date)) for r in c.execute(q)]
 
         got: list[Entry] = self._read(work)
         return got
@@ -247,11 +247,11 @@ class ChatStore:
         got = self.messages(id, id + 1)
         return got[0] if got else None
 
-    def metas(self) -> Iterator[tuple[Kind, int]]:
+    def metas(self) -> Iterator[tuple[EntryKind, int]]:
         """Every message's kind and size, in id order (what the view needs, not the texts)."""
         q = sa.select(_messages.c.kind, _messages.c.size).order_by(_messages.c.id)
         rows = self._read(lambda c: c.execute(q).all())
-        return ((Kind(k), int(n)) for k, n in rows)
+        return ((EntryKind(k), int(n)) for k, n in rows)
 
     # ---------------------------------------------------------------- the lines
 
@@ -368,4 +368,4 @@ class ChatStore:
 
 
 def _message(row: Any) -> Message:
-    return Message(int(row.id), Kind(row.kind), str(row.text), int(row.size), str(row.date))
+    return Message(int(row.id), EntryKind(row.kind), str(row.text), int(row.size), str(row.date))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from eukhe.ai.request import Message
 from eukhe.memory import prompts
-from eukhe.memory.log import CAP, Entry, Kind, capped, tool_text
+from eukhe.memory.log import CAP, Entry, EntryKind, capped, tool_text
 
 
 def system(base: str, view: str) -> str:
@@ -29,12 +29,12 @@ def entries(run: str, transcript: Sequence[Message], date: str) -> list[Entry]:
     for k, m in enumerate(transcript):
         key = f"{run}/{k}"
         if m.role == "user":
-            out.append(Entry(key, Kind.USER, m.content, date))
+            out.append(Entry(key, EntryKind.USER, m.content, date))
         elif m.role == "assistant" and not m.is_error:
             if m.content.strip():
-                out.append(Entry(key, Kind.TALK, m.content, date))
+                out.append(Entry(key, EntryKind.TALK, m.content, date))
             for j, c in enumerate(m.calls):
-                out.append(Entry(f"{key}.{j}", Kind.TOOL, tool_text(c.name, c.arguments or c.raw), date))
+                out.append(Entry(f"{key}.{j}", EntryKind.TOOL, tool_text(c.name, c.arguments or c.raw), date))
         elif m.role == "tool":
-            out.append(Entry(key, Kind.ECHO, capped(m.content, CAP), date))
+            out.append(Entry(key, EntryKind.ECHO, capped(m.content, CAP), date))
     return out

@@ -36,7 +36,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.admission import Registry
 from eukhe.ai.models import Route, provider_for
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
 from eukhe.memory.compactor import asker
@@ -154,7 +154,7 @@ class ChatHost:
 
     async def answer(
         self,
-        kind: Kind,
+        kind: RequestKind,
         req: Mapping[str, Any],
         progress: Show,
         stop: asyncio.Event,
@@ -171,10 +171,10 @@ class ChatHost:
         if self.writes:
             memory = self._writer()
             memory.chat.rebudget(self.budget)
-        elif kind in (Kind.ZOOM, Kind.DATE, Kind.MEMORY):
+        elif kind in (RequestKind.ZOOM, RequestKind.DATE, RequestKind.MEMORY):
             memory = Local(Chat(store, budget=self.budget))  # read from the store: writes nothing
         match kind:
-            case Kind.VIEW:
+            case RequestKind.VIEW:
                 if self.writes:
                     got = await memory.settled(int(req["settleMs"]), progress, stop, waiting)
                 else:
@@ -185,7 +185,7 @@ class ChatHost:
                     "pending": got.pending,
                     "waited": got.waited,
                 }
-            case Kind.LOG | Kind.IMPORT:
+            case RequestKind.LOG | RequestKind.IMPORT:
                 entries = [Entry.of(e) for e in req.get("entries") or []]
                 if not self.writes:
                     await asyncio.to_thread(store.send, entries)
@@ -193,11 +193,11 @@ class ChatHost:
                 before = await memory.total()
                 logged = await memory.log(entries)
                 return {"logged": logged, "new": await memory.total() - before}
-            case Kind.ZOOM:
+            case RequestKind.ZOOM:
                 return {"text": await memory.zoom(int(req["message"]), int(req["n"]))}
-            case Kind.DATE:
+            case RequestKind.DATE:
                 return {"date": await memory.date(int(req["message"]))}
-            case Kind.MEMORY:
+            case RequestKind.MEMORY:
                 return {"unbuilt": await memory.unbuilt(), "total": await memory.total()}
             case _:
                 raise ValueError(f"{kind.value} is no request of the chat")

@@ -32,7 +32,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.admission import Preempted, Queued, QueueFull, Registry
 from eukhe.client import protocol
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import open_home, private_open, private_write
 from eukhe.owner.chat_host import ChatHost
@@ -288,34 +288,34 @@ class Owner:
     def _handle(self, conn: Conn, req: dict[str, Any]) -> None:
         rid = req.get("id")
         try:
-            kind = Kind(req.get("kind"))
+            kind = RequestKind(req.get("kind"))
         except ValueError:
             conn.send({"id": rid, "error": f"unknown request kind {req.get('kind')!r}"})
             return
         try:
             match kind:
-                case Kind.HELLO:
+                case RequestKind.HELLO:
                     conn.hello = {k: req.get(k) for k in ("pid", "started", "argv", "host")}
                     self._changed.set()  # an own connection (the owner's recovered runs) is no client
                     conn.send({"id": rid, "ok": {"pid": self.pid, "since": self.since}})
-                case Kind.STATUS:
+                case RequestKind.STATUS:
                     conn.send({"id": rid, "ok": self.status()})
-                case Kind.CONFIGURE:
+                case RequestKind.CONFIGURE:
                     self.registry.configure(dict(req.get("settings") or {}))
                     conn.send({"id": rid, "ok": {}})
-                case Kind.ADMIT:
+                case RequestKind.ADMIT:
                     sid = int(req["slot"])
                     conn.slots[sid] = self._spawn(conn, self._admit(conn, rid, sid, req))
-                case Kind.RELEASE:
+                case RequestKind.RELEASE:
                     sid = int(req["slot"])
                     task = conn.slots.get(sid)
                     if task is not None and not task.done():
                         task.cancel()  # a wait that is dropped, or a hold that ends
                     conn.send({"id": rid, "ok": {}})
-                case Kind.LEASE:
+                case RequestKind.LEASE:
                     lid = int(req["lease"])
                     conn.waits[lid] = self._spawn(conn, self._lease(conn, rid, lid, req))
-                case Kind.UNLEASE:
+                case RequestKind.UNLEASE:
                     lid = int(req["lease"])
                     wait = conn.waits.pop(lid, None)
                     if wait is not None and not wait.done():
@@ -324,14 +324,14 @@ class Owner:
                     if key is not None:
                         self.turns.release(key)
                     conn.send({"id": rid, "ok": {}})
-                case Kind.RUN:
+                case RequestKind.RUN:
                     run = str(req["run"])
                     if req.get("state") == "ended":
                         conn.runs.pop(run, None)
                     else:
                         conn.runs[run] = {"session": req.get("session"), "since": time.time()}
                     conn.send({"id": rid, "ok": {}})
-                case Kind.ABORT:
+                case RequestKind.ABORT:
                     run = str(req["run"])
                     where = next((c for c in self.conns.values() if run in c.runs), None)
                     if where is None:
@@ -345,14 +345,21 @@ class Owner:
                     else:
                         where.send({"event": "abort", "run": run})
                         conn.send({"id": rid, "ok": {"pid": where.hello.get("pid")}})
-                case Kind.RECOVER:
+                case RequestKind.RECOVER:
                     self._spawn(conn, self._recover(conn, rid, [str(r) for r in req.get("runs") or []]))
-                case Kind.SHUTDOWN:
+                case RequestKind.SHUTDOWN:
                     conn.send({"id": rid, "ok": {"pid": self.pid}})
                     self.stop()
-                case Kind.VIEW | Kind.LOG | Kind.IMPORT | Kind.ZOOM | Kind.DATE | Kind.MEMORY:
+                case (
+                    RequestKind.VIEW
+                    | RequestKind.LOG
+                    | RequestKind.IMPORT
+                    | RequestKind.ZOOM
+                    | RequestKind.DATE
+                    | RequestKind.MEMORY
+                ):
                     self._spawn(conn, self._memory(conn, rid, kind, req))
-                case Kind.UNVIEW:
+                case RequestKind.UNVIEW:
                     stop = conn.views.get(int(req["view"]))
                     if stop is not None:
                         stop.set()
@@ -394,7 +401,7 @@ class Owner:
             conn.slots.pop(sid, None)
             conn.asked.pop(sid, None)
 
-    async def _memory(self, conn: Conn, rid: Any, kind: Kind, req: dict[str, Any]) -> None:
+    async def _memory(self, conn: Conn, rid: Any, kind: RequestKind, req: dict[str, Any]) -> None:
         """A request of the chat, answered by the chat this owner holds; a settle wait
         says its progress (a line a second, with the lines it waits for and the seconds
         to its deadline), and ends early on UNVIEW (or with the connection)."""

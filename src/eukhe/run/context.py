@@ -15,7 +15,7 @@ from typing import Any
 from eukhe.admission import Registry
 from eukhe.ai.models import provider_for
 from eukhe.client.client import OwnerError
-from eukhe.client.protocol import Kind
+from eukhe.client.protocol import RequestKind
 from eukhe.client.remote_chat import Remote
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat
@@ -110,7 +110,7 @@ class Live:
         an owner that cannot be reached is no reason to stop a run."""
         if self.admission is not None and hasattr(self.admission, "client"):
             with contextlib.suppress(OwnerError, OSError):
-                (await self.admission.client()).tell(Kind.RUN, run=run, session=session, state=state)
+                (await self.admission.client()).tell(RequestKind.RUN, run=run, session=session, state=state)
 
     def interrupt(self) -> None:
         """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""

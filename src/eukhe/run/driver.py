@@ -14,7 +14,7 @@ from eukhe import waits
 from eukhe.errors import Code, EukheError
 from eukhe.ids import is_root, name_of
 from eukhe.rules.wait import End
-from eukhe.run.loop import ABORT_GRACE, Outcome
+from eukhe.run.loop import ABORT_GRACE, Ending, RunOutcome
 from eukhe.run.workflow import process, run_workflow
 from eukhe.store import sessions
 from eukhe.store.durable import gone, takes_recovered
@@ -155,14 +155,16 @@ async def result(run: str) -> dict[str, Any]:
     if not task.done():
         task.cancel()
         message = f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
-        return Outcome("aborted", code="aborted", message=message).json()
+        return RunOutcome(Ending.ABORTED, code="aborted", message=message).json()
     try:
         out = task.result()
     except Exception as e:  # the workflow itself broke: a failure with its cause, not a traceback
         broke = f"run {run} broke: {type(e).__name__}: {e}"
-        return Outcome("failed", code=Code.RUN.kind, message=broke).json()
+        return RunOutcome(Ending.FAILED, code=Code.RUN.kind, message=broke).json()
     if not isinstance(out, dict):
-        return Outcome("failed", code=Code.RUN.kind, message=f"run {run} ended without an outcome").json()
+        return RunOutcome(
+            Ending.FAILED, code=Code.RUN.kind, message=f"run {run} ended without an outcome"
+        ).json()
     return out
 
 
@@ -213,7 +215,7 @@ async def drive(
         say(f"waiting for run {mine[-1]} of this session to end first")
     if await finish(mine, say):
         if spec is not None:
-            ended(Outcome("aborted", code="aborted", message="not started: Ctrl-C came first").json())
+            ended(RunOutcome(Ending.ABORTED, code="aborted", message="not started: Ctrl-C came first").json())
         return True
     if spec is not None and session is not None:
         rid = await start(spec, session)

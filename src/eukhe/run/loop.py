@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 from eukhe import waits
@@ -29,7 +30,7 @@ from eukhe.ai.guard import guard
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.jobs import deadline as ai_deadline
 from eukhe.ai.provider import Deferred, Provider
-from eukhe.ai.reply import Done, Event, Failure, Kind, Reply, Stop, TextDelta, ToolCall
+from eukhe.ai.reply import Done, Event, Failure, FailureKind, Reply, Stop, TextDelta, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as h4
@@ -72,9 +73,17 @@ RESERVE = 16_384
 maxOutputTokens says how many a reply may have."""
 
 
+class Ending(StrEnum):
+    """How a run ended (`eukhe run` exits 0, 1 and 130 for them)."""
+
+    ANSWERED = "answered"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+
 @dataclass
-class Outcome:
-    outcome: str  # "answered", "aborted" or "failed"
+class RunOutcome:
+    outcome: Ending
     answer: str = ""
     code: str | None = None  # the failure's kind: "run_limit", "model_error", or an `errors.Code`'s
     message: str | None = None
@@ -124,7 +133,7 @@ class _Turn:
     cfg: h4.Cfg
     state: h4.Run
     ctx: list[Message]
-    out: Outcome
+    out: RunOutcome
     stop: asyncio.Future[Any]  # the run's one waiter on its cancel signal
     prompt: str = ""
     system: str = ""  # the system prompt: a compaction gives a new one (the newly pinned view)
@@ -195,7 +204,7 @@ class Generation:
 
     async def run(
         self, prompt: str, context: Sequence[Message] = (), earlier: Sequence[Message] = ()
-    ) -> Outcome:
+    ) -> RunOutcome:
         """A run of `prompt` after `context` (new messages, logged with it: the reports
         placed at its start) and `earlier` (its conversation so far, logged before)."""
         stop = asyncio.ensure_future(self.cancel.wait())
@@ -206,13 +215,21 @@ class Generation:
 
     async def _run(
         self, prompt: str, context: Sequence[Message], earlier: Sequence[Message], stop: asyncio.Future[Any]
-    ) -> Outcome:
+    ) -> RunOutcome:
         s = self.settings
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
         cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
         new = [*context, Message("user", prompt)]
         ctx: list[Message] = [*earlier, *new]
-        t = _Turn(cfg, h4.start(cfg), ctx, Outcome("failed", transcript=list(ctx)), stop, prompt, self.system)
+        t = _Turn(
+            cfg,
+            h4.start(cfg),
+            ctx,
+            RunOutcome(Ending.FAILED, transcript=list(ctx)),
+            stop,
+            prompt,
+            self.system,
+        )
         t.idle = s.stream_idle_timeout_ms / 1000.0
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
         for msg in new:
@@ -400,7 +417,7 @@ class Generation:
             t.note = self._note(r.act, t.rec, reply, state.attempt + 1, t.ctx, leak)
             t.out.notes += 1
             await self._log(t.out, Message("assistant", self._failed_text(reply), is_error=True))
-            if reply.failure is not None and reply.failure.kind is Kind.STALL:
+            if reply.failure is not None and reply.failure.kind is FailureKind.STALL:
                 t.idle *= 2
             self.show("note", t.note, {"attempt": state.attempt + 1})
             self._budget(t)
@@ -576,12 +593,12 @@ class Generation:
                 on_queued=wait.queued,
             )
         except AdmissionError as e:
-            return refused(Failure(Kind.OVERLOADED, True, str(e)))
+            return refused(Failure(FailureKind.OVERLOADED, True, str(e)))
         finally:
             wait.ended()
 
     async def _tools(
-        self, calls: Sequence[ToolCall], cut: bool, tokens: int | None, outcome: Outcome
+        self, calls: Sequence[ToolCall], cut: bool, tokens: int | None, outcome: RunOutcome
     ) -> list[tuple[str, bool]]:
         out = []
         for c in calls:
@@ -636,7 +653,7 @@ class Generation:
         text = ", ".join(f"{k} {used[k]}/{caps[k]}" for k in used)
         self.show("budget", text, {"used": used, "caps": caps})
 
-    async def _log(self, out: Outcome, msg: Message) -> None:
+    async def _log(self, out: RunOutcome, msg: Message) -> None:
         out.transcript.append(msg)
         await self.fx.append(msg)
 
@@ -686,9 +703,9 @@ class Generation:
             return notes.rejected(attempt, rec.row, f.message)
         if act is Act.REDO and rec.cause is recovery.Cause.REDIRECT:
             return notes.redirect(attempt, rec.row, rounds_in_a_row(ctx) + 1, reply.calls or _calls(leak))
-        if f is not None and f.kind is Kind.STALL:
+        if f is not None and f.kind is FailureKind.STALL:
             return notes.stalled(attempt, f.waited or 0.0)
-        if f is not None and f.kind is Kind.REPEATING:
+        if f is not None and f.kind is FailureKind.REPEATING:
             return notes.repeating(attempt, f.line or "", f.cycle or 1)
         return notes.empty(attempt)
 
@@ -729,13 +746,13 @@ class Generation:
         s = self.settings
         return model_retry(s.base_delay_ms, s.max_retry_delay_ms, used, _server_ms(failure))
 
-    def _ended(self, state: h4.Run, out: Outcome, failure_text: str) -> Outcome:
+    def _ended(self, state: h4.Run, out: RunOutcome, failure_text: str) -> RunOutcome:
         if state.end is h4.End.ANSWERED:
-            out.outcome = "answered"
+            out.outcome = Ending.ANSWERED
         elif state.end is h4.End.ABORTED:
-            out.outcome = "aborted"
+            out.outcome = Ending.ABORTED
         else:
-            out.outcome = "failed"
+            out.outcome = Ending.FAILED
             out.code = h4.ERROR_CODES.get(state.end, "model_error")
             out.message = self.redact(failure_text or state.end.value)
         return out

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.run import leak
-from eukhe.run.loop import ABORT_GRACE, Generation, Outcome, ToolRunner
+from eukhe.run.loop import ABORT_GRACE, Generation, RunOutcome, ToolRunner
 from eukhe.settings.run import Settings
 from eukhe.tools import BUILTIN, Context, call
 
@@ -70,7 +70,7 @@ async def turn(
     cwd: Path,
     show: Callable[[str, str], None],
     tools: Mapping[str, Any] = BUILTIN,
-) -> Outcome:
+) -> RunOutcome:
     """Run one turn; Ctrl-C (SIGINT) aborts it cleanly, ending within one phase."""
     ctx = Context(cwd=cwd)
     g = Generation(

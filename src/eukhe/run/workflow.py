@@ -49,7 +49,7 @@ from eukhe.run import notes
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
-from eukhe.run.loop import Generation, Outcome
+from eukhe.run.loop import Ending, Generation, RunOutcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import secrets
 from eukhe.run.session import runner, scanner, tool_specs
@@ -176,13 +176,13 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
         async with here.lease(session, run_id, cancel, events=events):
             return await _turn(spec, run_id, cancel)
     except LeaseStopped:
-        return Outcome(
-            "aborted",
+        return RunOutcome(
+            Ending.ABORTED,
             code="aborted",
             message="not started: aborted (Ctrl-C or eukhe abort) while it waited for the root-turn lease",
         ).json()
     except OwnerError as e:
-        return Outcome("failed", code=Code.LEASE.kind, message=f"the root-turn lease: {e}").json()
+        return RunOutcome(Ending.FAILED, code=Code.LEASE.kind, message=f"the root-turn lease: {e}").json()
     finally:
         here.cancels.pop(run_id, None)
         await here.running(run_id, session, "ended")
@@ -201,14 +201,14 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         registry.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
         route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
     except (ModelError, SettingsError) as e:
-        return Outcome("failed", code=e.code.kind, message=str(e)).json()
+        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     provider = provider_for(route)
     try:
         memory = memory_settings(everything)
         kids = child_settings(everything)
         kept = secrets(everything)  # the tools' environment and the key values, from the settings
     except SettingsError as e:
-        return Outcome("failed", code=e.code.kind, message=str(e)).json()
+        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
     parent = spec.get("child")  # a child's run starts from the view at its spawn, and logs nothing
     chat = None if parent else here.memory(compactor, memory.view_bytes)
@@ -220,14 +220,14 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     try:  # what its calls may do: the rules in force, the mode, the policy, the ask's deadline
         rights = in_force(cwd, sandbox=spec.get("sandbox"), approval=spec.get("approval"))
     except SettingsError as e:
-        return Outcome("failed", code=e.code.kind, message=str(e)).json()
+        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
         made = functools.partial(
             for_run, user_home=Path.home(), temp=Path(tempfile.gettempdir()), flag=rights.mode.value
         )
         box = await asyncio.to_thread(made, everything, cwd, home(), session)
     except SettingsError as e:
-        return Outcome("failed", code=e.code.kind, message=str(e)).json()
+        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     if box.notice() is not None:  # said once; each refused call says it again as its result
         here.show(run_id, "sandbox", box.notice())
     asker = getattr(here, "asker", None)  # a person answers asks only where the interactive agent is
@@ -254,7 +254,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
             await notice()
             view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
         except OwnerError as e:  # the owner holds the chat and did not answer: the turn fails with why
-            return Outcome("failed", code=Code.CHAT.kind, message=f"the chat memory: {e}").json()
+            return RunOutcome(Ending.FAILED, code=Code.CHAT.kind, message=f"the chat memory: {e}").json()
         system = turn.system(system, view)
         compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
     children.system = system
@@ -285,7 +285,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     prompt = spec.get("prompt")
     if prompt is None:  # a follow-up run: its children's reports are its prompt
         if not placed:
-            return Outcome("answered", answer="", message="no report was waiting").json()
+            return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
         prompt, placed = placed[-1], placed[:-1]
     g = Generation(
         provider,

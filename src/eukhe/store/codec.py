@@ -23,7 +23,7 @@ from typing import Any
 from dbos import Serializer
 
 from eukhe.ai.jobs import Job, PollFailed
-from eukhe.ai.reply import Failure, Kind, Reply, Stop, Thinking, ToolCall, Usage
+from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, Thinking, ToolCall, Usage
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.errors import Code, EukheError
 
@@ -34,9 +34,23 @@ TAG = "$eukhe"
 
 TYPES: dict[str, type] = {
     t.__name__: t
-    for t in (Job, PollFailed, Failure, Reply, Thinking, ToolCall, Usage, Message, Request, Tool, Kind, Stop)
+    for t in (
+        Job,
+        PollFailed,
+        Failure,
+        Reply,
+        Thinking,
+        ToolCall,
+        Usage,
+        Message,
+        Request,
+        Tool,
+        FailureKind,
+        Stop,
+    )
 }
 """Every type a row may hold besides plain JSON: the dataclasses and enums eukhe's steps return."""
+TYPES["Kind"] = FailureKind  # its name in the rows eukhe 0.2.0 wrote before the rename
 
 
 class CodecError(EukheError, ValueError):

@@ -149,12 +149,12 @@ def _chat(s: Session) -> tuple[Any, Any]:
 
 async def _status(s: Session, arg: str) -> list[str]:
     from eukhe.client.client import OwnerError, ask_once
-    from eukhe.client.protocol import Kind
+    from eukhe.client.protocol import RequestKind
     from eukhe.settings import home
 
     out = [f"session {s.id or '(opening)'}: {s.view.status()}"]
     try:
-        got = await ask_once(home(), Kind.STATUS)
+        got = await ask_once(home(), RequestKind.STATUS)
     except (OwnerError, OSError) as e:
         return [*out, f"owner: not reachable ({e})"]
     lease = got.get("lease") or {}

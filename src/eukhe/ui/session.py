@@ -109,12 +109,12 @@ class Session:
     async def _taken_up(self) -> None:
         """The runs a dead process left go to the owner, which finishes them."""
         from eukhe.client.client import ask_once
-        from eukhe.client.protocol import Kind
+        from eukhe.client.protocol import RequestKind
         from eukhe.run import driver
         from eukhe.settings import home
 
         try:
-            got = await ask_once(home(), Kind.RECOVER, spawn=True, runs=await driver.cut_off())
+            got = await ask_once(home(), RequestKind.RECOVER, spawn=True, runs=await driver.cut_off())
         except Exception as e:  # the owner is the one to take them up: say so and go on
             self._say(f"the owner could not take up cut-off runs: {e}")
             return

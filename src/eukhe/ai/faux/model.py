@@ -17,7 +17,7 @@ from eukhe.ai.reply import (
     Done,
     Event,
     Failure,
-    Kind,
+    FailureKind,
     Reply,
     Stop,
     TextDelta,
@@ -88,11 +88,15 @@ class FauxModel:
             return
         for i, event in enumerate(events_of(turn)):
             if turn.drop_after is not None and i >= turn.drop_after:
-                yield _failed(errors.failure(self.name, Kind.CONNECTION, "connection dropped (faux)"))
+                yield _failed(errors.failure(self.name, FailureKind.CONNECTION, "connection dropped (faux)"))
                 return
             if turn.error_after is not None and i >= turn.error_after:
                 body = {"error": {"type": turn.error_type, "message": turn.error_message}}
-                kind = Kind.OVERLOADED if turn.error_type == "overloaded_error" else Kind.STREAM_ERROR
+                kind = (
+                    FailureKind.OVERLOADED
+                    if turn.error_type == "overloaded_error"
+                    else FailureKind.STREAM_ERROR
+                )
                 yield _failed(errors.failure(self.name, kind, f"stream error: {errors.excerpt(body)}"))
                 return
             if turn.stall_after is not None and i == turn.stall_after:
@@ -114,11 +118,15 @@ class FauxModel:
     async def poll(self, job: Job) -> Job | Reply | PollFailed:
         entry = self._jobs.get(job.id)
         if entry is None:
-            return PollFailed(errors.failure(self.name, Kind.NOT_FOUND, f"no job {job.id}", status=404))
+            return PollFailed(
+                errors.failure(self.name, FailureKind.NOT_FOUND, f"no job {job.id}", status=404)
+            )
         left, turn, status = entry
         assert isinstance(left, int) and isinstance(turn, Turn)
         if status == "cancelled":
-            return _failed(errors.failure(self.name, Kind.STREAM_ERROR, f"job {job.id} was cancelled")).reply
+            return _failed(
+                errors.failure(self.name, FailureKind.STREAM_ERROR, f"job {job.id} was cancelled")
+            ).reply
         if left > 0:
             entry[0] = left - 1
             return Job(job.id, "in_progress", job.created_at, job.expires_at)
@@ -127,6 +135,6 @@ class FauxModel:
     async def cancel(self, job: Job) -> Failure | None:
         entry = self._jobs.get(job.id)
         if entry is None:
-            return errors.failure(self.name, Kind.NOT_FOUND, f"no job {job.id}", status=404)
+            return errors.failure(self.name, FailureKind.NOT_FOUND, f"no job {job.id}", status=404)
         entry[2] = "cancelled"
         return None
