@@ -36,7 +36,7 @@ from eukhe.client.remote_chat import Remote
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat
 from eukhe.memory.log import Entry
-from eukhe.memory.log import RequestKind as LogKind
+from eukhe.memory.log import EntryKind as LogKind
 from eukhe.memory.tables import ChatStore
 from eukhe.owner.server import Owner
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from eukhe.ai import Done, Kind, Message, Reply, Request, Stop, Tool, ToolCall
+from eukhe.ai import Done, FailureKind, Message, Reply, Request, Stop, Tool, ToolCall
 from eukhe.ai.anthropic import AnthropicMessages
 from tests.ai.replay import recording, serve
 
@@ -221,20 +221,22 @@ def test_an_overloaded_error_event_mid_stream_is_retryable_and_keeps_the_text() 
     with serve(200, SSE, body) as url:
         reply = ask(url)
     f = reply.failure
-    assert f is not None and f.kind is Kind.OVERLOADED and f.retryable and reply.stop is Stop.ERROR
+    assert f is not None and f.kind is FailureKind.OVERLOADED and f.retryable and reply.stop is Stop.ERROR
     assert reply.text == ("Hello",) and "Overloaded" in f.message and f.message.startswith("test: ")
 
 
 @pytest.mark.parametrize(
     "error_type,kind,retryable",
     [
-        ("api_error", Kind.SERVER, True),
-        ("rate_limit_error", Kind.RATE_LIMITED, True),
-        ("invalid_request_error", Kind.BAD_REQUEST, False),
-        ("something_new", Kind.STREAM_ERROR, False),
+        ("api_error", FailureKind.SERVER, True),
+        ("rate_limit_error", FailureKind.RATE_LIMITED, True),
+        ("invalid_request_error", FailureKind.BAD_REQUEST, False),
+        ("something_new", FailureKind.STREAM_ERROR, False),
     ],
 )
-def test_other_error_events_are_classified_by_type(error_type: str, kind: Kind, retryable: bool) -> None:
+def test_other_error_events_are_classified_by_type(
+    error_type: str, kind: FailureKind, retryable: bool
+) -> None:
     body = sse(START, *TEXT, error={"type": "error", "error": {"type": error_type, "message": "no"}})
     with serve(200, SSE, body) as url:
         f = ask(url).failure
@@ -245,7 +247,7 @@ def test_529_is_overloaded_and_retryable() -> None:
     body = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
     with serve(529, {"content-type": "application/json"}, body) as url:
         f = ask(url).failure
-    assert f is not None and f.kind is Kind.OVERLOADED and f.retryable and f.status == 529
+    assert f is not None and f.kind is FailureKind.OVERLOADED and f.retryable and f.status == 529
     assert f.message.startswith("test: HTTP 529 (overloaded): ")
 
 
@@ -253,27 +255,27 @@ def test_an_overloaded_body_under_another_status_is_overloaded() -> None:
     body = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
     with serve(503, {"content-type": "application/json"}, body) as url:
         f = ask(url).failure
-    assert f is not None and f.kind is Kind.OVERLOADED and f.retryable
+    assert f is not None and f.kind is FailureKind.OVERLOADED and f.retryable
 
 
 def test_429_with_retry_after_is_rate_limited_and_passes_the_wait_up() -> None:
     body = b'{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'
     with serve(429, {"retry-after": "7", "content-type": "application/json"}, body) as url:
         f = ask(url).failure
-    assert f is not None and f.kind is Kind.RATE_LIMITED and f.retryable and f.retry_after == 7.0
+    assert f is not None and f.kind is FailureKind.RATE_LIMITED and f.retryable and f.retry_after == 7.0
 
 
 @pytest.mark.parametrize(
     "status,kind,retryable",
     [
-        (400, Kind.BAD_REQUEST, False),
-        (401, Kind.AUTH, False),
-        (403, Kind.AUTH, False),
-        (404, Kind.NOT_FOUND, False),
-        (500, Kind.SERVER, True),
+        (400, FailureKind.BAD_REQUEST, False),
+        (401, FailureKind.AUTH, False),
+        (403, FailureKind.AUTH, False),
+        (404, FailureKind.NOT_FOUND, False),
+        (500, FailureKind.SERVER, True),
     ],
 )
-def test_statuses_are_classified_once(status: int, kind: Kind, retryable: bool) -> None:
+def test_statuses_are_classified_once(status: int, kind: FailureKind, retryable: bool) -> None:
     body = b'{"type":"error","error":{"type":"x","message":"no"}}'
     with serve(status, {"content-type": "application/json"}, body) as url:
         reply = ask(url)
@@ -286,14 +288,18 @@ def test_a_dropped_connection_is_retryable() -> None:
     body = recording("anthropic_text.json")["sse"].encode()
     with serve(200, SSE, body, cut_after=900) as url:
         reply = ask(url)
-    assert reply.failure is not None and reply.failure.kind is Kind.CONNECTION and reply.failure.retryable
+    assert (
+        reply.failure is not None and reply.failure.kind is FailureKind.CONNECTION and reply.failure.retryable
+    )
 
 
 def test_a_connection_refused_is_retryable() -> None:
     with serve(200, SSE, b"") as url:
         pass  # the server is gone: its port now refuses
     reply = ask(url)
-    assert reply.failure is not None and reply.failure.kind is Kind.CONNECTION and reply.failure.retryable
+    assert (
+        reply.failure is not None and reply.failure.kind is FailureKind.CONNECTION and reply.failure.retryable
+    )
 
 
 def test_refusal_is_a_refused_failure() -> None:
@@ -303,7 +309,11 @@ def test_refusal_is_a_refused_failure() -> None:
     ]
     with serve(200, SSE, sse(START, *TEXT, *end)) as url:
         reply = ask(url)
-    assert reply.failure is not None and reply.failure.kind is Kind.REFUSED and not reply.failure.retryable
+    assert (
+        reply.failure is not None
+        and reply.failure.kind is FailureKind.REFUSED
+        and not reply.failure.retryable
+    )
     assert reply.text == ("Hello",)
 
 
@@ -332,14 +342,14 @@ def test_unknown_events_and_blocks_are_ignored() -> None:
     "garbage,kind",
     [
         # an event that is not JSON
-        (sse(START, *TEXT) + b"event: content_block_delta\ndata: {not json\n\n", Kind.MALFORMED),
+        (sse(START, *TEXT) + b"event: content_block_delta\ndata: {not json\n\n", FailureKind.MALFORMED),
         # a delta for a block never started
         (
             sse(
                 START,
                 {"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "x"}},
             ),
-            Kind.MALFORMED,
+            FailureKind.MALFORMED,
         ),
         # a delta of the wrong kind for its block
         (
@@ -348,23 +358,26 @@ def test_unknown_events_and_blocks_are_ignored() -> None:
                 TEXT[0],
                 {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta"}},
             ),
-            Kind.MALFORMED,
+            FailureKind.MALFORMED,
         ),
         # an event without a type
-        (sse(START) + b"event: content_block_delta\ndata: {}\n\n", Kind.MALFORMED),
+        (sse(START) + b"event: content_block_delta\ndata: {}\n\n", FailureKind.MALFORMED),
         # truncated: no message_delta, no message_stop
-        (sse(START, *TEXT), Kind.CONNECTION),
+        (sse(START, *TEXT), FailureKind.CONNECTION),
         # cut in the middle of an event (the unfinished event is never decoded)
-        (sse(START, *TEXT) + b'event: content_block_delta\ndata: {"type":"content_bl', Kind.CONNECTION),
+        (
+            sse(START, *TEXT) + b'event: content_block_delta\ndata: {"type":"content_bl',
+            FailureKind.CONNECTION,
+        ),
         # no message at all
-        (b"event: message_stop\ndata: {}\n\n", Kind.MALFORMED),
+        (b"event: message_stop\ndata: {}\n\n", FailureKind.MALFORMED),
         # not an event stream
-        (b'{"hello": "world"}', Kind.MALFORMED),
+        (b'{"hello": "world"}', FailureKind.MALFORMED),
         # not UTF-8
-        (sse(START) + b"event: content_block_start\ndata: \xff\xfe\n\n", Kind.MALFORMED),
+        (sse(START) + b"event: content_block_start\ndata: \xff\xfe\n\n", FailureKind.MALFORMED),
     ],
 )
-def test_garbage_from_a_server_ends_in_a_reply_never_an_exception(garbage: bytes, kind: Kind) -> None:
+def test_garbage_from_a_server_ends_in_a_reply_never_an_exception(garbage: bytes, kind: FailureKind) -> None:
     with serve(200, SSE, garbage) as url:
         reply = ask(url)
     assert isinstance(reply, Reply)
@@ -386,7 +399,9 @@ def test_no_message_holds_the_key() -> None:
     ).encode()
     with serve(401, {"content-type": "application/json"}, body) as url:
         reply = ask(url, key=key)
-    assert reply.failure is not None and reply.failure.kind is Kind.AUTH and not reply.failure.retryable
+    assert (
+        reply.failure is not None and reply.failure.kind is FailureKind.AUTH and not reply.failure.retryable
+    )
     assert key not in repr(reply) and "[redacted]" in reply.failure.message
 
 
@@ -450,5 +465,5 @@ def test_a_stall_past_the_idle_deadline_ends_the_reply_and_hangs_up() -> None:
             if seen and seen[-1].get("hung_up"):
                 break
             time.sleep(0.05)
-    assert reply.failure is not None and reply.failure.kind is Kind.STALL
+    assert reply.failure is not None and reply.failure.kind is FailureKind.STALL
     assert seen[-1].get("hung_up") is True

@@ -12,7 +12,7 @@ PUBLIC = {
     "Event",
     "Failure",
     "Job",
-    "Kind",
+    "FailureKind",
     "Message",
     "OpenAIChat",
     "OpenAIResponses",

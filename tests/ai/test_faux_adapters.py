@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from eukhe.ai import Done, Kind, Message, Reply, Request, Stop
+from eukhe.ai import Done, FailureKind, Message, Reply, Request, Stop
 from eukhe.ai.anthropic import AnthropicMessages
 from eukhe.ai.faux import FauxServer
 from eukhe.ai.faux.script import parse
@@ -82,29 +82,31 @@ def test_a_length_stop(api: str) -> None:
 
 def test_429_with_retry_after(api: str) -> None:
     r = one(api, [{"error": {"status": 429, "retryAfter": 3}}])
-    assert r.failure is not None and r.failure.kind is Kind.RATE_LIMITED and r.failure.retry_after == 3
+    assert r.failure is not None and r.failure.kind is FailureKind.RATE_LIMITED and r.failure.retry_after == 3
 
 
 def test_overloaded_mid_stream(api: str) -> None:
     r = one(api, [{"text": "partial answer", "chunks": 5, "streamError": {"after": 3}}])
     assert r.failure is not None and r.stop is Stop.ERROR
     if api == "anthropic":
-        assert r.failure.kind is Kind.OVERLOADED and r.failure.retryable
+        assert r.failure.kind is FailureKind.OVERLOADED and r.failure.retryable
 
 
 def test_a_dropped_connection(api: str) -> None:
     r = one(api, [{"text": "a long answer " * 20, "chunks": 10, "dropAfter": 4}])
-    assert r.failure is not None and r.failure.kind is Kind.CONNECTION and r.failure.retryable
+    assert r.failure is not None and r.failure.kind is FailureKind.CONNECTION and r.failure.retryable
 
 
 def test_a_stall_past_the_idle_deadline(api: str) -> None:
     r = one(api, [{"text": "slow " * 10, "chunks": 10, "stallAfter": 3, "stall": 20}], idle=0.4)
-    assert r.failure is not None and r.failure.kind is Kind.STALL
+    assert r.failure is not None and r.failure.kind is FailureKind.STALL
 
 
 def test_a_repeated_line(api: str) -> None:
     r = one(api, [{"repeat": {"line": "- r/Bitcoin", "times": 200}, "chunks": 200}], idle=5)
-    assert r.failure is not None and r.failure.kind is Kind.REPEATING and r.failure.line == "- r/Bitcoin"
+    assert (
+        r.failure is not None and r.failure.kind is FailureKind.REPEATING and r.failure.line == "- r/Bitcoin"
+    )
 
 
 def background(script: Any, flow: Callable[[OpenAIResponses], Any]) -> tuple[Any, FauxServer]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from eukhe.ai import Done, Kind, Message, OpenAIChat, Reply, Request, Stop
+from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request, Stop
 from eukhe.ai.faux import FauxServer, ScriptError
 from eukhe.ai.faux.script import load, parse
 from eukhe.ai.guard import guard
@@ -88,18 +88,18 @@ def test_a_length_stop_with_only_thinking_is_no_answer() -> None:
 
 def test_429_with_retry_after() -> None:
     r = one([{"error": {"status": 429, "retryAfter": 3}}])
-    assert r.failure is not None and r.failure.kind is Kind.RATE_LIMITED and r.failure.retry_after == 3
+    assert r.failure is not None and r.failure.kind is FailureKind.RATE_LIMITED and r.failure.retry_after == 3
 
 
 def test_a_dropped_connection() -> None:
     r = one([{"text": "a long answer " * 20, "chunks": 10, "dropAfter": 4}])
-    assert r.failure is not None and r.failure.kind is Kind.CONNECTION and r.failure.retryable
+    assert r.failure is not None and r.failure.kind is FailureKind.CONNECTION and r.failure.retryable
 
 
 def test_a_stall_past_the_idle_deadline_is_cut_and_the_server_sees_the_hang_up() -> None:
     (replies, server) = ask([{"text": "slow " * 10, "chunks": 10, "stallAfter": 3, "stall": 20}], idle=0.4)
     f = replies[0].failure
-    assert f is not None and f.kind is Kind.STALL
+    assert f is not None and f.kind is FailureKind.STALL
     for _ in range(100):  # the handler notices the hang-up within its poll interval
         if server.seen[-1].hung_up:
             break
@@ -109,7 +109,9 @@ def test_a_stall_past_the_idle_deadline_is_cut_and_the_server_sees_the_hang_up()
 
 def test_a_repeated_line_is_cut() -> None:
     r = one([{"repeat": {"line": "- r/Bitcoin", "times": 200}, "chunks": 200}], idle=5)
-    assert r.failure is not None and r.failure.kind is Kind.REPEATING and r.failure.line == "- r/Bitcoin"
+    assert (
+        r.failure is not None and r.failure.kind is FailureKind.REPEATING and r.failure.line == "- r/Bitcoin"
+    )
 
 
 def test_replies_follow_the_script_and_its_when() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from eukhe.ai import Done, Event, Job, Kind, Message, PollFailed, Reply, Request, Stop, TextDelta
+from eukhe.ai import Done, Event, FailureKind, Job, Message, PollFailed, Reply, Request, Stop, TextDelta
 from eukhe.ai.faux import FauxModel, parse
 from eukhe.ai.guard import guard
 
@@ -46,15 +46,15 @@ def test_events_come_in_pieces() -> None:
 
 def test_errors_drops_stalls_and_repeats() -> None:
     f = reply([{"error": {"status": 429, "retryAfter": 2}}]).failure
-    assert f is not None and f.kind is Kind.RATE_LIMITED and f.retry_after == 2
+    assert f is not None and f.kind is FailureKind.RATE_LIMITED and f.retry_after == 2
     f = reply([{"text": "abcdef", "chunks": 6, "dropAfter": 2}]).failure
-    assert f is not None and f.kind is Kind.CONNECTION
+    assert f is not None and f.kind is FailureKind.CONNECTION
     f = reply([{"text": "abcdef", "chunks": 6, "streamError": {"after": 2}}]).failure
-    assert f is not None and f.kind is Kind.OVERLOADED and f.retryable
+    assert f is not None and f.kind is FailureKind.OVERLOADED and f.retryable
     f = reply([{"text": "abcdef", "chunks": 6, "stallAfter": 2}], idle=0.2).failure
-    assert f is not None and f.kind is Kind.STALL
+    assert f is not None and f.kind is FailureKind.STALL
     f = reply([{"repeat": {"line": "- r/Bitcoin", "times": 200}, "chunks": 200}], idle=5).failure
-    assert f is not None and f.kind is Kind.REPEATING
+    assert f is not None and f.kind is FailureKind.REPEATING
 
 
 def test_a_reply_can_wait_for_the_note() -> None:
@@ -96,4 +96,4 @@ def test_background_jobs_poll_and_cancel() -> None:
     seen = asyncio.run(go())
     assert [type(x).__name__ for x in seen[:3]] == ["Job", "Job", "Reply"] and seen[2].all_text == "ready"
     assert seen[3] is None and seen[4].failure is not None
-    assert isinstance(seen[5], PollFailed) and seen[5].failure.kind is Kind.NOT_FOUND
+    assert isinstance(seen[5], PollFailed) and seen[5].failure.kind is FailureKind.NOT_FOUND

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from eukhe.ai import Done, Event, Kind, Reply, TextDelta
+from eukhe.ai import Done, Event, FailureKind, Reply, TextDelta
 from eukhe.ai.guard import guard, repeated
 
 
@@ -40,7 +40,7 @@ def test_a_stream_that_goes_silent_ends_as_a_stall_and_is_closed() -> None:
     done = events[-1]
     assert isinstance(done, Done) and done.reply.failure is not None
     f = done.reply.failure
-    assert f.kind is Kind.STALL and not f.retryable and f.waited is not None and f.waited >= 0.2
+    assert f.kind is FailureKind.STALL and not f.retryable and f.waited is not None and f.waited >= 0.2
     assert f.message == "faux: the stream produced no output for 0 s"
     assert src.closed and sum(isinstance(e, Done) for e in events) == 1
 
@@ -59,7 +59,7 @@ def test_a_line_repeated_over_and_over_is_cut_with_the_line_and_cycle() -> None:
     src = Source([(0, "Subreddits:\n")] + [(0, "- r/Bitcoin\n")] * 200)
     events = collect(src, idle=1)
     f = events[-1].reply.failure if isinstance(events[-1], Done) else None
-    assert f is not None and f.kind is Kind.REPEATING and f.line == "- r/Bitcoin" and f.cycle == 1
+    assert f is not None and f.kind is FailureKind.REPEATING and f.line == "- r/Bitcoin" and f.cycle == 1
     assert sum(isinstance(e, TextDelta) for e in events) < 30 and src.closed
 
 

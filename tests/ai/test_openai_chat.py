@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from eukhe.ai import Done, Kind, Message, OpenAIChat, Reply, Request, Stop, Tool
+from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request, Stop, Tool
 from tests.ai.replay import RECORDINGS, recording, serve
 
 REQUEST = Request(
@@ -85,7 +85,7 @@ def test_vllm_text() -> None:
 def test_an_error_event_mid_stream_is_a_classified_failure() -> None:
     reply = replay("groq_gptoss_reasoning_then_error_event.json")
     assert reply.failure is not None and reply.stop is Stop.ERROR
-    assert reply.failure.kind is Kind.BAD_REQUEST and not reply.failure.retryable
+    assert reply.failure.kind is FailureKind.BAD_REQUEST and not reply.failure.retryable
     assert reply.thinking  # what came before the error is kept
     openrouter = replay("openrouter_reasoning_length_then_error_chunk.json")
     assert openrouter.failure is not None and "Token limit reached" in openrouter.failure.message
@@ -94,7 +94,7 @@ def test_an_error_event_mid_stream_is_a_classified_failure() -> None:
 def test_429_is_retryable_and_names_the_provider_and_status() -> None:
     reply = replay("openrouter_429_rate_limited.json")
     f = reply.failure
-    assert f is not None and f.kind is Kind.RATE_LIMITED and f.retryable and f.status == 429
+    assert f is not None and f.kind is FailureKind.RATE_LIMITED and f.retryable and f.status == 429
     assert f.message.startswith("test: HTTP 429 (rate_limited): ")
 
 
@@ -109,17 +109,17 @@ def test_retry_after_is_passed_up() -> None:
 @pytest.mark.parametrize(
     "status,kind,retryable",
     [
-        (400, Kind.BAD_REQUEST, False),
-        (401, Kind.AUTH, False),
-        (403, Kind.AUTH, False),
-        (404, Kind.NOT_FOUND, False),
-        (422, Kind.UNPROCESSABLE, False),
-        (500, Kind.SERVER, True),
-        (503, Kind.SERVER, True),
-        (529, Kind.OVERLOADED, True),
+        (400, FailureKind.BAD_REQUEST, False),
+        (401, FailureKind.AUTH, False),
+        (403, FailureKind.AUTH, False),
+        (404, FailureKind.NOT_FOUND, False),
+        (422, FailureKind.UNPROCESSABLE, False),
+        (500, FailureKind.SERVER, True),
+        (503, FailureKind.SERVER, True),
+        (529, FailureKind.OVERLOADED, True),
     ],
 )
-def test_statuses_are_classified_once(status: int, kind: Kind, retryable: bool) -> None:
+def test_statuses_are_classified_once(status: int, kind: FailureKind, retryable: bool) -> None:
     with serve(status, {"content-type": "application/json"}, b'{"error":{"message":"no"}}') as url:
         f = ask(url).failure
     assert f is not None and (f.kind, f.retryable, f.status) == (kind, retryable, status)
@@ -129,7 +129,9 @@ def test_a_dropped_connection_is_retryable() -> None:
     body = recording("openai_chat_text.json")["sse"].encode()
     with serve(200, {"content-type": "text/event-stream"}, body, cut_after=300) as url:
         reply = ask(url)
-    assert reply.failure is not None and reply.failure.kind is Kind.CONNECTION and reply.failure.retryable
+    assert (
+        reply.failure is not None and reply.failure.kind is FailureKind.CONNECTION and reply.failure.retryable
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,7 +149,7 @@ def test_garbage_from_a_server_ends_in_a_reply_never_an_exception(garbage: bytes
         reply = ask(url)
     assert isinstance(reply, Reply)
     assert reply.failure is not None and reply.stop is Stop.ERROR
-    assert reply.failure.kind in (Kind.MALFORMED, Kind.CONNECTION)
+    assert reply.failure.kind in (FailureKind.MALFORMED, FailureKind.CONNECTION)
     assert reply.failure.message.startswith("test: ")
 
 
@@ -181,7 +183,7 @@ def test_a_stall_past_the_idle_deadline_ends_the_reply_and_hangs_up() -> None:
             if seen and seen[-1].get("hung_up"):
                 break
             time.sleep(0.05)
-    assert reply.failure is not None and reply.failure.kind is Kind.STALL
+    assert reply.failure is not None and reply.failure.kind is FailureKind.STALL
     assert seen[-1].get("hung_up") is True
 
 
@@ -213,6 +215,6 @@ def test_output_llama_cpps_tool_call_parser_rejects_is_read_as_rejected_both_way
     transient retry: the same request gets the same output)."""
     reply = replay(name)
     assert reply.failure is not None and reply.stop is Stop.ERROR
-    assert reply.failure.kind is Kind.REJECTED and not reply.failure.retryable
+    assert reply.failure.kind is FailureKind.REJECTED and not reply.failure.retryable
     assert reply.failure.status == 500
     assert "does not match the expected peg-native format" in reply.failure.message

@@ -15,7 +15,19 @@ from typing import Any, TypeVar
 
 import pytest
 
-from eukhe.ai import CallDelta, Done, Event, Kind, Message, Reply, Request, Stop, TextDelta, Tool, ToolCall
+from eukhe.ai import (
+    CallDelta,
+    Done,
+    Event,
+    FailureKind,
+    Message,
+    Reply,
+    Request,
+    Stop,
+    TextDelta,
+    Tool,
+    ToolCall,
+)
 from eukhe.ai.jobs import Job, PollFailed, deadline
 from eukhe.ai.openai_responses import OpenAIResponses, inputs
 from tests.ai.replay import HOP, recording, serve, serving
@@ -162,7 +174,7 @@ def test_400_is_a_bad_request_and_not_retryable() -> None:
     reply = replay("openai_responses_400_on_stream_request.json")[-1].reply  # type: ignore[union-attr]
     f = reply.failure
     assert f is not None and reply.stop is Stop.ERROR
-    assert (f.kind, f.retryable, f.status) == (Kind.BAD_REQUEST, False, 400)
+    assert (f.kind, f.retryable, f.status) == (FailureKind.BAD_REQUEST, False, 400)
     assert f.message.startswith("test: HTTP 400 (bad_request): ") and "temperature" in f.message
 
 
@@ -227,12 +239,12 @@ def test_incomplete_at_max_output_tokens_is_a_length_stop() -> None:
     [
         (
             {"type": "error", "code": "server_error", "message": "boom", "sequence_number": 1},
-            Kind.SERVER,
+            FailureKind.SERVER,
             True,
         ),
         (
             {"type": "error", "code": "rate_limit_exceeded", "message": "slow", "sequence_number": 1},
-            Kind.RATE_LIMITED,
+            FailureKind.RATE_LIMITED,
             True,
         ),
         (
@@ -240,18 +252,18 @@ def test_incomplete_at_max_output_tokens_is_a_length_stop() -> None:
                 "type": "response.failed",
                 "response": {"status": "failed", "error": {"code": "invalid_prompt", "message": "no"}},
             },
-            Kind.BAD_REQUEST,
+            FailureKind.BAD_REQUEST,
             False,
         ),
         (
             {"type": "error", "code": "what_is_this", "message": "?", "sequence_number": 1},
-            Kind.STREAM_ERROR,
+            FailureKind.STREAM_ERROR,
             False,
         ),
     ],
 )
 def test_an_error_in_the_stream_is_a_classified_failure(
-    event: dict[str, Any], kind: Kind, retryable: bool
+    event: dict[str, Any], kind: FailureKind, retryable: bool
 ) -> None:
     start = {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "Par"}
     with serve(200, SSE, sse(start, event)) as url:
@@ -288,7 +300,7 @@ def test_garbage_from_a_server_ends_in_a_reply_never_an_exception(garbage: bytes
         reply = ask(url)
     assert isinstance(reply, Reply)
     assert reply.failure is not None and reply.stop is Stop.ERROR
-    assert reply.failure.kind in (Kind.MALFORMED, Kind.CONNECTION)
+    assert reply.failure.kind in (FailureKind.MALFORMED, FailureKind.CONNECTION)
     assert reply.failure.message.startswith("test: ")
 
 
@@ -296,7 +308,9 @@ def test_a_dropped_connection_is_retryable() -> None:
     body = recording("openai_responses_background_stream_and_resume.json")["sse"].encode()
     with serve(200, SSE, body, cut_after=3000) as url:
         reply = ask(url)
-    assert reply.failure is not None and reply.failure.kind is Kind.CONNECTION and reply.failure.retryable
+    assert (
+        reply.failure is not None and reply.failure.kind is FailureKind.CONNECTION and reply.failure.retryable
+    )
 
 
 def test_no_failure_holds_the_key() -> None:
@@ -308,7 +322,7 @@ def test_no_failure_holds_the_key() -> None:
         cancelled = run(url, lambda p: p.cancel(Job("resp_1", "queued", None, None)), key=key)
     assert isinstance(polled, PollFailed)
     for f in (reply.failure, polled.failure, cancelled):
-        assert f is not None and f.kind is Kind.AUTH
+        assert f is not None and f.kind is FailureKind.AUTH
         assert key not in repr(f) and "[redacted]" in f.message
     assert key not in repr(reply) and key not in repr(polled)
 
@@ -365,7 +379,7 @@ def test_a_poll_answered_503_is_a_retryable_poll_failure_and_the_next_poll_works
         failed, done = run(url, flow)
     assert isinstance(failed, PollFailed)
     f = failed.failure
-    assert (f.kind, f.retryable, f.status, f.retry_after) == (Kind.SERVER, True, 503, 2.0)
+    assert (f.kind, f.retryable, f.status, f.retry_after) == (FailureKind.SERVER, True, 503, 2.0)
     assert isinstance(done, Reply) and done.failure is None and done.text == ("2 + 2 equals 4.",)
     assert [s["method"] for s in seen] == ["GET", "GET"]  # the request was never sent again
 
@@ -375,7 +389,7 @@ def test_a_refused_connection_on_poll_is_a_retryable_poll_failure() -> None:
         pass  # the server is gone: the port refuses
     polled = run(url, lambda p: p.poll(Job("resp_1", "in_progress", None, None)))
     assert isinstance(polled, PollFailed)
-    assert polled.failure.kind is Kind.CONNECTION and polled.failure.retryable
+    assert polled.failure.kind is FailureKind.CONNECTION and polled.failure.retryable
 
 
 @pytest.mark.parametrize(
@@ -383,10 +397,10 @@ def test_a_refused_connection_on_poll_is_a_retryable_poll_failure() -> None:
     [
         (
             {"id": "r", "status": "failed", "error": {"code": "server_error", "message": "x"}},
-            Kind.SERVER,
+            FailureKind.SERVER,
             None,
         ),
-        ({"id": "r", "status": "cancelled"}, Kind.STREAM_ERROR, None),
+        ({"id": "r", "status": "cancelled"}, FailureKind.STREAM_ERROR, None),
         (
             {
                 "id": "r",
@@ -420,10 +434,12 @@ def test_a_refused_connection_on_poll_is_a_retryable_poll_failure() -> None:
             None,
             Stop.TOOL_USE,
         ),
-        ({"id": "r"}, Kind.MALFORMED, None),
+        ({"id": "r"}, FailureKind.MALFORMED, None),
     ],
 )
-def test_a_finished_job_is_a_reply(response: dict[str, Any], kind: Kind | None, stop: Stop | None) -> None:
+def test_a_finished_job_is_a_reply(
+    response: dict[str, Any], kind: FailureKind | None, stop: Stop | None
+) -> None:
     with serve_in_turn([answer(json.dumps(response))], []) as url:
         reply = run(url, lambda p: p.poll(Job("r", "in_progress", None, None)))
     assert isinstance(reply, Reply)
@@ -446,7 +462,7 @@ def test_start_failing_is_a_reply() -> None:
     with serve_in_turn([answer(r["sse"], 400)], []) as url:
         started = run(url, lambda p: p.start(REQUEST))
     assert isinstance(started, Reply) and started.failure is not None
-    assert started.failure.kind is Kind.BAD_REQUEST and not started.failure.retryable
+    assert started.failure.kind is FailureKind.BAD_REQUEST and not started.failure.retryable
 
 
 def test_a_provider_expiry_is_kept_on_the_job() -> None:
@@ -464,10 +480,10 @@ def test_cancel_posts_to_the_job_and_never_raises() -> None:
         ok = run(url, lambda p: p.cancel(job))
         failed = run(url, lambda p: p.cancel(job))
     assert ok is None
-    assert failed is not None and failed.kind is Kind.SERVER
+    assert failed is not None and failed.kind is FailureKind.SERVER
     assert [(s["method"], s["path"]) for s in seen] == [("POST", "/v1/responses/resp_42/cancel")] * 2
     refused = run(url, lambda p: p.cancel(job))  # the server is gone
-    assert refused is not None and refused.kind is Kind.CONNECTION
+    assert refused is not None and refused.kind is FailureKind.CONNECTION
 
 
 def test_cancelling_the_caller_of_cancel_propagates() -> None:

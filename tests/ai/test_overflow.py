@@ -1,6 +1,6 @@
 """Every provider's context-overflow error is read as overflow: each body as the provider's own
 source, tests, docs or issue threads show it, served over loopback HTTP to the real adapter
-(OpenAIChat, OpenAIResponses, AnthropicMessages), gives `Kind.OVERFLOW`, not retryable, with a
+(OpenAIChat, OpenAIResponses, AnthropicMessages), gives `FailureKind.OVERFLOW`, not retryable, with a
 message that names the provider, the status and an excerpt. Errors that merely mention a context,
 a maximum or a size for another reason stay what they were."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from eukhe.ai import Done, Kind, Message, OpenAIChat, Reply, Request, errors
+from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request, errors
 from eukhe.ai.anthropic import AnthropicMessages
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_responses import Job, OpenAIResponses
@@ -58,8 +58,8 @@ def http(ask: Any, status: int, body: Any) -> Reply:
 
 def assert_overflow(reply: Reply, status: int | None, excerpt: str) -> None:
     f = reply.failure
-    assert f is not None and f.kind is Kind.OVERFLOW, f
-    assert not f.retryable and Kind.OVERFLOW not in RETRYABLE
+    assert f is not None and f.kind is FailureKind.OVERFLOW, f
+    assert not f.retryable and FailureKind.OVERFLOW not in RETRYABLE
     assert f.status == status
     assert f.message.startswith("test: ") and excerpt in f.message, f.message
     if status is not None:
@@ -555,7 +555,7 @@ NOT_OVERFLOW = [
                 "code": None,
             }
         },
-        Kind.BAD_REQUEST,
+        FailureKind.BAD_REQUEST,
         id="openai-max-tokens",
     ),
     pytest.param(
@@ -571,7 +571,7 @@ NOT_OVERFLOW = [
                 "code": "string_above_max_length",
             }
         },
-        Kind.BAD_REQUEST,
+        FailureKind.BAD_REQUEST,
         id="openai-string-too-long",
     ),
     pytest.param(
@@ -588,7 +588,7 @@ NOT_OVERFLOW = [
                 "code": "rate_limit_exceeded",
             }
         },
-        Kind.RATE_LIMITED,
+        FailureKind.RATE_LIMITED,
         id="openai-429-tpm",
     ),
     pytest.param(
@@ -605,7 +605,7 @@ NOT_OVERFLOW = [
                 "code": "rate_limit_exceeded",
             }
         },
-        Kind.REFUSED,
+        FailureKind.REFUSED,
         id="groq-413-tpm",
     ),
     pytest.param(
@@ -622,7 +622,7 @@ NOT_OVERFLOW = [
                 "code": 400,
             }
         },
-        Kind.BAD_REQUEST,
+        FailureKind.BAD_REQUEST,
         id="vllm-truncate-prompt-tokens",
     ),
     pytest.param(
@@ -640,7 +640,7 @@ NOT_OVERFLOW = [
                 "code": 400,
             }
         },
-        Kind.BAD_REQUEST,
+        FailureKind.BAD_REQUEST,
         id="vllm-encoder-cache",
     ),
     pytest.param(
@@ -655,7 +655,7 @@ NOT_OVERFLOW = [
             },
             "request_id": "req_011CW9z9GbtaQWp24SzDDZCp",
         },
-        Kind.BAD_REQUEST,
+        FailureKind.BAD_REQUEST,
         id="anthropic-context-management",
     ),
     pytest.param(
@@ -670,7 +670,7 @@ NOT_OVERFLOW = [
                 "5242880 bytes",
             },
         },
-        Kind.BAD_REQUEST,
+        FailureKind.BAD_REQUEST,
         id="anthropic-image-too-big",
     ),
     pytest.param(
@@ -678,7 +678,7 @@ NOT_OVERFLOW = [
         anthropic,
         413,
         b"<html><body><h1>413 Request Entity Too Large</h1></body></html>",
-        Kind.REFUSED,
+        FailureKind.REFUSED,
         id="413-without-a-type",
     ),
 ]
@@ -686,7 +686,7 @@ NOT_OVERFLOW = [
 
 @pytest.mark.parametrize("ask,status,body,kind", NOT_OVERFLOW)
 def test_errors_that_are_not_overflow_stay_what_they_were(
-    ask: Any, status: int, body: Any, kind: Kind
+    ask: Any, status: int, body: Any, kind: FailureKind
 ) -> None:
     f = http(ask, status, body).failure
     assert f is not None and f.kind is kind, f
@@ -695,12 +695,12 @@ def test_errors_that_are_not_overflow_stay_what_they_were(
 @pytest.mark.parametrize(
     "name,kind",
     [
-        ("llamacpp_tool_parse_error_500.json", Kind.REJECTED),
-        ("openai_responses_400_on_stream_request.json", Kind.BAD_REQUEST),
-        ("openrouter_429_rate_limited.json", Kind.RATE_LIMITED),
+        ("llamacpp_tool_parse_error_500.json", FailureKind.REJECTED),
+        ("openai_responses_400_on_stream_request.json", FailureKind.BAD_REQUEST),
+        ("openrouter_429_rate_limited.json", FailureKind.RATE_LIMITED),
     ],
 )
-def test_the_recorded_errors_stay_what_they_were(name: str, kind: Kind) -> None:
+def test_the_recorded_errors_stay_what_they_were(name: str, kind: FailureKind) -> None:
     r = recording(name)
     assert errors.kind_of_status(r["status"], json.loads(r["sse"])) is kind
 
@@ -712,15 +712,18 @@ def test_an_overflow_text_under_a_429_stays_a_rate_limit() -> None:
             "code": "rate_limit_exceeded",
         }
     }
-    assert errors.kind_of_status(429, body) is Kind.RATE_LIMITED
+    assert errors.kind_of_status(429, body) is FailureKind.RATE_LIMITED
 
 
 def test_the_rule_reads_text_bodies_too() -> None:
     assert errors.kind_of_status(
         400, "request (5000 tokens) exceeds the available context size (4096 tokens)"
-    ) is (Kind.OVERFLOW)
-    assert errors.kind_of_status(400, b"Bad Request") is Kind.BAD_REQUEST
-    assert errors.kind_of_status(400, {"error": {"code": ["context_length_exceeded"]}}) is Kind.BAD_REQUEST
+    ) is (FailureKind.OVERFLOW)
+    assert errors.kind_of_status(400, b"Bad Request") is FailureKind.BAD_REQUEST
+    assert (
+        errors.kind_of_status(400, {"error": {"code": ["context_length_exceeded"]}})
+        is FailureKind.BAD_REQUEST
+    )
 
 
 @pytest.mark.parametrize(
@@ -747,5 +750,5 @@ def test_the_rule_reads_text_bodies_too() -> None:
 )
 def test_each_overflow_text_is_read(message: str) -> None:
     assert errors.kind_of_status(400, {"error": {"message": message, "type": "invalid_request_error"}}) is (
-        Kind.OVERFLOW
+        FailureKind.OVERFLOW
     )

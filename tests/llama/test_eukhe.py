@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from eukhe.ai import Done, Kind, Message, OpenAIChat, Reply, Request, Stop, Tool
+from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request, Stop, Tool
 from tests.llama.server import LlamaServer
 
 RUN_BOUND = 180.0
@@ -143,7 +143,7 @@ temperature 0: the prefilled `<tool_call>` is its grammar's trigger, already spe
 
 def test_the_servers_tool_parse_failure_is_read_as_rejected_streamed(llama_tools: LlamaServer) -> None:
     reply = ask(llama_tools, Request("smollm2", PREFILL, tools=(WEATHER,), temperature=0.0))
-    assert reply.failure is not None and reply.failure.kind is Kind.REJECTED, reply.failure
+    assert reply.failure is not None and reply.failure.kind is FailureKind.REJECTED, reply.failure
     assert not reply.failure.retryable and reply.failure.status == 500
     assert "does not match the expected peg-native format" in reply.failure.message
 
@@ -173,5 +173,5 @@ def test_the_servers_tool_parse_failure_is_read_as_rejected_unstreamed(llama_too
     e = asyncio.run(go())
     assert e is not None and e.status_code == 500
     failure = errors.http_failure("llamacpp", e.status_code, errors.body_of(e))
-    assert failure.kind is Kind.REJECTED and not failure.retryable
+    assert failure.kind is FailureKind.REJECTED and not failure.retryable
     assert "does not match the expected peg-native format" in failure.message

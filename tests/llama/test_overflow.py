@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from eukhe.ai import Done, Kind, Message, OpenAIChat, Reply, Request
+from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request
 from tests.ai.replay import recording
 from tests.llama import record
 from tests.llama.server import LlamaServer, request
@@ -40,7 +40,7 @@ def test_the_prompt_is_past_the_servers_context(llama: LlamaServer) -> None:
 def test_a_prompt_past_the_context_is_read_as_overflow(llama: LlamaServer) -> None:
     reply = ask(llama, Request("smollm2", (Message("user", record.OVERFLOW_PROMPT),), temperature=0.0))
     f = reply.failure
-    assert f is not None and f.kind is Kind.OVERFLOW, f
+    assert f is not None and f.kind is FailureKind.OVERFLOW, f
     assert not f.retryable and f.status == 400
     assert f.message.startswith("llamacpp: HTTP 400 (overflow): ")
     assert "exceeds the available context size (4096 tokens)" in f.message

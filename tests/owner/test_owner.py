@@ -471,7 +471,7 @@ def test_a_settle_wait_through_the_owner_ends_at_once_on_the_runs_cancel(home: P
     answers with the view as it is, the line shown cut, its progress said on the way."""
     from eukhe.client.remote_chat import Remote
     from eukhe.memory.log import Entry
-    from eukhe.memory.log import RequestKind as LogKind
+    from eukhe.memory.log import EntryKind as LogKind
 
     async def go() -> None:
         async with serving(home) as owner:
@@ -504,7 +504,7 @@ def test_a_run_with_more_text_than_a_line_of_the_wire_logs_it_all_in_order(home:
     in order, every one logged once (a line past MAX_LINE would be a broken peer)."""
     from eukhe.client.remote_chat import BATCH, Remote, batches
     from eukhe.memory.log import Entry
-    from eukhe.memory.log import RequestKind as LogKind
+    from eukhe.memory.log import EntryKind as LogKind
 
     entries = [
         Entry(f"r/{k}", LogKind.ECHO, f"{k} " + "é" * 15_000, "2026-12-01T00:00:00+00:00") for k in range(600)
@@ -658,7 +658,7 @@ def test_a_settle_wait_through_the_owner_shows_its_lines_pending_and_deadline_th
     from eukhe.memory.access import settle as settle_view
     from eukhe.memory.chat import settle_ended
     from eukhe.memory.log import Entry
-    from eukhe.memory.log import RequestKind as LogKind
+    from eukhe.memory.log import EntryKind as LogKind
 
     events: list[tuple[str, str, dict[str, Any]]] = []
 

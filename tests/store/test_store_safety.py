@@ -89,21 +89,28 @@ def test_a_trusted_folders_store_that_holds_pickled_rows_is_refused(tmp_path: Pa
         assert "'py_pickle' serializer, which runs code as it reads them" in done.stderr
 
 
-def test_the_home_store_of_an_earlier_eukhe_stays_readable_and_its_cut_off_run_resumes(
-    tmp_path: Path,
-) -> None:
-    """The upgrade: a store eukhe 0.1.0 wrote (pickle) in the home: its sessions read, the
-    run it left cut off resumes, and every row is JSON afterwards."""
+def in_a_home(fixture: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A home whose store is a copy of `fixture`, its runs in flight left by a process
+    that is gone, and a work folder: the home, the folder, the store's file."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
     db = home / "eukhe.sqlite"
-    shutil.copy(FIXTURE, db)
+    shutil.copy(fixture, db)
     dead = f"eukhe:{socket.gethostname()}:999999999:0"  # its process, gone, on this host
     c = sqlite3.connect(db)
     with c:
         c.execute("UPDATE workflow_status SET executor_id = ? WHERE status = 'PENDING'", (dead,))
     c.close()
+    return home, work, db
+
+
+def test_the_home_store_of_an_earlier_eukhe_stays_readable_and_its_cut_off_run_resumes(
+    tmp_path: Path,
+) -> None:
+    """The upgrade: a store eukhe 0.1.0 wrote (pickle) in the home: its sessions read, the
+    run it left cut off resumes, and every row is JSON afterwards."""
+    home, work, db = in_a_home(FIXTURE, tmp_path)
     listed = {r["id"]: r for r in sessions(work, home)}
     assert listed[ANSWERED]["outcome"] == "answered" and listed[CUT]["outcome"] == "in flight"
     assert [m["content"] for m in messages(ANSWERED, work, home)][-1] == "It says alpha."
@@ -138,12 +145,7 @@ def test_a_run_cut_off_under_the_modules_before_the_run_got_its_home_resumes(tmp
     """Runs in flight across the upgrade still recover: a store 0.2.0 wrote before the
     moves of issue 25 (its run cut off in a bash call) is read, and its run finished, by
     today's modules."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    db = home / "eukhe.sqlite"
-    shutil.copy(FIXTURE_020, db)
-    dead = f"eukhe:{socket.gethostname()}:999999999:0"  # its process, gone, on this host
+    home, work, db = in_a_home(FIXTURE_020, tmp_path)
     script = [{"when": "sleep a while", "results": 1, "text": "slept"}]
     with FauxServer(parse(script)) as server:  # the cut-off run's model, now at another port
         # the home's settings named the model's server (the runs' specs do not)
@@ -151,7 +153,6 @@ def test_a_run_cut_off_under_the_modules_before_the_run_got_its_home_resumes(tmp
         (home / "settings.json").write_text(json.dumps(settings))
         c = sqlite3.connect(db)
         with c:
-            c.execute("UPDATE workflow_status SET executor_id = ? WHERE status = 'PENDING'", (dead,))
             for wid, text in list(c.execute("SELECT workflow_uuid, inputs FROM workflow_input")):
                 fixed = text.replace(URL_020, server.url).replace(CWD_020, str(work))
                 c.execute("UPDATE workflow_input SET inputs = ? WHERE workflow_uuid = ?", (fixed, wid))

@@ -8,6 +8,7 @@ import typer
 
 from eukhe.cli.echo import echo
 from eukhe.cli.here import settings_here
+from eukhe.store.urls import StoreError, cause, database_url, shown
 
 
 def store_read(what: str, session: str = "") -> Any:
@@ -17,7 +18,6 @@ def store_read(what: str, session: str = "") -> Any:
 
     from eukhe.settings import SettingsError, home
     from eukhe.store import durable, sessions
-    from eukhe.store.urls import StoreError, cause, database_url, shown
 
     try:
         url = database_url(home(), settings_here())
