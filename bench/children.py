@@ -30,7 +30,9 @@ from typing import Any
 from dbos import DBOS
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.ids import new_session
 from eukhe.run import children, driver, workflow
+from eukhe.run.spec import RunSpec
 from eukhe.store import durable, sessions
 
 
@@ -105,8 +107,8 @@ def main() -> None:
             with FauxServer(parse(script(a.spawns))) as server:
                 threading.Thread(target=watch_requests, args=(server, first, stop), daemon=True).start()
                 for k in range(a.spawns):
-                    spec = {"prompt": f"go {k} ", "model": "vllm/m", "baseUrl": server.url, "cwd": tmp}
-                    asyncio.run(driver.drive(spec, sessions.new_id() + f"-{k}", lambda s: None))
+                    spec = RunSpec(prompt=f"go {k} ", model="vllm/m", base_url=server.url, cwd=tmp)
+                    asyncio.run(driver.drive(spec, new_session() + f"-{k}", lambda s: None))
                 stop.set()
                 cid = next(iter(sorted(w.workflow_id for w in asyncio.run(_children()))))
 

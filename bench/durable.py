@@ -30,9 +30,11 @@ from dbos import DBOS
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
+from eukhe.ids import new_session
 from eukhe.run import driver
 from eukhe.run.loop import Generation, Settings
 from eukhe.run.session import runner, tool_specs
+from eukhe.run.spec import RunSpec
 from eukhe.store import durable, sessions
 from eukhe.tools import BUILTIN, Context
 
@@ -68,8 +70,8 @@ async def in_memory(url: str, cwd: Path) -> float:
 
 
 async def durable_run(url: str, cwd: Path) -> tuple[float, int]:
-    spec = {"prompt": PROMPT, "model": "vllm/m", "baseUrl": url, "api": None, "cwd": str(cwd), "settings": {}}
-    session = sessions.new_id()
+    spec = RunSpec(prompt=PROMPT, model="vllm/m", base_url=url, cwd=str(cwd))
+    session = new_session()
     t = time.perf_counter()
     got: list[dict[str, Any]] = []
     await driver.drive(spec, session, lambda s: None, got.append)

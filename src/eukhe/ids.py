@@ -4,6 +4,24 @@ with `.task`. Every face and layer reads ids, so this sits at the ground."""
 
 from __future__ import annotations
 
+import datetime
+import secrets
+
+
+def new_session() -> str:
+    """A new session's id: when it began, and six random hex digits."""
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def valid_session(session: str) -> bool:
+    """A session id a person may give: letters, digits, '-', '_' or '.', at most 80."""
+    return bool(session) and len(session) <= 80 and all(c.isalnum() or c in "-_." for c in session)
+
+
+def run_id(session: str, n: int) -> str:
+    """A session's n-th run (from 1), zero-padded so that ids sort in run order."""
+    return f"{session}/{n:04d}"
+
 
 def is_root(run: str) -> bool:
     """A run of a root session, not a subagent's run or task (`<session>/0003.c1`)."""

@@ -13,10 +13,16 @@ no lease: no user waits on them."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.lease import held
@@ -24,6 +30,8 @@ from eukhe.run import driver
 from eukhe.run.context import Live, Show, begin
 from eukhe.run.driver import Say
 from eukhe.run.permit import Asker
+from eukhe.run.session import run_to_end
+from eukhe.run.spec import RunSpec
 from eukhe.store import durable
 from eukhe.store.durable import Store
 
@@ -43,8 +51,35 @@ class Runtime:
         """Run the runs `ids` to their end here (`run.driver.finish`)."""
         return await driver.finish(ids, say)
 
+    def drive(
+        self,
+        spec: RunSpec | None,
+        session: str | None,
+        say: Say,
+        ended: Callable[[dict[str, Any]], None],
+        recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None,
+    ) -> bool:
+        """Drive this process's runs on a loop of their own (`run.driver.drive`), Ctrl-C
+        interrupting them; whether some were left in flight."""
+
+        async def main() -> bool:
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGINT, self.process.interrupt)
+            return await driver.drive(spec, session, say, ended, recover_with)
+
+        return run_to_end(main())
+
     def close(self) -> None:
         self.store.close()
+
+
+def leave(code: int) -> NoReturn:
+    """End the process now: runs left in flight are the owner's or `eukhe resume`'s,
+    and DBOS's threads that run them are not waited for."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def open_runtime(
@@ -64,9 +99,12 @@ def open_runtime(
     Raises `store.durable.StoreError` when the store cannot be opened."""
     store = durable.open_store(home, settings, recovers=recovers)
     if not user:
-        return Runtime(store, begin(Live(show=show, chat_url=store.url, admission=RemoteRegistry(home))))
+        registry = RemoteRegistry(home)
+        return Runtime(
+            store, begin(Live(show=show, chat_url=store.url, admission=registry, owner=registry.client))
+        )
     process = begin(Live(show=show, chat_url=store.url, asker=asker))  # the chat beside the runs
     registry = RemoteRegistry(home, on_abort=process.abort)
-    process.admission = registry
+    process.admission, process.owner = registry, registry.client
     process.lease = functools.partial(held, registry)
     return Runtime(store, process)

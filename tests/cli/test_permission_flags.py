@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from eukhe.cli import main as cli
+from eukhe.run.spec import RunSpec
 from eukhe.ui import commands
 from eukhe.ui.app import USAGE, parse
 from eukhe.ui.session import Options
@@ -61,8 +62,8 @@ def test_run_carries_the_flags_into_the_runs_spec(
     monkeypatch.chdir(tmp_path)
     specs: list[dict[str, Any]] = []
 
-    def durable(settings: Any, printer: Any, spec: dict[str, Any], *rest: Any) -> int:
-        specs.append(spec)  # the run itself is not what this test looks at
+    def durable(settings: Any, printer: Any, spec: RunSpec, *rest: Any) -> int:
+        specs.append(spec.json())  # as the workflow's input holds it; the run itself is not looked at
         return 0
 
     monkeypatch.setattr(cli, "_durable", durable)

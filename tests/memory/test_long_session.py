@@ -70,8 +70,10 @@ def pairs_whole(messages: list[dict[str, Any]]) -> bool:
 
 @pytest.mark.slow
 def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
+    from eukhe.ids import new_session
     from eukhe.run import driver, workflow
-    from eukhe.store import durable, sessions
+    from eukhe.run.spec import RunSpec
+    from eukhe.store import durable
 
     home = tmp_path / "home"
     home.mkdir()
@@ -79,21 +81,14 @@ def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None
     (home / "settings.json").write_text(json.dumps(settings))
     (tmp_path / "notes.txt").write_text("hello\n")
     os.environ["EUKHE_HOME"] = str(home)
-    session = sessions.new_id()
+    session = new_session()
     waits: list[float] = []
     with FauxServer(parse(script())) as server:
         store = durable.open_store(home, settings)
         workflow.begin(workflow.Live(chat_url=store.url))
         try:
             for n in range(TURNS - CLI_TURNS):
-                spec = {
-                    "prompt": prompt(n),
-                    "model": "vllm/m",
-                    "baseUrl": server.url,
-                    "api": None,
-                    "cwd": str(tmp_path),
-                    "settings": {},
-                }
+                spec = RunSpec(prompt=prompt(n), model="vllm/m", base_url=server.url, cwd=str(tmp_path))
                 got: list[dict[str, Any]] = []
                 began = time.monotonic()
                 asyncio.run(driver.drive(spec, session, lambda s: None, got.append))

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from eukhe.run import driver
+from eukhe.run.spec import RunSpec
 from eukhe.store import sessions
 
 
@@ -32,8 +33,8 @@ def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
 
     monkeypatch.setattr(sessions, "runs", at_once)
 
-    def spec(prompt: str) -> dict[str, Any]:  # a model no provider has: each run fails at once
-        return {"prompt": prompt, "model": "nowhere/m", "cwd": str(tmp_path), "settings": {}}
+    def spec(prompt: str) -> RunSpec:  # a model no provider has: each run fails at once
+        return RunSpec(prompt=prompt, model="nowhere/m", cwd=str(tmp_path))
 
     async def start_both() -> list[Any]:
         return list(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -9,10 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
+from eukhe.cli import halves
 from eukhe.cli.echo import echo
-from eukhe.cli.here import settings_here
-from eukhe.home import HomeError, open_home
+from eukhe.client.client import OwnerError
+from eukhe.memory.browse import page
+from eukhe.memory.imports import read_session
+from eukhe.memory.log import Entry, EntryKind, now
 from eukhe.memory.report import status_json, status_lines, zoomed
+from eukhe.settings import home
 from eukhe.terminal import json_text
 
 chat_app = typer.Typer(
@@ -24,18 +29,13 @@ chat_app = typer.Typer(
 
 
 def _store() -> Any:
-    """The chat's tables in this home's store; a store that cannot be opened is one line."""
-    from eukhe.memory.tables import ChatStore, ChatStoreError
-    from eukhe.settings import SettingsError, home
-    from eukhe.store.urls import StoreError, database_url
+    """The chat's tables in this home's store (`cli/stored.py`)."""
+    return halves.stored().chat_store()
 
-    try:
-        url = database_url(home(), settings_here())
-        open_home(home())
-        return ChatStore(url)
-    except (SettingsError, StoreError, ChatStoreError, HomeError, OSError) as e:
-        echo(f"eukhe chat: {e}", err=True)
-        raise typer.Exit(2) from None
+
+def _chat(store: Any) -> Any:
+    """The chat as loaded from the store (no compactor: reading only)."""
+    return halves.stored().chat(store)
 
 
 @chat_app.command("import")
@@ -47,13 +47,6 @@ def import_command(
     chat, in order, through the home's owner (the chat's one writer). Importing a
     file again logs nothing twice; a malformed line gets a diagnostic and the rest of
     the file is taken; a file of another format is refused."""
-    import asyncio
-
-    from eukhe.client.client import OwnerError
-    from eukhe.memory.imports import read_session
-    from eukhe.memory.log import Entry, EntryKind, now
-    from eukhe.settings import home
-
     when = now()
     reports: list[dict[str, Any]] = []
     refused = 0
@@ -61,7 +54,9 @@ def import_command(
         report = read_session(path)
         entries = [Entry(it.key, EntryKind(it.kind), it.text, it.date or when) for it in report.items]
         try:
-            logged, new, handed = asyncio.run(_import(home(), entries)) if entries else (0, 0, 0)
+            logged, new, handed = (
+                asyncio.run(halves.stored().import_entries(home(), entries)) if entries else (0, 0, 0)
+            )
         except OwnerError as e:
             why = f"the home's owner did not take its messages: {e}"
             echo(f"eukhe chat import: {path}: {why}", err=True)
@@ -81,40 +76,6 @@ def import_command(
     if as_json:
         typer.echo(json_text(json.dumps({"files": reports}, ensure_ascii=False)))
     raise typer.Exit(1 if refused else 0)
-
-
-async def _import(where: Path, entries: list[Any]) -> tuple[int, int, int]:
-    """The entries through the owner, in batches; how many are in the log, how many of
-    them are new, and how many were handed to another owner that writes the chat."""
-    from eukhe.client.client import Client
-    from eukhe.client.protocol import RequestKind
-    from eukhe.client.remote_chat import batches
-
-    logged = new = handed = 0
-    client = await Client.connect(where, spawn=True)
-    try:
-        for batch in batches(entries):  # a long session goes in several requests, in order
-            got = await client.request(RequestKind.IMPORT, entries=[e.json() for e in batch])
-            logged += int(got["logged"])
-            new += int(got["new"])
-            handed += len(batch) if got.get("handed") else 0
-    finally:
-        await client.close()
-    return logged, new, handed
-
-
-def _chat(store: Any) -> Any:
-    """The chat as loaded from the store (no compactor: reading only)."""
-    from eukhe.memory.chat import Chat
-    from eukhe.settings import SettingsError, memory_settings
-
-    try:
-        budget = memory_settings(settings_here()).view_bytes
-    except SettingsError as e:
-        store.close()
-        echo(f"eukhe chat: {e}", err=True)
-        raise typer.Exit(2) from None
-    return Chat(store, budget=budget)
 
 
 @chat_app.command("status")
@@ -172,8 +133,6 @@ def browse_command(
     out: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("chat.html"),
 ) -> None:
     """Write one self-contained page of the chat's tree: each line opens into its children."""
-    from eukhe.memory.browse import page
-
     store = _store()
     try:
         chat = _chat(store)

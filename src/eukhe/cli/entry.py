@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from eukhe.home import HomeError, open_home
+from eukhe.ui import PROMPT
 
 AGENT_OPTIONS = ("--model", "--base-url", "--api", "--session", "--sandbox", "--approval")
 
@@ -35,8 +36,6 @@ def _early_prompt() -> bool:
     the terminal until the agent reads it, which then draws the prompt with it."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return False
-    from eukhe.ui import PROMPT
-
     sys.stdout.write(PROMPT)
     sys.stdout.flush()
     return True

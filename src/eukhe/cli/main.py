@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
-import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from eukhe.ai.models import ModelError
+from eukhe.ai.request import Message
+from eukhe.cli import halves
 from eukhe.cli import owner as owner_commands
+from eukhe.cli.chat import chat_app
 from eukhe.cli.echo import echo
 from eukhe.cli.here import notices, settings_here
+from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of
-from eukhe.cli.reading import store_read
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
+from eukhe.ids import valid_session
+from eukhe.run.loop import RunOutcome
+from eukhe.run.spec import NoModel, RunSpec, setup
+from eukhe.settings import SettingsError, loaded, resolve
+from eukhe.settings.permissions import choice
+from eukhe.skills import SkillError, get_resource_snapshot
 
 # markdown: a docstring's lines join into paragraphs (rich kept each line break, mid-sentence)
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="markdown")
@@ -53,40 +64,18 @@ def laws(
     """Check every law of the rules against its model, and kill every mutant.
 
     Exit code 1 when a law fails or a mutant survives."""
-    from eukhe.laws import engine
-    from eukhe.laws.areas import AREAS
-
-    names = area or list(AREAS)
-    unknown = [n for n in names if n not in AREAS]
-    if unknown:
-        echo(f"eukhe laws: unknown area {unknown[0]!r}; the areas are: {', '.join(AREAS)}", err=True)
-        raise typer.Exit(2)
-    areas = [AREAS[n] for n in names]
-    start = time.monotonic()
-
-    def progress(line: str) -> None:
-        if not as_json:
-            echo(f"  … {line} [{time.monotonic() - start:.0f} s]", err=True)
-
-    report = engine.check(areas, proofs=not no_proofs, examples=examples, progress=progress)
-    if as_json:
-        typer.echo(json.dumps(_json(report), indent=2))
-    else:
-        _table(report)
-    raise typer.Exit(0 if report.passed else 1)
+    raise typer.Exit(halves.lawbook().check(area, as_json, no_proofs, examples))
 
 
-def _printer(as_json: bool, events: bool = False) -> Any:
-    from eukhe.cli.printer import Printer, Stream
-
+def _printer(as_json: bool, events: bool = False) -> Printer | Stream:
     return Stream() if events else Printer(as_json)
 
 
 EXIT_CODES = {"answered": 0, "failed": 1, "aborted": 130}
 
 
-def _finish(outcome: Any, as_json: bool, printer: Any) -> int:
-    """Print how a run ended; its exit code. `outcome`: an Outcome or its json()."""
+def _finish(outcome: RunOutcome | dict[str, Any], as_json: bool, printer: Printer | Stream) -> int:
+    """Print how a run ended; its exit code. `outcome`: a RunOutcome or its json()."""
     out = outcome if isinstance(outcome, dict) else outcome.json()
     printer.outcome(out)
     if as_json:
@@ -142,15 +131,6 @@ def run_command(
 ) -> None:
     """Run one turn against a model, with the built-in tools, until it ends. The run is
     durable: if the process dies, the next `eukhe run` or `eukhe resume` finishes it."""
-    import dataclasses
-    from pathlib import Path
-
-    from eukhe.ai.models import ModelError
-    from eukhe.run.spec import NoModel, setup
-    from eukhe.settings import SettingsError, loaded
-    from eukhe.settings.permissions import choice
-    from eukhe.skills import SkillError
-
     if as_json and events:
         echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
         raise typer.Exit(2)
@@ -180,9 +160,10 @@ def run_command(
             notices(loaded(Path.cwd()).notices)
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
+    _session_id(session)
     if max_tool_rounds is not None:
         made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
-    made.extra = {"deferred": deferred, "pollSeconds": poll_interval}
+    made.deferred, made.poll_seconds = deferred, poll_interval
     spec = made.spec(prompt)
     settings = made.settings
     code = _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer))
@@ -191,83 +172,24 @@ def run_command(
 
 def _durable(
     settings: dict[str, Any],
-    printer: Any,
-    spec: dict[str, Any] | None,
+    printer: Printer | Stream,
+    spec: RunSpec | None,
     session: str | None,
     finish: Callable[[dict[str, Any]], int] = lambda out: 0,
 ) -> int:
-    """Open the run store, recover what a dead process left in flight, run `spec`
-    (if any) in `session` (default: a new one), and finish the recovered runs; the
-    exit code. The run's own text streams as it comes, and `finish` shows its
-    outcome the moment it ends: recovered runs never hold either back."""
-    import asyncio
-    import contextlib
-    import os
-    import signal
+    """Run `spec` (if any) and what dead processes left, through the store's half."""
+    return int(halves.stored().run_here(settings, printer, spec, session, finish))
 
-    from eukhe.client.client import ask_once
-    from eukhe.client.protocol import RequestKind
-    from eukhe.events import of_session
-    from eukhe.run import driver
-    from eukhe.run.session import run_to_end
-    from eukhe.runtime import open_runtime
-    from eukhe.settings import home
-    from eukhe.store import sessions
-    from eukhe.store.urls import StoreError
 
-    if session is not None and not sessions.valid_id(session):
+def _session_id(session: str | None) -> None:
+    if session is not None and not valid_session(session):
         echo(f"eukhe: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
         raise typer.Exit(2)
-    session = session or (sessions.new_id() if spec is not None else None)
-
-    def live_show(run: str, kind: str, text: str, data: Any = None) -> None:
-        e = of_session(session if spec is not None else None, run, kind, text, data)
-        if e is not None:
-            printer.event(e)
-
-    try:  # the owner runs what is recovered; this process only once it recovers itself
-        runtime = open_runtime(home(), settings, live_show)
-    except StoreError as e:
-        echo(f"eukhe: {e}", err=True)
-        raise typer.Exit(2) from None
-    process = runtime.process
-    code = 0
-
-    def ended(out: dict[str, Any]) -> None:
-        nonlocal code
-        code = finish(out)
-
-    async def main() -> bool:
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, process.interrupt)
-
-        def recover_with(cut: list[str]) -> Any:
-            return ask_once(home(), RequestKind.RECOVER, spawn=True, runs=cut)
-
-        return await driver.drive(spec, session, printer.say, ended, recover_with)
-
-    left = False
-    try:
-        left = run_to_end(main())
-    except driver.Busy as e:
-        echo(f"eukhe: {e}", err=True)
-        code, left = 2, True  # runs recovered meanwhile stay in flight, resumable
-    finally:
-        runtime.close()
-    if left:  # runs left in flight for `eukhe resume`: their threads are not waited for
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
 
 
 @app.command("resume")
 def resume() -> None:
     """Finish every run a dead eukhe process left in flight."""
-
-    from eukhe.settings import SettingsError
-
     try:
         settings = settings_here()
     except SettingsError as e:
@@ -281,7 +203,7 @@ def sessions_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the sessions: id, started, runs, last prompt, outcome."""
-    rows = store_read("rows")
+    rows = halves.stored().read("rows")
     if as_json:
         typer.echo(json.dumps({"sessions": [
             {"id": r.session, "started": r.started.isoformat() if r.started else None, "runs": r.runs,
@@ -307,7 +229,7 @@ def session_show(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """Print a session's transcript, run by run."""
-    found = store_read("show", session)
+    found = halves.stored().read("show", session)
     if not found:
         echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
@@ -325,7 +247,7 @@ def session_show(
                 echo(f"  → {c.name} {c.raw or json.dumps(c.arguments)}")
 
 
-def _message_json(m: Any) -> dict[str, Any]:
+def _message_json(m: Message) -> dict[str, Any]:
     return {
         "role": m.role,
         "content": m.content,
@@ -333,15 +255,6 @@ def _message_json(m: Any) -> dict[str, Any]:
         "callId": m.call_id,
         "isError": m.is_error,
     }
-
-
-REAL_MODEL = (
-    "To run a real model: eukhe run --model openai/gpt-4.1 'your task' (with OPENAI_API_KEY set),\n"
-    "or a local server: eukhe run --model vllm/NAME --base-url http://127.0.0.1:8000/v1 'your task'.\n"
-    "Each eukhe run is durable: kill it at any moment and eukhe resume finishes it; "
-    "eukhe sessions lists them.\n"
-    "eukhe with no arguments (and the same --model, --base-url) opens the interactive agent."
-)
 
 
 @app.command("demo")
@@ -352,36 +265,15 @@ def demo(
 ) -> None:
     """A misbehaving model on loopback HTTP, and a real task through the whole harness:
     every recovery shows as it happens, and the run ends answered."""
-    import tempfile
-    from pathlib import Path
-
-    from eukhe.ai.faux import FauxServer, parse
-    from eukhe.ai.openai_chat import OpenAIChat
-    from eukhe.cli import demo as script
-    from eukhe.run.session import run_to_end, turn
-    from eukhe.settings.run import Settings
-
-    printer = _printer(as_json)
-    echo(f"task: {script.TASK}", err=as_json)
-    echo("model: the faux model on loopback, scripted to misbehave (docs/faux.md)", err=as_json)
-    with tempfile.TemporaryDirectory(prefix="eukhe-demo-") as tmp, FauxServer(parse(script.SCRIPT)) as server:
-        (Path(tmp) / "notes.txt").write_text(script.NOTES)
-        provider = OpenAIChat("faux", base_url=server.url, timeout=30)
-        settings = Settings(stream_idle_timeout_ms=1500)
-        outcome = run_to_end(turn(provider, "faux-model", script.TASK, settings, Path(tmp), printer.show))
-    code = _finish(outcome, as_json, printer)
+    script = halves.demo()
+    printer = Printer(as_json)
+    code = _finish(script.demo(printer, as_json), as_json, printer)
     if not as_json:
-        echo("\n" + REAL_MODEL)
+        echo("\n" + script.REAL_MODEL)
     raise typer.Exit(code)
 
 
-def _chat_app() -> typer.Typer:
-    from eukhe.cli.chat import chat_app
-
-    return chat_app
-
-
-app.add_typer(_chat_app(), name="chat")
+app.add_typer(chat_app, name="chat")
 owner_commands.register(app)
 app.command("trust")(trust_command)
 app.add_typer(store_app, name="store")
@@ -401,27 +293,7 @@ def faux_serve(
 ) -> None:
     """Serve the faux model on loopback: OpenAI Chat Completions, Responses and
     Anthropic Messages wire formats, until interrupted."""
-    from eukhe.ai.faux import FauxServer, ScriptError, load
-
-    try:
-        loaded = load(script)
-    except ScriptError as e:
-        echo(f"eukhe faux serve: {e}", err=True)
-        raise typer.Exit(2) from None
-    try:
-        server = FauxServer(loaded, port=port).start()
-    except OSError as e:
-        echo(f"eukhe faux serve: cannot listen on 127.0.0.1:{port}: {e.strerror}", err=True)
-        raise typer.Exit(2) from None
-    echo(f"faux model serving {len(loaded.turns)} replies on {server.url}", err=True)
-    echo(server.url)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    halves.demo().serve(script, port)
 
 
 def _printable(text: str) -> str:
@@ -437,10 +309,6 @@ def settings_command(
 ) -> None:
     """Print the settings in effect and where each value came from: the default,
     ~/.eukhe/settings.json ($EUKHE_HOME) or .eukhe/settings.json here. Files are only read."""
-    from pathlib import Path
-
-    from eukhe.settings import SettingsError, resolve
-
     try:
         resolved = resolve(Path.cwd())
     except SettingsError as e:
@@ -456,11 +324,6 @@ def settings_command(
 
 def _resources(kind: str, paths: list[str] | None, as_json: bool) -> None:
     """`eukhe skills` and `eukhe prompts`: what loaded, then every diagnostic."""
-    from pathlib import Path
-
-    from eukhe.settings import SettingsError
-    from eukhe.skills import get_resource_snapshot
-
     try:
         if kind == "skills":
             snapshot = get_resource_snapshot(Path.cwd(), skill_paths=paths or ())
@@ -513,68 +376,6 @@ def prompts_command(
     """List the prompt templates that load (~/.eukhe/prompts, .eukhe/prompts, the setting
     `prompts`) and every template that fails, with its path and error."""
     _resources("prompts", path, as_json)
-
-
-def _json(report: object) -> dict[str, object]:
-    from eukhe.laws.engine import Report
-
-    assert isinstance(report, Report)
-    return {
-        "laws": [
-            {
-                "name": v.name,
-                "area": area,
-                "rule": v.rule,
-                "method": v.method,
-                "methods": [m for m in ("proven", "exhaustive", "sampled") if m in v.methods],
-                "cases": v.cases,
-                "bounds": v.bounds,
-                "result": "pass" if v.passed else "fail",
-                "seconds": round(v.seconds, 3),
-                "failures": v.failures,
-            }
-            for area, v in report.laws
-        ],
-        "mutants": [
-            {"name": m.name, "area": m.area, "rule": m.rule, "killed_by": m.killed_by, "how": m.how or None}
-            for m in report.mutants
-        ],
-        "seconds": round(report.seconds, 3),
-        "result": "pass" if report.passed else "fail",
-    }
-
-
-def _table(report: object) -> None:
-    from eukhe.laws.engine import Report
-
-    assert isinstance(report, Report)
-    out = sys.stdout
-    out.write(f"{'law':34} {'rule':7} {'method':10} {'result':6} {'seconds':>7}  cases\n")
-    for _, v in report.laws:
-        cases = ", ".join(f"{k} {n}" for k, n in v.cases.items())
-        result = "pass" if v.passed else "FAIL"
-        out.write(f"{v.name:34} {v.rule:7} {v.method:10} {result:6} {v.seconds:7.2f}  {cases}\n")
-    bounds = sorted({v.bounds for _, v in report.laws if v.bounds})
-    for b in bounds:
-        out.write(f"  exhaustive bounds: {b}\n")
-    out.write("\n")
-    out.write(f"{'mutant':58} {'rule':7} killed by\n")
-    for m in report.mutants:
-        killer = f"{m.killed_by} ({m.how})" if m.killed_by else "SURVIVED"
-        out.write(f"{m.name:58} {m.rule:7} {killer}\n")
-    failing = [(a, v) for a, v in report.laws if not v.passed]
-    for area, v in failing:
-        out.write(f"\nFAIL {area}.{v.name} ({v.rule}):\n")
-        for f in v.failures:
-            out.write(f"  {f}\n")
-    survivors = [m for m in report.mutants if not m.killed_by]
-    for m in survivors:
-        out.write(f"\nSURVIVED {m.area} mutant {m.name!r} ({m.rule}): no law fails on it\n")
-    n = len(report.laws)
-    passed = sum(1 for _, v in report.laws if v.passed)
-    killed = sum(1 for m in report.mutants if m.killed_by)
-    total = f"{passed} of {n} laws pass, {killed} of {len(report.mutants)} mutants killed"
-    out.write(f"\n{total}, in {report.seconds:.1f} s\n")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,21 +10,35 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
+from eukhe.cli import halves
 from eukhe.cli.echo import echo
 from eukhe.cli.here import settings_here
 from eukhe.client import protocol
 from eukhe.client.client import OwnerError, alive, ask_once, read_info
 from eukhe.client.protocol import RequestKind
 from eukhe.home import HomeError, exposed, open_home
+from eukhe.rules.child import CHILD_POLL_FAILURES
+from eukhe.settings import SettingsError, home
+from eukhe.store.urls import StoreError, database_url
 from eukhe.ui.lines import provider_line
 
 
 def _home() -> Path:
-    from eukhe.settings import home
-
     return home()
+
+
+def subagents() -> list[dict[str, Any]] | str:
+    """The subagents whose task has not ended, or why the store cannot say (a part of
+    `eukhe status`, which never fails for it). A store no run has used has none."""
+    try:
+        return list(halves.stored().read("subagents"))
+    except (typer.Exit, click.exceptions.Exit, SystemExit):
+        return "the run store cannot be read (above)"
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
 
 
 def _ago(since: Any) -> str:
@@ -51,8 +65,6 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
             echo(f"no owner runs for {home} ({e}); the next `eukhe run` starts one")
         return
     if as_json:
-        from eukhe.cli.reading import subagents
-
         typer.echo(json.dumps({**got, "subagents": subagents()}, indent=2))
         return
     owner = got["owner"]
@@ -98,9 +110,6 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
 
 def _subagents() -> None:
     """The subagents whose task has not ended, with their watch's clock."""
-    from eukhe.cli.reading import subagents
-    from eukhe.rules.child import CHILD_POLL_FAILURES
-
     kids = subagents()
     if isinstance(kids, str):
         echo(f"subagents: the store cannot say: {kids}")
@@ -196,10 +205,7 @@ def _private(home: Path, bad: Any) -> None:
 
 def _store(home: Path, bad: Any) -> int:
     """Whether the home's store opens and reads; 1 for a problem (said), else 0."""
-    import sqlalchemy as sa
-
-    from eukhe.settings import SettingsError
-    from eukhe.store.urls import StoreError, database_url
+    import sqlalchemy as sa  # only `eukhe doctor` opens the store this way
 
     try:
         url = database_url(home, settings_here())

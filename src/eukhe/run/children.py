@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from eukhe.ids import name_of
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
 from eukhe.run.context import process
+from eukhe.run.spec import Parent, RunSpec
 from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT
 
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
@@ -46,14 +48,14 @@ class Children:
     """The subagents of one run, as its tools see them. `spec`: the run's spec;
     `depth`: the run's own depth (the root's is 0)."""
 
-    spec: Mapping[str, Any]
+    spec: RunSpec
     run: str
     session: str
     depth: int
     max_depth: int
     stall_ms: int
     ledger: Ledger
-    start: Callable[[str, dict[str, Any], dict[str, Any]], Awaitable[None]]  # the child's run and task
+    start: Callable[[str, RunSpec, dict[str, Any]], Awaitable[None]]  # the child's run and task
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
@@ -77,17 +79,19 @@ class Children:
         records both starts, and a replay starts neither again)."""
         cid = f"{self.run}.c{len(self.spawned) + 1}"
         self.spawned.append(cid)
-        spec = {
-            **{k: v for k, v in self.spec.items() if k not in ("child", "deferred", "followup")},
-            "session": cid,
-            "prompt": prompt,
-            "system": self.system,
-            "model": model or self.spec["model"],
-            "child": {"parent": self.run, "session": self.session, "depth": self.depth + 1},
-        }
-        if model and model.partition("/")[0] != str(self.spec["model"]).partition("/")[0]:
-            spec.pop("baseUrl", None)  # another provider: its own endpoint, from the settings
-            spec.pop("api", None)
+        spec = dataclasses.replace(
+            self.spec,
+            session=cid,
+            prompt=prompt,
+            system=self.system,
+            model=model or self.spec.model,
+            child=Parent(self.run, self.session, self.depth + 1),
+            deferred=None,
+            claim=None,
+        )
+        if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:
+            # another provider: its own endpoint, from the settings
+            spec = dataclasses.replace(spec, base_url=None, api=None)
         watch = {"child": cid, "name": name_of(cid), "session": self.session, "stallMs": self.stall_ms}
         await self.start(cid, spec, watch)
         return cid

@@ -8,20 +8,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe.admission import Registry
 from eukhe.ai.models import provider_for
-from eukhe.client.client import OwnerError
+from eukhe.children.ledger import Ledger
+from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import RequestKind
 from eukhe.client.remote_chat import Remote
-from eukhe.memory.access import Local
+from eukhe.memory.access import Local, Memory
 from eukhe.memory.chat import Chat
 from eukhe.memory.compactor import asker
 from eukhe.memory.tables import ChatStore
 from eukhe.run.auxiliary import AuxiliaryRoute
+from eukhe.run.permit import Asker
 from eukhe.store.reports import Reports
 
 Show = Callable[..., None]
@@ -29,7 +32,7 @@ Show = Callable[..., None]
 the fields of its event when it has some (a wait's deadline, a tool result's size)."""
 
 
-def _registry() -> Any:
+def _registry() -> Registry:
     return Registry()
 
 
@@ -48,21 +51,26 @@ class Live:
     show: Show = lambda run, kind, text, data=None: None
     chat_url: str | None = None  # the store the chat lives in (None: the runs have no chat)
     # where model requests take their slots: the owner's (RemoteRegistry), else this process's own
+    # (a Registry or a RemoteRegistry: the loop takes either, as `admission.run_in_slot` does)
     admission: Any = field(default_factory=_registry)
-    lease: Any = None  # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
+    # the home's owner's connection, when the process has an owner: the chat goes through it
+    # (its one writer), and it is told where each run starts and ends
+    owner: Callable[[], Awaitable[Client]] | None = None
+    # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
+    lease: Callable[..., AbstractAsyncContextManager[int]] | None = None
     cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=dict)
     own: set[str] = field(default_factory=set)
-    chat: Any = None  # this process's own chat (memory.access.Local), when it has no owner
-    routes: dict[str, Any] = field(default_factory=dict)  # session -> its AuxiliaryRoute (its notices)
+    chat: Local | None = None  # this process's own chat, when it has no owner
+    routes: dict[str, AuxiliaryRoute] = field(default_factory=dict)  # session -> its route (its notices)
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
-    children: dict[str, Any] = field(default_factory=dict)  # child run -> its work ledger, while it runs here
-    inbox: Any = None  # the parents' inbox of child reports (eukhe.store.reports.Reports), made on first use
+    children: dict[str, Ledger] = field(default_factory=dict)  # child run -> its ledger, while it runs here
+    inbox: Reports | None = None  # the parents' inbox of child reports, made on first use
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
     # interactive agent's person); None: nobody (headless: `eukhe run`, the owner's recovered runs)
-    asker: Any = None
+    asker: Asker | None = None
 
-    def reports(self) -> Any:
+    def reports(self) -> Reports:
         """The parents' inbox of child reports, in the runs' store."""
         if self.inbox is None:
             if self.chat_url is None:
@@ -70,22 +78,22 @@ class Live:
             self.inbox = Reports(self.chat_url)
         return self.inbox
 
-    def memory(self, compactor: Callable[[], Any], budget: int) -> Any:
+    def memory(self, compactor: Callable[[], Any], budget: int) -> Memory | None:
         """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process
         gives them none: through the owner when the process has one (the chat's only
         writer), else this process's own chat, made on first use on the runs' loop.
         Its compactor asks the route (`eukhe.ai.models.Route`) `compactor()` gives."""
         if self.chat_url is None:
             return None
-        if self.admission is not None and hasattr(self.admission, "client"):
-            return Remote(self.admission.client, compactor(), budget)
+        if self.owner is not None:
+            return Remote(self.owner, compactor(), budget)
         if self.chat is None:
             route = compactor()
             ask = asker(provider_for(route), self.admission)
             self.chat = Local(Chat(ChatStore(self.chat_url), ask, route.model, budget=budget))
         return self.chat
 
-    def route(self, session: str, model: str, settings: Mapping[str, Any]) -> Any:
+    def route(self, session: str, model: str, settings: Mapping[str, Any]) -> AuxiliaryRoute:
         """The session's auxiliary route: it keeps the rows the session has shown."""
         if session not in self.routes:
             self.routes[session] = AuxiliaryRoute(model, settings)
@@ -108,9 +116,9 @@ class Live:
     async def running(self, run: str, session: str, state: str) -> None:
         """Tell the owner a run starts or ends here (its status, and where an abort goes);
         an owner that cannot be reached is no reason to stop a run."""
-        if self.admission is not None and hasattr(self.admission, "client"):
+        if self.owner is not None:
             with contextlib.suppress(OwnerError, OSError):
-                (await self.admission.client()).tell(RequestKind.RUN, run=run, session=session, state=state)
+                (await self.owner()).tell(RequestKind.RUN, run=run, session=session, state=state)
 
     def interrupt(self) -> None:
         """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""

@@ -4,6 +4,7 @@ for them, in the process that runs work (`eukhe run`, `eukhe resume`)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -12,9 +13,10 @@ from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
-from eukhe.ids import is_root, name_of
+from eukhe.ids import is_root, name_of, run_id
 from eukhe.rules.wait import End
 from eukhe.run.loop import ABORT_GRACE, Ending, RunOutcome
+from eukhe.run.spec import RunSpec
 from eukhe.run.workflow import process, run_workflow
 from eukhe.store import sessions
 from eukhe.store.durable import gone, takes_recovered
@@ -71,7 +73,7 @@ async def recover(say: Say) -> list[str]:
     return sorted(w.workflow_id for w in cut if not is_task(w.workflow_id))
 
 
-async def start(spec: dict[str, Any], session: str) -> str:
+async def start(spec: RunSpec, session: str) -> str:
     """Start the session's next run; its id. Refuses while the session has a run in
     flight (a recovered one is awaited by the caller first).
 
@@ -86,7 +88,7 @@ async def start(spec: dict[str, Any], session: str) -> str:
             f"session {session} has run {w.workflow_id} in flight (process {w.executor_id}); "
             "wait for it to end, or run `eukhe resume` if that process is gone"
         )
-    rid = sessions.run_id(session, len(runs) + 1)
+    rid = run_id(session, len(runs) + 1)
     # two processes may count the same next id: DBOS then hands the second the run the first
     # started, so each start carries a claim of its own and checks the run under the id is its
     claim = secrets.token_hex(8)
@@ -96,7 +98,7 @@ async def start(spec: dict[str, Any], session: str) -> str:
 
     def begin() -> str | None:  # the synchronous start hands the run to DBOS's loop
         with SetWorkflowID(rid):
-            DBOS.start_workflow(run_workflow, {**spec, "session": session, "claim": claim})
+            DBOS.start_workflow(run_workflow, dataclasses.replace(spec, session=session, claim=claim).json())
         st = DBOS.get_workflow_status(rid)
         args = (st.input or {}).get("args") if st is not None and isinstance(st.input, dict) else None
         return str(args[0].get("claim")) if args and isinstance(args[0], dict) else None
@@ -191,7 +193,7 @@ async def finish(ids: list[str], say: Say) -> bool:
 
 
 async def drive(
-    spec: dict[str, Any] | None,
+    spec: RunSpec | None,
     session: str | None,
     say: Say,
     ended: Callable[[dict[str, Any]], None] = lambda out: None,
@@ -245,9 +247,7 @@ async def live_children(session: str) -> list[str]:
     return sorted(w.workflow_id.removesuffix(".task") for w in found)
 
 
-async def _followups(
-    spec: dict[str, Any], session: str, say: Say, ended: Callable[[dict[str, Any]], None]
-) -> bool:
+async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[dict[str, Any]], None]) -> bool:
     """While the session's children work, wait for their reports; reports waiting (none
     placed by a run) start the session's next run, whose prompt they are. Ctrl-C closes
     the session: what is waiting is withdrawn and stays owed, delivered once the session
@@ -261,7 +261,7 @@ async def _followups(
             say(f"waiting for {len(live)} subagent{'s' * (len(live) != 1)}: {', '.join(map(name_of, live))}")
         shown = live
         if await asyncio.to_thread(reports.queued, session):
-            rid = await start({**spec, "prompt": None}, session)
+            rid = await start(dataclasses.replace(spec, prompt=None), session)
             say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}: the reports of its subagents")
             ended(await result(rid))
             continue

@@ -1,11 +1,12 @@
 """What a session's runs are made of: the settings in effect, the model (checked before
-any run), the skills offered and the prompt templates; and the spec of one run, the
-input of its durable workflow. `eukhe run` makes one run of it, the interactive agent
-many."""
+any run), the skills offered and the prompt templates; and the spec of one run
+(`RunSpec`), the input of its durable workflow. `eukhe run` makes one run of it, the
+interactive agent many."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from eukhe.ai.models import resolve
 from eukhe.errors import Code, EukheError
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.permissions import in_force
-from eukhe.skills import expand, get_resource_snapshot, invoke_skill, system_prompt_section
+from eukhe.settings.run import Settings
+from eukhe.skills import ResourceSnapshot, expand, get_resource_snapshot, invoke_skill, system_prompt_section
 
 NO_MODEL = (
     "no model configured: pass --model provider/model "
@@ -30,6 +32,96 @@ STEPS = 2
 """The layout of a run's recorded steps: 2 has a `permit` step before each tool call. A run
 that began under 1 (eukhe 0.1) replays its steps as they were recorded, so it resumes
 without the permission gate; the sandbox still holds its calls."""
+
+
+@dataclass(frozen=True)
+class Parent:
+    """A child's run's parent: its run and session, and the child's depth (1: a child of a
+    root run)."""
+
+    run: str
+    session: str
+    depth: int
+
+    def json(self) -> dict[str, Any]:
+        return {"parent": self.run, "session": self.session, "depth": self.depth}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run as its durable workflow takes it. A dict only at DBOS's boundary (`json`,
+    `of`): its camelCase keys are in every store, so they never change, and a key an
+    earlier eukhe did not write reads as its default (a run of 0.1 has no `steps`)."""
+
+    model: str
+    cwd: str
+    prompt: str | None = None  # None: a follow-up run, whose prompt is what waits for it
+    system: str = ""
+    base_url: str | None = None
+    api: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)  # the run settings, as a dict
+    sandbox: str | None = None  # None: the settings' (`settings.permissions.in_force`)
+    approval: str | None = None
+    steps: int = 1  # the layout of its recorded steps (`STEPS`)
+    steers: bool = False  # an interactive session's: its user may steer the run
+    deferred: str | None = None  # a deferred answer's window (15m, 1h, 24h)
+    poll_seconds: float = 5.0
+    session: str | None = None  # None: its run's id
+    child: Parent | None = None  # a subagent's run
+    claim: str | None = None  # its start's own mark (`run.driver.start`)
+
+    def json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "prompt": self.prompt,
+            "system": self.system,
+            "model": self.model,
+            "baseUrl": self.base_url,
+            "api": self.api,
+            "cwd": self.cwd,
+            "settings": dict(self.settings),
+            "sandbox": self.sandbox,
+            "approval": self.approval,
+            "steps": self.steps,
+        }
+        if self.steers:
+            out["steers"] = True
+        if self.deferred is not None or self.poll_seconds != 5.0:
+            out |= {"deferred": self.deferred, "pollSeconds": self.poll_seconds}
+        if self.session is not None:
+            out["session"] = self.session
+        if self.child is not None:
+            out["child"] = self.child.json()
+        if self.claim is not None:
+            out["claim"] = self.claim
+        return out
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any]) -> RunSpec:
+        """A workflow's input as a store holds it, of this eukhe or an earlier one."""
+        child = spec.get("child")
+        return cls(
+            model=str(spec["model"]),
+            cwd=str(spec["cwd"]),
+            prompt=None if spec.get("prompt") is None else str(spec["prompt"]),
+            system=str(spec.get("system") or ""),
+            base_url=spec.get("baseUrl"),
+            api=spec.get("api"),
+            settings=dict(spec.get("settings") or {}),
+            sandbox=spec.get("sandbox"),
+            approval=spec.get("approval"),
+            steps=int(spec.get("steps") or 1),
+            steers=bool(spec.get("steers")),
+            deferred=spec.get("deferred"),
+            poll_seconds=float(spec.get("pollSeconds") or 5.0),
+            session=None if spec.get("session") is None else str(spec["session"]),
+            child=Parent(str(child["parent"]), str(child["session"]), int(child["depth"])) if child else None,
+            claim=spec.get("claim"),
+        )
+
+    def run_settings(self) -> Settings:
+        """Its run settings; a key this eukhe does not know is dropped."""
+        known = {f.name for f in dataclasses.fields(Settings)}
+        return Settings(**{k: v for k, v in self.settings.items() if k in known})
 
 
 class NoModel(EukheError, ValueError):
@@ -50,12 +142,14 @@ class Setup:
     model: str
     base_url: str | None
     api: str | None
-    run: Any  # eukhe.settings.run.Settings
-    snapshot: Any  # eukhe.skills.ResourceSnapshot: skills, templates, and each that failed
-    extra: dict[str, Any] = field(default_factory=dict)  # more fields of every spec
+    run: Settings
+    snapshot: ResourceSnapshot  # skills, templates, and each that failed
     notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores (`settings.trust`)
     sandbox: str | None = None  # --sandbox: the user's mode for these runs, over the settings
     approval: str | None = None  # --approval: the user's policy for these runs, over the settings
+    steers: bool = False  # the interactive agent's runs: the user may steer them
+    deferred: str | None = None  # --deferred: each run asks for a deferred answer in this window
+    poll_seconds: float = 5.0
 
     @property
     def system(self) -> str:
@@ -73,21 +167,23 @@ class Setup:
         """`/name args` through its template; `/skill:name args` with the skill's text."""
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
 
-    def spec(self, prompt: str | None) -> dict[str, Any]:
-        """The input of one run's workflow (`run.workflow.run_workflow_body`)."""
-        return {
-            "prompt": prompt,
-            "system": self.system,
-            "model": self.model,
-            "baseUrl": self.base_url,
-            "api": self.api,
-            "cwd": str(self.cwd),
-            "settings": dataclasses.asdict(self.run),
-            "sandbox": self.sandbox,  # None: the settings' (`settings.permissions.in_force`)
-            "approval": self.approval,
-            "steps": STEPS,
-            **self.extra,
-        }
+    def spec(self, prompt: str | None) -> RunSpec:
+        """One run of the session (`run.workflow.run_workflow_body`)."""
+        return RunSpec(
+            model=self.model,
+            cwd=str(self.cwd),
+            prompt=prompt,
+            system=self.system,
+            base_url=self.base_url,
+            api=self.api,
+            settings=dataclasses.asdict(self.run),
+            sandbox=self.sandbox,
+            approval=self.approval,
+            steps=STEPS,
+            steers=self.steers,
+            deferred=self.deferred,
+            poll_seconds=self.poll_seconds,
+        )
 
 
 def setup(

@@ -53,11 +53,11 @@ from eukhe.run.loop import Ending, Generation, RunOutcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import secrets
 from eukhe.run.session import runner, scanner, tool_specs
+from eukhe.run.spec import RunSpec
 from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
 from eukhe.settings.permissions import in_force
-from eukhe.settings.run import Settings
 from eukhe.store.reports import USERS
 from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW
 from eukhe.tools import BUILTIN, Context
@@ -144,19 +144,17 @@ async def child_run(spec: dict[str, Any]) -> dict[str, Any]:
     return await run_workflow_body(spec)
 
 
-async def _start_child(cid: str, spec: dict[str, Any], watch: dict[str, Any]) -> None:
+async def _start_child(cid: str, spec: RunSpec, watch: dict[str, Any]) -> None:
     """Start a child's run and its task, under their ids, from the parent's workflow."""
     with SetWorkflowID(cid):
-        await DBOS.start_workflow_async(child_run, spec)
+        await DBOS.start_workflow_async(child_run, spec.json())
     with SetWorkflowID(task_id(cid)):
         await DBOS.start_workflow_async(child_task, watch)
 
 
-async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
-    """One run of a session. `spec`: session, run, prompt, model, baseUrl, api, cwd,
-    settings (the run settings, as a dict); a child's run (`eukhe.run.children`) also
-    child: its parent's run and session, and its depth. The provider's key is read from
-    this process's environment, never stored.
+async def run_workflow_body(input: dict[str, Any]) -> dict[str, Any]:
+    """One run of a session. `input`: its `RunSpec` as the store holds it. The
+    provider's key is read from this process's environment, never stored.
 
     The user's own turn holds the root-turn lease for its whole run (H6.2): root
     turns of the home run one at a time, first come first served. A run recovered
@@ -164,8 +162,9 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
     waits for it. Its model requests are session requests all the same (H3 makes
     only the compactor's background): preempted, it would stream its reply again."""
     here = process()
+    spec = RunSpec.of(input)
     run_id = str(DBOS.workflow_id)
-    session = str(spec.get("session") or run_id)
+    session = spec.session or run_id
     cancel = asyncio.Event()
     here.cancels[run_id] = (asyncio.get_running_loop(), cancel)
     await here.running(run_id, session, "started")
@@ -188,18 +187,15 @@ async def run_workflow_body(spec: dict[str, Any]) -> dict[str, Any]:
         await here.running(run_id, session, "ended")
 
 
-async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dict[str, Any]:
-    import dataclasses
-
+async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, Any]:
     here = process()
-    cwd = Path(spec["cwd"])
-    known = {f.name for f in dataclasses.fields(Settings)}
-    settings = Settings(**{k: v for k, v in dict(spec.get("settings") or {}).items() if k in known})
+    cwd = Path(spec.cwd)
+    settings = spec.run_settings()
     try:
         everything = load(cwd)
         registry = here.admission
         registry.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
-        route = resolve(spec["model"], everything, spec.get("baseUrl"), spec.get("api"))
+        route = resolve(spec.model, everything, spec.base_url, spec.api)
     except (ModelError, SettingsError) as e:
         return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     provider = provider_for(route)
@@ -210,15 +206,15 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     except SettingsError as e:
         return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
-    parent = spec.get("child")  # a child's run starts from the view at its spawn, and logs nothing
+    parent = spec.child  # a child's run starts from the view at its spawn, and logs nothing
     chat = None if parent else here.memory(compactor, memory.view_bytes)
-    session = str(spec.get("session") or run_id)
+    session = spec.session or run_id
     ledger = Ledger()
-    depth = int(parent["depth"]) if parent else 0
+    depth = parent.depth if parent else 0
     children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger, _start_child)
     ledger.children = children.tokens
     try:  # what its calls may do: the rules in force, the mode, the policy, the ask's deadline
-        rights = in_force(cwd, sandbox=spec.get("sandbox"), approval=spec.get("approval"))
+        rights = in_force(cwd, sandbox=spec.sandbox, approval=spec.approval)
     except SettingsError as e:
         return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
@@ -244,11 +240,11 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         label=name_of(run_id) if parent else "",
     )
     ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children, env=kept.env, sandbox=box)
-    base = system = str(spec.get("system") or "")
+    base = system = spec.system
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
         show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
-        aux = here.route(str(spec.get("session") or run_id), spec["model"], everything)
+        aux = here.route(session, spec.model, everything)
         notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
         try:
             await notice()
@@ -266,7 +262,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     kernel = LazyKernel(cwd, kids.budget_ms, kept.env, box)  # made on its first cell; it dies with the run
     ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
     tools[IPYTHON.name] = IPYTHON
-    steerable = bool(spec.get("steers"))  # an interactive session: its user may steer the run
+    steerable = spec.steers  # an interactive session: its user may steer the run
 
     async def take(key: str, steers: bool, followups: bool) -> list[str]:
         """A take of the run at the place `key` names, as a recorded step (a replay reaches
@@ -282,7 +278,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
     with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
         await asyncio.to_thread(here.reports().reopen, session)
     placed = await delivery.start()
-    prompt = spec.get("prompt")
+    prompt = spec.prompt
     if prompt is None:  # a follow-up run: its children's reports are its prompt
         if not placed:
             return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
@@ -297,9 +293,9 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
         cancel=ctx.cancel,
         effects=with_ledger(Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow), ledger),
-        background=spec.get("deferred") is not None,
-        window=spec.get("deferred"),
-        poll_interval=float(spec.get("pollSeconds") or 5.0),
+        background=spec.deferred is not None,
+        window=spec.deferred,
+        poll_interval=spec.poll_seconds,
         system=system,
         interactive=True,  # every run's requests are session requests (H3.1: only the compactor's yield)
         replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
@@ -307,7 +303,7 @@ async def _turn(spec: dict[str, Any], run_id: str, cancel: asyncio.Event) -> dic
         admission=registry,
         inbox=delivery.round_end,
         redact=kept.redact,
-        permit=gate.permit if int(spec.get("steps") or 1) >= 2 else None,  # a 0.1 run replays as it ran
+        permit=gate.permit if spec.steps >= 2 else None,  # a 0.1 run replays as it ran
     )
     if parent:
         here.children[run_id] = ledger  # its parent's polls read its token here
@@ -363,14 +359,14 @@ async def _take(session: str, run: str, key: str, steers: bool = True, followups
     return [r.text for r in got]
 
 
-def _compactor(spec: Mapping[str, Any], settings: Mapping[str, Any], session: Any, budget: int) -> Any:
+def _compactor(spec: RunSpec, settings: Mapping[str, Any], session: Any, budget: int) -> Any:
     """The compactor's route: `auxiliaryModel` when it can run the compaction pass,
     else the session model's (H7.1). A model on the session's provider takes the same
     `--base-url` and `--api`."""
-    choice = AuxiliaryRoute(spec["model"], settings).choose(Purpose.COMPACTION, request_tokens(budget))
+    choice = AuxiliaryRoute(spec.model, settings).choose(Purpose.COMPACTION, request_tokens(budget))
     if choice.auxiliary:
-        same = choice.model.partition("/")[0] == str(spec["model"]).partition("/")[0]
-        over = (spec.get("baseUrl"), spec.get("api")) if same else (None, None)
+        same = choice.model.partition("/")[0] == spec.model.partition("/")[0]
+        over = (spec.base_url, spec.api) if same else (None, None)
         with contextlib.suppress(ModelError):  # checked by the route: the session model then
             return resolve(choice.model, settings, *over)
     return session

@@ -10,7 +10,6 @@ reads the same).
 from __future__ import annotations
 
 import datetime
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,18 +27,6 @@ NAMES = [WORKFLOW, CHILD_RUN, CHILD_TASK]
 
 IN_FLIGHT = ("PENDING", "ENQUEUED")
 ENDED = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
-
-
-def new_id() -> str:
-    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-
-
-def valid_id(session: str) -> bool:
-    return bool(session) and len(session) <= 80 and all(c.isalnum() or c in "-_." for c in session)
-
-
-def run_id(session: str, n: int) -> str:
-    return f"{session}/{n:04d}"
 
 
 async def runs(session: str, db: Any = DBOS) -> list[Any]:

@@ -36,11 +36,15 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
-from eukhe.home import HomeError, open_home, private_file
+from eukhe.home import HomeError, home, open_home, private_file
 from eukhe.rules.permission import Answer
+from eukhe.settings import SettingsError
+from eukhe.settings.permissions import choice
+from eukhe.terminal import neutralized
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.lines import marked, printable
 from eukhe.ui.session import Options, Session
+from eukhe.ui.trust import ask_once
 from eukhe.ui.view import Line, View
 
 EXIT_PRESS = 3.0
@@ -87,10 +91,7 @@ def parse(argv: Sequence[str]) -> Options | str:
             if not args:
                 return f"eukhe: {name} needs a value\n{USAGE}"
             value = args.pop(0)
-        if name in checked:  # the settings' modules load only then: the prompt comes first
-            from eukhe.settings import SettingsError
-            from eukhe.settings.permissions import choice
-
+        if name in checked:
             try:
                 choice(name, value)
             except SettingsError as e:
@@ -454,10 +455,6 @@ def main(argv: Sequence[str], early: bool = False) -> None:
             'eukhe: the interactive agent needs a terminal; eukhe run "task" runs one turn', file=sys.stderr
         )
         raise SystemExit(2)
-    from eukhe.home import home
-    from eukhe.terminal import neutralized
-    from eukhe.ui.trust import ask_once
-
     said: list[str] = []
 
     def say(line: str) -> None:

@@ -10,12 +10,25 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from eukhe.ai.models import ModelError
+from eukhe.client.client import OwnerError, ask_once
+from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.events import event
+from eukhe.ids import valid_session
+from eukhe.memory.report import status_json, status_lines, zoomed
+from eukhe.run.spec import setup
+from eukhe.settings import SettingsError, home, resolve
+from eukhe.settings.permissions import permissions_in_force
 from eukhe.ui.lines import provider_line
-from eukhe.ui.session import Session, transcript
+from eukhe.ui.session import Session
+
+if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
+    from eukhe.memory.chat import Chat
+    from eukhe.memory.tables import ChatStore
+    from eukhe.ui.durable import Durable
 
 
 class CommandError(EukheError):
@@ -46,16 +59,12 @@ async def _help(s: Session, arg: str) -> list[str]:
 
 
 async def _model(s: Session, arg: str) -> list[str]:
-    from eukhe.ai.models import ModelError
-    from eukhe.run.spec import setup
-    from eukhe.settings import SettingsError
-
     if not arg:
         known = ", ".join(models(s)) or "none in the settings"
         return [f"model: {s.made.model if s.made else '(not set)'}", f"configured: {known}"]
     if s.working:
         raise CommandError("a run is at work: switch the model once it ends")
-    if s.failed and s.store is None:  # the session could not open (no model, say): again, with this one
+    if s.failed and s.durable is None:  # the session could not open (no model, say): again, with this one
         s.options.model, s.failed = arg, ""
         await s.boot()
         return [f"model: {arg}"] if not s.failed else []
@@ -64,7 +73,8 @@ async def _model(s: Session, arg: str) -> list[str]:
         made = await asyncio.to_thread(setup, s.cwd, arg, o.base_url, o.api, o.sandbox, o.approval)
     except (SettingsError, ModelError) as e:
         raise CommandError(str(e)) from None
-    made.extra = dict(s.made.extra) if s.made else {}
+    if s.made is not None:  # the session's runs as they were made, on the new model
+        made.steers, made.deferred, made.poll_seconds = s.made.steers, s.made.deferred, s.made.poll_seconds
     s.made, s.options.model = made, arg
     return [f"model: {arg} (the session's next runs)"]
 
@@ -83,28 +93,23 @@ async def _sessions(s: Session, arg: str) -> list[str]:
 
 
 async def _session(s: Session, arg: str) -> list[str]:
-    from dbos import DBOS
-
-    from eukhe.store import sessions
-
     if not arg:
         return [f"session: {s.id}"]
     if s.working:
         raise CommandError("a run is at work: open another session once it ends")
-    if not sessions.valid_id(arg):
+    if not valid_session(arg):
         raise CommandError(f"session id {arg!r}: use letters, digits, '-', '_' or '.'")
-    found = await sessions.runs(arg, DBOS)
+    durable = _durable(s)
+    found = await durable.runs(arg)
     if not found:
         raise CommandError(f"no session {arg!r} (/sessions lists them)")
-    out = [f"session {arg}: {len(found)} run{'s' * (len(found) != 1)}", *await transcript(arg)]
+    out = [f"session {arg}: {len(found)} run{'s' * (len(found) != 1)}", *await durable.transcript(arg)]
     s.id = arg
     s.view.children = []
     return out
 
 
 async def _memory(s: Session, arg: str) -> list[str]:
-    from eukhe.memory.report import status_json, status_lines
-
     def read() -> list[str]:
         store, chat = _chat(s)
         try:
@@ -116,8 +121,6 @@ async def _memory(s: Session, arg: str) -> list[str]:
 
 
 async def _zoom(s: Session, arg: str) -> list[str]:
-    from eukhe.memory.report import zoomed
-
     parts = arg.split()
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
         raise CommandError("/zoom ID N: two whole numbers, as the view names a line ID+N")
@@ -135,23 +138,21 @@ async def _zoom(s: Session, arg: str) -> list[str]:
     return got.splitlines()
 
 
-def _chat(s: Session) -> tuple[Any, Any]:
-    """The chat as the store has it now, to read (the owner writes it)."""
-    from eukhe.memory.chat import Chat
-    from eukhe.memory.tables import ChatStore
-    from eukhe.settings import memory_settings
+def _durable(s: Session) -> Durable:
+    try:
+        return s.opened
+    except RuntimeError as e:  # not open: the command's line says why
+        raise CommandError(str(e)) from None
 
-    if s.store is None:
-        raise CommandError(f"the store is not open: {s.failed or 'still opening'}")
-    store = ChatStore(s.store.url)
-    return store, Chat(store, budget=memory_settings(s.made.settings).view_bytes)
+
+def _chat(s: Session) -> tuple[ChatStore, Chat]:
+    """The chat as the store has it now, to read (the owner writes it)."""
+    durable = _durable(s)
+    assert s.made is not None  # made before the store opens
+    return durable.chat(s.made.settings)
 
 
 async def _status(s: Session, arg: str) -> list[str]:
-    from eukhe.client.client import OwnerError, ask_once
-    from eukhe.client.protocol import RequestKind
-    from eukhe.settings import home
-
     out = [f"session {s.id or '(opening)'}: {s.view.status()}"]
     try:
         got = await ask_once(home(), RequestKind.STATUS)
@@ -168,8 +169,6 @@ async def _status(s: Session, arg: str) -> list[str]:
 
 
 async def _settings(s: Session, arg: str) -> list[str]:
-    from eukhe.settings import SettingsError, resolve
-
     try:
         return list((await asyncio.to_thread(resolve, s.cwd)).lines())
     except SettingsError as e:
@@ -177,9 +176,6 @@ async def _settings(s: Session, arg: str) -> list[str]:
 
 
 async def _permissions(s: Session, arg: str) -> list[str]:
-    from eukhe.settings import SettingsError
-    from eukhe.settings.permissions import permissions_in_force
-
     o = s.options
     try:
         return await asyncio.to_thread(permissions_in_force, s.cwd, None, o.sandbox, o.approval)

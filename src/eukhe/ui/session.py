@@ -14,14 +14,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eukhe.events import Event, event, of_session, outcome_text
+from eukhe.ids import new_session, valid_session
+from eukhe.run.spec import Setup, setup
+from eukhe.settings import SettingsError, home, loaded
+from eukhe.skills import SkillError
 from eukhe.ui.approvals import Approvals
 from eukhe.ui.view import Queued, View
+
+if TYPE_CHECKING:
+    from eukhe.ui.durable import Durable
 
 CHILD_POLL = 1.0
 """Seconds between two looks at the session's subagents while some work."""
@@ -47,9 +55,8 @@ class Session:
     post: Callable[[Callable[[], None]], None]  # run on the app's loop, from any thread
     cwd: Path = field(default_factory=Path.cwd)
     id: str = ""
-    made: Any = None  # run.spec.Setup once booted
-    process: Any = None  # run.context.Live
-    store: Any = None
+    made: Setup | None = None  # once booted
+    durable: Durable | None = None  # the store and the runtime, once open
     failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[Any] | None = None  # the run at work, its follow-ups included
@@ -71,13 +78,14 @@ class Session:
             await asyncio.to_thread(self._open)
         except Exception as e:
             self.failed = str(e) or type(e).__name__
-            hint = "; /model provider/model opens it with that model" if self.store is None else ""
+            hint = "; /model provider/model opens it with that model" if self.durable is None else ""
             self._say(f"the session cannot run: {self.failed}{hint}")
             for line in _notices(self.cwd):  # what the folder's settings held back may be why
                 self._say(line)
             return
         finally:
             self.ready.set()
+        assert self.made is not None
         self._say(f"session {self.id} · model {self.made.model} · {self.cwd}")
         for line in self.made.notices:  # the folder's keys it does not apply: it is not trusted
             self._say(line)
@@ -92,58 +100,50 @@ class Session:
         self._watch_children()
 
     def _open(self) -> None:
-        from eukhe.run.spec import setup
-        from eukhe.runtime import open_runtime
-        from eukhe.settings import home
-        from eukhe.store import sessions
+        # the one import of the agent inside a function: the store's half loads here,
+        # in the boot thread, behind the prompt
+        from eukhe.ui.durable import Durable
 
         o = self.options
         self.made = setup(self.cwd, o.model, o.base_url, o.api, o.sandbox, o.approval)
-        self.made.extra = {"steers": True}  # the user may steer its runs
-        if self.options.session is not None and not sessions.valid_id(self.options.session):
+        self.made.steers = True  # the user may steer its runs
+        if self.options.session is not None and not valid_session(self.options.session):
             raise ValueError(f"session id {self.options.session!r}: use letters, digits, '-', '_' or '.'")
-        self.id = self.options.session or sessions.new_id()
-        runtime = open_runtime(home(), self.made.settings, self._show, asker=self.approvals)
-        self.store, self.process = runtime.store, runtime.process
+        self.id = self.options.session or new_session()
+        self.durable = Durable.open(home(), self.made.settings, self._show, self.approvals)
+
+    @property
+    def opened(self) -> Durable:
+        """The session's durable half, once the store is open."""
+        if self.durable is None:
+            raise RuntimeError(f"the store is not open: {self.failed or 'still opening'}")
+        return self.durable
 
     async def _taken_up(self) -> None:
         """The runs a dead process left go to the owner, which finishes them."""
-        from eukhe.client.client import ask_once
-        from eukhe.client.protocol import RequestKind
-        from eukhe.run import driver
-        from eukhe.settings import home
-
         try:
-            got = await ask_once(home(), RequestKind.RECOVER, spawn=True, runs=await driver.cut_off())
+            said = await self.opened.taken_up(home())
         except Exception as e:  # the owner is the one to take them up: say so and go on
             self._say(f"the owner could not take up cut-off runs: {e}")
             return
-        for line in got.get("said") or []:
-            self._say(str(line))
+        for line in said:
+            self._say(line)
 
     async def _reopened(self) -> None:
         """A session opened again shows as it is: its transcript, and a run still in
         flight (the owner finishes what a closed terminal left) until it ends."""
-        from dbos import DBOS
-
-        from eukhe.store import sessions
-
-        found = await sessions.runs(self.id, DBOS)
-        for line in await transcript(self.id):
+        found = await self.opened.runs(self.id)
+        for line in await self.opened.transcript(self.id):
             self._say(line)
-        live = [w.workflow_id for w in found if w.status not in sessions.ENDED]
+        live = self.opened.in_flight(found)
         if live:
             self._say(f"run {live[-1]} is in flight; its end shows here")
             self.task = asyncio.ensure_future(self._runs(None, follow=live[-1]))
 
     async def sessions(self) -> list[Any]:
         """The home's sessions (`store.sessions.Row`), the newest last; `known` keeps their ids."""
-        from dbos import DBOS
-
-        from eukhe.store import sessions
-
         try:
-            rows = await sessions.rows(DBOS)
+            rows = await self.opened.rows()
         except Exception as e:
             self._say(f"the sessions could not be read: {e}")
             return []
@@ -176,14 +176,11 @@ class Session:
     async def steer(self, text: str, after: bool = False) -> None:
         """A message typed while the run works: a steer (it enters at the next round end)
         or, `after`, a follow-up (the next run's prompt). Queued in the store."""
-        from eukhe.store.reports import FOLLOWUP, STEER
-
         await self.ready.wait()
         if self.failed:
             return
-        reports = self.process.reports()
         try:
-            rid = await asyncio.to_thread(reports.say, self.id, FOLLOWUP if after else STEER, text)
+            rid = await asyncio.to_thread(self.opened.queue, self.id, text, after)
         except Exception as e:
             self._say(f"not queued ({e}); it is back in the prompt")
             self.restore(text)
@@ -193,8 +190,8 @@ class Session:
     def abort(self) -> None:
         """Ctrl-C while the run works: it ends aborted within its grace (one still waiting
         for the store to open never starts)."""
-        if self.process is not None:
-            self.process.interrupt()
+        if self.durable is not None:
+            self.durable.process.interrupt()
         elif self.task is not None:
             self.task.cancel()
             self._say("aborted before it started: the store was still opening")
@@ -228,9 +225,7 @@ class Session:
             prompt = None
 
     async def _run(self, prompt: str | None, follow: str | None = None) -> dict[str, Any]:
-        from eukhe.run import driver
-        from eukhe.skills import SkillError
-
+        assert self.made is not None
         loop = asyncio.get_running_loop()
         if prompt is not None:
             try:
@@ -238,11 +233,11 @@ class Session:
             except SkillError as e:
                 self._say(str(e))
                 return {"outcome": "failed"}
-        self.process.stop = (loop, asyncio.Event())
-        rid = follow or await driver.start(self.made.spec(prompt), self.id)
+        self.opened.process.stop = (loop, asyncio.Event())
+        rid = follow or await self.opened.start(self.made.spec(prompt), self.id)
         self.view.started(rid, prompt)
         try:
-            out = await driver.result(rid)
+            out = await self.opened.result(rid)
         finally:
             self.view.ended()
         self.view.add(event("outcome", outcome_text(out), rid, out))
@@ -251,19 +246,16 @@ class Session:
     async def _waiting(self) -> int:
         """Messages waiting for the session's next run (steers, follow-ups, reports)."""
         try:
-            return int(await asyncio.to_thread(self.process.reports().queued, self.id))
+            return await asyncio.to_thread(self.opened.queued, self.id)
         except Exception as e:
             self._say(f"the session's waiting messages could not be read: {e}")
             return 0
 
     async def _withdraw(self) -> None:
         """After Ctrl-C, the messages typed meanwhile go back to the prompt, not to a run."""
-        from eukhe.rules.child import Fate
-
-        reports = self.process.reports()
         for q in list(self.view.queued):
             with contextlib.suppress(Exception):
-                if await asyncio.to_thread(reports.withdraw, q.id) is Fate.WITHDRAWN:
+                if await asyncio.to_thread(self.opened.withdraw, q.id):
                     self.view.unqueue([q.id])
                     self.restore(q.text)
 
@@ -276,15 +268,10 @@ class Session:
     async def _children(self) -> None:
         """While the session's subagents work: their lines, and when the prompt is idle
         and a report waits, the session's next run with it."""
-        from dbos import DBOS
-
-        from eukhe.run import driver
-        from eukhe.store import sessions
-
         while True:
             try:
-                live = await driver.live_children(self.id)
-                found = await sessions.subagents(DBOS) if live else []
+                live = await self.opened.live_children(self.id)
+                found = await self.opened.subagents() if live else []
             except Exception as e:
                 self._say(f"the session's subagents could not be read: {e}")
                 return
@@ -301,51 +288,25 @@ class Session:
         """Leave: a run at work is left to the owner (it finishes it), and the children's
         reports stay owed to the session's next run."""
         await self.ready.wait()
-        if self.working or self.failed or self.process is None:
+        if self.working or self.failed or self.durable is None:
             _leave()
-        from eukhe.run import driver
-
+        durable = self.opened
         with contextlib.suppress(Exception):
-            if await driver.live_children(self.id):
-                await asyncio.to_thread(self.process.reports().close_parent, self.id)
-        if self.store is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.to_thread(self.store.close), timeout=5)
+            if await durable.live_children(self.id):
+                await asyncio.to_thread(durable.close_parent, self.id)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.to_thread(durable.close), timeout=5)
 
 
 def _notices(cwd: Path) -> tuple[str, ...]:
-    from eukhe.settings import SettingsError, loaded
-
     try:
         return loaded(cwd).notices
     except SettingsError:
         return ()
 
 
-async def transcript(session: str) -> list[str]:
-    """A session's runs as lines: each run's head, the user's words, the calls made, the
-    replies (a failed one marked)."""
-    from dbos import DBOS
-
-    from eukhe.store import sessions
-
-    out = []
-    for w in await sessions.runs(session, DBOS):
-        out.append(f"── run {w.workflow_id} ({sessions.outcome_of(w)})")
-        for m in await sessions.transcript(w.workflow_id, DBOS):
-            if m.role == "user":
-                out.append(f"› {m.content}")
-            elif m.role == "assistant" and m.calls:
-                out.append("→ calls: " + ", ".join(c.name for c in m.calls))
-            elif m.role == "assistant":
-                out.append(("(failed) " if m.is_error else "") + m.content)
-    return out
-
-
 def _leave() -> None:
     """End the process now: DBOS's threads are not waited for (the owner takes up a run
     left in flight once this process is gone)."""
-    import sys
-
     sys.stdout.flush()
     os._exit(0)

@@ -1,0 +1,175 @@
+"""The command line's store half: every command's part that opens or reads the home's
+store (DBOS and SQLAlchemy, a second on a slow machine). `cli/halves.py` loads it for
+the first command that needs it, so that `eukhe --help`, `eukhe laws` and `eukhe demo`
+never do."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from eukhe.cli.echo import echo
+from eukhe.cli.here import settings_here
+from eukhe.cli.printer import Printer, Stream
+from eukhe.client.client import Client, ask_once
+from eukhe.client.protocol import RequestKind
+from eukhe.client.remote_chat import batches
+from eukhe.events import of_session
+from eukhe.home import HomeError, open_home
+from eukhe.ids import new_session
+from eukhe.memory.chat import Chat
+from eukhe.memory.log import Entry
+from eukhe.memory.tables import ChatStore, ChatStoreError
+from eukhe.run import driver
+from eukhe.run.spec import RunSpec
+from eukhe.runtime import leave, open_runtime
+from eukhe.settings import SettingsError, home, memory_settings
+from eukhe.store import durable, sessions
+from eukhe.store.migrate import Migrated, migrate
+from eukhe.store.urls import StoreError, cause, database_url, shown, sqlite_path
+
+# ---------------------------------------------------------------- runs
+
+
+def run_here(
+    settings: dict[str, Any],
+    printer: Printer | Stream,
+    spec: RunSpec | None,
+    session: str | None,
+    finish: Callable[[dict[str, Any]], int] = lambda out: 0,
+) -> int:
+    """Open the run store, recover what a dead process left in flight, run `spec`
+    (if any) in `session` (default: a new one), and finish the recovered runs; the
+    exit code. The run's own text streams as it comes, and `finish` shows its
+    outcome the moment it ends: recovered runs never hold either back."""
+    session = session or (new_session() if spec is not None else None)
+
+    def live_show(run: str, kind: str, text: str, data: Any = None) -> None:
+        e = of_session(session if spec is not None else None, run, kind, text, data)
+        if e is not None:
+            printer.event(e)
+
+    try:  # the owner runs what is recovered; this process only once it recovers itself
+        runtime = open_runtime(home(), settings, live_show)
+    except StoreError as e:
+        echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    code = 0
+
+    def ended(out: dict[str, Any]) -> None:
+        nonlocal code
+        code = finish(out)
+
+    def recover_with(cut: list[str]) -> Any:
+        return ask_once(home(), RequestKind.RECOVER, spawn=True, runs=cut)
+
+    left = False
+    try:
+        left = runtime.drive(spec, session, printer.say, ended, recover_with)
+    except driver.Busy as e:
+        echo(f"eukhe: {e}", err=True)
+        code, left = 2, True  # runs recovered meanwhile stay in flight, resumable
+    finally:
+        runtime.close()
+    if left:  # runs left in flight for `eukhe resume`: their threads are not waited for
+        leave(code)
+    return code
+
+
+# ---------------------------------------------------------------- reading the runs
+
+
+def read(what: str, session: str = "") -> Any:
+    """Read the run store as a client: no run is started, recovered or picked up.
+    `what`: "rows" (the sessions), "subagents", or "show" (`session`'s runs, each
+    with its outcome and transcript)."""
+    try:
+        url = database_url(home(), settings_here())
+    except (SettingsError, StoreError) as e:
+        echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return []
+    try:
+        client = durable.client(url, home())
+    except StoreError as e:
+        echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+
+    async def reading() -> Any:
+        if what == "rows":
+            return await sessions.rows(client)
+        if what == "subagents":
+            return await sessions.subagents(client)
+        return [
+            (w.workflow_id, sessions.outcome_of(w), await sessions.transcript(w.workflow_id, client))
+            for w in await sessions.runs(session, client)
+        ]
+
+    try:
+        return asyncio.run(reading())
+    except Exception as e:  # a store that cannot be read is a clear error, never a traceback
+        if "no such table: main.workflow_status" in str(e):  # a store no run has used yet (a chat import)
+            return []
+        echo(f"eukhe: cannot read the run store at {shown(url)}: {cause(e)}", err=True)
+        raise typer.Exit(2) from None
+    finally:
+        client.destroy()
+
+
+# ---------------------------------------------------------------- the chat
+
+
+def chat_store() -> ChatStore:
+    """The chat's tables in this home's store; a store that cannot be opened is one line."""
+    try:
+        url = database_url(home(), settings_here())
+        open_home(home())
+        return ChatStore(url)
+    except (SettingsError, StoreError, ChatStoreError, HomeError, OSError) as e:
+        echo(f"eukhe chat: {e}", err=True)
+        raise typer.Exit(2) from None
+
+
+def chat(store: ChatStore) -> Chat:
+    """The chat as loaded from the store (no compactor: reading only)."""
+    try:
+        budget = memory_settings(settings_here()).view_bytes
+    except SettingsError as e:
+        store.close()
+        echo(f"eukhe chat: {e}", err=True)
+        raise typer.Exit(2) from None
+    return Chat(store, budget=budget)
+
+
+async def import_entries(where: Path, entries: list[Entry]) -> tuple[int, int, int]:
+    """The entries through the owner, in batches; how many are in the log, how many of
+    them are new, and how many were handed to another owner that writes the chat."""
+    logged = new = handed = 0
+    client = await Client.connect(where, spawn=True)
+    try:
+        for batch in batches(entries):  # a long session goes in several requests, in order
+            got = await client.request(RequestKind.IMPORT, entries=[e.json() for e in batch])
+            logged += int(got["logged"])
+            new += int(got["new"])
+            handed += len(batch) if got.get("handed") else 0
+    finally:
+        await client.close()
+    return logged, new, handed
+
+
+# ---------------------------------------------------------------- the store itself
+
+
+def migrate_home() -> tuple[str, Migrated | None, str]:
+    """Migrate the home's store (`store.migrate`): its URL as shown, what was done
+    (None: the store does not exist yet), and the version its runs in flight went to."""
+    url = durable.own_url(home())
+    file = sqlite_path(url)
+    if file is not None and not Path(file).exists():
+        return shown(url), None, durable.VERSION
+    return shown(url), migrate(url, durable.VERSION), durable.VERSION

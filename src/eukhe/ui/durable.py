@@ -1,0 +1,116 @@
+"""The interactive session's durable half: the store, the runtime and the runs.
+`Session` loads this module in its boot thread, the one import of the agent made
+inside a function: DBOS and SQLAlchemy take a second on a slow machine, and the
+prompt comes first. Everything the session and its commands ask of the store goes
+through `Durable`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS
+
+from eukhe.ai.request import Message
+from eukhe.client.client import ask_once
+from eukhe.client.protocol import RequestKind
+from eukhe.memory.chat import Chat
+from eukhe.memory.tables import ChatStore
+from eukhe.rules.child import Fate
+from eukhe.run import driver
+from eukhe.run.context import Live, Show
+from eukhe.run.permit import Asker
+from eukhe.run.spec import RunSpec
+from eukhe.runtime import Runtime, open_runtime
+from eukhe.settings import memory_settings
+from eukhe.store import sessions
+from eukhe.store.durable import Store
+from eukhe.store.reports import FOLLOWUP, STEER
+
+
+class Durable:
+    """One session's runtime (its store and its `Live`), and the reads and runs a
+    session makes through it."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    @classmethod
+    def open(cls, home: Path, settings: dict[str, Any], show: Show, asker: Asker) -> Durable:
+        return cls(open_runtime(home, settings, show, asker=asker))
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.store
+
+    @property
+    def process(self) -> Live:
+        return self.runtime.process
+
+    async def taken_up(self, home: Path) -> list[str]:
+        """The runs a dead process left go to the owner, which finishes them: what it said."""
+        got = await ask_once(home, RequestKind.RECOVER, spawn=True, runs=await driver.cut_off())
+        return [str(line) for line in got.get("said") or []]
+
+    async def runs(self, session: str) -> list[Any]:
+        """A session's runs (DBOS workflow statuses), in order."""
+        return await sessions.runs(session, DBOS)
+
+    @staticmethod
+    def in_flight(runs: list[Any]) -> list[str]:
+        return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
+
+    async def rows(self) -> list[sessions.Row]:
+        return await sessions.rows(DBOS)
+
+    async def transcript(self, session: str) -> list[str]:
+        """A session's runs as lines: each run's head, the user's words, the calls made,
+        the replies (a failed one marked)."""
+        out = []
+        for w in await sessions.runs(session, DBOS):
+            out.append(f"── run {w.workflow_id} ({sessions.outcome_of(w)})")
+            messages: list[Message] = await sessions.transcript(w.workflow_id, DBOS)
+            for m in messages:
+                if m.role == "user":
+                    out.append(f"› {m.content}")
+                elif m.role == "assistant" and m.calls:
+                    out.append("→ calls: " + ", ".join(c.name for c in m.calls))
+                elif m.role == "assistant":
+                    out.append(("(failed) " if m.is_error else "") + m.content)
+        return out
+
+    async def start(self, spec: RunSpec, session: str) -> str:
+        return await driver.start(spec, session)
+
+    async def result(self, run: str) -> dict[str, Any]:
+        return await driver.result(run)
+
+    async def live_children(self, session: str) -> list[str]:
+        return await driver.live_children(session)
+
+    async def subagents(self) -> list[dict[str, Any]]:
+        return await sessions.subagents(DBOS)
+
+    def queue(self, session: str, text: str, after: bool) -> str:
+        """A message typed while a run works, queued in the store: a steer, or, `after`,
+        a follow-up. Its id."""
+        return str(self.process.reports().say(session, FOLLOWUP if after else STEER, text))
+
+    def queued(self, session: str) -> int:
+        return int(self.process.reports().queued(session))
+
+    def withdraw(self, message: str) -> bool:
+        """Whether the queued message went back (no run took it yet)."""
+        return bool(self.process.reports().withdraw(message) is Fate.WITHDRAWN)
+
+    def close_parent(self, session: str) -> None:
+        self.process.reports().close_parent(session)
+
+    def chat(self, settings: dict[str, Any]) -> tuple[ChatStore, Chat]:
+        """The chat as the store has it now, to read (the owner writes it); close the
+        store after."""
+        store = ChatStore(self.store.url)
+        return store, Chat(store, budget=memory_settings(settings).view_bytes)
+
+    def close(self) -> None:
+        self.runtime.close()
