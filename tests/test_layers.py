@@ -300,3 +300,43 @@ def test_the_purity_check_sees_each_impure_import(tmp_path: Path) -> None:
         "from eukhe.rules import run\nfrom .run import Cfg\n"
     )
     assert impure(rules / "example.py", src) == []
+
+
+# ---------------------------------------------------------------- the command line: a face only
+
+
+def process_control(path: Path) -> list[str]:
+    """What in a module of the command line ends or steers the process: the `signal`
+    module, `os._exit`. The runtime does both (`runtime.py`); the command line parses,
+    prints and asks it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [
+                f"{path.name}:{node.lineno} imports {n}" for n in names if n.partition(".")[0] == "signal"
+            ]
+        elif isinstance(node, ast.Attribute) and node.attr in ("_exit", "add_signal_handler"):
+            found.append(f"{path.name}:{node.lineno} calls {ast.unparse(node)}")
+    return found
+
+
+def test_the_command_line_neither_handles_signals_nor_ends_the_process() -> None:
+    files = sorted((PACKAGE / "cli").rglob("*.py"))
+    assert files
+    found = [f for p in files for f in process_control(p)]
+    assert found == [], "the command line does what the runtime should:\n" + "\n".join(found)
+
+
+def test_the_process_check_sees_a_signal_handler_and_an_exit(tmp_path: Path) -> None:
+    for source in (
+        "import signal\n",
+        "from signal import SIGINT\n",
+        "import os\nos._exit(1)\n",
+        "loop.add_signal_handler(2, f)\n",
+    ):
+        (tmp_path / "m.py").write_text(source)
+        assert len(process_control(tmp_path / "m.py")) == 1, source
+    (tmp_path / "m.py").write_text("import sys\nsys.exit(1)\n")
+    assert process_control(tmp_path / "m.py") == []
