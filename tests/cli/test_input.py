@@ -145,3 +145,13 @@ def test_standard_input_is_never_read_when_the_prompt_is_an_argument(tmp_path: P
     with pytest.raises(PromptError, match=r"over 16,777,216 bytes"):
         prompt_of("-", io.BytesIO(b"x" * (PROMPT_MAX + 1)), is_terminal=False)
     assert eukhe("run", "--help", cwd=tmp_path, home=tmp_path).returncode == 0
+
+
+def test_an_empty_prompt_is_refused_before_any_run(tmp_path: Path) -> None:
+    home, repo, _ = project(tmp_path)
+    with FauxServer(parse(["a reply no one asked for"])) as server:
+        for prompt in ("", "  \n\t"):
+            done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, prompt, cwd=repo, home=home)
+            assert (done.returncode, done.stderr) == (2, "eukhe run: the prompt is empty\n"), done.stderr
+        assert server.seen == []  # no model call, no run
+    assert not (home / "eukhe.sqlite").exists()

@@ -19,7 +19,10 @@ class PromptError(EukheError, ValueError):
 
 
 def checked(text: str, where: str) -> str:
-    """The prompt, if it is UTF-8 text (an argument's invalid bytes arrive as surrogates)."""
+    """The prompt, if it is UTF-8 text (an argument's invalid bytes arrive as surrogates)
+    with something in it: an empty prompt would run a turn the model can only guess at."""
+    if not text.strip():
+        raise PromptError("the prompt is empty")
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError as e:
