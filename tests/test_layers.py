@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the errors' one root", ("errors",)),
     (
         "the ground: terminal text, run ids, file kinds, crash points, the home's files",
-        ("terminal", "ids", "filekind", "crashpoints", "home"),
+        ("terminal", "ids", "words", "filekind", "crashpoints", "home"),
     ),
     ("the events every face shows", ("events",)),
     ("deadlines and cancels", ("waits",)),

@@ -20,6 +20,7 @@ from typing import Any
 
 from eukhe.ids import is_root, name_of
 from eukhe.terminal import json_text
+from eukhe.words import counted
 
 SCHEMA = "eukhe.events/2"
 VERSION = 2
@@ -95,6 +96,26 @@ def event(type_: str, text: str = "", run: str | None = None, data: Mapping[str,
 
 Sink = Callable[[Event], None]
 """Where the events of a process go: a printer, the event stream, the interactive view."""
+
+
+def tally(out: Mapping[str, Any]) -> str:
+    """A run's counts in words: its model calls, then those that were not a plain answer
+    (tool rounds, notes, retries) and the calls denied, each only when there was one:
+    `1 model call`, `3 model calls: 2 tool rounds, 1 retry`. An outcome an earlier eukhe
+    recorded has no count of calls: its tool rounds stand for them."""
+    extra = [
+        counted(n, noun, plural)
+        for n, noun, plural in (
+            (int(out.get("rounds") or 0), "tool round", None),
+            (int(out.get("notes") or 0), "note", None),
+            (int(out.get("retries") or 0), "retry", "retries"),
+            (len(out.get("denials") or []), "denial", None),
+        )
+        if n
+    ]
+    if out.get("calls") is None:
+        return ", ".join(extra) or "no tool round"
+    return counted(int(out["calls"]), "model call") + (": " + ", ".join(extra) if extra else "")
 
 
 def outcome_text(out: Mapping[str, Any]) -> str:

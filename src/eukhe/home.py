@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.errors import Code, EukheError
+from eukhe.words import counted
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -142,7 +143,7 @@ class Tightened:
     def notice(self) -> str | None:
         """One line for stderr, or None when nothing changed or failed."""
         inside = " and ".join(
-            f"{n} {what}{'' if n == 1 else 's'} {mode:04o}"
+            f"{counted(n, what)} {mode:04o}"
             for n, what, mode in ((self.files, "file", FILE_MODE), (self.folders, "folder", DIR_MODE))
             if n
         )

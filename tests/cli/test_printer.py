@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from eukhe.cli.printer import Printer
+from eukhe.words import counted
 
 
 def test_streamed_text_is_written_as_it_comes_and_the_answer_not_again(
@@ -45,3 +46,20 @@ def test_with_json_everything_but_the_json_goes_to_stderr(capsys: pytest.Capture
     p.answer("Four.")
     got = capsys.readouterr()
     assert got.out == "" and got.err == "Four.\n⏳ retry: x\n"
+
+
+def test_how_a_run_ended_is_said_once_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    p = Printer(as_json=False)
+    base = {"error": None, "notes": 0, "retries": 0, "cut": False, "denials": []}
+    p.outcome({**base, "outcome": "answered", "answer": "Four.", "calls": 1, "rounds": 0})
+    assert capsys.readouterr().err == "answered in 1 model call\n"  # a text answer: no tool round
+    p.outcome({**base, "outcome": "answered", "answer": "Done.", "calls": 4, "rounds": 2, "retries": 1})
+    assert capsys.readouterr().err == "answered in 4 model calls: 2 tool rounds, 1 retry\n"
+    stopped = {"kind": "aborted", "message": "Ctrl-C"}
+    p.outcome({**base, "outcome": "aborted", "answer": "", "error": stopped, "calls": 1, "rounds": 0})
+    assert capsys.readouterr().err == "aborted: Ctrl-C, after 1 model call\n"  # one line, not two
+
+
+def test_a_count_says_its_noun_in_the_plural_unless_it_is_one() -> None:
+    assert [counted(n, "line") for n in (0, 1, 2)] == ["0 lines", "1 line", "2 lines"]
+    assert counted(1, "retry", "retries") == "1 retry" and counted(3, "retry", "retries") == "3 retries"

@@ -489,7 +489,7 @@ def test_a_settle_wait_through_the_owner_ends_at_once_on_the_runs_cancel(home: P
             got = await asyncio.wait_for(memory.settled(20_000, shown.append, cancel), 5)
             assert not got.settled and got.pending == 1 and loop.time() - began < 2.0
             assert got.text.startswith("<chat>") and "0+1|talk: long long" in got.text
-            assert any("1 lines pending" in x for x in shown), shown  # said over the socket
+            assert any("1 line pending" in x for x in shown), shown  # said over the socket
             assert "the wait was cancelled" in shown[-1], shown
             assert owner.status()["memory"]["messages"] == 1
             assert await memory.zoom(0, 1) == "talk: " + "long " * 400
@@ -678,7 +678,7 @@ def test_a_settle_wait_through_the_owner_shows_its_lines_pending_and_deadline_th
             waits = [e for e in events if e[2].get("wait")]
             assert len(waits) >= 2 and events[0] == waits[0], events  # a line a second
             for kind, text, data in waits[:-1]:
-                assert kind == "memory" and "1 lines pending" in text and "to the deadline" in text
+                assert kind == "memory" and "1 line pending" in text and "to the deadline" in text
                 assert data["wait"] == "memory" and data["pending"] == 1
                 assert began + 17 < data["deadline"] <= time.time() + 20 + 0.1
             assert events[-2] == ("memory", settle_ended(True, 1), {})

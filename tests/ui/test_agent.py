@@ -56,7 +56,7 @@ def test_a_prompt_is_answered(tmp_path: Path) -> None:
     assert "› what does a.txt say?\nanswer in two lines" in text
     assert server.seen[0].body["messages"][-1]["content"] == "what does a.txt say?\nanswer in two lines"
     assert '  tool: [1] read {"path": "a.txt"}' in text and "  ← [1] ok, 7 chars: 1" in text
-    assert "The file says alpha.\nNothing more.\n✓ answered · 1 rounds, 0 notes, 0 retries" in text
+    assert "The file says alpha.\nNothing more.\n✓ answered in 2 model calls: 1 tool round" in text
 
 
 def test_a_steer_while_a_tool_runs_enters_at_the_round_end(tmp_path: Path) -> None:

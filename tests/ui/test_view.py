@@ -148,11 +148,14 @@ def test_the_outcome_line() -> None:
     out = {
         "outcome": "failed",
         "error": {"kind": "run_limit", "message": "cap"},
+        "calls": 4,
         "rounds": 3,
         "notes": 0,
         "retries": 1,
     }
-    assert View.outcome_line(out) == "✗ failed (run_limit): cap · 3 rounds, 0 notes, 1 retries"
+    assert View.outcome_line(out) == "✗ failed (run_limit): cap · after 4 model calls: 3 tool rounds, 1 retry"
+    answered = {"outcome": "answered", "error": None, "calls": 1, "rounds": 0, "notes": 0, "retries": 0}
+    assert View.outcome_line(answered) == "✓ answered in 1 model call"
 
 
 def session(**made: object) -> object:

@@ -22,6 +22,7 @@ from eukhe.admission._errors import Preempted, QueueFull, SlotTimeout
 from eukhe.rules import admission
 from eukhe.rules.admission import Class, Op, Outcome, State, Status, Step
 from eukhe.rules.wait import End
+from eukhe.words import counted
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def holds_up(w: admission.Waiting) -> str:
         return "the provider has no slots (its limit is 0)"
     slots = "its slot" if w.limit == 1 else f"its {w.limit} slots"
     holders = [
-        _count(n, f"{cls} request")
+        counted(n, f"{cls} request")
         for n, cls in ((w.held_interactive, "session"), (w.held_background, "background"))
         if n
     ]
@@ -92,10 +93,6 @@ def holds_up(w: admission.Waiting) -> str:
         return f"{slots} are taken"
     verb = "holds" if w.held_interactive + w.held_background == 1 else "hold"
     return f"{' and '.join(holders)} {verb} {slots}"
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def ordinal(n: int) -> str:

@@ -29,6 +29,7 @@ from eukhe.run.spec import NoModel, RunSpec, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice
 from eukhe.skills import SkillError, get_resource_snapshot
+from eukhe.words import counted
 
 # markdown: a docstring's lines join into paragraphs (rich kept each line break, mid-sentence)
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="markdown")
@@ -214,7 +215,7 @@ def sessions_command(
     for r in rows:
         started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
         prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
-        echo(f"{r.session}  {started}  {r.runs} run{'s' if r.runs != 1 else ''}  {r.outcome}  {prompt}")
+        echo(f"{r.session}  {started}  {counted(r.runs, 'run')}  {r.outcome}  {prompt}")
 
 
 session_app = typer.Typer(
@@ -339,11 +340,11 @@ def _resources(kind: str, paths: list[str] | None, as_json: bool) -> None:
         typer.echo(json.dumps(out, indent=2))
         return
     noun = "skill" if kind == "skills" else "prompt template"
-    echo(f"{len(loaded)} {noun}{'' if len(loaded) == 1 else 's'} loaded")
+    echo(f"{counted(len(loaded), noun)} loaded")
     for r in loaded:
         echo(_printable(f"  {r.name}: {r.description} ({r.path})"))
     if diagnostics:
-        echo(f"{len(diagnostics)} diagnostic{'' if len(diagnostics) == 1 else 's'}")
+        echo(counted(len(diagnostics), "diagnostic"))
         for d in diagnostics:
             echo(_printable(f"  {d.path}: {d.error}"))
 

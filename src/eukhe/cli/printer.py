@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from eukhe.events import QUIET, Event, event, outcome_text
+from eukhe.events import QUIET, Event, event, outcome_text, tally
 from eukhe.terminal import for_stream
 from eukhe.ui.lines import marked
 
@@ -42,19 +42,17 @@ class Printer:
             self.show(e.type, e.text)
 
     def outcome(self, out: dict[str, Any]) -> None:
-        """How a run ended: the answer (once), or why not, and its counts."""
+        """How a run ended, said once: the answer and its counts, or why not and the
+        counts so far."""
         error = out.get("error") or {}
         if out["outcome"] == "answered":
             self.answer(out["answer"])
+            self.say(f"answered in {tally(out)}")
         elif out["outcome"] == "failed":
-            self.say(f"failed ({error.get('kind')}): {error.get('message')}")
+            self.say(f"failed ({error.get('kind')}): {error.get('message')}, after {tally(out)}")
         else:
-            self.say("aborted" + (f": {error.get('message')}" if error.get("message") else ""))
-        denied = len(out.get("denials") or [])
-        self.say(
-            f"{out['outcome']}: {out['rounds']} rounds, {out['notes']} notes, {out['retries']} retries, "
-            f"{denied} denial{'' if denied == 1 else 's'}"
-        )
+            why = f": {error.get('message')}" if error.get("message") else ""
+            self.say(f"aborted{why}, after {tally(out)}")
 
     def show(self, kind: str, text: str, data: Any = None) -> None:
         """A line of the run; kind "text" is a piece of the model's text, written as it comes."""

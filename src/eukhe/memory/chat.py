@@ -38,6 +38,7 @@ from eukhe.rules import queue as q
 from eukhe.rules import view as v
 from eukhe.rules.queue import Node
 from eukhe.waits import Clock, LoopClock, race
+from eukhe.words import counted
 
 Show = Callable[[str], None]
 Waiting = Callable[[str, int, float], None]
@@ -61,8 +62,8 @@ def settle_ended(cancelled: bool, pending: int) -> str:
     """What a turn's wait says when it ends with lines unbuilt: a cancelled wait ends its
     turn too, a deadline lets it go on."""
     if cancelled:
-        return f"memory: the wait was cancelled with {pending} lines pending"
-    return f"memory: the settle deadline passed; the turn goes on with {pending} lines shown cut"
+        return f"memory: the wait was cancelled with {counted(pending, 'line')} pending"
+    return f"memory: the settle deadline passed; the turn goes on with {counted(pending, 'line')} shown cut"
 
 
 def _progress(show: Show | None, waiting: Waiting | None, line: str, pending: int, seconds: float) -> None:
@@ -347,7 +348,7 @@ class Chat:
                     if cancel is not None and cancel.is_set():
                         break
                     seconds = deadline - self.clock.now()
-                    line = f"memory: {len(left)} lines pending, {seconds:.0f} s to the deadline"
+                    line = f"memory: {counted(len(left), 'line')} pending, {seconds:.0f} s to the deadline"
                     _progress(show, waiting, line, len(left), seconds)
                     self._changed.clear()
                     tick = min(deadline, self.clock.now() + 1.0)

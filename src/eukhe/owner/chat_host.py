@@ -46,6 +46,7 @@ from eukhe.rules.view import VIEW
 from eukhe.settings.load import load
 from eukhe.store.election import Election
 from eukhe.store.urls import database_url
+from eukhe.words import counted
 
 Show = Callable[[str], None]
 
@@ -220,7 +221,8 @@ class ChatHost:
                 break
             seconds = deadline - clock.now()
             line = (
-                f"memory: {len(handed)} messages to be logged by the chat's writer, {unbuilt} lines pending, "
+                f"memory: {counted(len(handed), 'message')} to be logged by the chat's writer, "
+                f"{counted(unbuilt, 'line')} pending, "
                 f"{seconds:.0f} s to the deadline"
             )
             if waiting is not None:

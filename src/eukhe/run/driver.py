@@ -21,6 +21,7 @@ from eukhe.run.workflow import process, run_workflow
 from eukhe.store import sessions
 from eukhe.store.durable import gone, takes_recovered
 from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT, NAMES
+from eukhe.words import counted
 
 Say = Callable[[str], None]
 
@@ -180,7 +181,7 @@ async def finish(ids: list[str], say: Say) -> bool:
         if not task.done():
             task.cancel()
             left = len(ids) - n
-            say(f"left {left} recovered run{'s' * (left != 1)} in flight: `eukhe resume` finishes them")
+            say(f"left {counted(left, 'recovered run')} in flight: `eukhe resume` finishes them")
             return True
         try:
             out = task.result()
@@ -227,11 +228,11 @@ async def drive(
             return True
         if rest and by_owner:
             n = len(rest)
-            say(f"the owner finishes {n} recovered run{'s' * (n != 1)}; `eukhe status` shows them")
+            say(f"the owner finishes {counted(n, 'recovered run')}; `eukhe status` shows them")
             return False
         if rest:
             n = len(rest)
-            say(f"finishing {n} recovered run{'s' * (n != 1)}; Ctrl-C leaves them for `eukhe resume`")
+            say(f"finishing {counted(n, 'recovered run')}; Ctrl-C leaves them for `eukhe resume`")
     return await finish(rest, say)
 
 
@@ -258,7 +259,7 @@ async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[dic
     while True:
         live = await live_children(session)
         if live != shown and live:
-            say(f"waiting for {len(live)} subagent{'s' * (len(live) != 1)}: {', '.join(map(name_of, live))}")
+            say(f"waiting for {counted(len(live), 'subagent')}: {', '.join(map(name_of, live))}")
         shown = live
         if await asyncio.to_thread(reports.queued, session):
             rid = await start(dataclasses.replace(spec, prompt=None), session)
@@ -271,7 +272,7 @@ async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[dic
         if raced.end is End.EVENT:
             await asyncio.to_thread(reports.close_parent, session)
             n = len(live)
-            say(f"left {n} subagent{'s' * (n != 1)} running: their reports wait for this session's next run")
+            say(f"left {counted(n, 'subagent')} running: their reports wait for this session's next run")
             return True
 
 

@@ -101,6 +101,7 @@ class RunOutcome:
             "outcome": self.outcome,
             "answer": self.answer,
             "error": error,
+            "calls": len(self.requests),  # model calls, each sent request (a note's and a retry's too)
             "rounds": self.rounds,
             "notes": self.notes,
             "retries": self.retries,

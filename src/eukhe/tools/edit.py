@@ -15,6 +15,7 @@ from eukhe.tools.files import SNIFF, amount, atomic_write, binary_message, is_bi
 from eukhe.tools.read import missing_message
 from eukhe.tools.target import refusal
 from eukhe.tools.write import count_lines
+from eukhe.words import counted
 
 __all__ = ["EDIT", "Edit"]
 
@@ -155,7 +156,7 @@ def _edit(shown: str, old: str, new: str, cwd: Path, lim: Limits) -> Result:
         return Result(f"'{shown}' cannot be written: {why(e)}", True)
     span = _span(_line_of(text, i), old)
     n = count_lines(new)
-    did = f"deleted {span}" if not new else f"replaced {span} with {n} line{'' if n == 1 else 's'}"
+    did = f"deleted {span}" if not new else f"replaced {span} with {counted(n, 'line')}"
     return Result(f"edited '{shown}': {did}{note}")
 
 

@@ -24,6 +24,7 @@ from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session
+from eukhe.words import counted
 
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
     from eukhe.memory.chat import Chat
@@ -88,7 +89,7 @@ async def _sessions(s: Session, arg: str) -> list[str]:
         started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
         prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
         here = " (this one)" if r.session == s.id else ""
-        out.append(f"{r.session}{here}  {started}  {r.runs} run{'s' * (r.runs != 1)}  {r.outcome}  {prompt}")
+        out.append(f"{r.session}{here}  {started}  {counted(r.runs, 'run')}  {r.outcome}  {prompt}")
     return out
 
 
@@ -103,7 +104,7 @@ async def _session(s: Session, arg: str) -> list[str]:
     found = await durable.runs(arg)
     if not found:
         raise CommandError(f"no session {arg!r} (/sessions lists them)")
-    out = [f"session {arg}: {len(found)} run{'s' * (len(found) != 1)}", *await durable.transcript(arg)]
+    out = [f"session {arg}: {counted(len(found), 'run')}", *await durable.transcript(arg)]
     s.id = arg
     s.view.children = []
     return out

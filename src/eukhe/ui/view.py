@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eukhe.events import QUIET, Event
+from eukhe.events import QUIET, Event, tally
 from eukhe.ids import is_root, name_of
 from eukhe.ui.lines import marked, printable
+from eukhe.words import counted
 
 PARTIAL = 4_000
 """Characters of streamed text the live area holds before they go to the scrollback unended."""
@@ -111,10 +112,9 @@ class View:
         why = f" ({error.get('kind')}): {error.get('message')}" if error.get("message") else ""
         if out.get("outcome") == "aborted" and error.get("message"):
             why = f": {error.get('message')}"
-        counts = (
-            f"{out.get('rounds', 0)} rounds, {out.get('notes', 0)} notes, {out.get('retries', 0)} retries"
-        )
-        return f"{head}{why} · {counts}"
+        if out.get("outcome") == "answered":
+            return f"{head} in {tally(out)}"
+        return f"{head}{why} · after {tally(out)}"
 
     def _text(self, text: str) -> None:
         self.heard = self.clock()
@@ -203,7 +203,9 @@ class View:
         if what == "poll":
             return f"deferred job: next poll in {_left(d.get('next'), now)}, deadline in {left}"
         if what == "memory":
-            return f"memory: {d.get('pending', '?')} lines pending, {left} to the deadline"
+            pending = d.get("pending")
+            lines = counted(pending, "line") if isinstance(pending, int) else "? lines"
+            return f"memory: {lines} pending, {left} to the deadline"
         if what == "lease":
             holder = d.get("holder") or {}
             return (
