@@ -27,6 +27,7 @@ def test_the_demo_ends_answered_with_every_recovery_shown(tmp_path: Path) -> Non
         "outcome": "answered",
         "answer": "The project is called eukhe.",
         "error": None,
+        "calls": 8,  # the four rounds, the three notes and the answer
         "rounds": 4,
         "notes": 3,
         "retries": 0,
