@@ -106,8 +106,8 @@ def test_a_turn_gets_the_view_by_its_deadline_when_the_model_never_answers(tmp_p
         got = await asyncio.wait_for(waiter, timeout=10)
         assert not got.settled and got.pending == 1 and got.waited == 20
         assert got.text == f"<chat>\n0+1|{rule.cut('user: ' + LONG, NODE)}\n</chat>"  # its input cut
-        assert shown[0] == "memory: 1 lines pending, 20 s to the deadline"
-        assert shown[-1] == "memory: the settle deadline passed; the turn goes on with 1 lines shown cut"
+        assert shown[0] == "memory: 1 line pending, 20 s to the deadline"
+        assert shown[-1] == "memory: the settle deadline passed; the turn goes on with 1 line shown cut"
         assert [(r.l, r.i) for r in chat.status().running] == [(0, 0)]  # built on for the next turn
         assert chat.status().last_wait.ended == "deadline"  # type: ignore[union-attr]
 
@@ -137,7 +137,7 @@ def test_a_turns_wait_shows_its_lines_pending_and_its_deadline_and_ends_with_wai
     with_chat(tmp_path, [{"text": "never", "stallAfter": 0, "stall": 3600}], body)
     lines = [e for e in events if e[0] == "memory" and "wait" in e[2]]
     assert len(lines) >= 15 and events[: len(lines)] == lines  # a line a second, first
-    assert lines[0][1] == "memory: 1 lines pending, 20 s to the deadline"
+    assert lines[0][1] == "memory: 1 line pending, 20 s to the deadline"
     for _, text, data in lines:
         left = float(text.split(", ")[1].split(" s ")[0])  # the seconds the line says
         assert data["wait"] == "memory" and data["pending"] == 1
