@@ -126,7 +126,7 @@ def test_a_stalled_stream_shows_its_countdown_and_then_its_note(tmp_path: Path) 
             t.svg(shots / "agent-stall.svg", "eukhe: a stalled stream, its countdown")
         text = t.until("✓ answered")
     assert "↻ note: Harness note, attempt 2: your previous reply produced no output for 4 s" in text
-    assert "Done after the stall." in text and "1 notes" in text
+    assert "Done after the stall." in text and re.search(r"\b1 note\b", text)
 
 
 def test_memory_zoom_and_the_other_commands(tmp_path: Path) -> None:
@@ -176,6 +176,36 @@ def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: 
         one.until("✓ answered")
         text = two.until("✓ answered")
     assert "The second terminal's answer." in text
+
+
+def test_the_printed_way_back_opens_the_session_on_the_model_and_server_it_ran_with(tmp_path: Path) -> None:
+    """A session opened with --model and --base-url (the home names no model), left, and
+    opened again as the agent says on leaving, with no flag: its transcript shows at once
+    and its next prompt goes to the same server."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with FauxServer(parse(["The first answer.", "The second answer."])) as server:
+        with Term(tmp_path, home, "--model", "vllm/m", "--base-url", server.url) as one:
+            one.ready()
+            one.send("first question")
+            text = one.until("✓ answered")
+            one.until("idle", lambda s: bool(re.search(r"ready · session \d", one.screen())))
+            one.keys("C-c")
+            one.until("Ctrl-C again to exit")
+            one.keys("C-c")
+            left = one.until("[eukhe exited] 0")
+        printed = re.search(r"· eukhe (--session \S+) opens this session again", left)
+        assert printed, left
+        assert printed.group(1) == f"--session {session_of(text)}"
+        with Term(tmp_path, home, *printed.group(1).split()) as two:
+            two.until("its transcript", lambda s: "› first question" in s and "The first answer." in s)
+            two.ready()
+            two.send("second question")
+            two.until(
+                "the second answer", lambda s: "The second answer." in s.partition("› second question")[2]
+            )
+    asked = [[m["content"] for m in seen.body["messages"] if m["role"] == "user"] for seen in server.seen]
+    assert any(user[-1:] == ["second question"] for user in asked)  # sent to the server it ran with
 
 
 def test_a_closed_terminal_loses_nothing_and_reopening_shows_the_session_as_it_is(tmp_path: Path) -> None:

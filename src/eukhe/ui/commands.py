@@ -65,7 +65,7 @@ async def _model(s: Session, arg: str) -> list[str]:
         return [f"model: {s.made.model if s.made else '(not set)'}", f"configured: {known}"]
     if s.working:
         raise CommandError("a run is at work: switch the model once it ends")
-    if s.failed and s.durable is None:  # the session could not open (no model, say): again, with this one
+    if s.failed and s.made is None:  # the session could not open (no model, say): again, with this one
         s.options.model, s.failed = arg, ""
         await s.boot()
         return [f"model: {arg}"] if not s.failed else []

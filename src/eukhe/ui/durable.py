@@ -6,6 +6,8 @@ through `Durable`."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,16 @@ class Durable:
     @staticmethod
     def in_flight(runs: list[Any]) -> list[str]:
         return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
+
+    def last_spec(self, session: str) -> RunSpec | None:
+        """The spec the session's last run started with (its model, base URL and API),
+        or None: no run, or none whose spec this eukhe reads."""
+        for w in reversed(asyncio.run(sessions.runs(session, DBOS))):
+            args = w.input.get("args") if isinstance(w.input, dict) else None
+            if args and isinstance(args[0], dict):
+                with contextlib.suppress(KeyError, TypeError, ValueError):
+                    return RunSpec.of(args[0])
+        return None
 
     async def rows(self) -> list[sessions.Row]:
         return await sessions.rows(DBOS)

@@ -63,6 +63,7 @@ class Session:
     children: asyncio.Task[Any] | None = None
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
     known: list[str] = field(default_factory=list)  # the home's sessions, for /session's completion
+    reopened: bool = False  # its transcript shown (a session opened again)
     approvals: Approvals = field(init=False)  # the person who answers its runs' permission asks
 
     def __post_init__(self) -> None:
@@ -78,10 +79,12 @@ class Session:
             await asyncio.to_thread(self._open)
         except Exception as e:
             self.failed = str(e) or type(e).__name__
-            hint = "; /model provider/model opens it with that model" if self.durable is None else ""
+            hint = "; /model provider/model opens it with that model" if self.made is None else ""
             self._say(f"the session cannot run: {self.failed}{hint}")
             for line in _notices(self.cwd):  # what the folder's settings held back may be why
                 self._say(line)
+            if self.durable is not None and self.options.session is not None:
+                await self._reopened()  # its transcript shows, whatever the model
             return
         finally:
             self.ready.set()
@@ -105,12 +108,19 @@ class Session:
         from eukhe.ui.durable import Durable
 
         o = self.options
-        self.made = setup(self.cwd, o.model, o.base_url, o.api, o.sandbox, o.approval)
+        if o.session is not None and not valid_session(o.session):
+            raise ValueError(f"session id {o.session!r}: use letters, digits, '-', '_' or '.'")
+        self.id = o.session or self.id or new_session()
+        if self.durable is None:  # opened once: a boot again (/model) finds it open
+            self.durable = Durable.open(home(), loaded(self.cwd).values, self._show, self.approvals)
+        model, base_url, api = o.model, o.base_url, o.api
+        ran = self.durable.last_spec(self.id) if model is None and o.session is not None else None
+        if ran is not None:  # a session opened again runs where it ran, unless the flags say otherwise
+            model = ran.model
+            base_url = base_url if base_url is not None else ran.base_url
+            api = api if api is not None else ran.api
+        self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval)
         self.made.steers = True  # the user may steer its runs
-        if self.options.session is not None and not valid_session(self.options.session):
-            raise ValueError(f"session id {self.options.session!r}: use letters, digits, '-', '_' or '.'")
-        self.id = self.options.session or new_session()
-        self.durable = Durable.open(home(), self.made.settings, self._show, self.approvals)
 
     @property
     def opened(self) -> Durable:
@@ -132,6 +142,9 @@ class Session:
     async def _reopened(self) -> None:
         """A session opened again shows as it is: its transcript, and a run still in
         flight (the owner finishes what a closed terminal left) until it ends."""
+        if self.reopened:  # shown once, by a boot that failed, before a boot again
+            return
+        self.reopened = True
         found = await self.opened.runs(self.id)
         for line in await self.opened.transcript(self.id):
             self._say(line)
