@@ -1,22 +1,30 @@
-"""What durability costs: a durable round of eukhe against the bare DBOS floor.
+"""What durability costs: eukhe's durable round against pydantic-ai's DBOSAgent, on the same DBOS.
 
-    .venv/bin/python bench/durable.py [--rounds N] [--repeat R]
+    .venv/bin/pip install -e '.[bench]'
+    .venv/bin/python bench/durable.py [--rounds N] [--repeat R] [--smoke]
 
-In one run, on one SQLite file:
-- a 50-round task (one `read` call a round, then the answer) against the faux
-  server, once as a durable run (a DBOS workflow, every effect a step) and once
-  in memory; the durable round's own cost is the difference per round;
-- the floor: a bare DBOS workflow making the same number of steps (counted from
-  the durable run's record) that do nothing;
-- the start-up time of `eukhe run` to its first output line.
+On one faux server, side by side in each repeat:
+- eukhe: an N-round task (one `read` call a round, then the answer) and a 0-round task,
+  each a durable run as `eukhe run` makes it (`open_runtime`, its owner warm, then the
+  run driver); its round is (N-round time - 0-round time) / N;
+- pydantic-ai's `DBOSAgent` on the same DBOS and SQLite, the same tasks, its `read` a
+  DBOS step (so a round records its tool result, as eukhe's does). It runs in a process
+  of its own, on a SQLite file beside eukhe's: DBOS is one per process, and eukhe's
+  store writes only its own types (store/codec.py), never pydantic-ai's;
+- DBOS steps eukhe records a round, and for the 0-round task;
+- `eukhe run` as a process against the warm owner: the 0-round task's wall time and
+  its time to the first line of output.
 
-Target: the durable round's own cost is at most 1.25x the floor.
+Targets (issue 26): eukhe's round at most 0.75x DBOSAgent's; at most 2 steps a tool
+round; a 0-round `eukhe run` at most 1.0 s. Nothing here asserts a time: `--smoke`
+runs every path once, small, so a bench that breaks fails `make test`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -26,120 +34,185 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS
+from dbos import DBOS, SetWorkflowID
+from pydantic_ai import Agent, UsageLimits
+from pydantic_ai.durable_exec.dbos import DBOSAgent
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ids import new_session
 from eukhe.run import driver
-from eukhe.run.loop import Generation, Settings
-from eukhe.run.session import runner, tool_specs
 from eukhe.run.spec import RunSpec
-from eukhe.store import durable, sessions
-from eukhe.tools import BUILTIN, Context
+from eukhe.runtime import open_runtime
+from eukhe.store import sessions
 
-PROMPT = "Read one file a round, then say done."
+TASK = "Read one file a round, then say done."
+ZERO = "Answer at once: say done."
 
 
-def script(rounds: int) -> Any:
+def script(rounds: int) -> list[dict[str, Any]]:
+    """One server for both tasks and both harnesses: a reply is picked by the task's
+    words and the tool results the request holds."""
+
     def read(n: int) -> dict[str, Any]:
-        return {"results": n, "calls": [{"name": "read", "arguments": {"path": f"f{n}.txt"}}]}
+        call = {"name": "read", "arguments": {"path": f"f{n}.txt"}}
+        return {"when": "Read one file", "results": n, "calls": [call]}
 
-    return [*(read(n) for n in range(rounds)), {"results": rounds, "text": "done"}]
-
-
-@DBOS.workflow(name="bench.floor")
-async def floor(steps: int) -> int:
-    async def nothing() -> int:
-        return 0
-
-    for _ in range(steps):
-        await DBOS.run_step_async({"name": "nothing"}, nothing)
-    return steps
+    return [
+        {"when": "Answer at once", "results": 0, "text": "done"},
+        *(read(n) for n in range(rounds)),
+        {"when": "Read one file", "results": rounds, "text": "done"},
+    ]
 
 
-async def in_memory(url: str, cwd: Path) -> float:
-    p = OpenAIChat("faux", base_url=url, timeout=30)
-    g = Generation(p, "m", tool_specs(BUILTIN), runner(BUILTIN, Context(cwd=cwd)), Settings())
-    t = time.perf_counter()
-    out = await g.run(PROMPT)
-    took = time.perf_counter() - t
-    await p.close()
-    assert out.outcome == "answered", (out.outcome, out.message)
-    return took
+def peer(url: str, cwd: Path, recorded: bool) -> DBOSAgent[None, str]:
+    """pydantic-ai's durable agent, made before DBOS launches, as its docs ask;
+    `recorded`: its `read` a DBOS step, so a round records its tool result as eukhe's
+    does (pydantic-ai's default records only the model's replies)."""
+
+    async def read(path: str) -> str:
+        """Read a file of the task's folder."""
+        return (cwd / path).read_text()
+
+    model = OpenAIChatModel("faux", provider=OpenAIProvider(base_url=url, api_key="x"))
+    tool = DBOS.step(name="bench.read")(read) if recorded else read
+    return DBOSAgent(Agent(model, name="recorded" if recorded else "plain", tools=[tool]))
 
 
-async def durable_run(url: str, cwd: Path) -> tuple[float, int]:
-    spec = RunSpec(prompt=PROMPT, model="vllm/m", base_url=url, cwd=str(cwd))
+async def through_eukhe(url: str, cwd: Path, prompt: str) -> tuple[float, int]:
+    """Seconds for one durable run of `prompt`, and the DBOS steps it recorded."""
+    spec = RunSpec(prompt=prompt, model="vllm/m", base_url=url, cwd=str(cwd))
     session = new_session()
-    t = time.perf_counter()
     got: list[dict[str, Any]] = []
+    t = time.perf_counter()
     await driver.drive(spec, session, lambda s: None, got.append)
     took = time.perf_counter() - t
-    out = got[0] if got else None
-    assert out is not None and out["outcome"] == "answered", out
+    assert got and got[0]["outcome"] == "answered", got
     [w] = await sessions.runs(session)
-    steps = len(await DBOS.list_workflow_steps_async(w.workflow_id))
-    return took, steps
+    return took, len(await DBOS.list_workflow_steps_async(w.workflow_id))
 
 
-async def floor_run(steps: int) -> float:
+async def through_peer(agent: DBOSAgent[None, str], prompt: str, rounds: int) -> tuple[float, int]:
+    wid = f"bench-{new_session()}"
     t = time.perf_counter()
-    handle = await DBOS.start_workflow_async(floor, steps)
-    await handle.get_result()
-    return time.perf_counter() - t
+    with SetWorkflowID(wid):
+        result = await agent.run(prompt, usage_limits=UsageLimits(request_limit=rounds + 5))
+    took = time.perf_counter() - t
+    assert result.output == "done", result.output
+    return took, len(await DBOS.list_workflow_steps_async(wid))
 
 
-def startup(url: str, cwd: Path, home: Path) -> float:
-    """Seconds from starting `eukhe run` to its first line of output."""
+def eukhe_run(url: str, cwd: Path, home: Path) -> tuple[float, float]:
+    """`eukhe run` of the 0-round task as a process: seconds to its first line, and in all."""
     env = {**os.environ, "EUKHE_HOME": str(home)}
-    argv = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", url, "hi"]
+    argv = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", url, ZERO]
     t = time.perf_counter()
     p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert p.stdout is not None
     p.stdout.readline()
+    first = time.perf_counter() - t
+    rest = p.stdout.read()
+    code = p.wait(timeout=120)
     took = time.perf_counter() - t
-    p.wait(timeout=120)
     p.stdout.close()
-    return took
+    assert code == 0, rest
+    return first, took
+
+
+def spread(xs: list[float], scale: float = 1000.0) -> str:
+    """The median, and the least and most, in ms."""
+    return f"{statistics.median(xs) * scale:8.1f} ms  ({min(xs) * scale:.1f} to {max(xs) * scale:.1f})"
+
+
+def the_peer(url: str, cwd: Path, rounds: int) -> None:
+    """The peer's process: DBOS on its own SQLite file; for each agent (its tool
+    recorded, then not) a warm-up, then one N-round and one 0-round task; prints their
+    seconds and steps as JSON."""
+    agents = [peer(url, cwd, True), peer(url, cwd, False)]
+    DBOS(config={"name": "bench-peer", "system_database_url": f"sqlite:///{cwd / 'peer.sqlite'}"})
+    DBOS.launch()
+
+    async def go() -> list[tuple[float, int]]:
+        got = []
+        for agent in agents:
+            await through_peer(agent, ZERO, 0)
+            got += [await through_peer(agent, TASK, rounds), await through_peer(agent, ZERO, 0)]
+        return got
+
+    try:
+        print(json.dumps(asyncio.run(go())))
+    finally:
+        DBOS.destroy()
+
+
+def through_peer_process(url: str, cwd: Path, rounds: int) -> list[tuple[float, int]]:
+    argv = [sys.executable, __file__, "--peer", url, "--cwd", str(cwd), "--rounds", str(rounds)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [(t, s) for t, s in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+async def through_eukhe_both(url: str, cwd: Path) -> tuple[float, int, float, int]:
+    (t_n, s_n), (t_0, s_0) = await through_eukhe(url, cwd, TASK), await through_eukhe(url, cwd, ZERO)
+    return t_n, s_n, t_0, s_0
+
+
+def measure(url: str, cwd: Path, rounds: int, repeat: int) -> dict[str, list[float]]:
+    keys = ("eukhe", "peer", "plain", "steps", "zero_steps", "peer_steps", "zero")
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    asyncio.run(through_eukhe(url, cwd, ZERO))  # warm: the owner up, the store's tables read
+    for _ in range(repeat):  # each repeat runs both, so drift on the machine hits both
+        e_n, s_n, e_0, s_0 = asyncio.run(through_eukhe_both(url, cwd))
+        (p_n, ps_n), (p_0, ps_0), (q_n, _), (q_0, _) = through_peer_process(url, cwd, rounds)
+        out["eukhe"].append((e_n - e_0) / rounds)
+        out["peer"].append((p_n - p_0) / rounds)
+        out["plain"].append((q_n - q_0) / rounds)
+        out["steps"].append((s_n - s_0) / rounds)
+        out["zero_steps"].append(s_0)
+        out["peer_steps"].append((ps_n - ps_0) / rounds)
+        out["zero"].append(e_0)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=50)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
+    ap.add_argument("--peer", help=argparse.SUPPRESS)  # the faux server's URL: be the peer's process
+    ap.add_argument("--cwd", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.peer:
+        return the_peer(args.peer, Path(args.cwd), args.rounds)
+    rounds, repeat = (2, 1) if args.smoke else (args.rounds, args.repeat)
     with tempfile.TemporaryDirectory(prefix="eukhe-bench-") as tmp:
         cwd, home = Path(tmp), Path(tmp) / "home"
-        for n in range(args.rounds):
+        home.mkdir(mode=0o700)
+        os.environ["EUKHE_HOME"] = str(home)
+        for n in range(rounds):
             (cwd / f"f{n}.txt").write_text(f"contents {n}\n")
-        store = durable.open_store(home, {})
-        try:
-            with FauxServer(parse(script(args.rounds))) as server:
-                mem, dur, flo = [], [], []
-                steps = 0
-                for _ in range(args.repeat):
-                    mem.append(asyncio.run(in_memory(server.url, cwd)))
-                    took, steps = asyncio.run(durable_run(server.url, cwd))
-                    dur.append(took)
-                    flo.append(asyncio.run(floor_run(steps)))
-        finally:
-            store.close()
-        with FauxServer(parse(["hello"])) as server:
-            up = statistics.median(startup(server.url, cwd, home) for _ in range(args.repeat))
-    r = args.rounds
-    d, m, f = statistics.median(dur) / r, statistics.median(mem) / r, statistics.median(flo) / r
-    own = d - m
-    print(f"rounds: {r}, steps recorded by the durable run: {steps} ({steps / r:.1f} a round)")
-    print(f"durable round:         {d * 1000:8.2f} ms")
-    print(f"in-memory round:       {m * 1000:8.2f} ms")
-    print(f"durability per round:  {own * 1000:8.2f} ms  (durable minus in-memory)")
-    print(
-        f"bare DBOS floor:       {f * 1000:8.2f} ms  ({steps / r:.1f} empty steps of "
-        f"{f / (steps / r) * 1000:.2f} ms, same SQLite file)"
-    )
-    print(f"ratio durability/floor: {own / f:.2f}  (target <= 1.25)")
-    print(f"eukhe run start-up to first output: {up * 1000:.0f} ms")
+        with FauxServer(parse(script(rounds))) as server:
+            runtime = open_runtime(home, {}, lambda *a: None)
+            try:
+                got = measure(server.url, cwd, rounds, repeat)
+                procs = [eukhe_run(server.url, cwd, home) for _ in range(repeat)]
+            finally:
+                runtime.close()
+    e, p = statistics.median(got["eukhe"]), statistics.median(got["peer"])
+    print(f"rounds: {rounds}, repeats: {repeat}; median (least to most)")
+    print(f"eukhe durable round:           {spread(got['eukhe'])}")
+    print(f"pydantic-ai DBOSAgent round:   {spread(got['peer'])}")
+    print(f"ratio eukhe/DBOSAgent:         {e / p:8.2f}  (target <= 0.75)")
+    q = statistics.median(got["plain"])
+    print(f"DBOSAgent, its tool no step:   {spread(got['plain'])}  (records no tool result)")
+    print(f"ratio eukhe/that:              {e / q:8.2f}")
+    print(f"DBOS steps a round, eukhe:     {statistics.median(got['steps']):8.1f}  (target <= 2)")
+    print(f"DBOS steps a round, DBOSAgent: {statistics.median(got['peer_steps']):8.1f}")
+    print(f"DBOS steps, a 0-round task:    {statistics.median(got['zero_steps']):8.0f}")
+    print(f"0-round durable run, in-process: {spread(got['zero'])}")
+    print(f"0-round eukhe run, process:    {spread([t for _, t in procs])}  (target <= 1000)")
+    print(f"  its first line after:        {spread([f for f, _ in procs])}  (target <= 500)")
 
 
 if __name__ == "__main__":
