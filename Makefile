@@ -21,8 +21,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 
+# bench: the peers the benches measure against, since the tests run every bench small (--smoke).
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -e '.[dev]'
+	$(BIN)/pip install -e '.[dev,bench]'
 	touch $(STAMP)
 
 $(LLAMA_STAMP): | $(STAMP)

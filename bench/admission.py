@@ -73,10 +73,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cycles", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
     args = ap.parse_args()
+    sizes = SIZES[:1] if args.smoke else SIZES
+    if args.smoke:
+        args.cycles, args.rounds = 200, 1
     print(f"one admit-and-release, one slot; best of {args.rounds} rounds of {args.cycles} cycles")
     print(f"{'waiters':>8} {'eukhe µs':>10} {'Semaphore µs':>13} {'ratio':>6} {'model µs':>9}")
-    for n in SIZES:
+    for n in sizes:
         ours, bare, model = [], [], []
         for _ in range(args.rounds):
             c = Controller("bench", 1, n + 1)

@@ -86,10 +86,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--spawns", type=int, default=10)
     ap.add_argument("--polls", type=int, default=200)
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
     a = ap.parse_args()
+    if a.smoke:
+        a.spawns, a.polls = 2, 10
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
-        home.mkdir()
+        home.mkdir(mode=0o700)
         os.environ["EUKHE_HOME"] = str(home)
         store = durable.open_store(home, {})
         workflow.begin(workflow.Live(chat_url=store.url))

@@ -81,8 +81,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=int, default=200, help="megabytes (MiB) to print")
     ap.add_argument("--chunk", type=int, default=65536, help="bytes one write prints")
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
     args = ap.parse_args()
-    asyncio.run(flood(args.mb, args.chunk))
+    asyncio.run(flood(2 if args.smoke else args.mb, args.chunk))
 
 
 if __name__ == "__main__":

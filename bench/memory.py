@@ -254,7 +254,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--turns", type=int, default=1000)
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
     args = ap.parse_args()
+    if args.smoke:
+        args.sizes, args.turns = "1000,2000", 20
     sizes = sorted(int(s) for s in args.sizes.split(","))
     budget = v.VIEW
     costs = append_and_fit(sizes, budget)

@@ -106,4 +106,6 @@ async def main(n: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=5000)
-    asyncio.run(main(ap.parse_args().requests))
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
+    args = ap.parse_args()
+    asyncio.run(main(20 if args.smoke else args.requests))

@@ -88,7 +88,10 @@ def floor() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
     args = ap.parse_args()
+    if args.smoke:
+        args.runs = 1
     with tempfile.TemporaryDirectory(prefix="eukhe-startup-") as tmp, FauxServer(parse(["Hello."])) as server:
         home, cwd = Path(tmp) / "home", Path(tmp)
         home.mkdir()

@@ -76,7 +76,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
     a = ap.parse_args()
+    if a.smoke:
+        a.chunks, a.rounds = 1000, 1
     from eukhe.ai.openai_chat import OpenAIChat
 
     cases: list[tuple[str, Callable[[str], Awaitable[int]], Callable[[str], Awaitable[int]]]] = [
