@@ -43,7 +43,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ids import new_session
 from eukhe.run import driver
-from eukhe.run.spec import RunSpec
+from eukhe.run.spec import STEPS, RunSpec
 from eukhe.runtime import open_runtime
 from eukhe.store import sessions
 
@@ -82,7 +82,7 @@ def peer(url: str, cwd: Path, recorded: bool) -> DBOSAgent[None, str]:
 
 async def through_eukhe(url: str, cwd: Path, prompt: str) -> tuple[float, int]:
     """Seconds for one durable run of `prompt`, and the DBOS steps it recorded."""
-    spec = RunSpec(prompt=prompt, model="vllm/m", base_url=url, cwd=str(cwd))
+    spec = RunSpec(prompt=prompt, model="vllm/m", base_url=url, cwd=str(cwd), steps=STEPS)
     session = new_session()
     got: list[dict[str, Any]] = []
     t = time.perf_counter()

@@ -16,6 +16,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.run import notes
+from eukhe.store import sessions as store_sessions
 from eukhe.store.codec import Codec
 from tests.store.postgres import drop, fresh_database, url_of
 from tests.store.proc import env, eukhe, kill, messages, owner_log, sessions, start, until
@@ -71,7 +72,7 @@ def test_keeps_the_rounds_a_run_made_across_reopen(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "ended failed" in done.stderr and "maxToolRounds = 3" in done.stderr
     [w] = runs(home)
-    assert sum(o.role == "tool" for n, o in steps(home, w.workflow_id) if n == "message") == 3
+    assert sum(m.role == "tool" for m in logged(home, w.workflow_id)) == 3
     assert sent == 4  # three before the kill, the third again after it
 
 
@@ -110,7 +111,7 @@ def test_a_run_killed_at_any_moment_ends_answered_with_every_message_once(
         until("the first run's end", lambda: first()[0].output is not None, about=lambda: owner_log(home))
     [w] = first()
     assert w.output["outcome"] == "answered", done.stderr
-    got = [o for n, o in steps(home, w.workflow_id) if n == "message"]
+    got = logged(home, w.workflow_id)
     assert [m.role for m in got] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
     assert got[-1].content == "All three lines are written."
     for line in ("one", "two", "three"):
@@ -223,16 +224,25 @@ def runs(home: Path) -> list[Any]:
         client.destroy()
 
 
-def steps(home: Path, run: str) -> list[tuple[str, Any]]:
-    """The (name, output) of every step of one run, in order."""
+def recorded(home: Path, run: str) -> list[dict[str, Any]]:
+    """Every step of one run as the store holds it, in order."""
     from dbos import DBOSClient
 
     client = DBOSClient(system_database_url=f"sqlite:///{home / 'eukhe.sqlite'}", serializer=Codec())
     try:
-        found = sorted(client.list_workflow_steps(run), key=lambda s: s["function_id"])
-        return [(s["function_name"], s["output"]) for s in found]
+        return sorted(client.list_workflow_steps(run), key=lambda s: s["function_id"])
     finally:
         client.destroy()
+
+
+def steps(home: Path, run: str) -> list[tuple[str, Any]]:
+    """The (name, value) of every step of one run, in order (the messages riding on it aside)."""
+    return [(s["function_name"], store_sessions.value_of(s["output"])) for s in recorded(home, run)]
+
+
+def logged(home: Path, run: str) -> list[Any]:
+    """One run's messages, read from its steps as its transcript is."""
+    return store_sessions.messages_of(recorded(home, run))
 
 
 def test_ctrl_c_aborts_a_durable_run_cleanly_and_it_stays_aborted(tmp_path: Path) -> None:

@@ -41,13 +41,15 @@ def test_a_session_is_continued_listed_and_shown(tmp_path: Path) -> None:
         ("user", False),
         ("assistant", False),
     ]
-    from tests.store.test_durable import runs, steps
+    from eukhe.store.sessions import messages_of
+    from tests.store.test_durable import recorded, runs
 
     second = max(runs(home), key=lambda w: w.workflow_id)
-    names = [n for n, _ in steps(home, second.workflow_id)]
-    # the pinned view, the subagents' reports waiting for the session (none), the prompt
-    assert names[:3] == ["view", "reports", "message"] and names[-1] == "log", names
-    assert not [n for n in names if n.startswith("DBOS.list")], names
+    found = recorded(home, second.workflow_id)
+    carried = [(s["function_name"], [m.role for m in messages_of([s])]) for s in found]
+    # the pinned view, the subagents' reports waiting for the session (none), the reply with
+    # the prompt riding on it, the chat's log with the answer: no step is a message's own
+    assert carried == [("view", []), ("reports", []), ("model", ["user"]), ("log", ["assistant"])], carried
     listed = eukhe("sessions", cwd=tmp_path, home=home).stdout
     assert row["id"] in listed and "2 runs" in listed and "answered" in listed
     shown = eukhe("session", "show", row["id"], cwd=tmp_path, home=home).stdout

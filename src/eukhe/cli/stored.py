@@ -106,7 +106,7 @@ def read(what: str, session: str = "") -> Any:
         if what == "subagents":
             return await sessions.subagents(client)
         return [
-            (w.workflow_id, sessions.outcome_of(w), await sessions.transcript(w.workflow_id, client))
+            (w.workflow_id, sessions.outcome_of(w), await sessions.shown(w, client))
             for w in await sessions.runs(session, client)
         ]
 

@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
@@ -42,6 +42,18 @@ class Effects(Protocol):
         tool is replay-safe; otherwise its result says it was interrupted (H7.4)."""
         ...
 
+    async def gated(
+        self,
+        call: ToolCall,
+        replay_safe: bool,
+        permit: Callable[[], Awaitable[dict[str, Any]]],
+        work: Callable[[bool], Awaitable[tuple[str, bool]]],
+    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+        """The permission gate's decision on one call (`permit`, as `Permit.json`), then,
+        if it runs, the call (`work(outside)`, as `tool`); its result None when it does
+        not run. A durable run records the decision, so a replay asks nobody again."""
+        ...
+
     async def append(self, message: Message) -> None:
         """Add a message to the run's transcript, exactly once."""
         ...
@@ -67,6 +79,16 @@ class Direct:
         self, call: ToolCall, replay_safe: bool, work: Callable[[], Awaitable[tuple[str, bool]]]
     ) -> tuple[str, bool]:
         return await work()
+
+    async def gated(
+        self,
+        call: ToolCall,
+        replay_safe: bool,
+        permit: Callable[[], Awaitable[dict[str, Any]]],
+        work: Callable[[bool], Awaitable[tuple[str, bool]]],
+    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+        got = await permit()
+        return got, (await work(bool(got["outside"])) if got["runs"] else None)
 
     async def append(self, message: Message) -> None:
         return None

@@ -606,24 +606,22 @@ class Generation:
             if cut:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
-            outside = False
-            if self.permit is not None:  # the permission rule first (a recorded step: a replay asks nothing)
-                got = await self.fx.step("permit", functools.partial(self._permitted, c))
-                if not got["runs"]:
-                    out.append((str(got["result"]), True))
-                    arguments = c.raw or json.dumps(c.arguments)
-                    denial = {
-                        "tool": c.name,
-                        "arguments": arguments,
-                        "cause": got["why"],
-                        "rule": got["rule"],
-                    }
-                    outcome.denials.append(denial)
-                    self.show("denied", str(got["result"]), denial)
-                    continue
-                outside = bool(got["outside"])
-            work = functools.partial(self._run_tool, c, outside)
-            out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
+            if self.permit is None:
+                work = functools.partial(self._run_tool, c, False)
+                out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
+                continue
+            # the permission rule first (recorded: a replay asks nothing)
+            permit = functools.partial(self._permitted, c)
+            run = functools.partial(self._run_tool, c)
+            got, ran = await self.fx.gated(c, c.name in self.replay_safe, permit, run)
+            if ran is not None:
+                out.append(ran)
+                continue
+            out.append((str(got["result"]), True))
+            arguments = c.raw or json.dumps(c.arguments)
+            denial = {"tool": c.name, "arguments": arguments, "cause": got["why"], "rule": got["rule"]}
+            outcome.denials.append(denial)
+            self.show("denied", str(got["result"]), denial)
         return out
 
     async def _permitted(self, c: ToolCall) -> dict[str, Any]:

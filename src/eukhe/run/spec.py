@@ -28,10 +28,11 @@ NO_MODEL = (
 """What a session with no model says; `settings`: the home's settings file in effect."""
 
 
-STEPS = 2
-"""The layout of a run's recorded steps: 2 has a `permit` step before each tool call. A run
-that began under 1 (eukhe 0.1) replays its steps as they were recorded, so it resumes
-without the permission gate; the sandbox still holds its calls."""
+STEPS = 3
+"""The layout of a run's recorded steps: 2 has a `permit` step before each tool call; 3
+records no `message` step, the messages riding on the step after them (`Carried`). A run
+replays its steps as they were recorded under its own layout: one that began under 1
+(eukhe 0.1) resumes without the permission gate; the sandbox still holds its calls."""
 
 
 @dataclass(frozen=True)

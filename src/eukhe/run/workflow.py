@@ -22,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from dbos import DBOS, SetWorkflowID
 
@@ -59,7 +59,7 @@ from eukhe.settings import SettingsError, child_settings, home, load, memory_set
 from eukhe.settings.approvals import approve
 from eukhe.settings.permissions import in_force
 from eukhe.store.reports import USERS
-from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW
+from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
 from eukhe.tools import BUILTIN, Context
 
 __all__ = ["Durable", "Live", "Show", "begin", "process", "run_workflow"]
@@ -75,16 +75,40 @@ class Durable:
         self,
         show: Callable[[str, str], None] = lambda kind, text: None,
         in_workflow: frozenset[str] = frozenset(),
+        carries: bool = False,
     ) -> None:
         self.show = show
         self.in_workflow = in_workflow  # tools that make their own recorded steps (spawn: child workflows)
+        self.carries = carries  # step layout 3: messages ride on the next step, not a step each
+        self.unlogged: list[Message] = []
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
+        if not self.unlogged:
+            return await self._step(name, work)
+        held = tuple(self.unlogged)
+        self.unlogged.clear()
+
+        async def carried() -> Carried:
+            return Carried(await work(), held)
+
+        try:
+            got = await self._step(name, carried)
+        except BaseException:  # the step recorded its error, not them: the next step carries them
+            self.unlogged[:0] = held
+            raise
+        return cast(T, got.value)
+
+    async def _step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
         async def run() -> T:  # a coroutine function, whatever `work` is: DBOS awaits it on this loop
             return await work()
 
         result: T = await DBOS.run_step_async({"name": name}, run)
         return result
+
+    async def flush(self) -> None:
+        """Record the messages no step has carried yet (the run's last ones)."""
+        if self.unlogged:
+            await self.step("messages", _nothing)
 
     async def now(self) -> float:
         async def clock() -> float:
@@ -107,15 +131,53 @@ class Durable:
             return await self.step("tool", result)
         if replay_safe:
             return await self.step("tool", work)
-        ran = False
 
         async def intent() -> str:
-            nonlocal ran
-            ran = True
             return call.id
 
-        await self.step("intent", intent)
+        _, ran = await self._intent(intent)
+        return await self._once(call, ran, work)
 
+    async def gated(
+        self,
+        call: ToolCall,
+        replay_safe: bool,
+        permit: Callable[[], Awaitable[dict[str, Any]]],
+        work: Callable[[bool], Awaitable[tuple[str, bool]]],
+    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+        if not self.carries or call.name in self.in_workflow:  # layout 2: the decision a step of its own
+            got = await self.step("permit", permit)
+            if not got["runs"]:
+                return got, None
+            return got, await self.tool(call, replay_safe, functools.partial(work, bool(got["outside"])))
+        if replay_safe:  # one step, the decision and the call: a crash in it asks and runs it again
+
+            async def both() -> dict[str, Any]:
+                got = await permit()
+                return {"permit": got, "result": await work(bool(got["outside"])) if got["runs"] else None}
+
+            done = await self.step("tool", both)
+            return done["permit"], done["result"]
+        got, ran = await self._intent(permit)  # the decision is the call's intent, recorded before it runs
+        if not got["runs"]:
+            return got, None
+        return got, await self._once(call, ran, functools.partial(work, bool(got["outside"])))
+
+    async def _intent(self, decide: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        """The `intent` step before a call that is not replay-safe: what `decide` gave, and
+        whether it ran here (False: a process now gone recorded it, and the call may have run)."""
+        ran = False
+
+        async def intent() -> T:
+            nonlocal ran
+            ran = True
+            return await decide()
+
+        return await self.step("intent", intent), ran
+
+    async def _once(
+        self, call: ToolCall, ran: bool, work: Callable[[], Awaitable[tuple[str, bool]]]
+    ) -> tuple[str, bool]:
         async def once() -> tuple[str, bool]:
             if not ran:  # the intent was recorded by a process that is gone: the call may have run
                 text = notes.interrupted(call.name, restart=True)
@@ -126,10 +188,18 @@ class Durable:
         return await self.step("tool", once)
 
     async def append(self, message: Message) -> None:
+        if self.carries:  # a message derives from the steps before it: a replay makes it again
+            self.unlogged.append(message)
+            return
+
         async def message_() -> Message:
             return message
 
         await self.step("message", message_)
+
+
+async def _nothing() -> None:
+    return None
 
 
 @DBOS.workflow(name=WORKFLOW)
@@ -283,6 +353,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         if not placed:
             return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
         prompt, placed = placed[-1], placed[:-1]
+    fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, carries=spec.steps >= 3)
     g = Generation(
         provider,
         route.model,
@@ -292,7 +363,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         scan=scanner(),
         show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
         cancel=ctx.cancel,
-        effects=with_ledger(Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow), ledger),
+        effects=with_ledger(fx, ledger),
         background=spec.deferred is not None,
         window=spec.deferred,
         poll_interval=spec.poll_seconds,
@@ -319,8 +390,9 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             await provider.close()
         with contextlib.suppress(Exception):  # its jobs and their processes end with it
             await kernel.close()
-    if chat is not None:
-        await _logged(chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text))
+    if chat is not None:  # the run's last messages ride on its log step
+        await _logged(chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), fx.step)
+    await fx.flush()
     here.ended(run_id)
     return out.json()
 
@@ -416,7 +488,13 @@ async def _compact(
     return {"system": turn.system(base, str(got.text))}
 
 
-async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable[[str], None]) -> None:
+async def _logged(
+    chat: Any,
+    run: str,
+    transcript: list[Message],
+    show: Callable[[str], None],
+    step: Callable[[str, Callable[[], Awaitable[int]]], Awaitable[int]],
+) -> None:
     """The run's messages into the chat, as a durable step (idempotent by key). A store
     that cannot take them is shown, and never fails the run."""
 
@@ -427,4 +505,4 @@ async def _logged(chat: Any, run: str, transcript: list[Message], show: Callable
             show(f"the run's messages were not logged into the chat: {e}")
             return 0
 
-    await DBOS.run_step_async({"name": "log"}, log)
+    await step("log", log)

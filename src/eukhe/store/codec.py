@@ -26,6 +26,7 @@ from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, Thinking, ToolCall, Usage
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.errors import Code, EukheError
+from eukhe.store.sessions import Carried
 
 NAME = "eukhe_json"
 """The serializer's name, as DBOS records it beside each row."""
@@ -45,6 +46,7 @@ TYPES: dict[str, type] = {
         Message,
         Request,
         Tool,
+        Carried,
         FailureKind,
         Stop,
     )

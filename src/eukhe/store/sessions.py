@@ -1,5 +1,5 @@
 """Sessions: a session is the runs made under its id, in order; its transcript is
-their `message` steps (see `eukhe.run.workflow`), append-only by construction.
+the messages their steps recorded (see `eukhe.run.workflow`), append-only by construction.
 
 A run's workflow id is `<session>/<n>` with n counted from 1, zero-padded so ids
 sort in run order. A session's next run starts only once its last run has ended,
@@ -10,6 +10,7 @@ reads the same).
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +37,45 @@ async def runs(session: str, db: Any = DBOS) -> list[Any]:
     return sorted(found, key=lambda w: w.workflow_id)
 
 
+@dataclass(frozen=True)
+class Carried:
+    """A step's output with the messages the run logged since its last step, which ride
+    on it instead of a `message` step each (runs of step layout 3, `run.spec.STEPS`)."""
+
+    value: Any
+    messages: tuple[Message, ...]
+
+
+def value_of(output: Any) -> Any:
+    """What a step returned, whether or not messages rode on it."""
+    return output.value if isinstance(output, Carried) else output
+
+
+def messages_of(steps: Iterable[Mapping[str, Any]]) -> list[Message]:
+    """A run's messages from its recorded steps, in order: a `message` step's own (the
+    layouts before 3), and those carried by any step."""
+    out: list[Message] = []
+    for s in sorted(steps, key=lambda s: s["function_id"]):
+        if s["function_name"] == "message":
+            out.append(s["output"])
+        elif isinstance(s["output"], Carried):
+            out.extend(s["output"].messages)
+    return out
+
+
 async def transcript(run: str, db: Any = DBOS) -> list[Message]:
-    steps = sorted(await db.list_workflow_steps_async(run), key=lambda s: s["function_id"])
-    return [s["output"] for s in steps if s["function_name"] == "message"]
+    return messages_of(await db.list_workflow_steps_async(run))
+
+
+async def shown(w: Any, db: Any = DBOS) -> list[Message]:
+    """A run's transcript as a face shows it (`w`: its workflow status): a run in flight
+    whose messages have not yet been recorded (they ride on the step after them) shows
+    its prompt, from its input."""
+    got = await transcript(w.workflow_id, db)
+    prompt = prompt_of(w)
+    if not got and w.status in IN_FLIGHT and prompt and prompt != FOLLOWUP:
+        return [Message("user", prompt)]
+    return got
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ class Durable:
         out = []
         for w in await sessions.runs(session, DBOS):
             out.append(f"── run {w.workflow_id} ({sessions.outcome_of(w)})")
-            messages: list[Message] = await sessions.transcript(w.workflow_id, DBOS)
+            messages: list[Message] = await sessions.shown(w, DBOS)
             for m in messages:
                 if m.role == "user":
                     out.append(f"› {m.content}")

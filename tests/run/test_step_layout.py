@@ -1,0 +1,68 @@
+"""What a durable run records (`run.spec.STEPS`): under layout 3 a tool round is two steps,
+the reply and the call, every message riding on the step after it; a run that began under
+layout 2 records (and so replays) a step a message and a `permit` step, as it did."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbos import DBOS
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.run import driver
+from eukhe.run.spec import STEPS, RunSpec
+from eukhe.store import sessions
+
+SCRIPT = [
+    {"results": 0, "calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+    {"results": 1, "calls": [{"name": "read", "arguments": {"path": "b.txt"}}]},
+    {"results": 2, "text": "They say alpha and beta."},
+]
+ROUND = {3: ["model", "tool"], 2: ["model", "message", "permit", "tool", "message"]}
+
+
+def recorded(cwd: Path, layout: int) -> list[dict[str, Any]]:
+    (cwd / "a.txt").write_text("alpha\n")
+    (cwd / "b.txt").write_text("beta\n")
+    with FauxServer(parse(SCRIPT)) as server:
+        spec = RunSpec(prompt="read both", model="vllm/m", base_url=server.url, cwd=str(cwd), steps=layout)
+        got: list[dict[str, Any]] = []
+
+        async def run() -> list[dict[str, Any]]:
+            await driver.drive(spec, "s", lambda s: None, got.append)
+            [w] = await sessions.runs("s")
+            return sorted(await DBOS.list_workflow_steps_async(w.workflow_id), key=lambda s: s["function_id"])
+
+        steps = asyncio.run(run())
+    assert got and got[0]["outcome"] == "answered", got
+    return steps
+
+
+def test_eukhe_starts_its_runs_under_the_layout_of_two_steps_a_round() -> None:
+    assert STEPS == 3
+
+
+@pytest.mark.parametrize("layout", [3, 2])
+def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
+    store: Any, tmp_path: Path, layout: int
+) -> None:
+    steps = recorded(tmp_path, layout)
+    names = [s["function_name"] for s in steps]
+    if layout == 3:
+        # the pinned view, the reports waiting (none), two rounds, the answer, the chat's log
+        assert names == ["view", "reports", *ROUND[3], *ROUND[3], "model", "log"], names
+    else:
+        assert names[:2] == ["view", "reports"] and names[-1] == "log", names
+        assert names[2:-1] == ["message", *ROUND[2], *ROUND[2], "model", "message"], names
+    got = [(m.role, m.content) for m in sessions.messages_of(steps)]
+    assert got == [
+        ("user", "read both"),
+        ("assistant", ""),
+        ("tool", "1\talpha"),
+        ("assistant", ""),
+        ("tool", "1\tbeta"),
+        ("assistant", "They say alpha and beta."),
+    ], got
