@@ -5,11 +5,17 @@ output (`--json`) is JSON-escaped already and goes out through typer.echo unchan
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import typer
 
 from eukhe.terminal import for_stream
+
+
+def width() -> int:
+    """The columns a line fits in: the terminal's (or COLUMNS), else 80."""
+    return shutil.get_terminal_size((80, 24)).columns
 
 
 def echo(text: str = "", err: bool = False) -> None:

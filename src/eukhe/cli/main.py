@@ -17,7 +17,7 @@ from eukhe.ai.request import Message
 from eukhe.cli import halves
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
-from eukhe.cli.echo import echo
+from eukhe.cli.echo import echo, width
 from eukhe.cli.here import notices, settings_here
 from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of
@@ -29,7 +29,7 @@ from eukhe.run.spec import NoModel, RunSpec, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice
 from eukhe.skills import SkillError, get_resource_snapshot
-from eukhe.words import counted
+from eukhe.words import clipped, counted
 
 # markdown: a docstring's lines join into paragraphs (rich kept each line break, mid-sentence)
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="markdown")
@@ -215,7 +215,7 @@ def sessions_command(
     for r in rows:
         started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
         prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
-        echo(f"{r.session}  {started}  {counted(r.runs, 'run')}  {r.outcome}  {prompt}")
+        echo(clipped(f"{r.session}  {started}  {counted(r.runs, 'run')}  {r.outcome}  {prompt}", width()))
 
 
 session_app = typer.Typer(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import textwrap
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,7 +15,7 @@ import click
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo
+from eukhe.cli.echo import echo, width
 from eukhe.cli.here import settings_here
 from eukhe.client import protocol
 from eukhe.client.client import OwnerError, alive, ask_once, read_info
@@ -62,7 +63,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object
         if as_json:
             typer.echo(json.dumps({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)}))
         else:
-            echo(f"no owner runs for {home} ({e}); the next `eukhe run` starts one")
+            said = f"no owner runs for {home}: the next `eukhe run` starts one ({e})"
+            echo(textwrap.fill(said, width(), subsequent_indent="  "))
         return
     if as_json:
         typer.echo(json.dumps({**got, "subagents": subagents()}, indent=2))
