@@ -38,3 +38,13 @@ def test_descriptions_read_as_sentences_and_fit_80_columns(tmp_path: Path) -> No
 def test_chat_zoom_says_what_its_arguments_are(tmp_path: Path) -> None:
     got = words(help_of("chat", "zoom", cwd=tmp_path))
     assert "The line's first message" in got and "How many messages it covers" in got
+
+
+def test_a_flag_shows_no_value_and_an_argument_its_name(tmp_path: Path) -> None:
+    run = help_of("run", cwd=tmp_path)
+    assert "Usage: eukhe run [OPTIONS] [PROMPT]" in run  # was [prompt]
+    flags = [line for line in run.splitlines() if re.match(r"│ --(json|events|dry-run)\b", line)]
+    assert flags and not [line for line in flags if "<bool>" in line], flags  # a flag takes no value
+    assert "SESSION" in help_of("session", "show", cwd=tmp_path).splitlines()[1]
+    zoom = help_of("chat", "zoom", cwd=tmp_path)
+    assert re.search(r"zoom \[OPTIONS\] \W*ID\W+N\b", zoom)  # its arguments by name, upper case

@@ -12,6 +12,7 @@ import typer
 
 from eukhe.cli import halves
 from eukhe.cli.echo import echo
+from eukhe.cli.flag import flag
 from eukhe.client.client import OwnerError
 from eukhe.memory.browse import page
 from eukhe.memory.imports import read_session
@@ -40,8 +41,11 @@ def _chat(store: Any) -> Any:
 
 @chat_app.command("import")
 def import_command(
-    paths: Annotated[list[Path], typer.Argument(help="Session files of eukhe, Claude Code, Codex or pi.")],
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(metavar="FILE...", help="Session files of eukhe, Claude Code, Codex or pi."),
+    ],
+    as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
     """Log the user's words and the agent's final replies of other sessions into the
     chat, in order, through the home's owner (the chat's one writer). Importing a
@@ -79,7 +83,7 @@ def import_command(
 
 
 @chat_app.command("status")
-def status_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+def status_command(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False) -> None:
     """Messages, lines built, pending and failed, the view's bytes against its budget, the
     compactor calls running in every process, and the last settle wait and how it ended."""
     store = _store()
@@ -96,7 +100,7 @@ def status_command(as_json: Annotated[bool, typer.Option("--json", help="One JSO
 
 
 @chat_app.command("view")
-def view_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+def view_command(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False) -> None:
     """The view a turn would start from now (unbuilt lines shown as their input cut)."""
     store = _store()
     try:
@@ -113,8 +117,13 @@ def view_command(as_json: Annotated[bool, typer.Option("--json", help="One JSON 
 
 @chat_app.command("zoom")
 def zoom_command(
-    id: Annotated[int, typer.Argument(min=0, help="The line's first message (the ID of ID+N in the view).")],
-    n: Annotated[int, typer.Argument(min=1, help="How many messages it covers (the N of ID+N).")],
+    id: Annotated[
+        int,
+        typer.Argument(min=0, metavar="ID", help="The line's first message (the ID of ID+N in the view)."),
+    ],
+    n: Annotated[
+        int, typer.Argument(min=1, metavar="N", help="How many messages it covers (the N of ID+N).")
+    ],
 ) -> None:
     """Open line ID+N into the two lines below it; N = 1 prints message ID whole."""
     store = _store()

@@ -18,6 +18,7 @@ from eukhe.cli import halves
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
 from eukhe.cli.echo import echo, width
+from eukhe.cli.flag import flag
 from eukhe.cli.here import notices, settings_here
 from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of
@@ -52,11 +53,9 @@ def laws(
             "permission_ask); repeatable.",
         ),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of the table.")
-    ] = False,
+    as_json: Annotated[bool, flag("--json", help="Print one JSON object instead of the table.")] = False,
     no_proofs: Annotated[
-        bool, typer.Option("--no-proofs", help="Skip the CrossHair proofs (exhaustive and sampled only).")
+        bool, flag("--no-proofs", help="Skip the CrossHair proofs (exhaustive and sampled only).")
     ] = False,
     examples: Annotated[
         int | None, typer.Option("--examples", min=1, help="Hypothesis examples a law (default: the area's).")
@@ -88,7 +87,10 @@ def _finish(outcome: RunOutcome | dict[str, Any], as_json: bool, printer: Printe
 def run_command(
     prompt: Annotated[
         str | None,
-        typer.Argument(help="What to do; `-` (or nothing, off a terminal) reads it from standard input."),
+        typer.Argument(
+            metavar="PROMPT",
+            help="What to do; `-` (or nothing, off a terminal) reads it from standard input.",
+        ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="provider/model, e.g. openai/gpt-4.1")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="The provider's base URL.")] = None,
@@ -98,12 +100,10 @@ def run_command(
     max_tool_rounds: Annotated[
         int | None, typer.Option("--max-tool-rounds", min=0, help="Round cap (0: the default, 250).")
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="End with one JSON object on the last line.")
-    ] = False,
+    as_json: Annotated[bool, flag("--json", help="End with one JSON object on the last line.")] = False,
     events: Annotated[
         bool,
-        typer.Option(
+        flag(
             "--events",
             help="Print every event of the session as one JSON object a line (docs/events.md), "
             "the outcome last.",
@@ -201,7 +201,7 @@ def resume() -> None:
 
 @app.command("sessions")
 def sessions_command(
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+    as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the sessions: id, started, runs, last prompt, outcome."""
     rows = halves.stored().read("rows")
@@ -226,8 +226,8 @@ app.add_typer(session_app, name="session")
 
 @session_app.command("show")
 def session_show(
-    session: Annotated[str, typer.Argument(help="The session id (see eukhe sessions).")],
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id (see eukhe sessions).")],
+    as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
     """Print a session's transcript, run by run."""
     found = halves.stored().read("show", session)
@@ -260,9 +260,7 @@ def _message_json(m: Message) -> dict[str, Any]:
 
 @app.command("demo")
 def demo(
-    as_json: Annotated[
-        bool, typer.Option("--json", help="End with one JSON object on the last line.")
-    ] = False,
+    as_json: Annotated[bool, flag("--json", help="End with one JSON object on the last line.")] = False,
 ) -> None:
     """A misbehaving model on loopback HTTP, and a real task through the whole harness:
     every recovery shows as it happens, and the run ends answered."""
@@ -304,9 +302,7 @@ def _printable(text: str) -> str:
 
 @app.command("settings")
 def settings_command(
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object: settings, sources, files.")
-    ] = False,
+    as_json: Annotated[bool, flag("--json", help="Print one JSON object: settings, sources, files.")] = False,
 ) -> None:
     """Print the settings in effect and where each value came from: the default,
     ~/.eukhe/settings.json ($EUKHE_HOME) or .eukhe/settings.json here. Files are only read."""
@@ -355,9 +351,7 @@ def skills_command(
         list[str] | None,
         typer.Option("--skill", help="A skill file or folder besides the usual; repeatable."),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help='Print {"skills": [...], "diagnostics": [...]}.')
-    ] = False,
+    as_json: Annotated[bool, flag("--json", help='Print {"skills": [...], "diagnostics": [...]}.')] = False,
 ) -> None:
     """List the skills that load (~/.eukhe/skills, .eukhe/skills, the setting `skills`) and
     every skill file, folder or ignore rule that fails, with its path and error."""
@@ -370,9 +364,7 @@ def prompts_command(
         list[str] | None,
         typer.Option("--prompt", help="A template file or folder besides the usual; repeatable."),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help='Print {"prompts": [...], "diagnostics": [...]}.')
-    ] = False,
+    as_json: Annotated[bool, flag("--json", help='Print {"prompts": [...], "diagnostics": [...]}.')] = False,
 ) -> None:
     """List the prompt templates that load (~/.eukhe/prompts, .eukhe/prompts, the setting
     `prompts`) and every template that fails, with its path and error."""

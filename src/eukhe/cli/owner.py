@@ -16,6 +16,7 @@ import typer
 
 from eukhe.cli import halves
 from eukhe.cli.echo import echo, width
+from eukhe.cli.flag import flag
 from eukhe.cli.here import settings_here
 from eukhe.client import protocol
 from eukhe.client.client import OwnerError, alive, ask_once, read_info
@@ -53,7 +54,7 @@ def _ago(since: Any) -> str:
     )
 
 
-def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+def status(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False) -> None:
     """The home's owner: its pid and age, its clients, the runs in flight and where
     each waits, the root-turn lease, and per provider the slots held and queued."""
     home = _home()
@@ -252,7 +253,9 @@ def _run_id(run: str) -> bool:
     return n.isdigit() and all(k.isdigit() for k in children)
 
 
-def abort(run: Annotated[str, typer.Argument(help="The run, as SESSION/N (see `eukhe sessions`).")]) -> None:
+def abort(
+    run: Annotated[str, typer.Argument(metavar="RUN", help="The run, as SESSION/N (see `eukhe sessions`).")],
+) -> None:
     """End a run wherever it executes: it ends aborted, its transcript kept. A run
     that waits for the root-turn lease stops waiting."""
     home = _home()

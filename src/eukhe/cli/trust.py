@@ -9,15 +9,16 @@ from typing import Annotated
 import typer
 
 from eukhe.cli.echo import echo
+from eukhe.cli.flag import flag
 from eukhe.home import home
 from eukhe.settings import trust
 
 
 def trust_command(
     path: Annotated[
-        Path | None, typer.Argument(help="The folder to trust (default: the current one).")
+        Path | None, typer.Argument(metavar="FOLDER", help="The folder to trust (default: the current one).")
     ] = None,
-    listed: Annotated[bool, typer.Option("--list", help="Show the records, trusted or not.")] = False,
+    listed: Annotated[bool, flag("--list", help="Show the records, trusted or not.")] = False,
     revoke: Annotated[Path | None, typer.Option("--revoke", help="Remove the record of this folder.")] = None,
 ) -> None:
     """Trust a folder: its .eukhe/settings.json then applies in full (providers, the store,
