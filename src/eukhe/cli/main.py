@@ -214,7 +214,7 @@ def sessions_command(
         echo("no sessions yet: eukhe run 'your task' starts one")
     for r in rows:
         started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
-        prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
+        prompt = clipped(r.last_prompt, 60)
         echo(clipped(f"{r.session}  {started}  {counted(r.runs, 'run')}  {r.outcome}  {prompt}", width()))
 
 

@@ -24,7 +24,7 @@ from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session
-from eukhe.words import counted
+from eukhe.words import clipped, counted
 
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
     from eukhe.memory.chat import Chat
@@ -87,7 +87,7 @@ async def _sessions(s: Session, arg: str) -> list[str]:
     out = []
     for r in rows[-20:]:
         started = r.started.strftime("%Y-%m-%d %H:%M") if r.started else "?"
-        prompt = r.last_prompt if len(r.last_prompt) <= 60 else r.last_prompt[:59] + "…"
+        prompt = clipped(r.last_prompt, 60)
         here = " (this one)" if r.session == s.id else ""
         out.append(f"{r.session}{here}  {started}  {counted(r.runs, 'run')}  {r.outcome}  {prompt}")
     return out
