@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -167,8 +167,7 @@ def run_command(
     made.deferred, made.poll_seconds = deferred, poll_interval
     spec = made.spec(prompt)
     settings = made.settings
-    code = _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer))
-    raise typer.Exit(code)
+    _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer))
 
 
 def _durable(
@@ -177,9 +176,11 @@ def _durable(
     spec: RunSpec | None,
     session: str | None,
     finish: Callable[[dict[str, Any]], int] = lambda out: 0,
-) -> int:
-    """Run `spec` (if any) and what dead processes left, through the store's half."""
-    return int(halves.stored().run_here(settings, printer, spec, session, finish))
+) -> NoReturn:
+    """Run `spec` (if any) and what dead processes left, through the store's half, and
+    end the process with its exit code."""
+    halves.stored().run_here(settings, printer, spec, session, finish)
+    raise AssertionError("not reached: run_here ends the process")
 
 
 def _session_id(session: str | None) -> None:
@@ -196,7 +197,7 @@ def resume() -> None:
     except SettingsError as e:
         echo(f"eukhe resume: {e}", err=True)
         raise typer.Exit(2) from None
-    raise typer.Exit(_durable(settings, _printer(False), None, None))
+    _durable(settings, _printer(False), None, None)
 
 
 @app.command("sessions")
