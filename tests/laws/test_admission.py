@@ -1,6 +1,7 @@
-"""The H3 laws: every law by its spec name passes; every break is caught, and every
-law catches one; the exhaustive walk reaches every state within its bounds; and
-walking states up to the numbering of their tickets loses nothing."""
+"""The H3 laws: every law is there by its spec name, and every law catches a break of
+its own; the exhaustive walk reaches every state within its bounds; and walking
+states up to the numbering of their tickets loses nothing. That every law passes and
+every break is killed is `eukhe laws`'s to check, once, in `make test`."""
 
 from __future__ import annotations
 
@@ -42,16 +43,6 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
     assert areas.AREAS["admission"] is laws.AREA
     assert [law.name for law in laws.AREA.laws] == SPEC_LAWS
     assert [m.name for m in laws.AREA.mutants][: len(ISSUE_BREAKS)] == ISSUE_BREAKS
-
-
-def test_every_law_passes_and_every_break_is_killed() -> None:
-    report = engine.check([laws.AREA], proofs=False, examples=40)
-    failing = {v.name: v.failures for _, v in report.laws if not v.passed}
-    assert not failing, failing
-    assert {v.method for _, v in report.laws} == {"exhaustive"}
-    survivors = [m.name for m in report.mutants if not m.killed_by]
-    assert not survivors, survivors
-    assert len(report.mutants) == len(laws.AREA.mutants) >= 7
 
 
 CATCHES = {

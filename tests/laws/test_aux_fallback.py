@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from eukhe.cli.main import main
 from eukhe.laws import areas, engine
 
 
@@ -24,11 +21,3 @@ def test_the_spec_s_breaks_are_killed() -> None:
     assert killed["a fallback that shows nothing"] == "fallback_is_reported"
     assert killed["a notice shown twice"] == "fallback_is_reported"
     assert all(killed.values())
-
-
-def test_eukhe_laws_area_aux_fallback_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["laws", "--area", "aux_fallback", "--no-proofs", "--examples", "20"])
-    out = capsys.readouterr().out
-    assert done.value.code == 0, out
-    assert "4 of 4 laws pass, 7 of 7 mutants killed" in out

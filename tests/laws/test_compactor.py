@@ -1,13 +1,11 @@
-"""The H1 and H2.2 laws over the compactor model: every law by its spec name passes,
-every break is caught, and every law catches one on its own."""
+"""The H1 and H2.2 laws over the compactor model: every law by its spec name, and every
+law catches a break on its own (that all pass and every break is killed is `eukhe
+laws`'s to check, in `make test`)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
-from eukhe.cli.main import main
 from eukhe.laws import compactor as laws
 from eukhe.laws import engine
 
@@ -28,15 +26,7 @@ SPEC_LAWS = [
 
 def test_every_law_of_the_spec_is_there_by_its_name() -> None:
     assert [law.name for law in laws.AREA.laws] == SPEC_LAWS
-
-
-def test_every_law_passes_and_every_break_is_killed() -> None:
-    report = engine.check([laws.AREA], proofs=False, examples=40)
-    failing = {v.name: v.failures for _, v in report.laws if not v.passed}
-    assert not failing, failing
-    survivors = [m.name for m in report.mutants if not m.killed_by]
-    assert not survivors, survivors
-    assert len(report.mutants) == len(laws.AREA.mutants) >= 10
+    assert len(laws.AREA.mutants) >= 10
 
 
 CATCHES = {
@@ -86,11 +76,3 @@ def test_the_views_of_several_lines_catch_what_one_line_cannot_show() -> None:
     assert laws._views(mutants["a fail cap off by one (late)"].model, 3)["start"]
     assert laws._views(mutants["an outcome that does not lower the measure"].model, 3)["falls"]
     assert laws._views(mutants["a disk failure that resets the failures left"].model, 3)["bounded"]
-
-
-def test_eukhe_laws_area_compactor_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["laws", "--area", "compactor", "--no-proofs", "--examples", "20"])
-    out = capsys.readouterr().out
-    assert done.value.code == 0, out
-    assert f"11 of 11 laws pass, {len(laws.AREA.mutants)} of {len(laws.AREA.mutants)} mutants killed" in out

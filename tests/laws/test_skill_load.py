@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from eukhe.cli.main import main
 from eukhe.laws import areas, engine
 
 
@@ -22,11 +19,3 @@ def test_the_spec_s_breaks_are_killed() -> None:
     assert killed["a failing skill neither loaded nor reported"] == "skill_failure_reported"
     assert killed["a skill without description loaded with a warning"] == "skill_loaded_not_failed"
     assert all(killed.values())
-
-
-def test_eukhe_laws_area_skill_load_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["laws", "--area", "skill_load", "--no-proofs", "--examples", "20"])
-    out = capsys.readouterr().out
-    assert done.value.code == 0, out
-    assert "2 of 2 laws pass, 7 of 7 mutants killed" in out

@@ -1,9 +1,13 @@
-"""A long session: 300 turns of one session against the faux server with a small view
-budget; the first 290 in this process, through the same code `eukhe run --session`
-runs (the durable store and `driver.drive`), the last 10 through the real CLI. Every
+"""A long session: 100 turns of one session against the faux server with a small view
+budget; the first 96 in this process, through the same code `eukhe run --session`
+runs (the durable store and `driver.drive`), the last 4 through the real CLI. Every
 turn's request carries a view that fits the budget (the run's own messages come
 after it), no request holds a tool call without its result or the reverse, and no
-turn waits past its settle deadline."""
+turn waits past its settle deadline.
+
+100 turns (300 before, 90 s) take the chat through eight merges that fold its view
+back: a turn that meets merges under way, the case this test first caught (aec718b),
+comes again every few turns."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 
 BUDGET = 1_500
-TURNS, CLI_TURNS = 300, 10
+TURNS, CLI_TURNS = 100, 4
 SETTLE_MS = 5_000
 CLI = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m"]
 
@@ -69,7 +73,7 @@ def pairs_whole(messages: list[dict[str, Any]]) -> bool:
 
 
 @pytest.mark.slow
-def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
+def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
     from eukhe.ids import new_session
     from eukhe.run import driver, workflow
     from eukhe.run.spec import RunSpec
@@ -115,7 +119,9 @@ def test_three_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None
     sizes = [len(view.encode()) for view, _ in turns]
     over = [(i, s, turns[i][0]) for i, s in enumerate(sizes) if s > BUDGET]
     assert not over, (len(sizes), over[:3])
-    assert sizes[-1] > BUDGET // 2  # the view is full, not empty: the chat did grow
+    # the view is full, not empty: the chat did grow. Its size is a saw (it grows with each
+    # turn and falls when a merge lands, about every 16 views here): one tooth is looked at.
+    assert max(sizes[-20:]) > BUDGET // 2
     assert all(pairs_whole(messages) for _, messages in turns)
     assert all(
         pairs_whole(s.body["messages"]) for s in seen if isinstance(s.body, dict) and "messages" in s.body
