@@ -20,6 +20,7 @@ A mutant is the model with one break. It is killed when a law fails on it
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
 import os
@@ -467,15 +468,70 @@ def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, in
 CONFIRMED = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<level>\w+): (?P<msg>.*)$")
 
 
+PROVERS = 2
+"""Prover processes at once: each needs a core and about 200 MB, and the laws' own walks
+and `make test`'s pytest run beside them."""
+
+PROVER_DEADLINE = 1800.0
+"""Seconds a prover process may run in all; past it, it is killed and its cases are unproven."""
+
+
+@dataclass
+class Proof:
+    """One prover process's file of proof cases, and its answer (stdout, stderr) once it is done."""
+
+    where: dict[int, int]  # the line each case's function starts on -> the case's index
+    cases: dict[int, Target]
+    tmp: str
+    answer: concurrent.futures.Future[tuple[str, str]]
+
+
+def _crosshair(path: str, env: dict[str, str], timeout: float, deadline: float) -> tuple[str, str]:
+    """CrossHair on one file of proof cases; its stdout and stderr."""
+    argv = [
+        sys.executable,
+        "-m",
+        "crosshair",
+        "check",
+        "--analysis_kind=asserts",
+        "--report_all",
+        f"--per_condition_timeout={timeout}",
+        "--max_uninteresting_iterations=1000000",
+        path,
+    ]
+    p = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=os.path.dirname(path),
+    )
+    try:
+        return p.communicate(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return out, f"the prover did not finish within {deadline:.0f} s and was stopped. {err}"
+
+
 def prove(
-    area: Area, verdicts: dict[str, Verdict], jobs: int = 2, timeout: float = 120.0
-) -> list[subprocess.Popen[str]]:
-    """Start CrossHair on every proof case of the area; `collect` reads the answers."""
+    area: Area,
+    verdicts: dict[str, Verdict],
+    jobs: int = 1,
+    timeout: float = 120.0,
+    pool: concurrent.futures.Executor | None = None,
+    deadline: float = PROVER_DEADLINE,
+) -> list[Proof]:
+    """CrossHair on every proof case of the area, in `jobs` processes run by `pool` (by
+    default, all at once); `collect` reads the answers."""
     ts = list(enumerate(targets(area)))
     if not ts:
         return []
+    own = pool is None
+    runner = pool or concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     tmp = tempfile.mkdtemp(prefix=f"eukhe-laws-{area.name}-")
-    procs = []
+    proofs = []
     chunks = [ts[k::jobs] for k in range(jobs)] if len(ts) > 1 else [ts]
     for k, chunk in enumerate(chunks):
         if not chunk:
@@ -486,47 +542,18 @@ def prove(
             f.write(src)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([tmp, *sys.path])
-        p = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "crosshair",
-                "check",
-                "--analysis_kind=asserts",
-                "--report_all",
-                f"--per_condition_timeout={timeout}",
-                "--max_uninteresting_iterations=1000000",
-                path,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=tmp,
-        )
-        p.eukhe_where = (where, {i: t for i, t in chunk}, tmp)  # type: ignore[attr-defined]
-        procs.append(p)
-    return procs
+        answer = runner.submit(_crosshair, path, env, timeout, deadline)
+        proofs.append(Proof(where, {i: t for i, t in chunk}, tmp, answer))
+    if own:
+        runner.shutdown(wait=False)  # its threads end with their processes
+    return proofs
 
 
-PROVER_DEADLINE = 1800.0
-"""Seconds a prover process may run in all; past it, it is killed and its cases are unproven."""
-
-
-def collect(
-    procs: list[subprocess.Popen[str]], verdicts: dict[str, Verdict], deadline: float = PROVER_DEADLINE
-) -> None:
+def collect(proofs: list[Proof], verdicts: dict[str, Verdict]) -> None:
     """Read the prover's answers: a law is proven when every case is confirmed."""
-    for p in procs:
-        where, cases, tmp = p.eukhe_where  # type: ignore[attr-defined]
-        try:
-            out, err = p.communicate(timeout=deadline)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-            err = f"the prover did not finish within {deadline:.0f} s and was stopped. {err}"
-        if all(q.poll() is not None for q in procs if q.eukhe_where[2] == tmp):  # type: ignore[attr-defined]
-            shutil.rmtree(tmp, ignore_errors=True)  # the last of the area's provers is done with its files
+    for p in proofs:
+        out, err = p.answer.result()
+        where, cases = p.where, p.cases
         starts = sorted(where)
         confirmed: set[int] = set()
         problems: dict[int, str] = {}
@@ -566,6 +593,8 @@ def collect(
                 # a law meant to be proven that the prover could not confirm fails:
                 # a proof that silently became a test is a regression
                 v.failures.append(f"not proven: {len(bad)} of {len(idx)} cases, e.g. {case}: {what}")
+    for tmp in {p.tmp for p in proofs}:  # the area's provers are all done with their files
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- the run
@@ -592,7 +621,9 @@ def check(
     processes while this one walks histories and draws samples."""
     t0 = time.monotonic()
     verdicts = {a.name: {law.name: Verdict(law.name, law.rule) for law in a.laws} for a in areas}
-    procs = {a.name: prove(a, verdicts[a.name]) if proofs else [] for a in areas}
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=PROVERS)
+    procs = {a.name: prove(a, verdicts[a.name], pool=pool) if proofs else [] for a in areas}
+    pool.shutdown(wait=False)  # no more work comes; the provers queued still run
     mutants: list[MutantVerdict] = []
     for a in areas:
         vs = verdicts[a.name]
