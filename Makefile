@@ -57,9 +57,10 @@ types: venv
 	$(BIN)/mypy --strict src/eukhe
 
 # Two workers: most tests wait on real processes and servers, and each eukhe process they start
-# spends its first seconds importing; one worker left a core idle most of the time.
+# spends its first seconds importing; one worker left a core idle most of the time. loadgroup:
+# the real model's tests (xdist_group "llama") go to one worker, which starts its servers once.
 pytest: venv llama chromium tmux bubblewrap
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 laws: venv
 	$(BIN)/eukhe laws

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from eukhe.admission import Registry
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.memory import prompts
@@ -12,6 +14,9 @@ from eukhe.memory.compactor import asker, build_call
 from eukhe.rules import compactor as rule
 from eukhe.rules.compactor import NODE
 from tests.llama.server import LlamaServer
+
+# every test of the real model on one worker of make test's two: one server of each kind a run
+pytestmark = pytest.mark.xdist_group("llama")
 
 MESSAGES = [
     "user: " + "Please refactor the deploy script so that it reads the region from config/deploy.toml. " * 8,

@@ -23,6 +23,9 @@ import pytest
 from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request, Stop, Tool
 from tests.llama.server import LlamaServer
 
+# every test of the real model on one worker of make test's two: one server of each kind a run
+pytestmark = pytest.mark.xdist_group("llama")
+
 RUN_BOUND = 180.0
 """Seconds a whole `eukhe run` against the real model may take: three rounds at most, each
 reply at most 256 tokens, at about 75 tokens/s, with room for a loaded machine."""

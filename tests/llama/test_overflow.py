@@ -11,10 +11,15 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request
 from tests.ai.replay import recording
 from tests.llama import record
 from tests.llama.server import LlamaServer, request
+
+# every test of the real model on one worker of make test's two: one server of each kind a run
+pytestmark = pytest.mark.xdist_group("llama")
 
 CONTEXT = 4096  # n_ctx of every server tests/llama/conftest.py starts
 

@@ -25,6 +25,9 @@ from tests.llama.server import (
     sse_data,
 )
 
+# every test of the real model on one worker of make test's two: one server of each kind a run
+pytestmark = pytest.mark.xdist_group("llama")
+
 needs_llama = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
 CHAT = "/v1/chat/completions"
