@@ -18,7 +18,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client.client import alive, read_info
 from tests.children.test_spawn import bash, home_with, reports_in, spawn
-from tests.store.proc import eukhe, owner_log, sessions, start, until
+from tests.proc import eukhe, owner_log, sessions, start, until
 
 CHILDREN = ("alpha", "beta", "gamma")
 STEPS = 4

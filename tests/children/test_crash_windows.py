@@ -12,7 +12,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.crashpoints import POINTS, VARIABLE
 from tests.children.test_spawn import bash, home_with, reports_in, spawn
-from tests.store.proc import eukhe, owner_log, sessions, start
+from tests.proc import eukhe, owner_log, sessions, start
 
 
 def script() -> list[dict[str, Any]]:

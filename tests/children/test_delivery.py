@@ -13,7 +13,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.store import sessions as store_sessions
 from eukhe.store.codec import Codec
 from tests.children.test_spawn import bash, home_with, reports_in, run, spawn
-from tests.store.proc import sessions
+from tests.proc import sessions
 
 
 def transcript(home: Path, run_id: str) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.children import texts
 from eukhe.ids import name_of
-from tests.store.proc import eukhe, messages, sessions
+from tests.proc import eukhe, messages, sessions
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def test_a_running_child_is_listed_with_its_clock_and_eukhe_abort_ends_it(tmp_pa
     """Children left running are never invisible: `eukhe status` lists each with its
     watch's clock, and `eukhe abort` ends one (its command's process with it); its
     parent hears how it ended."""
-    from tests.store.proc import Reader, start, until
+    from tests.proc import Reader, start, until
 
     home = home_with(tmp_path, {"subagentStallMs": 120_000, **UNCONFINED})  # it reads `$$`
     script = [
@@ -165,7 +165,7 @@ def test_a_cancelled_child_leaves_none_of_its_processes(tmp_path: Path) -> None:
     """No process outlives what owns it: a child whose kernel runs a detached cell and a
     background `bash()` command is cancelled by its parent; its kernel, the cell and the
     command are all gone while the parent still runs, and a cancel owes no report."""
-    from tests.store.proc import Reader, start, until
+    from tests.proc import Reader, start, until
     from tests.tools.helpers import alive
 
     home = home_with(tmp_path, {"toolBlockingBudgetMs": 500, **UNCONFINED})  # it reads the kernel's pids
@@ -208,7 +208,7 @@ def test_ctrl_c_leaves_the_children_running_and_the_next_run_gets_their_reports(
     stays owed, and the session's next run gets it at its start, once."""
     import signal
 
-    from tests.store.proc import Reader, start, until
+    from tests.proc import Reader, start, until
 
     home = home_with(tmp_path)
     script = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.words import clipped
-from tests.store.proc import eukhe
+from tests.proc import eukhe
 
 NARROW = {"COLUMNS": "80"}
 

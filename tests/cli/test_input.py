@@ -16,7 +16,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.cli.prompt import PROMPT_MAX, PromptError, prompt_of
-from tests.store.proc import env, eukhe
+from tests.proc import env, eukhe
 
 
 def project(tmp_path: Path) -> tuple[Path, Path, Path]:

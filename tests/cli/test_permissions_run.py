@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
-from tests.store.proc import eukhe
+from tests.proc import eukhe
 
 
 def bash(command: str) -> dict[str, Any]:

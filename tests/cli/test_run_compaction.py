@@ -116,7 +116,7 @@ def test_a_run_killed_while_it_compacts_goes_on_from_its_memory_after_resume(tmp
     """Killed while its compaction waits on a compactor that never answers; `eukhe
     resume` replays what was recorded, compacts again (the log takes nothing twice),
     goes on from the view at the settle deadline, and answers."""
-    from tests.store.proc import kill, start, until
+    from tests.proc import kill, start, until
 
     home = tmp_path / "home"
     home.mkdir()

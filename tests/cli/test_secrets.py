@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
-from tests.store.proc import eukhe, messages, sessions
+from tests.proc import eukhe, messages, sessions
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-test-openai-0123456789abcdef",

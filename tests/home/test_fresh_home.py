@@ -15,7 +15,7 @@ from pathlib import Path
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ui.app import _history
 from tests.home.modes import loose
-from tests.store.proc import env
+from tests.proc import env
 
 
 def mode(path: Path) -> int:

@@ -14,7 +14,7 @@ import pytest
 
 from eukhe.home import HomeError, open_home
 from tests.home.modes import loose, modes
-from tests.store.proc import env
+from tests.proc import env
 
 OTHER = 65534  # nobody
 

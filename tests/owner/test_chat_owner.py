@@ -17,7 +17,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client.client import alive, read_info
 from eukhe.memory.tables import ChatStore
-from tests.store.proc import Reader, eukhe, owner_log, start, until
+from tests.proc import Reader, eukhe, owner_log, start, until
 
 ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}
 LONG = "The deploy failed on host three: the disk was full, and the logs say so at length. " * 10

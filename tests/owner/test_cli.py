@@ -10,7 +10,7 @@ from pathlib import Path
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
 from tests.owner.test_processes import ONE_SLOT, run_args, settings
-from tests.store.proc import DEADLINE, Reader, eukhe, start, until
+from tests.proc import DEADLINE, Reader, eukhe, start, until
 
 
 def status(cwd: Path, home: Path) -> dict:

@@ -15,7 +15,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
 from eukhe.client.client import alive, read_info
 from eukhe.store.codec import Codec
-from tests.store.proc import DEADLINE, Reader, env, eukhe, start, until
+from tests.proc import DEADLINE, Reader, env, eukhe, start, until
 
 ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}
 
@@ -245,7 +245,7 @@ def test_a_client_killed_mid_run_loses_nothing_the_owner_finishes_its_run(tmp_pa
     """SIGKILL a terminal in the middle of its run's stream: its owner sees the
     connection close with the run in flight, recovers it and runs it to its answer,
     with no `eukhe resume` and every message once."""
-    from tests.store.proc import messages, sessions
+    from tests.proc import messages, sessions
 
     home = tmp_path / "home"
     script = [
@@ -277,7 +277,7 @@ def test_a_run_the_owner_takes_up_is_run_by_the_owner_not_by_a_terminal_at_work(
     never picks it up (it would end with its turn, and leave the run cut off again)."""
     from dbos import DBOSClient
 
-    from tests.store.proc import sessions
+    from tests.proc import sessions
 
     home = tmp_path / "home"
     script = [

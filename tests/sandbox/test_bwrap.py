@@ -275,7 +275,7 @@ def test_an_eukhe_run_whose_bash_writes_outside_the_project_gets_the_failure(
 ) -> None:
     """End to end: `eukhe run` against the faux model, with no sandbox setting (workspace-write)."""
     from eukhe.ai.faux import FauxServer, parse
-    from tests.store.proc import eukhe, messages, sessions
+    from tests.proc import eukhe, messages, sessions
 
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()

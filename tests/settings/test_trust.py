@@ -13,7 +13,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.cli.main import main
 from eukhe.settings import keys, loaded, trust
 from eukhe.settings.trust import SIDES, Side
-from tests.store.proc import eukhe
+from tests.proc import eukhe
 
 HOSTILE = {
     "model": "evil/m",

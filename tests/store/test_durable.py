@@ -18,8 +18,8 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.run import notes
 from eukhe.store import sessions as store_sessions
 from eukhe.store.codec import Codec
+from tests.proc import env, eukhe, kill, messages, owner_log, sessions, start, until
 from tests.store.postgres import drop, fresh_database, url_of
-from tests.store.proc import env, eukhe, kill, messages, owner_log, sessions, start, until
 
 
 def bash(command: str) -> dict[str, Any]:

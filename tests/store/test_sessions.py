@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from eukhe.ai.faux import FauxServer, parse
-from tests.store.proc import eukhe, messages, sessions
+from tests.proc import eukhe, messages, sessions
 
 
 def test_a_session_is_continued_listed_and_shown(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, ToolCall, Usage
 from eukhe.ai.request import Message
 from eukhe.settings import trust
 from eukhe.store.codec import Codec, CodecError, StoredError
-from tests.store.proc import eukhe, messages, sessions
+from tests.proc import eukhe, messages, sessions
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "stores" / "eukhe-0.1.0.sqlite"
 OLD_URL = "http://127.0.0.1:36033/v1"
