@@ -20,15 +20,20 @@ def env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def eukhe(
-    *args: str, cwd: Path, home: Path, extra: dict[str, str] | None = None
+    *args: str,
+    cwd: Path,
+    home: Path | None = None,
+    extra: dict[str, str] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
+    """`eukhe ARGS` in `cwd`, its home `home` (default: `cwd/home`), to its end."""
     return subprocess.run(
         [sys.executable, "-m", "eukhe", *args],
         cwd=cwd,
-        env=env(home, extra),
+        env=env(cwd / "home" if home is None else home, extra),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
 
 

@@ -12,15 +12,9 @@ from pathlib import Path
 import pytest
 
 from eukhe.memory.tables import ChatStore
+from tests.proc import eukhe
 
 SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
-
-
-def eukhe(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EUKHE_HOME": str(cwd / "home")}
-    return subprocess.run(
-        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
 
 
 def logged(cwd: Path) -> list[tuple[str, str]]:

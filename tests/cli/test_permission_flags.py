@@ -4,9 +4,6 @@ checked with a clear error, and carried into the run's spec beside the settings.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,16 +15,10 @@ from eukhe.run.spec import RunSpec
 from eukhe.ui import commands
 from eukhe.ui.app import USAGE, parse
 from eukhe.ui.session import Options
+from tests.proc import eukhe
 
 MODES = 'expected one of "read-only", "workspace-write", "danger-full-access"'
 POLICIES = 'expected one of "never", "untrusted", "on-request"'
-
-
-def eukhe(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EUKHE_HOME": str(cwd / "home")}
-    return subprocess.run(
-        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_run_refuses_a_mode_or_a_policy_it_does_not_know(tmp_path: Path) -> None:

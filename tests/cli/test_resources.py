@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-
-def eukhe(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EUKHE_HOME": str(cwd / "home")}
-    return subprocess.run(
-        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+from tests.proc import eukhe
 
 
 def write(path: Path, text: str) -> Path:

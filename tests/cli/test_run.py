@@ -10,13 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
-
-
-def eukhe(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "EUKHE_HOME": str(cwd / "home"), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=120
-    )
+from tests.proc import eukhe
 
 
 def test_the_demo_ends_answered_with_every_recovery_shown(tmp_path: Path) -> None:

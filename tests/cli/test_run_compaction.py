@@ -6,13 +6,12 @@ every message is logged once (H4's overflow phase with the memory of H1/H2)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
+from tests.proc import eukhe
 
 BIG = "the same line of the big file, again and again\n" * 200  # ~9 600 bytes
 WINDOW = 24_000  # the first request fits (the tools take ~7 KB); the one that carries BIG twice does not
@@ -30,13 +29,6 @@ def script() -> dict[str, Any]:
             {"when": "summarise big.txt", "results": 1, "calls": [{**read, "id": "c2"}]},
         ],
     }
-
-
-def eukhe(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EUKHE_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "eukhe", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
-    )
 
 
 def test_a_run_past_the_window_compacts_into_the_chat_and_answers(tmp_path: Path) -> None:

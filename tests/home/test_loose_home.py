@@ -6,15 +6,13 @@ cannot fix, and that all is well otherwise."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from eukhe.home import HomeError, open_home
 from tests.home.modes import loose, modes
-from tests.proc import env
+from tests.proc import eukhe
 
 OTHER = 65534  # nobody
 
@@ -29,17 +27,6 @@ def loose_home(root: Path) -> Path:
     os.chmod(home / "logs", 0o755)
     os.chmod(home, 0o755)
     return home
-
-
-def eukhe(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "eukhe", *args],
-        cwd=cwd,
-        env=env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_a_loose_home_is_tightened_when_a_command_opens_it_with_one_line_saying_so(tmp_path: Path) -> None:
