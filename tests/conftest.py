@@ -1,20 +1,39 @@
 """What every test shares: owners that `eukhe` processes of a test start end soon
-after their last client (their homes are the tests' temp dirs), not 30 s later; and a
-run store opened in the test's own process (`store`)."""
+after their last client (their homes are the tests' temp dirs), not 30 s later; the
+polls of background waits short (`eukhe.timing`), so no test waits out a real second
+for a change that came; and a run store opened in the test's own process (`store`)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from eukhe.timing import VARIABLE
+
+POLLS = {
+    "report_poll": 0.1,
+    "report_poll_max": 0.5,
+    "children_poll": 0.1,
+    "children_poll_max": 0.5,
+    "child_poll": 0.1,
+    "idle_poll": 0.2,
+    "elect_poll": 0.25,
+    "drain_poll": 0.1,
+    "turn_poll": 0.1,
+    "agent_child_poll": 0.2,
+}
+"""Every test's polls, and those of the eukhe processes it starts (which inherit them)."""
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _owners_end_soon() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EUKHE_OWNER_IDLE_MS", "3000")
+        mp.setenv(VARIABLE, json.dumps(POLLS))
         yield
 
 

@@ -18,8 +18,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("their laws and the engine that checks them", ("laws",)),
     ("the errors' one root", ("errors",)),
     (
-        "the ground: terminal text, run ids, file kinds, crash points, the home's files",
-        ("terminal", "ids", "words", "filekind", "crashpoints", "home"),
+        "the ground: terminal text, run ids, file kinds, crash points, polls, the home's files",
+        ("terminal", "ids", "words", "filekind", "crashpoints", "timing", "home"),
     ),
     ("the events every face shows", ("events",)),
     ("deadlines and cancels", ("waits",)),

@@ -20,6 +20,7 @@ from eukhe import crashpoints
 from eukhe.ai.request import Message
 from eukhe.rules import child
 from eukhe.rules.child import At, Where
+from eukhe.timing import timing
 
 Take = Callable[[str, bool, bool], Awaitable[list[str]]]
 """(key, steers, follow-ups): the texts placed for the run at the place with that key,
@@ -30,12 +31,6 @@ class Conversation(Protocol):
     """The run's conversation (`run.loop.Generation.run`)."""
 
     async def __call__(self, prompt: str, context: Sequence[Message], earlier: Sequence[Message]) -> Any: ...
-
-
-CHILDREN_POLL = 1.0
-"""Seconds a child that has answered waits between two looks for its own children's reports."""
-CHILDREN_POLL_MAX = 2.0
-"""The longest of those waits: below ABORT_GRACE, so an aborted child ends within its grace."""
 
 
 @dataclass
@@ -80,16 +75,17 @@ class Delivery:
         any of its children is still at work (a recorded step); `sleep`: a durable wait;
         its cancel ends the looks (its children go on). Called only by a run that has
         spawned children."""
-        pause = CHILDREN_POLL
+        polls = timing()
+        pause = polls.children_poll
         while not cancel.is_set() and out.outcome == "answered":
             texts = await self._at(At.LOOK)
             if texts:
                 self.where = child.went_on(self.where)
                 out = await converse(texts[-1], [Message("user", t) for t in texts[:-1]], out.transcript)
-                pause = CHILDREN_POLL
+                pause = polls.children_poll
                 continue
             if not await working():
                 break
             await sleep(pause)
-            pause = min(pause * 2, CHILDREN_POLL_MAX)
+            pause = min(pause * 2, polls.children_poll_max)
         return out

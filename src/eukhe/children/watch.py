@@ -17,11 +17,7 @@ from eukhe.children import texts
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Move, Phase, Poll, Reading, Task, Verdict, W, WCfg
 from eukhe.store.reports import submission
-
-REPORT_POLL = 1.0
-"""Seconds between two looks at the report's fate while it waits to be placed."""
-REPORT_POLL_MAX = 10.0
-"""The longest of those pauses: they double while nothing changes."""
+from eukhe.timing import timing
 
 
 @dataclass(frozen=True)
@@ -130,7 +126,8 @@ class Watcher:
 
     async def _report(self, text: str) -> None:
         await self.port.publish({**self._state(), "owe": self.task.owe.value})
-        wait = REPORT_POLL
+        polls = timing()
+        wait = polls.report_poll
         while self.task.phase is Phase.REPORT:
             fate = (
                 Fate.NONE
@@ -141,10 +138,10 @@ class Watcher:
             self._go(t)
             if mv is Move.SUBMIT:
                 await self.port.submit(submission(self.child_id, t.sub), text)
-                wait = REPORT_POLL
+                wait = polls.report_poll
             elif mv is Move.WAIT:
                 asked = await self.port.pause(wait)
-                wait = min(wait * 2, REPORT_POLL_MAX)
+                wait = min(wait * 2, polls.report_poll_max)
                 if asked is not None:  # the report goes on as it was
                     self._go(child.aborted(self.task, asked))
             else:

@@ -12,10 +12,10 @@ it there (H3).
 Owners of several homes that share one Postgres store elect the chat's one
 writer (`store.election`): the writer logs, builds lines and saves the view; every
 other owner writes nothing of the chat. It hands its clients' messages to the
-writer through the store's inbox, which the writer logs every DRAIN_POLL, and
+writer through the store's inbox, which the writer logs every drain poll (`timing`), and
 gives its turns the view the writer built, read from the store, once its own
 messages are in the log and the view's lines are built (or at the settle
-deadline). Each owner tries for the lock every ELECT_POLL: when the writer dies,
+deadline). Each owner tries for the lock every elect poll (`timing`): when the writer dies,
 the next try of a survivor wins, and it writes from then on.
 
 An owner that dies loses nothing: the log is in the store, a line is saved once
@@ -46,16 +46,10 @@ from eukhe.rules.view import VIEW
 from eukhe.settings.load import load
 from eukhe.store.election import Election
 from eukhe.store.urls import database_url
+from eukhe.timing import timing
 from eukhe.words import counted
 
 Show = Callable[[str], None]
-
-ELECT_POLL = 1.0
-"""Seconds between two tries for the writer's lock (and a writer's look that it still holds it)."""
-
-DRAIN_POLL = 0.5
-"""Seconds between two looks of the writer at the inbox; and of a reader at the store,
-while its turn waits for the view."""
 
 
 class ChatHost:
@@ -96,7 +90,7 @@ class ChatHost:
         return self.memory
 
     async def _elect(self) -> None:
-        """Try for the writer's lock every ELECT_POLL; while it is held, log what other
+        """Try for the writer's lock every elect poll (`timing`); while it is held, log what other
         owners handed in; once it is lost, stop writing (the jobs stop, nothing fails)."""
         assert self.election is not None and self.store is not None
         clock = waits.LoopClock()
@@ -111,11 +105,11 @@ class ChatHost:
                 self._say(f"this owner no longer writes the chat: {self.election.why or 'the lock was lost'}")
                 await self._stop_writing()
             was = won
-            end = clock.now() + ELECT_POLL
+            end = clock.now() + timing().elect_poll
             while self.election.won and clock.now() < end:
                 with contextlib.suppress(Exception):  # a store that is away: tried again at the next look
                     await self._drain()
-                await clock.sleep_until(min(end, clock.now() + DRAIN_POLL))
+                await clock.sleep_until(min(end, clock.now() + timing().drain_poll))
             if not self.election.won:
                 await clock.sleep_until(end)
 
@@ -206,7 +200,7 @@ class ChatHost:
     async def _read_view(
         self, settle_ms: int, progress: Show, stop: asyncio.Event, waiting: Waiting | None = None
     ) -> Settled:
-        """The view of an owner that does not write: read from the store every DRAIN_POLL
+        """The view of an owner that does not write: read from the store every drain poll (`timing`)
         until the inbox holds nothing more and the view's lines are built, or at the
         settle deadline, or at `stop`; then as it is."""
         store = self._start()
@@ -229,7 +223,7 @@ class ChatHost:
                 waiting(line, unbuilt + len(handed), seconds)
             else:
                 progress(line)
-            await waits.race(stop.wait(), min(deadline, clock.now() + DRAIN_POLL), None, clock)
+            await waits.race(stop.wait(), min(deadline, clock.now() + timing().drain_poll), None, clock)
         pending = unbuilt + len(handed)
         if pending:
             progress(settle_ended(stop.is_set(), unbuilt))

@@ -41,12 +41,11 @@ from eukhe.rules.lease import Entry
 from eukhe.rules.wait import End
 from eukhe.store.processes import same
 from eukhe.store.turn import Holder, TurnStore, TurnStoreError
+from eukhe.timing import timing
 
 IDLE = 30.0
 """Seconds an owner with no client waits for one before it ends."""
 
-TURN_POLL = 0.5
-"""Seconds between two looks at a holder from before this owner: is its process gone?"""
 
 OLD = 0
 """The origin of a lease holder from before this owner (connections count from 1)."""
@@ -200,7 +199,7 @@ class Owner:
 
     def _adopt(self) -> asyncio.Task[None] | None:
         """A holder the store names whose process still runs here keeps the lease until
-        that process is gone (polled every TURN_POLL); any other record is cleared."""
+        that process is gone (polled every turn poll, `timing`); any other record is cleared."""
         if self.turn_store is None:
             return None
         try:
@@ -219,7 +218,7 @@ class Owner:
     async def _until_gone(self, h: Holder) -> None:
         clock = waits.LoopClock()
         while same(h.pid, h.started) and not self._done.is_set():
-            await waits.race(self._done.wait(), clock.now() + TURN_POLL, None, clock)
+            await waits.race(self._done.wait(), clock.now() + timing().turn_poll, None, clock)
         self.turns.crash(OLD)
 
     async def close(self) -> None:

@@ -21,6 +21,7 @@ from eukhe.run.workflow import process, run_workflow
 from eukhe.store import sessions
 from eukhe.store.durable import gone, takes_recovered
 from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT, NAMES
+from eukhe.timing import timing
 from eukhe.words import counted
 
 Say = Callable[[str], None]
@@ -119,9 +120,6 @@ _CLOCK = waits.LoopClock()
 RESULT_POLL = 0.02
 """Seconds between two looks at the store for the end of a run that says it is ending."""
 
-IDLE_POLL = 1.0
-"""Seconds between two looks at the store for the end of a run executed elsewhere."""
-
 
 async def _ended(run: str) -> Any:
     """The run's result from the store. A run this process executes says when it is
@@ -132,7 +130,7 @@ async def _ended(run: str) -> Any:
     process().ending[run] = (loop, ending)
     try:
         handle: WorkflowHandleAsync[dict[str, Any]] = await DBOS.retrieve_workflow_async(run)
-        slow = asyncio.ensure_future(handle.get_result(polling_interval_sec=IDLE_POLL))
+        slow = asyncio.ensure_future(handle.get_result(polling_interval_sec=timing().idle_poll))
         try:
             parts: set[asyncio.Future[Any]] = {slow, ending}
             done, _ = await asyncio.wait(parts, return_when=asyncio.FIRST_COMPLETED)
@@ -236,10 +234,6 @@ async def drive(
     return await finish(rest, say)
 
 
-CHILD_POLL = 0.5
-"""Seconds between two looks for the reports of a session's children, while any runs."""
-
-
 async def live_children(session: str) -> list[str]:
     """The session's children whose task has not ended: still watched, or owing a report."""
     found = await DBOS.list_workflows_async(
@@ -268,7 +262,7 @@ async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[dic
             continue
         if not live:
             return False
-        raced = await waits.race(stop.wait(), _CLOCK.now() + CHILD_POLL, None, _CLOCK)
+        raced = await waits.race(stop.wait(), _CLOCK.now() + timing().child_poll, None, _CLOCK)
         if raced.end is End.EVENT:
             await asyncio.to_thread(reports.close_parent, session)
             n = len(live)

@@ -25,14 +25,12 @@ from eukhe.ids import new_session, valid_session
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
+from eukhe.timing import timing
 from eukhe.ui.approvals import Approvals
 from eukhe.ui.view import Queued, View
 
 if TYPE_CHECKING:
     from eukhe.ui.durable import Durable
-
-CHILD_POLL = 1.0
-"""Seconds between two looks at the session's subagents while some work."""
 
 
 @dataclass
@@ -293,7 +291,7 @@ class Session:
                 self._go(None)
             if not live:
                 return
-            await asyncio.sleep(CHILD_POLL)
+            await asyncio.sleep(timing().agent_child_poll)
 
     # ---------------------------------------------------------------- closing
 
