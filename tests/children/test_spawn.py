@@ -176,13 +176,15 @@ def test_a_cancelled_child_leaves_none_of_its_processes(tmp_path: Path) -> None:
         "time.sleep(300)\n"
     )
     stop = {"name": "stop_child", "arguments": {"child": "c1.1", "how": "cancel"}}
+    goes_on = "for i in $(seq 600); do [ -f parent.go ] && break; sleep 0.1; done"
     script = [
         {"when": "use the kernel", "results": 0, "calls": [{"name": "ipython", "arguments": {"code": cell}}]},
         {"when": "use the kernel", "results": 1, **bash("sleep 300")},
         {"when": "go", "results": 0, **spawn("use the kernel")},
         {"when": "go", "results": 1, **bash("while [ ! -s kernel.pids ]; do sleep 0.1; done; sleep 1")},
         {"when": "go", "results": 2, "calls": [stop]},
-        {"when": "go", "results": 3, **bash("sleep 20")},  # the parent goes on meanwhile
+        # the parent goes on meanwhile, until the test has seen the child's processes gone (60 s at most)
+        {"when": "go", "results": 3, **bash(goes_on)},
         {"when": "go", "results": 4, "text": "cancelled it"},
     ]
     with FauxServer(parse(script)) as server:
@@ -197,6 +199,7 @@ def test_a_cancelled_child_leaves_none_of_its_processes(tmp_path: Path) -> None:
         assert len(pids) == 2
         until("the kernel and its command to end", lambda: not any(alive(pid) for pid in pids), deadline=10)
         assert p.poll() is None  # while its parent runs: they ended with the child, not with the process
+        (tmp_path / "parent.go").touch()
         assert p.wait(timeout=60) == 0, "".join(out.err)
     [row] = sessions(tmp_path, home)
     assert reports_in(row["id"], tmp_path, home) == []  # a cancel owes nothing
