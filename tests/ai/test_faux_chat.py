@@ -7,6 +7,9 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -202,3 +205,15 @@ def test_cancelling_a_stream_closes_its_connection() -> None:
 def test_an_error_inside_the_stream() -> None:
     r = one([{"text": "partial answer", "chunks": 5, "streamError": {"after": 3, "type": "server_error"}}])
     assert r.failure is not None and r.stop is Stop.ERROR and r.text
+
+
+def test_a_stall_ends_once_its_gate_file_exists(tmp_path: Path) -> None:
+    """`stallUntil`: the stream goes on, whole, as soon as the file is there, not after `stall`."""
+    gate = tmp_path / "go"
+    threading.Timer(0.5, gate.touch).start()
+    began = time.monotonic()
+    (replies, _) = ask(
+        [{"text": "abcdef", "chunks": 6, "stallAfter": 2, "stall": 60, "stallUntil": str(gate)}]
+    )
+    assert replies[0].text == ("abcdef",)
+    assert 0.4 < time.monotonic() - began < 30

@@ -4,6 +4,9 @@ stalls, drops, errors and background jobs."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from eukhe.ai import Done, Event, FailureKind, Job, Message, PollFailed, Reply, Request, Stop, TextDelta
@@ -97,3 +100,12 @@ def test_background_jobs_poll_and_cancel() -> None:
     assert [type(x).__name__ for x in seen[:3]] == ["Job", "Job", "Reply"] and seen[2].all_text == "ready"
     assert seen[3] is None and seen[4].failure is not None
     assert isinstance(seen[5], PollFailed) and seen[5].failure.kind is FailureKind.NOT_FOUND
+
+
+def test_a_stall_ends_once_its_gate_file_exists(tmp_path: Path) -> None:
+    gate = tmp_path / "go"
+    threading.Timer(0.5, gate.touch).start()
+    began = time.monotonic()
+    r = reply([{"text": "abcdef", "chunks": 6, "stallAfter": 2, "stall": 60, "stallUntil": str(gate)}])
+    assert r.text == ("abcdef",) and r.failure is None
+    assert 0.4 < time.monotonic() - began < 30

@@ -158,10 +158,11 @@ def test_memory_zoom_and_the_other_commands(tmp_path: Path) -> None:
 
 
 def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: Path) -> None:
-    # 30 s: the second terminal opens its store and asks for the lease well within it, even on a
-    # loaded machine (an 8 s stream had ended before a slow second terminal asked)
-    slow = {"text": " ".join(f"s{i}" for i in range(150)), "chunks": 150, "delay": 0.2}
-    script = [slow, "The second terminal's answer."]
+    # the first stream holds after its first words until the second terminal has said it waits,
+    # however slow the machine (a fixed 8 s stream had ended before a slow second terminal asked)
+    gate = tmp_path / "go on"
+    held = {"text": " ".join(f"s{i}" for i in range(150)), "chunks": 150, "stallAfter": 5, "stall": 120}
+    script = [{**held, "stallUntil": str(gate)}, "The second terminal's answer."]
     home = tmp_path / "home"
     with FauxServer(parse(script)) as server, Term(tmp_path, home) as one, Term(tmp_path, home) as two:
         faux_home(home, server.url)
@@ -173,6 +174,7 @@ def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: 
         waiting = two.until("waiting for the root-turn lease")
         assert f"session {first}" in waiting
         assert "The second terminal's answer." not in waiting
+        gate.touch()
         one.until("✓ answered")
         text = two.until("✓ answered")
     assert "The second terminal's answer." in text

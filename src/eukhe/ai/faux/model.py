@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -62,6 +63,15 @@ def events_of(turn: Turn) -> list[Event]:
     return out
 
 
+async def stalled(turn: Turn) -> None:
+    """Silent for the turn's stall, or until its `stallUntil` file exists."""
+    end = asyncio.get_running_loop().time() + turn.stall
+    while asyncio.get_running_loop().time() < end:
+        if turn.stall_until is not None and os.path.exists(turn.stall_until):
+            return
+        await asyncio.sleep(min(0.05, max(end - asyncio.get_running_loop().time(), 0)))
+
+
 def _failed(failure: Failure) -> Done:
     return Done(Reply(stop=Stop.ERROR, failure=failure))
 
@@ -100,7 +110,7 @@ class FauxModel:
                 yield _failed(errors.failure(self.name, kind, f"stream error: {errors.excerpt(body)}"))
                 return
             if turn.stall_after is not None and i == turn.stall_after:
-                await asyncio.sleep(turn.stall)
+                await stalled(turn)
             elif turn.delay and i:
                 await asyncio.sleep(turn.delay)
             yield event

@@ -45,6 +45,7 @@ class Turn:
     retry_after: float | None = None
     stall_after: int | None = None  # go silent after this many chunks
     stall: float = 3600.0  # for this long
+    stall_until: str | None = None  # or until this file exists (a test's gate), whichever comes first
     drop_after: int | None = None  # drop the connection after this many chunks
     deferred_polls: int = 0  # background job: polls answered "in progress" first
     poll_errors: int = 0  # background job: polls answered HTTP 503 before any other
@@ -124,6 +125,7 @@ _KEYS = {
     "error",
     "stallAfter",
     "stall",
+    "stallUntil",
     "dropAfter",
     "repeat",
     "deferred",
@@ -193,6 +195,7 @@ def _turn(r: Any, where: str) -> Turn:
         retry_after=float(wait) if wait is not None else None,
         stall_after=_opt_int(r, "stallAfter", where),
         stall=float(r.get("stall", 3600.0)),
+        stall_until=_opt_str(r, "stallUntil", where),
         drop_after=_opt_int(r, "dropAfter", where),
         deferred_polls=polls,
         poll_errors=poll_errors,
@@ -218,6 +221,10 @@ def _int(r: Mapping[str, Any], key: str, where: str, default: int) -> int:
 
 def _opt_int(r: Mapping[str, Any], key: str, where: str) -> int | None:
     return _int(r, key, where, 0) if key in r else None
+
+
+def _opt_str(r: Mapping[str, Any], key: str, where: str) -> str | None:
+    return _str(r, key, where) if key in r else None
 
 
 def pieces(text: str, n: int) -> list[str]:

@@ -9,6 +9,7 @@ encoding, so a scripted drop is a broken stream to the client, not a clean end.
 from __future__ import annotations
 
 import json
+import os
 import re
 import select
 import socket
@@ -196,7 +197,7 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 if turn.stall_after is not None and i == turn.stall_after:
                     self.wfile.flush()
-                    if self._silent(turn.stall):
+                    if self._silent(turn.stall, turn.stall_until):
                         seen.hung_up = True
                         return
                 if turn.delay and i:
@@ -207,10 +208,11 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             seen.hung_up = True
 
-    def _silent(self, seconds: float) -> bool:
-        """Say nothing for `seconds`; True when the client hangs up meanwhile."""
+    def _silent(self, seconds: float, until: str | None = None) -> bool:
+        """Say nothing for `seconds`, or until the file `until` exists; True when the
+        client hangs up meanwhile."""
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (until is not None and os.path.exists(until)):
             ready, _, _ = select.select([self.connection], [], [], 0.05)
             if ready and not self.connection.recv(1, socket.MSG_PEEK):
                 return True
