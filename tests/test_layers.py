@@ -18,8 +18,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("their laws and the engine that checks them", ("laws",)),
     ("the errors' one root", ("errors",)),
     (
-        "the ground: terminal text, run ids, file kinds, crash points, polls, the home's files",
-        ("terminal", "ids", "words", "filekind", "crashpoints", "timing", "home"),
+        "the ground: terminal text, run ids, file kinds, crash points, polls, leaving, the home's files",
+        ("terminal", "ids", "words", "filekind", "crashpoints", "timing", "leaving", "home"),
     ),
     ("the events every face shows", ("events",)),
     ("deadlines and cancels", ("waits",)),
@@ -307,8 +307,8 @@ def test_the_purity_check_sees_each_impure_import(tmp_path: Path) -> None:
 
 def process_control(path: Path) -> list[str]:
     """What in a module of the command line ends or steers the process: the `signal`
-    module, `os._exit`. The runtime does both (`runtime.py`); the command line parses,
-    prints and asks it."""
+    module, `os._exit`. The runtime does both (`runtime.py`, its ending through
+    `leaving.py`); the command line parses, prints and asks it."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = []
     for node in ast.walk(tree):

@@ -16,16 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.lease import held
+from eukhe.leaving import leave
 from eukhe.run import driver
 from eukhe.run.context import Live, Show, begin
 from eukhe.run.driver import Say
@@ -34,6 +33,8 @@ from eukhe.run.session import run_to_end
 from eukhe.run.spec import RunSpec
 from eukhe.store import durable
 from eukhe.store.durable import Store
+
+__all__ = ["Runtime", "leave", "open_runtime"]
 
 
 @dataclass
@@ -72,14 +73,6 @@ class Runtime:
 
     def close(self) -> None:
         self.store.close()
-
-
-def leave(code: int) -> NoReturn:
-    """End the process now: runs left in flight are the owner's or `eukhe resume`'s,
-    and DBOS's threads that run them are not waited for."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 def open_runtime(

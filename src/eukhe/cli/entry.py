@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from eukhe.home import HomeError, open_home
+from eukhe.leaving import exit_code, leave
 from eukhe.ui import PROMPT
 
 AGENT_OPTIONS = ("--model", "--base-url", "--api", "--session", "--sandbox", "--approval")
@@ -27,7 +28,11 @@ def main() -> None:
         return
     from eukhe.cli.main import main as command
 
-    command(argv)
+    try:
+        command(argv)
+    except SystemExit as e:  # every command ends so, its output written and its store closed
+        leave(exit_code(e.code))
+    leave(0)
 
 
 def _early_prompt() -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import os
 import shutil
 import sys
 import time
@@ -37,6 +36,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
 from eukhe.home import HomeError, home, open_home, private_file
+from eukhe.leaving import leave
 from eukhe.rules.permission import Answer
 from eukhe.settings import SettingsError
 from eukhe.settings.permissions import choice
@@ -472,8 +472,7 @@ def main(argv: Sequence[str], early: bool = False) -> None:
         code = 130
     finally:
         _drop(loop)
-    sys.stdout.flush()
-    os._exit(code)  # DBOS's threads are not waited for: the owner takes up what is left
+    leave(code)  # DBOS's threads are not waited for: the owner takes up what is left
 
 
 def _drop(loop: asyncio.AbstractEventLoop) -> None:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from eukhe.events import Event, event, of_session, outcome_text
 from eukhe.ids import new_session, valid_session
+from eukhe.leaving import leave
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
@@ -300,7 +299,7 @@ class Session:
         reports stay owed to the session's next run."""
         await self.ready.wait()
         if self.working or self.failed or self.durable is None:
-            _leave()
+            leave(0)  # the owner takes up a run left in flight once this process is gone
         durable = self.opened
         with contextlib.suppress(Exception):
             if await durable.live_children(self.id):
@@ -314,10 +313,3 @@ def _notices(cwd: Path) -> tuple[str, ...]:
         return loaded(cwd).notices
     except SettingsError:
         return ()
-
-
-def _leave() -> None:
-    """End the process now: DBOS's threads are not waited for (the owner takes up a run
-    left in flight once this process is gone)."""
-    sys.stdout.flush()
-    os._exit(0)
