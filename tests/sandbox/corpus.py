@@ -278,6 +278,12 @@ CASES: tuple[Case, ...] = (
     Case('r""m -rf /', (("rm", "-rf", "/"),), True, "quoting trick: an empty string inside the name"),
     Case("\\rm -rf /", (("rm", "-rf", "/"),), True, "quoting trick: a backslash before the name"),
     Case("$'\\x72\\x6d' -rf /", (("rm", "-rf", "/"),), True, "quoting trick: ANSI-C escapes spell the name"),
+    Case(  # tree-sitter-bash reads one $'…' string to the last quote; bash ends it at the second
+        "echo $'\\\\' ; rm -rf ~ ; echo \\'",
+        (("echo", "\\' ; rm -rf ~ ; echo \\"),),
+        False,
+        "quoting trick: an ANSI-C string whose end bash reads before the parser hides a command",
+    ),
     Case("r\\\nm -rf /", (("rm", "-rf", "/"),), False, "newline: a line continuation inside the name"),
     Case('echo "$\\\n(id)"', (("echo", "$(id)"),), False, "newline: a line continuation makes $( in quotes"),
     Case("cat$IFS/etc/passwd", (("cat$IFS/etc/passwd",),), False, "$IFS in the name"),

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from eukhe.sandbox.commands import MAX_COMMANDS, MAX_DEPTH, Split, split
@@ -152,6 +152,7 @@ WORD = st.lists(st.one_of(PLAIN, ESCAPED, SINGLE, DOUBLE, ANSI), min_size=1, max
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(WORD, min_size=0, max_size=4))
+@example(["$'\\\\'\\'"])  # found by this test: a $'…' string bash ends before tree-sitter-bash does
 def test_words_are_bashs_words(args: list[str]) -> None:
     """bash, with no command found on its PATH, hands each command's words to
     `command_not_found_handle`, which prints them: where `split` reads a command whole,

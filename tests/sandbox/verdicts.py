@@ -96,6 +96,7 @@ VERDICTS: dict[str, tuple[Why, Why]] = {
     'r""m -rf /': (DENY_RULE, DENY_RULE),
     "\\rm -rf /": (DENY_RULE, DENY_RULE),
     "$'\\x72\\x6d' -rf /": (DENY_RULE, DENY_RULE),
+    "echo $'\\\\' ; rm -rf ~ ; echo \\'": (UNREADABLE, UNREADABLE),  # allowed as one echo before
     "r\\\nm -rf /": (DENY_RULE, DENY_RULE),
     'echo "$\\\n(id)"': (UNREADABLE, UNREADABLE),
     "cat$IFS/etc/passwd": (UNREADABLE, UNREADABLE),

@@ -164,6 +164,21 @@ _SIMPLE_ESCAPES = MappingProxyType({
 })  # fmt: skip
 
 
+def _ansi_c_whole(raw: str) -> bool:
+    """Whether bash ends the `$'…'` string `raw` (its text between the quotes) where the
+    parser does: bash skips the character after each backslash, so `$'\\'\'` is `$'\\'`
+    then `\'` to it, while tree-sitter-bash reads one string up to the last quote."""
+    i = 0
+    while i < len(raw):
+        if raw[i] == "\\":
+            i += 2
+        elif raw[i] == "'":
+            return False
+        else:
+            i += 1
+    return True
+
+
 def _ansi_c(raw: str) -> str:
     """A `$'…'` string's text as bash decodes it; a NUL ends it, as in bash."""
     out = bytearray()
@@ -354,6 +369,8 @@ class _Walk:
         if node.is_error:
             self.r.refuse(f"a syntax error at line {self.line(node)}")
             return list(node.children)
+        if kind == "ansi_c_string" and not _ansi_c_whole(self.text(node)[2:-1]):
+            self.r.refuse(f"a $'…' string bash ends before the parser does: {self.text(node)}")
         if kind in ("raw_string", "ansi_c_string", "comment"):
             self.opaque.append((node.start_byte, node.end_byte))
             return []
@@ -491,6 +508,8 @@ class _Walk:
             elif kind == "raw_string":
                 texts.append(raw[1:-1])
             elif kind == "ansi_c_string":
+                if not _ansi_c_whole(raw[2:-1]):
+                    self.r.refuse(f"a $'…' string bash ends before the parser does: {raw}")
                 texts.append(_ansi_c(raw[2:-1]))
             elif kind in ("string", "translated_string"):
                 if any(c.is_named and c.type != "string_content" for c in n.children):
