@@ -369,7 +369,7 @@ class _Walk:
         if node.is_error:
             self.r.refuse(f"a syntax error at line {self.line(node)}")
             return list(node.children)
-        if kind == "ansi_c_string" and not _ansi_c_whole(self.text(node)[2:-1]):
+        if kind == "ansi_c_string" and not _ansi_c_whole(self.text(node)[2:-1]):  # anywhere: a word, a target
             self.r.refuse(f"a $'…' string bash ends before the parser does: {self.text(node)}")
         if kind in ("raw_string", "ansi_c_string", "comment"):
             self.opaque.append((node.start_byte, node.end_byte))
@@ -508,8 +508,6 @@ class _Walk:
             elif kind == "raw_string":
                 texts.append(raw[1:-1])
             elif kind == "ansi_c_string":
-                if not _ansi_c_whole(raw[2:-1]):
-                    self.r.refuse(f"a $'…' string bash ends before the parser does: {raw}")
                 texts.append(_ansi_c(raw[2:-1]))
             elif kind in ("string", "translated_string"):
                 if any(c.is_named and c.type != "string_content" for c in n.children):
