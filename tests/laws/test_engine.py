@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -171,6 +174,37 @@ def test_the_prover_confirms_a_true_law() -> None:
     verdicts = {law.name: engine.Verdict(law.name, law.rule) for law in areas.AREAS["wait"].laws}
     engine.collect(engine.prove(areas.AREAS["wait"], verdicts, timeout=60), verdicts)
     assert all(v.methods == ["proven"] and not v.failures for v in verdicts.values()), verdicts
+
+
+def provers_alive() -> list[int]:
+    """This process's CrossHair children still running (a zombie has ended)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        state, ppid = stat.rpartition(")")[2].split()[:2]
+        if int(ppid) == os.getpid() and state != "Z" and b"crosshair" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_an_interrupted_check_leaves_no_prover_running() -> None:
+    """A check that breaks off (Ctrl-C, a bug in a walk) stops its provers: none is left
+    running, and none queued starts, for the process to wait on at its exit."""
+
+    def interrupt(line: str) -> None:
+        raise KeyboardInterrupt
+
+    chosen = [areas.AREAS[name] for name in ("wait", "skill_load", "compactor")]  # quick walks, long proofs
+    with pytest.raises(KeyboardInterrupt):
+        engine.check(chosen, progress=interrupt)
+    end = time.monotonic() + 10
+    while provers_alive() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert provers_alive() == []
 
 
 def test_json_has_one_object_with_laws_and_mutants(capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import typing
 from collections.abc import Callable, Iterable, Sequence
@@ -486,33 +487,67 @@ class Proof:
     answer: concurrent.futures.Future[tuple[str, str]]
 
 
-def _crosshair(path: str, env: dict[str, str], timeout: float, deadline: float) -> tuple[str, str]:
-    """CrossHair on one file of proof cases; its stdout and stderr."""
-    argv = [
-        sys.executable,
-        "-m",
-        "crosshair",
-        "check",
-        "--analysis_kind=asserts",
-        "--report_all",
-        f"--per_condition_timeout={timeout}",
-        "--max_uninteresting_iterations=1000000",
-        path,
-    ]
-    p = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=os.path.dirname(path),
-    )
-    try:
-        return p.communicate(timeout=deadline)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        return out, f"the prover did not finish within {deadline:.0f} s and was stopped. {err}"
+class Provers:
+    """The prover processes of one check, at most `at_once` running. `stop` cancels the
+    ones queued and kills the ones running: an interrupted check waits for none of them."""
+
+    def __init__(self, at_once: int) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=at_once)
+        self._live: set[subprocess.Popen[str]] = set()
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def submit(
+        self, path: str, env: dict[str, str], timeout: float, deadline: float
+    ) -> concurrent.futures.Future[tuple[str, str]]:
+        """CrossHair on one file of proof cases, once a place is free; its stdout and stderr."""
+        return self._pool.submit(self._crosshair, path, env, timeout, deadline)
+
+    def done(self) -> None:
+        """No more files come; the ones queued still run."""
+        self._pool.shutdown(wait=False)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            live = list(self._live)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for p in live:
+            p.kill()
+
+    def _crosshair(self, path: str, env: dict[str, str], timeout: float, deadline: float) -> tuple[str, str]:
+        argv = [
+            sys.executable,
+            "-m",
+            "crosshair",
+            "check",
+            "--analysis_kind=asserts",
+            "--report_all",
+            f"--per_condition_timeout={timeout}",
+            "--max_uninteresting_iterations=1000000",
+            path,
+        ]
+        with self._lock:
+            if self._stopped:
+                return "", "the check was stopped before this prover started"
+            p = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=os.path.dirname(path),
+            )
+            self._live.add(p)
+        try:
+            return p.communicate(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            return out, f"the prover did not finish within {deadline:.0f} s and was stopped. {err}"
+        finally:
+            with self._lock:
+                self._live.discard(p)
 
 
 def prove(
@@ -520,16 +555,16 @@ def prove(
     verdicts: dict[str, Verdict],
     jobs: int = 1,
     timeout: float = 120.0,
-    pool: concurrent.futures.Executor | None = None,
+    provers: Provers | None = None,
     deadline: float = PROVER_DEADLINE,
 ) -> list[Proof]:
-    """CrossHair on every proof case of the area, in `jobs` processes run by `pool` (by
+    """CrossHair on every proof case of the area, in `jobs` processes run by `provers` (by
     default, all at once); `collect` reads the answers."""
     ts = list(enumerate(targets(area)))
     if not ts:
         return []
-    own = pool is None
-    runner = pool or concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    own = provers is None
+    runner = provers or Provers(jobs)
     tmp = tempfile.mkdtemp(prefix=f"eukhe-laws-{area.name}-")
     proofs = []
     chunks = [ts[k::jobs] for k in range(jobs)] if len(ts) > 1 else [ts]
@@ -542,10 +577,10 @@ def prove(
             f.write(src)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([tmp, *sys.path])
-        answer = runner.submit(_crosshair, path, env, timeout, deadline)
+        answer = runner.submit(path, env, timeout, deadline)
         proofs.append(Proof(where, {i: t for i, t in chunk}, tmp, answer))
     if own:
-        runner.shutdown(wait=False)  # its threads end with their processes
+        runner.done()
     return proofs
 
 
@@ -621,51 +656,59 @@ def check(
     processes while this one walks histories and draws samples."""
     t0 = time.monotonic()
     verdicts = {a.name: {law.name: Verdict(law.name, law.rule) for law in a.laws} for a in areas}
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=PROVERS)
-    procs = {a.name: prove(a, verdicts[a.name], pool=pool) if proofs else [] for a in areas}
-    pool.shutdown(wait=False)  # no more work comes; the provers queued still run
-    mutants: list[MutantVerdict] = []
-    for a in areas:
-        vs = verdicts[a.name]
-        t1 = time.monotonic()
-        found = check_exhaustive(a, a.model, vs)
-        share = (time.monotonic() - t1) / max(len(a.laws), 1)
-        for law in a.laws:
-            v = vs[law.name]
-            v.bounds = f"{a.bounds}; histories of {a.depth} inputs"
-            v.seconds += share
-            if law.name in found:
-                v.failures.append(f"exhaustive: {found[law.name]}")
-            else:
-                v.methods.append("exhaustive")
-        progress(f"{a.name}: walked every history within {a.bounds} ({time.monotonic() - t1:.1f} s)")
-        n = examples if examples is not None else a.samples
-        t1 = time.monotonic()
-        for law in a.laws:
-            t2 = time.monotonic()
-            why = check_sampled(a, a.model, law, n)
-            v = vs[law.name]
-            v.cases["sampled"] = n
-            v.seconds += time.monotonic() - t2
-            if why is not None:
-                v.failures.append(f"sampled: {why}")
-            else:
-                v.methods.append("sampled")
-        progress(f"{a.name}: sampled {n} histories a law ({time.monotonic() - t1:.1f} s)")
-        t1 = time.monotonic()
-        for mu in a.mutants:
-            mutants.append(check_mutant(a, mu))
-        progress(f"{a.name}: tried {len(a.mutants)} mutants ({time.monotonic() - t1:.1f} s)")
-    for a in areas:
-        t1 = time.monotonic()
-        collect(procs[a.name], verdicts[a.name])
-        waited = time.monotonic() - t1
-        for v in verdicts[a.name].values():
-            v.seconds += waited / max(len(a.laws), 1)
-        if proofs:
-            progress(f"{a.name}: proofs collected (waited {waited:.1f} s)")
+    provers = Provers(PROVERS)
+    try:
+        procs = {a.name: prove(a, verdicts[a.name], provers=provers) if proofs else [] for a in areas}
+        provers.done()
+        mutants = [m for a in areas for m in _walk(a, verdicts[a.name], examples, progress)]
+        for a in areas:
+            t1 = time.monotonic()
+            collect(procs[a.name], verdicts[a.name])
+            waited = time.monotonic() - t1
+            for v in verdicts[a.name].values():
+                v.seconds += waited / max(len(a.laws), 1)
+            if proofs:
+                progress(f"{a.name}: proofs collected (waited {waited:.1f} s)")
+    except BaseException:  # an interrupted or broken check leaves no prover behind
+        provers.stop()
+        raise
     laws = [(a.name, verdicts[a.name][law.name]) for a in areas for law in a.laws]
     return Report(laws, mutants, time.monotonic() - t0)
+
+
+def _walk(
+    a: Area, vs: dict[str, Verdict], examples: int | None, progress: Callable[[str], None]
+) -> list[MutantVerdict]:
+    """The area's histories walked and sampled against its laws, and its mutants tried."""
+    t1 = time.monotonic()
+    found = check_exhaustive(a, a.model, vs)
+    share = (time.monotonic() - t1) / max(len(a.laws), 1)
+    for law in a.laws:
+        v = vs[law.name]
+        v.bounds = f"{a.bounds}; histories of {a.depth} inputs"
+        v.seconds += share
+        if law.name in found:
+            v.failures.append(f"exhaustive: {found[law.name]}")
+        else:
+            v.methods.append("exhaustive")
+    progress(f"{a.name}: walked every history within {a.bounds} ({time.monotonic() - t1:.1f} s)")
+    n = examples if examples is not None else a.samples
+    t1 = time.monotonic()
+    for law in a.laws:
+        t2 = time.monotonic()
+        why = check_sampled(a, a.model, law, n)
+        v = vs[law.name]
+        v.cases["sampled"] = n
+        v.seconds += time.monotonic() - t2
+        if why is not None:
+            v.failures.append(f"sampled: {why}")
+        else:
+            v.methods.append("sampled")
+    progress(f"{a.name}: sampled {n} histories a law ({time.monotonic() - t1:.1f} s)")
+    t1 = time.monotonic()
+    mutants = [check_mutant(a, mu) for mu in a.mutants]
+    progress(f"{a.name}: tried {len(a.mutants)} mutants ({time.monotonic() - t1:.1f} s)")
+    return mutants
 
 
 def check_mutant(area: Area, mu: Mutant) -> MutantVerdict:
