@@ -122,6 +122,9 @@ def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
     # the view is full, not empty: the chat did grow. Its size is a saw (it grows with each
     # turn and falls when a merge lands, about every 16 views here): one tooth is looked at.
     assert max(sizes[-20:]) > BUDGET // 2
+    falls = [i for i in range(1, len(sizes)) if sizes[i] < sizes[i - 1] // 2]  # a merge just landed
+    assert len(falls) >= 4, sizes  # merges land again and again
+    assert sizes[falls[-1]] > sizes[falls[0]], sizes  # and what the last one leaves grew with the chat
     assert all(pairs_whole(messages) for _, messages in turns)
     assert all(
         pairs_whole(s.body["messages"]) for s in seen if isinstance(s.body, dict) and "messages" in s.body
