@@ -61,6 +61,8 @@ DIR = os.environ.get("EUKHE_KERNEL_DIR") or None
 """Where the byte-count files go (None: nowhere)."""
 
 _cell_started = [time.monotonic()]
+_host_gone = threading.Event()
+"""Set when the host died: no byte count is written any more, its folder going."""
 
 
 def _clamp(timeout: float | None) -> float:
@@ -103,7 +105,7 @@ class _Buffer:
 
 def _publish(path: str | None, n: int) -> None:
     """Write `n` to `path` so that a reader sees the old count or the new one, never half."""
-    if path is None:
+    if path is None or _host_gone.is_set():
         return
     tmp = f"{path}.tmp"
     try:
@@ -346,14 +348,25 @@ def _orphan_watch(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(ORPHAN_EVERY)
     own = os.getpgid(0)
+    _host_gone.set()
     for h in jobs:
         _killpg(h.pid, signal.SIGKILL)
     for pgid in _session_groups() - {own}:
         _killpg(pgid, signal.SIGKILL)
     if DIR is not None:  # the connection file and the byte counts: no one will read them
-        shutil.rmtree(DIR, ignore_errors=True)
+        _remove(DIR)
     _killpg(own, signal.SIGKILL)
     os._exit(1)
+
+
+def _remove(folder: str) -> None:
+    """Remove `folder`, again while a count a killed job's reader wrote as it ended (it
+    looked at `_host_gone` before it was set) keeps it from going; a few tries at most."""
+    for _ in range(20):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.exists(folder):
+            return
+        time.sleep(0.05)
 
 
 def _no_tee(channel: str) -> contextlib.nullcontext[None]:
