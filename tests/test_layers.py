@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the sandbox and the command splitter", ("sandbox",)),
     ("skills", ("skills",)),
     ("the built-in tools", ("tools",)),
-    ("the Python kernel and its tool", ("kernel",)),
+    ("the Python kernel", ("kernel",)),
     ("persistence: the DBOS launch, its codec, URLs, the session queries", ("store",)),
     # the chat's tables live in the store's database (through store.engine), so the
     # memory stands on the store, not the other way round

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 import pytest
 
 from eukhe.kernel import HEAD, TAIL, Kernel
-from eukhe.kernel.tool import IPYTHON
 from eukhe.tools import Context, Result
 from eukhe.tools.base import call
+from eukhe.tools.ipython import IPYTHON
 
 T = TypeVar("T")
 
@@ -501,7 +501,7 @@ def test_the_tool_without_a_kernel_or_with_bad_arguments_says_so(tmp_path: Path)
 
 
 def test_the_tool_gives_the_model_a_head_and_a_tail_of_a_long_result(tmp_path: Path) -> None:
-    from eukhe.kernel.tool import bounded
+    from eukhe.tools.ipython import bounded
 
     ctx = Context(tmp_path)
     long = Result("a" * 30_000 + "b" * 30_000, False)

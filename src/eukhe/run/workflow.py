@@ -37,7 +37,6 @@ from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
 from eukhe.ids import name_of
-from eukhe.kernel.tool import IPYTHON, LazyKernel
 from eukhe.memory import turn
 from eukhe.memory.access import settle
 from eukhe.memory.compactor import request_tokens
@@ -49,6 +48,7 @@ from eukhe.run import notes
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
+from eukhe.run.kernel import LazyKernel
 from eukhe.run.loop import Ending, Generation, RunOutcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import secrets
@@ -61,6 +61,7 @@ from eukhe.settings.permissions import in_force
 from eukhe.store.reports import USERS
 from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
 from eukhe.tools import BUILTIN, Context
+from eukhe.tools.ipython import IPYTHON
 
 __all__ = ["Durable", "Live", "Show", "begin", "process", "run_workflow"]
 

@@ -11,15 +11,11 @@ Not replay-safe: a cell has effects (files, processes, the kernel's state) a sec
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, ClassVar
 
-from eukhe.kernel import Kernel
 from eukhe.tools.base import Context, Result
 
-__all__ = ["IPYTHON", "IPython", "LazyKernel"]
+__all__ = ["IPYTHON", "IPython", "bounded"]
 
 ACTIONS = ("status", "tail", "wait", "kill")
 
@@ -89,32 +85,3 @@ def bounded(r: Result, ctx: Context) -> Result:
 
 
 IPYTHON = IPython()
-
-
-class LazyKernel:
-    """A run's kernel, made on its first cell: a run that runs none never imports
-    jupyter_client (a quarter of a second before its first request)."""
-
-    def __init__(self, cwd: Path, budget_ms: int, env: Mapping[str, str], sandbox: Any = None) -> None:
-        self.cwd, self.budget_ms = cwd, budget_ms
-        self.env = dict(env)  # the run's tool environment (`Context.env`): its secrets out
-        self.sandbox = sandbox  # the run's (`Context.sandbox`): the kernel runs inside it
-        self.kernel: Any = None
-
-    def _made(self) -> Any:
-        if self.kernel is None:
-            self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms, env=self.env, sandbox=self.sandbox)
-        return self.kernel
-
-    async def execute(self, code: str, cancel: asyncio.Event) -> Result:
-        return await self._made().execute(code, cancel)  # type: ignore[no-any-return]
-
-    async def job(self, n: int, action: str, cancel: asyncio.Event) -> Result:
-        return await self._made().job(n, action, cancel)  # type: ignore[no-any-return]
-
-    def output_bytes(self) -> int:
-        return 0 if self.kernel is None else int(self.kernel.output_bytes())
-
-    async def close(self) -> None:
-        if self.kernel is not None:
-            await self.kernel.close()
