@@ -509,3 +509,15 @@ def test_the_tool_gives_the_model_a_head_and_a_tail_of_a_long_result(tmp_path: P
     assert got.content.startswith("a" * 20_000) and got.content.endswith("b" * 20_000)
     assert "[... 20000 bytes cut: a job's latest output stays readable with its tail ...]" in got.content
     assert bounded(Result("short", True), ctx) == Result("short", True)
+
+
+def test_a_run_that_runs_no_cell_never_loads_jupyter() -> None:
+    """The run's machinery loads without jupyter_client and zmq (80 ms of every `eukhe run`'s start):
+    the kernel comes with a run's first cell."""
+    probe = (
+        "import sys, eukhe.run.workflow\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jupyter_client', 'zmq')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from eukhe.kernel import Kernel
 from eukhe.tools.base import Result
 
 __all__ = ["LazyKernel"]
@@ -25,6 +24,8 @@ class LazyKernel:
 
     def _made(self) -> Any:
         if self.kernel is None:
+            from eukhe.kernel import Kernel  # jupyter_client and zmq: 80 ms of every run's start
+
             self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms, env=self.env, sandbox=self.sandbox)
         return self.kernel
 
