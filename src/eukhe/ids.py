@@ -23,6 +23,11 @@ def run_id(session: str, n: int) -> str:
     return f"{session}/{n:04d}"
 
 
+def run_line(session: str, run: str) -> str:
+    """The line that says a run started: `session <session>, run <n>`."""
+    return f"session {session}, run {run.rpartition('/')[2].lstrip('0')}"
+
+
 def is_root(run: str) -> bool:
     """A run of a root session, not a subagent's run or task (`<session>/0003.c1`)."""
     return ".c" not in run.rpartition("/")[2]

@@ -59,15 +59,17 @@ class Runtime:
         say: Say,
         ended: Callable[[dict[str, Any]], None],
         recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None,
+        announced: str | None = None,
     ) -> bool:
         """Drive this process's runs on a loop of their own (`run.driver.drive`), Ctrl-C
-        interrupting them; whether some were left in flight."""
+        interrupting them; whether some were left in flight. `announced`: the run's line
+        the caller already showed (`run.driver.drive`)."""
 
         async def main() -> bool:
             loop = asyncio.get_running_loop()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGINT, self.process.interrupt)
-            return await driver.drive(spec, session, say, ended, recover_with)
+            return await driver.drive(spec, session, say, ended, recover_with, announced)
 
         return run_to_end(main())
 

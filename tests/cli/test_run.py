@@ -213,3 +213,29 @@ def test_a_run_whose_stream_carries_the_parse_error_event_ends_with_its_cause(tm
     assert last["outcome"] == "failed" and last["notes"] == 2 and last["retries"] == 0
     assert "does not match the expected peg-native format" in last["error"]["message"]
     assert len(seen) == 3
+
+
+def test_a_new_sessions_line_comes_before_the_store_loads_and_once(tmp_path: Path) -> None:
+    """The first line of `eukhe run` in a new session says the session and its run before DBOS
+    and the run's machinery load (half a second): the imports Python reports on stderr come
+    after it, and the driver does not say it again."""
+    with FauxServer(parse(["done"])) as server:
+        argv = [sys.executable, "-X", "importtime", "-m", "eukhe", "run", "--model", "vllm/m"]
+        done = subprocess.run(
+            [*argv, "--base-url", server.url, "hi"],
+            cwd=tmp_path,
+            env={**os.environ, "EUKHE_HOME": str(tmp_path / "home")},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    said = [n for n, line in enumerate(lines) if line.startswith("session ") and line.endswith(", run 1")]
+    assert len(said) == 1, [line for line in lines if not line.startswith("import time:")]
+    dbos = [
+        n
+        for n, line in enumerate(lines)
+        if line.startswith("import time:") and line.split("|")[-1].strip() == "dbos"
+    ]
+    assert dbos and said[0] < dbos[0]

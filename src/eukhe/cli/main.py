@@ -24,7 +24,7 @@ from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
-from eukhe.ids import valid_session
+from eukhe.ids import new_session, run_id, run_line, valid_session
 from eukhe.run.loop import RunOutcome
 from eukhe.run.spec import NoModel, RunSpec, setup
 from eukhe.settings import SettingsError, loaded, resolve
@@ -167,7 +167,12 @@ def run_command(
     made.deferred, made.poll_seconds = deferred, poll_interval
     spec = made.spec(prompt)
     settings = made.settings
-    _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer))
+    announced = None
+    if session is None:  # a new session's first run: its line before the store loads (half a second)
+        session = new_session()
+        announced = run_line(session, run_id(session, 1))
+        printer.say(announced)
+    _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer), announced)
 
 
 def _durable(
@@ -176,10 +181,11 @@ def _durable(
     spec: RunSpec | None,
     session: str | None,
     finish: Callable[[dict[str, Any]], int] = lambda out: 0,
+    announced: str | None = None,
 ) -> NoReturn:
     """Run `spec` (if any) and what dead processes left, through the store's half, and
-    end the process with its exit code."""
-    halves.stored().run_here(settings, printer, spec, session, finish)
+    end the process with its exit code. `announced`: the run's line, already shown."""
+    halves.stored().run_here(settings, printer, spec, session, finish, announced)
     raise AssertionError("not reached: run_here ends the process")
 
 

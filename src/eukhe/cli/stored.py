@@ -41,11 +41,13 @@ def run_here(
     spec: RunSpec | None,
     session: str | None,
     finish: Callable[[dict[str, Any]], int] = lambda out: 0,
+    announced: str | None = None,
 ) -> NoReturn:
     """Open the run store, recover what a dead process left in flight, run `spec`
     (if any) in `session` (default: a new one), finish the recovered runs, and end
     the process with its exit code. The run's own text streams as it comes, and
-    `finish` shows its outcome the moment it ends: recovered runs never hold either back."""
+    `finish` shows its outcome the moment it ends: recovered runs never hold either back.
+    `announced`: the run's line, already shown (`run.driver.drive`)."""
     session = session or (new_session() if spec is not None else None)
 
     def live_show(run: str, kind: str, text: str, data: Any = None) -> None:
@@ -68,7 +70,7 @@ def run_here(
         return ask_once(home(), RequestKind.RECOVER, spawn=True, runs=cut)
 
     try:
-        runtime.drive(spec, session, printer.say, ended, recover_with)
+        runtime.drive(spec, session, printer.say, ended, recover_with, announced)
     except driver.Busy as e:
         echo(f"eukhe: {e}", err=True)
         code = 2  # runs recovered meanwhile stay in flight, resumable

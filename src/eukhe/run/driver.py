@@ -13,7 +13,7 @@ from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
-from eukhe.ids import is_root, name_of, run_id
+from eukhe.ids import is_root, name_of, run_id, run_line
 from eukhe.rules.wait import End
 from eukhe.run.loop import ABORT_GRACE, Ending, RunOutcome
 from eukhe.run.spec import RunSpec
@@ -197,10 +197,12 @@ async def drive(
     say: Say,
     ended: Callable[[dict[str, Any]], None] = lambda out: None,
     recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None,
+    announced: str | None = None,
 ) -> bool:
     """Take up what a dead process left, run `spec` (if any) as the session's next
     run, and wait for what must be waited for; whether some were left in flight
-    (Ctrl-C).
+    (Ctrl-C). `announced`: the line the caller already showed for the run it expects
+    to start (a new session's first), not said again when it is that run.
 
     With `recover_with` (the home's owner), the owner takes the cut-off runs up and
     finishes them: a run waits only for the session's own cut-off run, which must
@@ -220,7 +222,8 @@ async def drive(
         return True
     if spec is not None and session is not None:
         rid = await start(spec, session)
-        say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}")
+        if run_line(session, rid) != announced:
+            say(run_line(session, rid))
         ended(await result(rid))
         if await _followups(spec, session, say, ended):
             return True
@@ -257,7 +260,7 @@ async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[dic
         shown = live
         if await asyncio.to_thread(reports.queued, session):
             rid = await start(dataclasses.replace(spec, prompt=None), session)
-            say(f"session {session}, run {rid.rpartition('/')[2].lstrip('0')}: the reports of its subagents")
+            say(f"{run_line(session, rid)}: the reports of its subagents")
             ended(await result(rid))
             continue
         if not live:
