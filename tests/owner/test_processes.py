@@ -313,3 +313,22 @@ def test_a_run_the_owner_takes_up_is_run_by_the_owner_not_by_a_terminal_at_work(
     finally:
         client.destroy()
     assert str(w.executor_id).split(":")[2] == str(info["pid"]), (w.executor_id, info)
+
+
+def test_an_owner_whose_chat_asks_no_model_loads_no_provider_sdk(tmp_path: Path) -> None:
+    """A run names its model to the owner, for the compactor; the owner makes that provider
+    at the compactor's first request, not at once: its chat built no line with a model here,
+    so the OpenAI SDK (0.3 s and 30 MB an owner) never loaded. Python's import trace, in the
+    owner's log, says what it loaded."""
+    with FauxServer(parse(["done"])) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "hi",
+            cwd=tmp_path, extra={"PYTHONPROFILEIMPORTTIME": "1"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        stop = eukhe("shutdown", cwd=tmp_path)
+        assert stop.returncode == 0, stop.stderr
+    log = protocol.log_path(tmp_path / "home").read_text()
+    loaded = {line.split("|")[-1].strip() for line in log.splitlines() if line.startswith("import time:")}
+    assert "eukhe.owner.chat_host" in loaded  # the trace is there
+    assert not {m for m in loaded if m.split(".")[0] in ("openai", "anthropic")}

@@ -11,10 +11,12 @@ says what to set.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eukhe.ai.reply import Event
+from eukhe.ai.request import Request
 from eukhe.errors import Code, EukheError
 
 APIS = ("openai-chat", "openai-responses", "anthropic")
@@ -118,6 +120,26 @@ def provider_for(r: Route, timeout: float = 600.0) -> Any:
     from eukhe.ai.anthropic import AnthropicMessages
 
     return AnthropicMessages(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
+
+
+class OnFirstRequest:
+    """A route's adapter, made at its first request: a process that may never ask through
+    it (the owner, whose chat most often builds its lines without a model) loads no SDK
+    (the OpenAI SDK is 0.3 s and 30 MB) and opens no client until it does."""
+
+    def __init__(self, r: Route, timeout: float = 600.0) -> None:
+        self.route, self.timeout = r, timeout
+        self.name = r.provider
+        self.made: Any = None
+
+    def stream(self, request: Request) -> AsyncIterator[Event]:
+        if self.made is None:
+            self.made = provider_for(self.route, self.timeout)
+        return self.made.stream(request)  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        if self.made is not None:
+            await self.made.close()
 
 
 def resolve(

@@ -35,7 +35,7 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.admission import Registry
-from eukhe.ai.models import Route, provider_for
+from eukhe.ai.models import OnFirstRequest, Route
 from eukhe.client.protocol import RequestKind
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
@@ -139,7 +139,7 @@ class ChatHost:
         r = Route(**{f.name: route.get(f.name) for f in dataclasses.fields(Route)})  # type: ignore[arg-type]
         key = dataclasses.astuple(r)
         if key not in self._providers:
-            self._providers[key] = provider_for(r)
+            self._providers[key] = OnFirstRequest(r)
         if self._asks != key:
             memory.chat.ask = asker(self._providers[key], self.registry)
             memory.chat.model = r.model

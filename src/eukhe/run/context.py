@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe.admission import Registry
-from eukhe.ai.models import provider_for
+from eukhe.ai.models import OnFirstRequest
 from eukhe.children.ledger import Ledger
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import RequestKind
@@ -89,7 +89,7 @@ class Live:
             return Remote(self.owner, compactor(), budget)
         if self.chat is None:
             route = compactor()
-            ask = asker(provider_for(route), self.admission)
+            ask = asker(OnFirstRequest(route), self.admission)
             self.chat = Local(Chat(ChatStore(self.chat_url), ask, route.model, budget=budget))
         return self.chat
 
