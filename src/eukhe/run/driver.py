@@ -117,7 +117,7 @@ async def start(spec: RunSpec, session: str) -> str:
 
 _CLOCK = waits.LoopClock()
 
-RESULT_POLL = 0.02
+RESULT_POLL = 0.005
 """Seconds between two looks at the store for the end of a run that says it is ending."""
 
 
