@@ -12,11 +12,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests import forks
+
 DEADLINE = 60.0  # seconds any one wait of these tests may take
 
 
 def env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, "EUKHE_HOME": str(home), **(extra or {})}
+
+
+def _forked(extra: dict[str, str] | None) -> bool:
+    """Whether a process may come from the fork template (`tests/forks.py`): not when the test
+    sets what Python reads as it starts (its I/O encoding, its locale, its flags)."""
+    return not any(k.startswith(("PYTHON", "LC_")) or k == "LANG" for k in extra or {})
 
 
 def eukhe(
@@ -27,10 +35,13 @@ def eukhe(
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """`eukhe ARGS` in `cwd`, its home `home` (default: `cwd/home`), to its end."""
+    environ = env(cwd / "home" if home is None else home, extra)
+    if _forked(extra):
+        return forks.run(list(args), cwd, environ, timeout)
     return subprocess.run(
         [sys.executable, "-m", "eukhe", *args],
         cwd=cwd,
-        env=env(cwd / "home" if home is None else home, extra),
+        env=environ,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -38,6 +49,9 @@ def eukhe(
 
 
 def start(*args: str, cwd: Path, home: Path, extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`eukhe ARGS` started, its stdout and stderr pipes."""
+    if _forked(extra):
+        return forks.Forked(list(args), cwd, env(home, extra))  # type: ignore[return-value]
     return subprocess.Popen(
         [sys.executable, "-m", "eukhe", *args],
         cwd=cwd,

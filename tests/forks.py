@@ -1,0 +1,171 @@
+"""`eukhe` processes forked from a template that has imported eukhe once (`tests/forkserver.py`),
+behind the part of `subprocess.Popen` the tests use. Each is a process of its own, as `python
+-m eukhe` makes it: only the imports (0.5 to 0.9 CPU-seconds a process, some 300 processes a
+suite) are skipped. One template a pytest worker, started at its first use."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parents[1]
+START_DEADLINE = 60.0  # seconds the template may take to import and listen
+
+
+class Template:
+    """The worker's template process and its socket."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="eukhe-forks-")
+        self.path = os.path.join(self.dir, "fork.sock")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.forkserver", self.path],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=open(os.path.join(self.dir, "forkserver.log"), "wb"),  # noqa: SIM115
+            start_new_session=True,  # a test's signal to a group never reaches it
+        )
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], START_DEADLINE)
+        line = self.proc.stdout.readline() if ready else b""
+        if line.strip() != b"ready":
+            log = Path(self.dir, "forkserver.log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"the fork template did not start: {line!r}\n{log}")
+
+
+_template: list[Template] = []
+_lock = threading.Lock()
+
+
+def template() -> Template:
+    with _lock:
+        if not _template or _template[0].proc.poll() is not None:
+            _template[:] = [Template()]
+        return _template[0]
+
+
+class Forked:
+    """A forked `eukhe` process, as `subprocess.Popen(..., stdout=PIPE, stderr=PIPE, text=True)`."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.args = ["eukhe", *argv]
+        self.returncode: int | None = None
+        t = template()
+        ends = [os.open(os.devnull, os.O_RDONLY)]
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        ends += [out_w, err_w]
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._conn.connect(t.path)
+            req = {"argv": argv, "cwd": str(cwd), "env": env}
+            socket.send_fds(self._conn, [json.dumps(req).encode() + b"\n"], ends)
+        finally:
+            for fd in ends:
+                os.close(fd)
+        self._buf = b""
+        self.stdout: IO[str] = open(out_r)  # noqa: SIM115  (text as Popen's: the locale's, newlines read as \n)
+        self.stderr: IO[str] = open(err_r)  # noqa: SIM115
+        got = self._message(START_DEADLINE)
+        if got is None or "pid" not in got:
+            raise RuntimeError(f"the fork template did not fork `eukhe {' '.join(argv)}`: {got}")
+        self.pid = int(got["pid"])
+
+    def _message(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next JSON line from the template, None when none came within `timeout`."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = None if end is None else max(0.0, end - time.monotonic())
+            ready, _, _ = select.select([self._conn], [], [], left)
+            if not ready:
+                return None
+            chunk = self._conn.recv(4096)
+            if not chunk:
+                raise RuntimeError(f"the fork template went away while `{' '.join(self.args)}` ran")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return dict(json.loads(line))
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            got = self._message(0)
+            if got is not None:
+                self.returncode = int(got["status"])
+                self._conn.close()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            got = self._message(timeout)
+            if got is None:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            self.returncode = int(got["status"])
+            self._conn.close()
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:  # not yet reaped: the pid is still this process's
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, input: str | None = None, timeout: float | None = None) -> tuple[str, str]:
+        """Both streams to their end and the exit status, as Popen's (no input: stdin is empty)."""
+        assert input is None
+        got: dict[str, str] = {}
+
+        def read(name: str, stream: IO[str]) -> None:
+            got[name] = stream.read()
+
+        readers = [
+            threading.Thread(target=read, args=(n, s), daemon=True)
+            for n, s in (("out", self.stdout), ("err", self.stderr))
+        ]
+        for r in readers:
+            r.start()
+        end = None if timeout is None else time.monotonic() + timeout
+        for r in readers:
+            r.join(None if end is None else max(0.0, end - time.monotonic()))
+            if r.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.wait(None if end is None else max(0.0, end - time.monotonic()))
+        self.stdout.close()
+        self.stderr.close()
+        return got.get("out", ""), got.get("err", "")
+
+    def __enter__(self) -> Forked:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s in (self.stdout, self.stderr):
+            s.close()
+        self.wait()
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`eukhe ARGV` to its end, as `subprocess.run(..., capture_output=True, text=True, timeout=...)`."""
+    p = Forked(argv, cwd, env)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise
+    return subprocess.CompletedProcess(p.args, p.returncode or 0, out, err)
