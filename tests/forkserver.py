@@ -103,7 +103,7 @@ def main() -> None:
                     pid, status = os.waitpid(-1, os.WNOHANG)
                     if pid == 0:
                         break
-                    conn = children.pop(pid) if pid in children else None
+                    conn: socket.socket | None = children.pop(pid, None)
                     if conn is not None:
                         with contextlib.suppress(OSError):
                             conn.sendall(
