@@ -103,13 +103,13 @@ def main() -> None:
                     pid, status = os.waitpid(-1, os.WNOHANG)
                     if pid == 0:
                         break
-                    conn: socket.socket | None = children.pop(pid, None)
-                    if conn is not None:
+                    ended = children.pop(pid, None)
+                    if ended is not None:
                         with contextlib.suppress(OSError):
-                            conn.sendall(
+                            ended.sendall(
                                 json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n"
                             )
-                        conn.close()
+                        ended.close()
 
 
 if __name__ == "__main__":
