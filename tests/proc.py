@@ -107,13 +107,24 @@ def messages(session: str, cwd: Path, home: Path) -> list[dict[str, Any]]:
 
 
 class Reader:
-    """A running process's output lines as they come (a thread per stream)."""
+    """A running process's output lines as they come (a thread per stream). Once the process
+    has ended, `to_end` waits for the lines still in its pipes: its end can be seen before them."""
 
     def __init__(self, p: subprocess.Popen[str]) -> None:
         import threading
 
         self.out: list[str] = []
         self.err: list[str] = []
+        self.threads: list[threading.Thread] = []
         for stream, into in ((p.stdout, self.out), (p.stderr, self.err)):
             lines = lambda s=stream, i=into: i.extend(iter(s.readline, ""))  # noqa: E731
-            threading.Thread(target=lines, daemon=True).start()
+            self.threads.append(threading.Thread(target=lines, daemon=True))
+            self.threads[-1].start()
+
+    def to_end(self, deadline: float = DEADLINE) -> Reader:
+        end = time.monotonic() + deadline
+        for t in self.threads:
+            t.join(max(0.0, end - time.monotonic()))
+            if t.is_alive():
+                raise AssertionError(f"waited {deadline:.0f} s for the end of a process's output")
+        return self

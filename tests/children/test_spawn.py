@@ -228,7 +228,7 @@ def test_ctrl_c_leaves_the_children_running_and_the_next_run_gets_their_reports(
         until("the wait for the child", lambda: any("waiting for 1 subagent" in x for x in out.err))
         p.send_signal(signal.SIGINT)
         p.wait(timeout=30)
-        err = "".join(out.err)
+        err = "".join(out.to_end().err)
         assert "left 1 subagent running: their reports wait for this session's next run" in err, err
         [row] = sessions(tmp_path, home)
         cid = f"{row['id']}/0001.c1"

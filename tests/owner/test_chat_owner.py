@@ -145,7 +145,7 @@ def test_an_owner_killed_while_a_turn_waits_for_its_view_hands_the_turn_to_the_n
             if second.poll() is None:
                 second.kill()
         seen = list(server.seen)
-    assert "second answered\n" in r.out
+    assert "second answered\n" in r.to_end().out
     [turn] = [x for x in seen if "second" in json.dumps(x.body["messages"][-1])]
     assert f"1+1|{LINE}" in turn.body["messages"][0]["content"]
     assert len(compactor_requests(server)) == 2 and took < 30

@@ -91,7 +91,7 @@ def test_a_session_turn_in_a_terminal_preempts_a_compactor_request_of_another_pr
             if compactor.poll() is None:
                 compactor.kill()
             compactor.wait(timeout=DEADLINE)
-    assert r.out == ["compactor: the line\n"], (r.out, r.err)
+    assert r.to_end().out == ["compactor: the line\n"], (r.out, r.err)
     first, turn, again = server.seen[:3]
     assert "summarise" in json.dumps(first.body) and first.hung_up  # preempted mid-stream
     assert "hello" in json.dumps(turn.body)
@@ -125,8 +125,8 @@ def test_a_second_terminal_waits_for_the_lease_and_takes_it_when_the_first_finis
             for p in (first, second):
                 if p.poll() is None:
                     p.kill()
-    assert "first" in "".join(r1.out)
-    assert "second done\n" in r2.out
+    assert "first" in "".join(r1.to_end().out)
+    assert "second done\n" in r2.to_end().out
     assert [str(s.body["messages"][-1]["content"]) for s in server.seen] == ["one", "two"]
 
 
@@ -238,7 +238,7 @@ def test_a_queue_longer_than_the_idle_deadline_is_not_a_stall(tmp_path: Path) ->
         0,
     )
     assert len(server.seen) == 1 and took > 1.0  # it did queue, past its idle deadline
-    assert r.out == ["held\n", "released\n"]
+    assert r.to_end().out == ["held\n", "released\n"]
 
 
 def test_a_client_killed_mid_run_loses_nothing_the_owner_finishes_its_run(tmp_path: Path) -> None:
