@@ -65,14 +65,13 @@ pytest: venv llama chromium tmux bubblewrap
 laws: venv
 	$(BIN)/eukhe laws
 
-# `eukhe laws` and `mypy --strict` on the whole package run beside pytest: pytest leaves
-# much of the two cores idle (its tests wait on processes and servers), and the provers
-# take it. The laws run at pytest's priority: niced, they waited behind it and ended a
-# minute after it; mypy (17 CPU-s) is niced. Their output is printed once all are done,
-# and any failing fails the target.
+# `eukhe laws` and `mypy --strict` on the whole package run beside pytest at a lower
+# priority: pytest leaves most of a core idle (its tests wait on processes and servers),
+# and the provers and the type checker take it; their output is printed once all are
+# done, and any failing fails the target.
 test: venv llama chromium tmux bubblewrap
 	$(MAKE) --no-print-directory lint
-	@$(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
+	@nice -n 10 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
 	nice -n 10 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
 	$(MAKE) --no-print-directory pytest; tests=$$?; \
 	wait $$laws; proofs=$$?; wait $$types; typed=$$?; \
