@@ -57,7 +57,8 @@ types: venv
 	$(BIN)/mypy --strict src/eukhe
 
 # Four workers on two cores: most tests wait on real processes, servers and polls (two workers
-# used 457 of 1,026 CPU-seconds, pytest alone, in 8.5 minutes; four took 5.8). loadgroup:
+# used 457 of 1,026 CPU-seconds, pytest alone, in 8.5 minutes; four took 5.8, and 4.3 once the
+# tests' eukhe processes came forked from a template, tests/forks.py). loadgroup:
 # the real model's tests (xdist_group "llama") go to one worker, which starts its servers once.
 pytest: venv llama chromium tmux bubblewrap
 	$(BIN)/pytest -n 4 --dist loadgroup

@@ -14,7 +14,7 @@ __all__ = ["LazyKernel"]
 
 class LazyKernel:
     """A run's kernel, made on its first cell: a run that runs none never imports
-    jupyter_client (a quarter of a second before its first request)."""
+    jupyter_client and zmq (80 ms of its start)."""
 
     def __init__(self, cwd: Path, budget_ms: int, env: Mapping[str, str], sandbox: Any = None) -> None:
         self.cwd, self.budget_ms = cwd, budget_ms
@@ -24,7 +24,7 @@ class LazyKernel:
 
     def _made(self) -> Any:
         if self.kernel is None:
-            from eukhe.kernel import Kernel  # jupyter_client and zmq: 80 ms of every run's start
+            from eukhe.kernel import Kernel  # here, not above: see the class
 
             self.kernel = Kernel(self.cwd, budget_ms=self.budget_ms, env=self.env, sandbox=self.sandbox)
         return self.kernel
