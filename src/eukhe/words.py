@@ -1,5 +1,6 @@
 """Counts in words, as every line eukhe prints them: `1 line`, `2 lines`, `no retry`.
-One helper, so that no line says `1 rounds`. And a line cut to the columns it must fit."""
+One helper, so that no line says `1 rounds`. Seconds as a person reads them. And a line
+cut to the columns it must fit."""
 
 from __future__ import annotations
 
@@ -8,6 +9,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and the noun, plural unless `n` is 1 (`plural`: for a noun that does not take
     an s, such as retry -> retries)."""
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def seconds(s: float) -> str:
+    """`s` seconds in words: whole from 10 up, else two significant digits (`0.3 s`, not
+    `0 s` for a 300 ms deadline)."""
+    return f"{s:.0f} s" if s >= 10 else f"{s:.2g} s"
 
 
 def clipped(text: str, columns: int) -> str:

@@ -41,7 +41,7 @@ def test_a_stream_that_goes_silent_ends_as_a_stall_and_is_closed() -> None:
     assert isinstance(done, Done) and done.reply.failure is not None
     f = done.reply.failure
     assert f.kind is FailureKind.STALL and not f.retryable and f.waited is not None and f.waited >= 0.2
-    assert f.message == "faux: the stream produced no output for 0 s"
+    assert f.message == "faux: the stream produced no output for 0.2 s"  # its idle deadline, not "0 s"
     assert src.closed and sum(isinstance(e, Done) for e in events) == 1
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from eukhe.cli.printer import Printer
-from eukhe.words import counted
+from eukhe.words import counted, seconds
 
 
 def test_streamed_text_is_written_as_it_comes_and_the_answer_not_again(
@@ -63,3 +63,9 @@ def test_how_a_run_ended_is_said_once_in_words(capsys: pytest.CaptureFixture[str
 def test_a_count_says_its_noun_in_the_plural_unless_it_is_one() -> None:
     assert [counted(n, "line") for n in (0, 1, 2)] == ["0 lines", "1 line", "2 lines"]
     assert counted(1, "retry", "retries") == "1 retry" and counted(3, "retry", "retries") == "3 retries"
+
+
+def test_seconds_read_as_a_person_reads_them() -> None:
+    assert [seconds(s) for s in (0.05, 0.3, 0.4012, 4.0, 9.5, 12.4, 300.0)] == [
+        "0.05 s", "0.3 s", "0.4 s", "4 s", "9.5 s", "12 s", "300 s",
+    ]  # fmt: skip

@@ -381,7 +381,7 @@ def test_a_stalled_stream_is_retried_at_once_with_its_note_and_twice_the_idle_de
     out, server, sleeps, _ = go(script, Settings(stream_idle_timeout_ms=400))
     assert out.outcome == "answered" and out.answer == "slow but fine" and out.notes == 1 and sleeps == []
     note = last_user(server, 1)
-    assert note.startswith("Harness note, attempt 2: your previous reply produced no output for 0 s")
+    assert note.startswith("Harness note, attempt 2: your previous reply produced no output for 0.4 s")
 
 
 # ---------------------------------------------------------------- steering (issue 15)

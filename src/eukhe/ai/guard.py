@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from eukhe.ai.reply import Done, Event, Failure, FailureKind, Reply, Stop, TextDelta
+from eukhe.words import seconds
 
 DEFAULT_IDLE_S = 120.0
 """`retry.provider.streamIdleTimeoutMs` when unset."""
@@ -94,7 +95,7 @@ async def guard(
                     return
             yield event
     except _Stalled as s:
-        what = f"the stream produced no output for {s.waited:.0f} s"
+        what = f"the stream produced no output for {seconds(s.waited)}"
         yield _cut(Failure(FailureKind.STALL, False, f"{provider}: {what}", waited=s.waited))
     except StopAsyncIteration:
         failure = Failure(FailureKind.MALFORMED, False, f"{provider}: the stream ended without a reply")

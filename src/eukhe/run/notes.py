@@ -12,6 +12,7 @@ from typing import Any
 
 from eukhe.rules.recovery import ARGUMENTS_SHOWN, CAPS, RCfg
 from eukhe.run.repeat import canonical_arguments
+from eukhe.words import seconds as in_words
 
 
 def _limit(tokens: int | None) -> str:
@@ -113,7 +114,7 @@ def stalled(attempt: int, seconds: float) -> str:
     """After a stream that went silent past its idle deadline (H4.5)."""
     return (
         _head(attempt)
-        + f"your previous reply produced no output for {seconds:.0f} s, and the harness cut it. "
+        + f"your previous reply produced no output for {in_words(seconds)}, and the harness cut it. "
         "Reason briefly, then act."
     )
 
