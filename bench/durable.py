@@ -120,6 +120,17 @@ def eukhe_run(url: str, cwd: Path, home: Path) -> tuple[float, float]:
     return first, took
 
 
+def per_round(n: list[float], zero: list[float], rounds: int) -> float:
+    """(median N-round time - median 0-round time) / N: one slow 0-round run (a settle
+    wait of the chat, say) moves it little, where each repeat's own difference swings."""
+    return (statistics.median(n) - statistics.median(zero)) / rounds
+
+
+def each(xs: list[float]) -> str:
+    """Each repeat's own round, the least and the most, in ms."""
+    return f"({min(xs) * 1000:.1f} to {max(xs) * 1000:.1f} a repeat)"
+
+
 def spread(xs: list[float], scale: float = 1000.0) -> str:
     """The median, and the least and most, in ms."""
     return f"{statistics.median(xs) * scale:8.1f} ms  ({min(xs) * scale:.1f} to {max(xs) * scale:.1f})"
@@ -160,6 +171,7 @@ async def through_eukhe_both(url: str, cwd: Path) -> tuple[float, int, float, in
 
 def measure(url: str, cwd: Path, rounds: int, repeat: int) -> dict[str, list[float]]:
     keys = ("eukhe", "peer", "plain", "steps", "zero_steps", "peer_steps", "zero")
+    keys += ("n", "peer_n", "peer_0", "plain_n", "plain_0")  # the totals the rounds come from
     out: dict[str, list[float]] = {k: [] for k in keys}
     asyncio.run(through_eukhe(url, cwd, ZERO))  # warm: the owner up, the store's tables read
     for _ in range(repeat):  # each repeat runs both, so drift on the machine hits both
@@ -172,6 +184,8 @@ def measure(url: str, cwd: Path, rounds: int, repeat: int) -> dict[str, list[flo
         out["zero_steps"].append(s_0)
         out["peer_steps"].append((ps_n - ps_0) / rounds)
         out["zero"].append(e_0)
+        for k, v in (("n", e_n), ("peer_n", p_n), ("peer_0", p_0), ("plain_n", q_n), ("plain_0", q_0)):
+            out[k].append(v)
     return out
 
 
@@ -199,13 +213,18 @@ def main() -> None:
                 procs = [eukhe_run(server.url, cwd, home) for _ in range(repeat)]
             finally:
                 runtime.close()
-    e, p = statistics.median(got["eukhe"]), statistics.median(got["peer"])
-    print(f"rounds: {rounds}, repeats: {repeat}; median (least to most)")
-    print(f"eukhe durable round:           {spread(got['eukhe'])}")
-    print(f"pydantic-ai DBOSAgent round:   {spread(got['peer'])}")
+    e, p = per_round(got["n"], got["zero"], rounds), per_round(got["peer_n"], got["peer_0"], rounds)
+    q = per_round(got["plain_n"], got["plain_0"], rounds)
+    print(f"rounds: {rounds}, repeats: {repeat}; a round from the medians; else median (least to most)")
+    print(f"eukhe durable round:           {e * 1000:8.1f} ms  {each(got['eukhe'])}")
+    print(f"pydantic-ai DBOSAgent round:   {p * 1000:8.1f} ms  {each(got['peer'])}")
     print(f"ratio eukhe/DBOSAgent:         {e / p:8.2f}  (target <= 0.75)")
-    q = statistics.median(got["plain"])
-    print(f"DBOSAgent, its tool no step:   {spread(got['plain'])}  (records no tool result)")
+    # from above: the whole N-round task over N, its start and end counted in (a 0-round run
+    # after a long task may wait for the chat's lines, which the difference above takes out)
+    e_all, p_all = statistics.median(got["n"]) / rounds, statistics.median(got["peer_n"]) / rounds
+    print(f"the whole task / N, eukhe:     {e_all * 1000:8.1f} ms;  DBOSAgent {p_all * 1000:.1f} ms")
+    print(f"  their ratio:                 {e_all / p_all:8.2f}")
+    print(f"DBOSAgent, its tool no step:   {q * 1000:8.1f} ms  {each(got['plain'])}  (no tool result kept)")
     print(f"ratio eukhe/that:              {e / q:8.2f}")
     print(f"DBOS steps a round, eukhe:     {statistics.median(got['steps']):8.1f}  (target <= 2)")
     print(f"DBOS steps a round, DBOSAgent: {statistics.median(got['peer_steps']):8.1f}")
