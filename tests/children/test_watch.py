@@ -229,3 +229,7 @@ def test_the_watch_asks_the_rules(reports: Reports, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(child, "carry", lambda t, f, o: (child.reported(t, child.Move.END), child.Move.END))
     t = deliver(watcher(Port(lambda now: Seen(Reading.ANSWERED), reports, cid="s/0001.c5")), reports)
     assert t.phase is Phase.DONE and reports.all("s") == []
+
+
+def test_a_stall_under_a_second_says_its_tenths() -> None:
+    assert texts.stalled(0.5).startswith("stalled: no progress for 0.5 s (subagentStallMs)")

@@ -228,3 +228,10 @@ def test_a_providers_slots_read_in_words_with_no_limit_said_so() -> None:
         "provider vllm: 1 slots held (no limit), 0 interactive and 2 background queued"
     )
     assert "(a limit of 4)" in provider_line("vllm", {**status, "limit": 4})
+
+
+def test_a_sub_second_idle_deadline_shows_its_tenths() -> None:
+    v = View(clock=Clock())
+    v.started(RUN, "go")
+    v.add(ev("stream", wait="stream", idle=0.3))
+    assert "a stall at 0.3 s" in v.status()  # not "a stall at 0 s"

@@ -4,6 +4,7 @@ bracketed tag, one shape for each way a child ends (H5.1). Each text is here onc
 from __future__ import annotations
 
 from eukhe.rules.child import Owe
+from eukhe.words import seconds as in_words
 
 DELETED_BY_PARENT = "Deleted by parent orchestrator"
 LAST_TEXT = 4_000
@@ -22,7 +23,7 @@ def report(owe: Owe, name: str, detail: str) -> str:
 
 
 def stalled(seconds: float) -> str:
-    return f"stalled: no progress for {seconds:.0f} s (subagentStallMs); its run was aborted"
+    return f"stalled: no progress for {in_words(seconds)} (subagentStallMs); its run was aborted"
 
 
 def unreachable(polls: int) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from eukhe.events import QUIET, Event, tally
 from eukhe.ids import is_root, name_of
 from eukhe.ui.lines import marked, printable
-from eukhe.words import counted
+from eukhe.words import counted, seconds
 
 PARTIAL = 4_000
 """Characters of streamed text the live area holds before they go to the scrollback unended."""
@@ -197,7 +197,7 @@ class View:
         if what == "stream":
             idle = float(d.get("idle") or 0)
             quiet = max(0.0, now - self.heard)
-            return f"model streaming: quiet {quiet:.0f} s; a stall at {idle:.0f} s"
+            return f"model streaming: quiet {quiet:.0f} s; a stall at {seconds(idle)}"
         if what == "retry":
             return f"retry in {left}"
         if what == "poll":
