@@ -150,14 +150,6 @@ class Forked:
         self.stderr.close()
         return got.get("out", ""), got.get("err", "")
 
-    def __enter__(self) -> Forked:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for s in (self.stdout, self.stderr):
-            s.close()
-        self.wait()
-
 
 def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """`eukhe ARGV` to its end, as `subprocess.run(..., capture_output=True, text=True, timeout=...)`."""

@@ -32,6 +32,7 @@ import eukhe.cli.stored
 import eukhe.run.workflow
 
 PR_SET_PDEATHSIG = 1
+REQUEST_DEADLINE = 10.0  # seconds a connection has to send its request whole
 
 
 def _child(req: dict[str, object], fds: list[int]) -> None:
@@ -67,6 +68,21 @@ def _child(req: dict[str, object], fds: list[int]) -> None:
         os._exit(code)
 
 
+def _request(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
+    """One request, its JSON line read whole (a stream may split it), and its descriptors."""
+    conn.settimeout(REQUEST_DEADLINE)
+    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    while not msg.endswith(b"\n"):
+        more = conn.recv(1 << 20)
+        if not more:
+            raise ValueError("the request ended before its line did")
+        msg += more
+    if len(fds) != 3:
+        raise ValueError(f"{len(fds)} file descriptors, not 3")
+    conn.settimeout(None)
+    return dict(json.loads(msg)), fds
+
+
 def main() -> None:
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # ends with the worker
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -85,8 +101,12 @@ def main() -> None:
         for key, _ in sel.select():
             if key.data == "accept":
                 conn, _ = listener.accept()
-                msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-                req = json.loads(msg)
+                try:
+                    req, fds = _request(conn)
+                except (OSError, ValueError) as e:  # a request cut short or malformed: refused, not fatal
+                    print(f"forkserver: a request refused: {e}", file=sys.stderr, flush=True)
+                    conn.close()
+                    continue
                 sys.stdout.flush()
                 sys.stderr.flush()
                 pid = os.fork()

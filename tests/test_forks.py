@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,9 @@ from tests.proc import env
 
 def real(*args: str, cwd: Path, environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "eukhe", *args]
-    return subprocess.run(argv, cwd=cwd, env=environ, capture_output=True, text=True, timeout=120)
+    return subprocess.run(  # stdin empty as a forked one's (`eukhe run` with no prompt reads it)
+        argv, cwd=cwd, env=environ, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_a_forked_command_says_what_a_real_one_says(tmp_path: Path) -> None:
@@ -41,3 +44,13 @@ def test_a_forked_process_killed_ends_as_a_killed_one(tmp_path: Path) -> None:
     assert p.wait(timeout=60) == -signal.SIGKILL
     p.stdout.close()
     p.stderr.close()
+
+
+def test_a_broken_request_is_refused_and_the_template_goes_on(tmp_path: Path) -> None:
+    t = forks.template()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(t.path)
+        s.sendall(b"not json\n")  # no descriptors, no JSON
+        assert s.recv(100) == b""  # closed
+    done = forks.run(["settings", "--json"], tmp_path, env(tmp_path / "home"), 120)
+    assert done.returncode == 0, done.stderr
