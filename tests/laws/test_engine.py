@@ -99,6 +99,12 @@ SPEC_LAWS = {
         "classify_no_text_is_no_answer",
         "classify_text_answers",
     ],
+    "mcp": [  # ours (issue 27): an MCP server's life and the end of every call to it
+        "mcp_call_ends",
+        "mcp_gate_bounded",
+        "mcp_reconnects_capped",
+        "mcp_close_bounded",
+    ],
 }
 
 
@@ -126,6 +132,10 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "classify_calls_are_calls",
         "classify_no_text_is_no_answer",
         "classify_text_answers",
+        "mcp_call_ends",
+        "mcp_gate_bounded",
+        "mcp_reconnects_capped",
+        "mcp_close_bounded",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -243,4 +253,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "permission",
         "permission_ask",
         "classify",
+        "mcp",
     }

@@ -11,6 +11,7 @@ from eukhe.laws import (
     classify,
     compactor,
     lease,
+    mcp,
     permission,
     permission_ask,
     progress,
@@ -39,4 +40,5 @@ AREAS: dict[str, Area] = {
     "child_take": child_take.AREA,
     "permission": permission.AREA,
     "permission_ask": permission_ask.AREA,
+    "mcp": mcp.AREA,
 }

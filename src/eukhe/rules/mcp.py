@@ -219,7 +219,7 @@ def _lost(s: Server, at: int, cause: str) -> Step:
     lim = s.limits
     window = tuple(r for r in s.restarts if r > at - lim.window_ms)
     if len(window) >= lim.reconnects:
-        why = f"{len(window)} restarts within {lim.window_ms // 1000} s; the last: {cause}"
+        why = f"{len(window)} restarts within {lim.window_ms / 1000:g} s; the last: {cause}"
         out = _failed(replace(s, calls=waiting), why)
         return Step(out.server, died + out.ended, out.acts)
     wait = lim.backoff_ms[min(len(window), len(lim.backoff_ms) - 1)] if lim.backoff_ms else 0
@@ -249,13 +249,12 @@ def _tick(s: Server, at: int) -> Step:
 def _call(s: Server, at: int) -> Step:
     c = Call(s.next_call, at + max(s.limits.tool_ms, 0), s.phase is Phase.READY)
     s = replace(s, next_call=s.next_call + 1)
-    if s.phase in (Phase.READY, Phase.STARTING, Phase.BACKOFF) and c.due > at:
+    early = s.phase is Phase.CLOSED and not s.begun  # a call before the start waits for it
+    if (s.phase in (Phase.READY, Phase.STARTING, Phase.BACKOFF) or early) and c.due > at:
         acts = (Act(Do.SEND, c.id),) if c.sent else ()
         return Step(replace(s, calls=(*s.calls, c)), (), acts)
-    if s.phase in (Phase.READY, Phase.STARTING, Phase.BACKOFF):  # a deadline of 0: late at once
+    if s.phase in (Phase.READY, Phase.STARTING, Phase.BACKOFF) or early:  # a deadline of 0: late at once
         return Step(s, ((c.id, End.TIMEOUT),))
-    if s.phase is Phase.CLOSED and not s.begun:  # a call before the start waits for it
-        return Step(replace(s, calls=(*s.calls, replace(c, sent=False))), ())
     return Step(s, ((c.id, End.CLOSED if s.phase in (Phase.CLOSING, Phase.CLOSED) else End.FAILED),))
 
 
