@@ -20,6 +20,7 @@ from eukhe.cli.chat import chat_app
 from eukhe.cli.echo import echo, width
 from eukhe.cli.flag import flag
 from eukhe.cli.here import notices, settings_here
+from eukhe.cli.mcp import mcp_app
 from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of
 from eukhe.cli.store import store_app
@@ -283,6 +284,7 @@ app.add_typer(chat_app, name="chat")
 owner_commands.register(app)
 app.command("trust")(trust_command)
 app.add_typer(store_app, name="store")
+app.add_typer(mcp_app, name="mcp")
 
 faux_app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="The scripted faux model.", rich_markup_mode="markdown"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eukhe.rules.child import STALL_MS
+from eukhe.rules.mcp import GATE_MS, STARTUP_MS, TOOL_MS
 from eukhe.rules.permission import ASK_TIMEOUT_MS
 from eukhe.rules.queue import SETTLE_TIMEOUT
 from eukhe.rules.run import DEFAULT_MAX_TOOL_ROUNDS
@@ -115,6 +116,20 @@ KEYS: tuple[Key, ...] = (
         "deadline",
         ASK_TIMEOUT_MS,
         "an ask nobody answers is a denial after this long; below subagentStallMs",
+    ),
+    Key(
+        "mcpServers",
+        "object",
+        {},
+        "MCP servers by name (Claude Code's shape): command, args, env, cwd; or type http, url, headers",
+    ),
+    Key("mcp.startupTimeoutMs", "whole", STARTUP_MS, "an MCP server's start fails after this long; 0 = 10 s"),
+    Key("mcp.toolTimeoutMs", "whole", TOOL_MS, "an MCP tool call fails after this long; 0 = 300 s"),
+    Key(
+        "mcp.startupGateMs",
+        "whole",
+        GATE_MS,
+        "a turn's first request waits this long for MCP servers still starting; 0 = no wait",
     ),
 )
 

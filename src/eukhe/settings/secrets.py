@@ -43,7 +43,18 @@ MASK = "***"
 """How `eukhe settings` shows a value whose key name looks secret."""
 
 SECRET_WORDS = frozenset(
-    {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credential",
+        "credentials",
+        "authorization",
+        "cookie",
+    }
 )
 """A settings key whose last word is one of these holds a secret (`apiKey`, `api_key`, `token`,
 `clientSecret`); one that only counts or names one does not (`maxOutputTokens`, `apiKeyEnv`)."""

@@ -73,6 +73,12 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "permissions.deny": (Side.SAFE, ""),
     "permissions.approval": (Side.NARROW, "would ask you less often than your own approval policy"),
     "permissions.askTimeoutMs": (Side.SAFE, ""),
+    "mcpServers": (Side.TRUST, "starts the MCP servers it names: their programs run on your machine, "
+                   "their URLs get what their headers send"),
+    # how long a run waits on your own servers: a project could make every turn wait an hour
+    "mcp.startupTimeoutMs": (Side.TRUST, "sets how long a run waits for an MCP server to start"),
+    "mcp.toolTimeoutMs": (Side.TRUST, "sets how long a run waits for an MCP tool call"),
+    "mcp.startupGateMs": (Side.TRUST, "sets how long each turn waits for MCP servers still starting"),
 }  # fmt: skip
 
 RIGHTS: Mapping[str, tuple[str, ...]] = {
@@ -82,6 +88,9 @@ RIGHTS: Mapping[str, tuple[str, ...]] = {
 """The values of each `NARROW` key, the narrowest first: what a project may narrow to."""
 
 UNKNOWN = "is not a setting eukhe knows; what it would do cannot be told"
+
+NAMED = frozenset({"mcpServers"})
+"""`TRUST` keys whose notice names the entries of the object it holds back (the servers)."""
 
 
 class TrustError(EukheError, RuntimeError):
@@ -245,7 +254,8 @@ def untrusted(
             if s is Side.SAFE:
                 out[k] = v
             elif s is Side.TRUST:
-                held.append(Held(name, does))
+                named = name in NAMED and isinstance(v, Mapping) and v
+                held.append(Held(name, f"{does} ({', '.join(map(str, v))})" if named else does))
             elif s is Side.NARROW:
                 ok, mine = no_wider(name, v, user or {})
                 if ok:
