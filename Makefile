@@ -10,12 +10,24 @@ STAMP := $(VENV)/.installed
 XLLAMACPP_VERSION := 2026.10.11549
 SMOLLM2_VERSION := 0.1.2
 LLAMA_STAMP := $(VENV)/.llama-$(XLLAMACPP_VERSION)-$(SMOLLM2_VERSION)
+# The reference MCP servers for tests/mcp, in a venv of their own (as a user's uvx would run
+# them): their pins never move eukhe's own dependencies.
+MCP_SERVERS_VERSION := 2026.10.19
+MCP_VENV := .venv-mcp
+MCP_STAMP := $(MCP_VENV)/.servers-$(MCP_SERVERS_VERSION)
 
-.PHONY: venv llama chromium tmux bubblewrap demo lint types pytest laws test clean
+.PHONY: venv llama mcpservers chromium tmux bubblewrap demo lint types pytest laws test clean
 
 venv: $(STAMP)
 
 llama: $(LLAMA_STAMP)
+
+mcpservers: $(MCP_STAMP)
+
+$(MCP_STAMP):
+	$(PY) -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install -q mcp-server-time==$(MCP_SERVERS_VERSION) mcp-server-git==$(MCP_SERVERS_VERSION)
+	touch $(MCP_STAMP)
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -60,7 +72,7 @@ types: venv
 # used 457 of 1,026 CPU-seconds, pytest alone, in 8.5 minutes; four took 5.8, and 4.3 once the
 # tests' eukhe processes came forked from a template, tests/forks.py). loadgroup:
 # the real model's tests (xdist_group "llama") go to one worker, which starts its servers once.
-pytest: venv llama chromium tmux bubblewrap
+pytest: venv llama mcpservers chromium tmux bubblewrap
 	$(BIN)/pytest -n 4 --dist loadgroup
 
 laws: venv
@@ -70,7 +82,7 @@ laws: venv
 # priority: pytest leaves most of a core idle (its tests wait on processes and servers),
 # and the provers and the type checker take it; their output is printed once all are
 # done, and any failing fails the target.
-test: venv llama chromium tmux bubblewrap
+test: venv llama mcpservers chromium tmux bubblewrap
 	$(MAKE) --no-print-directory lint
 	@nice -n 10 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
 	nice -n 10 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
@@ -81,6 +93,6 @@ test: venv llama chromium tmux bubblewrap
 	[ $$tests -eq 0 ] && [ $$proofs -eq 0 ] && [ $$typed -eq 0 ]
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist
+	rm -rf $(VENV) $(MCP_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 	find . -name "*.egg-info" -type d -prune -exec rm -rf {} +

@@ -52,6 +52,7 @@ TYPES = {
     "interrupted": "a tool call a crash interrupted (H7.4)",
     "diagnostic": "a skill or prompt template that did not load (H7.3)",
     "sandbox": "the sandbox cannot run here: bash commands and Python cells are refused, and why",
+    "mcp": "an MCP server: starting, ready, restarting, failed with its cause, closed; a call's progress",
     "child": "a subagent: started, ended, its report",
     "say": "the process: runs resumed, runs left, the session",
 }

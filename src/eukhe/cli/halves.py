@@ -6,7 +6,8 @@ libraries they never use.
 - `stored`: the home's store (DBOS, SQLAlchemy), for runs, sessions, the chat and
   the store itself;
 - `lawbook`: the laws and their engine (Hypothesis, CrossHair), for `eukhe laws`;
-- `demo`: the faux model and a provider's SDK, for `eukhe demo` and `eukhe faux serve`.
+- `demo`: the faux model and a provider's SDK, for `eukhe demo` and `eukhe faux serve`;
+- `mcp_live`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`.
 
 Each returns its module, whose names its callers use as they would an import's."""
 
@@ -29,5 +30,11 @@ def lawbook() -> ModuleType:
 
 def demo() -> ModuleType:
     from eukhe.cli import demo as half
+
+    return half
+
+
+def mcp_live() -> ModuleType:
+    from eukhe.cli import mcp_live as half
 
     return half

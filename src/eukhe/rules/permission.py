@@ -103,6 +103,7 @@ class Why(Enum):
     OUTSIDE_WORKSPACE = "it writes outside the workspace"
     SANDBOXED = "it runs in the sandbox"
     READS = "it only reads"
+    MCP = "an MCP tool runs outside the sandbox, and its server does not say it only reads"
     HEADLESS = "no person can answer an ask here"
     NEVER = "the approval policy is never"
     ANSWERED = "a person allowed it"
@@ -152,6 +153,9 @@ class Decision:
 
 RULE_TOOLS = {"bash": "Bash", "read": "Read", "write": "Edit", "edit": "Edit", "ipython": "IPython"}
 """How rules name eukhe's tools (Claude Code's names; `Write` rules are taken as `Edit`)."""
+
+MCP_PREFIX = "mcp__"
+"""An MCP server's tools are `mcp__<server>__<tool>`; a rule naming `mcp__<server>` names them all."""
 
 RUNS_CODE = frozenset({"bash", "ipython"})
 """The tools whose calls run code, in the sandbox."""
@@ -336,7 +340,8 @@ def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | N
     """Whether `rule` matches one part of `call`: a simple command (`words`) or a path."""
     tool = rule_tool(rule.tool)
     if rule.pattern is None:
-        return tool == tool_of(call)
+        server = tool.startswith(MCP_PREFIX) and "__" not in tool[len(MCP_PREFIX) :]
+        return tool == tool_of(call) or (server and tool_of(call).startswith(tool + "__"))
     if words is not None and tool == "Bash" and call.tool == "bash":
         return command_matches(rule.pattern, words)
     if path is not None and tool in ("Read", "Edit"):
@@ -418,6 +423,8 @@ def judge(cfg: Cfg, call: Call) -> Decision:
         return Decision(Verdict.ASK, Why.UNTRUSTED)
     if cfg.mode is Mode.FULL:
         return Decision(Verdict.OUTSIDE, Why.FULL_ACCESS)
+    if call.tool.startswith(MCP_PREFIX) and call.writes:
+        return Decision(Verdict.ASK, Why.MCP)
     if call.tool in RUNS_CODE and not cfg.sandbox:
         return Decision(Verdict.ASK, Why.NO_SANDBOX)
     if call.tool in FILE_TOOLS and call.writes:

@@ -246,6 +246,17 @@ HOW_TO_ALLOW = {
 """What a denial that came from an ask says of the way to allow the call, by its cause."""
 
 
+def mcp_headless(tool: str) -> str:
+    """How to allow an MCP tool's call that asked where no person can answer: its own rule,
+    or its server's (`mcp__<server>` names all its tools)."""
+    server = "__".join(tool.split("__")[:2])
+    return (
+        f"an MCP tool runs outside the sandbox, and no person can answer here: allow it with a rule in "
+        f"permissions.allow ({tool}, or {server} for all of its server's tools), or run it in the "
+        "interactive agent, which asks"
+    )
+
+
 def denied(tool: str, why: str, rule: str, how: str, reason: str = "") -> str:
     """The result of a call the permission rule denied: not run, its cause, the rule that
     decided (if one), how to allow it, and the user's reason (if they gave one)."""

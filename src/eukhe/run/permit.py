@@ -96,6 +96,7 @@ class Gate:
     # (kind, text, data): the ask as the run's events: "ask" with its deadline, "waited" when it ends
     show: Callable[..., None] = lambda kind, text, data=None: None
     label: str = ""  # who asks: a subagent's name, shown with its call at the root session's prompt
+    reads: frozenset[str] = frozenset()  # MCP tools that only read: their home server says so
 
     # ------------------------------------------------------------ reading a call
 
@@ -144,6 +145,8 @@ class Gate:
             writes = c.name != "read"
             return Call(c.name, paths=(path,), writes=writes, in_workspace=self._inside(path),
                         protected=writes and self._protected(path))  # fmt: skip
+        if c.name.startswith(rule.MCP_PREFIX):  # it may do anything, unless its home server says it reads
+            return Call(c.name, writes=c.name not in self.reads)
         return Call(c.name, writes=c.name == "ipython")
 
     # ------------------------------------------------------------ deciding
@@ -193,6 +196,8 @@ class Gate:
         if d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
             return Permit(True, d.verdict is Verdict.OUTSIDE, why=d.why.value, rule=ruled)
         how = notes.HOW_TO_ALLOW.get(d.why.name, "")
+        if d.why is Why.HEADLESS and c.name.startswith(rule.MCP_PREFIX):
+            how = notes.mcp_headless(c.name)
         if d.why is Why.TIMEOUT:
             how = f"nobody answered within {self.timeout:g} s (permissions.askTimeoutMs)"
         return Permit(False, result=notes.denied(c.name, d.why.value, ruled, how, reason), why=d.why.value,

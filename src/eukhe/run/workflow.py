@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -37,6 +38,8 @@ from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
 from eukhe.ids import name_of
+from eukhe.mcp.config import gate_ms
+from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory import turn
 from eukhe.memory.access import settle
 from eukhe.memory.compactor import request_tokens
@@ -325,77 +328,111 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         system = turn.system(system, view)
         compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
     children.system = system
-    tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
-    if children.may_spawn:
-        tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
-    if parent:
-        tools[PROGRESS.name] = PROGRESS
-    kernel = LazyKernel(cwd, kids.budget_ms, kept.env, box)  # made on its first cell; it dies with the run
-    ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
-    tools[IPYTHON.name] = IPYTHON
-    steerable = spec.steers  # an interactive session: its user may steer the run
-
-    async def take(key: str, steers: bool, followups: bool) -> list[str]:
-        """A take of the run at the place `key` names, as a recorded step (a replay reaches
-        the same place and gets what the step recorded)."""
-        got = functools.partial(_take, session, run_id, key, steers=steers, followups=followups)
-        return list(await DBOS.run_step_async({"name": "reports"}, got))
-
-    # a run that spawned children, or whose user may steer it, takes what waits for it at
-    # each round end (a step only then: the rounds of the others cost nothing more); the
-    # rest waits for the session's next run's start, or starts it
-    delivery = Delivery(take, wanted=lambda: bool(children.spawned) or steerable)
-    in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
-    with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
-        await asyncio.to_thread(here.reports().reopen, session)
-    placed = await delivery.start()
-    prompt = spec.prompt
-    if prompt is None:  # a follow-up run: its children's reports are its prompt
-        if not placed:
-            return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
-        prompt, placed = placed[-1], placed[:-1]
-    fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, carries=spec.steps >= 3)
-    g = Generation(
-        provider,
-        route.model,
-        tool_specs(tools),
-        runner(tools, ctx),
-        settings,
-        scan=scanner(),
-        show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
-        cancel=ctx.cancel,
-        effects=with_ledger(fx, ledger),
-        background=spec.deferred is not None,
-        window=spec.deferred,
-        poll_interval=spec.poll_seconds,
-        system=system,
-        interactive=True,  # every run's requests are session requests (H3.1: only the compactor's yield)
-        replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
-        compact=compact,
-        admission=registry,
-        inbox=delivery.round_end,
-        redact=kept.redact,
-        permit=gate.permit if spec.steps >= 2 else None,  # a 0.1 run replays as it ran
-    )
-    if parent:
-        here.children[run_id] = ledger  # its parent's polls read its token here
+    try:  # its MCP servers, started now; the first request waits for them the startup gate at most
+        servers = None if parent else _servers(cwd, functools.partial(here.show, run_id))
+    except SettingsError as e:
+        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
     try:
-        out = await g.run(str(prompt), [Message("user", text) for text in placed])
-        if parent and children.spawned:  # a child ends once its own children have reported
-            out = await delivery.until_reported(
-                g.run, out, functools.partial(_working, children), DBOS.sleep_async, cancel
+        tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
+        if children.may_spawn:
+            tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
+        if parent:
+            tools[PROGRESS.name] = PROGRESS
+        kernel = LazyKernel(
+            cwd, kids.budget_ms, kept.env, box
+        )  # made on its first cell; it dies with the run
+        ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
+        tools[IPYTHON.name] = IPYTHON
+        if servers is not None:  # ready or cached servers' tools, after the startup gate at most
+            offered, said, section = await servers.offered(gate_ms(everything))
+            for line in said:
+                here.show(run_id, "notice", line)
+            tools |= offered
+            gate.reads = frozenset(name for name, t in offered.items() if t.replay_safe)
+            system = f"{system}\n\n{section}" if section else system
+        steerable = spec.steers  # an interactive session: its user may steer the run
+
+        async def take(key: str, steers: bool, followups: bool) -> list[str]:
+            """A take of the run at the place `key` names, as a recorded step (a replay reaches
+            the same place and gets what the step recorded)."""
+            got = functools.partial(_take, session, run_id, key, steers=steers, followups=followups)
+            return list(await DBOS.run_step_async({"name": "reports"}, got))
+
+        # a run that spawned children, or whose user may steer it, takes what waits for it at
+        # each round end (a step only then: the rounds of the others cost nothing more); the
+        # rest waits for the session's next run's start, or starts it
+        delivery = Delivery(take, wanted=lambda: bool(children.spawned) or steerable)
+        in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
+        with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
+            await asyncio.to_thread(here.reports().reopen, session)
+        placed = await delivery.start()
+        prompt = spec.prompt
+        if prompt is None:  # a follow-up run: its children's reports are its prompt
+            if not placed:
+                return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
+            prompt, placed = placed[-1], placed[:-1]
+        fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, carries=spec.steps >= 3)
+        g = Generation(
+            provider,
+            route.model,
+            tool_specs(tools),
+            runner(tools, ctx),
+            settings,
+            scan=scanner(),
+            show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
+            cancel=ctx.cancel,
+            effects=with_ledger(fx, ledger),
+            background=spec.deferred is not None,
+            window=spec.deferred,
+            poll_interval=spec.poll_seconds,
+            system=system,
+            interactive=True,  # every run's requests are session requests (H3.1: only the compactor's yield)
+            replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
+            compact=compact,
+            admission=registry,
+            inbox=delivery.round_end,
+            redact=kept.redact,
+            permit=gate.permit if spec.steps >= 2 else None,  # a 0.1 run replays as it ran
+        )
+        if parent:
+            here.children[run_id] = ledger  # its parent's polls read its token here
+        try:
+            out = await g.run(str(prompt), [Message("user", text) for text in placed])
+            if parent and children.spawned:  # a child ends once its own children have reported
+                out = await delivery.until_reported(
+                    g.run, out, functools.partial(_working, children), DBOS.sleep_async, cancel
+                )
+        finally:
+            here.children.pop(run_id, None)
+            with contextlib.suppress(Exception):
+                await provider.close()
+            with contextlib.suppress(Exception):  # its jobs and their processes end with it
+                await kernel.close()
+        if chat is not None:  # the run's last messages ride on its log step
+            await _logged(
+                chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), fx.step
             )
+        await fx.flush()
+        here.ended(run_id)
+        return out.json()
     finally:
-        here.children.pop(run_id, None)
-        with contextlib.suppress(Exception):
-            await provider.close()
-        with contextlib.suppress(Exception):  # its jobs and their processes end with it
-            await kernel.close()
-    if chat is not None:  # the run's last messages ride on its log step
-        await _logged(chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), fx.step)
-    await fx.flush()
-    here.ended(run_id)
-    return out.json()
+        if servers is not None:  # each ends within its bound (mcp_close_bounded)
+            await servers.aclose()
+
+
+def _servers(cwd: Path, show: Callable[[str, str], None]) -> Any:
+    """The run's MCP servers, started; None when none is configured. The SDK loads here
+    only: its import takes most of a second."""
+    configs, said = mcp_servers(cwd, os.environ)
+    for line in said:
+        show("notice", line)
+    if not configs:
+        return None
+    from eukhe.mcp.servers import Servers
+
+    servers = Servers(configs, os.environ, home() / "mcp", show=show)
+    servers.start()
+    return servers
 
 
 async def _working(children: Any) -> bool:

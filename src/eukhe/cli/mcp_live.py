@@ -1,0 +1,79 @@
+"""`eukhe mcp list` and `eukhe mcp test NAME`: the servers started for real, each within
+its own start deadline, then closed within `rules.mcp.CLOSE_MS`. The MCP SDK loads here
+(`cli.halves.mcp`), never for the commands that only edit settings."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from eukhe.mcp.config import ServerConfig
+from eukhe.mcp.servers import Servers
+from eukhe.rules.mcp import Phase
+from eukhe.settings import home
+from eukhe.words import seconds
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    state: str  # ready, failed, starting (still, at its deadline)
+    tools: tuple[str, ...]
+    cause: str
+    what: str  # what it runs or opens, and where it is configured
+    took: float  # seconds to ready or failure
+    closed: float  # seconds to close
+
+
+def _what(c: ServerConfig) -> str:
+    runs = " ".join([c.command, *c.args]) if c.transport == "stdio" else c.url
+    return f"{c.transport}: {runs} ({c.source})"
+
+
+async def check(configs: Sequence[ServerConfig], say: Callable[[str], None] = lambda line: None) -> list[Row]:
+    """Start every server, wait for each until it is ready or failed (its start deadline
+    bounds it), then close them all; a row for each."""
+    loop = asyncio.get_running_loop()
+    servers = Servers(configs, os.environ, home() / "mcp")
+    began = loop.time()
+    servers.start()
+    took: dict[str, float] = {}
+
+    async def settle(i: int) -> None:
+        live = servers.live[i]
+        await live.settled(loop.time() + live.cfg.startup_ms / 1000 + 1)
+        took[live.cfg.name] = loop.time() - began
+        say(f"{live.cfg.name}: {live.state.phase.value} after {seconds(took[live.cfg.name])}")
+
+    await asyncio.gather(*(settle(i) for i in range(len(servers.live))))
+    rows: list[tuple[str, str, tuple[str, ...], str, str, float]] = []
+    for live in servers.live:
+        ready = live.state.phase is Phase.READY
+        names = tuple(t.name for t in live.listed.tools) if ready and live.listed else ()
+        state = live.state.phase.value
+        rows.append((live.cfg.name, state, names, live.state.cause, _what(live.cfg), took[live.cfg.name]))
+    closing = loop.time()
+    await servers.aclose()
+    closed = loop.time() - closing
+    return [Row(n, s, t, c, w, k, closed) for n, s, t, c, w, k in rows]
+
+
+def listing(rows: Sequence[Row]) -> list[str]:
+    out = []
+    for r in rows:
+        state = f"ready, {len(r.tools)} tools" if r.state == Phase.READY.value else r.state
+        cause = f": {r.cause}" if r.cause and r.state != Phase.READY.value else ""
+        out.append(f"{r.name}  {state}{cause}  ({r.what})")
+    return out
+
+
+def tested(r: Row) -> list[str]:
+    if r.state != Phase.READY.value:
+        return [f"{r.name}: {r.state} after {seconds(r.took)}: {r.cause}", f"closed in {seconds(r.closed)}"]
+    tools = ", ".join(r.tools) or "none"
+    return [
+        f"{r.name}: started and listed {len(r.tools)} tools in {seconds(r.took)}: {tools}",
+        f"closed in {seconds(r.closed)}",
+    ]

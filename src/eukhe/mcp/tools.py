@@ -1,0 +1,125 @@
+"""An MCP server's tools as eukhe tools: named `mcp__<server>__<tool>`, their schemas as
+the server gave them (checked first), their results cut to the tools' bounds with the
+cut said, and every way a call can end said with its cause."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eukhe.mcp.client import Answer, ToolInfo
+from eukhe.mcp.live import Live
+from eukhe.rules.mcp import End
+from eukhe.tools.base import Context, Result
+
+PREFIX = "mcp__"
+NAME_MAX = 64
+RESULT_MAX = 50_000
+"""Characters of one result the model reads; the rest is cut, and the cut said."""
+SCHEMA_TYPES = frozenset({"object", "string", "integer", "number", "boolean", "array", "null"})
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`: at most 64 characters of [A-Za-z0-9_-], others made `_`."""
+    raw = f"{PREFIX}{server}__{tool}"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:NAME_MAX]
+
+
+def schema_error(schema: Any, where: str = "inputSchema") -> str | None:
+    """Why a tool's input schema cannot be offered (None: it can): an object schema whose
+    every `type` is one JSON Schema knows, its `properties` an object, its `required` a
+    list of names."""
+    if not isinstance(schema, Mapping):
+        return f"{where} is not an object"
+    kind = schema.get("type", "object")
+    kinds = [kind] if isinstance(kind, str) else kind
+    if not isinstance(kinds, list) or not all(isinstance(k, str) and k in SCHEMA_TYPES for k in kinds):
+        return f"{where}.type={json.dumps(kind)[:60]} is not a JSON Schema type"
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        return f"{where}.properties is not an object"
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return f"{where}.required is not a list of names"
+    for name, sub in props.items():
+        if why := schema_error(sub, f"{where}.properties.{name}"):
+            return why
+    items = schema.get("items")
+    if isinstance(items, Mapping) and (why := schema_error(items, f"{where}.items")):
+        return why
+    return None
+
+
+def cut(text: str, limit: int = RESULT_MAX) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… [cut: {len(text) - limit} more characters of the result]"
+
+
+def said(server: Live, end: End, got: Any) -> Result:
+    """A call's end as the model reads it."""
+    name, cfg = server.cfg.name, server.cfg
+    if end is End.RESULT and isinstance(got, Answer):
+        text = got.text
+        if got.structured is not None and not text.strip():
+            text = json.dumps(got.structured, ensure_ascii=False)
+        return Result(cut(text), got.is_error)
+    if end is End.ERROR:
+        return Result(f"MCP server '{name}' answered with an error: {got}", True)
+    if end is End.TIMEOUT:
+        took = f"took longer than {cfg.tool_ms} ms (mcp.toolTimeoutMs)"
+        return Result(f"the call to MCP server '{name}' {took}; it was cancelled", True)
+    if end is End.ABORTED:
+        return Result(f"the call to MCP server '{name}' was aborted", True)
+    if end is End.DIED:
+        return Result(f"MCP server '{name}' died during the call: {got}", True)
+    if end is End.CLOSED:
+        return Result(f"MCP server '{name}' was closed during the call", True)
+    return Result(f"MCP server '{name}' is not available: {got or 'it failed to start'}", True)
+
+
+@dataclass
+class McpTool:
+    """One tool of one server."""
+
+    server: Live
+    info: ToolInfo
+    name: str
+    description: str = ""
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    replay_safe: bool = False  # only a home server's readOnlyHint is believed
+
+    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+        end, got = await self.server.call(self.info.name, args, ctx.cancel)
+        return said(self.server, end, got)
+
+
+def tools_of(server: Live) -> tuple[list[McpTool], list[str]]:
+    """The server's tools as eukhe offers them, and a line for each it refused (a bad
+    schema); collisions between servers are the caller's (`Servers.offered`)."""
+    out: list[McpTool] = []
+    refused: list[str] = []
+    listed = server.listed
+    if listed is None:
+        return out, refused
+    seen: set[str] = set()
+    for info in listed.tools:
+        name = tool_name(server.cfg.name, info.name)
+        if why := schema_error(info.schema):
+            refused.append(f"MCP server '{server.cfg.name}': tool '{info.name}' not offered: {why}")
+            continue
+        if name in seen:
+            refused.append(
+                f"MCP server '{server.cfg.name}': tool '{info.name}' not offered: its name {name} is taken"
+            )
+            continue
+        seen.add(name)
+        schema = dict(info.schema)
+        schema.setdefault("type", "object")
+        trusted = info.read_only and server.cfg.from_home
+        desc = info.description or f"{info.name}, a tool of MCP server {server.cfg.name}"
+        out.append(McpTool(server, info, name, desc, schema, trusted))
+    return out, refused
