@@ -28,7 +28,7 @@ from eukhe.mcp.config import ServerConfig
 from eukhe.rules import mcp as model
 from eukhe.rules.mcp import Do, End, Ev, Kind, Phase
 
-Shown = Callable[[str, str], None]  # (kind, text): "mcp" state changes, "progress"
+Shown = Callable[[str, str], None]  # (kind, text): "mcp", its state changes and its calls' progress
 
 
 def cache_key(cfg: ServerConfig) -> str:
@@ -184,7 +184,7 @@ class Live:
     ) -> None:
         if gen == self.gen:
             of = f"/{total:g}" if total else ""
-            self.show("progress", f"{self.cfg.name}: {message or ''} {progress:g}{of}".replace("  ", " "))
+            self.show("mcp", f"{self.cfg.name}: {message or ''} {progress:g}{of}".replace("  ", " "))
 
     # --- the run's side -----------------------------------------------------------------------------
 
