@@ -3,11 +3,14 @@ each one's state, tools and last error shown, then closed; a failure exits 1."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from eukhe.ui import commands
 from tests.proc import eukhe
 
 TIME = Path(__file__).resolve().parents[2] / ".venv-mcp" / "bin" / "mcp-server-time"
@@ -52,3 +55,19 @@ def test_list_with_nothing_configured_says_how_to_add_one(tmp_path: Path) -> Non
     assert done.stdout.startswith(
         "no MCP servers are configured here: add one with `eukhe mcp add NAME -- COMMAND`"
     )
+
+
+def test_the_agents_mcp_command_shows_the_same_and_tries_one_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EUKHE_HOME", str(tmp_path / "home"))
+    assert eukhe("mcp", "add", "time", "--", str(TIME), cwd=tmp_path, home=tmp_path / "home").returncode == 0
+    s = SimpleNamespace(cwd=tmp_path)
+    cmd, arg = commands.command_of("/mcp", s)  # type: ignore[arg-type]
+    assert cmd is commands.COMMANDS["mcp"] and arg == ""
+    [line] = asyncio.run(cmd.run(s, ""))  # type: ignore[arg-type]
+    assert line.startswith("time  ready, 2 tools  (stdio: ")
+    started, closed = asyncio.run(cmd.run(s, "reconnect time"))  # type: ignore[arg-type]
+    assert started.startswith("time: started and listed 2 tools in ") and closed.startswith("closed in ")
+    with pytest.raises(commands.CommandError, match=r"^/mcp: no server nope here; the servers: time$"):
+        asyncio.run(cmd.run(s, "reconnect nope"))  # type: ignore[arg-type]

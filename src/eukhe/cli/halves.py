@@ -7,7 +7,7 @@ libraries they never use.
   the store itself;
 - `lawbook`: the laws and their engine (Hypothesis, CrossHair), for `eukhe laws`;
 - `demo`: the faux model and a provider's SDK, for `eukhe demo` and `eukhe faux serve`;
-- `mcp_live`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`.
+- `mcp_check`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`.
 
 Each returns its module, whose names its callers use as they would an import's."""
 
@@ -34,7 +34,7 @@ def demo() -> ModuleType:
     return half
 
 
-def mcp_live() -> ModuleType:
-    from eukhe.cli import mcp_live as half
+def mcp_check() -> ModuleType:
+    from eukhe.mcp import check as half
 
     return half

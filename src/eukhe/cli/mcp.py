@@ -226,7 +226,7 @@ def list_command() -> None:
         where = home_file(os.environ)
         echo(f"no MCP servers are configured here: add one with `eukhe mcp add NAME -- COMMAND` ({where})")
         return
-    live = halves.mcp_live()
+    live = halves.mcp_check()
     rows = asyncio.run(live.check(found))
     for line in live.listing(rows):
         echo(line)
@@ -244,7 +244,7 @@ def test_command(
         names = ", ".join(c.name for c in _configured("test")) or "none"
         echo(f"eukhe mcp test: no server {name} here; the servers: {names}", err=True)
         raise typer.Exit(1)
-    live = halves.mcp_live()
+    live = halves.mcp_check()
     [row] = asyncio.run(live.check(found))
     for line in live.tested(row):
         echo(line)

@@ -6,6 +6,7 @@ is no command: it is sent to the model, expanded."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.events import event
 from eukhe.ids import valid_session
+from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory.report import status_json, status_lines, zoomed
 from eukhe.run.spec import setup
 from eukhe.settings import SettingsError, home, resolve
@@ -200,6 +202,27 @@ async def _open(s: Session, arg: str) -> list[str]:
     return [head, *e.text.splitlines()]
 
 
+async def _mcp(s: Session, arg: str) -> list[str]:
+    """The MCP servers in effect here, each started, listed and closed (`eukhe mcp list`);
+    `/mcp reconnect NAME` (or `/mcp NAME`) tries one again. A run starts its own."""
+    try:
+        found, said = await asyncio.to_thread(mcp_servers, s.cwd, os.environ)
+    except SettingsError as e:
+        raise CommandError(str(e)) from None
+    name = arg.removeprefix("reconnect").strip()
+    chosen = [c for c in found if c.name == name] if name else list(found)
+    if name and not chosen:
+        raise CommandError(
+            f"/mcp: no server {name} here; the servers: {', '.join(c.name for c in found) or 'none'}"
+        )
+    if not chosen:
+        return [*said, "no MCP servers are configured here (eukhe mcp add NAME -- COMMAND)"]
+    from eukhe.mcp import check
+
+    rows = await check.check(chosen)
+    return [*said, *(check.tested(rows[0]) if name else check.listing(rows))]
+
+
 async def _quit(s: Session, arg: str) -> list[str]:
     return []  # the app leaves (a run at work is left to the owner)
 
@@ -219,6 +242,7 @@ COMMANDS: dict[str, Command] = {
         Command("settings", "", "the settings in effect and where each came from", _settings),
         Command("permissions", "", "each rule in force and its source; the mode, the policy", _permissions),
         Command("open", "[N]", "a tool result whole (the last one without N)", _open),
+        Command("mcp", "[reconnect NAME]", "the MCP servers: each one's state, tools and last error", _mcp),
         Command("quit", "", "leave (a run at work is left to the owner)", _quit),
     )
 }

@@ -1,6 +1,7 @@
-"""`eukhe mcp list` and `eukhe mcp test NAME`: the servers started for real, each within
-its own start deadline, then closed within `rules.mcp.CLOSE_MS`. The MCP SDK loads here
-(`cli.halves.mcp`), never for the commands that only edit settings."""
+"""`eukhe mcp list`, `eukhe mcp test NAME` and the agent's `/mcp`: the servers started for
+real, each within its own start deadline, then closed within `rules.mcp.CLOSE_MS`. Its
+callers load it lazily: the MCP SDK loads with it, never for a command that only edits
+settings, nor for an agent that never asks."""
 
 from __future__ import annotations
 
