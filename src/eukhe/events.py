@@ -52,13 +52,14 @@ TYPES = {
     "interrupted": "a tool call a crash interrupted (H7.4)",
     "diagnostic": "a skill or prompt template that did not load (H7.3)",
     "sandbox": "the sandbox cannot run here: bash commands and Python cells are refused, and why",
-    "mcp": "an MCP server: starting, ready, restarting, failed with its cause, closed; a call's progress",
+    "mcp": "an MCP server ready, restarting after a death, or failed with its cause; a call's progress",
+    "mcp_state": "an MCP server's routine state change: starting, closing, closed",
     "child": "a subagent: started, ended, its report",
     "say": "the process: runs resumed, runs left, the session",
 }
 """Every type of event, and what it reports."""
 
-QUIET = frozenset({"run", "budget", "result", "poll", "stream", "waited"})
+QUIET = frozenset({"run", "budget", "result", "poll", "stream", "waited", "mcp_state"})
 """Types a printer of lines skips: the interactive view shows them in its status line, or
 opens them on demand; the event stream has them all."""
 

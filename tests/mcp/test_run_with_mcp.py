@@ -61,7 +61,7 @@ def test_a_run_calls_a_real_servers_tool_and_the_next_run_offers_it_from_the_cac
     text = tool_result(bodies)
     assert '"timezone": "UTC"' in text and "datetime" in text, text
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    states = [e["text"] for e in events if e["type"] == "mcp"]
+    states = [e["text"] for e in events if e["type"] in ("mcp", "mcp_state")]
     assert "time: ready, 2 tools" in states and states[-1] == "time: closed, 2 tools", states
     assert (home / "mcp" / "time.json").exists()
     # the next run waits for no gate: the tools come from the cache, the call waits for the server

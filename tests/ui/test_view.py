@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from eukhe.events import Event
+from eukhe.events import Event, event
 from eukhe.ui import commands
 from eukhe.ui.app import parse
+from eukhe.ui.lines import marked
 from eukhe.ui.session import Options
 from eukhe.ui.view import View
 
@@ -235,3 +236,18 @@ def test_a_sub_second_idle_deadline_shows_its_tenths() -> None:
     v.started(RUN, "go")
     v.add(ev("stream", wait="stream", idle=0.3))
     assert "a stall at 0.3 s" in v.status()  # not "a stall at 0 s"
+
+
+def test_an_mcp_servers_news_shows_once_a_session_and_its_routine_not_at_all() -> None:
+    """Each run starts its servers again: 'time: ready, 2 tools' is said once a session;
+    starting, closing and closed are for --events only."""
+    v = View()
+    for run in ("s-1", "s-2"):
+        v.add(event("mcp_state", "time: starting, 2 tools", run))
+        v.add(event("mcp", "time: ready, 2 tools", run))
+        v.add(event("mcp_state", "time: closed, 2 tools", run))
+    v.add(event("mcp", "time: failed: exited with status 1", "s-3"))
+    assert [ln.text for ln in v.lines if "time" in ln.text] == [
+        marked("mcp", "time: ready, 2 tools")[0],
+        marked("mcp", "time: failed: exited with status 1")[0],
+    ]

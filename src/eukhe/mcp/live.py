@@ -28,7 +28,7 @@ from eukhe.mcp.config import ServerConfig
 from eukhe.rules import mcp as model
 from eukhe.rules.mcp import Do, End, Ev, Kind, Phase
 
-Shown = Callable[[str, str], None]  # (kind, text): "mcp", its state changes and its calls' progress
+Shown = Callable[[str, str], None]  # (kind, text): "mcp" and "mcp_state" (events.TYPES)
 
 
 def cache_key(cfg: ServerConfig) -> str:
@@ -110,8 +110,9 @@ class Live:
                 fut.set_result((end, got if end in (End.RESULT, End.ERROR) else self.state.cause))
         for cid in [c for c in self._got if c not in self._waiters]:
             self._got.pop(cid)  # an answer that came after its call ended
-        if self.state.phase is not before:
-            self.show("mcp", self.describe())
+        if self.state.phase is not before:  # ready, restarting, failed are news; the rest routine
+            notable = self.state.phase in (Phase.READY, Phase.BACKOFF, Phase.FAILED)
+            self.show("mcp" if notable else "mcp_state", self.describe())
         self._arm()
         moved, self._moved = self._moved, asyncio.Event()
         moved.set()

@@ -56,6 +56,7 @@ class View:
     heard: float = 0.0  # when the run's stream last gave an event
     note: str = ""  # a line under the prompt: the last command's answer, a hint
     _budget_of: str | None = None  # the run whose budgets `budget` holds
+    _mcp_said: set[str] = field(default_factory=set)  # each run starts its servers: each line once
 
     # ---------------------------------------------------------------- events
 
@@ -79,6 +80,9 @@ class View:
         if e.type == "tool":
             self.tools[str(e.data.get("id"))] = len(self.tools) + 1
         line = self.line(e)
+        if e.type == "mcp" and line is not None:
+            line = None if e.text in self._mcp_said else line
+            self._mcp_said.add(e.text)
         if line is not None:
             self._flush()
             self.lines.append(line)
