@@ -7,9 +7,11 @@ Each case prints `HOSTILE <case>: ended in X.XX s` (`pytest -s` shows them)."""
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -503,3 +505,44 @@ def test_a_server_that_ignores_sigterm_and_stdin_is_killed_with_its_children_wit
         assert wait_gone(child), f"its child {child} still runs"
 
     asyncio.run(go())
+
+
+def test_an_http_server_that_asks_for_oauth_fails_at_once_saying_so(tmp_path: Path) -> None:
+    """OAuth is not spoken: a server that answers 401 fails its start at once, and the cause
+    says what it asked and what to do (the SDK's own error keeps no status)."""
+
+    class Refuses(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Bearer realm="mcp"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuses)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_port}/mcp"
+    cfg = ServerConfig("auth", "http", "", (), {}, None, url, {}, 3000, 3000, tmp_path / "s.json", True)
+
+    async def go() -> None:
+        s = Servers([cfg], os.environ, None)
+        live = s.live[0]
+        s.start()
+        _, took = await ended("asks for OAuth", live.settled(time.monotonic() + 10))
+        try:
+            assert live.state.phase is Phase.FAILED
+            assert "it answered HTTP 401: it asks for authorization (OAuth), which eukhe does not speak" in (
+                live.state.cause
+            )
+            assert took < 3.0  # at once, not at its start deadline
+        finally:
+            await s.aclose()
+
+    try:
+        asyncio.run(go())
+    finally:
+        httpd.shutdown()

@@ -141,6 +141,7 @@ class Connection:
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr_tail = ""
         self.garbage = ""  # the last line of stdout that was not JSON-RPC
+        self.refused = ""  # an HTTP server's last answer that was not 2xx (the SDK keeps no status)
         self._calls: asyncio.Queue[tuple[int, str, dict[str, Any]]] = asyncio.Queue()
         self._scopes: dict[int, anyio.CancelScope] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -271,7 +272,7 @@ class Connection:
     def heard(self) -> str:
         """What the server said besides JSON-RPC (stdout that was not, the tail of its
         stderr), for the cause of a start or a death; "" if nothing."""
-        parts = []
+        parts = [self.refused] if self.refused else []
         if self.garbage:
             parts.append(f"it wrote to stdout: {self.garbage!r}")
         if self.stderr_tail.strip():
@@ -280,12 +281,25 @@ class Connection:
 
     # --- transports -------------------------------------------------------------------------------
 
+    async def _status(self, response: httpx2.Response) -> None:
+        code = response.status_code
+        if code in (401, 403):
+            self.refused = (
+                f"it answered HTTP {code}: it asks for authorization (OAuth), which eukhe does not "
+                "speak; give its token in the server's headers"
+            )
+        elif code >= 400:
+            self.refused = f"it answered HTTP {code}"
+
     @contextlib.asynccontextmanager
     async def _streams(self) -> AsyncIterator[tuple[Any, Any]]:
         if self.cfg.transport == "http":
             headers = dict(self.cfg.headers)
+            hooks = {"response": [self._status]}
             async with (
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+                httpx2.AsyncClient(
+                    headers=headers, timeout=httpx2.Timeout(30.0, read=None), event_hooks=hooks
+                ) as http,
                 streamable_http_client(self.cfg.url, http_client=http) as streams,
             ):
                 yield streams[0], streams[1]
