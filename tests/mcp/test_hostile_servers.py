@@ -334,6 +334,24 @@ def test_a_server_whose_tool_list_outlasts_the_gate_is_not_waited_for_past_it(tm
     asyncio.run(go())
 
 
+def test_the_runs_abort_ends_the_wait_at_the_gate(tmp_path: Path) -> None:
+    """A gate set long (a user's choice) still ends at once when the run is aborted."""
+    cfg = server(tmp_path, "slower", SLOW_LIST, startup_ms=3000)
+
+    async def go() -> None:
+        s = Servers([cfg], os.environ, None)
+        cancel = asyncio.Event()
+        s.start()
+        asyncio.get_running_loop().call_later(0.2, cancel.set)
+        (tools, _, _), took = await ended("aborted at the gate", s.offered(60_000, cancel))
+        try:
+            assert tools == {} and took < 0.2 + SLACK
+        finally:
+            await s.aclose()
+
+    asyncio.run(go())
+
+
 # ------------------------------------------------------------------------------ the calls
 
 

@@ -212,10 +212,12 @@ class Live:
             self.apply(Ev(Kind.ABORT, self._ms(), call=cid))
         return fut.result() if fut.done() else (End.ABORTED, "")
 
-    async def settled(self, until: float) -> None:
-        """Wait until the server is no longer starting, or the clock reads `until`."""
+    async def settled(self, until: float, cancel: asyncio.Event | None = None) -> None:
+        """Wait until the server is no longer starting, the clock reads `until`, or `cancel`."""
         while self.state.phase in (Phase.STARTING, Phase.BACKOFF) and self.clock.now() < until:
-            await waits.race(self._moved.wait(), deadline=until, clock=self.clock)
+            if cancel is not None and cancel.is_set():
+                return
+            await waits.race(self._moved.wait(), deadline=until, cancel=cancel, clock=self.clock)
 
     async def close(self) -> None:
         """Close it (`mcp_close_bounded`): stdin, then SIGTERM, then SIGKILL of its group, as

@@ -50,14 +50,17 @@ class Servers:
         for s in self.live:
             s.start()
 
-    async def offered(self, gate_ms: int) -> tuple[dict[str, McpTool], list[str], str]:
+    async def offered(
+        self, gate_ms: int, cancel: asyncio.Event | None = None
+    ) -> tuple[dict[str, McpTool], list[str], str]:
         """The tools a turn offers, the notices it shows, and the instructions' section of the
         system prompt: a ready or cached server's tools at once; one still starting with no
-        cache is waited for until `gate_ms` after the start, and no longer."""
+        cache is waited for until `gate_ms` after the start, and no longer (nor past `cancel`,
+        the run's abort)."""
         until = self._began + gate_ms / 1000
         waiting = [s for s in self.live if model.offer(s.state, 0, gate_ms) is Offer.WAIT]
         if waiting:
-            await asyncio.gather(*(s.settled(until) for s in waiting))
+            await asyncio.gather(*(s.settled(until, cancel) for s in waiting))
         waited = int((self.clock.now() - self._began) * 1000)
         tools: dict[str, McpTool] = {}
         notices: list[str] = []

@@ -344,7 +344,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
         tools[IPYTHON.name] = IPYTHON
         if servers is not None:  # ready or cached servers' tools, after the startup gate at most
-            offered, said, section = await servers.offered(gate_ms(everything))
+            offered, said, section = await servers.offered(gate_ms(everything), ctx.cancel)
             for line in said:
                 here.show(run_id, "notice", line)
             tools |= offered
