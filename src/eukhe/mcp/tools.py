@@ -19,6 +19,13 @@ PREFIX = "mcp__"
 NAME_MAX = 64
 RESULT_MAX = 50_000
 """Characters of one result the model reads; the rest is cut, and the cut said."""
+TOOLS_MAX = 128
+"""Tools of one server offered at most: a server that lists more has the rest left out, and said."""
+DESCRIPTION_MAX = 2_000
+"""Characters of a tool's description the model reads; the rest is cut."""
+SCHEMA_MAX = 20_000
+"""Characters of a tool's schema, as JSON, offered at most: a larger one is refused (every request
+carries it)."""
 SCHEMA_TYPES = frozenset({"object", "string", "integer", "number", "boolean", "array", "null"})
 
 
@@ -53,10 +60,10 @@ def schema_error(schema: Any, where: str = "inputSchema") -> str | None:
     return None
 
 
-def cut(text: str, limit: int = RESULT_MAX) -> str:
+def cut(text: str, limit: int = RESULT_MAX, what: str = "the result") -> str:
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n… [cut: {len(text) - limit} more characters of the result]"
+    return text[:limit] + f"\n… [cut: {len(text) - limit} more characters of {what}]"
 
 
 def said(server: Live, end: End, got: Any) -> Result:
@@ -106,9 +113,18 @@ def tools_of(server: Live) -> tuple[list[McpTool], list[str]]:
     if listed is None:
         return out, refused
     seen: set[str] = set()
-    for info in listed.tools:
+    if len(listed.tools) > TOOLS_MAX:
+        left = len(listed.tools) - TOOLS_MAX
+        refused.append(
+            f"MCP server '{server.cfg.name}': {left} of its tools not offered: {TOOLS_MAX} at most"
+        )
+    for info in listed.tools[:TOOLS_MAX]:
         name = tool_name(server.cfg.name, info.name)
-        if why := schema_error(info.schema):
+        size = len(json.dumps(info.schema, default=str))
+        why = schema_error(info.schema) or (
+            f"its schema has {size} characters, over {SCHEMA_MAX}" if size > SCHEMA_MAX else None
+        )
+        if why:
             refused.append(f"MCP server '{server.cfg.name}': tool '{info.name}' not offered: {why}")
             continue
         if name in seen:
@@ -120,6 +136,9 @@ def tools_of(server: Live) -> tuple[list[McpTool], list[str]]:
         schema = dict(info.schema)
         schema.setdefault("type", "object")
         trusted = info.read_only and server.cfg.from_home
-        desc = info.description or f"{info.name}, a tool of MCP server {server.cfg.name}"
+        desc = (
+            cut(info.description, DESCRIPTION_MAX, "the description")
+            or f"{info.name}, a tool of MCP server {server.cfg.name}"
+        )
         out.append(McpTool(server, info, name, desc, schema, trusted))
     return out, refused

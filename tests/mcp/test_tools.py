@@ -1,0 +1,56 @@
+"""A server's listing as eukhe offers it: names made safe and bounded, schemas checked,
+and a hostile listing (too many tools, huge descriptions, huge or broken schemas) bounded,
+each thing left out said."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from eukhe.mcp.client import Listed, ToolInfo
+from eukhe.mcp.config import ServerConfig
+from eukhe.mcp.live import Live
+from eukhe.mcp.tools import DESCRIPTION_MAX, SCHEMA_MAX, TOOLS_MAX, tool_name, tools_of
+
+
+def live(tools: list[ToolInfo], from_home: bool = True) -> Live:
+    cfg = ServerConfig("srv", "stdio", "x", (), {}, None, "", {}, 1000, 1000, Path("s.json"), from_home)
+    s = Live(cfg, os.environ)
+    s.listed = Listed(tuple(tools), "")
+    return s
+
+
+def tool(name: str, schema: object = None, description: str = "d", read_only: bool = False) -> ToolInfo:
+    return ToolInfo(name, description, schema if schema is not None else {"type": "object"}, read_only)  # type: ignore[arg-type]
+
+
+def test_names_are_safe_and_at_most_64_characters() -> None:
+    assert tool_name("my.server", "get time!") == "mcp__my_server__get_time_"
+    assert len(tool_name("s", "x" * 100)) == 64
+
+
+def test_a_hostile_listing_is_bounded_and_what_is_left_out_is_said() -> None:
+    many = [tool(f"t{i}") for i in range(TOOLS_MAX + 5)]
+    many[0] = tool("t0", description="y" * (DESCRIPTION_MAX * 10))
+    many[1] = tool(
+        "t1", {"type": "object", "properties": {"p": {"type": "string", "description": "z" * SCHEMA_MAX}}}
+    )
+    many[2] = tool("t2", {"type": "wat"})
+    many[3] = tool("t3", ["not", "an", "object"])
+    offered, refused = tools_of(live(many))
+    assert len(offered) == TOOLS_MAX - 3
+    assert refused[0] == f"MCP server 'srv': 5 of its tools not offered: {TOOLS_MAX} at most"
+    assert refused[1].startswith("MCP server 'srv': tool 't1' not offered: its schema has ")
+    assert (
+        refused[2]
+        == "MCP server 'srv': tool 't2' not offered: inputSchema.type=\"wat\" is not a JSON Schema type"
+    )
+    assert refused[3] == "MCP server 'srv': tool 't3' not offered: inputSchema is not an object"
+    first = offered[0]
+    assert len(first.description) < DESCRIPTION_MAX + 80 and first.description.endswith("of the description]")
+
+
+def test_only_a_home_servers_read_only_hint_is_believed() -> None:
+    [home_tool], _ = tools_of(live([tool("r", read_only=True)]))
+    [project_tool], _ = tools_of(live([tool("r", read_only=True)], from_home=False))
+    assert home_tool.replay_safe and not project_tool.replay_safe
