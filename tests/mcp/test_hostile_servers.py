@@ -10,6 +10,7 @@ import asyncio
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -564,3 +565,41 @@ def test_an_http_server_that_asks_for_oauth_fails_at_once_saying_so(tmp_path: Pa
         asyncio.run(go())
     finally:
         httpd.shutdown()
+
+
+HOST = """
+import asyncio, os, sys, time
+from pathlib import PosixPath
+from eukhe.mcp.config import ServerConfig
+from eukhe.mcp.servers import Servers
+
+async def main():
+    cfg = ServerConfig(**eval(sys.argv[1]))
+    s = Servers([cfg], os.environ, None)
+    s.start()
+    await s.live[0].settled(time.monotonic() + 10)
+    print(s.live[0].conn.proc.pid, flush=True)
+    await asyncio.sleep(120)
+
+asyncio.run(main())
+"""
+
+
+def test_a_server_dies_with_eukhe_when_eukhe_is_killed_and_runs_no_close(tmp_path: Path) -> None:
+    """`kill -9` of the process that started a server (no close runs) ends the server too,
+    even one that ignores SIGTERM and a closed stdin: it dies with its parent."""
+    cfg = server(tmp_path, "orphan", STUBBORN, startup_ms=5000)
+    fields = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
+    fields["env"], fields["headers"] = dict(cfg.env), dict(cfg.headers)
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, repr(fields)], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    try:
+        assert host.stdout is not None
+        pid = int(host.stdout.readline())
+        assert not gone(pid)
+        host.kill()
+        host.wait(10)
+        assert wait_gone(pid, within=5.0), f"server {pid} outlived its killed host"
+    finally:
+        host.kill()

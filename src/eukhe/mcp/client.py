@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -45,6 +47,16 @@ EXIT_WAIT = 1.0
 """Seconds a closed stdout waits for its process's exit status before the death is told."""
 PAGES = 20
 """Pages of `tools/list` read at most."""
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+
+
+def _die_with_parent() -> None:
+    """In a server's process before its program runs: SIGKILL when eukhe's thread that
+    started it ends. A `kill -9` of eukhe runs no close, and a server in a session of its
+    own gets no hangup: this is what leaves none running then (Linux; elsewhere, the close)."""
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 @dataclass(frozen=True)
@@ -321,6 +333,7 @@ class Connection:
                 cwd=cfg.cwd or None,
                 start_new_session=True,
                 limit=MAX_LINE,
+                preexec_fn=_die_with_parent,
             )
         except OSError as e:
             raise OSError(f"cannot start {cfg.command!r}: {e.strerror or e}") from e
