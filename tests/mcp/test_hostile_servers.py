@@ -335,6 +335,36 @@ def test_a_server_whose_tool_list_outlasts_the_gate_is_not_waited_for_past_it(tm
     asyncio.run(go())
 
 
+def test_a_server_the_gate_passed_by_joins_at_the_next_turn_and_the_model_is_told_once(
+    tmp_path: Path,
+) -> None:
+    """No cache, a start slower than the gate: not offered at this turn, its listing cached
+    when it comes; the next turn offers it at once and tells the model it joined; the one
+    after says nothing more."""
+    cfg = server(tmp_path, "late", SLOW_LIST, startup_ms=5000)
+    cache = tmp_path / "cache"
+
+    async def turn(gate_ms: int) -> tuple[dict[str, Any], list[str], str, Live]:
+        s = Servers([cfg], os.environ, cache)
+        s.start()
+        tools, notices, section = await s.offered(gate_ms)
+        await s.live[0].settled(time.monotonic() + 10)
+        await s.aclose()
+        return dict(tools), notices, section, s.live[0]
+
+    async def go() -> None:
+        tools, notices, section, _ = await turn(300)
+        assert tools == {} and "still starting after the startup gate" in notices[0] and section == ""
+        tools, notices, section, _ = await turn(0)
+        assert "mcp__late__work" in tools
+        assert notices == ["MCP server 'late' joined: its tools are offered from this turn"]
+        assert section == "## MCP server late\n\nIt joined at this turn: its tools are new."
+        tools, notices, section, _ = await turn(0)
+        assert "mcp__late__work" in tools and notices == [] and section == ""
+
+    asyncio.run(go())
+
+
 def test_the_runs_abort_ends_the_wait_at_the_gate(tmp_path: Path) -> None:
     """A gate set long (a user's choice) still ends at once when the run is aborted."""
     cfg = server(tmp_path, "slower", SLOW_LIST, startup_ms=3000)

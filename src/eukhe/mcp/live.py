@@ -15,14 +15,14 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import os
 import signal
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from eukhe import waits
+from eukhe.home import HomeError, private_dir, private_write
 from eukhe.mcp.client import Answer, Connection, Listed, dumps, loads
 from eukhe.mcp.config import ServerConfig
 from eukhe.rules import mcp as model
@@ -38,24 +38,34 @@ def cache_key(cfg: ServerConfig) -> str:
     return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
-def read_cache(folder: Path | None, cfg: ServerConfig) -> Listed | None:
+@dataclass(frozen=True)
+class Cached:
+    """A server's tools as its last successful start listed them; `joined`: that start
+    came after a turn's gate, so the next turn that offers them says it joined."""
+
+    listed: Listed
+    joined: bool = False
+
+
+def read_cache(folder: Path | None, cfg: ServerConfig) -> Cached | None:
     if folder is None:
         return None
     try:
         d = json.loads((folder / f"{cfg.name}.json").read_text())
-        return loads(json.dumps(d["listed"])) if d.get("key") == cache_key(cfg) else None
+        if d.get("key") != cache_key(cfg):
+            return None
+        return Cached(loads(json.dumps(d["listed"])), bool(d.get("joined")))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # no cache, or an unreadable one: the server lists afresh
 
 
-def write_cache(folder: Path | None, cfg: ServerConfig, listed: Listed) -> None:
+def write_cache(folder: Path | None, cfg: ServerConfig, listed: Listed, joined: bool = False) -> None:
     if folder is None:
         return
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = folder / f".{cfg.name}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps({"key": cache_key(cfg), "listed": json.loads(dumps(listed))}))
-        tmp.replace(folder / f"{cfg.name}.json")
+    with contextlib.suppress(OSError, HomeError):
+        private_dir(folder)
+        data = {"key": cache_key(cfg), "listed": json.loads(dumps(listed)), "joined": joined}
+        private_write(folder / f"{cfg.name}.json", json.dumps(data))
 
 
 class Live:
@@ -71,7 +81,10 @@ class Live:
     ) -> None:
         self.cfg, self.outer, self.cache, self.show = cfg, outer, cache, show
         self.clock = clock or waits.LoopClock()
-        self.listed = read_cache(cache, cfg)
+        cached = read_cache(cache, cfg)
+        self.listed = cached.listed if cached else None
+        self.joined = bool(cached and cached.joined)  # it joins at this turn: say so once
+        self.late = False  # a turn's gate passed it by: its tools join at the next turn
         limits = model.Limits(startup_ms=cfg.startup_ms, tool_ms=cfg.tool_ms)
         self.state = model.start(limits, cached=self.listed is not None)
         self._t0: float | None = None
@@ -163,7 +176,7 @@ class Live:
         if gen == self.gen:
             self.listed = listed
             if self.state.phase is Phase.STARTING:
-                write_cache(self.cache, self.cfg, listed)
+                write_cache(self.cache, self.cfg, listed, joined=self.late)
             self.apply(Ev(Kind.READY, self._ms()))
 
     def died(self, gen: int, cause: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from eukhe import waits
 from eukhe.mcp.config import ServerConfig
-from eukhe.mcp.live import Live, Shown
+from eukhe.mcp.live import Live, Shown, write_cache
 from eukhe.mcp.tools import McpTool, tools_of
 from eukhe.rules import mcp as model
 from eukhe.rules.mcp import Offer
@@ -73,6 +73,7 @@ class Servers:
                 )
                 continue
             if o in (Offer.LATER, Offer.WAIT):
+                s.late = True
                 notices.append(
                     f"MCP server '{s.cfg.name}' is still starting after the startup gate "
                     f"({gate_ms} ms, mcp.startupGateMs); its tools are listed for the next run"
@@ -87,6 +88,12 @@ class Servers:
                     )
                     continue
                 tools[t.name] = t
+            if s.joined:  # its tools were not offered at the last turn: the model is told once
+                s.joined = False
+                notices.append(f"MCP server '{s.cfg.name}' joined: its tools are offered from this turn")
+                parts.append(f"## MCP server {s.cfg.name}\n\nIt joined at this turn: its tools are new.")
+                if s.listed is not None:
+                    write_cache(s.cache, s.cfg, s.listed)
             if s.listed is not None and s.listed.instructions.strip():
                 parts.append(f"## MCP server {s.cfg.name}\n\n{_clip(s.listed.instructions.strip())}")
         return tools, notices, "\n\n".join(parts)
