@@ -91,3 +91,14 @@ def test_a_childs_token_counts_its_own_children_and_its_kernel_jobs() -> None:
     assert g.token() == 512
     kids[0] = 3  # a busy child of its own
     assert g.token() == 515
+
+
+def test_a_calls_progress_is_new_work_only_when_it_rises() -> None:
+    """An MCP server that repeats or lowers its progress keeps a child's token; each strict
+    rise moves it once, per call (H5.2: progress is new work, not events)."""
+    g = Ledger()
+    seen = [g.progressed("mcp:time:1:0", v) for v in (0.0, 0.0, 1.0, 0.5, 1.0, 2.0, float("nan"))]
+    assert seen == [True, False, True, False, False, True, False]
+    assert g.token() == 3
+    assert g.progressed("mcp:time:1:1", 0.0)  # another call's progress is its own
+    assert g.token() == 4

@@ -66,7 +66,12 @@ SPEC_LAWS = {
         "child_progress_is_not_a_stall",
         "child_settles_at_once",  # ours, beside the spec's: an ended run or a gone worker settles at once
     ],
-    "progress": ["child_repeat_is_no_work", "child_loop_is_a_stall", "child_new_work_is_progress"],
+    "progress": [
+        "child_progress_rises",  # ours (issue 27): an MCP call's progress is work when it rises
+        "child_repeat_is_no_work",
+        "child_loop_is_a_stall",
+        "child_new_work_is_progress",
+    ],
     "child": [
         "child_one_live",
         "child_report_once",
@@ -112,6 +117,7 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
     for name, laws in SPEC_LAWS.items():
         assert [law.name for law in areas.AREAS[name].laws] == laws
     ours = {
+        "child_progress_rises",
         "rec_rejected_retries_with_a_note",
         "rec_rejected_gives_up",
         "child_settles_at_once",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.ids import is_root
 from eukhe.settings.trust import record
 from tests.proc import eukhe
 
@@ -45,6 +46,10 @@ def run(tmp_path: Path, home: Path, cwd: Path | None = None) -> tuple[Any, list[
 def tool_result(bodies: list[dict[str, Any]]) -> str:
     [result] = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "tool"]
     return str(result)
+
+
+def first_user(body: dict[str, Any]) -> str:
+    return str(next(m["content"] for m in body["messages"] if m["role"] == "user"))
 
 
 def offered(body: dict[str, Any]) -> list[str]:
@@ -100,3 +105,31 @@ def test_an_untrusted_projects_server_never_starts(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
     assert not [n for n in offered(bodies[0]) if n.startswith("mcp__")]
+
+
+def test_a_subagent_shares_its_parents_servers(tmp_path: Path) -> None:
+    """A child run calls the parent's MCP server: the same server process, started once,
+    closed when the last of the two lets go."""
+    servers = {"time": {"command": str(TIME)}}
+    home = home_with(tmp_path, {"mcpServers": servers, "mcp": {"startupGateMs": 30_000}})
+    now = {"calls": [{"name": NOW, "arguments": {"timezone": "UTC"}}]}
+    spawn = {"calls": [{"name": "spawn", "arguments": {"task": "tell the time"}, "id": "s0"}]}
+    script = [
+        {"when": "tell the time", "results": 0, **now},
+        {"when": "tell the time", "results": 1, "text": "the child told the time"},
+        {"when": "[child-", "results": 0, "text": "my child told the time"},
+        {"when": "go", "results": 0, **spawn},
+        {"when": "go", "results": 1, "text": "spawned"},
+    ]
+    with FauxServer(parse(script)) as server:
+        args = ["run", "--model", "vllm/m", "--base-url", server.url, "--events", "go"]
+        done = eukhe(*args, cwd=tmp_path, home=home)
+        child = [s.body for s in server.seen if "tell the time" in first_user(s.body)]
+    assert done.returncode == 0, done.stderr
+    assert child and NOW in offered(child[0])
+    text = tool_result(child)
+    assert '"timezone": "UTC"' in text, text
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    starts = [e["run"] for e in events if e["type"] == "mcp_state" and e["text"].startswith("time: starting")]
+    assert starts and all(is_root(run) for run in starts), starts  # the child started none of its own
+    assert any(not is_root(e["run"] or "") for e in events if e["type"] == "tool" and NOW in e["text"])

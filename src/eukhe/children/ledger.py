@@ -28,6 +28,7 @@ class Ledger:
     calls: dict[str, tuple[str, str]] = field(default_factory=dict)  # call id -> (name, arguments)
     children: Callable[[], int] = lambda: 0
     jobs: Callable[[], int] = lambda: 0
+    risen: dict[str, float] = field(default_factory=dict)  # a running call -> its progress so far
 
     def act(self, a: Act) -> bool:
         """The rule's step; whether it was new work."""
@@ -49,6 +50,14 @@ class Ledger:
     def note(self, text: str) -> bool:
         """A progress note; whether it was accepted as new."""
         return self.act(Act(Kind.NOTE, text.strip()))
+
+    def progressed(self, call: str, value: float) -> bool:
+        """A running call's progress (an MCP notification); whether it was new work: only
+        a value that rises (`rules.progress.rising`)."""
+        if not progress.rising(self.risen.get(call), value):
+            return False
+        self.risen[call] = value
+        return self.act(Act(Kind.PROGRESS, f"{call}#{value!r}"))
 
     def token(self) -> int:
         return progress.token(self.g, self.children(), self.jobs())

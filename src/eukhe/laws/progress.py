@@ -19,6 +19,7 @@ class Model:
     work: Callable[[Ledger, Act], Ledger]
     token: Callable[[Ledger, int, int], int]
     look: Callable[[WCfg, W, Poll], Look]
+    rising: Callable[[float | None, float], bool] = progress.rising
 
 
 MODEL = Model(work=progress.work, token=progress.token, look=child.look)
@@ -102,7 +103,7 @@ def ghost_start(cfg: PCfg) -> Ghost:
 
 
 def _new(g: Ghost, a: Act) -> bool:
-    return a.kind in (Kind.CALL, Kind.NOTE) and (a.kind, a.key) not in g.seen
+    return a.kind in (Kind.CALL, Kind.NOTE, Kind.PROGRESS) and (a.kind, a.key) not in g.seen
 
 
 def ghost_next(m: Model, cfg: PCfg, g: Ghost, s: Child, x: In, t: Child) -> Ghost:
@@ -142,7 +143,30 @@ def child_new_work_is_progress(m: Model, cfg: PCfg, g: Ghost, s: Child, x: In, t
     return (t.verdict is Verdict.WATCH) & (t.w.left == cfg.stall) & (t.w.tries == child.CHILD_POLL_FAILURES)
 
 
+VALUES = (-1.0, 0.0, 0.5, 1.0, 2.0, float("inf"), float("nan"))
+"""Progress values a notification may carry, hostile ones too."""
+
+
+def child_progress_rises(m: Model, cfg: PCfg) -> str | None:
+    """A call's progress is new work exactly when it rises strictly above the call's last
+    (its first, if a number, too): a series of notifications counts as many acts as it has
+    strict rises, whatever a server sends. None, or the first counterexample."""
+    for last in (None, *VALUES):
+        for value in VALUES:
+            want = value == value and (last is None or value > last)
+            if m.rising(last, value) != want:
+                return f"rising({last!r}, {value!r}) is {m.rising(last, value)}, not {want}"
+    return None
+
+
 LAWS = (
+    Law(
+        "child_progress_rises",  # ours (issue 27): H5.2's "progress is new work, not events"
+        "H5.2",
+        "A call's progress is work only when it rises strictly (H5.2).",
+        extra=child_progress_rises,
+        prove=False,
+    ),
     Law(
         "child_repeat_is_no_work",
         "H5.2",
@@ -201,7 +225,17 @@ def _token_of_calls_only(g: Ledger, children: int, jobs: int) -> int:
     return min(g.work, 1)
 
 
+def _equal_rises(last: float | None, value: float) -> bool:
+    """The same progress again counted as work."""
+    return last is None or value >= last
+
+
 MUTANTS = (
+    Mutant(
+        "a repeated progress value counted as work",
+        "H5.2",
+        Model(progress.work, progress.token, child.look, _equal_rises),
+    ),
     Mutant("a repeated call counted as work", "H5.2", Model(_repeats_count, progress.token, child.look)),
     Mutant("streamed text counted as work", "H5.2", Model(_text_counts, progress.token, child.look)),
     Mutant("a progress note that moves nothing", "H5.2", Model(_notes_ignored, progress.token, child.look)),

@@ -94,6 +94,7 @@ class Live:
         self._waiters: dict[int, asyncio.Future[tuple[End, Any]]] = {}
         self._asked: dict[int, tuple[str, dict[str, Any]]] = {}
         self._got: dict[int, Any] = {}
+        self._progressed: dict[int, Callable[[str, float], object]] = {}
         self._timer: asyncio.Task[None] | None = None
         self._timer_due: int | None = None
         self._moved = asyncio.Event()
@@ -119,6 +120,7 @@ class Live:
             fut = self._waiters.pop(cid, None)
             got = self._got.pop(cid, None)
             self._asked.pop(cid, None)
+            self._progressed.pop(cid, None)
             if fut is not None and not fut.done():
                 fut.set_result((end, got if end in (End.RESULT, End.ERROR) else self.state.cause))
         for cid in [c for c in self._got if c not in self._waiters]:
@@ -196,9 +198,10 @@ class Live:
     def progress(
         self, gen: int, call: int, progress: float, total: float | None, message: str | None
     ) -> None:
-        if gen == self.gen:
+        if gen == self.gen and call in self._waiters:
             of = f"/{total:g}" if total else ""
             self.show("mcp", f"{self.cfg.name}: {message or ''} {progress:g}{of}".replace("  ", " "))
+            self._progressed[call](f"mcp:{self.cfg.name}:{gen}:{call}", progress)
 
     # --- the run's side -----------------------------------------------------------------------------
 
@@ -209,14 +212,20 @@ class Live:
         self.apply(Ev(Kind.RECONNECT, self._ms()))
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], cancel: asyncio.Event | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        cancel: asyncio.Event | None = None,
+        progressed: Callable[[str, float], object] = lambda call, value: None,
     ) -> tuple[End, Any]:
         """Call `tool`: how the call ended (each call ends exactly once, as the model says)
-        and its answer (`Answer` for a result, the cause for the rest)."""
+        and its answer (`Answer` for a result, the cause for the rest). `progressed`: each
+        progress notification of the call (which call, how far), for the caller's ledger."""
         cid = self.state.next_call
         fut: asyncio.Future[tuple[End, Any]] = asyncio.get_running_loop().create_future()
         self._waiters[cid] = fut
         self._asked[cid] = (tool, arguments)
+        self._progressed[cid] = progressed
         self.apply(Ev(Kind.CALL, self._ms(), call=cid))
         # the model's deadline ends the call; this wait's own is a backstop a second later
         backstop = self.clock.now() + self.state.limits.tool_ms / 1000 + 1

@@ -44,6 +44,18 @@ class Servers:
         self.show = show
         self.live = [Live(c, outer, cache, self.clock, show) for c in configs]
         self._began = 0.0
+        self._users = 1  # the run that started them; each subagent that shares them adds one
+
+    def share(self) -> Servers:
+        """One more run (a subagent) uses these servers: they close when the last lets go."""
+        self._users += 1
+        return self
+
+    async def release(self) -> None:
+        """A run that used them is done; the last one closes them (`aclose`)."""
+        self._users -= 1
+        if self._users <= 0:
+            await self.aclose()
 
     def start(self) -> None:
         self._began = self.clock.now()

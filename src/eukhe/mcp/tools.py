@@ -100,7 +100,7 @@ class McpTool:
     replay_safe: bool = False  # only a home server's readOnlyHint is believed
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
-        end, got = await self.server.call(self.info.name, args, ctx.cancel)
+        end, got = await self.server.call(self.info.name, args, ctx.cancel, ctx.progressed)
         return said(self.server, end, got)
 
 

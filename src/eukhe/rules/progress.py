@@ -2,7 +2,8 @@
 
 A child's progress token is its work (the distinct acts it did: a tool call and
 its result, by name, arguments, result text and error flag; or an accepted
-progress note), plus the tokens of its own unsettled children, plus the output
+progress note, or a running call's progress that rose), plus the tokens of its own
+unsettled children, plus the output
 bytes of its kernel jobs. Only a new act moves the work: the same call with the
 same result again, a retry, an answer, streamed text, thinking move nothing, so a
 looping child keeps its token and the watch (`rules.child`) stalls it.
@@ -22,13 +23,14 @@ from enum import Enum
 class Kind(Enum):
     CALL = "call"  # a tool call and its result
     NOTE = "note"  # an accepted progress note
+    PROGRESS = "progress"  # a running call's progress (an MCP notification) that rose (`rising`)
     TEXT = "text"  # streamed text
     THINKING = "thinking"
     RETRY = "retry"
     ANSWER = "answer"
 
 
-WORK = frozenset({Kind.CALL, Kind.NOTE})
+WORK = frozenset({Kind.CALL, Kind.NOTE, Kind.PROGRESS})
 """The kinds of act that can be new work."""
 
 
@@ -60,6 +62,16 @@ def work(g: Ledger, a: Act) -> Ledger:
     if not new(g, a):
         return g
     return Ledger(g.seen | {(a.kind, a.key)}, g.work + 1)
+
+
+def rising(last: float | None, value: float) -> bool:
+    """Whether a call's progress `value` is new work: strictly above the call's last value
+    (None: its first). A notification that repeats or goes back is an event, not work, so
+    a server that sends the same progress forever cannot keep a looping child alive. Not
+    a number is never new."""
+    if value != value:  # NaN
+        return False
+    return last is None or value > last
 
 
 def token(g: Ledger, children: int, jobs: int) -> int:

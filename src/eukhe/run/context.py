@@ -66,6 +66,8 @@ class Live:
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
     children: dict[str, Ledger] = field(default_factory=dict)  # child run -> its ledger, while it runs here
     inbox: Reports | None = None  # the parents' inbox of child reports, made on first use
+    # run -> its MCP servers (`eukhe.mcp.servers.Servers`), while it runs here: its subagents share them
+    mcp: dict[str, Any] = field(default_factory=dict)
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
     # interactive agent's person); None: nobody (headless: `eukhe run`, the owner's recovered runs)
     asker: Asker | None = None

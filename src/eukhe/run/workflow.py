@@ -328,10 +328,14 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         system = turn.system(system, view)
         compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
     children.system = system
-    try:  # its MCP servers, started now; the first request waits for them the startup gate at most
-        servers = None if parent else _servers(cwd, functools.partial(here.show, run_id))
+    shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
+    try:  # else its own, started now; the first request waits for them the startup gate at most
+        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id))
     except SettingsError as e:
         return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
+    if servers is not None:
+        here.mcp[run_id] = servers
+    ctx.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
     try:
         tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
         if children.may_spawn:
@@ -416,8 +420,9 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         here.ended(run_id)
         return out.json()
     finally:
-        if servers is not None:  # each ends within its bound (mcp_close_bounded)
-            await servers.aclose()
+        here.mcp.pop(run_id, None)
+        if servers is not None:  # the last run to let go closes them, each within its bound
+            await servers.release()
 
 
 def _servers(cwd: Path, show: Callable[[str, str], None]) -> Any:

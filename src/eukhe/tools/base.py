@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -79,6 +79,9 @@ class Context:
     env: Mapping[str, str] = field(default_factory=_environment)
     """The environment of every process a tool starts (bash, the kernel's): never a secret of
     this process's unless the settings keep it."""
+    progressed: Callable[[str, float], object] = lambda call, value: None
+    """A running call's progress (`call`: which call, `value`: how far): the run's work ledger
+    counts it when it rises (a subagent's watch sees new work)."""
     sandbox: Any = None
     """Where bash runs (`eukhe.sandbox.bwrap.Sandbox`: `wrap` and `refusal`), made from the run's
     settings; None: unconfined (a caller that makes no run)."""
