@@ -21,6 +21,7 @@ import typer
 from eukhe.cli import halves
 from eukhe.cli.echo import echo
 from eukhe.cli.flag import flag
+from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, private_dir, private_write
 from eukhe.mcp.config import KEY, entries, entry, home_file, safe_name, servers
 from eukhe.settings.load import SettingsError, read
@@ -34,12 +35,14 @@ mcp_app = typer.Typer(
 )
 
 
-class Refused(Exception):
-    """What the command cannot do, said to the user; `code`: its exit status."""
+class Refused(EukheError):
+    """What the command cannot do, said to the user; `status`: its exit status."""
 
-    def __init__(self, message: str, code: int = 1) -> None:
+    code = Code.INPUT
+
+    def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
-        self.code = code
+        self.status = status
 
 
 # ---------------------------------------------------------------- the home's file
@@ -80,7 +83,7 @@ def _run(command: str, act: Callable[[], str]) -> None:
         raise typer.Exit(2) from None
     except Refused as e:
         echo(f"eukhe mcp {command}: {e}", err=True)
-        raise typer.Exit(e.code) from None
+        raise typer.Exit(e.status) from None
 
 
 # ---------------------------------------------------------------- add
