@@ -251,11 +251,13 @@ def test_background_bash_output_moves_the_job_progress(tmp_path: Path) -> None:
 @pytest.mark.timeout(30)
 def test_stream_output_moves_the_job_progress(tmp_path: Path) -> None:
     async def go(k: Kernel) -> None:
-        loud = "import time\nfor i in range(20):\n    print('line', i)\n    time.sleep(0.1)"
+        loud = "import time\nfor i in range(40):\n    print('line', i)\n    time.sleep(0.1)"
         assert "job 1" in (await k.execute(loud, never())).content
         seen = [k.output_bytes()]
-        for _ in range(4):
-            await asyncio.sleep(0.3)  # the tool is idle: only the reader moves it
+        for _ in range(4):  # the tool is idle: only the reader moves it, again and again
+            until = time.monotonic() + 3  # a busy machine may lag a fixed window, never this
+            while k.output_bytes() == seen[-1] and time.monotonic() < until:
+                await asyncio.sleep(0.05)
             seen.append(k.output_bytes())
         assert all(a < b for a, b in itertools.pairwise(seen)), seen
         await until_done(k, 1)
