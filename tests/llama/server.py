@@ -99,7 +99,7 @@ class LlamaServer:
         *,
         model_path: Path | None = None,
         ctx: int = 4096,
-        threads: int = 2,
+        threads: int = 1,  # see runner.py's --threads
         timeout: float = START_TIMEOUT,
     ) -> LlamaServer:
         """Spawn the server and wait until /health answers 200. Raises LlamaServerError (with the
