@@ -7,6 +7,7 @@ Each case prints `HOSTILE <case>: ended in X.XX s` (`pytest -s` shows them)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import json
 import os
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -240,6 +241,20 @@ async def until_phase(live: Live, phase: Phase, within: float) -> None:
         await asyncio.sleep(0.01)
 
 
+@contextlib.asynccontextmanager
+async def ready(cfg: ServerConfig) -> AsyncIterator[Live]:
+    """The server started and ready; after the test, closed, and none of its processes left."""
+    s = Servers([cfg], os.environ, None)
+    live = s.live[0]
+    s.start()
+    try:
+        await until_phase(live, Phase.READY, 10)
+        yield live
+    finally:
+        await s.aclose()
+    assert_no_process_left(live)
+
+
 async def in_log(
     tmp_path: Path, name: str, test: Callable[[dict[str, Any]], bool], within: float = 2.0
 ) -> bool:
@@ -392,11 +407,7 @@ def test_a_call_the_server_never_answers_ends_at_its_deadline_and_is_cancelled_a
     cfg = server(tmp_path, "hang", HANGS_ON_CALL, tool_ms=1500)
 
     async def go() -> None:
-        s = Servers([cfg], os.environ, None)
-        live = s.live[0]
-        s.start()
-        await until_phase(live, Phase.READY, 10)
-        try:
+        async with ready(cfg) as live:
             (end, got), took = await ended("hangs on tools/call", live.call("work", {}))
             assert end is End.TIMEOUT
             assert 1.5 - 0.05 <= took < 1.5 + SLACK
@@ -405,9 +416,6 @@ def test_a_call_the_server_never_answers_ends_at_its_deadline_and_is_cancelled_a
             assert "took longer than 1500 ms (mcp.toolTimeoutMs)" in said.content
             assert await in_log(tmp_path, "hang", cancelled(call_id(tmp_path, "hang")))
             assert live.state.phase is Phase.READY  # the server lives on
-        finally:
-            await s.aclose()
-        assert_no_process_left(live)
 
     asyncio.run(go())
 
@@ -416,12 +424,8 @@ def test_a_call_aborted_by_the_run_ends_at_once_and_is_cancelled_at_the_server(t
     cfg = server(tmp_path, "hang", HANGS_ON_CALL, tool_ms=3000)
 
     async def go() -> None:
-        s = Servers([cfg], os.environ, None)
-        live = s.live[0]
-        s.start()
-        await until_phase(live, Phase.READY, 10)
-        cancel = asyncio.Event()
-        try:
+        async with ready(cfg) as live:
+            cancel = asyncio.Event()
             asyncio.get_running_loop().call_later(0.3, cancel.set)
             (end, got), took = await ended("aborted by the run", live.call("work", {}, cancel))
             assert end is End.ABORTED
@@ -429,9 +433,6 @@ def test_a_call_aborted_by_the_run_ends_at_once_and_is_cancelled_at_the_server(t
             assert took < 1.0  # at once, not at its deadline
             assert mcp_tools.said(live, end, got).content == "the call to MCP server 'hang' was aborted"
             assert await in_log(tmp_path, "hang", cancelled(call_id(tmp_path, "hang")))
-        finally:
-            await s.aclose()
-        assert_no_process_left(live)
 
     asyncio.run(go())
 
@@ -442,11 +443,7 @@ def test_a_server_that_exits_mid_call_ends_the_call_at_once_with_its_status_and_
     cfg = server(tmp_path, "crash", EXITS_MID_CALL, tool_ms=3000)
 
     async def go() -> None:
-        s = Servers([cfg], os.environ, None)
-        live = s.live[0]
-        s.start()
-        await until_phase(live, Phase.READY, 10)
-        try:
+        async with ready(cfg) as live:
             (end, got), took = await ended("exits mid-call", live.call("work", {}))
             assert end is End.DIED
             assert took < 1.5  # well before its 3 s deadline
@@ -456,9 +453,6 @@ def test_a_server_that_exits_mid_call_ends_the_call_at_once_with_its_status_and_
             assert "boom" in text
             # it was ready once: it restarts after the backoff
             assert live.state.phase in (Phase.BACKOFF, Phase.STARTING, Phase.READY)
-        finally:
-            await s.aclose()
-        assert_no_process_left(live)
 
     asyncio.run(go())
 
@@ -467,12 +461,8 @@ def test_a_twenty_megabyte_result_is_cut_to_the_tools_bound_and_said_quickly(tmp
     cfg = server(tmp_path, "huge", HUGE_RESULT, tool_ms=3000)
 
     async def go() -> None:
-        s = Servers([cfg], os.environ, None)
-        live = s.live[0]
-        s.start()
-        await until_phase(live, Phase.READY, 10)
-        tools, _, _ = await s.offered(0)
-        try:
+        async with ready(cfg) as live:
+            tools = {t.name: t for t in mcp_tools.tools_of(live)[0]}
             (end, got), took = await ended("20 MB result", live.call("work", {}))
             assert end is End.RESULT
             assert isinstance(got, Answer) and len(got.text) == 20_000_000
@@ -490,9 +480,6 @@ def test_a_twenty_megabyte_result_is_cut_to_the_tools_bound_and_said_quickly(tmp
             assert ran.content.startswith("x" * mcp_tools.RESULT_MAX + "\n… [cut: ")
             assert len(ran.content) < mcp_tools.RESULT_MAX + 100
             assert took < 3.0 + SLACK
-        finally:
-            await s.aclose()
-        assert_no_process_left(live)
 
     asyncio.run(go())
 

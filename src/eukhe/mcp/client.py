@@ -270,8 +270,10 @@ class Connection:
                 self._scopes.pop(call, None)
 
     async def _message(self, message: Any) -> None:
-        if isinstance(message, Exception):  # a line that was not JSON-RPC: kept for the cause
-            return
+        """What the session routes to no request: a server's notices (its tools changed, a
+        log line) and stream errors. None is acted on: a changed tool list is read at the
+        next start, and a line that was not JSON-RPC never reaches the session (`_read`
+        keeps it for the cause)."""
 
     def _cause(self, what: str) -> str:
         parts = [what]
