@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from eukhe.mcp.client import Listed, ToolInfo
 from eukhe.mcp.config import ServerConfig
 from eukhe.mcp.live import Live
 from eukhe.mcp.tools import DESCRIPTION_MAX, SCHEMA_MAX, TOOLS_MAX, tool_name, tools_of
+from eukhe.tools.base import validate
 
 
 def live(tools: list[ToolInfo], from_home: bool = True) -> Live:
@@ -54,3 +57,26 @@ def test_only_a_home_servers_read_only_hint_is_believed() -> None:
     [home_tool], _ = tools_of(live([tool("r", read_only=True)]))
     [project_tool], _ = tools_of(live([tool("r", read_only=True)], from_home=False))
     assert home_tool.replay_safe and not project_tool.replay_safe
+
+
+def test_a_schema_that_would_break_the_arguments_check_is_refused() -> None:
+    """Every keyword the check of a call's arguments reads has the shape it reads: a
+    hostile schema is refused when listed, never a crash when the model calls it."""
+    bad = {
+        "b1": {"type": "object", "properties": {"n": {"type": "integer", "minimum": "5"}}},
+        "b2": {"type": "object", "properties": {"xs": {"type": "array", "items": [{"type": "string"}]}}},
+        "b3": {"type": "object", "properties": {"c": {"enum": "abc"}}},
+        "b4": {"type": "object", "properties": {"n": {"type": "number", "maximum": True}}},
+    }
+    offered, refused = tools_of(live([tool(name, schema) for name, schema in bad.items()]))
+    assert offered == []
+    assert refused == [
+        "MCP server 'srv': tool 'b1' not offered: inputSchema.properties.n.minimum=\"5\" is not a number",
+        "MCP server 'srv': tool 'b2' not offered: inputSchema.properties.xs.items is not an object",
+        "MCP server 'srv': tool 'b3' not offered: inputSchema.properties.c.enum is not a list",
+        "MCP server 'srv': tool 'b4' not offered: inputSchema.properties.n.maximum=true is not a number",
+    ]
+    with pytest.raises(TypeError):  # what two of them would have done to a call's check
+        validate(bad["b1"], {"n": 3})
+    with pytest.raises(AttributeError):
+        validate(bad["b2"], {"xs": ["a"]})

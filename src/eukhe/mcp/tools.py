@@ -38,7 +38,9 @@ def tool_name(server: str, tool: str) -> str:
 def schema_error(schema: Any, where: str = "inputSchema") -> str | None:
     """Why a tool's input schema cannot be offered (None: it can): an object schema whose
     every `type` is one JSON Schema knows, its `properties` an object, its `required` a
-    list of names."""
+    list of names, its `items` a schema, its `enum` a list and its bounds numbers: every
+    keyword `tools.base.validate` reads has the shape it reads, so no server's schema can
+    break a call's check."""
     if not isinstance(schema, Mapping):
         return f"{where} is not an object"
     kind = schema.get("type", "object")
@@ -54,9 +56,14 @@ def schema_error(schema: Any, where: str = "inputSchema") -> str | None:
     for name, sub in props.items():
         if why := schema_error(sub, f"{where}.properties.{name}"):
             return why
-    items = schema.get("items")
-    if isinstance(items, Mapping) and (why := schema_error(items, f"{where}.items")):
+    if "items" in schema and (why := schema_error(schema["items"], f"{where}.items")):
         return why
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        return f"{where}.enum is not a list"
+    for bound in ("minimum", "maximum"):
+        v = schema.get(bound)
+        if bound in schema and (isinstance(v, bool) or not isinstance(v, int | float)):
+            return f"{where}.{bound}={json.dumps(v)[:60]} is not a number"
     return None
 
 
