@@ -80,3 +80,13 @@ def test_a_schema_that_would_break_the_arguments_check_is_refused() -> None:
         validate(bad["b1"], {"n": 3})
     with pytest.raises(AttributeError):
         validate(bad["b2"], {"xs": ["a"]})
+
+
+def test_a_schema_nested_past_the_bound_is_refused_not_a_recursion() -> None:
+    deep: dict[str, object] = {"type": "object"}
+    for _ in range(5_000):
+        deep = {"type": "object", "properties": {"x": deep}}
+    offered, refused = tools_of(live([tool("deep", deep)]))
+    assert offered == [] and refused == [
+        "MCP server 'srv': tool 'deep' not offered: inputSchema is nested deeper than 32 levels"
+    ]

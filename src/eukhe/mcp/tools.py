@@ -35,7 +35,11 @@ def tool_name(server: str, tool: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:NAME_MAX]
 
 
-def schema_error(schema: Any, where: str = "inputSchema") -> str | None:
+SCHEMA_DEPTH = 32
+"""Levels of nested schemas checked at most; a deeper one is refused."""
+
+
+def schema_error(schema: Any, where: str = "inputSchema", depth: int = 0) -> str | None:
     """Why a tool's input schema cannot be offered (None: it can): an object schema whose
     every `type` is one JSON Schema knows, its `properties` an object, its `required` a
     list of names, its `items` a schema, its `enum` a list and its bounds numbers: every
@@ -43,6 +47,8 @@ def schema_error(schema: Any, where: str = "inputSchema") -> str | None:
     break a call's check."""
     if not isinstance(schema, Mapping):
         return f"{where} is not an object"
+    if depth > SCHEMA_DEPTH:
+        return f"{where.split('.')[0]} is nested deeper than {SCHEMA_DEPTH} levels"
     kind = schema.get("type", "object")
     kinds = [kind] if isinstance(kind, str) else kind
     if not isinstance(kinds, list) or not all(isinstance(k, str) and k in SCHEMA_TYPES for k in kinds):
@@ -54,9 +60,9 @@ def schema_error(schema: Any, where: str = "inputSchema") -> str | None:
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         return f"{where}.required is not a list of names"
     for name, sub in props.items():
-        if why := schema_error(sub, f"{where}.properties.{name}"):
+        if why := schema_error(sub, f"{where}.properties.{name}", depth + 1):
             return why
-    if "items" in schema and (why := schema_error(schema["items"], f"{where}.items")):
+    if "items" in schema and (why := schema_error(schema["items"], f"{where}.items", depth + 1)):
         return why
     if "enum" in schema and not isinstance(schema["enum"], list):
         return f"{where}.enum is not a list"
@@ -127,10 +133,13 @@ def tools_of(server: Live) -> tuple[list[McpTool], list[str]]:
         )
     for info in listed.tools[:TOOLS_MAX]:
         name = tool_name(server.cfg.name, info.name)
-        size = len(json.dumps(info.schema, default=str))
-        why = schema_error(info.schema) or (
-            f"its schema has {size} characters, over {SCHEMA_MAX}" if size > SCHEMA_MAX else None
-        )
+        why = schema_error(info.schema)  # first: its depth is checked before anything walks it
+        try:
+            size = 0 if why else len(json.dumps(info.schema, default=str))
+        except (RecursionError, ValueError):  # nested deep under a keyword the check does not walk
+            why, size = "its schema cannot be written as JSON", 0
+        if size > SCHEMA_MAX:
+            why = f"its schema has {size} characters, over {SCHEMA_MAX}"
         if why:
             refused.append(f"MCP server '{server.cfg.name}': tool '{info.name}' not offered: {why}")
             continue
