@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -382,9 +381,7 @@ def test_a_stalled_stream_is_retried_at_once_with_its_note_and_twice_the_idle_de
     out, server, sleeps, _ = go(script, Settings(stream_idle_timeout_ms=400))
     assert out.outcome == "answered" and out.answer == "slow but fine" and out.notes == 1 and sleeps == []
     note = last_user(server, 1)
-    # the silence it measured: the 0.4 s deadline, and what a busy machine adds to it
-    said = re.match(r"Harness note, attempt 2: your previous reply produced no output for ([0-9.]+) s", note)
-    assert said is not None and 0.4 <= float(said.group(1)) < 1.0, note
+    assert note.startswith("Harness note, attempt 2: your previous reply produced no output for 0.4 s")
 
 
 # ---------------------------------------------------------------- steering (issue 15)
