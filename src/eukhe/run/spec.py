@@ -15,9 +15,19 @@ from eukhe.admission import limits_from
 from eukhe.ai.models import resolve
 from eukhe.errors import Code, EukheError
 from eukhe.settings import home, loaded, run_settings
+from eukhe.settings.keys import INSTRUCTIONS_BYTES
+from eukhe.settings.load import value
 from eukhe.settings.permissions import in_force
 from eukhe.settings.run import Settings
-from eukhe.skills import ResourceSnapshot, expand, get_resource_snapshot, invoke_skill, system_prompt_section
+from eukhe.skills import (
+    Instructions,
+    ResourceSnapshot,
+    expand,
+    get_resource_snapshot,
+    invoke_skill,
+    load_instructions,
+    system_prompt_section,
+)
 
 NO_MODEL = (
     "no model configured: pass --model provider/model "
@@ -151,10 +161,22 @@ class Setup:
     steers: bool = False  # the interactive agent's runs: the user may steer them
     deferred: str | None = None  # --deferred: each run asks for a deferred answer in this window
     poll_seconds: float = 5.0
+    instructions: Instructions = field(default_factory=Instructions)  # AGENTS.md, CLAUDE.md: once a session
 
     @property
     def system(self) -> str:
-        return system_prompt_section(self.snapshot.skills)
+        parts = (self.instructions.section, system_prompt_section(self.snapshot.skills))
+        return "\n\n".join(p for p in parts if p)
+
+    def instructions_changed(self) -> str | None:
+        """Read the instruction files again (the interactive agent, before each turn): when
+        they changed, take them (they enter the system prompt at this turn) and say so."""
+        now = read_instructions(self.cwd, self.settings)
+        if now.section == self.instructions.section:
+            return None
+        self.instructions = now
+        files = ", ".join(str(p.path) for p in now.parts) or "none now"
+        return f"the instruction files changed ({files}): they enter at this turn"
 
     def diagnostics(self) -> list[tuple[str, str]]:
         """Each skill and template that did not load, as ("skill" | "prompt", "path: error")."""
@@ -187,6 +209,12 @@ class Setup:
         )
 
 
+def read_instructions(cwd: Path, settings: Mapping[str, Any]) -> Instructions:
+    """The home's and the project's instruction files, within `context.instructionsBytes`."""
+    budget = value(settings, "context.instructionsBytes", int, INSTRUCTIONS_BYTES)
+    return load_instructions(home(), cwd, budget)
+
+
 def setup(
     cwd: Path,
     model: str | None = None,
@@ -209,5 +237,6 @@ def setup(
     snapshot = get_resource_snapshot(cwd, settings=settings)
     in_force(cwd, None, sandbox, approval)  # every rule, the mode, the policy and the deadline read
     made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
+    made.instructions = read_instructions(cwd, settings)
     made.sandbox, made.approval = sandbox, approval
     return made

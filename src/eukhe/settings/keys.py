@@ -20,6 +20,9 @@ from eukhe.rules.run import DEFAULT_MAX_TOOL_ROUNDS
 from eukhe.rules.view import VIEW
 from eukhe.settings.run import Settings
 
+INSTRUCTIONS_BYTES = 32_768
+"""`context.instructionsBytes`: the bytes of instruction files a system prompt holds at most."""
+
 SETTLE_TIMEOUT_MS = SETTLE_TIMEOUT
 """`memory.settleTimeoutMs` when unset or 0 (H2.3), as rules.queue has it."""
 SUBAGENT_STALL_MS = STALL_MS
@@ -71,6 +74,12 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("memory.settleTimeoutMs", "whole", SETTLE_TIMEOUT_MS, "a turn waits this long for memory; 0 = 20 s"),
     Key("memory.viewBytes", "whole", VIEW, "the view of the chat a turn starts from, in bytes at most"),
+    Key(
+        "context.instructionsBytes",
+        "whole",
+        INSTRUCTIONS_BYTES,
+        "bytes of AGENTS.md / CLAUDE.md files the system prompt holds at most",
+    ),
     Key("subagentStallMs", "whole", SUBAGENT_STALL_MS, "a subagent without progress this long is stalled"),
     Key("subagents.maxDepth", "whole", SUBAGENT_MAX_DEPTH, "how deep subagents may nest; 0 = no subagents"),
     Key(

@@ -73,6 +73,7 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "permissions.deny": (Side.SAFE, ""),
     "permissions.approval": (Side.NARROW, "would ask you less often than your own approval policy"),
     "permissions.askTimeoutMs": (Side.SAFE, ""),
+    "context.instructionsBytes": (Side.SAFE, ""),
     "mcpServers": (Side.TRUST, "starts the MCP servers it names: their programs run on your machine, "
                    "their URLs get what their headers send"),
     # how long a run waits on your own servers: a project could make every turn wait an hour

@@ -12,8 +12,11 @@ files.
 - `system_prompt_section`: the part of the system prompt that offers the
   skills to the model.
 - `expand`: `/name args` through a template; `invoke_skill`: `/skill:name args`.
+- `load_instructions`: the project instructions (`AGENTS.md`, `CLAUDE.md`) for the
+  system prompt, within `context.instructionsBytes`.
 """
 
+from eukhe.skills._instructions import INSTRUCTIONS_BYTES, Instructions, load_instructions
 from eukhe.skills._prompts import Prompts, expand, load_prompts, parse_args, substitute
 from eukhe.skills._skills import SkillError, Skills, invoke_skill, load_skills
 from eukhe.skills._snapshot import (
@@ -25,8 +28,10 @@ from eukhe.skills._snapshot import (
 from eukhe.skills._types import Diagnostic, Skill, Template
 
 __all__ = [
+    "INSTRUCTIONS_BYTES",
     "SKILLS_INTRO",
     "Diagnostic",
+    "Instructions",
     "Prompts",
     "ResourceSnapshot",
     "Skill",
@@ -36,6 +41,7 @@ __all__ = [
     "expand",
     "get_resource_snapshot",
     "invoke_skill",
+    "load_instructions",
     "load_prompts",
     "load_skills",
     "parse_args",

@@ -202,6 +202,14 @@ async def _open(s: Session, arg: str) -> list[str]:
     return [head, *e.text.splitlines()]
 
 
+async def _context(s: Session, arg: str) -> list[str]:
+    """What the system prompt holds besides the chat's view: the instruction files and their
+    sizes (read once a session; a change enters at the next turn)."""
+    if s.made is None:
+        raise CommandError("the session is still opening")
+    return s.made.instructions.lines()
+
+
 async def _mcp(s: Session, arg: str) -> list[str]:
     """The MCP servers in effect here, each started, listed and closed (`eukhe mcp list`);
     `/mcp reconnect NAME` (or `/mcp NAME`) tries one again. A run starts its own."""
@@ -242,6 +250,9 @@ COMMANDS: dict[str, Command] = {
         Command("settings", "", "the settings in effect and where each came from", _settings),
         Command("permissions", "", "each rule in force and its source; the mode, the policy", _permissions),
         Command("open", "[N]", "a tool result whole (the last one without N)", _open),
+        Command(
+            "context", "", "the instruction files (AGENTS.md, CLAUDE.md) loaded, and their sizes", _context
+        ),
         Command("mcp", "[reconnect NAME]", "the MCP servers: each one's state, tools and last error", _mcp),
         Command("quit", "", "leave (a run at work is left to the owner)", _quit),
     )

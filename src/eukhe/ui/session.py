@@ -244,6 +244,9 @@ class Session:
                 self._say(str(e))
                 return {"outcome": "failed"}
         self.opened.process.stop = (loop, asyncio.Event())
+        changed = await asyncio.to_thread(self.made.instructions_changed)  # a new run's turn: read again
+        if changed is not None:
+            self._say(changed)
         rid = follow or await self.opened.start(self.made.spec(prompt), self.id)
         self.view.started(rid, prompt)
         try:
