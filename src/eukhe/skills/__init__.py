@@ -16,7 +16,7 @@ files.
   system prompt, within `context.instructionsBytes`.
 """
 
-from eukhe.skills._instructions import INSTRUCTIONS_BYTES, Instructions, load_instructions
+from eukhe.skills._instructions import Instructions, load_instructions
 from eukhe.skills._prompts import Prompts, expand, load_prompts, parse_args, substitute
 from eukhe.skills._skills import SkillError, Skills, invoke_skill, load_skills
 from eukhe.skills._snapshot import (
@@ -28,7 +28,6 @@ from eukhe.skills._snapshot import (
 from eukhe.skills._types import Diagnostic, Skill, Template
 
 __all__ = [
-    "INSTRUCTIONS_BYTES",
     "SKILLS_INTRO",
     "Diagnostic",
     "Instructions",
