@@ -4,15 +4,17 @@ each thing left out said."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
 from eukhe.mcp.client import Listed, ToolInfo
-from eukhe.mcp.config import ServerConfig
+from eukhe.mcp.config import ServerConfig, servers
 from eukhe.mcp.live import Live
 from eukhe.mcp.tools import DESCRIPTION_MAX, SCHEMA_MAX, TOOLS_MAX, tool_name, tools_of
+from eukhe.rules.permission import Call, Cfg, Kind, Mode, Policy, Rule, Source, Verdict, decide
 from eukhe.tools.base import validate
 
 
@@ -90,3 +92,20 @@ def test_a_schema_nested_past_the_bound_is_refused_not_a_recursion() -> None:
     assert offered == [] and refused == [
         "MCP server 'srv': tool 'deep' not offered: inputSchema is nested deeper than 32 levels"
     ]
+
+
+def test_a_rule_for_one_server_never_covers_another_named_to_slip_under_it(tmp_path: Path) -> None:
+    """The attack: a server named `time__evil` would make tools `mcp__time__evil__*`, which a
+    user's `mcp__time` rule (meant for the server `time`) matches. Its name loses the `__`."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "settings.json").write_text(
+        json.dumps({"mcpServers": {"time__evil": {"command": "x"}, "time": {"command": "y"}}})
+    )
+    [evil, time], _ = servers(tmp_path, {"EUKHE_HOME": str(tmp_path / "home")})
+    assert evil.name == "time_evil" and time.name == "time"
+    rules = (Rule(Kind.ALLOW, "mcp__time", None, Source.HOME),)
+    cfg = Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, person=False, sandbox=True, rules=rules)
+    theirs = Call(tool_name(evil.name, "get_current_time"), writes=True)
+    mine = Call(tool_name(time.name, "get_current_time"), writes=True)
+    assert decide(cfg, mine).verdict is Verdict.ALLOW
+    assert decide(cfg, theirs).verdict is Verdict.DENY  # asked, and no person here: denied

@@ -105,8 +105,10 @@ class ServerConfig:
 
 
 def safe_name(name: str) -> str:
-    """The name a server goes by: every character but letters, digits, `_` and `-` is `_`."""
-    return _UNSAFE.sub("_", name)
+    """The name a server goes by: every character but letters, digits, `_` and `-` is `_`,
+    and a run of `_` is one: `__` parts a tool's name (`mcp__<server>__<tool>`), so a server
+    named `time__x` would fall under the rules of a server `time`."""
+    return re.sub("_{2,}", "_", _UNSAFE.sub("_", name))
 
 
 def home_file(env: Mapping[str, str]) -> Path:

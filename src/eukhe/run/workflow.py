@@ -342,9 +342,8 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
         if parent:
             tools[PROGRESS.name] = PROGRESS
-        kernel = LazyKernel(
-            cwd, kids.budget_ms, kept.env, box
-        )  # made on its first cell; it dies with the run
+        # made on its first cell; it dies with the run
+        kernel = LazyKernel(cwd, kids.budget_ms, kept.env, box)
         ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
         tools[IPYTHON.name] = IPYTHON
         if servers is not None:  # ready or cached servers' tools, after the startup gate at most
