@@ -71,3 +71,16 @@ def test_the_agents_mcp_command_shows_the_same_and_tries_one_again(
     assert started.startswith("time: started and listed 2 tools in ") and closed.startswith("closed in ")
     with pytest.raises(commands.CommandError, match=r"^/mcp: no server nope here; the servers: time$"):
         asyncio.run(cmd.run(s, "reconnect nope"))  # type: ignore[arg-type]
+
+
+def test_list_never_shows_a_secret_a_server_was_given(tmp_path: Path) -> None:
+    """The attack on the screen: a `${GITHUB_TOKEN}` in a server's arguments is expanded when
+    it starts, and a server may echo it to its stderr; `eukhe mcp list` prints neither."""
+    token = "ghp_" + "s3cr3t" * 6
+    leak = ["/bin/sh", "-c", 'echo "bad token $1" >&2; exit 4', "sh", "${GITHUB_TOKEN}"]
+    assert eukhe("mcp", "add", "gh", "--", *leak, cwd=tmp_path).returncode == 0
+    done = eukhe("mcp", "list", cwd=tmp_path, extra={"GITHUB_TOKEN": token})
+    assert done.returncode == 1
+    [line] = done.stdout.splitlines()
+    assert token not in done.stdout + done.stderr
+    assert line.startswith("gh  failed: exited with status 4; stderr: bad token [redacted]  (stdio: /bin/sh")

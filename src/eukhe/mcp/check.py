@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from eukhe.mcp.config import ServerConfig
+from eukhe.mcp.live import Live
 from eukhe.mcp.servers import Servers
 from eukhe.rules.mcp import Phase
 from eukhe.settings import home
+from eukhe.settings.secrets import key_values, redact, secret_variable
 from eukhe.words import seconds
 
 
@@ -28,37 +30,44 @@ class Row:
     closed: float  # seconds to close
 
 
+def _secrets(c: ServerConfig, outer: Mapping[str, str]) -> tuple[str, ...]:
+    """What a row must not show: the values of the environment's secret variables (a `${TOKEN}`
+    in a server's arguments is expanded), and the server's own env and header values."""
+    own = {f"v{i}": v for i, v in enumerate((*c.env.values(), *c.headers.values()))}
+    return key_values({**outer, **own}, [*(n for n in outer if secret_variable(n)), *own])
+
+
 def _what(c: ServerConfig) -> str:
     runs = " ".join([c.command, *c.args]) if c.transport == "stdio" else c.url
     return f"{c.transport}: {runs} ({c.source})"
 
 
-async def check(configs: Sequence[ServerConfig], say: Callable[[str], None] = lambda line: None) -> list[Row]:
+async def check(configs: Sequence[ServerConfig]) -> list[Row]:
     """Start every server, wait for each until it is ready or failed (its start deadline
-    bounds it), then close them all; a row for each."""
+    bounds it), then close them all; a row for each, no secret in it."""
     loop = asyncio.get_running_loop()
     servers = Servers(configs, os.environ, home() / "mcp")
     began = loop.time()
     servers.start()
     took: dict[str, float] = {}
 
-    async def settle(i: int) -> None:
-        live = servers.live[i]
+    async def settle(live: Live) -> None:
         await live.settled(loop.time() + live.cfg.startup_ms / 1000 + 1)
         took[live.cfg.name] = loop.time() - began
-        say(f"{live.cfg.name}: {live.state.phase.value} after {seconds(took[live.cfg.name])}")
 
-    await asyncio.gather(*(settle(i) for i in range(len(servers.live))))
-    rows: list[tuple[str, str, tuple[str, ...], str, str, float]] = []
+    await asyncio.gather(*(settle(live) for live in servers.live))
+    seen = []  # each as it settled, before the close
     for live in servers.live:
         ready = live.state.phase is Phase.READY
         names = tuple(t.name for t in live.listed.tools) if ready and live.listed else ()
-        state = live.state.phase.value
-        rows.append((live.cfg.name, state, names, live.state.cause, _what(live.cfg), took[live.cfg.name]))
+        hidden = _secrets(live.cfg, os.environ)
+        cause, what = redact(live.state.cause, hidden), redact(_what(live.cfg), hidden)
+        seen.append((live.cfg.name, live.state.phase.value, names, cause, what, took[live.cfg.name]))
     closing = loop.time()
     await servers.aclose()
     closed = loop.time() - closing
-    return [Row(n, s, t, c, w, k, closed) for n, s, t, c, w, k in rows]
+    rows = [Row(*row, closed) for row in seen]
+    return rows
 
 
 def listing(rows: Sequence[Row]) -> list[str]:

@@ -208,9 +208,6 @@ class Live:
     def start(self) -> None:
         self.apply(Ev(Kind.START, self._ms()))
 
-    def reconnect(self) -> None:
-        self.apply(Ev(Kind.RECONNECT, self._ms()))
-
     async def call(
         self,
         tool: str,
