@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import http.server
 import json
 import os
@@ -620,3 +621,36 @@ def test_a_server_dies_with_eukhe_when_eukhe_is_killed_and_runs_no_close(tmp_pat
         assert wait_gone(pid, within=5.0), f"server {pid} outlived its killed host"
     finally:
         host.kill()
+
+
+def test_a_secret_a_server_was_given_never_reaches_the_model_or_a_cause(tmp_path: Path) -> None:
+    """A server echoes the token it was configured with, in its result and on its stderr as it
+    dies: the model's result and the death's cause hold it redacted."""
+    token = "tok_" + "x9" * 12
+    body = """
+for msg in lines():
+    m = msg.get("method")
+    if m == "initialize":
+        initialized(msg)
+    elif m == "tools/list":
+        answer(msg, TOOLS)
+    elif m == "tools/call" and os.path.exists(LOG + ".once"):
+        sys.stderr.write("dying with " + os.environ["API_TOKEN"] + "\\n")
+        sys.stderr.flush()
+        sys.exit(3)
+    elif m == "tools/call":
+        open(LOG + ".once", "w").close()
+        text(msg, "your token is " + os.environ["API_TOKEN"])
+"""
+    cfg = dataclasses.replace(server(tmp_path, "echo", body, tool_ms=3000), env={"API_TOKEN": token})
+
+    async def go() -> None:
+        async with ready(cfg) as live:
+            end, got = await live.call("work", {})
+            said = mcp_tools.said(live, end, got).content
+            assert end is End.RESULT and said == "your token is [redacted]"
+            end, got = await live.call("work", {})
+            said = mcp_tools.said(live, end, got).content
+            assert end is End.DIED and "dying with [redacted]" in said and token not in said
+
+    asyncio.run(go())

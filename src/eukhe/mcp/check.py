@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from eukhe.mcp.client import hidden_values
 from eukhe.mcp.config import ServerConfig
 from eukhe.mcp.live import Live
 from eukhe.mcp.servers import Servers
 from eukhe.rules.mcp import Phase
 from eukhe.settings import home
-from eukhe.settings.secrets import key_values, redact, secret_variable
+from eukhe.settings.secrets import redact
 from eukhe.words import seconds
 
 
@@ -28,13 +29,6 @@ class Row:
     what: str  # what it runs or opens, and where it is configured
     took: float  # seconds to ready or failure
     closed: float  # seconds to close
-
-
-def _secrets(c: ServerConfig, outer: Mapping[str, str]) -> tuple[str, ...]:
-    """What a row must not show: the values of the environment's secret variables (a `${TOKEN}`
-    in a server's arguments is expanded), and the server's own env and header values."""
-    own = {f"v{i}": v for i, v in enumerate((*c.env.values(), *c.headers.values()))}
-    return key_values({**outer, **own}, [*(n for n in outer if secret_variable(n)), *own])
 
 
 def _what(c: ServerConfig) -> str:
@@ -60,9 +54,10 @@ async def check(configs: Sequence[ServerConfig]) -> list[Row]:
     for live in servers.live:
         ready = live.state.phase is Phase.READY
         names = tuple(t.name for t in live.listed.tools) if ready and live.listed else ()
-        hidden = _secrets(live.cfg, os.environ)
-        cause, what = redact(live.state.cause, hidden), redact(_what(live.cfg), hidden)
-        seen.append((live.cfg.name, live.state.phase.value, names, cause, what, took[live.cfg.name]))
+        what = redact(_what(live.cfg), hidden_values(live.cfg, os.environ))  # its cause is, at the source
+        seen.append(
+            (live.cfg.name, live.state.phase.value, names, live.state.cause, what, took[live.cfg.name])
+        )
     closing = loop.time()
     await servers.aclose()
     closed = loop.time() - closing

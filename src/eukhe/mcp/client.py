@@ -36,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from eukhe.mcp.config import ServerConfig
+from eukhe.settings.secrets import key_values, redact, secret_variable
 
 MAX_LINE = 64 * 1024 * 1024
 """Bytes one message from a server may have; a longer line breaks its stream."""
@@ -112,6 +113,14 @@ class Sink(Protocol):
     ) -> None: ...
 
 
+def hidden_values(cfg: ServerConfig, outer: Mapping[str, str]) -> tuple[str, ...]:
+    """What no text of a server shows (a cause, a result, a listing): the values of the
+    environment's secret variables (a `${TOKEN}` in its arguments is expanded) and the
+    server's own env and header values."""
+    own = {f"v{i}": v for i, v in enumerate((*cfg.env.values(), *cfg.headers.values()))}
+    return key_values({**outer, **own}, [*(n for n in outer if secret_variable(n)), *own])
+
+
 def environment(cfg: ServerConfig, outer: Mapping[str, str]) -> dict[str, str]:
     kept = {k: outer[k] for k in BASE_VARIABLES if k in outer}
     return {**kept, **cfg.env}
@@ -150,6 +159,7 @@ class Connection:
 
     def __init__(self, cfg: ServerConfig, gen: int, sink: Sink, outer: Mapping[str, str]) -> None:
         self.cfg, self.gen, self.sink, self.outer = cfg, gen, sink, outer
+        self.hidden = hidden_values(cfg, outer)
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr_tail = ""
         self.garbage = ""  # the last line of stdout that was not JSON-RPC
@@ -259,10 +269,13 @@ class Connection:
             try:
                 got = await s.call_tool(tool, arguments, progress_callback=progress)
                 text = content_text(list(got.content))
-                self.sink.result(self.gen, call, Answer(text, got.structured_content, bool(got.is_error)))
+                if got.structured_content is not None and not text.strip():
+                    text = json.dumps(got.structured_content, ensure_ascii=False)
+                answer = Answer(redact(text, self.hidden), got.structured_content, bool(got.is_error))
+                self.sink.result(self.gen, call, answer)
             except Exception as e:
                 if not _closed(e):
-                    self.sink.error(self.gen, call, _why(e))
+                    self.sink.error(self.gen, call, redact(_why(e), self.hidden))
                 elif self.proc is None:  # an HTTP stream ended: the death, now
                     self._die(self._cause(_why(e)))
                 # a stdio server's ended stream: its reader tells the death, with its exit status
@@ -281,7 +294,7 @@ class Connection:
             parts = [f"exited with status {self.proc.returncode}"]
         if heard := self.heard():
             parts.append(heard)
-        return "; ".join(parts)
+        return redact("; ".join(parts), self.hidden)
 
     def heard(self) -> str:
         """What the server said besides JSON-RPC (stdout that was not, the tail of its
@@ -291,7 +304,7 @@ class Connection:
             parts.append(f"it wrote to stdout: {self.garbage!r}")
         if self.stderr_tail.strip():
             parts.append(f"stderr: {self.stderr_tail.strip()[-500:]}")
-        return "; ".join(parts)
+        return redact("; ".join(parts), self.hidden)
 
     # --- transports -------------------------------------------------------------------------------
 

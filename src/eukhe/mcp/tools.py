@@ -82,11 +82,8 @@ def cut(text: str, limit: int = RESULT_MAX, what: str = "the result") -> str:
 def said(server: Live, end: End, got: Any) -> Result:
     """A call's end as the model reads it."""
     name, cfg = server.cfg.name, server.cfg
-    if end is End.RESULT and isinstance(got, Answer):
-        text = got.text
-        if got.structured is not None and not text.strip():
-            text = json.dumps(got.structured, ensure_ascii=False)
-        return Result(cut(text), got.is_error)
+    if end is End.RESULT and isinstance(got, Answer):  # its structured content, when alone, is its text
+        return Result(cut(got.text), got.is_error)
     if end is End.ERROR:
         return Result(f"MCP server '{name}' answered with an error: {got}", True)
     if end is End.TIMEOUT:
