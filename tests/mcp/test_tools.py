@@ -4,6 +4,8 @@ each thing left out said."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -13,7 +15,9 @@ import pytest
 from eukhe.mcp.client import Listed, ToolInfo
 from eukhe.mcp.config import ServerConfig, servers
 from eukhe.mcp.live import Live
+from eukhe.mcp.servers import Servers
 from eukhe.mcp.tools import DESCRIPTION_MAX, SCHEMA_MAX, TOOLS_MAX, tool_name, tools_of
+from eukhe.rules import mcp
 from eukhe.rules.permission import Call, Cfg, Kind, Mode, Policy, Rule, Source, Verdict, decide
 from eukhe.tools.base import validate
 
@@ -109,3 +113,27 @@ def test_a_rule_for_one_server_never_covers_another_named_to_slip_under_it(tmp_p
     mine = Call(tool_name(time.name, "get_current_time"), writes=True)
     assert decide(cfg, mine).verdict is Verdict.ALLOW
     assert decide(cfg, theirs).verdict is Verdict.DENY  # asked, and no person here: denied
+
+
+def test_the_runtime_does_what_the_model_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tie: swap the model's step or its gate, and the running code follows. With the real
+    model a call to a server not started waits for it; with a model that fails every call at
+    once, the call ends at once, failed; with a gate that offers nothing, nothing is offered."""
+
+    def fail_calls(s: mcp.Server, x: mcp.Ev) -> mcp.Step:
+        if x.kind is mcp.Kind.CALL:
+            return mcp.Step(
+                dataclasses.replace(s, next_call=s.next_call + 1), ((s.next_call, mcp.End.FAILED),)
+            )
+        return real(s, x)
+
+    real = mcp.step
+    monkeypatch.setattr(mcp, "step", fail_calls)
+    server = live([tool("t")])
+    end, _ = asyncio.run(asyncio.wait_for(server.call("t", {}), 5))
+    assert end is mcp.End.FAILED
+    monkeypatch.setattr(mcp, "offer", lambda s, waited, gate: mcp.Offer.NONE)
+    servers = Servers([server.cfg], os.environ, None)
+    servers.live[0].listed = server.listed
+    tools, notices, _ = asyncio.run(servers.offered(0))
+    assert tools == {} and notices == ["MCP server 'srv' is not offered: closed"]

@@ -25,9 +25,10 @@ An entry is stdio, `{"command": str, "args": [str], "env": {str: str}, "cwd": st
 `{"type": "http", "url": str, "headers": {str: str}}` (`"streamable-http"` and
 `"streamableHttp"` are http too). `"type": "sse"` is refused by name. Either may set
 `startupTimeoutMs` and `toolTimeoutMs`. Other fields are ignored, as Claude Code's
-other fields would be. A malformed entry is a `SettingsError` naming the file, the
-server and the field, like any malformed setting: the whole configuration is refused,
-not a guess at part of it.
+other fields would be. A malformed entry (or an `sse` one, or one naming an unset
+variable) is left out, never guessed at, with a line naming the file, the server and
+the field; the other servers still start. A file that is not JSON, or whose
+`mcpServers` is not an object, is a `SettingsError`, like any malformed setting.
 
 `command`, `args`, `env`, `url` and `headers` may name environment variables:
 `${VAR}`, and `${VAR:-default}` (the default when VAR is unset or empty, as a shell
@@ -35,8 +36,9 @@ has it). The environment is the caller's mapping; an unset `${VAR}` without a de
 is an error naming the server, the field and the variable. A stdio server's `cwd`
 (`~` expanded; relative to the project) defaults to the project.
 
-A server's name becomes `[A-Za-z0-9_-]+`: every other character is `_`. Two names
-that become the same one are refused, both named.
+A server's name becomes `[A-Za-z0-9_-]+`: every other character is `_`, and a run of
+`_` is one (`__` parts a tool's name). Of two names that become the same one, the
+later is left out, both named.
 
 Timeouts, each the first of: the environment (`EUKHE_MCP_STARTUP_TIMEOUT_MS`,
 `EUKHE_MCP_TOOL_TIMEOUT_MS`), the server's own field, the settings
