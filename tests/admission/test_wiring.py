@@ -60,12 +60,14 @@ def test_a_session_turn_cuts_background_work_on_a_one_slot_provider_and_both_ans
 def test_the_idle_clock_starts_once_the_slot_is_held() -> None:
     """H6.3: a turn that waits for a one-slot provider longer than its idle deadline
     does not stall: its stream, and the clock with it, begins with the slot."""
+    # the first holds the slot 1.2 s, over twice the idle deadline; its own chunks come every
+    # 0.1 s, a fifth of it (at a third, a loaded machine once stalled the first's stream)
     script = [
-        {"when": "first", "text": "first " * 8, "chunks": 8, "delay": 0.1},
+        {"when": "first", "text": "first " * 12, "chunks": 12, "delay": 0.1},
         {"when": "second", "text": "second"},
     ]
     registry = Registry({"providers": {"faux": {"concurrency": 1}}})
-    settings = Settings(stream_idle_timeout_ms=300)
+    settings = Settings(stream_idle_timeout_ms=500)
 
     async def one(url: str, prompt: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=30)
