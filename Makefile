@@ -16,7 +16,7 @@ MCP_SERVERS_VERSION := 2026.10.19
 MCP_VENV := .venv-mcp
 MCP_STAMP := $(MCP_VENV)/.servers-$(MCP_SERVERS_VERSION)
 
-.PHONY: venv llama mcpservers chromium tmux bubblewrap demo lint types pytest laws test clean
+.PHONY: venv llama mcpservers chromium tmux bubblewrap ripgrep demo lint types pytest laws test clean
 
 venv: $(STAMP)
 
@@ -58,6 +58,11 @@ tmux:
 bubblewrap:
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; } || echo "bubblewrap is not installed (apt-get install bubblewrap): the sandbox tests skip, and runs refuse bash commands"
 
+# ripgrep for the grep and glob tools (tests/tools/test_search.py runs both engines and compares
+# them): installed when missing and we run as root; elsewhere the tools use their Python engine.
+ripgrep:
+	@command -v rg >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep >/dev/null; } || echo "ripgrep is not installed (apt-get install ripgrep): grep and glob use their Python engine, and the tests comparing the two skip"
+
 demo: venv
 	$(BIN)/eukhe demo
 
@@ -72,7 +77,7 @@ types: venv
 # used 457 of 1,026 CPU-seconds, pytest alone, in 8.5 minutes; four took 5.8, and 4.3 once the
 # tests' eukhe processes came forked from a template, tests/forks.py). loadgroup:
 # the real model's tests (xdist_group "llama") go to one worker, which starts its servers once.
-pytest: venv llama mcpservers chromium tmux bubblewrap
+pytest: venv llama mcpservers chromium tmux bubblewrap ripgrep
 	$(BIN)/pytest -n 4 --dist loadgroup
 
 laws: venv
@@ -82,7 +87,7 @@ laws: venv
 # priority: pytest leaves most of a core idle (its tests wait on processes and servers),
 # and the provers and the type checker take it; their output is printed once all are
 # done, and any failing fails the target.
-test: venv llama mcpservers chromium tmux bubblewrap
+test: venv llama mcpservers chromium tmux bubblewrap ripgrep
 	$(MAKE) --no-print-directory lint
 	@nice -n 10 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
 	nice -n 10 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \

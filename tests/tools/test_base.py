@@ -66,11 +66,11 @@ def test_validate_names_the_argument_and_why(args: Any, message: str | None) -> 
 
 
 def test_every_builtin_is_a_tool_with_a_json_schema() -> None:
-    assert list(BUILTIN) == ["read", "bash", "edit", "write"]
+    assert list(BUILTIN) == ["read", "grep", "glob", "ls", "bash", "edit", "write"]
     for name, tool in BUILTIN.items():
         assert isinstance(tool, Tool) and tool.name == name and tool.description
         assert json.loads(json.dumps(tool.schema))["type"] == "object"
-        assert tool.replay_safe is (name == "read")
+        assert tool.replay_safe is (name in ("read", "grep", "glob", "ls"))
 
 
 class Boom:
@@ -89,12 +89,15 @@ class Boom:
 
 
 def test_call_an_unoffered_tool(tmp_path: Path) -> None:
-    r = run(call(BUILTIN, "grep", {}, ctx(tmp_path)))
+    r = run(call(BUILTIN, "find", {}, ctx(tmp_path)))
     matches(
-        r"tool_unavailable: tool 'grep' is not offered; the tools are: read, bash, edit, write", r, error=True
+        r"tool_unavailable: tool 'find' is not offered; "
+        r"the tools are: read, grep, glob, ls, bash, edit, write",
+        r,
+        error=True,
     )
-    r = run(call({}, "grep", {}, ctx(tmp_path)))
-    matches(r"tool_unavailable: tool 'grep' is not offered; the tools are: \(none\)", r, error=True)
+    r = run(call({}, "find", {}, ctx(tmp_path)))
+    matches(r"tool_unavailable: tool 'find' is not offered; the tools are: \(none\)", r, error=True)
 
 
 @pytest.mark.parametrize(

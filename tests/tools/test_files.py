@@ -129,7 +129,7 @@ def test_read_says_why_it_cannot(tmp_path: Path) -> None:
         error=True,
     )
     matches(
-        r"'d' is a directory; read reads files \(list a directory with bash: ls\)",
+        r"'d' is a directory; read reads files \(list a folder with ls\)",
         tool(tmp_path, "read", path="d"),
         error=True,
     )

@@ -11,13 +11,16 @@ import time
 import typer
 
 from eukhe.cli.echo import echo
-from eukhe.laws import engine
+from eukhe.laws import engine, spread
 from eukhe.laws.areas import AREAS
 from eukhe.laws.engine import Report
 
 
-def check(area: list[str] | None, json_out: bool, no_proofs: bool, examples: int | None) -> int:
-    """Check the areas (all by default); the exit code (1: a law fails or a mutant survives)."""
+def check(
+    area: list[str] | None, json_out: bool, no_proofs: bool, examples: int | None, jobs: int = 1
+) -> int:
+    """Check the areas (all by default) with their walks in `jobs` processes; the exit code
+    (1: a law fails or a mutant survives)."""
     names = area or list(AREAS)
     unknown = [n for n in names if n not in AREAS]
     if unknown:
@@ -30,7 +33,8 @@ def check(area: list[str] | None, json_out: bool, no_proofs: bool, examples: int
         if not json_out:
             echo(f"  … {line} [{time.monotonic() - start:.0f} s]", err=True)
 
-    report = engine.check(areas, proofs=not no_proofs, examples=examples, progress=progress)
+    walk = spread.walker(jobs) if jobs > 1 else engine.walk_all
+    report = engine.check(areas, proofs=not no_proofs, examples=examples, progress=progress, walk=walk)
     if json_out:
         typer.echo(json.dumps(as_json(report), indent=2))
     else:

@@ -51,7 +51,7 @@ def laws(
             "--area",
             help="Check only this area (run, recovery, classify, wait, lease, admission, aux_fallback, "
             "skill_load, compactor, queue, child_watch, progress, child, child_take, permission, "
-            "permission_ask); repeatable.",
+            "permission_ask, mcp); repeatable.",
         ),
     ] = None,
     as_json: Annotated[bool, flag("--json", help="Print one JSON object instead of the table.")] = False,
@@ -61,11 +61,19 @@ def laws(
     examples: Annotated[
         int | None, typer.Option("--examples", min=1, help="Hypothesis examples a law (default: the area's).")
     ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            min=1,
+            help="Processes the walks, samples and mutants are dealt to (default 2; 1: this process).",
+        ),
+    ] = 2,
 ) -> None:
     """Check every law of the rules against its model, and kill every mutant.
 
     Exit code 1 when a law fails or a mutant survives."""
-    raise typer.Exit(halves.lawbook().check(area, as_json, no_proofs, examples))
+    raise typer.Exit(halves.lawbook().check(area, as_json, no_proofs, examples, jobs))
 
 
 def _printer(as_json: bool, events: bool = False) -> Printer | Stream:

@@ -228,12 +228,18 @@ def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = 
 
 
 def check_exhaustive(
-    area: Area, model: Any, verdicts: dict[str, Verdict] | None, stop_at_first: bool = False
+    area: Area,
+    model: Any,
+    verdicts: dict[str, Verdict] | None,
+    stop_at_first: bool = False,
+    part: tuple[int, int] = (0, 1),
 ) -> dict[str, str]:
-    """Every cfg within the area's bounds; returns the first counterexample per law."""
+    """Every cfg within the area's bounds (`part` (k, n): the k-th of every n of them);
+    returns the first counterexample per law."""
     found: dict[str, str] = {}
-    for cfg in area.cfgs():
-        if not area.cfg_valid(cfg):
+    k, n = part
+    for i, cfg in enumerate(area.cfgs()):
+        if i % n != k or not area.cfg_valid(cfg):
             continue
         r = explore(area, area.cached(model), cfg, area.depth, stop_at_first=stop_at_first)
         for name, why in r["found"].items():
@@ -446,7 +452,8 @@ def proof_target(where: str, i: int) -> Target:
     return REGISTRY[where][i]
 
 
-def _where(area: Area) -> str:
+def where_of(area: Area) -> str:
+    """The "module:attribute" another process imports the area from."""
     return area.where or f"eukhe.laws.{area.name}:AREA"
 
 
@@ -455,7 +462,7 @@ def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, in
     where: dict[int, int] = {}
     for i, t in ts:
         sig = ", ".join(f"{n}: {ty}" for n, ty in t.params())
-        lines.append(f"_T{i} = proof_target({_where(area)!r}, {i})")
+        lines.append(f"_T{i} = proof_target({where_of(area)!r}, {i})")
         consts, objects = t.build(i)
         lines += consts
         where[len(lines) + 1] = i
@@ -646,21 +653,38 @@ class Report:
         return all(v.passed for _, v in self.laws) and all(m.killed_by for m in self.mutants)
 
 
+Walk = Callable[
+    [Sequence[Area], dict[str, dict[str, Verdict]], int | None, Callable[[str], None]], list[MutantVerdict]
+]
+"""Every area's histories walked and sampled into its verdicts, and its mutants tried."""
+
+
+def walk_all(
+    areas: Sequence[Area],
+    verdicts: dict[str, dict[str, Verdict]],
+    examples: int | None,
+    progress: Callable[[str], None],
+) -> list[MutantVerdict]:
+    """The areas one after another, in this process (`spread.walker` deals them to processes)."""
+    return [m for a in areas for m in _walk(a, verdicts[a.name], examples, progress)]
+
+
 def check(
     areas: Sequence[Area],
     proofs: bool = True,
     examples: int | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    walk: Walk = walk_all,
 ) -> Report:
     """Check every law of the areas and every mutant. The provers run in other
-    processes while this one walks histories and draws samples."""
+    processes while `walk` walks histories and draws samples."""
     t0 = time.monotonic()
     verdicts = {a.name: {law.name: Verdict(law.name, law.rule) for law in a.laws} for a in areas}
     provers = Provers(PROVERS)
     try:
         procs = {a.name: prove(a, verdicts[a.name], provers=provers) if proofs else [] for a in areas}
         provers.done()
-        mutants = [m for a in areas for m in _walk(a, verdicts[a.name], examples, progress)]
+        mutants = walk(areas, verdicts, examples, progress)
         for a in areas:
             t1 = time.monotonic()
             collect(procs[a.name], verdicts[a.name])

@@ -151,7 +151,16 @@ class Decision:
 # ---------------------------------------------------------------- tools
 
 
-RULE_TOOLS = {"bash": "Bash", "read": "Read", "write": "Edit", "edit": "Edit", "ipython": "IPython"}
+RULE_TOOLS = {
+    "bash": "Bash",
+    "read": "Read",
+    "grep": "Grep",
+    "glob": "Glob",
+    "ls": "LS",
+    "write": "Edit",
+    "edit": "Edit",
+    "ipython": "IPython",
+}
 """How rules name eukhe's tools (Claude Code's names; `Write` rules are taken as `Edit`)."""
 
 MCP_PREFIX = "mcp__"

@@ -28,6 +28,9 @@ from eukhe.run import notes
 from eukhe.sandbox.commands import split
 from eukhe.tools.protected import protected
 
+SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
+"""The tools that read under a folder they are given (`tools.search`)."""
+
 Asker = Callable[["Asked"], Awaitable[tuple[Answer, str]]]
 """A person's answer to an ask, and their reason for a no ("" none); the gate races it."""
 
@@ -124,6 +127,12 @@ class Gate:
         roots = [os.path.realpath(self.workspace), *(os.path.realpath(w) for w in self.writable)]
         return any(_under(path, r) for r in roots)
 
+    def readable(self, path: Path) -> bool:
+        """Whether a search may read a file it comes upon: a `read` of it would run without a
+        person's yes (no deny or ask rule names it)."""
+        d = rule.judge(self.session.cfg, Call("read", paths=(self._resolved(str(path)),)))
+        return d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE)
+
     def call_of(self, c: ToolCall) -> Call:
         """A tool call as the rule reads it."""
         args = c.arguments or {}
@@ -145,6 +154,9 @@ class Gate:
             writes = c.name != "read"
             return Call(c.name, paths=(path,), writes=writes, in_workspace=self._inside(path),
                         protected=writes and self._protected(path))  # fmt: skip
+        if c.name in SEARCH_TOOLS:  # it reads under its path; what the rules keep from reading, it skips
+            path = self._resolved(str(args.get("path") or "."))
+            return Call(c.name, paths=(path,), in_workspace=self._inside(path))
         if c.name.startswith(rule.MCP_PREFIX):  # it may do anything, unless its home server says it reads
             return Call(c.name, writes=c.name not in self.reads)
         return Call(c.name, writes=c.name == "ipython")

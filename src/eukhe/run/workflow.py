@@ -313,7 +313,15 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         show=functools.partial(here.show, run_id),
         label=name_of(run_id) if parent else "",
     )
-    ctx = Context(cwd=cwd, chat=chat, cancel=cancel, children=children, env=kept.env, sandbox=box)
+    ctx = Context(
+        cwd=cwd,
+        chat=chat,
+        cancel=cancel,
+        children=children,
+        env=kept.env,
+        sandbox=box,
+        readable=gate.readable,
+    )
     base = system = spec.system
     compact = None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run

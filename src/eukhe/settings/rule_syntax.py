@@ -40,7 +40,16 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 """A tool's name in a rule: `Bash`, `WebFetch`, `mcp__server__tool`."""
 
 PATH_TOOLS = ("Read", "Edit")
-CLAUDE_NAMES = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit", "ipython": "IPython"}
+CLAUDE_NAMES = {
+    "bash": "Bash",
+    "read": "Read",
+    "grep": "Grep",
+    "glob": "Glob",
+    "ls": "LS",
+    "write": "Write",
+    "edit": "Edit",
+    "ipython": "IPython",
+}
 """eukhe's own tool names as a rule spells them (`rules.permission.RULE_TOOLS` reads `Write` as `Edit`)."""
 
 MAX_FOLDERS = 3

@@ -52,6 +52,10 @@ class Limits:
     """Characters of file text one `read` returns."""
     read_max_line: int = 5_000
     """Characters of one line `read` shows before cutting it."""
+    search_timeout: float = 30.0
+    """Seconds `grep` and `glob` may search before they stop and show what they found."""
+    search_max_files: int = 100_000
+    """Files `glob` looks at, at most (a larger tree is said, and a deeper path asked for)."""
 
 
 def _environment() -> dict[str, str]:
@@ -82,6 +86,9 @@ class Context:
     progressed: Callable[[str, float], object] = lambda call, value: None
     """A running call's progress (`call`: which call, `value`: how far): the run's work ledger
     counts it when it rises (a subagent's watch sees new work)."""
+    readable: Callable[[Path], bool] = lambda path: True
+    """Whether the search tools may read a file they come upon (false: a `Read` deny rule names
+    it): a search of a folder never shows what the rules keep from `read`."""
     sandbox: Any = None
     """Where bash runs (`eukhe.sandbox.bwrap.Sandbox`: `wrap` and `refusal`), made from the run's
     settings; None: unconfined (a caller that makes no run)."""

@@ -61,7 +61,7 @@ def _read(shown: str, offset: int | None, limit: int | None, cwd: Path, lim: Lim
     except OSError as e:
         return Result(f"'{shown}' cannot be read: {why(e)}", True)
     if stat.S_ISDIR(st.st_mode):
-        return Result(f"'{shown}' is a directory; read reads files (list a directory with bash: ls)", True)
+        return Result(f"'{shown}' is a directory; read reads files (list a folder with ls)", True)
     if not stat.S_ISREG(st.st_mode):
         return Result(f"'{shown}' is not a regular file (a device, pipe or socket); read reads files", True)
     size = st.st_size

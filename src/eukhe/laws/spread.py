@@ -1,0 +1,161 @@
+"""The laws' walks spread over processes: each area's exhaustive walk in parts (its limits dealt
+out), each law's samples, and each mutant, as tasks of a pool.
+
+One process walked the areas one after another; `make test` runs it beside pytest, whose
+workers mostly wait on processes and servers, so a core stood half idle while the run area's
+walk (most of the laws' time) went on alone. The answers are the engine's own: the same
+functions run on the same limits, only in other processes, and each verdict is put together
+as `engine._walk` puts it.
+
+The pool's processes are spawned, never forked: the parent runs the provers' threads. A task
+that outlives `TASK_DEADLINE` fails its law, and an interrupted check kills the pool.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.pool import AsyncResult
+from typing import Any
+
+from eukhe.laws.engine import (
+    Area,
+    MutantVerdict,
+    Verdict,
+    Walk,
+    check_exhaustive,
+    check_mutant,
+    check_sampled,
+    where_of,
+)
+
+__all__ = ["TASK_DEADLINE", "walker"]
+
+TASK_DEADLINE = 3600.0
+"""Seconds one task may take (a walk's part, a law's samples, a mutant) before its law fails."""
+
+PARTS = 8
+"""Parts an area's exhaustive walk is dealt into when it has many limits (the run area's 256)."""
+
+MANY = 32
+"""Limits an area needs to have its walk dealt into parts."""
+
+
+def _area(where: str) -> Area:
+    module, _, attr = where.partition(":")
+    area = getattr(importlib.import_module(module), attr)
+    assert isinstance(area, Area)
+    return area
+
+
+def _exhaustive(where: str, part: int, parts: int) -> tuple[dict[str, str], dict[str, int], float]:
+    t0 = time.monotonic()
+    area = _area(where)
+    verdicts = {law.name: Verdict(law.name, law.rule) for law in area.laws}
+    found = check_exhaustive(area, area.model, verdicts, part=(part, parts))
+    return found, {n: v.cases.get("exhaustive", 0) for n, v in verdicts.items()}, time.monotonic() - t0
+
+
+def _sampled(where: str, law: str, examples: int) -> tuple[str | None, float]:
+    t0 = time.monotonic()
+    area = _area(where)
+    chosen = next(x for x in area.laws if x.name == law)
+    return check_sampled(area, area.model, chosen, examples), time.monotonic() - t0
+
+
+def _mutant(where: str, i: int) -> MutantVerdict:
+    area = _area(where)
+    return check_mutant(area, area.mutants[i])
+
+
+@dataclass
+class _Tasks:
+    """One area's tasks in the pool."""
+
+    area: Area
+    walks: list[AsyncResult[tuple[dict[str, str], dict[str, int], float]]]
+    samples: list[AsyncResult[tuple[str | None, float]]]
+    mutants: list[AsyncResult[MutantVerdict]]
+
+
+def _get(r: AsyncResult[Any], what: str) -> Any:
+    try:
+        return r.get(TASK_DEADLINE)
+    except multiprocessing.TimeoutError:
+        raise RuntimeError(f"{what} did not end within {TASK_DEADLINE:.0f} s") from None
+
+
+def walker(jobs: int) -> Walk:
+    """`engine.check`'s walk of every area, in `jobs` processes."""
+
+    def walk(
+        areas: Sequence[Area],
+        verdicts: dict[str, dict[str, Verdict]],
+        examples: int | None,
+        progress: Callable[[str], None],
+    ) -> list[MutantVerdict]:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # its exit kills the workers
+            tasks = []
+            for a in areas:  # in the areas' order: the run area, the longest, first
+                where = where_of(a)
+                parts = PARTS if sum(1 for _ in a.cfgs()) >= MANY else 1
+                n = examples if examples is not None else a.samples
+                tasks.append(
+                    _Tasks(
+                        a,
+                        [pool.apply_async(_exhaustive, (where, k, parts)) for k in range(parts)],
+                        [pool.apply_async(_sampled, (where, law.name, n)) for law in a.laws],
+                        [pool.apply_async(_mutant, (where, i)) for i in range(len(a.mutants))],
+                    )
+                )
+            mutants: list[MutantVerdict] = []
+            for t in tasks:
+                mutants += _collect(t, verdicts[t.area.name], examples, progress)
+            return mutants
+
+    return walk
+
+
+def _collect(
+    t: _Tasks, vs: dict[str, Verdict], examples: int | None, progress: Callable[[str], None]
+) -> list[MutantVerdict]:
+    a = t.area
+    found: dict[str, str] = {}
+    spent = 0.0
+    for part in t.walks:
+        got, cases, seconds = _get(part, f"a part of the {a.name} area's walk")
+        spent += seconds
+        for name, why in got.items():
+            found.setdefault(name, why)
+        for name, n in cases.items():
+            vs[name].cases["exhaustive"] = vs[name].cases.get("exhaustive", 0) + n
+    for law in a.laws:
+        v = vs[law.name]
+        v.bounds = f"{a.bounds}; histories of {a.depth} inputs"
+        v.seconds += spent / max(len(a.laws), 1)
+        if law.name in found:
+            v.failures.append(f"exhaustive: {found[law.name]}")
+        else:
+            v.methods.append("exhaustive")
+    progress(
+        f"{a.name}: walked every history within {a.bounds} ({spent:.1f} s of CPU in {len(t.walks)} parts)"
+    )
+    n = examples if examples is not None else a.samples
+    spent = 0.0
+    for law, r in zip(a.laws, t.samples, strict=True):
+        why, seconds = _get(r, f"{law.name}'s samples")
+        v = vs[law.name]
+        v.cases["sampled"] = n
+        v.seconds += seconds
+        spent += seconds
+        if why is not None:
+            v.failures.append(f"sampled: {why}")
+        else:
+            v.methods.append("sampled")
+    progress(f"{a.name}: sampled {n} histories a law ({spent:.1f} s of CPU)")
+    mutants = [_get(r, f"the mutant {mu.name!r}") for mu, r in zip(a.mutants, t.mutants, strict=True)]
+    progress(f"{a.name}: tried {len(a.mutants)} mutants")
+    return list(mutants)

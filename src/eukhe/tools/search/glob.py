@@ -1,0 +1,81 @@
+"""`glob`: the files a gitignore-style pattern picks under a folder, newest first."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from eukhe.tools.base import Context, Result
+from eukhe.tools.search import engines
+from eukhe.tools.search.engines import Pick, Search
+from eukhe.tools.search.shown import Bounded, ended, root, shown
+
+__all__ = ["GLOB", "Glob"]
+
+SHOWN = 500
+"""Paths shown at most: the newest."""
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return os.stat(p).st_mtime
+    except OSError:
+        return 0.0
+
+
+class Glob:
+    name = "glob"
+    description = (
+        "Find files by a gitignore-style pattern (`*.py` at any depth, `src/**/*.ts`, `/setup.py` at "
+        "the top only), relative to `path` (default: the working directory). Returns paths, newest "
+        "first. Skips hidden files and files .gitignore ignores."
+    )
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "The pattern, as in .gitignore."},
+            "path": {"type": "string", "description": "The folder to search (default: '.')."},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+    replay_safe = True
+
+    def __init__(self, engine: str = "auto") -> None:
+        self.engine = engine  # "auto": ripgrep when installed, else Python's; or "rg", or "python"
+
+    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+        pattern: str = args["pattern"]
+        if not pattern.strip() or pattern.startswith("!"):
+            return Result(f"the pattern {pattern!r} picks nothing: give one such as '*.py' or 'src/**'", True)
+        path = args.get("path") or "."
+        start, err = root(path, ctx.cwd)
+        if err:
+            return Result(err, True)
+        if not start.is_dir():
+            return Result(f"'{path}' is not a folder; glob searches folders", True)
+        lim = ctx.limits
+        how = Search(lim.search_timeout, lim.search_max_files, engines.chosen(self.engine))
+        found = await engines.files(Pick(start, pattern, ctx.readable), lim.search_max_files, how, ctx.cancel)
+        # newest first; the walk's order among files of one time
+        newest = sorted(found.files, key=_mtime, reverse=True)
+        out = Bounded(lim.read_max_output)
+        for p in newest[:SHOWN]:
+            if not out.add(shown(p, ctx.cwd)):
+                break
+        notes = ended(found, "glob", lim.search_timeout)
+        if found.walked.capped or found.more:
+            notes.append(
+                f"[only the first {lim.search_max_files:,} files were looked at: give a deeper path]"
+            )
+        if len(out.lines) < len(newest):
+            notes.append(
+                f"[the newest {len(out.lines):,} of {len(newest):,} files are shown: narrow the pattern]"
+            )
+        if not newest and not notes:
+            return Result(f"no file under '{path}' matches {pattern!r}")
+        return Result("\n".join([*out.lines, *notes]))
+
+
+GLOB = Glob()

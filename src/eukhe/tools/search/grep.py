@@ -1,0 +1,151 @@
+"""`grep`: the lines that match a regular expression, under a folder, as `path:line: text`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from eukhe.tools.base import Context, Result
+from eukhe.tools.search import engines
+from eukhe.tools.search.engines import Hit, Pick, Search
+from eukhe.tools.search.shown import Bounded, cut, ended, root, shown
+from eukhe.tools.search.subset import refusal
+
+__all__ = ["GREP", "Grep"]
+
+LIMIT = 100
+"""Matching lines shown when the call gives no `limit`."""
+
+MAX_LIMIT = 1000
+MAX_CONTEXT = 10
+CONTEXT_FILE = 10 * 1024 * 1024
+"""Bytes a file may have for its context lines to be shown (its matches show either way)."""
+
+
+def _file_lines(path: Path) -> list[str] | None:
+    try:
+        if path.stat().st_size > CONTEXT_FILE:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    if lines[-1] == b"":  # the end of the last line, not a line
+        lines.pop()
+    return [raw.decode("utf-8", errors="replace") for raw in lines]
+
+
+def _grouped(hits: list[Hit], context: int, cwd: Path, out: Bounded) -> None:
+    """The hits as `path:line: text`, each with `context` lines around it as `path-line- text`,
+    runs of lines that do not touch parted by `--`."""
+    last: tuple[Path, int] | None = None
+    i = 0
+    while i < len(hits):
+        p = hits[i].path  # the hits of one file come together, in walk order
+        j = i
+        while j < len(hits) and hits[j].path == p:
+            j += 1
+        mine = hits[i:j]
+        i = j
+        name = shown(p, cwd)
+        lines = _file_lines(p) if context else None
+        wanted: dict[int, str] = {}
+        if lines is not None:
+            for h in mine:
+                for n in range(max(1, h.line - context), min(len(lines), h.line + context) + 1):
+                    wanted.setdefault(n, lines[n - 1])
+        matched = {h.line: h.text for h in mine}
+        numbers = sorted({*wanted, *matched})
+        for n in numbers:
+            apart = last is not None and (last[0] != p or n > last[1] + 1)
+            if apart and context and not out.add("--"):
+                return
+            sep = ":" if n in matched else "-"
+            if not out.add(f"{name}{sep}{n}{sep} {cut(matched.get(n, wanted.get(n, '')))}"):
+                return
+            last = (p, n)
+
+
+def _compiles(pattern: str) -> str | None:
+    """Why Python cannot compile the pattern (in the subset, ripgrep cannot either), or None."""
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        return f"it does not compile: {e}"
+    return None
+
+
+class Grep:
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression. Returns matching lines as `path:line: text`, "
+        "in path order. Skips hidden files, files .gitignore ignores, and binary files. `path` is a "
+        "folder or a file (default: the working directory); `glob` picks files by a gitignore-style "
+        "pattern such as `*.py` or `src/**/*.ts`; `context` shows lines around each match. The "
+        "pattern is the subset of regex syntax that ripgrep and Python share: no look-around or "
+        "back-references; use (?i) for case-insensitive."
+    )
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "The regular expression a line must match."},
+            "path": {"type": "string", "description": "The folder or file to search (default: '.')."},
+            "glob": {"type": "string", "description": "Only files this gitignore-style pattern picks."},
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_CONTEXT,
+                "description": "Lines shown before and after each match (default 0).",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "description": f"Matching lines shown at most (default {LIMIT}).",
+            },
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+    replay_safe = True
+
+    def __init__(self, engine: str = "auto") -> None:
+        self.engine = engine  # "auto": ripgrep when installed, else Python's; or "rg", or "python"
+
+    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+        pattern: str = args["pattern"]
+        bad = refusal(pattern) or _compiles(pattern)
+        if bad:
+            return Result(f"the pattern {pattern!r} cannot be used: {bad}", True)
+        path = args.get("path") or "."
+        start, err = root(path, ctx.cwd)
+        if err:
+            return Result(err, True)
+        lim = ctx.limits
+        want = int(args.get("limit", LIMIT))
+        how = Search(lim.search_timeout, lim.search_max_files, engines.chosen(self.engine))
+        pick = Pick(start, args.get("glob") or None, ctx.readable)
+        found = await engines.hits(pick, pattern, want, how, ctx.cancel)
+        if found.error:
+            return Result(f"the pattern {pattern!r} cannot be used: {found.error}", True)
+        out = Bounded(lim.read_max_output)
+        _grouped(found.hits, int(args.get("context", 0)), ctx.cwd, out)
+        notes = ended(found, "grep", lim.search_timeout)
+        if not found.hits and not notes:
+            where = f" in files matching {pick.glob!r}" if pick.glob else ""
+            return Result(f"no line matches {pattern!r} under '{path}'{where}")
+        n = len(found.hits)
+        if found.more:
+            notes.append(
+                f"[the first {n:,} matching lines are shown; more match: narrow the pattern, path or glob]"
+            )
+        if out.full:
+            notes.append(
+                f"[output capped at {lim.read_max_output:,} characters: narrow the pattern, path or glob, "
+                "or lower context]"
+            )
+        return Result("\n".join([*out.lines, *notes]))
+
+
+GREP = Grep()
