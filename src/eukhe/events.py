@@ -20,7 +20,7 @@ from typing import Any
 
 from eukhe.ids import is_root, name_of
 from eukhe.terminal import json_text
-from eukhe.words import counted
+from eukhe.words import counted, dollars, tokens
 
 SCHEMA = "eukhe.events/2"
 VERSION = 2
@@ -38,6 +38,7 @@ TYPES = {
     "cut": "the answer hit the output limit",
     "compact": "the run's context moves into the chat memory",
     "budget": "the run's counts against its caps",
+    "usage": "the run's tokens and cost so far, and the context's fill, after each reply",
     "poll": "a deferred job is polled",
     "stream": "a request's reply streams: quiet for `idle` seconds is a stall",
     "steer": "a user's message to a run at work: queued, placed, or the next run's prompt",
@@ -59,7 +60,7 @@ TYPES = {
 }
 """Every type of event, and what it reports."""
 
-QUIET = frozenset({"run", "budget", "result", "poll", "stream", "waited", "mcp_state"})
+QUIET = frozenset({"run", "budget", "result", "poll", "stream", "waited", "mcp_state", "usage"})
 """Types a printer of lines skips: the interactive view shows them in its status line, or
 opens them on demand; the event stream has them all."""
 
@@ -118,6 +119,24 @@ def tally(out: Mapping[str, Any]) -> str:
     if out.get("calls") is None:
         return ", ".join(extra) or "no tool round"
     return counted(int(out["calls"]), "model call") + (": " + ", ".join(extra) if extra else "")
+
+
+def used_line(out: Mapping[str, Any]) -> str:
+    """An outcome's tokens and cost in a few words (`usage` in the outcome): `1.2k in (800
+    cached) · 340 out · $0.0021`; "" when it used none (an outcome an earlier eukhe recorded)."""
+    u = out.get("usage")
+    if not isinstance(u, Mapping) or not (u.get("input") or u.get("output")):
+        return ""
+    cached = f" ({tokens(int(u.get('cached') or 0))} cached)" if u.get("cached") else ""
+    reasoning = f" ({tokens(int(u.get('reasoning') or 0))} reasoning)" if u.get("reasoning") else ""
+    parts = [
+        f"{tokens(int(u.get('input') or 0))} in{cached}",
+        f"{tokens(int(u.get('output') or 0))} out{reasoning}",
+    ]
+    cost = u.get("cost")
+    if isinstance(cost, int | float):
+        parts.append(dollars(float(cost)))
+    return " · ".join(parts)
 
 
 def outcome_text(out: Mapping[str, Any]) -> str:

@@ -20,3 +20,17 @@ def seconds(s: float) -> str:
 def clipped(text: str, columns: int) -> str:
     """`text` in at most `columns` characters, cut with an ellipsis."""
     return text if len(text) <= columns else text[: max(columns - 1, 0)] + "…"
+
+
+def tokens(n: int) -> str:
+    """A count of tokens, short: 950, 12.3k, 1.20M."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"
+
+
+def dollars(x: float) -> str:
+    """A cost: four decimals under a dollar ($0.0123), two from one up ($1.23)."""
+    return f"${x:.4f}" if x < 1 else f"${x:.2f}"

@@ -27,6 +27,7 @@ def test_the_demo_ends_answered_with_every_recovery_shown(tmp_path: Path) -> Non
         "retries": 0,
         "cut": False,
         "denials": [],
+        "usage": {"input": 70, "output": 70, "cached": 0, "reasoning": 0},  # 10 and 10 a reply; a stall none
     }
     for seen in ("no text and no tool call", "rebuilt from markup", "5 times in a row", "produced no output"):
         assert seen in done.stderr

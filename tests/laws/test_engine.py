@@ -167,6 +167,22 @@ def test_the_real_areas_kill_every_mutant_without_proofs(capsys: pytest.CaptureF
     assert "SURVIVED" not in out and "21 of 21 laws pass" in out
 
 
+def test_the_walks_dealt_to_processes_give_what_one_process_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--jobs 2` deals each area's limits, samples and mutants to other processes: every law's
+    cases, methods and result, and every mutant's killer, are the one process's."""
+    seen = []
+    for jobs in ("1", "2"):
+        args = ("--area", "recovery", "--area", "child_watch", "--no-proofs", "--examples", "20", "--json")
+        code, out = run_cli(capsys, *args, "--jobs", jobs)
+        assert code == 0, out
+        report = json.loads(out)
+        laws = [(x["name"], x["cases"], x["methods"], x["result"]) for x in report["laws"]]
+        mutants = [(m["name"], m["killed_by"], m["how"]) for m in report["mutants"]]
+        seen.append((laws, mutants))
+    assert seen[0] == seen[1]
+    assert seen[0][0][0][1]["exhaustive"] == 58880  # every limit of recovery's 256 walked, once
+
+
 def test_a_false_law_fails_exhaustively_and_sampled_with_its_counterexample(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

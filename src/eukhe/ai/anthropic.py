@@ -107,10 +107,14 @@ class Merge:
     input: int = 0
     output: int = 0
     cache_read: int = 0
+    cache_write: int = 0
 
     @property
     def usage(self) -> Usage:
-        return Usage(input=self.input, output=self.output, cache_read=self.cache_read)
+        # Anthropic's input_tokens leaves out the cache's reads and writes; eukhe's input is the
+        # whole prompt, as OpenAI's prompt_tokens is (cached ones included)
+        whole = self.input + self.cache_read + self.cache_write
+        return Usage(input=whole, output=self.output, cache_read=self.cache_read)
 
     def event(self, event: Any) -> Iterable[Event]:
         kind = _get(event, "type")
@@ -144,6 +148,7 @@ class Merge:
             ("input", "input_tokens"),
             ("output", "output_tokens"),
             ("cache_read", "cache_read_input_tokens"),
+            ("cache_write", "cache_creation_input_tokens"),
         ):
             value = _int(_get(usage, key))
             if value is not None:

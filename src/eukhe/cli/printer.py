@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from eukhe.events import QUIET, Event, event, outcome_text, tally
+from eukhe.events import QUIET, Event, event, outcome_text, tally, used_line
 from eukhe.terminal import for_stream
 from eukhe.ui.lines import marked
 
@@ -45,14 +45,15 @@ class Printer:
         """How a run ended, said once: the answer and its counts, or why not and the
         counts so far."""
         error = out.get("error") or {}
+        used = f" · {used_line(out)}" if used_line(out) else ""
         if out["outcome"] == "answered":
             self.answer(out["answer"])
-            self.say(f"answered in {tally(out)}")
+            self.say(f"answered in {tally(out)}{used}")
         elif out["outcome"] == "failed":
-            self.say(f"failed ({error.get('kind')}): {error.get('message')}, after {tally(out)}")
+            self.say(f"failed ({error.get('kind')}): {error.get('message')}, after {tally(out)}{used}")
         else:
             why = f": {error.get('message')}" if error.get("message") else ""
-            self.say(f"aborted{why}, after {tally(out)}")
+            self.say(f"aborted{why}, after {tally(out)}{used}")
 
     def show(self, kind: str, text: str, data: Any = None) -> None:
         """A line of the run; kind "text" is a piece of the model's text, written as it comes."""

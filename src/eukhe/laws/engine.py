@@ -113,6 +113,7 @@ class Area:
     sample_length: int = 60
     cached: Callable[[Any], Any] = lambda m: m  # the model with its steps remembered
     where: str = ""  # "module:attribute" the prover's process imports this area from
+    prove_jobs: int = 1  # prover processes its proof cases are dealt to (slow ones: more, started first)
 
 
 @dataclass
@@ -237,9 +238,9 @@ def check_exhaustive(
     """Every cfg within the area's bounds (`part` (k, n): the k-th of every n of them);
     returns the first counterexample per law."""
     found: dict[str, str] = {}
-    k, n = part
+    mine, parts = part
     for i, cfg in enumerate(area.cfgs()):
-        if i % n != k or not area.cfg_valid(cfg):
+        if i % parts != mine or not area.cfg_valid(cfg):
             continue
         r = explore(area, area.cached(model), cfg, area.depth, stop_at_first=stop_at_first)
         for name, why in r["found"].items():
@@ -666,7 +667,7 @@ def walk_all(
     progress: Callable[[str], None],
 ) -> list[MutantVerdict]:
     """The areas one after another, in this process (`spread.walker` deals them to processes)."""
-    return [m for a in areas for m in _walk(a, verdicts[a.name], examples, progress)]
+    return [m for a in areas for m in walk_area(a, verdicts[a.name], examples, progress)]
 
 
 def check(
@@ -682,7 +683,11 @@ def check(
     verdicts = {a.name: {law.name: Verdict(law.name, law.rule) for law in a.laws} for a in areas}
     provers = Provers(PROVERS)
     try:
-        procs = {a.name: prove(a, verdicts[a.name], provers=provers) if proofs else [] for a in areas}
+        # the areas with the most prover processes first: the slowest proofs start soonest
+        first = sorted(areas, key=lambda a: -a.prove_jobs)
+        procs = {
+            a.name: prove(a, verdicts[a.name], a.prove_jobs, provers=provers) if proofs else [] for a in first
+        }
         provers.done()
         mutants = walk(areas, verdicts, examples, progress)
         for a in areas:
@@ -700,7 +705,7 @@ def check(
     return Report(laws, mutants, time.monotonic() - t0)
 
 
-def _walk(
+def walk_area(
     a: Area, vs: dict[str, Verdict], examples: int | None, progress: Callable[[str], None]
 ) -> list[MutantVerdict]:
     """The area's histories walked and sampled against its laws, and its mutants tried."""

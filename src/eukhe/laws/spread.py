@@ -5,7 +5,8 @@ One process walked the areas one after another; `make test` runs it beside pytes
 workers mostly wait on processes and servers, so a core stood half idle while the run area's
 walk (most of the laws' time) went on alone. The answers are the engine's own: the same
 functions run on the same limits, only in other processes, and each verdict is put together
-as `engine._walk` puts it.
+as `engine.walk_area` puts it. An area that another process cannot import as itself (a test's
+area made in place, or one whose `where` names another) is walked in this process meanwhile.
 
 The pool's processes are spawned, never forked: the parent runs the provers' threads. A task
 that outlives `TASK_DEADLINE` fails its law, and an interrupted check kills the pool.
@@ -29,6 +30,7 @@ from eukhe.laws.engine import (
     check_exhaustive,
     check_mutant,
     check_sampled,
+    walk_area,
     where_of,
 )
 
@@ -38,10 +40,7 @@ TASK_DEADLINE = 3600.0
 """Seconds one task may take (a walk's part, a law's samples, a mutant) before its law fails."""
 
 PARTS = 8
-"""Parts an area's exhaustive walk is dealt into when it has many limits (the run area's 256)."""
-
-MANY = 32
-"""Limits an area needs to have its walk dealt into parts."""
+"""Parts an area's exhaustive walk is dealt into at most (one limit a part at least)."""
 
 
 def _area(where: str) -> Area:
@@ -49,6 +48,14 @@ def _area(where: str) -> Area:
     area = getattr(importlib.import_module(module), attr)
     assert isinstance(area, Area)
     return area
+
+
+def _importable(where: str, a: Area) -> bool:
+    """Whether another process that imports `where` gets this very area."""
+    try:
+        return _area(where) is a
+    except (ImportError, AttributeError, AssertionError):
+        return False
 
 
 def _exhaustive(where: str, part: int, parts: int) -> tuple[dict[str, str], dict[str, int], float]:
@@ -98,22 +105,25 @@ def walker(jobs: int) -> Walk:
         progress: Callable[[str], None],
     ) -> list[MutantVerdict]:
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # its exit kills the workers
-            tasks = []
+            tasks: dict[str, _Tasks] = {}
             for a in areas:  # in the areas' order: the run area, the longest, first
                 where = where_of(a)
-                parts = PARTS if sum(1 for _ in a.cfgs()) >= MANY else 1
+                if not _importable(where, a):
+                    continue
+                parts = min(PARTS, sum(1 for _ in a.cfgs()))
                 n = examples if examples is not None else a.samples
-                tasks.append(
-                    _Tasks(
-                        a,
-                        [pool.apply_async(_exhaustive, (where, k, parts)) for k in range(parts)],
-                        [pool.apply_async(_sampled, (where, law.name, n)) for law in a.laws],
-                        [pool.apply_async(_mutant, (where, i)) for i in range(len(a.mutants))],
-                    )
+                tasks[a.name] = _Tasks(
+                    a,
+                    [pool.apply_async(_exhaustive, (where, k, parts)) for k in range(parts)],
+                    [pool.apply_async(_sampled, (where, law.name, n)) for law in a.laws],
+                    [pool.apply_async(_mutant, (where, i)) for i in range(len(a.mutants))],
                 )
             mutants: list[MutantVerdict] = []
-            for t in tasks:
-                mutants += _collect(t, verdicts[t.area.name], examples, progress)
+            for a in areas:
+                if a.name in tasks:
+                    mutants += _collect(tasks[a.name], verdicts[a.name], examples, progress)
+                else:
+                    mutants += walk_area(a, verdicts[a.name], examples, progress)
             return mutants
 
     return walk

@@ -40,7 +40,8 @@ from eukhe.rules.wait import End
 from eukhe.run import notes
 from eukhe.run.effects import Direct, Effects
 from eukhe.run.repeat import rounds_in_a_row, same_calls
-from eukhe.settings.run import Settings
+from eukhe.run.usage import Tally
+from eukhe.settings.run import Price, Settings
 from eukhe.settings.secrets import Redaction
 
 BACKGROUND_SLOT_WAIT = 600.0
@@ -94,6 +95,8 @@ class RunOutcome:
     transcript: list[Message] = field(default_factory=list)  # failed messages included
     requests: list[Request] = field(default_factory=list)  # what was sent, notes included
     denials: list[dict[str, Any]] = field(default_factory=list)  # calls the permission rule denied
+    usage: Tally = field(default_factory=Tally)  # every reply's tokens, failed ones too, once each
+    price: Price | None = None  # the model's, from the settings: the usage's cost
 
     def json(self) -> dict[str, Any]:
         error = {"kind": self.code, "message": self.message} if self.code else None
@@ -107,6 +110,7 @@ class RunOutcome:
             "retries": self.retries,
             "cut": self.cut,
             "denials": self.denials,
+            "usage": self.usage.json(self.price),
         }
 
 
@@ -385,6 +389,7 @@ class Generation:
 
     async def _reply(self, t: _Turn, reply: Reply) -> bool:
         """Read a reply: recoveries first, then the run."""
+        self._used(t.out, reply)
         x, rx, rebuilt, leak = self._classify(reply, t.ctx, t.offered)
         retry = self._model_retry(t.retries_used + 1, reply.failure)
         if x.kind is h4.Kind.ERROR and x.retryable and not x.noted and retry.refused:
@@ -500,6 +505,14 @@ class Generation:
             return False
         reserve = self.settings.max_output_tokens or min(RESERVE, window // 4)
         return request_bytes(request) / BYTES_PER_TOKEN > window - reserve
+
+    def _used(self, out: RunOutcome, reply: Reply) -> None:
+        """The reply's tokens into the run's tally, and the tally as an event (the status line's)."""
+        out.usage.add(reply.usage)
+        out.price = self.settings.price
+        window = self.settings.context_window
+        data = {**out.usage.json(out.price), "context": out.usage.last_input, "window": window}
+        self.show("usage", out.usage.line(out.price, window), data)
 
     def window_seconds(self) -> float:
         """How long a deferred job may run: the requested window, else 24 hours (H4.4)."""

@@ -18,7 +18,7 @@ from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
 from eukhe.settings.load import value
 from eukhe.settings.permissions import in_force
-from eukhe.settings.run import Settings
+from eukhe.settings.run import Price, Settings
 from eukhe.skills import (
     Instructions,
     ResourceSnapshot,
@@ -132,7 +132,10 @@ class RunSpec:
     def run_settings(self) -> Settings:
         """Its run settings; a key this eukhe does not know is dropped."""
         known = {f.name for f in dataclasses.fields(Settings)}
-        return Settings(**{k: v for k, v in self.settings.items() if k in known})
+        got = {k: v for k, v in self.settings.items() if k in known}
+        if isinstance(got.get("price"), dict):  # the spec is JSON: the price comes back as its object
+            got["price"] = Price(**got["price"])
+        return Settings(**got)
 
 
 class NoModel(EukheError, ValueError):

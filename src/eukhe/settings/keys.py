@@ -91,7 +91,12 @@ KEYS: tuple[Key, ...] = (
     Key("bash.defaultTimeoutMs", "whole", BASH_TIMEOUT_MS, "a command's time when the call gives none"),
     Key("auxiliaryModel", "model", None, "provider/model for summarizer passes; unset = the session model"),
     Key("allowedModels", "names", [], "the models eukhe may use; empty = every model"),
-    Key("models", "object", {}, "models by provider/model name, with contextWindow and maxOutputTokens"),
+    Key(
+        "models",
+        "object",
+        {},
+        "models by provider/model name, with contextWindow, maxOutputTokens, price and reasoningEffort",
+    ),
     Key("skills", "paths", [], "skill files or folders, besides <home>/skills and .eukhe/skills"),
     Key("prompts", "paths", [], "prompt templates or folders, besides <home>/prompts and .eukhe/prompts"),
     Key("durable.databaseUrl", "text", None, "the runs' store: a database URL; unset = SQLite in the home"),
@@ -157,6 +162,7 @@ WANT = {
     "approval": "one of " + ", ".join(f'"{m}"' for m in APPROVAL_POLICIES),
     "rules": 'a list of rules such as "Bash(npm test)", "Read(//etc/**)" or "WebFetch"',
     "deadline": "a whole number of milliseconds >= 1 (every ask has a deadline)",
+    "price": 'an object of dollars per million tokens, {"input": N, "output": N} and "cached": N if known',
 }
 """How each kind is named in an error."""
 
@@ -181,6 +187,13 @@ def fits(kind: str, v: Any) -> bool:
         return isinstance(v, list) and all(isinstance(x, str) for x in v)
     if kind == "deadline":
         return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+    if kind == "price":
+        return (
+            isinstance(v, Mapping)
+            and {"input", "output"} <= set(v)
+            and set(v) <= {"input", "output", "cached"}
+            and all(isinstance(x, int | float) and not isinstance(x, bool) and x >= 0 for x in v.values())
+        )
     return isinstance(v, Mapping)
 
 

@@ -19,7 +19,7 @@ from eukhe.rules.child import stall_ms
 from eukhe.rules.compactor import NODE
 from eukhe.settings.keys import BY_NAME, RULE_KEYS, SUBAGENT_MAX_DEPTH, TOOL_BLOCKING_BUDGET_MS, WANT, fits
 from eukhe.settings.rule_syntax import EXAMPLE, wrong
-from eukhe.settings.run import Settings
+from eukhe.settings.run import Price, Settings
 from eukhe.settings.trust import Held, TrustError, notice, untrusted, verdict
 
 
@@ -120,7 +120,12 @@ PROVIDER_FIELDS = {
     "concurrency": "whole",
     "queueLimit": "whole",
 }
-MODEL_FIELDS = {"contextWindow": "whole", "maxOutputTokens": "whole"}
+MODEL_FIELDS = {
+    "contextWindow": "whole",
+    "maxOutputTokens": "whole",
+    "price": "price",
+    "reasoningEffort": "text",
+}
 
 
 def check(data: Mapping[str, Any], f: Path) -> None:
@@ -249,12 +254,33 @@ def context_window(settings: Mapping[str, Any], model: str | None) -> int:
     return model_limit(settings, model, "contextWindow", what)
 
 
+def price(settings: Mapping[str, Any], model: str | None) -> Price | None:
+    """`models.<model>.price` (its shape checked by `check`), or None when unset."""
+    models = settings.get("models")
+    spec = models.get(model) if isinstance(models, Mapping) and model else None
+    p = spec.get("price") if isinstance(spec, Mapping) else None
+    if not isinstance(p, Mapping):
+        return None
+    cached = p.get("cached")
+    return Price(float(p["input"]), float(p["output"]), None if cached is None else float(cached))
+
+
+def reasoning_effort(settings: Mapping[str, Any], model: str | None) -> str | None:
+    """`models.<model>.reasoningEffort`, or None when unset."""
+    models = settings.get("models")
+    spec = models.get(model) if isinstance(models, Mapping) and model else None
+    effort = spec.get("reasoningEffort") if isinstance(spec, Mapping) else None
+    return effort.strip() if isinstance(effort, str) and effort.strip() else None
+
+
 def run_settings(settings: Mapping[str, Any], model: str | None = None) -> Settings:
     """The settings a run of `model` reads."""
     d = Settings()
     return Settings(
         max_output_tokens=max_output_tokens(settings, model),
         context_window=context_window(settings, model),
+        price=price(settings, model),
+        reasoning_effort=reasoning_effort(settings, model),
         max_tool_rounds=value(settings, "maxToolRounds", int, d.max_tool_rounds),
         retry_enabled=value(settings, "retry.enabled", bool, d.retry_enabled),
         max_retries=value(settings, "retry.maxRetries", int, d.max_retries),

@@ -8,6 +8,16 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Price:
+    """`models.<m>.price`: dollars per million tokens; `cached` None: cache reads cost what
+    input costs."""
+
+    input: float
+    output: float
+    cached: float | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     """The settings a run reads (names as in settings.json)."""
 
@@ -19,3 +29,5 @@ class Settings:
     stream_idle_timeout_ms: int = 120_000  # retry.provider.streamIdleTimeoutMs
     max_output_tokens: int = 0  # models.<provider/model>.maxOutputTokens; 0 = the provider's own limit
     context_window: int = 0  # models.<provider/model>.contextWindow (tokens); 0 = unknown: no threshold
+    price: Price | None = None  # models.<provider/model>.price; None: tokens are shown without a cost
+    reasoning_effort: str | None = None  # models.<provider/model>.reasoningEffort, or --effort

@@ -231,6 +231,11 @@ async def _mcp(s: Session, arg: str) -> list[str]:
     return [*said, *(check.tested(rows[0]) if name else check.listing(rows))]
 
 
+async def _usage(s: Session, arg: str) -> list[str]:
+    """Tokens and cost: the run at work (or the last), the session's, the context's fill."""
+    return s.view.usage_lines()
+
+
 async def _quit(s: Session, arg: str) -> list[str]:
     return []  # the app leaves (a run at work is left to the owner)
 
@@ -253,6 +258,7 @@ COMMANDS: dict[str, Command] = {
         Command(
             "context", "", "the instruction files (AGENTS.md, CLAUDE.md) loaded, and their sizes", _context
         ),
+        Command("usage", "", "tokens and cost: this run, this session, the context's fill", _usage),
         Command("mcp", "[reconnect NAME]", "the MCP servers: each one's state, tools and last error", _mcp),
         Command("quit", "", "leave (a run at work is left to the owner)", _quit),
     )

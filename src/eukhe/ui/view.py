@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eukhe.events import QUIET, Event, tally
+from eukhe.events import QUIET, Event, tally, used_line
 from eukhe.ids import is_root, name_of
 from eukhe.ui.lines import marked, printable
-from eukhe.words import counted, seconds
+from eukhe.words import counted, seconds, tokens
 
 PARTIAL = 4_000
 """Characters of streamed text the live area holds before they go to the scrollback unended."""
@@ -55,6 +55,9 @@ class View:
     tools: dict[str, int] = field(default_factory=dict)  # tool call id -> its number
     heard: float = 0.0  # when the run's stream last gave an event
     note: str = ""  # a line under the prompt: the last command's answer, a hint
+    usage: Mapping[str, Any] = field(default_factory=dict)  # the root run's tokens so far ("usage" event)
+    spent: dict[str, float] = field(default_factory=dict)  # the session's: every root outcome's usage summed
+    runs_counted: int = 0  # the root outcomes `spent` sums
     _budget_of: str | None = None  # the run whose budgets `budget` holds
     _mcp_said: set[str] = field(default_factory=set)  # each run starts its servers: each line once
 
@@ -72,6 +75,10 @@ class View:
             self._wait(e, f"ask {e.run}")
         if e.type == "budget" and root:
             self.budget, self._budget_of = e.data, e.run
+        if e.type == "usage" and root:
+            self.usage = e.data
+        if e.type == "outcome" and root:
+            self._spend(e.data.get("usage"))
         if e.type == "run" and root:  # nothing spent yet
             caps = dict(e.data.get("caps") or {})
             self.budget, self._budget_of = {"used": dict.fromkeys(caps, 0), "caps": caps}, e.run
@@ -119,6 +126,29 @@ class View:
         if out.get("outcome") == "answered":
             return f"{head} in {tally(out)}"
         return f"{head}{why} · after {tally(out)}"
+
+    def _spend(self, used: Any) -> None:
+        """A root run's usage into the session's sums; cost only where the run had a price."""
+        self.runs_counted += 1
+        if not isinstance(used, Mapping):
+            return
+        for k in ("input", "output", "cached", "reasoning", "cost"):
+            v = used.get(k)
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                self.spent[k] = self.spent.get(k, 0) + v
+
+    def usage_lines(self) -> list[str]:
+        """`/usage`: the run at work (or the last), the session's sums, the context's fill."""
+        run = used_line({"usage": self.usage}) or "no tokens yet"
+        session = used_line({"usage": self.spent}) or "no tokens yet"
+        out = [f"this run: {run}", f"this session: {session}, over {counted(self.runs_counted, 'run')}"]
+        window, context = int(self.usage.get("window") or 0), int(self.usage.get("context") or 0)
+        if context:
+            of = f" of {tokens(window)} ({100 * context // window}%)" if window else " (contextWindow unset)"
+            out.append(f"context: {tokens(context)} tokens{of}")
+        if "cost" not in self.spent:
+            out.append("no cost shown: set models.<provider/model>.price in settings.json")
+        return out
 
     def _text(self, text: str) -> None:
         self.heard = self.clock()
@@ -183,7 +213,8 @@ class View:
     def status(self) -> str:
         """The run's state, what it waits for now and its exit, and its budgets."""
         if self.run is None:
-            return "ready"
+            spent = used_line({"usage": self.spent})
+            return f"ready · {spent}" if spent else "ready"
         now = self.clock()
         parts = [f"working · run {self.run.rpartition('/')[2].lstrip('0')}"]
         wait = next(reversed(self.waits.values()), None)
@@ -192,6 +223,9 @@ class View:
         used, caps = self.budget.get("used") or {}, self.budget.get("caps") or {}
         if caps:
             parts.append(" ".join(f"{k} {used.get(k, 0)}/{caps[k]}" for k in ("rounds", "notes", "retries")))
+        window, context = int(self.usage.get("window") or 0), int(self.usage.get("context") or 0)
+        if window and context:
+            parts.append(f"ctx {100 * context // window}%")
         return " · ".join(parts) + " · Ctrl-C aborts"
 
     def wait_text(self, e: Event, now: float) -> str:

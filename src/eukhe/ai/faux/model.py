@@ -50,7 +50,7 @@ def reply_of(turn: Turn, name: str) -> Reply:
         thinking=(Thinking(turn.thinking),) if turn.thinking else (),
         calls=tuple(calls),
         stop=STOPS[turn.stop_reason],
-        usage=Usage(input=turn.usage[0], output=turn.usage[1]),
+        usage=Usage(input=turn.usage[0], output=turn.usage[1], cache_read=turn.usage[2]),
     )
 
 

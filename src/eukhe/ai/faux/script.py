@@ -54,7 +54,7 @@ class Turn:
     error_after: int | None = None  # an error event inside the stream after this many events
     error_type: str = "overloaded_error"
     error_message: str = "Overloaded"
-    usage: tuple[int, int] = (10, 10)
+    usage: tuple[int, int, int] = (10, 10, 0)  # input (cached ones included), output, cached
 
     @property
     def stop_reason(self) -> str:
@@ -177,6 +177,13 @@ def _turn(r: Any, where: str) -> Turn:
         polls = _int(deferred, "polls", where + ": deferred", 1)
         poll_errors = _int(deferred, "pollErrors", where + ": deferred", 0)
     usage = r.get("usage", [10, 10])
+    if (
+        not isinstance(usage, list)
+        or len(usage) not in (2, 3)
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in usage)
+        or (len(usage) == 3 and usage[2] > usage[0])
+    ):
+        raise ScriptError(f"{where}: usage: expected [input, output] or [input, output, cached] whole numbers")
     se = r.get("streamError")
     if se is not None and not isinstance(se, Mapping):
         raise ScriptError(f'{where}: streamError: expected {{"after": int, "type": str, "message": str}}')
@@ -201,7 +208,7 @@ def _turn(r: Any, where: str) -> Turn:
         poll_errors=poll_errors,
         when=r.get("when"),
         results=_opt_int(r, "results", where),
-        usage=(int(usage[0]), int(usage[1])),
+        usage=(usage[0], usage[1], usage[2] if len(usage) == 3 else 0),
     )
 
 

@@ -57,7 +57,8 @@ def chat(turn: Turn, model: str, rid: str) -> list[bytes]:
     usage = {
         "prompt_tokens": turn.usage[0],
         "completion_tokens": turn.usage[1],
-        "total_tokens": sum(turn.usage),
+        "total_tokens": turn.usage[0] + turn.usage[1],
+        "prompt_tokens_details": {"cached_tokens": turn.usage[2]},
     }
     out.append(
         sse(
@@ -89,7 +90,12 @@ def anthropic(turn: Turn, model: str, rid: str) -> list[bytes]:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": turn.usage[0], "output_tokens": 0},
+            # Anthropic's input_tokens leaves the cache's reads out
+            "usage": {
+                "input_tokens": turn.usage[0] - turn.usage[2],
+                "cache_read_input_tokens": turn.usage[2],
+                "output_tokens": 0,
+            },
         },
     }
     out = [sse(start, "message_start")]
@@ -191,8 +197,9 @@ def response_object(turn: Turn, model: str, rid: str, status: str) -> dict[str, 
         "error": None,
         "usage": {
             "input_tokens": turn.usage[0],
+            "input_tokens_details": {"cached_tokens": turn.usage[2]},
             "output_tokens": turn.usage[1],
-            "total_tokens": sum(turn.usage),
+            "total_tokens": turn.usage[0] + turn.usage[1],
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
         }
@@ -299,7 +306,8 @@ def chat_completion(turn: Turn, model: str, rid: str) -> dict[str, Any]:
         "usage": {
             "prompt_tokens": turn.usage[0],
             "completion_tokens": turn.usage[1],
-            "total_tokens": sum(turn.usage),
+            "total_tokens": turn.usage[0] + turn.usage[1],
+            "prompt_tokens_details": {"cached_tokens": turn.usage[2]},
         },
     }
 
