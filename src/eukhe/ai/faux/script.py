@@ -183,7 +183,8 @@ def _turn(r: Any, where: str) -> Turn:
         or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in usage)
         or (len(usage) == 3 and usage[2] > usage[0])
     ):
-        raise ScriptError(f"{where}: usage: expected [input, output] or [input, output, cached] whole numbers")
+        want = "[input, output] or [input, output, cached] whole numbers, cached at most input"
+        raise ScriptError(f"{where}: usage: expected {want}")
     se = r.get("streamError")
     if se is not None and not isinstance(se, Mapping):
         raise ScriptError(f'{where}: streamError: expected {{"after": int, "type": str, "message": str}}')

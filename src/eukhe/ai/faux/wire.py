@@ -200,7 +200,6 @@ def response_object(turn: Turn, model: str, rid: str, status: str) -> dict[str, 
             "input_tokens_details": {"cached_tokens": turn.usage[2]},
             "output_tokens": turn.usage[1],
             "total_tokens": turn.usage[0] + turn.usage[1],
-            "input_tokens_details": {"cached_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
         }
         if status == "completed"
