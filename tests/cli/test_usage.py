@@ -92,7 +92,7 @@ def test_the_agents_status_line_and_usage_command_sum_the_sessions_runs() -> Non
         used = {"input": inp, "output": 10, "cached": 0, "reasoning": 0, "cost": cost}
         v.add(event("outcome", "answered", run=rid, data={"outcome": "answered", "calls": 1, "usage": used}))
         v.ended()
-    assert v.status() == "ready · 4.0k in · 20 out · $0.0300"
+    assert v.status() == "ready" and v.spent_line() == "4.0k in · 20 out · $0.0300"
     assert v.usage_lines() == [
         "this run: 3.0k in · 10 out",
         "this session: 4.0k in · 20 out · $0.0300, over 2 runs",

@@ -14,6 +14,7 @@ from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.run.loop import ABORT_GRACE
+from tests.proc import eukhe
 from tests.ui.term import Term, faux_home, needs_tmux, screenshots
 
 pytestmark = needs_tmux
@@ -208,6 +209,30 @@ def test_the_printed_way_back_opens_the_session_on_the_model_and_server_it_ran_w
             )
     asked = [[m["content"] for m in seen.body["messages"] if m["role"] == "user"] for seen in server.seen]
     assert any(user[-1:] == ["second question"] for user in asked)  # sent to the server it ran with
+
+
+def test_continue_opens_this_folders_latest_session_not_a_newer_one_elsewhere(tmp_path: Path) -> None:
+    """`eukhe -c` opens the session that last ran in this folder: its transcript shows and the
+    next prompt joins it; a newer session of another folder is not it; with none here, a new one."""
+    home, other, empty = tmp_path / "home", tmp_path / "other", tmp_path / "empty"
+    other.mkdir()
+    empty.mkdir()
+    with FauxServer(parse(["The first answer.", "Elsewhere.", "The second answer."])) as server:
+        flags = ("--model", "vllm/m", "--base-url", server.url)
+        assert eukhe("run", *flags, "first question", cwd=tmp_path, home=home).returncode == 0
+        assert eukhe("run", *flags, "a question elsewhere", cwd=other, home=home).returncode == 0
+        with Term(tmp_path, home, "-c", *flags) as t:
+            t.until("its transcript", lambda s: "› first question" in s and "The first answer." in s)
+            t.ready()
+            assert "elsewhere" not in t.screen()
+            t.send("second question")
+            t.until("the answer", lambda s: "The second answer." in s.partition("› second question")[2])
+        with Term(empty, home, "--continue", *flags) as t:
+            t.until("a new session", lambda s: "no session has run in this folder yet (-c)" in s)
+    last = server.seen[-1].body["messages"]
+    assert last[-1]["content"] == "second question"
+    assert "first question" in last[0]["content"]  # the session's chat, in its view
+    assert "a question elsewhere" in server.seen[1].body["messages"][-1]["content"]
 
 
 def test_a_closed_terminal_loses_nothing_and_reopening_shows_the_session_as_it_is(tmp_path: Path) -> None:

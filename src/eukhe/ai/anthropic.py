@@ -22,6 +22,7 @@ import anthropic
 import httpx2
 
 from eukhe.ai import errors
+from eukhe.ai.effort import ANSWER_ROOM, thinking_budget
 from eukhe.ai.openai_chat import parse_arguments
 from eukhe.ai.reply import (
     CallDelta,
@@ -345,14 +346,21 @@ class AnthropicMessages:
         failure: Failure | None = None
         secrets = [self._key]
         try:
+            budget = thinking_budget(request.effort)
+            most = request.max_tokens if request.max_tokens is not None else self._max_tokens
+            if budget is not None:  # the reply's tokens hold the thinking's: room for an answer after it
+                most = max(most, budget + ANSWER_ROOM)
+            thinking = {"type": "enabled", "budget_tokens": budget} if budget else None
+            warm = request.temperature is not None and not budget  # with thinking, the API fixes it
             stream = await self._client.messages.create(
                 model=request.model,
-                max_tokens=request.max_tokens if request.max_tokens is not None else self._max_tokens,
+                max_tokens=most,
+                thinking=cast(Any, thinking) if thinking else anthropic.omit,
                 messages=cast(Any, messages(request)),
                 system=request.system if request.system else anthropic.omit,
                 tools=cast(Any, tools(request)) if request.tools else anthropic.omit,
                 # this SDK's create() takes no temperature (newer models fix their own): in the body
-                extra_body={"temperature": request.temperature} if request.temperature is not None else None,
+                extra_body={"temperature": request.temperature} if warm else None,
                 stream=True,
             )
             try:

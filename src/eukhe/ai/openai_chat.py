@@ -207,6 +207,8 @@ class OpenAIChat:
             kwargs["max_tokens"] = request.max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
+        if request.effort is not None:  # in the body: a compatible server takes it under the same name
+            body["reasoning_effort"] = request.effort
         if self._include_usage:
             kwargs["stream_options"] = {"include_usage": True}
         try:

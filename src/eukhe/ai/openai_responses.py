@@ -116,6 +116,8 @@ def _params(request: Request) -> dict[str, Any]:
         kwargs["max_output_tokens"] = request.max_tokens
     if request.temperature is not None:
         kwargs["temperature"] = request.temperature
+    if request.effort is not None:
+        kwargs["reasoning"] = {"effort": request.effort}
     return kwargs
 
 

@@ -36,3 +36,4 @@ class Request:
     system: str = ""
     max_tokens: int | None = None  # None: the provider's own limit
     temperature: float | None = None  # None: the provider's own default
+    effort: str | None = None  # reasoningEffort or --effort (`ai.effort`); None: the model's own

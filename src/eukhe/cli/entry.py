@@ -10,7 +10,17 @@ from eukhe.home import HomeError, open_home
 from eukhe.leaving import exit_code, leave
 from eukhe.ui import PROMPT
 
-AGENT_OPTIONS = ("--model", "--base-url", "--api", "--session", "--sandbox", "--approval")
+AGENT_OPTIONS = (
+    "--model",
+    "--base-url",
+    "--api",
+    "--session",
+    "--sandbox",
+    "--approval",
+    "--effort",
+    "-c",
+    "--continue",
+)
 
 
 def main() -> None:

@@ -138,6 +138,14 @@ def run_command(
         str | None,
         typer.Option("--approval", help="When to ask: untrusted, on-request or never (over settings)."),
     ] = None,
+    effort: Annotated[
+        str | None,
+        typer.Option(
+            "--effort",
+            help="Reasoning effort: low, medium, high or the provider's own name; off: the model's own "
+            "(over models.<m>.reasoningEffort).",
+        ),
+    ] = None,
 ) -> None:
     """Run one turn against a model, with the built-in tools, until it ends. The run is
     durable: if the process dies, the next `eukhe run` or `eukhe resume` finishes it."""
@@ -158,7 +166,7 @@ def run_command(
         raise typer.Exit(2) from None
     try:
         made = setup(
-            Path.cwd(), model, base_url, api, sandbox, approval
+            Path.cwd(), model, base_url, api, sandbox, approval, effort
         )  # a model that cannot be used fails here, before any run
         notices(made.notices)
         printer = _printer(as_json, events)

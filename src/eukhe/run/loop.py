@@ -495,6 +495,7 @@ class Generation:
             tuple(self.tools),
             system=t.system,
             max_tokens=self.settings.max_output_tokens or None,
+            effort=self.settings.reasoning_effort,
         )
 
     def _past_threshold(self, request: Request) -> bool:

@@ -165,6 +165,7 @@ class Setup:
     deferred: str | None = None  # --deferred: each run asks for a deferred answer in this window
     poll_seconds: float = 5.0
     instructions: Instructions = field(default_factory=Instructions)  # AGENTS.md, CLAUDE.md: once a session
+    route_api: str = ""  # the API the model is served with (openai-chat, openai-responses, anthropic)
 
     @property
     def system(self) -> str:
@@ -225,6 +226,7 @@ def setup(
     api: str | None = None,
     sandbox: str | None = None,
     approval: str | None = None,
+    effort: str | None = None,
 ) -> Setup:
     """The session's setup; a model that cannot be used, or settings that cannot be read
     (permissions too, with the `--sandbox` and `--approval` flags), fail here with their
@@ -236,10 +238,15 @@ def setup(
         raise NoModel(home() / "settings.json")
     route = resolve(name, settings, base_url, api)
     rs = run_settings(settings, name)
+    if effort is not None:  # --effort or /effort, over models.<m>.reasoningEffort; "off": the model's own
+        rs = dataclasses.replace(
+            rs, reasoning_effort=None if effort.strip() in ("", "off") else effort.strip()
+        )
     limits_from(settings, route.provider)  # and so do its admission limits
     snapshot = get_resource_snapshot(cwd, settings=settings)
     in_force(cwd, None, sandbox, approval)  # every rule, the mode, the policy and the deadline read
     made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
     made.instructions = read_instructions(cwd, settings)
     made.sandbox, made.approval = sandbox, approval
+    made.route_api = route.api
     return made

@@ -28,6 +28,7 @@ from typing import Any, TypeVar, cast
 from dbos import DBOS, SetWorkflowID
 
 from eukhe import crashpoints
+from eukhe.ai.effort import effort_refusal
 from eukhe.ai.models import ModelError, provider_for, resolve
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
@@ -298,6 +299,9 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         box = await asyncio.to_thread(made, everything, cwd, home(), session)
     except SettingsError as e:
         return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
+    refused = effort_refusal(route.api, settings.reasoning_effort)
+    if refused is not None:  # the effort is not sent; the interactive agent shows this once a session
+        here.show(run_id, "effort", refused)
     if box.notice() is not None:  # said once; each refused call says it again as its result
         here.show(run_id, "sandbox", box.notice())
     asker = getattr(here, "asker", None)  # a person answers asks only where the interactive agent is

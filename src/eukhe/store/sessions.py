@@ -123,6 +123,20 @@ async def rows(db: Any = DBOS) -> list[Row]:
     return sorted(out, key=lambda r: r.started or datetime.datetime.min)
 
 
+async def latest_in(cwd: str, db: Any = DBOS) -> str | None:
+    """The session whose newest root run started in the folder `cwd` (`eukhe -c`), or None."""
+    newest: tuple[int, str] | None = None
+    for w in await db.list_workflows_async(name=WORKFLOW):
+        args = w.input.get("args") if isinstance(w.input, dict) else None
+        spec = args[0] if args and isinstance(args[0], dict) else {}
+        if spec.get("cwd") != cwd or spec.get("child"):
+            continue
+        at = int(w.created_at or 0)
+        if newest is None or at >= newest[0]:
+            newest = (at, w.workflow_id.rpartition("/")[0])
+    return newest[1] if newest else None
+
+
 async def subagents(db: Any = DBOS) -> list[dict[str, Any]]:
     """Every subagent whose task has not ended (watched, or owing its report), with what
     its watch last published: its phase, quiet seconds, ms left, failed polls."""

@@ -55,6 +55,7 @@ FLUSH = 0.05
 
 USAGE = """usage: eukhe [--model provider/model] [--base-url URL] [--api API] [--session ID]
              [--sandbox read-only|workspace-write|danger-full-access] [--approval untrusted|on-request|never]
+             [--effort low|medium|high|off] [-c|--continue]
 
 Opens the interactive agent on the current project. `eukhe --help` lists the commands
 (`eukhe run "task"` runs one turn and exits)."""
@@ -78,12 +79,21 @@ STYLE = Style.from_dict(
 def parse(argv: Sequence[str]) -> Options | str:
     """The command line of the interactive agent; a string says what is wrong."""
     o = Options()
-    flags = {"--model": "model", "--base-url": "base_url", "--api": "api", "--session": "session"}
+    flags = {
+        "--model": "model",
+        "--base-url": "base_url",
+        "--api": "api",
+        "--session": "session",
+        "--effort": "effort",
+    }
     checked = {"--sandbox": "sandbox", "--approval": "approval"}  # values checked here, as `eukhe run` does
     flags |= checked
     args = list(argv)
     while args:
         a = args.pop(0)
+        if a in ("-c", "--continue"):  # no value: this folder's latest session
+            o.latest = True
+            continue
         name, eq, value = a.partition("=")
         if name not in flags:
             return f"eukhe: unknown option {a!r}\n{USAGE}"
@@ -159,7 +169,8 @@ class Agent:
             text = view.status()
             if view.run is None:
                 opening = "" if self.session.ready.is_set() else " · opening the store…"
-                text = f"ready · session {self.session.id or '…'}{opening} · /help"
+                spent = f" · {view.spent_line()}" if view.spent_line() else ""
+                text = f"ready · session {self.session.id or '…'}{opening}{spent} · /help"
             return [(style, f" {text} ")]
 
         def note() -> StyleAndTextTuples:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eukhe.ai.effort import effort_refusal
 from eukhe.ai.models import ModelError
 from eukhe.client.client import OwnerError, ask_once
 from eukhe.client.protocol import RequestKind
@@ -21,7 +22,7 @@ from eukhe.events import event
 from eukhe.ids import valid_session
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory.report import status_json, status_lines, zoomed
-from eukhe.run.spec import setup
+from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.ui.lines import provider_line
@@ -73,13 +74,44 @@ async def _model(s: Session, arg: str) -> list[str]:
         return [f"model: {arg}"] if not s.failed else []
     try:
         o = s.options
-        made = await asyncio.to_thread(setup, s.cwd, arg, o.base_url, o.api, o.sandbox, o.approval)
+        made = await asyncio.to_thread(setup, s.cwd, arg, o.base_url, o.api, o.sandbox, o.approval, o.effort)
     except (SettingsError, ModelError) as e:
         raise CommandError(str(e)) from None
-    if s.made is not None:  # the session's runs as they were made, on the new model
-        made.steers, made.deferred, made.poll_seconds = s.made.steers, s.made.deferred, s.made.poll_seconds
-    s.made, s.options.model = made, arg
+    _keep(s, made)
+    s.options.model = arg
     return [f"model: {arg} (the session's next runs)"]
+
+
+def _keep(s: Session, made: Setup) -> None:
+    """A new setup for the session's next runs, carrying how its runs were made."""
+    if s.made is not None:
+        made.steers, made.deferred, made.poll_seconds = s.made.steers, s.made.deferred, s.made.poll_seconds
+    s.made = made
+
+
+OWN = "the model's own"
+
+
+async def _effort(s: Session, arg: str) -> list[str]:
+    """The reasoning effort of the next runs: low, medium, high, the provider's own name, or off
+    (the model's own); over `models.<m>.reasoningEffort`."""
+    if s.made is None:
+        raise CommandError("the session is still opening")
+    if not arg:
+        now = s.made.run.reasoning_effort
+        return [f"reasoning effort: {now or OWN} (/effort low|medium|high|off)"]
+    if s.working:
+        raise CommandError("a run is at work: change the effort once it ends")
+    o = s.options
+    try:
+        made = await asyncio.to_thread(setup, s.cwd, o.model, o.base_url, o.api, o.sandbox, o.approval, arg)
+    except (SettingsError, ModelError) as e:
+        raise CommandError(str(e)) from None
+    _keep(s, made)
+    o.effort = arg
+    refused = effort_refusal(made.route_api, made.run.reasoning_effort)
+    now = made.run.reasoning_effort
+    return [refused] if refused else [f"reasoning effort: {now or OWN} (the next runs)"]
 
 
 async def _sessions(s: Session, arg: str) -> list[str]:
@@ -245,6 +277,9 @@ COMMANDS: dict[str, Command] = {
     for c in (
         Command("help", "", "this list, and the keys", _help),
         Command("model", "[provider/model]", "the model, or switch it for the next runs", _model),
+        Command(
+            "effort", "[low|medium|high|off]", "the reasoning effort, or set it for the next runs", _effort
+        ),
         Command("sessions", "", "the sessions of this home", _sessions),
         Command(
             "session", "[ID]", "this session, or open another (its transcript, then its next runs)", _session

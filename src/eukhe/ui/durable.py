@@ -72,6 +72,10 @@ class Durable:
                     return RunSpec.of(args[0])
         return None
 
+    def latest_in(self, cwd: Path) -> str | None:
+        """This folder's latest session (`eukhe -c`), or None."""
+        return asyncio.run(sessions.latest_in(str(cwd), DBOS))
+
     async def rows(self) -> list[sessions.Row]:
         return await sessions.rows(DBOS)
 

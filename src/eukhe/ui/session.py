@@ -43,6 +43,8 @@ class Options:
     session: str | None = None
     sandbox: str | None = None
     approval: str | None = None
+    effort: str | None = None  # --effort or /effort, over models.<m>.reasoningEffort
+    latest: bool = False  # -c, --continue: open this folder's latest session
 
 
 @dataclass
@@ -61,6 +63,7 @@ class Session:
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
     known: list[str] = field(default_factory=list)  # the home's sessions, for /session's completion
     reopened: bool = False  # its transcript shown (a session opened again)
+    fresh: str = ""  # -c found no session in this folder: said once it opens
     approvals: Approvals = field(init=False)  # the person who answers its runs' permission asks
 
     def __post_init__(self) -> None:
@@ -87,6 +90,8 @@ class Session:
             self.ready.set()
         assert self.made is not None
         self._say(f"session {self.id} · model {self.made.model} · {self.cwd}")
+        if self.fresh:
+            self._say(self.fresh)
         for line in self.made.notices:  # the folder's keys it does not apply: it is not trusted
             self._say(line)
         for kind, line in self.made.diagnostics():
@@ -107,16 +112,20 @@ class Session:
         o = self.options
         if o.session is not None and not valid_session(o.session):
             raise ValueError(f"session id {o.session!r}: use letters, digits, '-', '_' or '.'")
-        self.id = o.session or self.id or new_session()
         if self.durable is None:  # opened once: a boot again (/model) finds it open
             self.durable = Durable.open(home(), loaded(self.cwd).values, self._show, self.approvals)
+        if o.latest and o.session is None and not self.id:
+            o.session = self.durable.latest_in(self.cwd)
+            if o.session is None:  # said once the session opens
+                self.fresh = "no session has run in this folder yet (-c): this one is new"
+        self.id = o.session or self.id or new_session()
         model, base_url, api = o.model, o.base_url, o.api
         ran = self.durable.last_spec(self.id) if model is None and o.session is not None else None
         if ran is not None:  # a session opened again runs where it ran, unless the flags say otherwise
             model = ran.model
             base_url = base_url if base_url is not None else ran.base_url
             api = api if api is not None else ran.api
-        self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval)
+        self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort)
         self.made.steers = True  # the user may steer its runs
 
     @property

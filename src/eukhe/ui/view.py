@@ -87,7 +87,7 @@ class View:
         if e.type == "tool":
             self.tools[str(e.data.get("id"))] = len(self.tools) + 1
         line = self.line(e)
-        if e.type == "mcp" and line is not None:
+        if e.type in ("mcp", "effort") and line is not None:
             line = None if e.text in self._mcp_said else line
             self._mcp_said.add(e.text)
         if line is not None:
@@ -136,6 +136,10 @@ class View:
             v = used.get(k)
             if isinstance(v, int | float) and not isinstance(v, bool):
                 self.spent[k] = self.spent.get(k, 0) + v
+
+    def spent_line(self) -> str:
+        """The session's tokens and cost so far, for the idle status line ("" before any)."""
+        return used_line({"usage": self.spent})
 
     def usage_lines(self) -> list[str]:
         """`/usage`: the run at work (or the last), the session's sums, the context's fill."""
@@ -213,8 +217,7 @@ class View:
     def status(self) -> str:
         """The run's state, what it waits for now and its exit, and its budgets."""
         if self.run is None:
-            spent = used_line({"usage": self.spent})
-            return f"ready · {spent}" if spent else "ready"
+            return "ready"
         now = self.clock()
         parts = [f"working · run {self.run.rpartition('/')[2].lstrip('0')}"]
         wait = next(reversed(self.waits.values()), None)
