@@ -172,7 +172,10 @@ def run_command(
         printer = _printer(as_json, events)
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
-        prompt = made.expand(prompt)
+        attached = made.attach(made.expand(prompt))  # @path: the file after the prompt
+        for line in attached.said:
+            printer.say(line)
+        prompt = attached.prompt
     except (SettingsError, ModelError, NoModel, SkillError) as e:
         with contextlib.suppress(SettingsError):  # what the folder's settings held back may be why
             notices(loaded(Path.cwd()).notices)

@@ -14,6 +14,7 @@ from typing import Any
 from eukhe.admission import limits_from
 from eukhe.ai.models import resolve
 from eukhe.errors import Code, EukheError
+from eukhe.run.mentions import Attached, attach
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
 from eukhe.settings.load import value
@@ -193,6 +194,10 @@ class Setup:
     def expand(self, prompt: str) -> str:
         """`/name args` through its template; `/skill:name args` with the skill's text."""
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
+
+    def attach(self, prompt: str) -> Attached:
+        """The prompt with the files its `@path` mentions name attached after it."""
+        return attach(prompt, self.cwd)
 
     def spec(self, prompt: str | None) -> RunSpec:
         """One run of the session (`run.workflow.run_workflow_body`)."""

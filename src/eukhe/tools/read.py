@@ -13,7 +13,7 @@ from typing import IO, Any, ClassVar
 from eukhe.tools.base import Context, Limits, Result
 from eukhe.tools.files import SNIFF, amount, binary_message, is_binary, resolve, why
 
-__all__ = ["READ", "Read", "missing_message"]
+__all__ = ["READ", "Read", "missing_message", "read_whole"]
 
 
 def missing_message(shown: str, path: Path) -> str:
@@ -80,6 +80,11 @@ def _read(shown: str, offset: int | None, limit: int | None, cwd: Path, lim: Lim
             )
         f.seek(0)
         return _numbered(shown, f, size, offset or 1, limit, lim)
+
+
+def read_whole(shown: str, cwd: Path, lim: Limits) -> Result:
+    """The file as `read` with no range shows it: numbered, within its bounds, or why not."""
+    return _read(shown, None, None, cwd, lim)
 
 
 def _numbered(shown: str, f: IO[bytes], size: int, start: int, limit: int | None, lim: Limits) -> Result:

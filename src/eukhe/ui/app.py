@@ -43,6 +43,7 @@ from eukhe.settings.permissions import choice
 from eukhe.terminal import neutralized
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.lines import marked, printable
+from eukhe.ui.paths import Files
 from eukhe.ui.session import Options, Session
 from eukhe.ui.trust import ask_once
 from eukhe.ui.view import Line, View
@@ -110,12 +111,23 @@ def parse(argv: Sequence[str]) -> Options | str:
     return o
 
 
+def _completing(buffer: Buffer) -> bool:
+    """Whether to complete as one types: a command, or an `@` mention before the cursor."""
+    word = buffer.document.text_before_cursor.rpartition(" ")[2].rpartition("\n")[2]
+    return buffer.text.startswith("/") or word.startswith("@")
+
+
 class _Complete(Completer):
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
 
     def get_completions(self, document: Document, complete_event: Any) -> Any:
         text = document.text_before_cursor
+        word = text.rpartition(" ")[2].rpartition("\n")[2]
+        if word.startswith("@"):  # a file to attach: the project's paths
+            for path in self.agent.files.complete(word[1:]):
+                yield Completion("@" + path, start_position=-len(word), display=path)
+            return
         if "\n" in text:
             return
         for done, meta in commands.completions(text, self.agent.session, self.agent.session.known):
@@ -127,6 +139,7 @@ class Agent:
         self.view = View()
         self.home = home
         self.session = Session(self.view, options, self._post)
+        self.files = Files(self.session.cwd)  # for `@` completion
         self.session.restore = self._restore
         self.session.approvals.changed = self._asked
         self.reason = Buffer(multiline=False)  # a no's reason, while the ask on screen takes one
@@ -138,7 +151,7 @@ class Agent:
             multiline=True,
             history=history or _history(home),
             completer=_Complete(self),
-            complete_while_typing=Condition(lambda: self.buffer.text.startswith("/")),
+            complete_while_typing=Condition(lambda: _completing(self.buffer)),
         )
         self.app: Application[int] = Application(
             layout=self._layout(),

@@ -252,6 +252,10 @@ class Session:
             except SkillError as e:
                 self._say(str(e))
                 return {"outcome": "failed"}
+            attached = await asyncio.to_thread(self.made.attach, prompt)  # @path: the file after the prompt
+            for line in attached.said:
+                self._say(line)
+            prompt = attached.prompt
         self.opened.process.stop = (loop, asyncio.Event())
         changed = await asyncio.to_thread(self.made.instructions_changed)  # a new run's turn: read again
         if changed is not None:
