@@ -235,6 +235,35 @@ def test_continue_opens_this_folders_latest_session_not_a_newer_one_elsewhere(tm
     assert "a question elsewhere" in server.seen[1].body["messages"][-1]["content"]
 
 
+def test_at_completes_a_file_that_is_attached_and_usage_shows_the_sessions_tokens(tmp_path: Path) -> None:
+    """`@ma` offers src/main.py (not what .gitignore ignores); Tab takes it; the file goes with
+    the prompt; `/usage` then shows the run's and the session's tokens and cost, and the idle
+    status line the session's."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print('hi')\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "main.py").write_text("")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    home = tmp_path / "home"
+    price = {"models": {"vllm/m": {"price": {"input": 1.0, "output": 2.0}}}}
+    with FauxServer(parse([{"text": "It prints hi.", "usage": [1200, 30]}])) as server:
+        faux_home(home, server.url, price)
+        with Term(tmp_path, home) as t:
+            t.ready()
+            t.type("what does @ma")
+            t.until("the completion", lambda s: "src/main.py" in s)
+            assert "build/main.py" not in t.screen()
+            t.keys("Tab")
+            t.until("taken", lambda s: "what does @src/main.py" in s)
+            t.keys("Enter")
+            t.until("answered", lambda s: "✓ answered" in s)
+            t.until("idle", lambda s: "1.2k in · 30 out · $0.0013 · /help" in s)
+            t.send("/usage")
+            t.until("/usage", lambda s: "this session: 1.2k in · 30 out · $0.0013, over 1 run" in s)
+        sent = server.seen[0].body["messages"][-1]["content"]
+    assert sent.startswith("what does @src/main.py") and "<file path=\"src/main.py\">\n1\tprint('hi')" in sent
+
+
 def test_a_closed_terminal_loses_nothing_and_reopening_shows_the_session_as_it_is(tmp_path: Path) -> None:
     slow = {"text": " ".join(f"s{i}" for i in range(60)), "chunks": 60, "delay": 0.2}
     script = [slow, "Finished by the owner."]

@@ -249,8 +249,10 @@ class Agent:
         @kb.add("enter")
         def _(e: KeyPressEvent) -> None:
             if self.buffer.complete_state is not None and self.buffer.complete_state.current_completion:
+                before = self.buffer.text
                 self.buffer.apply_completion(self.buffer.complete_state.current_completion)
-                return
+                if self.buffer.text != before:  # Enter took the completion; one already taken (Tab) sends
+                    return
             self._send(after=False)
 
         @kb.add("escape", "enter")
