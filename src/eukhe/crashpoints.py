@@ -12,7 +12,9 @@ The points:
   recorded;
 - `taken`: a run's take placed messages in the store, and its step is not recorded;
 - `placed`: the take's step is recorded, and the messages it placed are not yet in the
-  run's transcript (the round's message steps).
+  run's transcript (the round's message steps);
+- `checkpointed`: a run's checkpoint of its files is in the shadow repository, and the intent
+  step it was taken in is not recorded.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import signal
 
 VARIABLE = "EUKHE_CRASH_AT"
-POINTS = ("submitted", "taken", "placed")
+POINTS = ("submitted", "taken", "placed", "checkpointed")
 
 
 def reached(point: str) -> None:

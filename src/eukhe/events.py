@@ -52,6 +52,7 @@ TYPES = {
     "notice": "the auxiliary model could not be used (H7.2)",
     "interrupted": "a tool call a crash interrupted (H7.4)",
     "diagnostic": "a skill or prompt template that did not load (H7.3)",
+    "checkpoint": "the run's files could not be recorded before it changed them: why",
     "effort": "the reasoning effort set is not one the model's API takes: it is not sent",
     "sandbox": "the sandbox cannot run here: bash commands and Python cells are refused, and why",
     "mcp": "an MCP server ready, restarting after a death, or failed with its cause; a call's progress",

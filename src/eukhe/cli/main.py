@@ -23,6 +23,7 @@ from eukhe.cli.here import notices, settings_here
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of
+from eukhe.cli.rewind import rewind
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
 from eukhe.ids import new_session, run_id, run_line, valid_session
@@ -302,6 +303,7 @@ def demo(
 app.add_typer(chat_app, name="chat")
 owner_commands.register(app)
 app.command("trust")(trust_command)
+app.command("rewind")(rewind)
 app.add_typer(store_app, name="store")
 app.add_typer(mcp_app, name="mcp")
 

@@ -50,6 +50,7 @@ from eukhe.rules.aux_fallback import Purpose
 from eukhe.rules.permission import Session
 from eukhe.run import notes
 from eukhe.run.auxiliary import AuxiliaryRoute
+from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
 from eukhe.run.kernel import LazyKernel
@@ -86,6 +87,8 @@ class Durable:
         self.in_workflow = in_workflow  # tools that make their own recorded steps (spawn: child workflows)
         self.carries = carries  # step layout 3: messages ride on the next step, not a step each
         self.unlogged: list[Message] = []
+        self.checkpoint: Callable[[], Awaitable[object]] | None = None  # the files, before a call writes
+        self.checkpointed = False  # this process took (or found) the run's checkpoint
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
         if not self.unlogged:
@@ -176,9 +179,26 @@ class Durable:
         async def intent() -> T:
             nonlocal ran
             ran = True
-            return await decide()
+            got = await decide()
+            if not (isinstance(got, dict) and not got.get("runs", True)):  # a call that runs: files first
+                await self._checkpoint()
+            return got
 
         return await self.step("intent", intent), ran
+
+    async def _checkpoint(self) -> None:
+        """The run's checkpoint of its files, inside the intent step of its first call that may
+        write (a replay finds the one taken); one that fails is said, and the run goes on."""
+        if self.checkpoint is None or self.checkpointed:
+            return
+        self.checkpointed = True
+        try:
+            await self.checkpoint()
+            crashpoints.reached("checkpointed")  # in the shadow repository, the intent not yet recorded
+        except (CheckpointError, OSError) as e:
+            self.show(
+                "checkpoint", f"no checkpoint of the files before this run (eukhe rewind cannot undo it): {e}"
+            )
 
     async def _once(
         self, call: ToolCall, ran: bool, work: Callable[[], Awaitable[tuple[str, bool]]]
@@ -387,6 +407,8 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
                 return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
             prompt, placed = placed[-1], placed[:-1]
         fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, carries=spec.steps >= 3)
+        shadow = Shadow(project_of(cwd), home())
+        fx.checkpoint = functools.partial(shadow.take, run_id)
         g = Generation(
             provider,
             route.model,
@@ -419,6 +441,9 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
                 )
         finally:
             here.children.pop(run_id, None)
+            if fx.checkpointed:  # its files at its end: what differs later, a person changed
+                with contextlib.suppress(Exception):
+                    await shadow.record(f"{run_id}.after")
             with contextlib.suppress(Exception):
                 await provider.close()
             with contextlib.suppress(Exception):  # its jobs and their processes end with it

@@ -1,0 +1,133 @@
+"""`eukhe rewind SESSION --to N --files`: the project's files as they were before the session's
+run N began, from the checkpoints its runs took (`run.checkpoint`).
+
+The plan shows first: each file that would change, and each one a person changed by hand since
+the session's last run ended, which is kept unless they say so. `--yes` applies the plan for
+scripts (files changed by hand stay kept); without it, on a terminal a person confirms, and off
+one the plan is only shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from eukhe.cli.echo import echo
+from eukhe.ids import valid_session
+from eukhe.run.checkpoint import Change, CheckpointError, Shadow, project_of
+from eukhe.settings import home
+from eukhe.terminal import for_stream
+
+__all__ = ["rewind"]
+
+RUN = re.compile(r"^(?:(?P<session>.+)/)?(?P<n>\d{1,6})$")
+"""`--to`: a run's number in the session (3), or its full id (SESSION/0003)."""
+
+
+def _run_number(to: str, session: str) -> int:
+    m = RUN.match(to.strip())
+    if m is None or (m["session"] is not None and m["session"] != session) or int(m["n"]) < 1:
+        raise ValueError(f"--to {to!r}: give a run's number in the session (3) or its id ({session}/0003)")
+    return int(m["n"])
+
+
+def _ask(question: str) -> bool:
+    sys.stdout.write(for_stream(f"{question} [y/N] ", sys.stdout))
+    sys.stdout.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+async def _plan(shadow: Shadow, session: str, n: int) -> tuple[str | None, str, list[Change], set[str], str]:
+    """The checkpoint to go back to (None: none from run n on), its name, what differs now, the
+    paths changed by hand since the last run ended, and a line on how those were told."""
+    names = await shadow.names(f"{session}/")
+    runs = [x for x in names if not x.endswith(".after") and int(x.rpartition("/")[2].partition(".")[0]) >= n]
+    if not runs:
+        return None, "", [], set(), ""
+    first = runs[0]
+    commit = await shadow.ref(first)
+    assert commit is not None
+    changes = await shadow.changes(commit)
+    afters = [x for x in names if x.endswith(".after")]
+    if not afters:
+        return (
+            commit,
+            first,
+            changes,
+            set(),
+            "no record of the files at a run's end: changes by hand cannot be told",
+        )
+    last = afters[-1]
+    end = await shadow.ref(last)
+    assert end is not None
+    hand = {c.path for c in await shadow.changes(end)}
+    return commit, first, changes, hand, f"changed by hand since run {last.removesuffix('.after')} ended"
+
+
+def rewind(
+    session: Annotated[str, typer.Argument(help="The session, as `eukhe sessions` lists it.")],
+    to: Annotated[str, typer.Option("--to", help="The run to go back before: its number (3) or id.")],
+    files: Annotated[bool, typer.Option("--files", help="Restore the files (the default).")] = False,
+    conversation: Annotated[
+        bool, typer.Option("--conversation", help="Rewind the conversation (not built yet: refused).")
+    ] = False,
+    both: Annotated[
+        bool, typer.Option("--both", help="The files and the conversation (not built yet).")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Apply the plan without asking (for scripts).")] = False,
+) -> None:
+    """Put the project's files back as they were before a run of the session began. The plan
+    shows first; files you changed by hand since are kept unless you confirm."""
+    if conversation or both:
+        echo("eukhe rewind: only --files is built yet; the conversation part is not", err=True)
+        raise typer.Exit(2)
+    if not valid_session(session):
+        echo(f"eukhe rewind: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
+        raise typer.Exit(2)
+    try:
+        n = _run_number(to, session)
+    except ValueError as e:
+        echo(f"eukhe rewind: {e}", err=True)
+        raise typer.Exit(2) from None
+    shadow = Shadow(project_of(Path.cwd()), home())
+    try:
+        commit, name, changes, hand, how = asyncio.run(_plan(shadow, session, n))
+    except CheckpointError as e:
+        echo(f"eukhe rewind: the checkpoints of {shadow.project} cannot be read: {e}", err=True)
+        raise typer.Exit(1) from None
+    if commit is None:
+        where = f"in {shadow.project}: nothing to rewind"
+        echo(f"no run of session {session} from run {n} on changed files {where}")
+        return
+    if not changes:
+        echo(f"the files of {shadow.project} are as they were before run {name}: nothing to rewind")
+        return
+    echo(f"rewind the files of {shadow.project} to before run {name}:")
+    for c in changes:
+        verb = {"A": "remove", "D": "restore", "M": "restore"}.get(c.status, "restore")
+        mark = "  (changed by hand: kept unless you confirm)" if c.path in hand else ""
+        echo(f"  {verb} {c.path}{mark}")
+    if how and not hand:
+        echo(f"({how})" if how.startswith("no record") else f"(no file was {how})")
+    chosen = [c for c in changes if c.path not in hand]
+    if not yes:
+        if not sys.stdin.isatty():
+            echo("not applied: run it again with --yes, or on a terminal to confirm")
+            return
+        if not _ask(f"restore {len(chosen)} files?"):
+            echo("not applied")
+            return
+        if hand and _ask(f"also overwrite the {len(hand)} files you changed by hand?"):
+            chosen = changes
+    try:
+        asyncio.run(shadow.restore(commit, chosen))
+    except CheckpointError as e:
+        echo(f"eukhe rewind: the files could not be restored: {e}", err=True)
+        raise typer.Exit(1) from None
+    kept = len(changes) - len(chosen)
+    echo(f"restored {len(chosen)} files" + (f"; kept {kept} you changed by hand" if kept else ""))

@@ -1,0 +1,176 @@
+"""Checkpoints of the project's files, and their rewind.
+
+Before the first call of a run that may change files (bash, write, edit, a cell, an MCP tool
+that does not say it only reads), the run records its project's working tree: tracked and
+untracked files, what `.gitignore` ignores left out. The snapshot goes into a shadow git
+repository in the home, one per project (`<home>/checkpoints/<hash of the project's path>`),
+never into the project's own `.git`; it is taken inside the call's durable `intent` step, and a
+run's first snapshot is its checkpoint (a replay after a crash finds it and takes no other).
+When the run ends, its files are recorded again, so a rewind can tell what a person changed
+by hand since.
+
+It is the `git` binary's work, with its own `GIT_DIR`, `GIT_WORK_TREE` and index: faster than
+dulwich on a large tree (its index keeps each file's stat, so a snapshot after one edit hashes
+one file), and already on every machine that has a repository. No configuration of the user's
+or the system's is read (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_NOSYSTEM`): a stranger's repository
+cannot have a filter or a hook of yours run. A folder that holds its own `.git` (a nested
+repository) is not entered.
+
+Every git call has a deadline; a checkpoint that fails or times out never fails the run: it
+is said, and the run goes on without one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from eukhe import waits
+from eukhe.rules.wait import End
+
+__all__ = ["DEADLINE", "Change", "CheckpointError", "Shadow", "project_of"]
+
+DEADLINE = 120.0
+"""Seconds one git call may take before it is killed and the checkpoint said to have failed."""
+
+
+class CheckpointError(Exception):
+    """A git call that failed or timed out: what it was, and why."""
+
+
+def project_of(cwd: Path) -> Path:
+    """The project a run's files belong to: the repository's root (the nearest folder up with a
+    `.git`), else the working directory."""
+    here = Path(os.path.realpath(cwd))
+    for d in (here, *here.parents):
+        if (d / ".git").exists():
+            return d
+    return here
+
+
+@dataclass(frozen=True)
+class Change:
+    """A file that differs between a checkpoint and now: `A` added since, `M` changed, `D` gone."""
+
+    status: str
+    path: str
+
+
+class Shadow:
+    """The shadow repository of one project."""
+
+    def __init__(self, project: Path, home: Path, deadline: float = DEADLINE) -> None:
+        self.project = Path(os.path.realpath(project))
+        key = hashlib.sha256(str(self.project).encode()).hexdigest()[:16]
+        self.git_dir = home / "checkpoints" / key
+        self.deadline = deadline
+
+    def _env(self, index: Path | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_DIR=str(self.git_dir),
+            GIT_WORK_TREE=str(self.project),
+            GIT_INDEX_FILE=str(index or self.git_dir / "index"),
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_AUTHOR_NAME="eukhe",
+            GIT_AUTHOR_EMAIL="eukhe@localhost",
+            GIT_COMMITTER_NAME="eukhe",
+            GIT_COMMITTER_EMAIL="eukhe@localhost",
+        )
+        return env
+
+    async def git(self, *args: str, index: Path | None = None, ok: tuple[int, ...] = (0,)) -> str:
+        """One git call on the shadow repository, within the deadline; its stdout."""
+        proc = await asyncio.create_subprocess_exec(
+            "git", *args,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            cwd=self.project, env=self._env(index), start_new_session=True,
+        )  # fmt: skip
+        clock = waits.LoopClock()
+        raced = await waits.race(proc.communicate(), clock.now() + self.deadline, None, clock, grace=0.0)
+        if raced.end is not End.EVENT or raced.error is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 9)
+            await proc.wait()
+            raise CheckpointError(f"git {args[0]} did not end within {self.deadline:g} s")
+        out, err = raced.result()
+        if proc.returncode not in ok:
+            why = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+            raise CheckpointError(f"git {args[0]} failed: {why[0]}")
+        return out.decode("utf-8", "replace")
+
+    async def _ready(self) -> None:
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            await self.git("init", "--quiet")
+            # the snapshot never runs the project's or the user's hooks and filters
+            await self.git("config", "core.hooksPath", os.devnull)
+
+    async def tree(self, index: Path | None = None) -> str:
+        """The project's files now, as a tree in the shadow repository."""
+        await self._ready()
+        await self.git("add", "--all", "--ignore-errors", "--", ".", index=index, ok=(0, 1))
+        return (await self.git("write-tree", index=index)).strip()
+
+    async def _commit(self, tree: str, label: str) -> str:
+        return (await self.git("commit-tree", tree, "-m", label)).strip()
+
+    async def ref(self, name: str) -> str | None:
+        """The commit a ref names, or None."""
+        await self._ready()
+        got = await self.git("rev-parse", "--verify", "--quiet", f"refs/eukhe/{name}^{{commit}}", ok=(0, 1))
+        return got.strip() or None
+
+    async def take(self, name: str) -> str:
+        """Record the files now under `name`, unless it is recorded already (a run's first
+        snapshot stands); the commit."""
+        have = await self.ref(name)
+        if have is not None:
+            return have
+        commit = await self._commit(await self.tree(), name)
+        # "" as the old value: only when the ref does not exist yet (two takers: the first stands)
+        await self.git("update-ref", f"refs/eukhe/{name}", commit, "", ok=(0, 1, 128))
+        return await self.ref(name) or commit
+
+    async def record(self, name: str) -> str:
+        """Record the files now under `name`, over what it held (a run's files at its end)."""
+        commit = await self._commit(await self.tree(), name)
+        await self.git("update-ref", f"refs/eukhe/{name}", commit)
+        return commit
+
+    async def names(self, prefix: str) -> list[str]:
+        """The recorded names under `prefix`, in order."""
+        await self._ready()
+        out = await self.git("for-each-ref", "--format=%(refname)", f"refs/eukhe/{prefix}")
+        return sorted(line.removeprefix("refs/eukhe/") for line in out.splitlines() if line)
+
+    async def changes(self, commit: str, against: str | None = None) -> list[Change]:
+        """What differs between `commit` and `against` (another commit), or the files now."""
+        if against is None:
+            scratch = self.git_dir / f"index.now.{os.getpid()}"
+            try:
+                with contextlib.suppress(FileNotFoundError):  # the stat cache: only changed files hashed
+                    scratch.write_bytes((self.git_dir / "index").read_bytes())
+                against = await self.tree(index=scratch)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    scratch.unlink()
+        out = await self.git("diff-tree", "-r", "--no-renames", "--name-status", "-z", commit, against)
+        parts = out.split("\0")
+        return [Change(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2) if parts[i]]
+
+    async def restore(self, commit: str, changes: list[Change]) -> None:
+        """Put the files back as `commit` has them: changed and gone ones written, added ones removed."""
+        back = [c.path for c in changes if c.status in ("M", "D", "T")]
+        for i in range(0, len(back), 200):  # a long list in parts: the command line has a bound
+            await self.git("checkout", commit, "--", *back[i : i + 200])
+        for c in changes:
+            if c.status == "A":
+                with contextlib.suppress(FileNotFoundError):
+                    (self.project / c.path).unlink()

@@ -1,0 +1,118 @@
+"""Checkpoints and `eukhe rewind --files`: a run's first call that may write records the
+project's files in a shadow repository in the home; a rewind puts them back (what `write`,
+`edit` and bash changed), names the files a person changed by hand since and keeps them, and
+holds after a crash between the checkpoint and its step."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.run.checkpoint import Shadow, project_of
+from tests.proc import eukhe
+
+SCRIPT = [
+    {"calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "new\n"}}]},
+    {"calls": [{"name": "edit", "arguments": {"path": "d.txt", "old_text": "one", "new_text": "two"}}]},
+    {"calls": [{"name": "bash", "arguments": {"command": "echo made > b.txt && rm c.txt"}}]},
+    "Done.",
+]
+
+
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "proj"
+    p.mkdir()
+    (p / "a.txt").write_text("old\n")
+    (p / "c.txt").write_text("keep\n")
+    (p / "d.txt").write_text("one\n")
+    (p / ".gitignore").write_text("ignored/\n")
+    (p / "ignored").mkdir()
+    (p / "ignored" / "big.bin").write_text("not in a checkpoint\n")
+    return p
+
+
+def run(p: Path, home: Path, url: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return eukhe("run", "--model", "vllm/m", "--base-url", url, "--json", "change things", cwd=p, home=home,
+                 extra=extra or None)  # fmt: skip
+
+
+def session_of(done: subprocess.CompletedProcess[str]) -> str:
+    line = next(x for x in done.stderr.splitlines() if x.startswith("session "))
+    return line.split()[1].rstrip(",")
+
+
+def files(p: Path) -> dict[str, str]:
+    return {str(f.relative_to(p)): f.read_text() for f in sorted(p.rglob("*")) if f.is_file()}
+
+
+def test_a_rewind_puts_back_what_write_edit_and_bash_changed(tmp_path: Path) -> None:
+    p, home = project(tmp_path), tmp_path / "home"
+    before = files(p)
+    with FauxServer(parse(SCRIPT)) as server:
+        done = run(p, home, server.url)
+    assert done.returncode == 0, done.stderr
+    changed = {**before, "a.txt": "new\n", "b.txt": "made\n", "d.txt": "two\n"}
+    del changed["c.txt"]
+    assert files(p) == changed
+    session = session_of(done)
+    plan = eukhe("rewind", session, "--to", "1", cwd=p, home=home)  # stdin is no terminal: the plan only
+    assert plan.returncode == 0, plan.stderr
+    assert plan.stdout.splitlines()[1:5] == [
+        "  restore a.txt",
+        "  remove b.txt",
+        "  restore c.txt",
+        "  restore d.txt",
+    ]
+    assert "not applied: run it again with --yes" in plan.stdout and "c.txt" not in files(p)
+    done = eukhe("rewind", session, "--to", f"{session}/0001", "--yes", cwd=p, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "restored 4 files" in done.stdout
+    assert files(p) == before
+    shadow = Shadow(project_of(p), home)
+    assert shadow.git_dir.is_relative_to(home) and not (p / ".git").exists()  # never the project's own
+
+
+def test_a_file_changed_by_hand_since_is_named_and_kept(tmp_path: Path) -> None:
+    p, home = project(tmp_path), tmp_path / "home"
+    with FauxServer(parse(SCRIPT)) as server:
+        done = run(p, home, server.url)
+    assert done.returncode == 0, done.stderr
+    (p / "a.txt").write_text("my own fix\n")  # by hand, after the run
+    done = eukhe("rewind", session_of(done), "--to", "1", "--yes", cwd=p, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "  restore a.txt  (changed by hand: kept unless you confirm)" in done.stdout
+    assert "restored 3 files; kept 1 you changed by hand" in done.stdout
+    assert (p / "a.txt").read_text() == "my own fix\n" and (p / "c.txt").read_text() == "keep\n"
+
+
+def test_a_crash_between_the_checkpoint_and_its_step_keeps_the_checkpoint_from_before(tmp_path: Path) -> None:
+    p, home = project(tmp_path), tmp_path / "home"
+    before = files(p)
+    marker = tmp_path / "crashed"
+    with FauxServer(parse(SCRIPT)) as server:
+        crashed = run(p, home, server.url, EUKHE_CRASH_AT=f"checkpointed:{marker}")
+        assert crashed.returncode != 0 and marker.exists(), crashed.stderr
+        resumed = eukhe("resume", cwd=p, home=home, extra={"EUKHE_CRASH_AT": f"checkpointed:{marker}"})
+        assert resumed.returncode == 0, resumed.stderr
+    assert (p / "a.txt").read_text() == "new\n" and (p / "b.txt").exists()  # the resumed run did its work
+    done = eukhe("rewind", session_of(crashed), "--to", "1", "--yes", cwd=p, home=home)
+    assert done.returncode == 0, done.stderr
+    assert files(p) == before
+
+
+def test_a_rewind_with_nothing_to_undo_says_so(tmp_path: Path) -> None:
+    p, home = project(tmp_path), tmp_path / "home"
+    with FauxServer(parse(["Only words."])) as server:
+        done = run(p, home, server.url)
+    assert done.returncode == 0, done.stderr
+    said = eukhe("rewind", session_of(done), "--to", "1", cwd=p, home=home)
+    assert said.returncode == 0 and "nothing to rewind" in said.stdout
+    bad = eukhe("rewind", session_of(done), "--to", "x", cwd=p, home=home)
+    assert bad.returncode == 2 and "--to 'x': give a run's number" in bad.stderr
+    both = eukhe("rewind", session_of(done), "--to", "1", "--both", cwd=p, home=home)
+    assert both.returncode == 2 and "only --files is built yet" in both.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["outcome"] == "answered"
+    assert os.path.isdir(p)
