@@ -5,12 +5,16 @@ holds after a crash between the checkpoint and its step."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.run import checkpoint
 from eukhe.run.checkpoint import Shadow, project_of
 from tests.proc import eukhe
 
@@ -116,3 +120,12 @@ def test_a_rewind_with_nothing_to_undo_says_so(tmp_path: Path) -> None:
     assert both.returncode == 2 and "only --files is built yet" in both.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1])["outcome"] == "answered"
     assert os.path.isdir(p)
+
+
+def test_no_checkpoint_of_a_huge_tree_or_a_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = project(tmp_path)  # three files a search sees
+    monkeypatch.setattr(checkpoint, "MAX_FILES", 2)
+    with pytest.raises(checkpoint.CheckpointError, match="holds more than 2 files"):
+        asyncio.run(Shadow(p, tmp_path / "home").take("S/0001"))
+    with pytest.raises(checkpoint.CheckpointError, match="is a home folder or the root"):
+        asyncio.run(Shadow(Path.home(), tmp_path / "home").take("S/0001"))

@@ -31,11 +31,16 @@ from pathlib import Path
 
 from eukhe import waits
 from eukhe.rules.wait import End
+from eukhe.tools.search.walk import Walked, walk
 
 __all__ = ["DEADLINE", "Change", "CheckpointError", "Shadow", "project_of"]
 
 DEADLINE = 120.0
 """Seconds one git call may take before it is killed and the checkpoint said to have failed."""
+
+MAX_FILES = 50_000
+"""Files a project may have (what `.gitignore` leaves, as the search tools count them) for a
+checkpoint: a run started in a home folder or at `/` is not copied whole into the shadow."""
 
 
 class CheckpointError(Exception):
@@ -133,10 +138,20 @@ class Shadow:
         have = await self.ref(name)
         if have is not None:
             return have
+        await asyncio.to_thread(self._bounded)
         commit = await self._commit(await self.tree(), name)
         # "" as the old value: only when the ref does not exist yet (two takers: the first stands)
         await self.git("update-ref", f"refs/eukhe/{name}", commit, "", ok=(0, 1, 128))
         return await self.ref(name) or commit
+
+    def _bounded(self) -> None:
+        if self.project in (Path.home().resolve(), Path("/")):
+            raise CheckpointError(f"{self.project} is a home folder or the root, not a project")
+        walked = Walked()
+        for _ in walk(self.project, walked, MAX_FILES):
+            pass
+        if walked.capped:
+            raise CheckpointError(f"{self.project} holds more than {MAX_FILES:,} files")
 
     async def record(self, name: str) -> str:
         """Record the files now under `name`, over what it held (a run's files at its end)."""
