@@ -42,7 +42,7 @@ def test_a_denied_command_never_runs_and_the_run_says_so_everywhere(tmp_path: Pa
         and denial["cause"] == "a deny rule matches it"
         and denial["rule"] == "Bash(rm *)"
     )
-    assert done.stderr.rstrip().endswith("answered in 2 model calls: 1 tool round, 1 denial")
+    assert done.stderr.rstrip().endswith("answered in 2 model calls: 1 tool round, 1 denial · 20 in · 20 out")
     got = [json.loads(line) for line in events.stdout.splitlines()]
     [seen] = [e for e in got if e["type"] == "denied"]
     assert seen["rule"] == "Bash(rm *)" and seen["text"].startswith(

@@ -51,6 +51,18 @@ def _spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     return spec if spec.patterns else None
 
 
+def _decide(spec: pathspec.GitIgnoreSpec, rel: str) -> bool | None:
+    """The last pattern that matches the path itself: True ignores it, False keeps it, None: none
+    does. As ripgrep reads a pattern, it matches the whole path (a folder's with its `/`), never
+    through a folder above (gitignore's reading has `!keep` match keep/x too; the walk never
+    enters an ignored folder, so the two differ only where a pattern matched a folder above)."""
+    for pattern in reversed(spec.patterns):
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is not None and regex is not None and regex.fullmatch(rel):
+            return bool(pattern.include)
+    return None
+
+
 @dataclass(frozen=True)
 class Level:
     """One folder's ignore files: its path, whether it holds `.git`, and a spec per kind."""
@@ -95,17 +107,10 @@ class Ignores:
             for lv in self.levels:
                 spec = lv.specs[kind]
                 if spec is not None:
-                    rel = path.relative_to(lv.folder).as_posix()
-                    hit = spec.check_file(rel + ("/" if is_dir else ""))
-                    if hit.include is not None and "/" in rel:
-                        # ripgrep matches a pattern against the path itself; gitignore's reading also
-                        # takes what is under a matched folder (`!keep` matches keep/x too): a match
-                        # that the folder above had by the same pattern is not the path's own
-                        up = spec.check_file(rel.rsplit("/", 1)[0] + "/")
-                        if up.include == hit.include and up.index == hit.index:
-                            continue
-                    if hit.include is not None:
-                        return hit.include
+                    rel = path.relative_to(lv.folder).as_posix() + ("/" if is_dir else "")
+                    decided = _decide(spec, rel)
+                    if decided is not None:
+                        return decided
                 if gitignore and lv.git:  # no .gitignore above the repository's root
                     break
         return False
