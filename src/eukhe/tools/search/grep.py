@@ -79,30 +79,27 @@ def _compiles(pattern: str) -> str | None:
 class Grep:
     name = "grep"
     description = (
-        "Search file contents with a regular expression. Returns matching lines as `path:line: text`, "
-        "in path order. Skips hidden files, files .gitignore ignores, and binary files. `path` is a "
-        "folder or a file (default: the working directory); `glob` picks files by a gitignore-style "
-        "pattern such as `*.py` or `src/**/*.ts`; `context` shows lines around each match. The "
-        "pattern is the subset of regex syntax that ripgrep and Python share: no look-around or "
-        "back-references; use (?i) for case-insensitive."
+        "Search file contents with a regular expression: matching lines as `path:line: text`. "
+        "Skips hidden, .gitignore'd and binary files. `glob` picks files (`*.py`, `src/**/*.ts`); "
+        "`context` adds lines around each match. No look-around or back-references; (?i) ignores case."
     )
     schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "The regular expression a line must match."},
-            "path": {"type": "string", "description": "The folder or file to search (default: '.')."},
-            "glob": {"type": "string", "description": "Only files this gitignore-style pattern picks."},
+            "pattern": {"type": "string", "description": "The regular expression."},
+            "path": {"type": "string", "description": "A folder or file (default: '.')."},
+            "glob": {"type": "string", "description": "Only the files this pattern picks."},
             "context": {
                 "type": "integer",
                 "minimum": 0,
                 "maximum": MAX_CONTEXT,
-                "description": "Lines shown before and after each match (default 0).",
+                "description": "Lines around each match (default 0).",
             },
             "limit": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_LIMIT,
-                "description": f"Matching lines shown at most (default {LIMIT}).",
+                "description": f"Lines shown at most (default {LIMIT}).",
             },
         },
         "required": ["pattern"],
