@@ -200,9 +200,16 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def tighten(folder: Path, done: Tightened | None = None) -> Tightened:
+OPAQUE = frozenset({"checkpoints"})
+"""The home's folders that are tightened but not walked: eukhe writes what is in them private
+itself (the shadow repositories' many objects, `run.checkpoint`), and a walk of them at every
+command's start would grow with every checkpoint."""
+
+
+def tighten(folder: Path, done: Tightened | None = None, top: bool = True) -> Tightened:
     """Take the group and other bits from everything under `folder` (symlinks are
-    not followed: what they point at is not the home's); what was changed."""
+    not followed: what they point at is not the home's; an `OPAQUE` folder at the top is
+    tightened, not entered); what was changed."""
     done = Tightened(folder) if done is None else done
     try:
         entries = list(os.scandir(folder))
@@ -225,8 +232,8 @@ def tighten(folder: Path, done: Tightened | None = None) -> Tightened:
         except OSError as e:
             done.failed.append((Path(entry.path), e.strerror or str(e)))
             continue
-        if stat.S_ISDIR(st.st_mode):
-            tighten(Path(entry.path), done)
+        if stat.S_ISDIR(st.st_mode) and not (top and entry.name in OPAQUE):
+            tighten(Path(entry.path), done, top=False)
     return done
 
 

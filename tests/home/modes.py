@@ -23,11 +23,14 @@ def open_to_others(folder: Path) -> dict[str, str]:
 
 
 def loose(folder: Path) -> dict[str, str]:
-    """What in `folder` is not exactly private: folders not 0700, files (and sockets) not 0600."""
+    """What in `folder` is not exactly private: folders not 0700, files (and sockets) not 0600;
+    a checkpoint's git object may be 0400 (git makes its objects read-only: private still)."""
     found = {}
     for name, mode in modes(folder).items():
         p = folder / name
-        want = 0o700 if p.is_dir() and not p.is_symlink() else 0o600
-        if int(mode, 8) != want:
+        want = {0o700} if p.is_dir() and not p.is_symlink() else {0o600}
+        if name.startswith("checkpoints/") and "/objects/" in name and p.is_file():
+            want = {0o400}
+        if int(mode, 8) not in want:
             found[name] = mode
     return found

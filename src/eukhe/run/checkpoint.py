@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eukhe import waits
+from eukhe.errors import Code, EukheError
 from eukhe.rules.wait import End
 from eukhe.tools.search.walk import Walked, walk
 
@@ -43,8 +44,10 @@ MAX_FILES = 50_000
 checkpoint: a run started in a home folder or at `/` is not copied whole into the shadow."""
 
 
-class CheckpointError(Exception):
+class CheckpointError(EukheError):
     """A git call that failed or timed out: what it was, and why."""
+
+    code = Code.TOOL
 
 
 def project_of(cwd: Path) -> Path:
@@ -90,12 +93,15 @@ class Shadow:
         )
         return env
 
-    async def git(self, *args: str, index: Path | None = None, ok: tuple[int, ...] = (0,)) -> str:
-        """One git call on the shadow repository, within the deadline; its stdout."""
+    async def git(
+        self, *args: str, index: Path | None = None, ok: tuple[int, ...] = (0,), private: bool = True
+    ) -> str:
+        """One git call on the shadow repository, within the deadline; its stdout. `private`: what
+        it writes is the home's, 0600 and 0700 (a checkout writes the project's files as yours)."""
         proc = await asyncio.create_subprocess_exec(
             "git", *args,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            cwd=self.project, env=self._env(index), start_new_session=True,
+            cwd=self.project, env=self._env(index), start_new_session=True, umask=0o077 if private else -1,
         )  # fmt: skip
         clock = waits.LoopClock()
         raced = await waits.race(proc.communicate(), clock.now() + self.deadline, None, clock, grace=0.0)
@@ -112,8 +118,9 @@ class Shadow:
 
     async def _ready(self) -> None:
         if not (self.git_dir / "HEAD").exists():
-            self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            await self.git("init", "--quiet")
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the home's: private
+            self.git_dir.mkdir(exist_ok=True, mode=0o700)
+            await self.git("init", "--quiet", "--template=")  # no sample hooks: nothing executable
             # the snapshot never runs the project's or the user's hooks and filters
             await self.git("config", "core.hooksPath", os.devnull)
 
@@ -184,7 +191,9 @@ class Shadow:
         """Put the files back as `commit` has them: changed and gone ones written, added ones removed."""
         back = [c.path for c in changes if c.status in ("M", "D", "T")]
         for i in range(0, len(back), 200):  # a long list in parts: the command line has a bound
-            await self.git("checkout", commit, "--", *back[i : i + 200])
+            await self.git("checkout", commit, "--", *back[i : i + 200], private=False)
+        with contextlib.suppress(FileNotFoundError):  # the checkout wrote the shadow's index as well
+            os.chmod(self.git_dir / "index", 0o600)
         for c in changes:
             if c.status == "A":
                 with contextlib.suppress(FileNotFoundError):
