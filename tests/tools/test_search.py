@@ -8,6 +8,7 @@ import asyncio
 import os
 import random
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -269,8 +270,19 @@ def test_a_search_stops_at_its_deadline_and_at_the_runs_abort_saying_so(tmp_path
     assert r.is_error and "aborted" in r.content  # `call` refuses before it starts
 
     async def abort_midway(engine: str) -> Result:
+        """The abort comes as the first file is read: the walk's thread waits a little there,
+        ripgrep's reader yields at each line, so the abort ends the search before its end."""
         c = context(tmp_path)
-        asyncio.get_running_loop().call_soon(c.cancel.set)
+        loop = asyncio.get_running_loop()
+
+        def first(path: Path) -> bool:
+            if not c.cancel.is_set():
+                loop.call_soon_threadsafe(c.cancel.set)
+                if engine == "python":  # in the walk's thread: the race sees the abort meanwhile
+                    time.sleep(0.5)
+            return True
+
+        c.readable = first
         return await Grep(engine).run({"pattern": "needle"}, c)
 
     for engine in ["python", *(["rg"] if RG else [])]:

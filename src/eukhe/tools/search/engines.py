@@ -204,6 +204,7 @@ async def _rg(argv: list[str], each: Callable[[bytes], bool], found: Found) -> N
                 continue
             if not line or not each(line):
                 break
+            await asyncio.sleep(0)  # buffered output reads without a pause: let an abort be seen
     finally:
         if proc.returncode is None:  # os.kill, not proc.kill: that one reaps a child asyncio still waits for
             with contextlib.suppress(ProcessLookupError):
