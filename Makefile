@@ -83,14 +83,15 @@ pytest: venv llama mcpservers chromium tmux bubblewrap ripgrep
 laws: venv
 	$(BIN)/eukhe laws
 
-# `eukhe laws` and `mypy --strict` on the whole package run beside pytest at a lower
+# `eukhe laws` and `mypy --strict` on the whole package run beside pytest at the lowest
 # priority: pytest leaves most of a core idle (its tests wait on processes and servers),
-# and the provers and the type checker take it; their output is printed once all are
-# done, and any failing fails the target.
+# and the laws' walkers (two: --jobs 2), the provers and the type checker take it, without
+# starving the tests that time a stream (at nice 10, four such processes made a 1 s idle
+# deadline miss); their output is printed once all are done, and any failing fails the target.
 test: venv llama mcpservers chromium tmux bubblewrap ripgrep
 	$(MAKE) --no-print-directory lint
-	@nice -n 10 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
-	nice -n 10 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
+	@nice -n 19 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
+	nice -n 19 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
 	$(MAKE) --no-print-directory pytest; tests=$$?; \
 	wait $$laws; proofs=$$?; wait $$types; typed=$$?; \
 	cat .types.log .laws.log; rm -f .types.log .laws.log; \
