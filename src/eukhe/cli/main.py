@@ -173,7 +173,7 @@ def run_command(
         printer = _printer(as_json, events)
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
-        attached = made.attach(made.expand(prompt))  # @path: the file after the prompt
+        attached = made.attach(made.expand(prompt), prompt)  # @path: the file after the prompt
         for line in attached.said:
             printer.say(line)
         prompt = attached.prompt

@@ -47,9 +47,14 @@ def mentioned(prompt: str, cwd: Path) -> list[str]:
     return out
 
 
-def attach(prompt: str, cwd: Path, limits: Limits | None = None) -> Attached:
-    """The prompt with each mentioned file after it, in a `<file path=...>` block."""
+def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | None = None) -> Attached:
+    """The prompt with each mentioned file after it, in a `<file path=...>` block. `typed`: what
+    the person typed, when a template or skill expanded it: only its mentions attach (a
+    stranger's template must not send `@~/.ssh/id_rsa` to the model)."""
     names = mentioned(prompt, cwd)
+    if typed is not None:
+        own = mentioned(typed, cwd)
+        names = [n for n in names if n in own]
     if not names:
         return Attached(prompt)
     lim = limits or Limits()

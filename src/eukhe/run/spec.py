@@ -195,9 +195,10 @@ class Setup:
         """`/name args` through its template; `/skill:name args` with the skill's text."""
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
 
-    def attach(self, prompt: str) -> Attached:
-        """The prompt with the files its `@path` mentions name attached after it."""
-        return attach(prompt, self.cwd)
+    def attach(self, prompt: str, typed: str) -> Attached:
+        """The expanded prompt with the files that the person's own `@path` mentions (in
+        `typed`, not in a template's text) name attached after it."""
+        return attach(prompt, self.cwd, typed=typed)
 
     def spec(self, prompt: str | None) -> RunSpec:
         """One run of the session (`run.workflow.run_workflow_body`)."""

@@ -247,12 +247,13 @@ class Session:
         assert self.made is not None
         loop = asyncio.get_running_loop()
         if prompt is not None:
+            typed = prompt
             try:
                 prompt = self.made.expand(prompt)
             except SkillError as e:
                 self._say(str(e))
                 return {"outcome": "failed"}
-            attached = await asyncio.to_thread(self.made.attach, prompt)  # @path: the file after the prompt
+            attached = await asyncio.to_thread(self.made.attach, prompt, typed)  # @path: the file after it
             for line in attached.said:
                 self._say(line)
             prompt = attached.prompt
