@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from eukhe.laws import wait
+from eukhe.laws import lease, wait
 from eukhe.laws.engine import Law, Mutant
 from eukhe.rules.wait import End, Tick
 
@@ -33,4 +33,19 @@ SURVIVOR = dataclasses.replace(
     wait.AREA,
     mutants=(*wait.AREA.mutants, Mutant("the model itself", "H6.1", wait.MODEL)),
     where="eukhe.laws.wait:AREA",
+)
+
+
+def _fewer_than_40_inputs(m: object, cfg: object, g: int, s: object, x: object, t: object) -> bool:
+    """False on purpose, but only 40 inputs deep: far past any exhaustive walk."""
+    return g < 40
+
+
+DEEP_LAW = dataclasses.replace(
+    lease.AREA,
+    laws=(Law("lease_shallow", "H7.1", "false past 40 inputs", history=_fewer_than_40_inputs, prove=False),),
+    mutants=(),
+    ghost_start=lambda cfg: 0,
+    ghost_next=lambda m, cfg, g, s, x, t: g + 1,
+    where="tests.laws.broken:DEEP_LAW",
 )

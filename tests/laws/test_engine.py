@@ -194,6 +194,15 @@ def test_a_false_law_fails_exhaustively_and_sampled_with_its_counterexample(
     assert "sampled: " in out
 
 
+def test_the_samples_walk_histories_far_longer_than_the_exhaustive_walk() -> None:
+    """A law false only 40 inputs deep, past any exhaustive walk: the samples find it (each
+    history walks the area's whole sample length; Hypothesis' lists of picks were short)."""
+    area = broken.DEEP_LAW
+    assert engine.check_exhaustive(area, area.model, None) == {}
+    why = engine.check_sampled(area, area.model, area.laws[0], 30)
+    assert why is not None and "ghost 40" in why, why
+
+
 def test_the_prover_refutes_a_false_law() -> None:
     verdicts = {"wait_never_fires": engine.Verdict("wait_never_fires", "H6.1")}
     engine.collect(engine.prove(broken.FALSE_LAW, verdicts, timeout=60), verdicts)
