@@ -23,6 +23,7 @@ import httpx2
 
 from eukhe.ai import errors
 from eukhe.ai.effort import ANSWER_ROOM, thinking_budget
+from eukhe.ai.image import base64_of
 from eukhe.ai.openai_chat import parse_arguments
 from eukhe.ai.reply import (
     CallDelta,
@@ -287,13 +288,19 @@ def messages(request: Request) -> list[dict[str, Any]]:
             else:
                 out.append({"role": "user", "content": [result], "_results": True})
         else:
-            out.append(_message(m))
+            out.append(_message(m, request))
     for turn in out:
         turn.pop("_results", None)
     return out
 
 
-def _message(m: Message) -> dict[str, Any]:
+def _message(m: Message, request: Request) -> dict[str, Any]:
+    if m.images:  # each image as a base64 block, then the text (the order Anthropic advises)
+        blocks: list[dict[str, Any]] = []
+        for i in m.images:
+            source = {"type": "base64", "media_type": i.media_type, "data": base64_of(request.image_bytes(i))}
+            blocks.append({"type": "image", "source": source})
+        return {"role": m.role, "content": [*blocks, {"type": "text", "text": m.content}]}
     if m.role == "assistant" and m.calls:
         content: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
         content.extend(

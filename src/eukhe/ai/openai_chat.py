@@ -18,6 +18,7 @@ from typing import Any
 import openai
 
 from eukhe.ai import errors
+from eukhe.ai.image import data_url
 from eukhe.ai.reply import (
     CallDelta,
     Done,
@@ -145,11 +146,11 @@ def _usage(u: Any) -> Usage:
 def messages(request: Request) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
     for m in request.messages:
-        out.append(_message(m))
+        out.append(_message(m, request))
     return out
 
 
-def _message(m: Message) -> dict[str, Any]:
+def _message(m: Message, request: Request) -> dict[str, Any]:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.call_id or "", "content": m.content}
     if m.role == "assistant" and m.calls:
@@ -161,6 +162,12 @@ def _message(m: Message) -> dict[str, Any]:
                 for c in m.calls
             ],
         }
+    if m.images:  # the text, then each image inline as a data URL
+        parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}]
+        parts += [
+            {"type": "image_url", "image_url": {"url": data_url(i, request.image_bytes(i))}} for i in m.images
+        ]
+        return {"role": m.role, "content": parts}
     return {"role": m.role, "content": m.content}
 
 

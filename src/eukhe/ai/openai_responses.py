@@ -24,6 +24,7 @@ from typing import Any
 import openai
 
 from eukhe.ai import errors
+from eukhe.ai.image import data_url
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.openai_chat import parse_arguments, stream_failure
 from eukhe.ai.reply import (
@@ -75,11 +76,11 @@ def inputs(request: Request) -> list[dict[str, Any]]:
     """The context as Responses input items (the system prompt goes to `instructions`)."""
     out: list[dict[str, Any]] = []
     for m in request.messages:
-        out.extend(_items(m))
+        out.extend(_items(m, request))
     return out
 
 
-def _items(m: Message) -> list[dict[str, Any]]:
+def _items(m: Message, request: Request) -> list[dict[str, Any]]:
     if m.role == "tool":
         return [{"type": "function_call_output", "call_id": m.call_id or "", "output": m.content}]
     if m.role == "assistant":
@@ -89,6 +90,10 @@ def _items(m: Message) -> list[dict[str, Any]]:
             for c in m.calls
         )
         return out or [{"role": "assistant", "content": ""}]
+    if m.images:
+        parts: list[dict[str, Any]] = [{"type": "input_text", "text": m.content}]
+        parts += [{"type": "input_image", "image_url": data_url(i, request.image_bytes(i))} for i in m.images]
+        return [{"role": m.role, "content": parts}]
     return [{"role": m.role, "content": m.content}]
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
 from eukhe.ai.request import Message
 from eukhe.cli import halves
@@ -147,6 +148,15 @@ def run_command(
             "(over models.<m>.reasoningEffort).",
         ),
     ] = None,
+    image: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--image",
+            help="Attach an image (PNG, JPEG, GIF or WebP) to the prompt; repeatable. OpenAI's and "
+            "Anthropic's "
+            'models take images, others when models.<m>.input is ["text", "image"].',
+        ),
+    ] = None,
 ) -> None:
     """Run one turn against a model, with the built-in tools, until it ends. The run is
     durable: if the process dies, the next `eukhe run` or `eukhe resume` finishes it."""
@@ -173,11 +183,11 @@ def run_command(
         printer = _printer(as_json, events)
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
-        attached = made.attach(made.expand(prompt), prompt)  # @path: the file after the prompt
+        attached = made.attach(made.expand(prompt), prompt, image or ())  # @path: the file after the prompt
         for line in attached.said:
             printer.say(line)
         prompt = attached.prompt
-    except (SettingsError, ModelError, NoModel, SkillError) as e:
+    except (SettingsError, ModelError, NoModel, SkillError, ImageError) as e:
         with contextlib.suppress(SettingsError):  # what the folder's settings held back may be why
             notices(loaded(Path.cwd()).notices)
         echo(f"eukhe run: {e}", err=True)
@@ -186,7 +196,7 @@ def run_command(
     if max_tool_rounds is not None:
         made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
     made.deferred, made.poll_seconds = deferred, poll_interval
-    spec = made.spec(prompt)
+    spec = made.spec(prompt, attached)
     settings = made.settings
     announced = None
     if session is None:  # a new session's first run: its line before the store loads (half a second)

@@ -25,6 +25,7 @@ from eukhe.memory.compactor import asker
 from eukhe.memory.tables import ChatStore
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.permit import Asker
+from eukhe.store.images import Images
 from eukhe.store.reports import Reports
 
 Show = Callable[..., None]
@@ -66,6 +67,7 @@ class Live:
     ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
     children: dict[str, Ledger] = field(default_factory=dict)  # child run -> its ledger, while it runs here
     inbox: Reports | None = None  # the parents' inbox of child reports, made on first use
+    pictures: Images | None = None  # the attached images' table, made on first use
     # run -> its MCP servers (`eukhe.mcp.servers.Servers`), while it runs here: its subagents share them
     mcp: dict[str, Any] = field(default_factory=dict)
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
@@ -79,6 +81,14 @@ class Live:
                 raise RuntimeError("this process has no store for the reports of subagents")
             self.inbox = Reports(self.chat_url)
         return self.inbox
+
+    def images(self) -> Images:
+        """The table of the images prompts attach, in the runs' store."""
+        if self.pictures is None:
+            if self.chat_url is None:
+                raise RuntimeError("this process has no store for attached images")
+            self.pictures = Images(self.chat_url)
+        return self.pictures
 
     def memory(self, compactor: Callable[[], Any], budget: int) -> Memory | None:
         """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process

@@ -90,6 +90,8 @@ async def start(spec: RunSpec, session: str) -> str:
             f"session {session} has run {w.workflow_id} in flight (process {w.executor_id}); "
             "wait for it to end, or run `eukhe resume` if that process is gone"
         )
+    for image in spec.images:  # kept once in the store's image table; the run reads them there
+        await asyncio.to_thread(process().images().keep, image, spec.image_data[image.sha256])
     rid = run_id(session, len(runs) + 1)
     # two processes may count the same next id: DBOS then hands the second the run the first
     # started, so each start carries a claim of its own and checks the run under the id is its

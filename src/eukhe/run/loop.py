@@ -27,6 +27,7 @@ from typing import Any, TypeVar, cast
 from eukhe import waits
 from eukhe.admission import AdmissionError, Queued, Registry, run_in_slot
 from eukhe.ai.guard import guard
+from eukhe.ai.image import Image
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.jobs import deadline as ai_deadline
 from eukhe.ai.provider import Deferred, Provider
@@ -196,6 +197,9 @@ class Generation:
     # event before it is stored, shown or sent
     redact: Redaction = field(default_factory=Redaction)
     permit: Permitter | None = None  # None: every call runs (in memory, tests); a run's: its gate
+    # the bytes of the images the prompt attaches (`Message.images`), by SHA-256: read from the
+    # store's image table, they ride on each request, never on a recorded step
+    image_data: Mapping[str, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         shown = self.show  # every event the run shows goes through here, its text redacted
@@ -208,23 +212,33 @@ class Generation:
         return self.effects
 
     async def run(
-        self, prompt: str, context: Sequence[Message] = (), earlier: Sequence[Message] = ()
+        self,
+        prompt: str,
+        context: Sequence[Message] = (),
+        earlier: Sequence[Message] = (),
+        images: Sequence[Image] = (),
     ) -> RunOutcome:
         """A run of `prompt` after `context` (new messages, logged with it: the reports
-        placed at its start) and `earlier` (its conversation so far, logged before)."""
+        placed at its start) and `earlier` (its conversation so far, logged before);
+        `images`: the prompt's attached images (their bytes in `image_data`)."""
         stop = asyncio.ensure_future(self.cancel.wait())
         try:
-            return await self._run(prompt, context, earlier, stop)
+            return await self._run(prompt, context, earlier, stop, tuple(images))
         finally:
             stop.cancel()
 
     async def _run(
-        self, prompt: str, context: Sequence[Message], earlier: Sequence[Message], stop: asyncio.Future[Any]
+        self,
+        prompt: str,
+        context: Sequence[Message],
+        earlier: Sequence[Message],
+        stop: asyncio.Future[Any],
+        images: tuple[Image, ...],
     ) -> RunOutcome:
         s = self.settings
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
         cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
-        new = [*context, Message("user", prompt)]
+        new = [*context, Message("user", prompt, images=images)]
         ctx: list[Message] = [*earlier, *new]
         t = _Turn(
             cfg,
@@ -496,6 +510,7 @@ class Generation:
             system=t.system,
             max_tokens=self.settings.max_output_tokens or None,
             effort=self.settings.reasoning_effort,
+            image_data=self.image_data,
         )
 
     def _past_threshold(self, request: Request) -> bool:

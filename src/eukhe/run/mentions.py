@@ -2,19 +2,25 @@
 so the model has it without a call. A mention that names no file (an address, a decorator, a
 handle) is left as it is; one that names a file that cannot be attached (binary, too large, a
 folder) is attached as why not, so the model and the person both see it.
+
+An image (`@shot.png`, or a pasted path to one: `run.images`) is attached as an image, its mark
+`[image: name, WxH]` after the prompt; one that cannot be is said, and left out.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from eukhe.ai.image import Image, ImageError
+from eukhe.run.images import is_image_path, pasted, read_image
 from eukhe.tools.base import Limits
 from eukhe.tools.files import resolve
 from eukhe.tools.read import read_whole
 
-__all__ = ["MAX_MENTIONS", "Attached", "attach", "mentioned"]
+__all__ = ["MAX_MENTIONS", "Attached", "attach", "mentioned", "with_images"]
 
 MENTION = re.compile(r"(?<![\w@/])@([^\s@]+)")
 """`@` at a word's start, then a path: no space (a word before the `@` makes it an address)."""
@@ -28,10 +34,13 @@ TRAILING = ".,;:!?)]}'\""
 
 @dataclass(frozen=True)
 class Attached:
-    """The prompt with its files after it, and one line a file for the person."""
+    """The prompt with its files after it, and one line a file for the person; the images it
+    attaches, with their bytes by SHA-256."""
 
     prompt: str
     said: tuple[str, ...] = ()
+    images: tuple[Image, ...] = ()
+    image_data: Mapping[str, bytes] = field(default_factory=dict)
 
 
 def mentioned(prompt: str, cwd: Path) -> list[str]:
@@ -55,11 +64,25 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
     if typed is not None:
         own = mentioned(typed, cwd)
         names = [n for n in names if n in own]
+    names += [p for p in pasted(prompt if typed is None else typed, cwd) if p not in names]
     if not names:
         return Attached(prompt)
     lim = limits or Limits()
-    blocks, said = [], []
+    blocks: list[str] = []
+    said: list[str] = []
+    images: list[Image] = []
+    data: dict[str, bytes] = {}
     for shown in names[:MAX_MENTIONS]:
+        if is_image_path(shown):
+            try:
+                image, data[shown] = read_image(shown, cwd)
+            except ImageError as e:
+                said.append(f"not attached: {e}")
+                continue
+            images.append(image)
+            blocks.append(image.shown)
+            said.append(f"{shown} attached (an image, {image.width}x{image.height})")
+            continue
         got = read_whole(shown, cwd, lim)
         if got.is_error:
             blocks.append(f'<file path="{shown}" attached="no">{got.content}</file>')
@@ -70,4 +93,20 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
     if len(names) > MAX_MENTIONS:
         rest = ", ".join(names[MAX_MENTIONS:])
         said.append(f"only {MAX_MENTIONS} files are attached to one prompt; not attached: {rest}")
-    return Attached(prompt + "\n\n" + "\n\n".join(blocks), tuple(said))
+    by_sha = {i.sha256: data[i.name] for i in images}
+    text = prompt + "\n\n" + "\n\n".join(blocks) if blocks else prompt
+    return Attached(text, tuple(said), tuple(images), by_sha)
+
+
+def with_images(a: Attached, paths: list[str], cwd: Path) -> Attached:
+    """`a` with the images `eukhe run --image` names: one that cannot be read is an ImageError
+    (the person asked for it by a flag, so the run does not start without it)."""
+    images, data, marks = list(a.images), dict(a.image_data), []
+    for shown in paths:
+        image, got = read_image(shown, cwd)
+        if image.sha256 not in data:
+            images.append(image)
+            marks.append(image.shown)
+        data[image.sha256] = got
+    prompt = a.prompt + "\n\n" + "\n".join(marks) if marks else a.prompt
+    return Attached(prompt, a.said, tuple(images), data)

@@ -6,15 +6,16 @@ interactive agent many."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eukhe.admission import limits_from
-from eukhe.ai.models import resolve
+from eukhe.ai.image import Image, ImageError, refusal, takes_images
+from eukhe.ai.models import parse_name, resolve
 from eukhe.errors import Code, EukheError
-from eukhe.run.mentions import Attached, attach
+from eukhe.run.mentions import Attached, attach, with_images
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
 from eukhe.settings.load import value
@@ -81,6 +82,10 @@ class RunSpec:
     session: str | None = None  # None: its run's id
     child: Parent | None = None  # a subagent's run
     claim: str | None = None  # its start's own mark (`run.driver.start`)
+    images: tuple[Image, ...] = ()  # the prompt's attached images, by reference
+    # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
+    # workflow's input (`json` leaves them out), so a store holds each image once
+    image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -105,6 +110,12 @@ class RunSpec:
             out["child"] = self.child.json()
         if self.claim is not None:
             out["claim"] = self.claim
+        if self.images:
+            out["images"] = [
+                {"sha256": i.sha256, "mediaType": i.media_type, "width": i.width, "height": i.height}
+                | {"name": i.name}
+                for i in self.images
+            ]
         return out
 
     @classmethod
@@ -128,6 +139,10 @@ class RunSpec:
             session=None if spec.get("session") is None else str(spec["session"]),
             child=Parent(str(child["parent"]), str(child["session"]), int(child["depth"])) if child else None,
             claim=spec.get("claim"),
+            images=tuple(
+                Image(str(i["sha256"]), str(i["mediaType"]), int(i["width"]), int(i["height"]), i["name"])
+                for i in spec.get("images") or ()
+            ),
         )
 
     def run_settings(self) -> Settings:
@@ -195,14 +210,23 @@ class Setup:
         """`/name args` through its template; `/skill:name args` with the skill's text."""
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
 
-    def attach(self, prompt: str, typed: str) -> Attached:
+    def attach(self, prompt: str, typed: str, images: Sequence[str] = ()) -> Attached:
         """The expanded prompt with the files that the person's own `@path` mentions (in
-        `typed`, not in a template's text) name attached after it."""
-        return attach(prompt, self.cwd, typed=typed)
+        `typed`, not in a template's text) name attached after it, and the images they name
+        (`images`: `eukhe run --image`). Images for a model that takes none are an ImageError,
+        before any request."""
+        got = with_images(attach(prompt, self.cwd, typed=typed), list(images), self.cwd)
+        provider, model = parse_name(self.model)
+        if got.images and not takes_images(provider, model, self.settings):
+            raise ImageError(refusal(provider, model))
+        return got
 
-    def spec(self, prompt: str | None) -> RunSpec:
-        """One run of the session (`run.workflow.run_workflow_body`)."""
+    def spec(self, prompt: str | None, attached: Attached | None = None) -> RunSpec:
+        """One run of the session (`run.workflow.run_workflow_body`); `attached`: the images
+        its prompt attaches."""
         return RunSpec(
+            images=attached.images if attached else (),
+            image_data=attached.image_data if attached else {},
             model=self.model,
             cwd=str(self.cwd),
             prompt=prompt,

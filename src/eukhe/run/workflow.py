@@ -430,11 +430,13 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             inbox=delivery.round_end,
             redact=kept.redact,
             permit=gate.permit if spec.steps >= 2 else None,  # a 0.1 run replays as it ran
+            # by SHA-256, so what a replay reads is what the run first read
+            image_data=await asyncio.to_thread(here.images().read, spec.images) if spec.images else {},
         )
         if parent:
             here.children[run_id] = ledger  # its parent's polls read its token here
         try:
-            out = await g.run(str(prompt), [Message("user", text) for text in placed])
+            out = await g.run(str(prompt), [Message("user", text) for text in placed], images=spec.images)
             if parent and children.spawned:  # a child ends once its own children have reported
                 out = await delivery.until_reported(
                     g.run, out, functools.partial(_working, children), DBOS.sleep_async, cancel

@@ -95,7 +95,7 @@ KEYS: tuple[Key, ...] = (
         "models",
         "object",
         {},
-        "models by provider/model name, with contextWindow, maxOutputTokens, price and reasoningEffort",
+        "models by provider/model name: contextWindow, maxOutputTokens, price, reasoningEffort, input",
     ),
     Key("skills", "paths", [], "skill files or folders, besides <home>/skills and .eukhe/skills"),
     Key("prompts", "paths", [], "prompt templates or folders, besides <home>/prompts and .eukhe/prompts"),
@@ -163,6 +163,7 @@ WANT = {
     "rules": 'a list of rules such as "Bash(npm test)", "Read(//etc/**)" or "WebFetch"',
     "deadline": "a whole number of milliseconds >= 1 (every ask has a deadline)",
     "price": 'an object of dollars per million tokens, {"input": N, "output": N} and "cached": N if known',
+    "inputs": 'a list of what the model takes: ["text"] or ["text", "image"]',
 }
 """How each kind is named in an error."""
 
@@ -187,6 +188,8 @@ def fits(kind: str, v: Any) -> bool:
         return isinstance(v, list) and all(isinstance(x, str) for x in v)
     if kind == "deadline":
         return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+    if kind == "inputs":
+        return isinstance(v, list) and bool(v) and all(x in ("text", "image") for x in v)
     if kind == "price":
         return (
             isinstance(v, Mapping)

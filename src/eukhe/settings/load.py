@@ -125,6 +125,7 @@ MODEL_FIELDS = {
     "maxOutputTokens": "whole",
     "price": "price",
     "reasoningEffort": "text",
+    "input": "inputs",
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from dbos import Serializer
 
+from eukhe.ai.image import Image
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, Thinking, ToolCall, Usage
 from eukhe.ai.request import Message, Request, Tool
@@ -44,6 +45,7 @@ TYPES: dict[str, type] = {
         ToolCall,
         Usage,
         Message,
+        Image,
         Request,
         Tool,
         Carried,
@@ -89,7 +91,9 @@ def encode(v: Any) -> Any:
     if isinstance(v, Enum) and TYPES.get(type(v).__name__) is type(v):
         return {TAG: "enum", "type": type(v).__name__, "v": v.value}
     if dataclasses.is_dataclass(v) and not isinstance(v, type) and TYPES.get(type(v).__name__) is type(v):
-        fields = {f.name: encode(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        # a field marked not stored (a request's image bytes: the image table has them) is left out
+        kept = [f for f in dataclasses.fields(v) if f.metadata.get("stored", True)]
+        fields = {f.name: encode(getattr(v, f.name)) for f in kept}
         return {TAG: "data", "type": type(v).__name__, "v": fields}
     if isinstance(v, BaseException):
         kind = v.kind if isinstance(v, StoredError) else type(v).__name__

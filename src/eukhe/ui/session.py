@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eukhe.ai.image import ImageError
 from eukhe.events import Event, event, of_session, outcome_text
 from eukhe.ids import new_session, valid_session
 from eukhe.leaving import leave
+from eukhe.run.mentions import Attached
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
@@ -246,14 +248,15 @@ class Session:
     async def _run(self, prompt: str | None, follow: str | None = None) -> dict[str, Any]:
         assert self.made is not None
         loop = asyncio.get_running_loop()
+        attached: Attached | None = None
         if prompt is not None:
             typed = prompt
             try:
                 prompt = self.made.expand(prompt)
-            except SkillError as e:
+                attached = await asyncio.to_thread(self.made.attach, prompt, typed)  # @path, images
+            except (SkillError, ImageError) as e:
                 self._say(str(e))
                 return {"outcome": "failed"}
-            attached = await asyncio.to_thread(self.made.attach, prompt, typed)  # @path: the file after it
             for line in attached.said:
                 self._say(line)
             prompt = attached.prompt
@@ -261,7 +264,7 @@ class Session:
         changed = await asyncio.to_thread(self.made.instructions_changed)  # a new run's turn: read again
         if changed is not None:
             self._say(changed)
-        rid = follow or await self.opened.start(self.made.spec(prompt), self.id)
+        rid = follow or await self.opened.start(self.made.spec(prompt, attached), self.id)
         self.view.started(rid, prompt)
         try:
             out = await self.opened.result(rid)
