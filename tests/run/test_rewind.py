@@ -117,7 +117,8 @@ def test_a_rewind_with_nothing_to_undo_says_so(tmp_path: Path) -> None:
     bad = eukhe("rewind", session_of(done), "--to", "x", cwd=p, home=home)
     assert bad.returncode == 2 and "--to 'x': give a run's number" in bad.stderr
     both = eukhe("rewind", session_of(done), "--to", "1", "--both", cwd=p, home=home)
-    assert both.returncode == 2 and "only --files is built yet" in both.stderr
+    assert both.returncode == 0 and "nothing to rewind" in both.stdout  # the files: none changed
+    assert "  run 1: change things" in both.stdout and "not applied" in both.stdout  # the conversation
     assert json.loads(done.stdout.strip().splitlines()[-1])["outcome"] == "answered"
     assert os.path.isdir(p)
 

@@ -267,23 +267,41 @@ def session_show(
     session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id (see eukhe sessions).")],
     as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
-    """Print a session's transcript, run by run."""
-    found = halves.stored().read("show", session)
-    if not found:
+    """Print a session's transcript, run by run (a fork's: its parent's runs up to the fork first)."""
+    found = halves.stored().read("show", session) or {"runs": [], "notes": []}
+    if not found["runs"] and not found["notes"]:
         echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
     if as_json:
         typer.echo(json.dumps({"session": session, "runs": [
             {"run": rid, "outcome": outcome, "messages": [_message_json(m) for m in msgs]}
-            for rid, outcome, msgs in found]}))  # fmt: skip
+            for rid, outcome, msgs in found["runs"]], "rewinds": found["notes"]}))  # fmt: skip
         return
-    for rid, outcome, msgs in found:
+    for note in found["notes"]:
+        echo(f"── {note}")
+    for rid, outcome, msgs in found["runs"]:
         echo(f"── run {rid} ({outcome})")
         for m in msgs:
             head = f"{m.role}{' (failed)' if m.is_error and m.role == 'assistant' else ''}"
             echo(f"{head}: {m.content}")
             for c in m.calls:
                 echo(f"  → {c.name} {c.raw or json.dumps(c.arguments)}")
+
+
+@session_app.command("fork")
+def session_fork(
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session to fork (eukhe sessions).")],
+    at: Annotated[
+        int | None, typer.Option("--at", metavar="RUN", help="The fork's transcript ends with this run.")
+    ] = None,
+) -> None:
+    """Start a new session from a run of another: its transcript up to that run, its own runs after."""
+    if not valid_session(session):
+        echo(f"eukhe session fork: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
+        raise typer.Exit(2)
+    new, upto = halves.stored().fork(session, at)
+    echo(f"forked session {session} after its run {upto}: session {new}")
+    echo(f"· eukhe --session {new} opens it; eukhe run --session {new} PROMPT continues it")
 
 
 def _message_json(m: Message) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from eukhe.cli import halves
 from eukhe.cli.echo import echo
 from eukhe.ids import valid_session
 from eukhe.run.checkpoint import Change, CheckpointError, Shadow, project_of
@@ -74,18 +75,15 @@ def rewind(
     to: Annotated[str, typer.Option("--to", help="The run to go back before: its number (3) or id.")],
     files: Annotated[bool, typer.Option("--files", help="Restore the files (the default).")] = False,
     conversation: Annotated[
-        bool, typer.Option("--conversation", help="Rewind the conversation (not built yet: refused).")
+        bool,
+        typer.Option("--conversation", help="End the session's runs from N on in its transcript."),
     ] = False,
-    both: Annotated[
-        bool, typer.Option("--both", help="The files and the conversation (not built yet).")
-    ] = False,
+    both: Annotated[bool, typer.Option("--both", help="The files and the conversation.")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Apply the plan without asking (for scripts).")] = False,
 ) -> None:
-    """Put the project's files back as they were before a run of the session began. The plan
-    shows first; files you changed by hand since are kept unless you confirm."""
-    if conversation or both:
-        echo("eukhe rewind: only --files is built yet; the conversation part is not", err=True)
-        raise typer.Exit(2)
+    """Put the project's files back as they were before a run of the session began (--files,
+    the default), end that run and the later ones in the session's transcript (--conversation),
+    or both. The plan shows first; files you changed by hand since are kept unless you confirm."""
     if not valid_session(session):
         echo(f"eukhe rewind: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
         raise typer.Exit(2)
@@ -94,6 +92,43 @@ def rewind(
     except ValueError as e:
         echo(f"eukhe rewind: {e}", err=True)
         raise typer.Exit(2) from None
+    if files or both or not conversation:
+        _files(session, n, yes)
+    if conversation or both:
+        _conversation(session, n, yes)
+
+
+def _conversation(session: str, n: int, yes: bool) -> None:
+    """End the session's runs n.. in its transcript, after its plan and a confirmation."""
+    store = halves.stored()
+    own = {k: (live, prompt) for k, live, prompt in store.own_runs(session)}
+    if not own:
+        echo(f"eukhe rewind: no session {session!r} (eukhe sessions lists them)", err=True)
+        raise typer.Exit(1)
+    live = [k for k, (flying, _) in own.items() if flying]
+    if live:
+        echo(f"eukhe rewind: run {live[-1]} of session {session} is in flight: rewind once it ends", err=True)
+        raise typer.Exit(1)
+    last = max(own)
+    if n > last:
+        echo(f"session {session} has no run {n} (its last is run {last}): no conversation to rewind")
+        return
+    echo(f"rewind the conversation of session {session} to before run {n}; these runs end in its transcript:")
+    for k in range(n, last + 1):
+        if k in own:
+            echo(f"  run {k}: {own[k][1][:70]}")
+    if not yes:
+        if not sys.stdin.isatty():
+            echo("not applied: run it again with --yes, or on a terminal to confirm")
+            return
+        if not _ask(f"end {last - n + 1} runs in the transcript?"):
+            echo("not applied")
+            return
+    echo(store.rewind_conversation(session, n, last))
+
+
+def _files(session: str, n: int, yes: bool) -> None:
+    """Put the project's files back as they were before run n, after the plan and a confirmation."""
     shadow = Shadow(project_of(Path.cwd()), home())
     try:
         commit, name, changes, hand, how = asyncio.run(_plan(shadow, session, n))

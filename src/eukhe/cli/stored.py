@@ -22,13 +22,14 @@ from eukhe.events import of_session
 from eukhe.home import HomeError, open_home
 from eukhe.ids import new_session
 from eukhe.memory.chat import Chat
-from eukhe.memory.log import Entry
+from eukhe.memory.log import Entry, EntryKind, now
 from eukhe.memory.tables import ChatStore, ChatStoreError
 from eukhe.run import driver
 from eukhe.run.spec import RunSpec
 from eukhe.runtime import leave, open_runtime
 from eukhe.settings import SettingsError, home, memory_settings
 from eukhe.store import durable, sessions
+from eukhe.store.lineage import LineageError, Lineages, forked_from, shown_runs
 from eukhe.store.migrate import Migrated, migrate
 from eukhe.store.urls import StoreError, cause, database_url, shown, sqlite_path
 
@@ -89,8 +90,9 @@ def run_here(
 
 def read(what: str, session: str = "") -> Any:
     """Read the run store as a client: no run is started, recovered or picked up.
-    `what`: "rows" (the sessions), "subagents", or "show" (`session`'s runs, each
-    with its outcome and transcript)."""
+    `what`: "rows" (the sessions), "subagents", "show" (`session`'s transcript: the runs it
+    shows, a fork's parent's first, each with its outcome and messages, and a line a rewind),
+    or "fork-parent" (`session`'s own runs)."""
     try:
         url = database_url(home(), settings_here())
     except (SettingsError, StoreError) as e:
@@ -109,10 +111,17 @@ def read(what: str, session: str = "") -> Any:
             return await sessions.rows(client)
         if what == "subagents":
             return await sessions.subagents(client)
-        return [
-            (w.workflow_id, sessions.outcome_of(w), await sessions.shown(w, client))
-            for w in await sessions.runs(session, client)
+        if what == "fork-parent":  # a fork's parent's runs, and its new id's record made here
+            return await sessions.runs(session, client)
+        lines = Lineages(url)
+        try:
+            got, notes = await shown_runs(session, lambda s: sessions.runs(s, client), lines.of)
+        finally:
+            lines.close()
+        runs = [
+            (x.run.workflow_id, sessions.outcome_of(x.run), await sessions.shown(x.run, client)) for x in got
         ]
+        return {"runs": runs, "notes": notes}
 
     try:
         return asyncio.run(reading())
@@ -177,3 +186,57 @@ def migrate_home() -> tuple[str, Migrated | None, str]:
     if file is not None and not Path(file).exists():
         return shown(url), None, durable.VERSION
     return shown(url), migrate(url, durable.VERSION), durable.VERSION
+
+
+# ---------------------------------------------------------------- forks and rewinds
+
+
+def fork(parent: str, at: int | None) -> tuple[str, int]:
+    """A new session whose transcript begins with `parent`'s runs 1..`at` (its last when None):
+    its id and the run it starts after. A parent with no run, or no run `at`, is an error."""
+    runs = read("fork-parent", parent)
+    if not runs:
+        echo(f"eukhe: no session {parent!r} (eukhe sessions lists them)", err=True)
+        raise typer.Exit(1)
+    try:
+        upto = forked_from(parent, at, runs)
+        new = new_session()
+        lines = Lineages(database_url(home(), settings_here()))
+        try:
+            lines.fork(new, parent, upto)
+        finally:
+            lines.close()
+    except (LineageError, SettingsError, StoreError) as e:
+        echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    return new, upto
+
+
+def own_runs(session: str) -> list[tuple[int, bool, str]]:
+    """The session's own runs: each one's number, whether it is in flight, and its prompt."""
+    return [
+        (int(str(w.workflow_id).rpartition("/")[2]), w.status in sessions.IN_FLIGHT, sessions.prompt_of(w))
+        for w in read("fork-parent", session)
+    ]
+
+
+def rewind_conversation(session: str, first: int, last: int) -> str:
+    """End the session's runs first..last in its transcript, and log the rewind in the chat
+    (whose log keeps what they said: it is append-only). What was done, in a line."""
+    try:
+        lines = Lineages(database_url(home(), settings_here()))
+        try:
+            lines.rewind(session, first, last)
+        finally:
+            lines.close()
+    except (LineageError, SettingsError, StoreError) as e:
+        echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    runs = f"run {first}" if first == last else f"runs {first} to {last}"
+    text = f"The user rewound session {session} to before its run {first}: {runs} ended there."
+    entry = Entry(f"rewind:{session}:{first}-{last}", EntryKind.NOTE, text, now())
+    try:
+        asyncio.run(ask_once(home(), RequestKind.LOG, spawn=True, entries=[entry.json()]))
+    except Exception as e:  # the transcript is rewound: the chat's line is said missing, with its cause
+        return f"the conversation is rewound; the chat's log could not note it: {cause(e)}"
+    return f"the conversation is rewound: {runs} ended in the transcript; the chat's log notes it"

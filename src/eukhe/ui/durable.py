@@ -27,6 +27,7 @@ from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import memory_settings
 from eukhe.store import sessions
 from eukhe.store.durable import Store
+from eukhe.store.lineage import Lineages, shown_runs
 from eukhe.store.reports import FOLLOWUP, STEER
 
 
@@ -62,10 +63,22 @@ class Durable:
     def in_flight(runs: list[Any]) -> list[str]:
         return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
 
+    async def _shown(self, session: str) -> tuple[list[Any], list[str]]:
+        """The runs the session's transcript shows (a fork's parent's first), and its rewinds' lines."""
+        url = self.process.chat_url
+        if url is None:
+            return await sessions.runs(session, DBOS), []
+        lines = Lineages(url)
+        try:
+            got, notes = await shown_runs(session, lambda s: sessions.runs(s, DBOS), lines.of)
+        finally:
+            lines.close()
+        return [x.run for x in got], notes
+
     def last_spec(self, session: str) -> RunSpec | None:
-        """The spec the session's last run started with (its model, base URL and API),
-        or None: no run, or none whose spec this eukhe reads."""
-        for w in reversed(asyncio.run(sessions.runs(session, DBOS))):
+        """The spec the session's last run started with (its model, base URL and API; a fork
+        with no run of its own: its parent's), or None: no run, or none whose spec this eukhe reads."""
+        for w in reversed(asyncio.run(self._shown(session))[0]):
             args = w.input.get("args") if isinstance(w.input, dict) else None
             if args and isinstance(args[0], dict):
                 with contextlib.suppress(KeyError, TypeError, ValueError):
@@ -82,8 +95,9 @@ class Durable:
     async def transcript(self, session: str) -> list[str]:
         """A session's runs as lines: each run's head, the user's words, the calls made,
         the replies (a failed one marked)."""
-        out = []
-        for w in await sessions.runs(session, DBOS):
+        runs, notes = await self._shown(session)
+        out = [f"── {note}" for note in notes]
+        for w in runs:
             out.append(f"── run {w.workflow_id} ({sessions.outcome_of(w)})")
             messages: list[Message] = await sessions.shown(w, DBOS)
             for m in messages:
