@@ -130,3 +130,20 @@ def test_no_checkpoint_of_a_huge_tree_or_a_home(tmp_path: Path, monkeypatch: pyt
         asyncio.run(Shadow(p, tmp_path / "home").take("S/0001"))
     with pytest.raises(checkpoint.CheckpointError, match="is a home folder or the root"):
         asyncio.run(Shadow(Path.home(), tmp_path / "home").take("S/0001"))
+
+
+def test_a_home_inside_the_project_is_never_in_its_checkpoints(tmp_path: Path) -> None:
+    """With the home in the project (EUKHE_HOME=./home), its store and the shadow repository are
+    not snapshotted: a rewind never puts an old store back over the live one."""
+    p = project(tmp_path)
+    home = p / "home"
+    home.mkdir()
+    (home / "eukhe.sqlite").write_text("the store now\n")
+    shadow = Shadow(project_of(p), home)
+    asyncio.run(shadow.take("s/0001"))
+    (home / "eukhe.sqlite").write_text("the store later\n")
+    (p / "a.txt").write_text("changed\n")
+    commit, _name, changes, _hand, _how = asyncio.run(checkpoint.plan(shadow, "s", 1))
+    assert commit is not None and [c.path for c in changes] == ["a.txt"]
+    asyncio.run(shadow.restore(commit, changes))
+    assert (home / "eukhe.sqlite").read_text() == "the store later\n" and (p / "a.txt").read_text() == "old\n"

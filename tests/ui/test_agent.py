@@ -158,6 +158,44 @@ def test_memory_zoom_and_the_other_commands(tmp_path: Path) -> None:
         t.until(f"session {session}: ready")
 
 
+def test_rewind_chosen_from_its_list_and_fork_then_go_on(tmp_path: Path) -> None:
+    """`/rewind` lists the session's runs; `/rewind 2 conversation` shows the plan, `... yes`
+    ends run 2 in the transcript and a file run 2 wrote is put back with `files yes`; `/fork 1`
+    opens a new session from run 1, whose next run goes on from there."""
+    (tmp_path / "a.txt").write_text("old\n")
+    script = [
+        "First answer.",
+        {"calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "new\n"}}]},
+        "Wrote it.",
+        "Forked answer.",
+    ]
+    with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url)
+        t.ready()
+        t.send("first question")
+        session = session_of(t.until("✓ answered"))
+        t.send("write the file")
+        t.until("wrote", lambda s: "Wrote it." in s and s.count("✓ answered") >= 2)
+        assert (tmp_path / "a.txt").read_text() == "new\n"
+        t.send("/rewind")
+        t.until("the list", lambda s: "  1  first question" in s and "  2  write the file" in s)
+        t.send("/rewind 2 conversation")
+        t.until("the plan", lambda s: "run 2 would end in this session's transcript" in s)
+        t.send("/rewind 2 files yes")
+        t.until("files back", lambda s: "the files: restored 1 to before run" in s)
+        assert (tmp_path / "a.txt").read_text() == "old\n"
+        t.send("/rewind 2 conversation yes")
+        t.until("rewound", lambda s: "run 2 ended in the transcript" in s)
+        t.send("/fork 1")
+        forked = t.until("forked", lambda s: f"forked session {session} after its run 1" in s)
+        fork = forked.rpartition("this is session ")[2].split()[0]
+        t.send("a question in the fork")
+        t.until("answered in the fork", lambda s: "Forked answer." in s)
+    prompts = [[m["content"] for r in show(x, tmp_path, tmp_path / "home")["runs"] for m in r["messages"]
+                if m["role"] == "user"] for x in (session, fork)]  # fmt: skip
+    assert prompts == [["first question"], ["first question", "a question in the fork"]]
+
+
 def test_a_second_terminal_waits_for_the_root_turn_lease_and_takes_it(tmp_path: Path) -> None:
     # the first stream holds after its first words until the second terminal has said it waits,
     # however slow the machine (a fixed 8 s stream had ended before a slow second terminal asked)

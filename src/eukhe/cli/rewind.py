@@ -20,7 +20,7 @@ import typer
 from eukhe.cli import halves
 from eukhe.cli.echo import echo
 from eukhe.ids import valid_session
-from eukhe.run.checkpoint import Change, CheckpointError, Shadow, project_of
+from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.settings import home
 from eukhe.terminal import for_stream
 
@@ -41,33 +41,6 @@ def _ask(question: str) -> bool:
     sys.stdout.write(for_stream(f"{question} [y/N] ", sys.stdout))
     sys.stdout.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-
-async def _plan(shadow: Shadow, session: str, n: int) -> tuple[str | None, str, list[Change], set[str], str]:
-    """The checkpoint to go back to (None: none from run n on), its name, what differs now, the
-    paths changed by hand since the last run ended, and a line on how those were told."""
-    names = await shadow.names(f"{session}/")
-    runs = [x for x in names if not x.endswith(".after") and int(x.rpartition("/")[2].partition(".")[0]) >= n]
-    if not runs:
-        return None, "", [], set(), ""
-    first = runs[0]
-    commit = await shadow.ref(first)
-    assert commit is not None
-    changes = await shadow.changes(commit)
-    afters = [x for x in names if x.endswith(".after")]
-    if not afters:
-        return (
-            commit,
-            first,
-            changes,
-            set(),
-            "no record of the files at a run's end: changes by hand cannot be told",
-        )
-    last = afters[-1]
-    end = await shadow.ref(last)
-    assert end is not None
-    hand = {c.path for c in await shadow.changes(end)}
-    return commit, first, changes, hand, f"changed by hand since run {last.removesuffix('.after')} ended"
 
 
 def rewind(
@@ -131,7 +104,7 @@ def _files(session: str, n: int, yes: bool) -> None:
     """Put the project's files back as they were before run n, after the plan and a confirmation."""
     shadow = Shadow(project_of(Path.cwd()), home())
     try:
-        commit, name, changes, hand, how = asyncio.run(_plan(shadow, session, n))
+        commit, name, changes, hand, how = asyncio.run(plan(shadow, session, n))
     except CheckpointError as e:
         echo(f"eukhe rewind: the checkpoints of {shadow.project} cannot be read: {e}", err=True)
         raise typer.Exit(1) from None

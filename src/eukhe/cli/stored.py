@@ -22,9 +22,10 @@ from eukhe.events import of_session
 from eukhe.home import HomeError, open_home
 from eukhe.ids import new_session
 from eukhe.memory.chat import Chat
-from eukhe.memory.log import Entry, EntryKind, now
+from eukhe.memory.log import Entry
 from eukhe.memory.tables import ChatStore, ChatStoreError
 from eukhe.run import driver
+from eukhe.run import rewind as lineage
 from eukhe.run.spec import RunSpec
 from eukhe.runtime import leave, open_runtime
 from eukhe.settings import SettingsError, home, memory_settings
@@ -200,16 +201,10 @@ def fork(parent: str, at: int | None) -> tuple[str, int]:
         raise typer.Exit(1)
     try:
         upto = forked_from(parent, at, runs)
-        new = new_session()
-        lines = Lineages(database_url(home(), settings_here()))
-        try:
-            lines.fork(new, parent, upto)
-        finally:
-            lines.close()
+        return lineage.fork(database_url(home(), settings_here()), parent, upto), upto
     except (LineageError, SettingsError, StoreError) as e:
         echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
-    return new, upto
 
 
 def own_runs(session: str) -> list[tuple[int, bool, str]]:
@@ -221,22 +216,10 @@ def own_runs(session: str) -> list[tuple[int, bool, str]]:
 
 
 def rewind_conversation(session: str, first: int, last: int) -> str:
-    """End the session's runs first..last in its transcript, and log the rewind in the chat
-    (whose log keeps what they said: it is append-only). What was done, in a line."""
+    """End the session's runs first..last in its transcript (`run.rewind`): what was done."""
     try:
-        lines = Lineages(database_url(home(), settings_here()))
-        try:
-            lines.rewind(session, first, last)
-        finally:
-            lines.close()
+        url = database_url(home(), settings_here())
+        return asyncio.run(lineage.rewind_conversation(url, home(), session, first, last))
     except (LineageError, SettingsError, StoreError) as e:
         echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
-    runs = f"run {first}" if first == last else f"runs {first} to {last}"
-    text = f"The user rewound session {session} to before its run {first}: {runs} ended there."
-    entry = Entry(f"rewind:{session}:{first}-{last}", EntryKind.NOTE, text, now())
-    try:
-        asyncio.run(ask_once(home(), RequestKind.LOG, spawn=True, entries=[entry.json()]))
-    except Exception as e:  # the transcript is rewound: the chat's line is said missing, with its cause
-        return f"the conversation is rewound; the chat's log could not note it: {cause(e)}"
-    return f"the conversation is rewound: {runs} ended in the transcript; the chat's log notes it"

@@ -76,6 +76,10 @@ class Shadow:
         key = hashlib.sha256(str(self.project).encode()).hexdigest()[:16]
         self.git_dir = home / "checkpoints" / key
         self.deadline = deadline
+        # a home inside the project (EUKHE_HOME=./home) is never snapshotted: its store and this
+        # shadow repository itself would be, and a rewind would put an old store over the live one
+        inside = Path(os.path.realpath(home))
+        self.skip = str(inside.relative_to(self.project)) if inside.is_relative_to(self.project) else None
 
     def _env(self, index: Path | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -127,7 +131,11 @@ class Shadow:
     async def tree(self, index: Path | None = None) -> str:
         """The project's files now, as a tree in the shadow repository."""
         await self._ready()
-        await self.git("add", "--all", "--ignore-errors", "--", ".", index=index, ok=(0, 1))
+        outside = (f":(exclude,literal){self.skip}",) if self.skip else ()
+        await self.git("add", "--all", "--ignore-errors", "--", ".", *outside, index=index, ok=(0, 1))
+        if self.skip:  # and out of an index an earlier eukhe filled with it
+            rm = ("rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", f":(literal){self.skip}")
+            await self.git(*rm, index=index)
         return (await self.git("write-tree", index=index)).strip()
 
     async def _commit(self, tree: str, label: str) -> str:
@@ -198,3 +206,31 @@ class Shadow:
             if c.status == "A":
                 with contextlib.suppress(FileNotFoundError):
                     (self.project / c.path).unlink()
+
+
+async def plan(shadow: Shadow, session: str, n: int) -> tuple[str | None, str, list[Change], set[str], str]:
+    """Going back before the session's run n (`eukhe rewind`, `/rewind`): the checkpoint to go
+    back to (None: none from run n on), its name, what differs now, the paths changed by hand
+    since the last run ended, and a line on how those were told."""
+    names = await shadow.names(f"{session}/")
+    runs = [x for x in names if not x.endswith(".after") and int(x.rpartition("/")[2].partition(".")[0]) >= n]
+    if not runs:
+        return None, "", [], set(), ""
+    first = runs[0]
+    commit = await shadow.ref(first)
+    assert commit is not None
+    changes = await shadow.changes(commit)
+    afters = [x for x in names if x.endswith(".after")]
+    if not afters:
+        return (
+            commit,
+            first,
+            changes,
+            set(),
+            "no record of the files at a run's end: changes by hand cannot be told",
+        )
+    last = afters[-1]
+    end = await shadow.ref(last)
+    assert end is not None
+    hand = {c.path for c in await shadow.changes(end)}
+    return commit, first, changes, hand, f"changed by hand since run {last.removesuffix('.after')} ended"

@@ -22,6 +22,7 @@ from eukhe.events import event
 from eukhe.ids import valid_session
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory.report import status_json, status_lines, zoomed
+from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
@@ -142,6 +143,81 @@ async def _session(s: Session, arg: str) -> list[str]:
     s.id = arg
     s.view.children = []
     return out
+
+
+async def _fork(s: Session, arg: str) -> list[str]:
+    if s.working:
+        raise CommandError("a run is at work: fork the session once it ends")
+    if arg and not arg.isdigit():
+        raise CommandError(f"/fork {arg}: give a run's number, or nothing for the last run")
+    durable = _durable(s)
+    try:
+        new, upto = await durable.fork(s.id, int(arg) if arg else None)
+    except EukheError as e:  # the store's: no such run, or it cannot be written
+        raise CommandError(str(e)) from None
+    old, s.id = s.id, new
+    s.view.children = []
+    return [
+        f"forked session {old} after its run {upto}: this is session {new}",
+        *await durable.transcript(new),
+    ]
+
+
+REWIND_PARTS = ("files", "conversation", "both")
+
+
+async def _rewind(s: Session, arg: str) -> list[str]:
+    """`/rewind`: the runs to go back before; `/rewind N [files|conversation|both]`: the plan;
+    the same with `yes` at its end: done."""
+    if s.working:
+        raise CommandError("a run is at work: rewind once it ends")
+    durable = _durable(s)
+    runs = await durable.numbered(s.id)
+    words = arg.split()
+    if not words:
+        if not runs:
+            return ["this session has no run yet: there is nothing to rewind"]
+        listed = [f"  {k}  {clipped(prompt, 60)}" for k, prompt in runs]
+        return ["go back to before a run of this session:", *listed, REWIND_USE]
+    n, part, yes = words[0], words[1] if len(words) > 1 else "both", words[-1] == "yes"
+    last = max((k for k, _ in runs), default=0)
+    if not n.isdigit() or not 1 <= int(n) <= last or part not in (*REWIND_PARTS, "yes"):
+        raise CommandError(f"/rewind {arg}: {REWIND_USE}")
+    first, part = int(n), "both" if part == "yes" else part
+    out: list[str] = []
+    if part in ("files", "both"):
+        out += await _rewind_files(s, first, yes)
+    if part in ("conversation", "both"):
+        if yes:
+            out.append(await durable.rewind_conversation(home(), s.id, first, last))
+        else:
+            ended = f"run {first}" if first == last else f"runs {first} to {last}"
+            out.append(f"the conversation: {ended} would end in this session's transcript")
+    if not yes:
+        out.append(f"/rewind {first} {part} yes applies it")
+    return out
+
+
+REWIND_USE = "/rewind N [files|conversation|both] shows the plan, and with yes at its end applies it"
+
+
+async def _rewind_files(s: Session, n: int, yes: bool) -> list[str]:
+    """The files' part of `/rewind`: the plan, or done (files changed by hand since are kept)."""
+    assert s.made is not None
+    shadow = Shadow(project_of(s.made.cwd), home())
+    try:
+        commit, name, changes, hand, _ = await plan(shadow, s.id, n)
+        if commit is None or not changes:
+            return [f"the files of {shadow.project}: nothing to rewind"]
+        chosen = [c for c in changes if c.path not in hand]
+        if not yes:
+            kept = f" (keeping {len(hand)} changed by hand: {', '.join(sorted(hand))})" if hand else ""
+            return [f"the files: {len(chosen)} would be restored to before run {name}{kept}"]
+        await shadow.restore(commit, chosen)
+    except CheckpointError as e:
+        raise CommandError(f"the checkpoints of {shadow.project}: {e}") from None
+    kept = f"; kept {len(hand)} changed by hand" if hand else ""
+    return [f"the files: restored {len(chosen)} to before run {name}{kept}"]
 
 
 async def _memory(s: Session, arg: str) -> list[str]:
@@ -283,6 +359,15 @@ COMMANDS: dict[str, Command] = {
         Command("sessions", "", "the sessions of this home", _sessions),
         Command(
             "session", "[ID]", "this session, or open another (its transcript, then its next runs)", _session
+        ),
+        Command(
+            "fork", "[RUN]", "a new session from this one's runs up to RUN (the last), then its own", _fork
+        ),
+        Command(
+            "rewind",
+            "[N [files|conversation|both] [yes]]",
+            "go back before run N: the files, the transcript or both (the plan first)",
+            _rewind,
         ),
         Command("memory", "", "the chat memory: messages, lines built and pending, the view", _memory),
         Command("zoom", "ID N", "open a line of the chat's view (N = 1: the message whole)", _zoom),

@@ -20,6 +20,7 @@ from eukhe.memory.chat import Chat
 from eukhe.memory.tables import ChatStore
 from eukhe.rules.child import Fate
 from eukhe.run import driver
+from eukhe.run import rewind as lineage
 from eukhe.run.context import Live, Show
 from eukhe.run.permit import Asker
 from eukhe.run.spec import RunSpec
@@ -27,7 +28,7 @@ from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import memory_settings
 from eukhe.store import sessions
 from eukhe.store.durable import Store
-from eukhe.store.lineage import Lineages, shown_runs
+from eukhe.store.lineage import LineageError, Lineages, forked_from, shown_runs
 from eukhe.store.reports import FOLLOWUP, STEER
 
 
@@ -108,6 +109,30 @@ class Durable:
                 elif m.role == "assistant":
                     out.append(("(failed) " if m.is_error else "") + m.content)
         return out
+
+    async def fork(self, session: str, at: int | None) -> tuple[str, int]:
+        """A new session from this one's runs 1..`at` (its last): its id and that run."""
+        runs = await sessions.runs(session, DBOS)
+        upto = forked_from(session, at, runs)
+        if upto == 0:
+            raise LineageError(f"session {session} has no run yet: there is nothing to fork")
+        return await asyncio.to_thread(lineage.fork, self._url(), session, upto), upto
+
+    async def numbered(self, session: str) -> list[tuple[int, str]]:
+        """The session's own runs: each one's number and prompt."""
+        return [
+            (int(w.workflow_id.rpartition("/")[2]), sessions.prompt_of(w))
+            for w in await sessions.runs(session, DBOS)
+        ]
+
+    async def rewind_conversation(self, home: Path, session: str, first: int, last: int) -> str:
+        return await lineage.rewind_conversation(self._url(), home, session, first, last)
+
+    def _url(self) -> str:
+        url = self.process.chat_url
+        if url is None:
+            raise LineageError("this session has no store")
+        return url
 
     async def start(self, spec: RunSpec, session: str) -> str:
         return await driver.start(spec, session)
