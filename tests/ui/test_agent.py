@@ -131,9 +131,12 @@ def test_a_stalled_stream_shows_its_countdown_and_then_its_note(tmp_path: Path) 
 
 
 def test_memory_zoom_and_the_other_commands(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("Answer in one line.\n")
     with FauxServer(parse(["Kumquats are small."])) as server, Term(tmp_path, tmp_path / "home") as t:
         faux_home(tmp_path / "home", server.url)
         t.ready()
+        t.send("/context")
+        t.until("/context", lambda s: f"{tmp_path}/AGENTS.md: 20 bytes" in s)
         t.send("tell me about kumquats")
         session = session_of(t.until("✓ answered"))
         t.send("/memory")
