@@ -110,6 +110,11 @@ SPEC_LAWS = {
         "mcp_reconnects_capped",
         "mcp_close_bounded",
     ],
+    "retry": [  # ours (issue 29): which failures are retried, after how long, how often
+        "retry_local_refusal_once",
+        "retry_remote_keeps_backoff",
+        "retry_wait_capped",
+    ],
 }
 
 
@@ -142,6 +147,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "mcp_gate_bounded",
         "mcp_reconnects_capped",
         "mcp_close_bounded",
+        "retry_local_refusal_once",
+        "retry_remote_keeps_backoff",
+        "retry_wait_capped",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 

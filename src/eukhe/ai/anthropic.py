@@ -387,10 +387,7 @@ class AnthropicMessages:
         except anthropic.APITimeoutError:
             failure = errors.failure(self.name, FailureKind.TIMEOUT, "the request timed out", secrets)
         except anthropic.APIConnectionError as e:
-            cause = e.__cause__ or e
-            failure = errors.failure(
-                self.name, FailureKind.CONNECTION, f"connection failed: {cause}", secrets
-            )
+            failure = errors.connection_failure(self.name, str(self._client.base_url), e, secrets)
         except httpx2.TimeoutException:
             failure = errors.failure(self.name, FailureKind.TIMEOUT, "the stream timed out", secrets)
         except httpx2.TransportError as e:

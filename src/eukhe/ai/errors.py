@@ -8,9 +8,11 @@ No message made here ever holds an API key or an authorization header:
 from __future__ import annotations
 
 import email.utils
+import ipaddress
 import json
 import re
 import time
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -251,6 +253,46 @@ def failure(
     provider: str, kind: FailureKind, what: str, secrets: Iterable[str] = (), status: int | None = None
 ) -> Failure:
     return Failure(kind, kind in RETRYABLE, redact(f"{provider}: {what}", secrets), status)
+
+
+def connection_failure(
+    provider: str, base_url: str, error: BaseException, secrets: Iterable[str] = ()
+) -> Failure:
+    """A request that could not connect: the URL, the cause and the way out. A loopback
+    address that refused the connection (nothing listens there) is marked `local_refusal`:
+    `rules.retry` gives it one short retry, not the whole backoff."""
+    base_url = base_url.rstrip("/")
+    refused = _refused(error)
+    local = refused and is_loopback(base_url)
+    if refused:
+        what = f"nothing listens at {base_url} (connection refused): is the server running? (--base-url)"
+    else:
+        what = f"cannot connect to {base_url}: {error.__cause__ or error}"
+    f = failure(provider, FailureKind.CONNECTION, what, secrets)
+    return Failure(f.kind, f.retryable, f.message, local_refusal=local)
+
+
+def _refused(error: BaseException) -> bool:
+    """Whether a ConnectionRefusedError is in the error's chain of causes."""
+    seen: set[int] = set()
+    e: BaseException | None = error
+    while e is not None and id(e) not in seen:
+        if isinstance(e, ConnectionRefusedError) or "Connection refused" in str(e):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def is_loopback(url: str) -> bool:
+    """Whether the URL's host is this machine: localhost, 127.0.0.0/8 or ::1."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def body_of(error: Any) -> Any:

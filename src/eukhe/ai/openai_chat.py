@@ -233,10 +233,7 @@ class OpenAIChat:
         except openai.APITimeoutError:
             failure = errors.failure(self.name, FailureKind.TIMEOUT, "the request timed out", [self._key])
         except openai.APIConnectionError as e:
-            cause = e.__cause__ or e
-            failure = errors.failure(
-                self.name, FailureKind.CONNECTION, f"connection failed: {cause}", [self._key]
-            )
+            failure = errors.connection_failure(self.name, str(self._client.base_url), e, [self._key])
         except openai.APIError as e:
             failure = stream_failure(self.name, e.body, e.message, [self._key])
         except (ValueError, TypeError, KeyError, AttributeError) as e:

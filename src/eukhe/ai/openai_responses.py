@@ -502,10 +502,7 @@ class OpenAIResponses:
         if isinstance(e, openai.APITimeoutError):
             return errors.failure(self.name, FailureKind.TIMEOUT, "the request timed out", [self._key])
         if isinstance(e, openai.APIConnectionError):
-            cause = e.__cause__ or e
-            return errors.failure(
-                self.name, FailureKind.CONNECTION, f"connection failed: {cause}", [self._key]
-            )
+            return errors.connection_failure(self.name, str(self._client.base_url), e, [self._key])
         if isinstance(e, openai.APIResponseValidationError):
             return errors.failure(
                 self.name, FailureKind.MALFORMED, f"malformed response: {e.message}", [self._key]

@@ -64,6 +64,7 @@ class Failure:
     waited: float | None = None  # STALL: the seconds waited with no event
     line: str | None = None  # REPEATING: the last line of the repeated cycle
     cycle: int | None = None  # REPEATING: the cycle's length in lines
+    local_refusal: bool = False  # CONNECTION: a loopback address refused it (`rules.retry`)
 
 
 @dataclass(frozen=True)

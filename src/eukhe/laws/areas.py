@@ -17,6 +17,7 @@ from eukhe.laws import (
     progress,
     queue,
     recovery,
+    retry,
     run,
     skill_load,
     wait,
@@ -41,4 +42,5 @@ AREAS: dict[str, Area] = {
     "permission": permission.AREA,
     "permission_ask": permission_ask.AREA,
     "mcp": mcp.AREA,
+    "retry": retry.AREA,
 }

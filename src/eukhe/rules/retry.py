@@ -6,6 +6,10 @@ A model request whose server asks for a longer wait than the cap is not retried
 at all (`model_retry`): the run fails at once with the reason, rather than sleep
 for what looks like a hang. A deferred job's failed poll keeps H4.4's rule
 (`retry_wait_ms`): it waits the server's wait, whatever the cap.
+
+A connection a loopback address refused (nothing listens on this machine at the URL) gets
+`LOCAL_REFUSAL_RETRIES` short retry: a local server may be starting, but the whole backoff
+would only make a wrong `--base-url` slow. A remote address keeps every retry.
 """
 
 from __future__ import annotations
@@ -30,12 +34,27 @@ class Retry:
     refused: bool
     server_ms: int
     max_ms: int
+    local: bool = False  # a loopback address refused the connection: its own, shorter rule
 
 
-def model_retry(base_ms: int, max_ms: int, used: int, server_ms: int | None) -> Retry:
+LOCAL_REFUSAL_RETRIES = 1
+"""Retries of a connection a loopback address refused."""
+LOCAL_REFUSAL_WAIT_MS = 1000
+"""The wait before it: long enough for a server that is starting, short for one that is not there."""
+
+
+def model_retry(
+    base_ms: int, max_ms: int, used: int, server_ms: int | None, local_refusal: bool = False
+) -> Retry:
     """The retry of a failed model request: refused when the server's wait is over
-    the cap, else after `retry_wait_ms` (which is then never over the cap)."""
+    the cap, else after `retry_wait_ms` (which is then never over the cap). A connection
+    a loopback address refused: `LOCAL_REFUSAL_RETRIES` retry after at most
+    `LOCAL_REFUSAL_WAIT_MS`, then refused."""
     cap = max(max_ms, 0)
+    if local_refusal:
+        if max(used, 1) > LOCAL_REFUSAL_RETRIES:
+            return Retry(0, True, 0, cap, local=True)
+        return Retry(min(LOCAL_REFUSAL_WAIT_MS, cap), False, 0, cap, local=True)
     asked = server_ms if server_ms is not None and server_ms > 0 else 0
     if asked > cap:
         return Retry(0, True, asked, cap)

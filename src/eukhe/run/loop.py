@@ -462,7 +462,11 @@ class Generation:
             t.failure_text = self._end_text(r.act, reply, rx, t.ctx)
             f = reply.failure
             if retry.refused and f is not None and f.retryable:
-                t.failure_text = notes.wait_too_long(retry.server_ms, retry.max_ms, f.message)
+                t.failure_text = (
+                    notes.refused_again(f.message)
+                    if retry.local
+                    else notes.wait_too_long(retry.server_ms, retry.max_ms, f.message)
+                )
         return True
 
     async def _tools_phase(self, t: _Turn) -> bool:
@@ -772,7 +776,8 @@ class Generation:
     def _model_retry(self, used: int, failure: Failure | None) -> Retry:
         """A failed model request's retry `used`, as rules.retry says (refused past the cap)."""
         s = self.settings
-        return model_retry(s.base_delay_ms, s.max_retry_delay_ms, used, _server_ms(failure))
+        local = failure is not None and failure.local_refusal
+        return model_retry(s.base_delay_ms, s.max_retry_delay_ms, used, _server_ms(failure), local)
 
     def _ended(self, state: h4.Run, out: RunOutcome, failure_text: str) -> RunOutcome:
         if state.end is h4.End.ANSWERED:

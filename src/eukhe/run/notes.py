@@ -74,6 +74,12 @@ def wait_too_long(server_ms: int, max_ms: int, cause: str) -> str:
     )
 
 
+def refused_again(cause: str) -> str:
+    """The run's error when a loopback address refused the connection again after its one short
+    retry (`rules.retry`): the cause names the URL and the way out."""
+    return f"{cause} (refused again after a retry)"
+
+
 def _seconds(ms: int) -> str:
     return f"{ms / 1000:.0f}" if ms % 1000 == 0 or ms >= 10_000 else f"{ms / 1000:.1f}"
 
