@@ -45,6 +45,8 @@ def test_a_flag_shows_no_value_and_an_argument_its_name(tmp_path: Path) -> None:
     assert "Usage: eukhe run [OPTIONS] [PROMPT]" in run  # was [prompt]
     flags = [line for line in run.splitlines() if re.match(r"│ --(json|events|dry-run)\b", line)]
     assert flags and not [line for line in flags if "<bool>" in line], flags  # a flag takes no value
+    for text in (run, help_of(cwd=tmp_path), help_of("session", "fork", cwd=tmp_path)):
+        assert "<bool>" not in text and re.search(r"│ --help +Show this message", text)  # --help too
     assert "SESSION" in help_of("session", "show", cwd=tmp_path).splitlines()[1]
     zoom = help_of("chat", "zoom", cwd=tmp_path)
     assert re.search(r"zoom \[OPTIONS\] \W*ID\W+N\b", zoom)  # its arguments by name, upper case

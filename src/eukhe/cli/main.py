@@ -19,7 +19,7 @@ from eukhe.cli import halves
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
 from eukhe.cli.echo import echo, width
-from eukhe.cli.flag import flag
+from eukhe.cli.flag import flag, valueless_help
 from eukhe.cli.here import notices, settings_here
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.printer import Printer, Stream
@@ -430,7 +430,7 @@ def prompts_command(
 
 
 def main(argv: list[str] | None = None) -> None:
-    app(args=argv, prog_name="eukhe")
+    valueless_help(typer.main.get_command(app))(args=argv, prog_name="eukhe")
 
 
 if __name__ == "__main__":
