@@ -109,6 +109,9 @@ def test_ctrl_c_in_the_middle_of_a_stream_aborts_and_a_new_prompt_is_answered(tm
     first = show(session, tmp_path, home)["runs"][0]
     assert first["outcome"] == "aborted"
     assert first["messages"][0] == {**first["messages"][0], "role": "user", "content": "count for me"}
+    cut = first["messages"][1]  # what streamed before the abort, kept and marked (H4.6)
+    assert cut["role"] == "assistant" and cut["isError"], first["messages"]
+    assert cut["content"].startswith("w0 w1 w2") and cut["content"].endswith("\n[cut here by the abort]")
 
 
 def test_a_stalled_stream_shows_its_countdown_and_then_its_note(tmp_path: Path) -> None:

@@ -156,6 +156,7 @@ class _Turn:
     retries_used: int = 0
     failure_text: str = ""
     overflow: str = ""  # the provider's words when it said the context is too long
+    streamed: list[str] = field(default_factory=list)  # the text the request in flight has shown
     offered: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def go(self, step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run], x: h4.Input) -> None:
@@ -344,7 +345,8 @@ class Generation:
             start = functools.partial(self._deferred.start, t.prepared, self.window)
             work = self.fx.step("start", functools.partial(self._admitted, start, _refused))
         else:
-            work = self.fx.step("model", functools.partial(self._call, t.prepared, t.idle))
+            t.streamed = []
+            work = self.fx.step("model", functools.partial(self._call, t.prepared, t.idle, t.streamed))
         finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
@@ -368,6 +370,10 @@ class Generation:
         if not finished:
             await self._cancel_job(t.job)
             t.go(self.step, h4.ABORT)
+            if "".join(t.streamed).strip():  # what the person saw stream stays in the transcript,
+                # marked cut and failed: a failed reply stays out of the chat's memory (H4.6)
+                cut = Message("assistant", "".join(t.streamed) + notes.CUT_BY_ABORT, is_error=True)
+                await self._log(t.out, cut)
             return False
         if isinstance(got, Job):  # still deferred: poll it until its deadline
             if t.job is None:
@@ -553,7 +559,7 @@ class Generation:
             return e
         return request
 
-    async def _call(self, request: Request, idle: float) -> Reply:
+    async def _call(self, request: Request, idle: float, streamed: list[str] | None = None) -> Reply:
         async def stream() -> Reply:
             # made once the slot is held: the idle clock never counts the wait for a slot (H6.3)
             events = guard(self.provider.stream(request), self._provider_name, idle=idle)
@@ -569,6 +575,8 @@ class Generation:
                         ready, held = self.redact.stream(held + event.text)
                         if ready:
                             self.show("text", ready)
+                            if streamed is not None:
+                                streamed.append(ready)
                     elif time.monotonic() - beat >= 1.0:  # thinking or arguments: the stream is alive
                         beat = time.monotonic()
                         self.show("stream", "", {**stream, "alive": True})

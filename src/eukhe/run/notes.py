@@ -74,6 +74,10 @@ def wait_too_long(server_ms: int, max_ms: int, cause: str) -> str:
     )
 
 
+CUT_BY_ABORT = "\n[cut here by the abort]"
+"""The end of an answer an abort cut while it streamed, as the transcript keeps it."""
+
+
 def refused_again(cause: str) -> str:
     """The run's error when a loopback address refused the connection again after its one short
     retry (`rules.retry`): the cause names the URL and the way out."""
