@@ -67,6 +67,15 @@ QUIET = frozenset({"run", "budget", "result", "poll", "stream", "waited", "mcp_s
 opens them on demand; the event stream has them all."""
 
 
+SETTLE_WAY_OUT = (
+    "memory: the turn waited for the chat's summary lines, which the compactor builds on the "
+    "session's model; a smaller auxiliaryModel builds them sooner, and memory.settleTimeoutMs "
+    "sets how long a turn waits"
+)
+"""Said once (a process, a session), after a settle wait that ran out: why the turn waited,
+and the way out."""
+
+
 @dataclass(frozen=True)
 class Event:
     type: str

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
+import re
+
 import pytest
 
-from eukhe.cli.printer import Printer
+from eukhe.cli.printer import SETTLE_WAY_OUT, Printer
 from eukhe.words import counted, seconds
 
 
@@ -69,3 +72,39 @@ def test_seconds_read_as_a_person_reads_them() -> None:
     assert [seconds(s) for s in (0.05, 0.3, 0.4012, 4.0, 9.5, 12.4, 300.0)] == [
         "0.05 s", "0.3 s", "0.4 s", "4 s", "9.5 s", "12 s", "300 s",
     ]  # fmt: skip
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def wait_of(p: Printer, seconds: list[int]) -> None:
+    for n in seconds:
+        p.show("memory", f"memory: 1 line pending, {n} s to the deadline", {"wait": "memory", "pending": 1})
+    p.show("memory", "memory: the settle deadline passed; the turn goes on with 1 line shown cut", {})
+    p.show("waited", "", {"wait": "memory"})
+
+
+def test_a_settle_wait_is_one_line_updated_in_place_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = Terminal()
+    monkeypatch.setattr("sys.stdout", out)
+    p = Printer(as_json=False)
+    wait_of(p, [20, 19, 18])
+    p.show("text", "Hello")
+    got = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())  # the styles out
+    assert got.count("\r\x1b[2K") == 3 and got.count(" pending, ") == 3  # each over the last
+    before, _, after = got.partition("18 s to the deadline")
+    assert "\n" not in before and after.startswith("\n◷ memory: the settle deadline passed")
+    assert got.count(SETTLE_WAY_OUT) == 1 and got.endswith("\nHello")
+
+
+def test_a_settle_wait_into_a_pipe_is_a_line_at_its_start_and_its_end(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    p = Printer(as_json=False)
+    wait_of(p, [20, 19, 18])
+    wait_of(p, [20, 19])  # a second wait: its lines, the way out not again
+    out = capsys.readouterr().out
+    assert out.count(" pending, ") == 2 and "19 s to the deadline" not in out
+    assert out.count("settle deadline passed") == 2 and out.count(SETTLE_WAY_OUT) == 1

@@ -90,6 +90,9 @@ def test_a_session_turn_preempts_the_owners_compactor_building_another_sessions_
     assert "second" in json.dumps(seen[2].body["messages"][-1])
     assert took < 30, took  # the turn never waited for the minute-long compactor stream
     assert "memory: the settle deadline passed; the turn goes on with 1 line shown cut" in second.stdout
+    # into a pipe the wait is one line at its start and one at its end, and the way out once
+    assert second.stdout.count(" pending, ") == 1, second.stdout
+    assert second.stdout.count("a smaller auxiliaryModel builds them sooner") == 1, second.stdout
 
 
 def test_an_owner_killed_in_a_compactor_call_loses_nothing(tmp_path: Path) -> None:

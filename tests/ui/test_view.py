@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from eukhe.events import Event, event
+from eukhe.events import SETTLE_WAY_OUT, Event, event
 from eukhe.ui import commands
 from eukhe.ui.app import parse
 from eukhe.ui.lines import marked
@@ -108,7 +108,12 @@ def test_memory_and_lease_waits_show_in_the_status_line_not_the_scrollback() -> 
     assert "memory: 3 lines pending, 20 s to the deadline" in v.status()
     v.add(ev("memory", "memory: the settle deadline passed; the turn goes on with 3 lines shown cut"))
     assert [ln.text for ln in v.take()] == [
-        "◷ memory: the settle deadline passed; the turn goes on with 3 lines shown cut"
+        "◷ memory: the settle deadline passed; the turn goes on with 3 lines shown cut",
+        SETTLE_WAY_OUT,  # why, and the way out: once a session
+    ]
+    v.add(ev("memory", "memory: the settle deadline passed; the turn goes on with 1 line shown cut"))
+    assert [ln.text for ln in v.take()] == [
+        "◷ memory: the settle deadline passed; the turn goes on with 1 line shown cut"
     ]
 
 

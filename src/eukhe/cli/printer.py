@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from eukhe.events import QUIET, Event, event, outcome_text, tally, used_line
+from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, tally, used_line
 from eukhe.terminal import for_stream
 from eukhe.ui.lines import marked
 
@@ -33,13 +33,17 @@ class Printer:
         self._lock = threading.Lock()
         self._mid = False  # streamed text left a line unfinished
         self._streamed: list[str] = []  # the text streamed since the last line
+        self._tty = self._out.isatty()
+        self._waiting = False  # a settle wait's progress is shown: on a terminal, its one line
+        self._waited = False  # a settle wait showed progress: its end line comes with the way out
+        self._hinted = False  # the way out is said once a process
 
     def event(self, e: Event) -> None:
         """An event of the session, as a line (the quiet ones are the event stream's)."""
         if e.type == "say":
             self.say(e.text)
         else:
-            self.show(e.type, e.text)
+            self.show(e.type, e.text, dict(e.data))
 
     def outcome(self, out: dict[str, Any]) -> None:
         """How a run ended, said once: the answer and its counts, or why not and the
@@ -56,8 +60,25 @@ class Printer:
             self.say(f"aborted{why}, after {tally(out)}{used}")
 
     def show(self, kind: str, text: str, data: Any = None) -> None:
-        """A line of the run; kind "text" is a piece of the model's text, written as it comes."""
+        """A line of the run; kind "text" is a piece of the model's text, written as it comes.
+        A settle wait's progress is one line: on a terminal it updates in place, into a pipe
+        only its first shows, then how it ended, with the way out once."""
         with self._lock:
+            if kind == "memory" and isinstance(data, dict) and data.get("wait") == "memory":
+                self._progress(text)
+                return
+            if kind == "waited" and isinstance(data, dict) and data.get("wait") == "memory":
+                if self._waiting and self._tty:
+                    self._end_line()
+                self._waiting = False
+                return
+            if kind == "memory" and self._waited and text:
+                self._waited = False
+                self._line(kind, text)
+                if not self._hinted:
+                    self._hinted = True
+                    self._line(kind, SETTLE_WAY_OUT)
+                return
             if kind == "text":
                 if text:
                     self._out.write(for_stream(text, self._out))
@@ -67,10 +88,29 @@ class Printer:
                 return
             if kind in QUIET or not text:  # the event stream's and the interactive view's
                 return
+            self._line(kind, text)
+
+    def _line(self, kind: str, text: str) -> None:
+        self._end_line()
+        self._streamed.clear()
+        line, style = marked(kind, text)
+        self._console.print(for_stream(line, self._out), style=style, markup=False)
+
+    def _progress(self, text: str) -> None:
+        """A settle wait's progress line: on a terminal written over the last one, into a
+        pipe only the first of the wait."""
+        first = not self._waiting
+        self._waiting = self._waited = True
+        if not self._tty:
+            if first:
+                self._line("memory", text)
+            return
+        if first:
             self._end_line()
-            self._streamed.clear()
-            line, style = marked(kind, text)
-            self._console.print(for_stream(line, self._out), style=style, markup=False)
+        line, style = marked("memory", text)
+        self._out.write("\r\x1b[2K")
+        self._console.print(for_stream(line, self._out), style=style, markup=False, end="")
+        self._mid = True  # what follows starts on a line of its own
 
     def say(self, text: str) -> None:
         """A line about the process (runs resumed, runs left), on stderr."""

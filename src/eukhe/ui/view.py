@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eukhe.events import QUIET, Event, tally, used_line
+from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, tally, used_line
 from eukhe.ids import is_root, name_of
 from eukhe.ui.lines import marked, printable
 from eukhe.words import counted, seconds, tokens
@@ -60,6 +60,7 @@ class View:
     runs_counted: int = 0  # the root outcomes `spent` sums
     _budget_of: str | None = None  # the run whose budgets `budget` holds
     _mcp_said: set[str] = field(default_factory=set)  # each run starts its servers: each line once
+    _settle_said: bool = False  # why a settle wait ran out and the way out: said once a session
 
     # ---------------------------------------------------------------- events
 
@@ -93,6 +94,9 @@ class View:
         if line is not None:
             self._flush()
             self.lines.append(line)
+            if e.type == "memory" and e.wait is None and not self._settle_said:  # a settle wait ran out
+                self._settle_said = True
+                self.lines.append(Line(SETTLE_WAY_OUT, "dim"))
         if e.type == "result":
             self.results.append(e)
 
