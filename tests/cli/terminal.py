@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import sys
 import threading
@@ -58,7 +59,14 @@ def on_pty(*args: str, cwd: Path, stdout_piped: bool = False) -> Shown:
     return Shown(b"".join(got).decode("utf-8"), piped.decode("utf-8") if stdout_piped else None, p.returncode)
 
 
+STATUS = re.compile(r"\r\x1b\[2K(?:\x1b\[2m[^\x1b\r\n]*\x1b\[0m)?")
+"""`eukhe run`'s own status line (`cli.status_line`): erased and drawn over itself. Its text
+is neutralized as every other's, so it holds no control of its own (none can hide in it)."""
+
+
 def acting(text: str) -> list[str]:
     """The characters of `text` a terminal would act on: C0 controls but newline and tab,
-    DEL and C1 (ESC among them: every escape sequence starts with one)."""
+    DEL and C1 (ESC among them: every escape sequence starts with one); eukhe's own status
+    line aside."""
+    text = STATUS.sub("", text)
     return [c for c in text if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f"]

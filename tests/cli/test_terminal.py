@@ -112,3 +112,21 @@ def test_chat_zoom_on_a_terminal_shows_escape_sequences_as_codes(ran: Path) -> N
     assert zoom.code == 0, zoom.terminal
     assert acting(zoom.terminal) == [], zoom.terminal
     assert zoom.terminal == f"talk: {SHOWN}\n"
+
+
+def test_eukhe_run_on_a_terminal_shows_the_agents_status_line_and_into_a_pipe_nothing_more(
+    tmp_path: Path,
+) -> None:
+    """While the model reads the prompt, `eukhe run` on a terminal says what it waits for and
+    the exit, on stderr, over itself; it is gone before the answer. Into a pipe: no such line."""
+    script = [{"text": "Hello there.", "chunks": 2, "delay": 1.5}, "Again."]
+    with FauxServer(parse(script)) as server:
+        shown = on_pty("run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path)
+        piped = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path)
+    assert shown.code == 0 and piped.returncode == 0, shown.terminal
+    drawn = "\r\x1b[2K\x1b[2mworking · run 1 · model streaming: quiet "
+    assert drawn in shown.terminal and "· Ctrl-C aborts\x1b[0m" in shown.terminal, shown.terminal
+    answer = shown.terminal.index("Hello")
+    assert shown.terminal.rfind("\r\x1b[2K", 0, answer) > shown.terminal.rfind("\x1b[2mworking", 0, answer)
+    assert "working ·" not in shown.terminal[answer:]  # erased before the answer, never drawn again
+    assert "working ·" not in piped.stdout + piped.stderr and "\x1b" not in piped.stdout + piped.stderr

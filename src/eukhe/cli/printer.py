@@ -18,6 +18,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from eukhe.cli.status_line import StatusLine
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, tally, used_line
 from eukhe.terminal import for_stream
 from eukhe.ui.lines import marked
@@ -34,20 +35,35 @@ class Printer:
         self._mid = False  # streamed text left a line unfinished
         self._streamed: list[str] = []  # the text streamed since the last line
         self._tty = self._out.isatty()
+        # on a terminal, the agent's status line on stderr (what the run waits for, the exit)
+        self._status = StatusLine(sys.stderr, self._lock, lambda: self._mid) if sys.stderr.isatty() else None
         self._waiting = False  # a settle wait's progress is shown: on a terminal, its one line
         self._waited = False  # a settle wait showed progress: its end line comes with the way out
         self._hinted = False  # the way out is said once a process
 
     def event(self, e: Event) -> None:
         """An event of the session, as a line (the quiet ones are the event stream's)."""
+        if self._status is not None:
+            with self._lock:
+                self._status.event(e)
         if e.type == "say":
             self.say(e.text)
         else:
             self.show(e.type, e.text, dict(e.data))
+        if self._status is not None:
+            if e.type == "outcome":
+                self._status.close()
+            else:
+                with self._lock:
+                    self._status.draw()
 
     def outcome(self, out: dict[str, Any]) -> None:
         """How a run ended, said once: the answer and its counts, or why not and the
         counts so far."""
+        if self._status is not None:  # the run is over: its status line goes
+            self._status.close()
+            with self._lock:
+                self._status.erase()
         error = out.get("error") or {}
         used = f" · {used_line(out)}" if used_line(out) else ""
         if out["outcome"] == "answered":
@@ -64,8 +80,11 @@ class Printer:
         A settle wait's progress is one line: on a terminal it updates in place, into a pipe
         only its first shows, then how it ended, with the way out once."""
         with self._lock:
+            if self._status is not None:
+                self._status.erase()
             if kind == "memory" and isinstance(data, dict) and data.get("wait") == "memory":
-                self._progress(text)
+                if self._status is None:  # else the status line shows the wait
+                    self._progress(text)
                 return
             if kind == "waited" and isinstance(data, dict) and data.get("wait") == "memory":
                 if self._waiting and self._tty:
@@ -115,6 +134,8 @@ class Printer:
     def say(self, text: str) -> None:
         """A line about the process (runs resumed, runs left), on stderr."""
         with self._lock:
+            if self._status is not None:
+                self._status.erase()
             self._end_line()
             self._streamed.clear()
             sys.stderr.write(for_stream(text, sys.stderr) + "\n")
@@ -123,6 +144,8 @@ class Printer:
     def answer(self, text: str) -> None:
         """The run's answer, on stdout: once (not again when it was just streamed whole)."""
         with self._lock:
+            if self._status is not None:
+                self._status.erase()
             streamed = "".join(self._streamed)
             self._end_line()
             self._streamed.clear()
