@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import re
+import time
 
 import pytest
 
-from eukhe.cli.printer import SETTLE_WAY_OUT, Printer
+from eukhe.cli.printer import Printer
+from eukhe.events import SETTLE_WAY_OUT, event
 from eukhe.words import counted, seconds
 
 
@@ -108,3 +110,29 @@ def test_a_settle_wait_into_a_pipe_is_a_line_at_its_start_and_its_end(
     out = capsys.readouterr().out
     assert out.count(" pending, ") == 2 and "19 s to the deadline" not in out
     assert out.count("settle deadline passed") == 2 and out.count(SETTLE_WAY_OUT) == 1
+
+
+def test_with_the_status_line_a_settle_wait_is_in_it_and_its_end_says_the_way_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out, err = Terminal(), Terminal()
+    monkeypatch.setattr("sys.stdout", out)
+    monkeypatch.setattr("sys.stderr", err)
+    p = Printer(as_json=False)
+    wait = {"wait": "memory", "pending": 1, "deadline": time.time() + 20}
+    p.event(event("memory", "memory: 1 line pending, 20 s to the deadline", run="s/0001", data=wait))
+    assert "working · run 1 · memory: 1 line pending, " in err.getvalue() and " pending" not in out.getvalue()
+    p.event(
+        event(
+            "memory",
+            "memory: the settle deadline passed; the turn goes on with 1 line shown cut",
+            run="s/0001",
+        )
+    )
+    p.event(event("waited", "", run="s/0001", data={"wait": "memory"}))
+    p.outcome({"outcome": "aborted", "rounds": 0})
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    assert "settle deadline passed" in shown and shown.count(SETTLE_WAY_OUT) == 1
+    e = err.getvalue()  # the status line erased before the outcome's line, never drawn after it
+    assert e.rfind("working ·") < e.rfind("\r\x1b[2K") < e.index("aborted")
+    assert "working" not in e[e.index("aborted") :]

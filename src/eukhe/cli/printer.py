@@ -83,11 +83,13 @@ class Printer:
             if self._status is not None:
                 self._status.erase()
             if kind == "memory" and isinstance(data, dict) and data.get("wait") == "memory":
-                if self._status is None:  # else the status line shows the wait
+                if self._status is None:
                     self._progress(text)
+                else:  # the status line shows the wait
+                    self._waiting = self._waited = True
                 return
             if kind == "waited" and isinstance(data, dict) and data.get("wait") == "memory":
-                if self._waiting and self._tty:
+                if self._waiting and self._tty and self._status is None:
                     self._end_line()
                 self._waiting = False
                 return

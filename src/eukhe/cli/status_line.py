@@ -33,7 +33,8 @@ class StatusLine:
 
     def event(self, e: Event) -> None:
         """One event of the run (under the printer's lock)."""
-        if e.type == "run" and e.run is not None and is_root(e.run) and self._view.run is None:
+        # the run's first event, whichever it is (its settle wait comes before its "run")
+        if e.run is not None and is_root(e.run) and self._view.run is None and e.type != "outcome":
             self._view.started(e.run, None)
             self._start()
         self._view.add(e)
