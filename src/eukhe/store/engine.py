@@ -4,12 +4,14 @@ is atomic) and a busy writer waited for up to 30 s rather than failed."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from eukhe.store.urls import engine_url, private_store
+from eukhe.errors import EukheError
+from eukhe.store.urls import cause, engine_url, private_store, shown
 
 BUSY_MS = 30_000
 """How long a SQLite writer waits for another to finish."""
@@ -26,3 +28,32 @@ def serialized(url: str) -> sa.Engine:
             dbapi.execute(f"PRAGMA busy_timeout={BUSY_MS}")
 
     return engine
+
+
+class Tables:
+    """Some of eukhe's own tables in the store, opened (and made, when missing) at once; every
+    transaction's failure is the subclass's `error`, naming what it did, the store and why."""
+
+    error: ClassVar[type[EukheError]]
+    what: ClassVar[str]  # what the tables hold, as an error says it
+    meta: ClassVar[sa.MetaData]
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            self._engine = serialized(url)
+            self.meta.create_all(self._engine, checkfirst=True)
+        except Exception as e:
+            raise self.error(f"cannot open {self.what} in the store at {shown(url)}: {cause(e)}") from e
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def _tx(self, what: str, work: Callable[[sa.Connection], Any]) -> Any:
+        try:
+            with self._engine.begin() as c:
+                return work(c)
+        except self.error:
+            raise
+        except Exception as e:
+            raise self.error(f"cannot {what} in the store at {shown(self.url)}: {cause(e)}") from e

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 import sqlalchemy as sa
 
 from eukhe.ai.image import Image
 from eukhe.errors import Code, EukheError
-from eukhe.store.engine import serialized
-from eukhe.store.urls import cause, shown
+from eukhe.store.engine import Tables
 
 IMAGES = "eukhe_images"
 
@@ -39,28 +37,12 @@ _images = sa.Table(
 )
 
 
-class Images:
+class Images(Tables):
     """The image table. Every method raises ImageStoreError, never a driver's error."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
-        try:
-            self._engine = serialized(url)
-            _META.create_all(self._engine, checkfirst=True)
-        except Exception as e:
-            raise ImageStoreError(f"cannot open the images in the store at {shown(url)}: {cause(e)}") from e
-
-    def close(self) -> None:
-        self._engine.dispose()
-
-    def _tx(self, what: str, work: Callable[[sa.Connection], Any]) -> Any:
-        try:
-            with self._engine.begin() as c:
-                return work(c)
-        except ImageStoreError:
-            raise
-        except Exception as e:
-            raise ImageStoreError(f"cannot {what} in the store at {shown(self.url)}: {cause(e)}") from e
+    error = ImageStoreError
+    what = "the images"
+    meta = _META
 
     def keep(self, image: Image, data: bytes) -> None:
         """The image's bytes, kept once: a second keep of the same bytes writes nothing."""

@@ -19,8 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from eukhe.errors import Code, EukheError
-from eukhe.store.engine import serialized
-from eukhe.store.urls import cause, shown
+from eukhe.store.engine import Tables
 
 FORKS = "eukhe_session_forks"
 REWINDS = "eukhe_session_rewinds"
@@ -73,28 +72,12 @@ class Lineage:
         return any(r.first <= n <= r.last for r in self.rewinds)
 
 
-class Lineages:
+class Lineages(Tables):
     """The two tables. Every method raises LineageError, never a driver's error."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
-        try:
-            self._engine = serialized(url)
-            _META.create_all(self._engine, checkfirst=True)
-        except Exception as e:
-            raise LineageError(f"cannot open session forks in the store at {shown(url)}: {cause(e)}") from e
-
-    def close(self) -> None:
-        self._engine.dispose()
-
-    def _tx(self, what: str, work: Callable[[sa.Connection], Any]) -> Any:
-        try:
-            with self._engine.begin() as c:
-                return work(c)
-        except LineageError:
-            raise
-        except Exception as e:
-            raise LineageError(f"cannot {what} in the store at {shown(self.url)}: {cause(e)}") from e
+    error = LineageError
+    what = "the sessions' forks and rewinds"
+    meta = _META
 
     def of(self, session: str) -> Lineage:
         def read(c: sa.Connection) -> Lineage:
