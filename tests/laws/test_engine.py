@@ -293,4 +293,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "permission_ask",
         "classify",
         "mcp",
+        "retry",
     }

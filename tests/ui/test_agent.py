@@ -182,9 +182,17 @@ def test_rewind_chosen_from_its_list_and_fork_then_go_on(tmp_path: Path) -> None
         session = session_of(t.until("✓ answered"))
         t.send("write the file")
         t.until("wrote", lambda s: "Wrote it." in s and s.count("✓ answered") >= 2)
+        t.until("idle", lambda s: bool(re.search(r"ready · session \d", t.screen())))
         assert (tmp_path / "a.txt").read_text() == "new\n"
-        t.send("/rewind")
-        t.until("the list", lambda s: "  1  first question" in s and "  2  write the file" in s)
+        for tried in range(1, 11):  # the session's task may still be looking for queued messages
+            t.send("/rewind")
+            listed = t.until(
+                "an answer", lambda s, n=tried: "  2  write the file" in s or s.count("at work") >= n
+            )
+            if "  2  write the file" in listed:
+                break
+            time.sleep(0.5)
+        assert "  1  first question" in listed and "  2  write the file" in listed
         t.send("/rewind 2 conversation")
         t.until("the plan", lambda s: "run 2 would end in this session's transcript" in s)
         t.send("/rewind 2 files yes")
