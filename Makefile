@@ -16,7 +16,7 @@ MCP_SERVERS_VERSION := 2026.10.19
 MCP_VENV := .venv-mcp
 MCP_STAMP := $(MCP_VENV)/.servers-$(MCP_SERVERS_VERSION)
 
-.PHONY: venv llama mcpservers chromium tmux bubblewrap ripgrep demo lint types pytest laws test clean
+.PHONY: venv llama mcpservers chromium tmux bubblewrap ripgrep git demo lint types pytest laws test clean
 
 venv: $(STAMP)
 
@@ -63,6 +63,11 @@ bubblewrap:
 ripgrep:
 	@command -v rg >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep >/dev/null; } || echo "ripgrep is not installed (apt-get install ripgrep): grep and glob use their Python engine, and the tests comparing the two skip"
 
+# git for the checkpoints of a run's files (run/checkpoint.py, tests/run/test_rewind.py): there
+# wherever the checkout was cloned; else installed when we run as root, or said how.
+git:
+	@command -v git >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null; } || echo "git is not installed (apt-get install git): runs take no checkpoints, and the rewind tests fail"
+
 demo: venv
 	$(BIN)/eukhe demo
 
@@ -77,7 +82,7 @@ types: venv
 # used 457 of 1,026 CPU-seconds, pytest alone, in 8.5 minutes; four took 5.8, and 4.3 once the
 # tests' eukhe processes came forked from a template, tests/forks.py). loadgroup:
 # the real model's tests (xdist_group "llama") go to one worker, which starts its servers once.
-pytest: venv llama mcpservers chromium tmux bubblewrap ripgrep
+pytest: venv llama mcpservers chromium tmux bubblewrap ripgrep git
 	$(BIN)/pytest -n 4 --dist loadgroup
 
 laws: venv
@@ -88,7 +93,7 @@ laws: venv
 # and the laws' walkers (two: --jobs 2), the provers and the type checker take it, without
 # starving the tests that time a stream (at nice 10, four such processes made a 1 s idle
 # deadline miss); their output is printed once all are done, and any failing fails the target.
-test: venv llama mcpservers chromium tmux bubblewrap ripgrep
+test: venv llama mcpservers chromium tmux bubblewrap ripgrep git
 	$(MAKE) --no-print-directory lint
 	@nice -n 19 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
 	nice -n 19 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \

@@ -48,3 +48,11 @@ def test_a_remote_refusal_keeps_its_retries_and_names_the_url() -> None:
         True,
         False,
     ]
+
+
+def test_a_key_in_the_base_url_is_not_shown() -> None:
+    cause = OSError("All connection attempts failed")
+    cause.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    got = connection_failure("corp", "https://me:sk-in-the-url@10.0.0.9:8443/v1?key=sk-query#x", cause)
+    assert "sk-in-the-url" not in got.message and "sk-query" not in got.message
+    assert "nothing listens at https://10.0.0.9:8443/v1 (connection refused)" in got.message

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.rules.rewind import rewindable
 from eukhe.store.lineage import Lineage, Rewind, shown_runs
 from tests.proc import eukhe
 
@@ -88,6 +89,19 @@ def test_a_forks_transcript_follows_its_parents_rewinds_and_point() -> None:
     async def of(s: str) -> list[W]:
         return runs[s]
 
-    got, notes = asyncio.run(shown_runs("f", of, lambda s: rows[s]))
+    async def lineage(s: str) -> Lineage:
+        return rows[s]
+
+    got, notes = asyncio.run(shown_runs("f", of, lineage))
     assert [(x.session, x.number) for x in got] == [("p", 1), ("p", 3), ("f", 1)]
     assert len(notes) == 1 and notes[0].startswith("run 2 rewound at")
+
+
+def test_a_rewind_never_ends_a_run_in_flight_nor_one_that_is_not_there() -> None:
+    assert rewindable("s", 2, [(1, False), (2, False), (3, False)]) == (3, None)
+    assert rewindable("s", 2, [(1, False), (2, False), (3, True)]) == (
+        3,
+        "run 3 of session s is in flight: rewind once it ends",
+    )
+    assert rewindable("s", 4, [(1, False), (2, False)]) == (2, "session s has no run 4 (its last is run 2)")
+    assert rewindable("s", 1, []) == (0, "session s has no run 1")

@@ -261,7 +261,7 @@ def connection_failure(
     """A request that could not connect: the URL, the cause and the way out. A loopback
     address that refused the connection (nothing listens there) is marked `local_refusal`:
     `rules.retry` gives it one short retry, not the whole backoff."""
-    base_url = base_url.rstrip("/")
+    base_url = _plain(base_url)
     refused = _refused(error)
     local = refused and is_loopback(base_url)
     if refused:
@@ -270,6 +270,14 @@ def connection_failure(
         what = f"cannot connect to {base_url}: {error.__cause__ or error}"
     f = failure(provider, FailureKind.CONNECTION, what, secrets)
     return Failure(f.kind, f.retryable, f.message, local_refusal=local)
+
+
+def _plain(url: str) -> str:
+    """The URL as a line may show it: no user, password, query or fragment (a key may be there)."""
+    u = urllib.parse.urlsplit(url)
+    host = u.hostname or ""
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{u.port}" if u.port else "")
+    return urllib.parse.urlunsplit((u.scheme, netloc, u.path, "", "")).rstrip("/")
 
 
 def _refused(error: BaseException) -> bool:

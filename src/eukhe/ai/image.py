@@ -29,6 +29,7 @@ __all__ = [
     "measure",
     "refusal",
     "takes_images",
+    "too_big",
 ]
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -61,6 +62,15 @@ class Image:
         """How a transcript and the chat's log show it."""
         return f"[image: {self.name}, {self.width}x{self.height}]"
 
+    def json(self) -> dict[str, Any]:
+        """As a run's spec holds it (`run.spec.RunSpec`)."""
+        return {"sha256": self.sha256, "mediaType": self.media_type, "width": self.width,
+                "height": self.height, "name": self.name}  # fmt: skip
+
+    @staticmethod
+    def of(d: Mapping[str, Any]) -> Image:
+        return Image(str(d["sha256"]), str(d["mediaType"]), int(d["width"]), int(d["height"]), str(d["name"]))
+
 
 def base64_of(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
@@ -71,10 +81,17 @@ def data_url(image: Image, data: bytes) -> str:
     return f"data:{image.media_type};base64,{base64_of(data)}"
 
 
+def too_big(name: str, size: int) -> ImageError | None:
+    """Why an image of `size` bytes cannot be attached, or None."""
+    if size <= MAX_BYTES:
+        return None
+    return ImageError(f"{name}: {size:,} bytes, over the {MAX_BYTES:,} an attached image may have")
+
+
 def image_of(data: bytes, name: str) -> Image:
     """The image `data` is (read from `name`), or an ImageError saying why it cannot be attached."""
-    if len(data) > MAX_BYTES:
-        raise ImageError(f"{name}: {len(data):,} bytes, over the {MAX_BYTES:,} an attached image may have")
+    if (big := too_big(name, len(data))) is not None:
+        raise big
     media, width, height = measure(data, name)
     if width < 1 or height < 1 or max(width, height) > MAX_SIDE:
         raise ImageError(f"{name}: {width}x{height} pixels; an attached image's sides are 1 to {MAX_SIDE}")

@@ -153,8 +153,7 @@ def run_command(
         typer.Option(
             "--image",
             help="Attach an image (PNG, JPEG, GIF or WebP) to the prompt; repeatable. OpenAI's and "
-            "Anthropic's "
-            'models take images, others when models.<m>.input is ["text", "image"].',
+            'Anthropic\'s models take images, others when models.<m>.input is ["text", "image"].',
         ),
     ] = None,
 ) -> None:

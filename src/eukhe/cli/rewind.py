@@ -20,6 +20,7 @@ import typer
 from eukhe.cli import halves
 from eukhe.cli.echo import echo
 from eukhe.ids import valid_session
+from eukhe.rules.rewind import rewindable
 from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.settings import home
 from eukhe.terminal import for_stream
@@ -74,22 +75,22 @@ def rewind(
 def _conversation(session: str, n: int, yes: bool) -> None:
     """End the session's runs n.. in its transcript, after its plan and a confirmation."""
     store = halves.stored()
-    own = {k: (live, prompt) for k, live, prompt in store.own_runs(session)}
-    if not own:
+    runs = store.own_runs(session)
+    if not runs:
         echo(f"eukhe rewind: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
-    live = [k for k, (flying, _) in own.items() if flying]
-    if live:
-        echo(f"eukhe rewind: run {live[-1]} of session {session} is in flight: rewind once it ends", err=True)
+    own = {k: prompt for k, _, prompt in runs}
+    last, why = rewindable(session, n, [(k, live) for k, live, _ in runs])
+    if why is not None and any(live for _, live, _ in runs):
+        echo(f"eukhe rewind: {why}", err=True)
         raise typer.Exit(1)
-    last = max(own)
-    if n > last:
-        echo(f"session {session} has no run {n} (its last is run {last}): no conversation to rewind")
+    if why is not None:  # no such run: nothing to do
+        echo(f"{why}: no conversation to rewind")
         return
     echo(f"rewind the conversation of session {session} to before run {n}; these runs end in its transcript:")
     for k in range(n, last + 1):
         if k in own:
-            echo(f"  run {k}: {own[k][1][:70]}")
+            echo(f"  run {k}: {own[k][:70]}")
     if not yes:
         if not sys.stdin.isatty():
             echo("not applied: run it again with --yes, or on a terminal to confirm")

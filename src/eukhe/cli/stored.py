@@ -30,7 +30,7 @@ from eukhe.run.spec import RunSpec
 from eukhe.runtime import leave, open_runtime
 from eukhe.settings import SettingsError, home, memory_settings
 from eukhe.store import durable, sessions
-from eukhe.store.lineage import LineageError, Lineages, forked_from, shown_runs
+from eukhe.store.lineage import Lineage, LineageError, Lineages, forked_from, shown_runs
 from eukhe.store.migrate import Migrated, migrate
 from eukhe.store.urls import StoreError, cause, database_url, shown, sqlite_path
 
@@ -93,7 +93,7 @@ def read(what: str, session: str = "") -> Any:
     """Read the run store as a client: no run is started, recovered or picked up.
     `what`: "rows" (the sessions), "subagents", "show" (`session`'s transcript: the runs it
     shows, a fork's parent's first, each with its outcome and messages, and a line a rewind),
-    or "fork-parent" (`session`'s own runs)."""
+    or "runs" (`session`'s own runs)."""
     try:
         url = database_url(home(), settings_here())
     except (SettingsError, StoreError) as e:
@@ -112,11 +112,15 @@ def read(what: str, session: str = "") -> Any:
             return await sessions.rows(client)
         if what == "subagents":
             return await sessions.subagents(client)
-        if what == "fork-parent":  # a fork's parent's runs, and its new id's record made here
+        if what == "runs":
             return await sessions.runs(session, client)
         lines = Lineages(url)
+
+        async def rows(s: str) -> Lineage:
+            return lines.of(s)
+
         try:
-            got, notes = await shown_runs(session, lambda s: sessions.runs(s, client), lines.of)
+            got, notes = await shown_runs(session, lambda s: sessions.runs(s, client), rows)
         finally:
             lines.close()
         runs = [
@@ -195,7 +199,7 @@ def migrate_home() -> tuple[str, Migrated | None, str]:
 def fork(parent: str, at: int | None) -> tuple[str, int]:
     """A new session whose transcript begins with `parent`'s runs 1..`at` (its last when None):
     its id and the run it starts after. A parent with no run, or no run `at`, is an error."""
-    runs = read("fork-parent", parent)
+    runs = read("runs", parent)
     if not runs:
         echo(f"eukhe: no session {parent!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
@@ -211,7 +215,7 @@ def own_runs(session: str) -> list[tuple[int, bool, str]]:
     """The session's own runs: each one's number, whether it is in flight, and its prompt."""
     return [
         (int(str(w.workflow_id).rpartition("/")[2]), w.status in sessions.IN_FLIGHT, sessions.prompt_of(w))
-        for w in read("fork-parent", session)
+        for w in read("runs", session)
     ]
 
 

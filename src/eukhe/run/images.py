@@ -11,7 +11,7 @@ import shlex
 import stat
 from pathlib import Path
 
-from eukhe.ai.image import MAX_BYTES, Image, ImageError, image_of
+from eukhe.ai.image import MAX_BYTES, Image, ImageError, image_of, too_big
 from eukhe.filekind import kind
 from eukhe.tools.files import resolve, why
 
@@ -36,8 +36,8 @@ def read_image(shown: str, cwd: Path) -> tuple[Image, bytes]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ImageError(f"{shown}: {kind(st.st_mode)}, not an image file")
-        if st.st_size > MAX_BYTES:
-            raise ImageError(f"{shown}: {st.st_size:,} bytes, over the {MAX_BYTES:,} an image may have")
+        if (big := too_big(shown, st.st_size)) is not None:  # not read at all
+            raise big
         chunks, left = [], MAX_BYTES + 1
         while left > 0:
             got = os.read(fd, min(left, 1 << 20))

@@ -75,12 +75,14 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
     for shown in names[:MAX_MENTIONS]:
         if is_image_path(shown):
             try:
-                image, data[shown] = read_image(shown, cwd)
+                image, picture = read_image(shown, cwd)
             except ImageError as e:
                 said.append(f"not attached: {e}")
                 continue
-            images.append(image)
-            blocks.append(image.shown)
+            if image.sha256 not in data:  # the same picture under two names goes once
+                images.append(image)
+                blocks.append(image.shown)
+            data[image.sha256] = picture
             said.append(f"{shown} attached (an image, {image.width}x{image.height})")
             continue
         got = read_whole(shown, cwd, lim)
@@ -93,9 +95,8 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
     if len(names) > MAX_MENTIONS:
         rest = ", ".join(names[MAX_MENTIONS:])
         said.append(f"only {MAX_MENTIONS} files are attached to one prompt; not attached: {rest}")
-    by_sha = {i.sha256: data[i.name] for i in images}
     text = prompt + "\n\n" + "\n\n".join(blocks) if blocks else prompt
-    return Attached(text, tuple(said), tuple(images), by_sha)
+    return Attached(text, tuple(said), tuple(images), data)
 
 
 def with_images(a: Attached, paths: list[str], cwd: Path) -> Attached:

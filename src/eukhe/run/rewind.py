@@ -30,11 +30,7 @@ def fork(url: str, parent: str, upto: int) -> str:
 async def rewind_conversation(url: str, home: Path, session: str, first: int, last: int) -> str:
     """End the session's runs first..last in its transcript, and note the rewind in the chat's
     log (which keeps what they said: it is append-only). What was done, in a line."""
-    lines = Lineages(url)
-    try:
-        await asyncio.to_thread(lines.rewind, session, first, last)
-    finally:
-        lines.close()
+    await asyncio.to_thread(_record, url, session, first, last)
     runs = f"run {first}" if first == last else f"runs {first} to {last}"
     text = f"The user rewound session {session} to before its run {first}: {runs} ended there."
     entry = Entry(f"rewind:{session}:{first}-{last}", EntryKind.NOTE, text, now())
@@ -43,3 +39,11 @@ async def rewind_conversation(url: str, home: Path, session: str, first: int, la
     except Exception as e:  # the transcript is rewound: the chat's note is said missing, with its cause
         return f"the conversation is rewound; the chat's log could not note it: {cause(e)}"
     return f"the conversation is rewound: {runs} ended in the transcript; the chat's log notes it"
+
+
+def _record(url: str, session: str, first: int, last: int) -> None:
+    lines = Lineages(url)
+    try:
+        lines.rewind(session, first, last)
+    finally:
+        lines.close()

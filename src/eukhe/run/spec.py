@@ -111,11 +111,7 @@ class RunSpec:
         if self.claim is not None:
             out["claim"] = self.claim
         if self.images:
-            out["images"] = [
-                {"sha256": i.sha256, "mediaType": i.media_type, "width": i.width, "height": i.height}
-                | {"name": i.name}
-                for i in self.images
-            ]
+            out["images"] = [i.json() for i in self.images]
         return out
 
     @classmethod
@@ -139,10 +135,7 @@ class RunSpec:
             session=None if spec.get("session") is None else str(spec["session"]),
             child=Parent(str(child["parent"]), str(child["session"]), int(child["depth"])) if child else None,
             claim=spec.get("claim"),
-            images=tuple(
-                Image(str(i["sha256"]), str(i["mediaType"]), int(i["width"]), int(i["height"]), i["name"])
-                for i in spec.get("images") or ()
-            ),
+            images=tuple(Image.of(i) for i in spec.get("images") or ()),
         )
 
     def run_settings(self) -> Settings:

@@ -53,7 +53,11 @@ class Images(Tables):
             if c.execute(sa.select(_images.c.sha256).where(_images.c.sha256 == image.sha256)).first():
                 return
             row = {"sha256": image.sha256, "media_type": image.media_type, "width": image.width}
-            c.execute(_images.insert().values(**row, height=image.height, data=data, at=time.time()))
+            try:
+                with c.begin_nested():
+                    c.execute(_images.insert().values(**row, height=image.height, data=data, at=time.time()))
+            except sa.exc.IntegrityError:  # another process kept the same picture meanwhile
+                pass
 
         self._tx(f"keep the image {image.name}", put)
 
@@ -72,9 +76,3 @@ class Images(Tables):
             if sha not in got:
                 raise ImageStoreError(f"{image.name} ({sha[:12]}): not in the store's image table")
         return got
-
-    def count(self) -> int:
-        def n(c: sa.Connection) -> int:
-            return int(c.execute(sa.select(sa.func.count()).select_from(_images)).scalar_one())
-
-        return int(self._tx("count the images", n))

@@ -12,7 +12,7 @@ How a transcript is put together from these rows is `shown_runs`, the one rule e
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,16 +115,16 @@ class Shown:
 
 async def shown_runs(
     session: str,
-    runs: Callable[[str], Any],
-    lineage: Callable[[str], Lineage],
+    runs: Callable[[str], Awaitable[Sequence[Any]]],
+    lineage: Callable[[str], Awaitable[Lineage]],
 ) -> tuple[list[Shown], list[str]]:
     """The runs a session's transcript shows, oldest first, and a line for each rewind: a
     fork's parent's runs up to its point (their own rewinds applied), then its own runs, those a
-    rewind ended left out. `runs(session)`: its runs, awaited; `lineage(session)`: its rows."""
+    rewind ended left out. `runs(session)`: its runs; `lineage(session)`: its rows."""
     chain: list[tuple[str, int | None]] = [(session, None)]
     seen = {session}
     while len(chain) <= DEPTH:
-        parent = lineage(chain[-1][0]).parent
+        parent = (await lineage(chain[-1][0])).parent
         if parent is None or parent[0] in seen:
             break
         seen.add(parent[0])
@@ -132,7 +132,7 @@ async def shown_runs(
     out: list[Shown] = []
     notes: list[str] = []
     for s, limit in reversed(chain):  # each with the last of its runs its child took
-        own = lineage(s)
+        own = await lineage(s)
         for w in await runs(s):
             n = int(str(w.workflow_id).rpartition("/")[2])
             if (limit is None or n <= limit) and not own.withdrawn(n):

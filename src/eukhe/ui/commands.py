@@ -22,6 +22,7 @@ from eukhe.events import event
 from eukhe.ids import valid_session
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory.report import status_json, status_lines, zoomed
+from eukhe.rules.rewind import rewindable
 from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, resolve
@@ -177,13 +178,15 @@ async def _rewind(s: Session, arg: str) -> list[str]:
     if not words:
         if not runs:
             return ["this session has no run yet: there is nothing to rewind"]
-        listed = [f"  {k}  {clipped(prompt, 60)}" for k, prompt in runs]
+        listed = [f"  {k}  {clipped(prompt, 60)}" for k, _, prompt in runs]
         return ["go back to before a run of this session:", *listed, REWIND_USE]
     n, part, yes = words[0], words[1] if len(words) > 1 else "both", words[-1] == "yes"
-    last = max((k for k, _ in runs), default=0)
-    if not n.isdigit() or not 1 <= int(n) <= last or part not in (*REWIND_PARTS, "yes"):
+    if not n.isdigit() or part not in (*REWIND_PARTS, "yes"):
         raise CommandError(f"/rewind {arg}: {REWIND_USE}")
     first, part = int(n), "both" if part == "yes" else part
+    last, why = rewindable(s.id, first, [(k, live) for k, live, _ in runs])
+    if why is not None:  # a run in flight (another process's), or no such run
+        raise CommandError(why)
     out: list[str] = []
     if part in ("files", "both"):
         out += await _rewind_files(s, first, yes)

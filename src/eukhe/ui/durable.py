@@ -69,9 +69,11 @@ class Durable:
         url = self.process.chat_url
         if url is None:
             return await sessions.runs(session, DBOS), []
-        lines = Lineages(url)
+        lines = await asyncio.to_thread(Lineages, url)  # the store's reads off the loop
         try:
-            got, notes = await shown_runs(session, lambda s: sessions.runs(s, DBOS), lines.of)
+            got, notes = await shown_runs(
+                session, lambda s: sessions.runs(s, DBOS), lambda s: asyncio.to_thread(lines.of, s)
+            )
         finally:
             lines.close()
         return [x.run for x in got], notes
@@ -118,10 +120,10 @@ class Durable:
             raise LineageError(f"session {session} has no run yet: there is nothing to fork")
         return await asyncio.to_thread(lineage.fork, self._url(), session, upto), upto
 
-    async def numbered(self, session: str) -> list[tuple[int, str]]:
-        """The session's own runs: each one's number and prompt."""
+    async def numbered(self, session: str) -> list[tuple[int, bool, str]]:
+        """The session's own runs: each one's number, whether it is in flight, and its prompt."""
         return [
-            (int(w.workflow_id.rpartition("/")[2]), sessions.prompt_of(w))
+            (int(w.workflow_id.rpartition("/")[2]), w.status in sessions.IN_FLIGHT, sessions.prompt_of(w))
             for w in await sessions.runs(session, DBOS)
         ]
 
