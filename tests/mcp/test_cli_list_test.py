@@ -84,3 +84,17 @@ def test_list_never_shows_a_secret_a_server_was_given(tmp_path: Path) -> None:
     [line] = done.stdout.splitlines()
     assert token not in done.stdout + done.stderr
     assert line.startswith("gh  failed: exited with status 4; stderr: bad token [redacted]  (stdio: /bin/sh")
+
+
+def test_a_server_that_closes_its_stdout_before_it_exits_is_shown_with_its_exit_status(
+    tmp_path: Path,
+) -> None:
+    """The race CI once lost: the ended stream reached the session before the process's
+    exit, and the cause said "Connection closed". The reader tells a stdio server's death,
+    after its exit status."""
+    late = ["/bin/sh", "-c", "echo gone >&2; exec 1>&-; sleep 0.3; exit 5"]
+    assert eukhe("mcp", "add", "late", "--", *late, cwd=tmp_path).returncode == 0
+    done = eukhe("mcp", "list", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stdout.splitlines()
+    assert line.startswith("late  failed: exited with status 5; stderr: gone  (stdio: /bin/sh"), line

@@ -244,7 +244,10 @@ class Connection:
         except asyncio.CancelledError:
             raise
         except BaseException as e:  # the start or the session broke: the death, with its cause
-            self._die(self._cause(_why(_first(e))))
+            first = _first(e)
+            if self.proc is not None and _closed(first):
+                return  # a stdio stream ended: its reader tells the death, after the exit status
+            self._die(self._cause(_why(first)))
 
     async def _list(self, s: ClientSession) -> tuple[ToolInfo, ...]:
         out: list[ToolInfo] = []
@@ -375,6 +378,9 @@ class Connection:
                     line = await proc.stdout.readline()
                 except (ValueError, asyncio.LimitOverrunError):
                     cause = f"it wrote a message over {MAX_LINE} bytes"
+                    break
+                except OSError as e:
+                    cause = f"its stdout broke: {_why(e)}"
                     break
                 if not line:
                     break
