@@ -114,6 +114,31 @@ def test_ctrl_c_in_the_middle_of_a_stream_aborts_and_a_new_prompt_is_answered(tm
     assert cut["content"].startswith("w0 w1 w2") and cut["content"].endswith("\n[cut here by the abort]")
 
 
+def test_a_message_typed_at_once_after_ctrl_c_is_sent_by_its_first_enter(tmp_path: Path) -> None:
+    """The race a person met: Ctrl-C, then a question typed and sent before the aborted run
+    had ended. It was queued as a steer of the dying run and came back to the prompt, so it
+    took a second Enter. Typed after a Ctrl-C, it is the next run's prompt."""
+    words = " ".join(f"w{i}" for i in range(200))
+    script = [
+        {"text": words, "chunks": 200, "delay": 0.1},
+        {"when": "and now?", "text": "The second answer."},
+    ]
+    with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url)
+        t.ready()
+        t.send("count for me")
+        t.until("w12 ")
+        t.keys("C-c")
+        t.type("and now?")
+        t.keys("Enter")  # at once: the run is still ending
+        text = t.until("The second answer.")
+        t.until("idle", lambda s: bool(re.search(r"ready · session \d", t.screen())))
+        prompt_line = t.screen().splitlines()
+    assert "■ aborted" in text and text.index("■ aborted") < text.index("› and now?")
+    assert server.seen[-1].body["messages"][-1]["content"] == "and now?"
+    assert not any(line.startswith("› and now?") for line in prompt_line[-3:])  # not back in the prompt
+
+
 def test_a_stalled_stream_shows_its_countdown_and_then_its_note(tmp_path: Path) -> None:
     script = [
         {"text": "thinking it over", "chunks": 2, "stallAfter": 1, "stall": 60},

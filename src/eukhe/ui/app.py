@@ -346,6 +346,9 @@ class Agent:
         self.last_interrupt = 0.0
         if self._command(text):
             return
+        if self.session.working and self.session.aborting:
+            self.session.hold(text)
+            return
         if self.session.working:
             self._spawn(self.session.steer(text, after=after))
             return

@@ -57,7 +57,8 @@ async def _help(s: Session, arg: str) -> list[str]:
         "Enter sends; Alt+Enter or Ctrl-J inserts a newline.",
         "While a run works: Enter queues a steer (it enters at the next round end), "
         "Alt+Enter a follow-up (the next run's prompt).",
-        "Ctrl-C aborts the run (what you queued comes back to the prompt); at an idle prompt, "
+        "Ctrl-C aborts the run (what you queued comes back to the prompt; what you send after it "
+        "is the next run); at an idle prompt, "
         "Ctrl-C twice exits, as does Ctrl-D. Ctrl-O opens the last tool result.",
         "/NAME args sends a prompt template; /skill:NAME args hands the model a skill.",
     ]

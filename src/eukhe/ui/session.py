@@ -27,8 +27,9 @@ from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
 from eukhe.timing import timing
+from eukhe.ui import PROMPT
 from eukhe.ui.approvals import Approvals
-from eukhe.ui.view import Queued, View
+from eukhe.ui.view import Line, Queued, View
 
 if TYPE_CHECKING:
     from eukhe.ui.durable import Durable
@@ -67,6 +68,8 @@ class Session:
     reopened: bool = False  # its transcript shown (a session opened again)
     fresh: str = ""  # -c found no session in this folder: said once it opens
     approvals: Approvals = field(init=False)  # the person who answers its runs' permission asks
+    aborting: bool = False  # Ctrl-C was pressed and the run at work has not ended yet
+    held: list[str] = field(default_factory=list)  # typed since that Ctrl-C: the next run's prompt
 
     def __post_init__(self) -> None:
         self.approvals = Approvals(self.post, self.view)
@@ -208,10 +211,17 @@ class Session:
             return
         self.view.queue(Queued(rid, "follow-up" if after else "steer", text))
 
+    def hold(self, text: str) -> None:
+        """A message typed after Ctrl-C, before the run it aborts has ended: not a steer of
+        that run (whose steers come back to the prompt), but the prompt of the next one."""
+        self.held.append(text)
+        self.view.note = "sent once the aborted run has ended"
+
     def abort(self) -> None:
         """Ctrl-C while the run works: it ends aborted within its grace (one still waiting
         for the store to open never starts)."""
         if self.durable is not None:
+            self.aborting = True
             self.durable.process.interrupt()
         elif self.task is not None:
             self.task.cancel()
@@ -230,6 +240,15 @@ class Session:
         if self.failed:
             self._say(f"the session cannot run: {self.failed}")
             return
+        try:
+            await self._go_on(prompt, follow)
+        finally:
+            self.aborting = False
+            for text in self.held:  # never sent (a run that could not start): back in the prompt
+                self.restore(text)
+            self.held.clear()
+
+    async def _go_on(self, prompt: str | None, follow: str | None) -> None:
         while True:
             try:
                 out = await self._run(prompt, follow)
@@ -237,8 +256,16 @@ class Session:
             except Exception as e:  # a run that could not start: said with its cause
                 self._say(f"the run did not start: {type(e).__name__}: {e}")
                 return
-            if out.get("outcome") == "aborted":
+            aborted = out.get("outcome") == "aborted"
+            if aborted:
                 await self._withdraw()
+            self.aborting = False
+            if self.held:  # typed since a Ctrl-C: the next run, whatever the last one's end
+                prompt = "\n\n".join(self.held)
+                self.held.clear()
+                self.view.lines.append(Line(f"{PROMPT}{prompt}", "bold"))
+                continue
+            if aborted:
                 return
             if not await self._waiting():
                 self._watch_children()
