@@ -41,7 +41,9 @@ WEATHER = Tool(
 )
 
 
-def eukhe_run(server: LlamaServer, cwd: Path, prompt: str, settings: dict[str, Any]) -> tuple[Any, float]:
+def eukhe_run(
+    server: LlamaServer, cwd: Path, prompt: str, settings: dict[str, Any], model: str = "llamacpp/smollm2"
+) -> tuple[Any, float]:
     """`eukhe run --json` against the server; (its process result, seconds it took)."""
     (cwd / ".eukhe").mkdir(exist_ok=True)
     (cwd / ".eukhe" / "settings.json").write_text(json.dumps(settings))
@@ -53,7 +55,7 @@ def eukhe_run(server: LlamaServer, cwd: Path, prompt: str, settings: dict[str, A
             "eukhe",
             "run",
             "--model",
-            "llamacpp/smollm2",
+            model,
             "--base-url",
             server.base_url,
             "--max-tool-rounds",
@@ -70,8 +72,8 @@ def eukhe_run(server: LlamaServer, cwd: Path, prompt: str, settings: dict[str, A
     return done, time.monotonic() - began
 
 
-def limited(tokens: int) -> dict[str, Any]:
-    return {"models": {"llamacpp/smollm2": {"maxOutputTokens": tokens}}}
+def limited(tokens: int, model: str = "llamacpp/smollm2") -> dict[str, Any]:
+    return {"models": {model: {"maxOutputTokens": tokens}}}
 
 
 def ask(server: LlamaServer, request: Request) -> Reply:
@@ -119,6 +121,23 @@ def test_a_small_output_limit_gives_a_length_stop_whose_cut_text_answers(
     assert last["outcome"] == "answered" and last["cut"] is True and last["notes"] == 0
     assert last["answer"].strip() and len(last["answer"]) < 80  # six tokens of text
     assert "✂ cut: the answer hit the 6-token output limit and is cut short" in done.stderr
+    assert "does not list the model" not in done.stderr  # the server lists smollm2 (its alias)
+
+
+def test_a_name_the_server_does_not_list_is_said_once_and_the_run_goes_on(
+    llama: LlamaServer, tmp_path: Path
+) -> None:
+    """llama.cpp answers with the model it loaded whatever the name: without a word, a wrong
+    name would pass unnoticed."""
+    model = "llamacpp/nosuchmodel"
+    done, took = eukhe_run(llama, tmp_path, "Say hi.", limited(6, model), model=model)
+    assert took < RUN_BOUND and done.returncode == 0, done.stderr[-2000:]
+    line = (
+        f"eukhe: the server at {llama.base_url} does not list the model 'nosuchmodel'; it lists: "
+        "smollm2. llama.cpp answers with the model it loaded whatever the name; other servers refuse it\n"
+    )
+    assert done.stderr.count(line) == 1, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])["outcome"] == "answered"
 
 
 def test_the_adapter_reads_a_length_stop_and_the_usage_from_the_stream(llama: LlamaServer) -> None:

@@ -261,7 +261,7 @@ def connection_failure(
     """A request that could not connect: the URL, the cause and the way out. A loopback
     address that refused the connection (nothing listens there) is marked `local_refusal`:
     `rules.retry` gives it one short retry, not the whole backoff."""
-    base_url = _plain(base_url)
+    base_url = plain_url(base_url)
     refused = _refused(error)
     local = refused and is_loopback(base_url)
     if refused:
@@ -272,7 +272,7 @@ def connection_failure(
     return Failure(f.kind, f.retryable, f.message, local_refusal=local)
 
 
-def _plain(url: str) -> str:
+def plain_url(url: str) -> str:
     """The URL as a line may show it: no user, password, query or fragment (a key may be there)."""
     u = urllib.parse.urlsplit(url)
     host = u.hostname or ""

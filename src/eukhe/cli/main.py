@@ -179,6 +179,7 @@ def run_command(
             Path.cwd(), model, base_url, api, sandbox, approval, effort
         )  # a model that cannot be used fails here, before any run
         notices(made.notices)
+        unlisted = made.unlisted()  # begun now; said before the run (a local server ignores a wrong name)
         printer = _printer(as_json, events)
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
@@ -202,6 +203,7 @@ def run_command(
         session = new_session()
         announced = run_line(session, run_id(session, 1))
         printer.say(announced)
+    notices([said] if (said := unlisted()) else [])
     _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer), announced)
 
 

@@ -6,14 +6,15 @@ interactive agent many."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eukhe.admission import limits_from
 from eukhe.ai.image import Image, ImageError, refusal, takes_images
-from eukhe.ai.models import parse_name, resolve
+from eukhe.ai.listed import looking
+from eukhe.ai.models import Route, parse_name, resolve
 from eukhe.errors import Code, EukheError
 from eukhe.run.mentions import Attached, attach, with_images
 from eukhe.settings import home, loaded, run_settings
@@ -175,6 +176,12 @@ class Setup:
     poll_seconds: float = 5.0
     instructions: Instructions = field(default_factory=Instructions)  # AGENTS.md, CLAUDE.md: once a session
     route_api: str = ""  # the API the model is served with (openai-chat, openai-responses, anthropic)
+    route: Route | None = None  # where the model is served
+
+    def unlisted(self) -> Callable[[], str | None]:
+        """The look at whether a local server lists the model (`ai.listed`), begun now:
+        the callable returned gives its line, or None."""
+        return looking(self.route) if self.route is not None else lambda: None
 
     @property
     def system(self) -> str:
@@ -271,5 +278,5 @@ def setup(
     made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
     made.instructions = read_instructions(cwd, settings)
     made.sandbox, made.approval = sandbox, approval
-    made.route_api = route.api
+    made.route_api, made.route = route.api, route
     return made

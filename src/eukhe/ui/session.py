@@ -68,6 +68,7 @@ class Session:
     reopened: bool = False  # its transcript shown (a session opened again)
     fresh: str = ""  # -c found no session in this folder: said once it opens
     approvals: Approvals = field(init=False)  # the person who answers its runs' permission asks
+    unlisted: Callable[[], str | None] = lambda: None  # whether the server lists the model (`ai.listed`)
     aborting: bool = False  # Ctrl-C was pressed and the run at work has not ended yet
     held: list[str] = field(default_factory=list)  # typed since that Ctrl-C: the next run's prompt
 
@@ -99,6 +100,8 @@ class Session:
             self._say(self.fresh)
         for line in self.made.notices:  # the folder's keys it does not apply: it is not trusted
             self._say(line)
+        if unlisted := await asyncio.to_thread(self.unlisted):  # a local server ignores a wrong name
+            self._say(unlisted)
         for kind, line in self.made.diagnostics():
             self.view.add(event("diagnostic", f"{kind} {line}"))
         await self._taken_up()
@@ -131,6 +134,7 @@ class Session:
             base_url = base_url if base_url is not None else ran.base_url
             api = api if api is not None else ran.api
         self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort)
+        self.unlisted = self.made.unlisted()  # begun here, said once the session's line is shown
         self.made.steers = True  # the user may steer its runs
 
     @property

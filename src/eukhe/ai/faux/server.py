@@ -150,6 +150,8 @@ class Handler(BaseHTTPRequestHandler):
         return self._json(404, {"error": {"message": f"the faux server has no route {self.path}"}})
 
     def do_GET(self) -> None:
+        if self.path.endswith("/models"):  # a run's look at the listed models: no turn, not seen
+            return self._json(404, {"error": {"message": "the faux server lists no models"}})
         with self.state.lock:
             self.state.seen.append(Seen("GET", self.path, None))
         m = re.search(r"/responses/([^/?]+)", self.path)
