@@ -60,6 +60,17 @@ def test_a_prompt_is_answered(tmp_path: Path) -> None:
     assert "The file says alpha.\nNothing more.\n✓ answered in 2 model calls: 1 tool round" in text
 
 
+def test_a_model_its_local_server_does_not_list_is_said_once_the_session_opens(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with FauxServer(parse(["unused"]), models=("qwen3:8b",)) as server, Term(tmp_path, home) as t:
+        faux_home(home, server.url)
+        t.ready()
+        text = t.until("does not list")
+    said = f"· the server at {server.url} does not list the model 'm'; it lists: qwen3:8b. llama.cpp answers"
+    assert text.count(said) == 1, text
+    assert text.index("· session ") < text.index(said)
+
+
 def test_a_steer_while_a_tool_runs_enters_at_the_round_end(tmp_path: Path) -> None:
     script = [
         {"calls": [{"name": "bash", "arguments": {"command": "sleep 3; echo slept"}}]},

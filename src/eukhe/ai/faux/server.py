@@ -50,6 +50,7 @@ class State:
     jobs: dict[str, Job] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
     count: int = 0
+    models: tuple[str, ...] = ()  # what GET /models lists (none: it answers 404, as a server without it)
 
 
 def results(body: Any) -> int:
@@ -151,7 +152,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.endswith("/models"):  # a run's look at the listed models: no turn, not seen
-            return self._json(404, {"error": {"message": "the faux server lists no models"}})
+            if not self.state.models:
+                return self._json(404, {"error": {"message": "the faux server lists no models"}})
+            return self._json(200, {"object": "list", "data": [{"id": m} for m in self.state.models]})
         with self.state.lock:
             self.state.seen.append(Seen("GET", self.path, None))
         m = re.search(r"/responses/([^/?]+)", self.path)
@@ -231,8 +234,8 @@ def _cut(events: list[bytes], turn: Turn, api: str) -> list[bytes]:
 class FauxServer:
     """`with FauxServer(script) as server:` serves on `server.url` (loopback)."""
 
-    def __init__(self, script: Script, port: int = 0) -> None:
-        self.state = State(script)
+    def __init__(self, script: Script, port: int = 0, models: tuple[str, ...] = ()) -> None:
+        self.state = State(script, models=models)
         handler: Callable[..., Handler] = type("FauxHandler", (Handler,), {"state": self.state})
         self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)  # loopback only
         self._server.daemon_threads = True
