@@ -180,7 +180,7 @@ def test_the_walks_dealt_to_processes_give_what_one_process_gives(capsys: pytest
     cases, methods and result, and every mutant's killer, are the one process's."""
     seen = []
     for jobs in ("1", "2"):
-        args = ("--area", "recovery", "--area", "child_watch", "--no-proofs", "--examples", "20", "--json")
+        args = ("--area", "wait", "--area", "child_take", "--no-proofs", "--examples", "20", "--json")
         code, out = run_cli(capsys, *args, "--jobs", jobs)
         assert code == 0, out
         report = json.loads(out)
@@ -188,7 +188,7 @@ def test_the_walks_dealt_to_processes_give_what_one_process_gives(capsys: pytest
         mutants = [(m["name"], m["killed_by"], m["how"]) for m in report["mutants"]]
         seen.append((laws, mutants))
     assert seen[0] == seen[1]
-    assert seen[0][0][0][1]["exhaustive"] == 58880  # every limit of recovery's 256 walked, once
+    assert seen[0][0][0][1]["exhaustive"] == 1140  # every limit of wait's walked, once
 
 
 def test_a_false_law_fails_exhaustively_and_sampled_with_its_counterexample(
