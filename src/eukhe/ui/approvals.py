@@ -62,7 +62,8 @@ class Approvals:
         try:
             return await asyncio.wrap_future(p.answer)
         finally:  # answered, or the deadline or the abort won the gate's race: off the screen
-            self.post(lambda: self._leave(p))
+            with contextlib.suppress(RuntimeError):  # the app's loop has closed: no screen is left
+                self.post(lambda: self._leave(p))
 
     @property
     def current(self) -> Pending | None:
