@@ -21,7 +21,7 @@ from typing import Any, cast
 import anthropic
 import httpx2
 
-from eukhe.ai import errors
+from eukhe.ai import errors, tls
 from eukhe.ai.effort import ANSWER_ROOM, thinking_budget
 from eukhe.ai.image import base64_of
 from eukhe.ai.openai_chat import parse_arguments
@@ -340,7 +340,11 @@ class AnthropicMessages:
         self._key = api_key or ""
         self._max_tokens = max_tokens_default
         self._client = anthropic.AsyncAnthropic(
-            base_url=base_url, api_key=api_key or "no-key", max_retries=0, timeout=timeout
+            base_url=base_url,
+            api_key=api_key or "no-key",
+            max_retries=0,
+            timeout=timeout,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=tls.verified()),  # the CA bundle loaded once
         )
 
     async def close(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import openai
 
-from eukhe.ai import errors
+from eukhe.ai import errors, tls
 from eukhe.ai.image import data_url
 from eukhe.ai.reply import (
     CallDelta,
@@ -186,7 +186,11 @@ class OpenAIChat:
         self._key = api_key or ""
         self._include_usage = include_usage
         self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "no-key", max_retries=0, timeout=timeout
+            base_url=base_url,
+            api_key=api_key or "no-key",
+            max_retries=0,
+            timeout=timeout,
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls.verified()),  # the CA bundle loaded once
         )
 
     async def close(self) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import openai
 
-from eukhe.ai import errors
+from eukhe.ai import errors, tls
 from eukhe.ai.image import data_url
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.openai_chat import parse_arguments, stream_failure
@@ -391,7 +391,11 @@ class OpenAIResponses:
         self.name = name
         self._key = api_key or ""
         self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "no-key", max_retries=0, timeout=timeout
+            base_url=base_url,
+            api_key=api_key or "no-key",
+            max_retries=0,
+            timeout=timeout,
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls.verified()),  # the CA bundle loaded once
         )
 
     async def close(self) -> None:
