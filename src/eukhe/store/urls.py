@@ -4,6 +4,9 @@ error's cause. Light on purpose (no DBOS): the owner opens the store with it."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +47,13 @@ def private_store(url: str) -> None:
     path = sqlite_path(url)
     if path is None or not path.parent.is_dir():
         return  # no folder: SQLite's own error says so
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
+            # private already: not opened here. Closing any descriptor of a file drops every
+            # POSIX lock this process holds on it, SQLite's own included (a writer's, or the
+            # one that tells other processes a WAL is in use, which then may remove it)
+            return
     try:
         private_file(path)
     except HomeError as e:
