@@ -12,6 +12,8 @@ import pickle
 import shutil
 import socket
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,55 @@ def test_the_codec_keeps_an_error_as_its_kind_and_message_and_reads_nothing_it_d
             codec.deserialize(row)
     with pytest.raises(CodecError, match=r"cannot write a builtins\.object"):
         codec.serialize(object())
+
+
+def test_the_store_runs_in_wal_mode_its_journals_private_and_a_killed_runs_record_kept(
+    tmp_path: Path,
+) -> None:
+    """The store is written in WAL mode with synchronous=NORMAL: a commit is in the journal
+    before its step returns, so a kill loses none (a power cut may lose the last ones). The
+    journal and its index hold the transcript: they are as private as the store."""
+    home = tmp_path / "home"
+    with FauxServer(parse(["the answer"])) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "--json", "hi", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    session = sessions(tmp_path, home)[0]["id"]
+    db = home / "eukhe.sqlite"
+    with sqlite3.connect(db) as c:
+        assert c.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    files = sorted(p.name for p in home.glob("eukhe.sqlite*"))
+    assert "eukhe.sqlite-wal" in files, files  # the process left without a checkpoint (leave: no close)
+    for p in home.glob("eukhe.sqlite*"):
+        assert p.stat().st_mode & 0o077 == 0, (p.name, oct(p.stat().st_mode))
+    # another process reads what the journal holds
+    assert [m["content"] for m in messages(session, tmp_path, home) if m["role"] == "assistant"] == [
+        "the answer"
+    ]
+
+
+def test_making_the_store_private_again_keeps_the_locks_sqlite_holds_on_it(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+    own included. Every open of eukhe's tables makes the store private first: on a store already
+    private it must not open the file, or a write under way in this process loses its lock and
+    another process writes at the same time (in WAL mode, another process may remove the journal
+    this one still writes to: its commits were lost)."""
+    from eukhe.store.urls import private_store
+
+    db = tmp_path / "eukhe.sqlite"
+    url = f"sqlite:///{db}"
+    private_store(url)
+    mine = sqlite3.connect(db, isolation_level=None)
+    mine.execute("CREATE TABLE t (x)")
+    mine.execute("BEGIN IMMEDIATE")  # this process writes: its RESERVED lock is on the file
+    mine.execute("INSERT INTO t VALUES (1)")
+    private_store(url)  # as the chat's tables open while a run's step writes
+    other = (
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)\n"
+        "try:\n    c.execute('BEGIN IMMEDIATE'); print('wrote')\n"
+        "except sqlite3.OperationalError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", other, str(db)], capture_output=True, text=True, timeout=30)
+    mine.execute("COMMIT")
+    mine.close()
+    assert done.stdout.strip() == "database is locked", done.stdout + done.stderr

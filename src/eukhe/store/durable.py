@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig
 
 from eukhe import __version__
@@ -33,6 +34,7 @@ from eukhe.home import HomeError, open_home, private_dir, private_file
 from eukhe.settings.load import read
 from eukhe.store import guard
 from eukhe.store.codec import Codec
+from eukhe.store.engine import system_engine
 from eukhe.store.migrate import migrate
 from eukhe.store.processes import started
 from eukhe.store.urls import StoreError, cause, database_url, private_store, shown
@@ -80,9 +82,12 @@ class Store:
     url: str
     home: Path
     executor: str
+    engine: sa.Engine | None = None  # DBOS's engine, eukhe's own on SQLite (DBOS never disposes it)
 
     def close(self) -> None:
         DBOS.destroy(destroy_registry=False)
+        if self.engine is not None:
+            self.engine.dispose()
 
 
 def _quiet(home: Path) -> None:
@@ -118,20 +123,26 @@ def open_store(home: Path, settings: Mapping[str, Any], recovers: bool = True) -
         open_home(home)  # made private, or tightened with a notice, before anything is written in it
     except HomeError as e:
         raise StoreError(str(e)) from e
+    engine: sa.Engine | None = None
     try:
         private_store(url)
         _quiet(home)  # before DBOS(): it adds a console handler only to a logger with none
         if guard.check(url, own=url == own_url(home)):  # before DBOS reads a row; pickle: our own only
             migrate(url, VERSION)  # an earlier eukhe's store: its rows as JSON, its runs in flight ours
+        engine = system_engine(url)  # WAL, synchronous=NORMAL: a commit costs no fsync
+        if engine is not None:
+            config["system_database_engine"] = engine
         DBOS(config=config)
         takes_recovered(recovers)
         DBOS.launch()
         _quiet(home)
-    except StoreError:
-        raise
     except Exception as e:
+        if engine is not None:
+            engine.dispose()
+        if isinstance(e, StoreError):
+            raise
         raise StoreError(f"cannot open the run store at {shown(url)}: {cause(e)}") from e
-    return Store(url, home, me)
+    return Store(url, home, me, engine)
 
 
 def takes_recovered(on: bool) -> None:

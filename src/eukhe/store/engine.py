@@ -26,7 +26,28 @@ def serialized(url: str) -> sa.Engine:
         def _sqlite(dbapi: Any, _record: Any) -> None:
             dbapi.isolation_level = "IMMEDIATE"
             dbapi.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+            dbapi.execute("PRAGMA synchronous=NORMAL")
 
+    return engine
+
+
+def system_engine(url: str) -> sa.Engine | None:
+    """DBOS's engine on a SQLite store (None elsewhere): what DBOS's own sets (IMMEDIATE
+    transactions, its busy timeout, foreign keys), and the store in WAL mode with
+    synchronous=NORMAL."""
+    if not url.startswith("sqlite"):
+        return None
+    engine = sa.create_engine(engine_url(url))
+
+    @event.listens_for(engine, "connect")
+    def _sqlite(dbapi: Any, _record: Any) -> None:
+        dbapi.isolation_level = "IMMEDIATE"
+        dbapi.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+        dbapi.execute("PRAGMA foreign_keys=ON")
+        dbapi.execute("PRAGMA synchronous=NORMAL")
+
+    with engine.connect() as c:
+        c.exec_driver_sql("PRAGMA journal_mode=WAL")
     return engine
 
 
