@@ -13,6 +13,7 @@ import os
 import re
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -231,13 +232,22 @@ def _cut(events: list[bytes], turn: Turn, api: str) -> list[bytes]:
     return [*events[: turn.error_after], wire.stream_error(api, turn)]
 
 
+class _Quiet(ThreadingHTTPServer):
+    """A client that hangs up (a process that ended with its connection open) is no error
+    of the server's: nothing printed. Any other error still is."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FauxServer:
     """`with FauxServer(script) as server:` serves on `server.url` (loopback)."""
 
     def __init__(self, script: Script, port: int = 0, models: tuple[str, ...] = ()) -> None:
         self.state = State(script, models=models)
         handler: Callable[..., Handler] = type("FauxHandler", (Handler,), {"state": self.state})
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)  # loopback only
+        self._server = _Quiet(("127.0.0.1", port), handler)  # loopback only
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="faux-server", daemon=True)
 
