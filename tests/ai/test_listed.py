@@ -107,3 +107,11 @@ def test_nothing_is_asked_of_a_hosted_server_nor_of_the_anthropic_api(
     assert look(route("http://127.0.0.1:1/v1", "m", api="anthropic")) is None
     assert look(route("http://10.0.0.7:8000/v1", "m")) is None  # a private network's server: asked
     assert asked == ["http://10.0.0.7:8000/v1"]
+
+
+def test_a_hostile_list_reaches_the_line_without_its_escape_sequences() -> None:
+    evil = "\x1b]0;owned\x07\x1b[2J" + "x" * 300
+    with serving(200, models(evil)) as (url, _):
+        line = look(route(url, "m"))
+    assert line is not None and "\x1b" not in line and "\x07" not in line
+    assert "it lists: ]0;owned[2J" + "x" * 88 + "…." in line  # 100 characters in all

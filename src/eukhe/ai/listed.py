@@ -32,6 +32,8 @@ SHOWN = 5
 """Names of listed models a line shows at most."""
 BODY = 1 << 20
 """Bytes of a list read at most."""
+NAME = 100
+"""Characters of a listed name shown at most."""
 
 
 def local(url: str) -> bool:
@@ -68,7 +70,14 @@ def listed(url: str, key: str | None, timeout: float = LOOK) -> tuple[str, ...] 
     if not isinstance(data, list):
         return None
     ids = [m.get("id") for m in data if isinstance(m, dict)]
-    return tuple(i for i in ids if isinstance(i, str) and i)
+    return tuple(shown for i in ids if isinstance(i, str) and (shown := _printable(i)))
+
+
+def _printable(name: str) -> str:
+    """A listed name as a line may show it: no control characters (a server's escape
+    sequences never reach the terminal), at most NAME characters."""
+    text = "".join(ch for ch in name if ch.isprintable())
+    return text if len(text) <= NAME else text[: NAME - 1] + "…"
 
 
 def known(name: str, ids: Sequence[str]) -> bool:
