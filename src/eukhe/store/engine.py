@@ -24,11 +24,19 @@ def serialized(url: str) -> sa.Engine:
 
         @event.listens_for(engine, "connect")
         def _sqlite(dbapi: Any, _record: Any) -> None:
-            dbapi.isolation_level = "IMMEDIATE"
-            dbapi.execute(f"PRAGMA busy_timeout={BUSY_MS}")
-            dbapi.execute("PRAGMA synchronous=NORMAL")
+            _connected(dbapi)
 
     return engine
+
+
+def _connected(dbapi: Any, foreign_keys: bool = False) -> None:
+    """A new SQLite connection of the store: IMMEDIATE transactions, a busy writer waited
+    for, and commits that wait for no fsync (the journal is in WAL mode: a kill loses none)."""
+    dbapi.isolation_level = "IMMEDIATE"
+    dbapi.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+    if foreign_keys:
+        dbapi.execute("PRAGMA foreign_keys=ON")
+    dbapi.execute("PRAGMA synchronous=NORMAL")
 
 
 def system_engine(url: str) -> sa.Engine | None:
@@ -41,10 +49,7 @@ def system_engine(url: str) -> sa.Engine | None:
 
     @event.listens_for(engine, "connect")
     def _sqlite(dbapi: Any, _record: Any) -> None:
-        dbapi.isolation_level = "IMMEDIATE"
-        dbapi.execute(f"PRAGMA busy_timeout={BUSY_MS}")
-        dbapi.execute("PRAGMA foreign_keys=ON")
-        dbapi.execute("PRAGMA synchronous=NORMAL")
+        _connected(dbapi, foreign_keys=True)  # as DBOS's own engine has it
 
     with engine.connect() as c:
         c.exec_driver_sql("PRAGMA journal_mode=WAL")
