@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.run.mentions import MAX_MENTIONS, attach, mentioned
 from eukhe.tools.base import Limits
@@ -88,3 +90,35 @@ def test_a_templates_own_mention_attaches_nothing(tmp_path: Path) -> None:
         sent = server.seen[0].body["messages"][-1]["content"]
     assert done.returncode == 0, done.stderr
     assert '<file path="a.txt">' in sent and "KEY" not in sent
+
+
+def test_a_strangers_link_out_of_the_project_is_never_attached(tmp_path: Path) -> None:
+    """The attack: a cloned repository holds `notes.txt -> ~/.ssh/id_rsa` and `shot.png` linked
+    to a private picture; the person types `@notes.txt`. Neither leaves the machine; a path the
+    person writes outside the project (absolute, `~`, `..`) is still theirs to attach."""
+    from eukhe.ai.image import ImageError
+    from eukhe.run.mentions import with_images
+    from tests.run.test_images import encoded
+
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE KEY\n")
+    (secret / "me.png").write_bytes(encoded("PNG", 2, 3))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "notes.txt").symlink_to(secret / "id_rsa")
+    (repo / "shot.png").symlink_to(secret / "me.png")
+    got = attach("read @notes.txt and @shot.png", repo)
+    assert "PRIVATE KEY" not in got.prompt and not got.images and not got.image_data
+    assert (
+        '<file path="notes.txt" attached="no">it is a link that leads outside the project</file>'
+        in got.prompt
+    )
+    assert got.said == (
+        f"@notes.txt not attached: it is a link that leads outside the project (to {secret / 'id_rsa'})",
+        f"not attached: shot.png: it is a link that leads outside the project (to {secret / 'me.png'})",
+    )
+    with pytest.raises(ImageError, match=r"shot\.png: it is a link that leads outside the project"):
+        with_images(attach("look", repo), ["shot.png"], repo)
+    named = attach(f"read @{secret / 'id_rsa'} and @../secret/me.png", repo)  # written out by the person
+    assert "PRIVATE KEY" in named.prompt and len(named.images) == 1

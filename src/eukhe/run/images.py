@@ -13,7 +13,7 @@ from pathlib import Path
 
 from eukhe.ai.image import MAX_BYTES, Image, ImageError, image_of, too_big
 from eukhe.filekind import kind
-from eukhe.tools.files import resolve, why
+from eukhe.tools.files import links_out, resolve, why
 
 __all__ = ["SUFFIXES", "is_image_path", "pasted", "read_image"]
 
@@ -27,6 +27,8 @@ def is_image_path(shown: str) -> bool:
 
 def read_image(shown: str, cwd: Path) -> tuple[Image, bytes]:
     """The image at `shown` (relative to `cwd`, `~` expanded) and its bytes, or an ImageError."""
+    if (target := links_out(shown, cwd)) is not None:
+        raise ImageError(f"{shown}: it is a link that leads outside the project (to {target})")
     path = resolve(shown, cwd)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))

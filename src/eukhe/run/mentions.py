@@ -17,7 +17,7 @@ from pathlib import Path
 from eukhe.ai.image import Image, ImageError
 from eukhe.run.images import is_image_path, pasted, read_image
 from eukhe.tools.base import Limits
-from eukhe.tools.files import resolve
+from eukhe.tools.files import links_out, resolve
 from eukhe.tools.read import read_whole
 
 __all__ = ["MAX_MENTIONS", "Attached", "attach", "mentioned", "with_images"]
@@ -27,6 +27,9 @@ MENTION = re.compile(r"(?<![\w@/])@([^\s@]+)")
 
 MAX_MENTIONS = 10
 """Files one prompt attaches at most; the rest are said, not attached."""
+
+LINKS_OUT = "it is a link that leads outside the project"
+"""Why a mention written inside the project is not attached when a link takes it out."""
 
 TRAILING = ".,;:!?)]}'\""
 """What ends a sentence after a path, taken off when the path with it names no file."""
@@ -79,11 +82,12 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
             except ImageError as e:
                 said.append(f"not attached: {e}")
                 continue
-            if image.sha256 not in data:  # the same picture under two names goes once
-                images.append(image)
-                blocks.append(image.shown)
-            data[image.sha256] = picture
+            _add(image, picture, images, data, blocks)
             said.append(f"{shown} attached (an image, {image.width}x{image.height})")
+            continue
+        if (target := links_out(shown, cwd)) is not None:
+            blocks.append(f'<file path="{shown}" attached="no">{LINKS_OUT}</file>')
+            said.append(f"@{shown} not attached: {LINKS_OUT} (to {target})")
             continue
         got = read_whole(shown, cwd, lim)
         if got.is_error:
@@ -102,12 +106,18 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
 def with_images(a: Attached, paths: list[str], cwd: Path) -> Attached:
     """`a` with the images `eukhe run --image` names: one that cannot be read is an ImageError
     (the person asked for it by a flag, so the run does not start without it)."""
-    images, data, marks = list(a.images), dict(a.image_data), []
+    images, data = list(a.images), dict(a.image_data)
+    marks: list[str] = []
     for shown in paths:
         image, got = read_image(shown, cwd)
-        if image.sha256 not in data:
-            images.append(image)
-            marks.append(image.shown)
-        data[image.sha256] = got
+        _add(image, got, images, data, marks)
     prompt = a.prompt + "\n\n" + "\n".join(marks) if marks else a.prompt
     return Attached(prompt, a.said, tuple(images), data)
+
+
+def _add(image: Image, picture: bytes, images: list[Image], data: dict[str, bytes], marks: list[str]) -> None:
+    """An image into what a prompt attaches: the same picture under two names goes once."""
+    if image.sha256 not in data:
+        images.append(image)
+        marks.append(image.shown)
+    data[image.sha256] = picture
