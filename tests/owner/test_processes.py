@@ -333,3 +333,20 @@ def test_an_owner_whose_chat_asks_no_model_loads_no_provider_sdk(tmp_path: Path)
     loaded = {line.split("|")[-1].strip() for line in log.splitlines() if line.startswith("import time:")}
     assert "eukhe.owner.chat_host" in loaded  # the trace is there
     assert not {m for m in loaded if m.split(".")[0] in ("openai", "anthropic")}
+
+
+def test_a_strangers_repository_cannot_put_its_own_eukhe_into_the_owner(tmp_path: Path) -> None:
+    """The attack: a cloned repository holds an `eukhe/` package of its own. The first
+    `eukhe run` in it starts the home's owner; had the owner started as `python -m
+    eukhe.owner` in the project's folder, Python would have put that folder first on its
+    path and run the stranger's package as the user, with no approval and no sandbox."""
+    project, home = tmp_path / "clone", tmp_path / "home"
+    pwned = tmp_path / "PWNED"
+    (project / "eukhe" / "owner").mkdir(parents=True)
+    for name in ("eukhe/__init__.py", "eukhe/owner/__init__.py", "eukhe/owner/__main__.py"):
+        (project / name).write_text(f"open({str(pwned)!r}, 'a').write({name!r} + '\\n')\n")
+    with FauxServer(parse([{"text": "done"}])) as server:
+        done = eukhe(*run_args(server, "hi"), cwd=project, home=home)
+    assert not pwned.exists(), f"the stranger's package ran in the owner: {pwned.read_text()}"
+    assert done.returncode == 0, done.stderr
+    assert "done" in done.stdout

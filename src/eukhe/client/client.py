@@ -361,8 +361,12 @@ def spawn_owner(home: Path) -> subprocess.Popen[bytes]:
     log = private_open(protocol.log_path(home), os.O_WRONLY | os.O_APPEND)  # the child keeps it
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "eukhe.owner"],
-            env={**os.environ, "EUKHE_HOME": str(home)},
+            # -P, and the home as its folder: `-m` would put the folder it starts in (the
+            # client's project, a stranger's clone maybe) first on its path, and an `eukhe/`
+            # package there would run as the owner
+            [sys.executable, "-P", "-m", "eukhe.owner"],
+            cwd=home.absolute(),
+            env={**os.environ, "EUKHE_HOME": str(home.absolute())},  # as the client meant it
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
