@@ -33,6 +33,9 @@ POLLS = {
 def _owners_end_soon() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EUKHE_OWNER_IDLE_MS", "3000")
+        # no warm template beside each test's owner: it imports all of eukhe again (about a
+        # CPU-second) for a home whose few runs seldom use it; tests/cli/test_handoff.py asks for one
+        mp.setenv("EUKHE_WARM", "0")
         mp.setenv(VARIABLE, json.dumps(POLLS))
         yield
 

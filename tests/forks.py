@@ -1,7 +1,8 @@
-"""`eukhe` processes forked from a template that has imported eukhe once (`tests/forkserver.py`),
-behind the part of `subprocess.Popen` the tests use. Each is a process of its own, as `python
--m eukhe` makes it: only the imports (0.5 to 0.9 CPU-seconds a process, some 300 processes a
-suite) are skipped. One template a pytest worker, started at its first use."""
+"""`eukhe` processes forked from a template that has imported eukhe once (eukhe's own warm
+template, `eukhe/warm/__main__.py`), behind the part of `subprocess.Popen` the tests use. Each
+is a process of its own, as `python -m eukhe` makes it: only the imports (0.5 to 0.9
+CPU-seconds a process, some 300 processes a suite) are skipped. One template a pytest
+worker, started at its first use."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from eukhe.warm import handoff
+
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE = 60.0  # seconds the template may take to import and listen
+STREAMS = {"encoding": "utf-8", "errors": "strict", "lines": False}  # as a child's into pipes
 
 
 class Template:
@@ -30,7 +34,7 @@ class Template:
         self.dir = tempfile.mkdtemp(prefix="eukhe-forks-")
         self.path = os.path.join(self.dir, "fork.sock")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.forkserver", self.path],
+            [sys.executable, "-P", "-m", "eukhe.warm", self.path],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -40,7 +44,7 @@ class Template:
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], START_DEADLINE)
         line = self.proc.stdout.readline() if ready else b""
-        if line.strip() != b"ready":
+        if b" ready on " not in line:
             log = Path(self.dir, "forkserver.log").read_text(errors="replace")[-3000:]
             raise RuntimeError(f"the fork template did not start: {line!r}\n{log}")
 
@@ -70,8 +74,10 @@ class Forked:
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._conn.connect(t.path)
-            req = {"argv": argv, "cwd": str(cwd), "env": env}
-            socket.send_fds(self._conn, [json.dumps(req).encode() + b"\n"], ends)
+            mask = os.umask(0o022)
+            os.umask(mask)
+            line = handoff.request(argv, str(cwd), env, STREAMS, mask)
+            socket.send_fds(self._conn, [line], ends)
         finally:
             for fd in ends:
                 os.close(fd)

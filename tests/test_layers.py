@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # memory stands on the store, not the other way round
     ("the chat memory", ("memory",)),
     ("the owner's client and its wire", ("client",)),
+    ("the client that hands a run to the home's warm template", ("warm",)),
     ("subagents: delivery, ledger, watch, their tools", ("children",)),
     ("the run: its loop, its workflow, its driver, its context", ("run",)),
     ("the owner daemon", ("owner",)),
@@ -44,6 +45,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the owner process's entry", ("owner.__main__",)),
     ("the interactive agent", ("ui",)),
     ("the command line", ("cli", "__main__", "__init__")),
+    ("the warm template's entry: it forks the command line", ("warm.__main__",)),
 ]
 """The rows from the ground up: a module imports only from its row and the rows below."""
 

@@ -1,14 +1,17 @@
 """The `eukhe` command's first step: with no arguments (or only the interactive agent's
 options) it opens the interactive agent, importing only what its prompt needs; any
-other command goes to the command line proper (`cli/main.py`)."""
+other command goes to the command line proper (`cli/main.py`), and `eukhe run` first to the
+home's warm template, if one listens (`warm/handoff.py`)."""
 
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 from eukhe.home import HomeError, open_home
 from eukhe.leaving import exit_code, leave
 from eukhe.ui import PROMPT
+from eukhe.warm.handoff import hand_off
 
 AGENT_OPTIONS = (
     "--model",
@@ -36,10 +39,17 @@ def main() -> None:
 
         agent(argv, early)
         return
-    from eukhe.cli.main import main as command
+    if argv[0] == "run":  # to the home's warm template, where one listens: it returns if not
+        hand_off(argv)
+    command(argv)
+
+
+def command(argv: list[str]) -> NoReturn:
+    """Any command but the agent, in this process (the warm template's children start here)."""
+    from eukhe.cli.main import main as run_command
 
     try:
-        command(argv)
+        run_command(argv)
     except SystemExit as e:  # every command ends so, its output written and its store closed
         leave(exit_code(e.code))
     leave(0)

@@ -135,6 +135,13 @@ def socket_path(home: Path) -> Path:
     return _fallback() / f"{name}.sock"
 
 
+def warm_path(home: Path) -> Path:
+    """The warm template's socket (`warm/__main__.py`), beside the owner's: `owner.warm.sock`,
+    in the folder the owner's socket is in (its length's margin holds the longer name)."""
+    p = socket_path(home)
+    return p.with_name(p.name.removesuffix(".sock") + ".warm.sock")
+
+
 def _fallback() -> Path:
     """The folder of the sockets of homes whose own path is too long: this user's, in
     the temp dir, which every user may write."""

@@ -5,14 +5,17 @@ provider and no CLI, so it listens soon after it starts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from eukhe.client import protocol
 from eukhe.home import HomeError, home
 from eukhe.owner.recovery import Recovery, Runs
 from eukhe.owner.server import IDLE, Owner, Taken
@@ -32,6 +35,25 @@ async def _runtime(where: Path, show: Callable[..., None]) -> Runs:
     from eukhe.runtime import open_runtime
 
     return await asyncio.to_thread(open_runtime, where, load(where), show, user=False, recovers=True)
+
+
+def _warm(where: Path) -> subprocess.Popen[bytes] | None:
+    """The home's warm template (`warm/__main__.py`), started beside the owner: the next
+    `eukhe run`s are forked from it, their imports done. None with `EUKHE_WARM=0`. Its
+    output goes to the owner's log; `-P` and the home as its folder keep every project's
+    folder off its path."""
+    if os.environ.get("EUKHE_WARM") == "0":
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-P", "-m", "eukhe.warm", str(protocol.warm_path(where))],
+            cwd=where.absolute(),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as e:
+        print(f"eukhe owner: no warm template: {e}", file=sys.stderr, flush=True)
+        return None
 
 
 def main() -> int:
@@ -64,6 +86,7 @@ def main() -> int:
         await owner.serve()
 
     print(f"eukhe owner: pid {os.getpid()} owns {owner.home}", file=sys.stderr, flush=True)
+    warm = _warm(where)
     code = 0
     try:
         asyncio.run(serve())
@@ -75,6 +98,9 @@ def main() -> int:
     closing = threading.Thread(target=recovery.close, daemon=True)
     closing.start()
     closing.join(CLOSE_GRACE)
+    if warm is not None:  # it ends once its last run has (warm/__main__.py)
+        with contextlib.suppress(OSError):
+            warm.terminate()
     print(f"eukhe owner: pid {os.getpid()} ended", file=sys.stderr, flush=True)
     os._exit(code)
 

@@ -1,0 +1,189 @@
+"""`eukhe run` handed to the home's warm template (`warm/__main__.py`), which forks it with its
+imports done: this process stays, light, as the run's face to whoever started it. It
+passes its standard streams, folder, environment and umask; it relays the signals it gets
+(Ctrl-C, a kill, a stop and a continue) to the run; it ends with the run's exit status, or
+the run's signal. Its own death ends the run at once, as a crash would (`warm._die_with`).
+
+With no template (none warm yet, `EUKHE_WARM=0`, an unsafe socket folder) or one that
+refuses, nothing was handed over and the run goes on in this process, as it always could.
+Light on purpose: imported before the command line is."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import locale
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import eukhe
+from eukhe.client import protocol
+from eukhe.home import home
+
+ANSWER_DEADLINE = 2.0
+"""Seconds the template has to take the request and answer with the run's pid; past them
+the connection closes, and a run it forked late ends with it."""
+
+RELAYED = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGWINCH,
+    signal.SIGCONT,
+)
+
+
+def identity() -> list[object]:
+    """What a template must share with its client: the Python and the eukhe it runs, and
+    what that Python read as it started (its encodings, its flags, its warnings)."""
+    f = sys.flags
+    return [
+        sys.executable,
+        str(Path(eukhe.__file__).parent),
+        sys.getfilesystemencoding(),
+        locale.getpreferredencoding(False),
+        [f.utf8_mode, f.optimize, f.dev_mode, f.ignore_environment, f.isolated],
+        sys.warnoptions,
+    ]
+
+
+def stdio() -> dict[str, Any]:
+    """This process's standard streams as Python made them, for the run to make the same."""
+    out = sys.stdout
+    return {
+        "encoding": getattr(out, "encoding", None) or "utf-8",
+        "errors": getattr(out, "errors", None) or "strict",
+        "lines": bool(getattr(out, "line_buffering", False)),
+    }
+
+
+def request(argv: Sequence[str], cwd: str, env: dict[str, str], io: dict[str, Any], umask: int) -> bytes:
+    """The request's line: the run to become, and who asks."""
+    req = {
+        "argv": list(argv),
+        "argv0": sys.argv[0] if sys.argv else "eukhe",
+        "cwd": cwd,
+        "env": env,
+        "stdio": io,
+        "umask": umask,
+        "identity": identity(),
+    }
+    return json.dumps(req).encode() + b"\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def connect(where: Path) -> socket.socket | None:
+    """A connection to the home's template, or None (none listens, or the socket's folder
+    is not safe: the run in this process says why)."""
+    try:
+        protocol.socket_folder(where)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except (OSError, protocol.UnsafeSocket):
+        return None
+    try:
+        conn.settimeout(ANSWER_DEADLINE)
+        conn.connect(str(protocol.warm_path(where)))
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def read_line(conn: socket.socket, buf: bytearray, deadline: float | None) -> dict[str, Any] | None:
+    """The next JSON line, or None when the connection ended (or the deadline passed)."""
+    while b"\n" not in buf:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return None
+        ready, _, _ = select.select([conn], [], [], left)
+        if not ready:
+            continue
+        try:
+            chunk = conn.recv(4096)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        buf += chunk
+    line, _, rest = bytes(buf).partition(b"\n")
+    buf[:] = rest
+    try:
+        got = json.loads(line)
+    except ValueError:
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def hand_off(argv: Sequence[str]) -> None:
+    """Run `eukhe ARGV` in a child of the warm template and end with it; returns only
+    when nothing was handed over."""
+    if os.environ.get("EUKHE_WARM") == "0":
+        return
+    conn = connect(home())
+    if conn is None:
+        return
+    pid: list[int] = []
+    pending: list[int] = []
+
+    def relay(sig: int, _: FrameType | None) -> None:
+        if not pid:
+            pending.append(sig)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            if sig == signal.SIGTSTP:  # the run stops with this process, and goes on with it
+                os.kill(pid[0], signal.SIGSTOP)
+                os.kill(os.getpid(), signal.SIGSTOP)
+            else:
+                os.kill(pid[0], sig)
+
+    before = {s: signal.getsignal(s) for s in (*RELAYED, signal.SIGTSTP)}
+    for s, was in before.items():
+        if was != signal.SIG_IGN:  # a signal this process was started deaf to stays so
+            signal.signal(s, relay)
+    buf = bytearray()
+    try:
+        line = request(argv, os.getcwd(), dict(os.environ), stdio(), _umask())
+        socket.send_fds(conn, [line], [0, 1, 2])
+        got = read_line(conn, buf, time.monotonic() + ANSWER_DEADLINE)
+    except OSError:  # a folder gone, a stream closed, a template gone: run here
+        got = None
+    if got is None or "pid" not in got:
+        conn.close()  # a run the template forks late ends with this connection
+        for s, was in before.items():
+            signal.signal(s, was)
+        return
+    pid.append(int(got["pid"]))
+    for sig in pending:
+        relay(sig, None)
+    while True:
+        got = read_line(conn, buf, None)
+        if got is None:
+            print("eukhe: the run's process ended, its exit status lost with its template", file=sys.stderr)
+            os._exit(1)
+        if "status" in got:
+            _end(int(got["status"]))
+
+
+def _end(status: int) -> None:
+    """End as the run ended: its exit code, or its signal."""
+    if status < 0:
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+        time.sleep(1)  # a signal this process cannot take (SIGSTOP): ended below
+    os._exit(status if status >= 0 else 128 - status)

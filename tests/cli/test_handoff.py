@@ -1,0 +1,142 @@
+"""`eukhe run` handed to the home's warm template (`warm/handoff.py`, `warm/__main__.py`): the
+run is a child of the template, and ends, speaks, stops and dies as the process that
+asked for it would have; a template that is not the client's runs nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.client import protocol
+from eukhe.warm import handoff
+from tests import forks
+from tests.proc import DEADLINE, env, until
+
+WARM = {"EUKHE_WARM": "1"}  # the tests' processes run without it (conftest)
+SCRIPT = [
+    {"when": "hold", "text": "never", "stallAfter": 0, "stall": 3600},
+    *[{"when": "fail", "error": {"status": 401, "body": {"error": {"message": "bad key"}}}}] * 2,
+    {"text": "done"},
+]
+
+
+def run(home: Path, cwd: Path, *args: str, **kw: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "eukhe", "run", *args],
+        cwd=cwd,
+        env=env(home, WARM),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,  # type: ignore[call-overload]
+    )
+
+
+def template_pid(home: Path) -> int:
+    """The home's warm template, once it listens (started by its owner)."""
+
+    def listening() -> bool:
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect(str(protocol.warm_path(home)))
+            except OSError:
+                return False
+        return True
+
+    until("the warm template", listening)
+    found = re.findall(r"eukhe warm: pid (\d+) ready", protocol.log_path(home).read_text())
+    return int(found[-1])
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def warmed(server: FauxServer, tmp_path: Path) -> tuple[Path, int]:
+    home = tmp_path / "home"
+    first = run(home, tmp_path, "--model", "vllm/m", "--base-url", server.url, "warm up")
+    assert first.wait(timeout=DEADLINE) == 0, first.communicate()
+    return home, template_pid(home)
+
+
+def test_a_run_handed_to_the_template_is_its_child_and_ends_as_it_would_have(tmp_path: Path) -> None:
+    model = ("--model", "vllm/m")
+    with FauxServer(parse(SCRIPT)) as server:
+        home, template = warmed(server, tmp_path)
+        url = ("--base-url", server.url)
+        # the prompt from the client's stdin, the answer on its stdout
+        p = run(home, tmp_path, *model, *url, stdin=subprocess.PIPE)
+        out, err = p.communicate("say it", timeout=DEADLINE)
+        assert p.returncode == 0, err
+        assert out == "done\n", (out, err)
+        # a failed run's code and cause, as in a process of its own
+        failed = run(home, tmp_path, *model, *url, "fail now")
+        _f_out, f_err = failed.communicate(timeout=DEADLINE)
+        alone = subprocess.run(
+            [sys.executable, "-m", "eukhe", "run", *model, *url, "fail now"],
+            cwd=tmp_path,
+            env=env(home),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+        )
+        assert failed.returncode == alone.returncode == 1, (f_err, alone.stderr)
+        assert f_err.splitlines()[-1].split(" after ")[0] == alone.stderr.splitlines()[-1].split(" after ")[0]
+        # a run at work is the template's child, and Ctrl-C reaches it through its client
+        held = run(home, tmp_path, *model, *url, "hold on")
+        until("the held request", lambda: any("hold on" in json.dumps(r.body) for r in server.seen))
+        assert len(children(template)) == 1
+        held.send_signal(signal.SIGINT)
+        assert held.wait(timeout=DEADLINE) == 130, held.communicate()
+        until("the run's process gone", lambda: not children(template))
+
+
+def test_a_killed_client_kills_its_run_as_a_crash_and_the_owner_takes_it_up(tmp_path: Path) -> None:
+    script = [
+        {"when": "cut", "text": "never whole " * 50, "chunks": 50, "delay": 0.2},
+        {"when": "cut", "text": "finished by the owner"},
+        {"text": "done"},
+    ]
+    with FauxServer(parse(script)) as server:
+        home, template = warmed(server, tmp_path)
+        p = run(home, tmp_path, "--model", "vllm/m", "--base-url", server.url, "--session", "s-cut", "cut")
+        until("the run's request", lambda: len(server.seen) >= 2)
+        [_child] = children(template)
+        p.kill()
+        p.wait(timeout=DEADLINE)
+        until("the run killed with its client", lambda: not children(template))
+        until("the owner's request", lambda: len(server.seen) >= 3)
+    assert "a client died with s-cut/" in protocol.log_path(home).read_text()
+
+
+def test_a_template_of_another_python_or_eukhe_runs_nothing(tmp_path: Path) -> None:
+    t = forks.template()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(t.path)
+        line = json.loads(handoff.request(["--version"], str(tmp_path), {}, forks.STREAMS, 0o022))
+        line["identity"][0] = "/usr/bin/another-python"
+        ends = [os.open(os.devnull, os.O_RDWR) for _ in range(3)]
+        try:
+            socket.send_fds(s, [json.dumps(line).encode() + b"\n"], ends)
+        finally:
+            for fd in ends:
+                os.close(fd)
+        got = json.loads(s.makefile().readline())
+    assert "refused" in got and "another-python" in got["refused"]
