@@ -86,6 +86,7 @@ def test_a_run_handed_to_the_template_is_its_child_and_ends_as_it_would_have(tmp
         out, err = p.communicate("say it", timeout=DEADLINE)
         assert p.returncode == 0, err
         assert out == "done\n", (out, err)
+        assert "made private" not in err  # the template's socket is the user's alone
         # a failed run's code and cause, as in a process of its own
         failed = run(home, tmp_path, *model, *url, "fail now")
         _f_out, f_err = failed.communicate(timeout=DEADLINE)
@@ -101,10 +102,13 @@ def test_a_run_handed_to_the_template_is_its_child_and_ends_as_it_would_have(tmp
         assert f_err.splitlines()[-1].split(" after ")[0] == alone.stderr.splitlines()[-1].split(" after ")[0]
         # a run at work is the template's child, and Ctrl-C reaches it through its client
         held = run(home, tmp_path, *model, *url, "hold on")
-        until("the held request", lambda: any("hold on" in json.dumps(r.body) for r in server.seen))
-        assert len(children(template)) == 1
-        held.send_signal(signal.SIGINT)
-        assert held.wait(timeout=DEADLINE) == 130, held.communicate()
+        try:
+            until("the held request", lambda: any("hold on" in json.dumps(r.body) for r in server.seen))
+            assert len(children(template)) == 1
+            held.send_signal(signal.SIGINT)
+            assert held.wait(timeout=DEADLINE) == 130, held.communicate()
+        finally:
+            held.kill()
         until("the run's process gone", lambda: not children(template))
 
 
@@ -117,9 +121,11 @@ def test_a_killed_client_kills_its_run_as_a_crash_and_the_owner_takes_it_up(tmp_
     with FauxServer(parse(script)) as server:
         home, template = warmed(server, tmp_path)
         p = run(home, tmp_path, "--model", "vllm/m", "--base-url", server.url, "--session", "s-cut", "cut")
-        until("the run's request", lambda: len(server.seen) >= 2)
-        [_child] = children(template)
-        p.kill()
+        try:
+            until("the run's request", lambda: len(server.seen) >= 2)
+            assert len(children(template)) == 1
+        finally:
+            p.kill()
         p.wait(timeout=DEADLINE)
         until("the run killed with its client", lambda: not children(template))
         until("the owner's request", lambda: len(server.seen) >= 3)

@@ -216,6 +216,7 @@ def main() -> None:
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # ends with the owner that started it
     if os.getppid() == 1:  # the owner died before that was set
         return
+    os.umask(0o077)  # its socket is the user's alone (each child takes its client's umask)
     t = Template(sys.argv[1])
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
