@@ -11,7 +11,10 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
@@ -19,7 +22,9 @@ from eukhe.warm import handoff
 from tests import forks
 from tests.proc import DEADLINE, env, until
 
-WARM = {"EUKHE_WARM": "1"}  # the tests' processes run without it (conftest)
+# the tests' processes run without it (conftest); the owner waits longer than the tests' 3 s
+# for its next client, so a template slow to import on a loaded machine is not ended meanwhile
+WARM = {"EUKHE_WARM": "1", "EUKHE_OWNER_IDLE_MS": "60000"}
 SCRIPT = [
     {"when": "hold", "text": "never", "stallAfter": 0, "stall": 3600},
     *[{"when": "fail", "error": {"status": 401, "body": {"error": {"message": "bad key"}}}}] * 2,
@@ -67,6 +72,18 @@ def children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 out.append(int(entry))
     return out
+
+
+@pytest.fixture(autouse=True)
+def _owner_shut(tmp_path: Path) -> Iterator[None]:
+    """The test's owner (and its template with it) ended at the test's end."""
+    yield
+    subprocess.run(
+        [sys.executable, "-m", "eukhe", "shutdown"],
+        env=env(tmp_path / "home"),
+        capture_output=True,
+        timeout=DEADLINE,
+    )
 
 
 def warmed(server: FauxServer, tmp_path: Path) -> tuple[Path, int]:
@@ -146,3 +163,13 @@ def test_a_template_of_another_python_or_eukhe_runs_nothing(tmp_path: Path) -> N
                 os.close(fd)
         got = json.loads(s.makefile().readline())
     assert "refused" in got and "another-python" in got["refused"]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(t.path)
+        ends = [os.open(os.devnull, os.O_RDWR) for _ in range(3)]
+        try:
+            socket.send_fds(s, [b'{"argv": ["--version"]}\n'], ends)
+        finally:
+            for fd in ends:
+                os.close(fd)
+        got = json.loads(s.makefile().readline())
+    assert got["refused"].startswith("the request lacks argv0, cwd, env"), got

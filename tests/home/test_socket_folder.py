@@ -111,3 +111,13 @@ def test_a_missing_socket_folder_is_made_the_users_alone_and_serves(long_home: P
     asyncio.run(go())
     folder = protocol.socket_path(long_home).parent
     assert oct(os.lstat(folder).st_mode & 0o7777) == "0o700"
+
+
+def test_the_warm_templates_socket_fits_wherever_the_owners_does() -> None:
+    """The template's socket is the owner's neighbour, no longer: where the owner's fits
+    (in the home, or in the temp dir's folder), so does the template's."""
+    for n in range(60, 120):
+        home = Path("/" + "h" * n) / "home"
+        owner, warm = protocol.socket_path(home), protocol.warm_path(home)
+        assert warm.parent == owner.parent and warm != owner, n
+        assert len(os.fsencode(warm)) <= len(os.fsencode(owner)) <= protocol.SUN_PATH, n

@@ -6,7 +6,6 @@ home's warm template, if one listens (`warm/handoff.py`)."""
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
 
 from eukhe.home import HomeError, open_home
 from eukhe.leaving import exit_code, leave
@@ -26,7 +25,9 @@ AGENT_OPTIONS = (
 )
 
 
-def main() -> None:
+def main(hand: bool = True) -> None:
+    """`eukhe ARGS` (`sys.argv`). `hand`: `eukhe run` may go to the home's warm template;
+    False in the template's own children, which are that run."""
     argv = sys.argv[1:]
     if not argv or argv[0].partition("=")[0] in AGENT_OPTIONS:
         try:  # before the prompt's mark: a notice of what was tightened prints on a line of its own
@@ -39,17 +40,12 @@ def main() -> None:
 
         agent(argv, early)
         return
-    if argv[0] == "run":  # to the home's warm template, where one listens: it returns if not
+    if hand and argv[0] == "run":  # to the home's warm template, where one listens: it returns if not
         hand_off(argv)
-    command(argv)
-
-
-def command(argv: list[str]) -> NoReturn:
-    """Any command but the agent, in this process (the warm template's children start here)."""
-    from eukhe.cli.main import main as run_command
+    from eukhe.cli.main import main as command
 
     try:
-        run_command(argv)
+        command(argv)
     except SystemExit as e:  # every command ends so, its output written and its store closed
         leave(exit_code(e.code))
     leave(0)

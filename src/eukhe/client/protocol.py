@@ -136,10 +136,11 @@ def socket_path(home: Path) -> Path:
 
 
 def warm_path(home: Path) -> Path:
-    """The warm template's socket (`warm/__main__.py`), beside the owner's: `owner.warm.sock`,
-    in the folder the owner's socket is in (its length's margin holds the longer name)."""
+    """The warm template's socket (`warm/__main__.py`): beside the owner's, and no longer
+    (`warm.sock` in the home, `<name>w.sock` in the temp dir's folder), so it fits wherever
+    the owner's does and its folder is the one `socket_folder` checks."""
     p = socket_path(home)
-    return p.with_name(p.name.removesuffix(".sock") + ".warm.sock")
+    return p.with_name("warm.sock" if p.parent == home else p.stem[:-1] + "w.sock")
 
 
 def _fallback() -> Path:

@@ -52,6 +52,8 @@ PR_SET_PDEATHSIG = 1
 REQUEST_DEADLINE = 2.0
 """Seconds a connection has to send its request whole (one at a time is read)."""
 PEERCRED = struct.Struct("3i")
+FIELDS = frozenset({"argv", "argv0", "cwd", "env", "stdio", "umask", "identity"})
+"""What a request holds (`handoff.request`)."""
 
 
 def sources() -> int:
@@ -82,7 +84,7 @@ def _child(req: dict[str, Any], fds: list[int], conn: socket.socket) -> NoReturn
         _streams(dict(req["stdio"]))
         threading.Thread(target=_die_with, args=(conn,), daemon=True).start()
         sys.argv = [str(req["argv0"]), *map(str, req["argv"])]
-        eukhe.cli.entry.command(sys.argv[1:])  # a command ends the process itself (eukhe.leaving)
+        eukhe.cli.entry.main(hand=False)  # a command ends the process itself (eukhe.leaving)
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
@@ -120,6 +122,8 @@ def _request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
         raise ValueError(f"a process of uid {uid}, not {os.getuid()}")
     conn.settimeout(REQUEST_DEADLINE)
     msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    if not msg and not fds:
+        raise EOFError  # a look whether it listens: nothing to refuse
     try:
         while not msg.endswith(b"\n"):
             more = conn.recv(1 << 20)
@@ -157,6 +161,9 @@ class Template:
 
     def why_not(self, req: dict[str, Any]) -> str | None:
         """Why this template cannot run the request as the client would have, or None."""
+        missing = sorted(FIELDS - req.keys())
+        if missing:
+            return f"the request lacks {', '.join(missing)}"
         if req.get("identity") != self.me:
             return f"this template is {self.me}, the client {req.get('identity')}"
         if sources() != self.built:
@@ -167,6 +174,9 @@ class Template:
     def take(self, conn: socket.socket) -> None:
         try:
             req, fds = _request(conn)
+        except EOFError:
+            conn.close()
+            return
         except (OSError, ValueError) as e:  # a request cut short, malformed, or not ours: refused
             print(f"eukhe warm: a request refused: {e}", file=sys.stderr, flush=True)
             conn.close()
