@@ -523,3 +523,27 @@ def test_a_run_that_runs_no_cell_never_loads_jupyter() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_a_strangers_repository_cannot_put_its_own_kernel_in_place_of_the_real_one(tmp_path: Path) -> None:
+    """The attack: a cloned repository holds `ipykernel_launcher.py`. The kernel starts as
+    `python -m ipykernel_launcher` in the project's folder; had that folder been first on its
+    path, the stranger's file would have run instead of the kernel, in place of the cell the
+    user approved. The project's own modules still import from a cell."""
+    pwned = tmp_path / "PWNED"
+    (tmp_path / "ipykernel_launcher.py").write_text(
+        f"open({str(pwned)!r}, 'w').write('ran')\n"
+        "from ipykernel import kernelapp as app\napp.launch_new_instance()\n"
+    )
+    (tmp_path / "mine.py").write_text("VALUE = 'the project module'\n")
+
+    async def go(k: Kernel) -> list[Result]:
+        return [
+            await k.execute("import mine; mine.VALUE", never()),
+            await k.execute("import os; os.environ.get('PYTHONSAFEPATH')", never()),
+        ]
+
+    mine, safe = with_kernel(tmp_path, go)
+    assert not pwned.exists(), "the stranger's ipykernel_launcher.py ran"
+    assert mine == Result("'the project module'\n", False)
+    assert safe == Result("(no output)", False)  # a command the cell starts gets the usual path

@@ -87,13 +87,15 @@ STDERR_KEEP = 8 * 1024
 
 _INKERNEL = Path(__file__).with_name("inkernel.py")
 _SETUP = """\
-import importlib.util as _eukhe_u, sys as _eukhe_s
+import importlib.util as _eukhe_u, sys as _eukhe_s, os as _eukhe_o
+_eukhe_o.environ.pop("PYTHONSAFEPATH", None)
+_eukhe_s.path.insert(0, "")
 _eukhe_spec = _eukhe_u.spec_from_file_location("eukhe_inkernel", {path!r})
 _eukhe_m = _eukhe_u.module_from_spec(_eukhe_spec)
 _eukhe_s.modules["eukhe_inkernel"] = _eukhe_m
 _eukhe_spec.loader.exec_module(_eukhe_m)
 _eukhe_m.install()
-del _eukhe_u, _eukhe_s, _eukhe_spec, _eukhe_m
+del _eukhe_u, _eukhe_s, _eukhe_o, _eukhe_spec, _eukhe_m
 """
 _SETUP_STREAMS = """\
 import sys as _eukhe_s
@@ -577,6 +579,10 @@ class Kernel:
             GIT_PAGER="cat",
             GIT_TERMINAL_PROMPT="0",
             PYDEVD_DISABLE_FILE_VALIDATION="1",
+            # the project's folder is not on the kernel's path as it starts (a stranger's
+            # ipykernel_launcher.py there would run in place of the kernel); `_SETUP` puts it
+            # back for the cells, and takes this away from the commands they start
+            PYTHONSAFEPATH="1",
         )
         return env
 
