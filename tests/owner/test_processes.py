@@ -15,7 +15,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
 from eukhe.client.client import alive, read_info
 from eukhe.store.codec import Codec
-from tests.proc import DEADLINE, Reader, env, eukhe, start, until
+from tests.proc import DEADLINE, Reader, env, eukhe, owner_log, start, until
 
 ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}
 
@@ -339,14 +339,22 @@ def test_a_strangers_repository_cannot_put_its_own_eukhe_into_the_owner(tmp_path
     """The attack: a cloned repository holds an `eukhe/` package of its own. The first
     `eukhe run` in it starts the home's owner; had the owner started as `python -m
     eukhe.owner` in the project's folder, Python would have put that folder first on its
-    path and run the stranger's package as the user, with no approval and no sandbox."""
+    path and run the stranger's package as the user, with no approval and no sandbox. The
+    warm template the owner starts beside itself is kept from it the same way."""
     project, home = tmp_path / "clone", tmp_path / "home"
     pwned = tmp_path / "PWNED"
     (project / "eukhe" / "owner").mkdir(parents=True)
-    for name in ("eukhe/__init__.py", "eukhe/owner/__init__.py", "eukhe/owner/__main__.py"):
-        (project / name).write_text(f"open({str(pwned)!r}, 'a').write({name!r} + '\\n')\n")
+    (project / "eukhe" / "warm").mkdir(parents=True)
+    names = ("__init__.py", "owner/__init__.py", "owner/__main__.py", "warm/__init__.py", "warm/__main__.py")
+    for name in names:
+        (project / "eukhe" / name).write_text(f"open({str(pwned)!r}, 'a').write({name!r} + '\\n')\n")
+    warm = {"EUKHE_WARM": "1", "EUKHE_OWNER_IDLE_MS": "60000"}
     with FauxServer(parse([{"text": "done"}])) as server:
-        done = eukhe(*run_args(server, "hi"), cwd=project, home=home)
+        done = eukhe(*run_args(server, "hi"), cwd=project, home=home, extra=warm)
+    try:
+        until("the warm template", lambda: protocol.warm_path(home).exists(), about=lambda: owner_log(home))
+    finally:
+        eukhe("shutdown", cwd=project, home=home)
     assert not pwned.exists(), f"the stranger's package ran in the owner: {pwned.read_text()}"
     assert done.returncode == 0, done.stderr
     assert "done" in done.stdout
