@@ -167,6 +167,8 @@ def hand_off(argv: Sequence[str]) -> None:
         conn.close()  # a run the template forks late ends with this connection
         for s, was in before.items():
             signal.signal(s, was)
+        for sig in pending:  # a Ctrl-C meanwhile is the run's here
+            os.kill(os.getpid(), sig)
         return
     pid.append(int(got["pid"]))
     for sig in pending:
@@ -174,7 +176,10 @@ def hand_off(argv: Sequence[str]) -> None:
     while True:
         got = read_line(conn, buf, None)
         if got is None:
-            print("eukhe: the run's process ended, its exit status lost with its template", file=sys.stderr)
+            print(
+                "eukhe: the run's process ended, and its exit status was lost: its warm template ended first",
+                file=sys.stderr,
+            )
             os._exit(1)
         if "status" in got:
             _end(int(got["status"]))
