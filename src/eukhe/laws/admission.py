@@ -608,4 +608,5 @@ AREA = Area(
     mutants=MUTANTS,
     cached=cached,
     sample_length=80,
+    walk_first=True,  # one state-space walk, not histories by limit: it cannot be dealt in parts
 )

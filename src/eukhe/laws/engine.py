@@ -115,6 +115,7 @@ class Area:
     cached: Callable[[Any], Any] = lambda m: m  # the model with its steps remembered
     where: str = ""  # "module:attribute" the prover's process imports this area from
     prove_jobs: int = 1  # prover processes its proof cases are dealt to (slow ones: more, started first)
+    walk_first: bool = False  # a long walk that is one part: dealt first, so it never ends the check alone
 
 
 @dataclass

@@ -105,16 +105,17 @@ def walker(jobs: int) -> Walk:
         progress: Callable[[str], None],
     ) -> list[MutantVerdict]:
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # its exit kills the workers
+            ours = [a for a in areas if _importable(where_of(a), a)]
+            # the long walks that are one part first (a pool takes its tasks in order: one
+            # dealt last would run alone at the end), then each area's in the areas' order
+            first = {a.name: _walks(pool, a) for a in ours if a.walk_first}
             tasks: dict[str, _Tasks] = {}
-            for a in areas:  # in the areas' order: the run area, the longest, first
+            for a in ours:
                 where = where_of(a)
-                if not _importable(where, a):
-                    continue
-                parts = min(PARTS, sum(1 for _ in a.cfgs()))
                 n = examples if examples is not None else a.samples
                 tasks[a.name] = _Tasks(
                     a,
-                    [pool.apply_async(_exhaustive, (where, k, parts)) for k in range(parts)],
+                    first[a.name] if a.name in first else _walks(pool, a),
                     [pool.apply_async(_sampled, (where, law.name, n)) for law in a.laws],
                     [pool.apply_async(_mutant, (where, i)) for i in range(len(a.mutants))],
                 )
@@ -127,6 +128,12 @@ def walker(jobs: int) -> Walk:
             return mutants
 
     return walk
+
+
+def _walks(pool: Any, a: Area) -> list[AsyncResult[Any]]:
+    """The parts of an area's exhaustive walk, dealt to the pool."""
+    parts = min(PARTS, sum(1 for _ in a.cfgs()))
+    return [pool.apply_async(_exhaustive, (where_of(a), k, parts)) for k in range(parts)]
 
 
 def _collect(
