@@ -23,8 +23,9 @@ class Shown:
     code: int
 
 
-def on_pty(*args: str, cwd: Path, stdout_piped: bool = False) -> Shown:
-    """Run `python -m eukhe ARGS` with stderr (and stdout, unless `stdout_piped`) on a pty."""
+def on_pty(*args: str, cwd: Path, stdout_piped: bool = False, extra: dict[str, str] | None = None) -> Shown:
+    """Run `python -m eukhe ARGS` with stderr (and stdout, unless `stdout_piped`) on a pty;
+    `extra`: more of its environment."""
     master, slave = pty.openpty()
     tty.setraw(slave)  # no newline translation: the bytes written are the bytes read
     got: list[bytes] = []
@@ -41,7 +42,7 @@ def on_pty(*args: str, cwd: Path, stdout_piped: bool = False) -> Shown:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    env = {**os.environ, "EUKHE_HOME": str(cwd / "home"), "TERM": "xterm-256color"}
+    env = {**os.environ, "EUKHE_HOME": str(cwd / "home"), "TERM": "xterm-256color", **(extra or {})}
     try:
         p = subprocess.Popen(
             [sys.executable, "-m", "eukhe", *args],

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
 from eukhe.warm import handoff
 from tests import forks
+from tests.cli.terminal import Shown, on_pty
 from tests.proc import DEADLINE, env, until
 
 # the tests' processes run without it (conftest); the owner waits longer than the tests' 3 s
@@ -173,3 +175,25 @@ def test_a_template_of_another_python_or_eukhe_runs_nothing(tmp_path: Path) -> N
                 os.close(fd)
         got = json.loads(s.makefile().readline())
     assert got["refused"].startswith("the request lacks argv0, cwd, env"), got
+
+
+def test_a_handed_run_on_a_terminal_draws_its_status_line_there(tmp_path: Path) -> None:
+    """The template's child gets the client's terminal as its own stderr: `eukhe run` there
+    says what it waits for over itself, as a run in its own process does."""
+    script = [{"text": "warm"}, {"text": "Hello there.", "chunks": 2, "delay": 1.5}]
+    with FauxServer(parse(script)) as server:
+        _, template = warmed(server, tmp_path)
+        shown: list[Shown] = []
+        argv = ("run", "--model", "vllm/m", "--base-url", server.url, "hi")
+        t = threading.Thread(target=lambda: shown.append(on_pty(*argv, cwd=tmp_path, extra=WARM)))
+        t.start()
+        try:
+            until("the handed run", lambda: len(children(template)) == 1 or not t.is_alive())
+            handed = len(children(template)) == 1
+        finally:
+            t.join(DEADLINE)
+    assert handed, "the run was not the template's child"
+    [s] = shown
+    assert s.code == 0, s.terminal
+    assert "\r\x1b[2K\x1b[2mworking · run 1 · model streaming: quiet " in s.terminal, s.terminal
+    assert "Hello there." in s.terminal
