@@ -14,6 +14,7 @@ import pytest
 from eukhe.client import protocol
 from eukhe.client.client import Client, OwnerError
 from eukhe.home import open_home
+from eukhe.warm import handoff
 
 OTHER = 65534  # nobody
 
@@ -70,3 +71,23 @@ def test_a_listener_of_another_uid_is_refused_before_anything_is_sent(tmp_path: 
         os.waitpid(pid, 0)
         os.close(got)
     assert heard == b"0"  # not the hello, not a byte
+
+
+def test_a_warm_template_of_another_uid_is_sent_nothing_and_the_run_goes_on_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same at the warm template's socket: the hand-off would send the user's whole
+    environment (API keys among it) and three descriptors; it connects, asks the kernel
+    who listens, sends nothing, and returns: the run is this process's."""
+    home = open_home(tmp_path / "home")
+    monkeypatch.setenv("EUKHE_HOME", str(home))
+    monkeypatch.setenv("EUKHE_WARM", "1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-sent")
+    pid, got = listen_as_another_user(protocol.warm_path(home))
+    try:
+        handoff.hand_off(["run", "hi"])  # returns: nothing was handed over
+        heard = os.read(got, 64)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(got)
+    assert heard == b"0"

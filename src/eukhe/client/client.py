@@ -20,7 +20,6 @@ import itertools
 import json
 import os
 import socket
-import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -49,9 +48,6 @@ TRIES = 3
 RESPAWN = 0.2
 """Seconds before an owner is started again when the one started found the home
 taken and no owner answers (the one that holds it is closing)."""
-
-PEERCRED = struct.Struct("3i")
-"""SO_PEERCRED's answer: the listening process's pid, uid and gid."""
 
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -318,7 +314,7 @@ def _ours(writer: asyncio.StreamWriter, path: Path) -> None:
     """The listener's uid, from the kernel (SO_PEERCRED): another user's process at
     the socket's path is refused before a byte reaches it."""
     sock = writer.get_extra_info("socket")
-    pid, uid, _ = PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))
+    pid, uid = protocol.peer(sock)
     if uid != os.getuid():
         raise OwnerError(
             f"the process listening on {path} (pid {pid}) runs as uid {uid}, not as you "

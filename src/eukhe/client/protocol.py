@@ -19,7 +19,9 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import stat
+import struct
 import tempfile
 from collections.abc import Mapping
 from enum import Enum
@@ -133,6 +135,16 @@ def socket_path(home: Path) -> Path:
         return p
     name = hashlib.sha256(os.fsencode(home.resolve())).hexdigest()[:20]
     return _fallback() / f"{name}.sock"
+
+
+PEERCRED = struct.Struct("3i")
+"""SO_PEERCRED's answer: the process's pid, uid and gid."""
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a unix socket, from the kernel."""
+    pid, uid, _ = PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))
+    return pid, uid
 
 
 def warm_path(home: Path) -> Path:

@@ -30,7 +30,6 @@ import os
 import selectors
 import signal
 import socket
-import struct
 import sys
 import tempfile
 import threading
@@ -46,12 +45,12 @@ import eukhe.cli.entry
 import eukhe.cli.main
 import eukhe.cli.stored
 import eukhe.run.workflow
+from eukhe.client import protocol
 from eukhe.warm.handoff import identity
 
 PR_SET_PDEATHSIG = 1
 REQUEST_DEADLINE = 2.0
 """Seconds a connection has to send its request whole (one at a time is read)."""
-PEERCRED = struct.Struct("3i")
 FIELDS = frozenset({"argv", "argv0", "cwd", "env", "stdio", "umask", "identity"})
 """What a request holds (`handoff.request`)."""
 
@@ -117,7 +116,7 @@ def _die_with(conn: socket.socket) -> None:
 def _request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """One request, its JSON line read whole (a stream may split it), and its descriptors,
     from a process of this user's only."""
-    _, uid, _ = PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))
+    _, uid = protocol.peer(conn)
     if uid != os.getuid():
         raise ValueError(f"a process of uid {uid}, not {os.getuid()}")
     conn.settimeout(REQUEST_DEADLINE)

@@ -99,6 +99,8 @@ def connect(where: Path) -> socket.socket | None:
     try:
         conn.settimeout(ANSWER_DEADLINE)
         conn.connect(str(protocol.warm_path(where)))
+        if protocol.peer(conn)[1] != os.getuid():  # not ours: nothing (the environment's keys) is sent
+            raise OSError("the template's socket is another user's")
     except OSError:
         conn.close()
         return None
