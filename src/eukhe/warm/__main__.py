@@ -181,7 +181,8 @@ class Template:
             conn.close()
             return
         why = self.why_not(req)
-        if why is not None:
+        if why is not None:  # said in the owner's log: the run goes on in its client's process
+            print(f"eukhe warm: a run refused: {why}", file=sys.stderr, flush=True)
             for fd in fds:
                 os.close(fd)
             with contextlib.suppress(OSError):
