@@ -60,14 +60,15 @@ def test_a_session_turn_cuts_background_work_on_a_one_slot_provider_and_both_ans
 def test_the_idle_clock_starts_once_the_slot_is_held() -> None:
     """H6.3: a turn that waits for a one-slot provider longer than its idle deadline
     does not stall: its stream, and the clock with it, begins with the slot."""
-    # the first holds the slot 1.2 s, over twice the idle deadline; its own chunks come every
-    # 0.1 s, a fifth of it (at a third, a loaded machine once stalled the first's stream)
+    # the first holds the slot 3.6 s, over twice the idle deadline; its own chunks come every
+    # 0.1 s, a fifteenth of it (a loaded make test stalled the first's stream past a 0.5 s
+    # deadline, at chunks of a fifth, and once at a third)
     script = [
-        {"when": "first", "text": "first " * 12, "chunks": 12, "delay": 0.1},
+        {"when": "first", "text": "first " * 36, "chunks": 36, "delay": 0.1},
         {"when": "second", "text": "second"},
     ]
     registry = Registry({"providers": {"faux": {"concurrency": 1}}})
-    settings = Settings(stream_idle_timeout_ms=500)
+    settings = Settings(stream_idle_timeout_ms=1500)
 
     async def one(url: str, prompt: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=30)
@@ -80,7 +81,7 @@ def test_the_idle_clock_starts_once_the_slot_is_held() -> None:
         first = asyncio.ensure_future(one(url, "first"))
         while not server.seen:
             await asyncio.sleep(0.01)
-        return [await asyncio.wait_for(one(url, "second"), 10), await asyncio.wait_for(first, 10)]
+        return [await asyncio.wait_for(one(url, "second"), 20), await asyncio.wait_for(first, 20)]
 
     with FauxServer(parse(script)) as server:
         second, first = asyncio.run(main(server.url))
