@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -12,6 +13,7 @@ import pytest
 
 from eukhe.cli.main import main
 from eukhe.laws import areas, engine
+from eukhe.laws.engine import Law
 from tests.laws import broken
 
 SPEC_LAWS = {
@@ -201,6 +203,28 @@ def test_a_false_law_fails_exhaustively_and_sampled_with_its_counterexample(
     assert "FAIL wait.wait_never_fires" in out
     assert "exhaustive: cfg=WCfg(" in out and "input In(tick=<Tick.EVENT" in out
     assert "sampled: " in out
+
+
+def test_every_law_sampled_at_once_walks_and_fails_as_it_does_alone() -> None:
+    """The samples walk each drawn history once against every law: a true law is checked on
+    every step it is checked on alone, though another law fails beside it, and the false one
+    fails with the counterexample it gets alone."""
+    seen: dict[str, list[object]] = {"alone": [], "together": []}
+    into = seen["alone"]
+
+    def watched(m: object, cfg: object, s: object, x: object) -> bool:
+        into.append((cfg, s, x))
+        return True
+
+    true = Law("wait_watched", "H6.1", "true, and says where it was checked", edge=watched, prove=False)
+    false = broken.FALSE_LAW.laws[0]
+    area = dataclasses.replace(broken.FALSE_LAW, laws=(false, true))
+    assert engine.check_sampled(area, area.model, true, 40) is None
+    alone = engine.check_sampled(area, area.model, false, 40)
+    assert alone is not None and "input In(tick=<Tick.EVENT" in alone
+    into = seen["together"]
+    assert engine.check_sampled_laws(area, area.model, 40) == {"wait_never_fires": alone}
+    assert len(seen["alone"]) > 40 and seen["together"] == seen["alone"]
 
 
 def test_the_samples_walk_histories_far_longer_than_the_exhaustive_walk() -> None:

@@ -265,58 +265,107 @@ def check_exhaustive(
 # ---------------------------------------------------------------- sampled
 
 
-def check_sampled(area: Area, model: Any, law: Law, examples: int) -> str | None:
-    """Hypothesis over long histories under limits beyond the exhaustive bounds."""
+def _sampler(examples: int) -> Callable[[Callable[[int, int], None]], Callable[[], None]]:
+    """Hypothesis's test of `examples` histories, each drawn as two integers: the seed of
+    its limits and the seed of its route. Derandomized, so every law and every mutant is
+    walked over the same histories."""
     from hypothesis import HealthCheck, Verbosity, given, settings
     from hypothesis import strategies as st
 
-    failure: list[str] = []
+    def wrap(body: Callable[[int, int], None]) -> Callable[[], None]:
+        @settings(
+            max_examples=examples,
+            database=None,
+            deadline=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,  # the counterexample is reported once, in the model's terms
+        )
+        # A history is drawn as a seed of its own, walked for the area's whole sample length: a
+        # list of picks drawn one by one cost Hypothesis most of the time, and it drew short ones
+        # (about 8 inputs on average, no deeper than the exhaustive walk).
+        @given(st.integers(0, 10**9), st.integers(0, 2**32 - 1))
+        def walk(seed: int, route: int) -> None:
+            body(seed, route)
 
-    @settings(
-        max_examples=examples,
-        database=None,
-        deadline=None,
-        derandomize=True,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,  # the counterexample is reported once, in the model's terms
-    )
-    # A history is drawn as a seed of its own, walked for the area's whole sample length: a
-    # list of picks drawn one by one cost Hypothesis most of the time, and it drew short ones
-    # (about 8 inputs on average, no deeper than the exhaustive walk).
-    @given(st.integers(0, 10**9), st.integers(0, 2**32 - 1))
-    def walk(seed: int, route: int) -> None:
-        cfg = area.sample_cfg(seed)
-        if not area.cfg_valid(cfg):
-            return
-        s = area.start(model, cfg)
-        g = area.ghost_start(cfg)
-        done: list[Any] = []
+        return walk
+
+    return wrap
+
+
+def _history(area: Area, model: Any, laws: Sequence[Law], seed: int, route: int) -> dict[str, str]:
+    """One drawn history walked for the area's sample length, every law in `laws` checked
+    on each of its states and steps; the first failure of each law that fails."""
+    failed: dict[str, str] = {}
+    cfg = area.sample_cfg(seed)
+    if not area.cfg_valid(cfg):
+        return failed
+    s = area.start(model, cfg)
+    g = area.ghost_start(cfg)
+    done: list[Any] = []
+    live = list(laws)
+    for law in live:
         if law.node is not None and not law.node(model, cfg, s):
-            raise AssertionError(f"cfg={cfg!r}: start state {s!r}")
-        picks = random.Random(route)
-        for _ in range(area.sample_length):
-            xs = area.inputs(cfg, s)
-            if not xs:
-                break
-            x = xs[picks.randrange(len(xs))]
-            t = area.next(model, cfg, s, x)
-            # the counterexample is written only when a law fails: its history's repr grows
-            # with every step, and written each step it was most of the sampling's time
+            failed[law.name] = f"cfg={cfg!r}: start state {s!r}"
+    live = [law for law in live if law.name not in failed]
+    picks = random.Random(route)
+    for _ in range(area.sample_length):
+        xs = area.inputs(cfg, s)
+        if not xs or not live:
+            break
+        x = xs[picks.randrange(len(xs))]
+        t = area.next(model, cfg, s, x)
+        # the counterexample is written only when a law fails: its history's repr grows
+        # with every step, and written each step it was most of the sampling's time
+        for law in live:
             if law.edge is not None and not law.edge(model, cfg, s, x):
-                raise AssertionError(_step_shown(cfg, done, s, x, t))
-            if law.history is not None and not law.history(model, cfg, g, s, x, t):
-                raise AssertionError(f"ghost {g!r}, {_step_shown(cfg, done, s, x, t)}")
-            if law.node is not None and not law.node(model, cfg, t):
-                raise AssertionError(_step_shown(cfg, done, s, x, t))
-            g = area.ghost_next(model, cfg, g, s, x, t)
-            done.append(x)
-            s = t
+                failed[law.name] = _step_shown(cfg, done, s, x, t)
+            elif law.history is not None and not law.history(model, cfg, g, s, x, t):
+                failed[law.name] = f"ghost {g!r}, {_step_shown(cfg, done, s, x, t)}"
+            elif law.node is not None and not law.node(model, cfg, t):
+                failed[law.name] = _step_shown(cfg, done, s, x, t)
+        live = [law for law in live if law.name not in failed]
+        g = area.ghost_next(model, cfg, g, s, x, t)
+        done.append(x)
+        s = t
+    return failed
+
+
+def check_sampled(area: Area, model: Any, law: Law, examples: int) -> str | None:
+    """Hypothesis over long histories under limits beyond the exhaustive bounds: the law's
+    counterexample, shrunk, or None."""
+
+    def body(seed: int, route: int) -> None:
+        why = _history(area, model, (law,), seed, route).get(law.name)
+        if why is not None:
+            raise AssertionError(why)
 
     try:
-        walk()
+        _sampler(examples)(body)()
     except AssertionError as e:
-        failure.append(str(e).splitlines()[0] if str(e) else "assertion failed")
-    return failure[0] if failure else None
+        return str(e).splitlines()[0] if str(e) else "assertion failed"
+    return None
+
+
+def check_sampled_laws(area: Area, model: Any, examples: int, shrink: bool = True) -> dict[str, str]:
+    """Every law of the area over the same drawn histories at once (each law alone walked
+    the very same ones: the draws are derandomized); the failing laws, each with its
+    counterexample, shrunk as `check_sampled` shrinks it (`shrink`; a mutant's check needs
+    only which). A law that fails is not checked further; the others go on over every
+    history."""
+    first: dict[str, str] = {}
+
+    def body(seed: int, route: int) -> None:
+        live = [law for law in area.laws if law.name not in first]
+        for name, why in _history(area, model, live, seed, route).items():
+            first.setdefault(name, why)
+
+    _sampler(examples)(body)()
+    if not shrink:
+        return first
+    # the rare failure is drawn again, alone, for Hypothesis to shrink it
+    laws = {law.name: law for law in area.laws}
+    return {name: check_sampled(area, model, laws[name], examples) or why for name, why in first.items()}
 
 
 def _step_shown(cfg: Any, done: list[Any], s: Any, x: Any, t: Any) -> str:
@@ -728,34 +777,42 @@ def walk_area(
 ) -> list[MutantVerdict]:
     """The area's histories walked and sampled against its laws, and its mutants tried."""
     t1 = time.monotonic()
-    found = check_exhaustive(a, a.model, vs)
-    share = (time.monotonic() - t1) / max(len(a.laws), 1)
-    for law in a.laws:
-        v = vs[law.name]
-        v.bounds = f"{a.bounds}; histories of {a.depth} inputs"
-        v.seconds += share
-        if law.name in found:
-            v.failures.append(f"exhaustive: {found[law.name]}")
-        else:
-            v.methods.append("exhaustive")
+    exhausted(a, vs, check_exhaustive(a, a.model, vs), time.monotonic() - t1)
     progress(f"{a.name}: walked every history within {a.bounds} ({time.monotonic() - t1:.1f} s)")
     n = examples if examples is not None else a.samples
     t1 = time.monotonic()
-    for law in a.laws:
-        t2 = time.monotonic()
-        why = check_sampled(a, a.model, law, n)
-        v = vs[law.name]
-        v.cases["sampled"] = n
-        v.seconds += time.monotonic() - t2
-        if why is not None:
-            v.failures.append(f"sampled: {why}")
-        else:
-            v.methods.append("sampled")
-    progress(f"{a.name}: sampled {n} histories a law ({time.monotonic() - t1:.1f} s)")
+    sampled(a, vs, n, check_sampled_laws(a, a.model, n), time.monotonic() - t1)
+    progress(f"{a.name}: sampled {n} histories, every law over each ({time.monotonic() - t1:.1f} s)")
     t1 = time.monotonic()
     mutants = [check_mutant(a, mu) for mu in a.mutants]
     progress(f"{a.name}: tried {len(a.mutants)} mutants ({time.monotonic() - t1:.1f} s)")
     return mutants
+
+
+def exhausted(a: Area, vs: dict[str, Verdict], found: dict[str, str], seconds: float) -> None:
+    """The area's exhaustive verdicts: `found`, the first counterexample of each law that
+    failed, in `seconds` shared among them."""
+    for law in a.laws:
+        v = vs[law.name]
+        v.bounds = f"{a.bounds}; histories of {a.depth} inputs"
+        v.seconds += seconds / max(len(a.laws), 1)
+        if law.name in found:
+            v.failures.append(f"exhaustive: {found[law.name]}")
+        else:
+            v.methods.append("exhaustive")
+
+
+def sampled(a: Area, vs: dict[str, Verdict], n: int, failed: dict[str, str], seconds: float) -> None:
+    """The area's sampled verdicts: `n` histories drawn, each walked once against every law
+    (`check_sampled_laws`), in `seconds` shared among them."""
+    for law in a.laws:
+        v = vs[law.name]
+        v.cases["sampled"] = n
+        v.seconds += seconds / max(len(a.laws), 1)
+        if law.name in failed:
+            v.failures.append(f"sampled: {failed[law.name]}")
+        else:
+            v.methods.append("sampled")
 
 
 def check_mutant(area: Area, mu: Mutant) -> MutantVerdict:
@@ -764,7 +821,8 @@ def check_mutant(area: Area, mu: Mutant) -> MutantVerdict:
     for law in area.laws:
         if law.name in found:
             return MutantVerdict(mu.name, mu.rule, area.name, law.name, "exhaustive")
+    failed = check_sampled_laws(area, mu.model, area.samples, shrink=False)
     for law in area.laws:
-        if check_sampled(area, mu.model, law, area.samples) is not None:
+        if law.name in failed:
             return MutantVerdict(mu.name, mu.rule, area.name, law.name, "sampled")
     return MutantVerdict(mu.name, mu.rule, area.name, None)

@@ -1,5 +1,5 @@
 """The laws' walks spread over processes: each area's exhaustive walk in parts (its limits dealt
-out), each law's samples, and each mutant, as tasks of a pool.
+out), its samples, and each mutant, as tasks of a pool.
 
 One process walked the areas one after another; `make test` runs it beside pytest, whose
 workers mostly wait on processes and servers, so a core stood half idle while the run area's
@@ -29,7 +29,9 @@ from eukhe.laws.engine import (
     Walk,
     check_exhaustive,
     check_mutant,
-    check_sampled,
+    check_sampled_laws,
+    exhausted,
+    sampled,
     walk_area,
     where_of,
 )
@@ -66,11 +68,10 @@ def _exhaustive(where: str, part: int, parts: int) -> tuple[dict[str, str], dict
     return found, {n: v.cases.get("exhaustive", 0) for n, v in verdicts.items()}, time.monotonic() - t0
 
 
-def _sampled(where: str, law: str, examples: int) -> tuple[str | None, float]:
+def _sampled(where: str, examples: int) -> tuple[dict[str, str], float]:
     t0 = time.monotonic()
     area = _area(where)
-    chosen = next(x for x in area.laws if x.name == law)
-    return check_sampled(area, area.model, chosen, examples), time.monotonic() - t0
+    return check_sampled_laws(area, area.model, examples), time.monotonic() - t0
 
 
 def _mutant(where: str, i: int) -> MutantVerdict:
@@ -84,7 +85,7 @@ class _Tasks:
 
     area: Area
     walks: list[AsyncResult[tuple[dict[str, str], dict[str, int], float]]]
-    samples: list[AsyncResult[tuple[str | None, float]]]
+    samples: AsyncResult[tuple[dict[str, str], float]]
     mutants: list[AsyncResult[MutantVerdict]]
 
 
@@ -116,7 +117,7 @@ def walker(jobs: int) -> Walk:
                 tasks[a.name] = _Tasks(
                     a,
                     first[a.name] if a.name in first else _walks(pool, a),
-                    [pool.apply_async(_sampled, (where, law.name, n)) for law in a.laws],
+                    pool.apply_async(_sampled, (where, n)),
                     [pool.apply_async(_mutant, (where, i)) for i in range(len(a.mutants))],
                 )
             mutants: list[MutantVerdict] = []
@@ -149,30 +150,14 @@ def _collect(
             found.setdefault(name, why)
         for name, n in cases.items():
             vs[name].cases["exhaustive"] = vs[name].cases.get("exhaustive", 0) + n
-    for law in a.laws:
-        v = vs[law.name]
-        v.bounds = f"{a.bounds}; histories of {a.depth} inputs"
-        v.seconds += spent / max(len(a.laws), 1)
-        if law.name in found:
-            v.failures.append(f"exhaustive: {found[law.name]}")
-        else:
-            v.methods.append("exhaustive")
+    exhausted(a, vs, found, spent)
     progress(
         f"{a.name}: walked every history within {a.bounds} ({spent:.1f} s of CPU in {len(t.walks)} parts)"
     )
     n = examples if examples is not None else a.samples
-    spent = 0.0
-    for law, r in zip(a.laws, t.samples, strict=True):
-        why, seconds = _get(r, f"{law.name}'s samples")
-        v = vs[law.name]
-        v.cases["sampled"] = n
-        v.seconds += seconds
-        spent += seconds
-        if why is not None:
-            v.failures.append(f"sampled: {why}")
-        else:
-            v.methods.append("sampled")
-    progress(f"{a.name}: sampled {n} histories a law ({spent:.1f} s of CPU)")
+    failed, spent = _get(t.samples, f"the {a.name} area's samples")
+    sampled(a, vs, n, failed, spent)
+    progress(f"{a.name}: sampled {n} histories, every law over each ({spent:.1f} s of CPU)")
     mutants = [_get(r, f"the mutant {mu.name!r}") for mu, r in zip(a.mutants, t.mutants, strict=True)]
     progress(f"{a.name}: tried {len(a.mutants)} mutants")
     return list(mutants)
