@@ -6,6 +6,7 @@ for a change that came; and a run store opened in the test's own process (`store
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,19 @@ def _owners_end_soon() -> Iterator[None]:
         mp.setenv("EUKHE_WARM", "0")
         mp.setenv(VARIABLE, json.dumps(POLLS))
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_as_at_a_terminal() -> Iterator[None]:
+    """The processes a test starts take Ctrl-C as a terminal's foreground job does. A suite
+    started in the background of a script (`make test &`, a runner's shell) has SIGINT
+    ignored, and by POSIX it stays ignored in every process started from there: a handed
+    run's client, started deaf to it, rightly stays so, and its Ctrl-C test waited 60 s."""
+    was = signal.getsignal(signal.SIGINT)
+    if was == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, was)
 
 
 @pytest.fixture
