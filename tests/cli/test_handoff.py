@@ -151,6 +151,66 @@ def test_a_killed_client_kills_its_run_as_a_crash_and_the_owner_takes_it_up(tmp_
     assert "a client died with s-cut/" in protocol.log_path(home).read_text()
 
 
+def limited(home: Path, cwd: Path, nofile: str, *args: str, nice: int = 0) -> subprocess.Popen[str]:
+    """`eukhe run ARGS` under `ulimit -n` (soft:hard) and `nice`, as a shell would start it."""
+    return subprocess.Popen(
+        [
+            "nice",
+            "-n",
+            str(nice),
+            "prlimit",
+            f"--nofile={nofile}",
+            sys.executable,
+            "-m",
+            "eukhe",
+            "run",
+            *args,
+        ],
+        cwd=cwd,
+        env=env(home, WARM),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def nofile_and_nice(pid: int) -> tuple[str, int]:
+    """A process's open-files limits, as /proc shows them, and its niceness."""
+    [row] = [
+        r for r in Path(f"/proc/{pid}/limits").read_text().splitlines() if r.startswith("Max open files")
+    ]
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return " ".join(row.split()[3:5]), int(stat[16])
+
+
+def test_a_handed_run_keeps_its_clients_limits_and_niceness_or_is_refused(tmp_path: Path) -> None:
+    """`ulimit` and `nice` before `eukhe run` bind the run as they would in its own process:
+    the template's child takes the client's limits and niceness; a client whose hard limit is
+    above the template's (which a process cannot raise) is refused, and runs in its own."""
+    model = ("--model", "vllm/m")
+    with FauxServer(parse(SCRIPT)) as server:
+        url = ("--base-url", server.url)
+        home = tmp_path / "home"
+        first = limited(home, tmp_path, "512:4096", *model, *url, "warm up")
+        assert first.wait(timeout=DEADLINE) == 0, first.communicate()
+        template = template_pid(home)
+        assert nofile_and_nice(template) == ("512 4096", 0)
+        held = limited(home, tmp_path, "200:3000", *model, *url, "hold on", nice=5)
+        try:
+            until("the held request", lambda: any("hold on" in json.dumps(r.body) for r in server.seen))
+            [child] = children(template)
+            assert nofile_and_nice(child) == ("200 3000", 5)
+        finally:
+            held.kill()
+        until("the run's process gone", lambda: not children(template))
+        wider = limited(home, tmp_path, "512:8192", *model, *url, "say it")
+        out, err = wider.communicate(timeout=DEADLINE)
+        assert (wider.returncode, out) == (0, "done\n"), err
+    assert "a run refused: the client's RLIMIT_NOFILE hard limit 8192 is above this template's 4096" in (
+        protocol.log_path(home).read_text()
+    )
+
+
 def test_a_template_of_another_python_or_eukhe_runs_nothing(tmp_path: Path) -> None:
     t = forks.template()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -175,6 +235,19 @@ def test_a_template_of_another_python_or_eukhe_runs_nothing(tmp_path: Path) -> N
                 os.close(fd)
         got = json.loads(s.makefile().readline())
     assert got["refused"].startswith("the request lacks argv0, cwd, env"), got
+    # garbage limits: refused, with its reason, and the template lives on
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(t.path)
+        line = json.loads(handoff.request(["--version"], str(tmp_path), {}, forks.STREAMS, 0o022))
+        line["limits"] = {"RLIMIT_NOFILE": "many"}
+        ends = [os.open(os.devnull, os.O_RDWR) for _ in range(3)]
+        try:
+            socket.send_fds(s, [json.dumps(line).encode() + b"\n"], ends)
+        finally:
+            for fd in ends:
+                os.close(fd)
+        got = json.loads(s.makefile().readline())
+    assert got == {"refused": "the request's resource limits or niceness are malformed"}, got
 
 
 def test_a_handed_run_on_a_terminal_draws_its_status_line_there(tmp_path: Path) -> None:

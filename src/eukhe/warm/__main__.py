@@ -27,6 +27,7 @@ import contextlib
 import ctypes
 import json
 import os
+import resource
 import selectors
 import signal
 import socket
@@ -46,12 +47,12 @@ import eukhe.cli.main
 import eukhe.cli.stored
 import eukhe.run.workflow
 from eukhe.client import protocol
-from eukhe.warm.handoff import identity
+from eukhe.warm.handoff import identity, limits
 
 PR_SET_PDEATHSIG = 1
 REQUEST_DEADLINE = 2.0
 """Seconds a connection has to send its request whole (one at a time is read)."""
-FIELDS = frozenset({"argv", "argv0", "cwd", "env", "stdio", "umask", "identity"})
+FIELDS = frozenset({"argv", "argv0", "cwd", "env", "stdio", "umask", "limits", "nice", "identity"})
 """What a request holds (`handoff.request`)."""
 
 
@@ -76,6 +77,9 @@ def _child(req: dict[str, Any], fds: list[int], conn: socket.socket) -> NoReturn
         os.closerange(3, keep)
         os.closerange(keep + 1, 1 << 16)
         os.umask(int(req["umask"]))
+        for name, (soft, hard) in dict(req["limits"]).items():  # `why_not` saw each can be set
+            resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
+        os.setpriority(os.PRIO_PROCESS, 0, int(req["nice"]))
         os.chdir(str(req["cwd"]))
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in dict(req["env"]).items()})
@@ -142,6 +146,32 @@ def _request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     return req, fds
 
 
+def _size(limit: int) -> float:
+    """A limit as a number to compare (unlimited is past every other)."""
+    return float("inf") if limit == resource.RLIM_INFINITY else float(limit)
+
+
+def _unreachable(req: dict[str, Any]) -> str | None:
+    """Why the child could not take the client's limits and niceness, or None: a process
+    may lower its hard limits and raise its niceness, not the other way."""
+    mine = limits()
+    try:
+        theirs = {str(k): (int(soft), int(hard)) for k, (soft, hard) in dict(req["limits"]).items()}
+        nice = int(req["nice"])
+    except (TypeError, ValueError, KeyError, IndexError):
+        return "the request's resource limits or niceness are malformed"
+    if set(theirs) != set(mine):
+        return "the request's resource limits are not this Python's"
+    for name, (soft, hard) in sorted(theirs.items()):
+        if _size(soft) > _size(hard):
+            return f"the client's {name} soft limit {soft} is above its hard limit {hard}"
+        if _size(hard) > _size(mine[name][1]):
+            return f"the client's {name} hard limit {hard} is above this template's {mine[name][1]}"
+    if nice < os.getpriority(os.PRIO_PROCESS, 0):
+        return f"the client's niceness {nice} is below this template's"
+    return None
+
+
 class Template:
     """The listening template, its children and whether it still takes requests."""
 
@@ -165,6 +195,9 @@ class Template:
             return f"the request lacks {', '.join(missing)}"
         if req.get("identity") != self.me:
             return f"this template is {self.me}, the client {req.get('identity')}"
+        why = _unreachable(req)
+        if why is not None:
+            return why
         if sources() != self.built:
             self.close()
             return "eukhe's sources changed since this template started"

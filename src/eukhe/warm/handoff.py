@@ -2,7 +2,9 @@
 imports done: this process stays, light, as the run's face to whoever started it. It
 passes its standard streams, folder, environment and umask; it relays the signals it gets
 (Ctrl-C, a kill, a stop and a continue) to the run; it ends with the run's exit status, or
-the run's signal. Its own death ends the run at once, as a crash would (`warm._die_with`).
+the run's signal. Its own death ends the run at once, as a crash would (`warm._die_with`). The run keeps this
+process's resource limits and niceness; a template that cannot give them (its hard limit
+is lower, its niceness higher) refuses.
 
 With no template (none warm yet, `EUKHE_WARM=0`, an unsafe socket folder) or one that
 refuses, nothing was handed over and the run goes on in this process, as it always could.
@@ -14,6 +16,7 @@ import contextlib
 import json
 import locale
 import os
+import resource
 import select
 import signal
 import socket
@@ -68,8 +71,18 @@ def stdio() -> dict[str, Any]:
     }
 
 
+def limits() -> dict[str, list[int]]:
+    """This process's resource limits (`ulimit`), soft and hard, by name: the run keeps them."""
+    return {
+        name: list(resource.getrlimit(getattr(resource, name)))
+        for name in sorted(dir(resource))
+        if name.startswith("RLIMIT_")
+    }
+
+
 def request(argv: Sequence[str], cwd: str, env: dict[str, str], io: dict[str, Any], umask: int) -> bytes:
-    """The request's line: the run to become, and who asks."""
+    """The request's line: the run to become, and who asks (with what limits and niceness:
+    a run under `ulimit` or `nice` stays under them)."""
     req = {
         "argv": list(argv),
         "argv0": sys.argv[0] if sys.argv else "eukhe",
@@ -77,6 +90,8 @@ def request(argv: Sequence[str], cwd: str, env: dict[str, str], io: dict[str, An
         "env": env,
         "stdio": io,
         "umask": umask,
+        "limits": limits(),
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
         "identity": identity(),
     }
     return json.dumps(req).encode() + b"\n"
