@@ -14,9 +14,7 @@ no lease: no user waits on them."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +27,7 @@ from eukhe.run import driver
 from eukhe.run.context import Live, Show, begin
 from eukhe.run.driver import Say
 from eukhe.run.permit import Asker
-from eukhe.run.session import run_to_end
+from eukhe.run.session import on_ctrl_c, run_to_end
 from eukhe.run.spec import RunSpec
 from eukhe.store import durable
 from eukhe.store.durable import Store
@@ -66,9 +64,7 @@ class Runtime:
         the caller already showed (`run.driver.drive`)."""
 
         async def main() -> bool:
-            loop = asyncio.get_running_loop()
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signal.SIGINT, self.process.interrupt)
+            on_ctrl_c(asyncio.get_running_loop(), self.process.interrupt)
             return await driver.drive(spec, session, say, ended, recover_with, announced)
 
         return run_to_end(main())

@@ -262,6 +262,27 @@ def test_ctrl_c_aborts_a_durable_run_cleanly_and_it_stays_aborted(tmp_path: Path
     assert row["outcome"] == "aborted"
 
 
+def test_a_run_started_deaf_to_ctrl_c_stays_so_and_answers(tmp_path: Path) -> None:
+    """A script's background job (`eukhe run ... &`) starts with SIGINT ignored, and by POSIX
+    it stays so, as a handed run's client does: the script's Ctrl-C leaves the run to end
+    answered. (Its run loop took SIGINT for its own, and the run ended aborted.)"""
+    home = tmp_path / "home"
+    with FauxServer(parse([{"text": "whole answer", "chunks": 20, "delay": 0.1}])) as server:
+        p = subprocess.Popen(
+            ["sh", "-c", 'trap "" INT; exec "$0" -m eukhe "$@"', sys.executable, *run_args(server, "go")],
+            cwd=tmp_path,
+            env=env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        until("the request", lambda: len(server.seen) >= 1)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    last = json.loads(out.splitlines()[-1])
+    assert (p.returncode, last["outcome"], last["answer"]) == (0, "answered", "whole answer"), err
+
+
 def test_a_run_left_queued_for_recovery_is_finished_by_the_next_start(tmp_path: Path) -> None:
     """A process that re-enqueued a cut-off run and died before picking it up leaves
     it queued: the next start takes it in and finishes it."""

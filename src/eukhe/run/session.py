@@ -44,6 +44,20 @@ def scanner() -> Any:
     return leak.scan
 
 
+def on_ctrl_c(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> bool:
+    """Ctrl-C (SIGINT) calls `callback` on `loop`; whether it was set. Not off the main
+    thread (no signals come there), nor in a process started deaf to SIGINT: a script's
+    background job (`eukhe run ... &`) is, and by POSIX it stays so, as the client of a
+    handed run does (`warm/handoff.py`); the script's own Ctrl-C then leaves it running."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        return False
+    try:
+        loop.add_signal_handler(signal.SIGINT, callback)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return False
+    return True
+
+
 def run_to_end(work: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end on a new loop; tasks left behind (a handler that
     ignored its cancel and was dropped) get ABORT_GRACE to finish and are then left,
@@ -84,11 +98,10 @@ async def turn(
         cancel=ctx.cancel,
     )
     loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread: no signals
-        loop.add_signal_handler(signal.SIGINT, ctx.cancel.set)
+    caught = on_ctrl_c(loop, ctx.cancel.set)
     try:
         return await g.run(prompt)
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
+        if caught:
             loop.remove_signal_handler(signal.SIGINT)
         await provider.close()
