@@ -354,7 +354,7 @@ def test_the_write_tool_cannot_touch_the_approvals(world: World, monkeypatch: py
     ctx = Context(world.repo, limits=Limits())
     args = {"path": str(f), "content": '{"projects": {"/": [{"tool": "Bash", "pattern": null}]}}'}
     done = asyncio.run(call(BUILTIN, "write", args, ctx))
-    assert done.is_error and "the model may not approve its own calls" in done.content, done.content
+    assert done.is_error and "it touches eukhe's own files: its home" in done.content, done.content
     assert f.read_text() == before
 
 

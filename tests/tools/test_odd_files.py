@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from eukhe.rules.confine import Act
 from eukhe.tools import BUILTIN, Context, Result, call
-from eukhe.tools.files import atomic_write
+from eukhe.tools.reach import slot
 
 from .helpers import ctx, matches, run
 
@@ -181,21 +182,30 @@ def test_the_atomic_write_itself_replaces_only_a_regular_file(tmp_path: Path) ->
     os.mkfifo(fifo)
     (tmp_path / "link").symlink_to("fifo")
     for name in ("fifo", "link"):
-        with pytest.raises(OSError, match=r"it is a FIFO \(named pipe\), not a regular file"):
-            atomic_write(tmp_path / name, b"pwned\n")
+        with slot(tmp_path / name, lambda act, real: None, name) as there:
+            with pytest.raises(OSError, match=r"it is a FIFO \(named pipe\), not a regular file"):
+                there.replace(b"pwned\n")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link"]
 
 
 @pytest.mark.parametrize("tool", ["write", "edit"])
-def test_a_fifo_made_after_the_check_is_still_refused_promptly(
-    tmp_path: Path, tool: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the race: the path was a new path or a regular file when checked, a FIFO when opened or replaced
+def test_a_fifo_made_after_the_check_is_still_refused_promptly(tmp_path: Path, tool: str) -> None:
+    # the race: the path was a regular file when the boundary decided on it, a FIFO when opened or
+    # replaced (the boundary's own answer is the moment the FIFO is put there)
     fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    monkeypatch.setattr(f"eukhe.tools.{tool}.refusal", lambda *_: None)
-    r = promptly(fifo, lambda: (write if tool == "write" else edit)(tmp_path, "fifo"))
+    fifo.write_text("x\n")
+
+    def swapped(act: Act, real: str) -> None:
+        if os.path.lexists(fifo) and not stat.S_ISFIFO(os.lstat(fifo).st_mode):
+            fifo.unlink()
+            os.mkfifo(fifo)
+
+    args = {"path": "fifo", "content": "pwned\n"}
+    if tool == "edit":
+        args = {"path": "fifo", "old_text": "x", "new_text": "pwned"}
+    here = Context(tmp_path, reach=swapped)
+    r = promptly(fifo, lambda: run(call(BUILTIN, tool, args, here)))
     message = {
         "write": r"'fifo' cannot be written: it is a FIFO \(named pipe\), not a regular file",
         "edit": r"'fifo' is a FIFO \(named pipe\); edit edits regular files only",
@@ -204,8 +214,8 @@ def test_a_fifo_made_after_the_check_is_still_refused_promptly(
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_edit_stops_reading_at_the_cap_when_the_size_says_less(tmp_path: Path) -> None:
-    # a /proc file says 0 bytes and is made as it is read: the read itself stops at the cap
+def test_edit_of_a_process_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    # a /proc file says 0 bytes and is made as it is read; a process's own is never touched at all
     status = Path("/proc/self/status")
     assert status.stat().st_size == 0 and len(status.read_bytes()) > 100
     r = run(
@@ -217,8 +227,8 @@ def test_edit_stops_reading_at_the_cap_when_the_size_says_less(tmp_path: Path) -
         )
     )
     matches(
-        r"'/proc/self/status' holds more than the 100 bytes cap for editing a file \(its size said 0 bytes: "
-        r"it grows, or is made as it is read\); change a file this big with bash \(e\.g\. sed\)",
+        r"not edited: '/proc/self/status' \(it leads to '/proc/\d+/status'\) may not be touched: it reaches "
+        r"a process's memory or environment \(/proc/<pid>/\), which no tool may touch",
         r,
         error=True,
     )

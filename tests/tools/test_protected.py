@@ -1,6 +1,7 @@
 """The attacks on eukhe's own files through `write` and `edit`: the home's settings, trust records and
-store, and any `.eukhe/settings.json` (the project's, at the working directory or above it), named
-directly, through a symlink or through `..`, are refused and left exactly as they were."""
+store (the whole home: `rules.confine` places it), and any `.eukhe/` (the project's, at the working
+directory or above it, or anywhere), named directly, through a symlink or through `..`, are refused
+and left exactly as they were."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ from .helpers import ctx, matches, run
 
 ORIG = '{"allow": []}\n'
 
-SETTINGS = "eukhe's own settings file: the model may not change its own rights; edit it yourself"
-TRUST = "eukhe's trust records: the model may not grant itself trust; change them yourself with `eukhe trust`"
-STORE = "a file of eukhe's store: the model may not rewrite eukhe's own records; only eukhe writes it"
+HOME = "it touches eukhe's own files: its home, which no tool reads or writes"
+SETTINGS = "it touches eukhe's own files: the home, .eukhe/ or .mcp.json"
+TRUST = STORE = HOME
 
 HOME_FILES = {
-    "settings.json": SETTINGS,
+    "settings.json": HOME,
     "trust.json": TRUST,
     "eukhe.sqlite": STORE,
     "eukhe.sqlite-wal": STORE,
@@ -63,8 +64,9 @@ def act(tool: str, cwd: Path, path: str) -> Result:
 
 
 def refused(r: Result, shown: str, reason: str, leads_to: Path | None = None) -> None:
-    lead = "is" if leads_to is None else f"leads to '{re.escape(str(leads_to))}', which is"
-    matches(rf"'{re.escape(shown)}' {lead} {re.escape(reason)}", r, error=True)
+    lead = "" if leads_to is None else rf" \(it leads to '{re.escape(str(leads_to))}'\)"
+    did = r"not (written|edited)"
+    matches(rf"{did}: '{re.escape(shown)}'{lead} may not be touched: {re.escape(reason)}", r, error=True)
 
 
 def untouched(f: Path) -> None:
@@ -121,9 +123,7 @@ def test_a_protected_file_through_dotdot_is_refused(world: World, tool: str, tar
 def test_a_symlinked_directory_on_the_way_is_seen_through(world: World, tool: str) -> None:
     (world.cwd / "h").symlink_to(world.home)
     (world.cwd / "up").symlink_to(world.repo)
-    refused(
-        act(tool, world.cwd, "h/settings.json"), "h/settings.json", SETTINGS, world.home / "settings.json"
-    )
+    refused(act(tool, world.cwd, "h/settings.json"), "h/settings.json", HOME, world.home / "settings.json")
     f = world.repo / ".eukhe" / "settings.json"
     refused(act(tool, world.cwd, "up/.eukhe/settings.json"), "up/.eukhe/settings.json", SETTINGS, f)
     untouched(world.home / "settings.json")
@@ -151,8 +151,8 @@ def test_a_settings_file_that_is_a_symlink_protects_what_it_leads_to(world: Worl
         real.write_text(ORIG)
         f.unlink()
         f.symlink_to(real)
-        refused(act(tool, world.cwd, str(real)), str(real), SETTINGS)
-        refused(act(tool, world.cwd, str(f)), str(f), SETTINGS, leads_to=real)
+        refused(act(tool, world.cwd, str(real)), str(real), HOME)
+        refused(act(tool, world.cwd, str(f)), str(f), HOME, leads_to=real)
         untouched(real)
         assert f.is_symlink()
 
@@ -174,22 +174,19 @@ def test_the_home_is_the_one_in_effect_when_the_tool_runs(
     (later / "settings.json").write_text(ORIG)
     monkeypatch.setenv("EUKHE_HOME", str(tmp_path / "via-link"))
     (tmp_path / "via-link").symlink_to(later)  # a home reached through a link is the same home
-    refused(act("edit", world.cwd, str(later / "settings.json")), str(later / "settings.json"), SETTINGS)
+    refused(act("edit", world.cwd, str(later / "settings.json")), str(later / "settings.json"), HOME)
     untouched(later / "settings.json")
-    matches(
-        r"edited '.*': replaced line 1 with 1 line",
-        act("edit", world.cwd, str(world.home / "trust.json")),
-        error=False,
-    )
+    # the home of before is a folder outside the workspace now, no longer eukhe's own
+    old = world.home / "trust.json"
+    refused(act("edit", world.cwd, str(old)), str(old), "it writes outside the workspace")
+    untouched(old)
 
 
 def test_the_files_beside_them_are_still_written(world: World) -> None:
     for f in (
-        world.home / "notes.txt",
-        world.home / "eukhe.sqlite-backup",
-        world.repo / "settings.json",
-        world.repo / ".eukhe" / "other.json",
-        world.cwd / ".eukhe" / "settings.json.bak",
+        world.cwd / "settings.json",
+        world.cwd / "trust.json",
+        world.cwd / ".eukhe-notes" / "settings.json",
         world.cwd / "eukhe" / "settings.json",
     ):
         f.parent.mkdir(exist_ok=True)

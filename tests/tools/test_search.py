@@ -222,7 +222,7 @@ def test_ls_lists_a_folder_without_its_hidden_and_ignored_entries_and_counts_the
     r = py(proj, "ls", {"path": "src/main.py"})
     assert r.is_error and r.content == "'src/main.py' is not a folder; ls lists folders (read reads a file)"
     r = py(proj, "ls", {"path": "nope"})
-    assert r.is_error and r.content == "'nope' cannot be searched: no such file or directory"
+    assert r.is_error and r.content == "'nope' cannot be listed: no such file or directory"
 
 
 # ---------------------------------------------------------------- bounds

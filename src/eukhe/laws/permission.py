@@ -12,6 +12,7 @@ project, no), the deadline and the abort, in any order."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import permission as p
+from eukhe.rules.confine import Act, Name, Place, Reach
 from eukhe.rules.permission import (
     Answer,
     Call,
@@ -63,8 +65,13 @@ CALLS: tuple[Call, ...] = (
     Call("read", paths=("/p/a.txt",)),
     Call("read", paths=("/p/.env",)),
     Call("write", paths=("/p/a.txt",), writes=True),
-    Call("write", paths=("/etc/x",), writes=True, in_workspace=False),
-    Call("edit", paths=("/p/.eukhe/settings.json",), writes=True, protected=True),
+    Call("write", paths=("/etc/x",), writes=True, reaches=(Reach(Act.WRITE, Place.OUTSIDE, "/etc/x"),)),
+    Call(
+        "edit",
+        paths=("/p/.eukhe/settings.json",),
+        writes=True,
+        reaches=(Reach(Act.WRITE, Place.PROTECTED, "/p/.eukhe/settings.json", Name.CONFIG, "/p"),),
+    ),
     Call("ipython", writes=True),
     Call("zoom"),
 )
@@ -352,8 +359,7 @@ def _one_part_allows(cfg: Cfg, call: Call) -> Decision:
 
 
 def _unreadable_allowed(cfg: Cfg, call: Call) -> Decision:
-    return p.decide(cfg, Call(call.tool, call.commands, True, call.paths, call.writes, call.outside,
-                              call.in_workspace, call.protected))  # fmt: skip
+    return p.decide(cfg, dataclasses.replace(call, whole=True))
 
 
 def _headless_asks(cfg: Cfg, call: Call) -> Decision:
@@ -388,9 +394,7 @@ def _call_edits_rules(s: Session, call: Call, rule: Callable[[Cfg, Call], Decisi
     t = p.call_step(s, call, rule)
     if call.protected:
         cfg = s.cfg
-        return Session(
-            Cfg(Mode.FULL, cfg.policy, cfg.person, cfg.sandbox, cfg.rules), t.pending, t.asked, t.last
-        )
+        return Session(dataclasses.replace(cfg, mode=Mode.FULL), t.pending, t.asked, t.last)
     return t
 
 

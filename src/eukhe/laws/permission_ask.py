@@ -15,6 +15,7 @@ from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import permission as p
+from eukhe.rules.confine import Act, Place, Reach
 from eukhe.rules.permission import Answer, Call, Cfg, Decision, Mode, Policy, Verdict, Why
 from eukhe.rules.wait import End
 
@@ -70,7 +71,8 @@ class Ended:
 
 def _parts(a: Asking) -> tuple[Decision, Call, Cfg]:
     why = ASK_WHYS[a.why % len(ASK_WHYS)]
-    call = Call("write", paths=("/x",), writes=True, in_workspace=not a.writes_out)
+    where = Place.OUTSIDE if a.writes_out else Place.WORKSPACE
+    call = Call("write", paths=("/x",), writes=True, reaches=(Reach(Act.WRITE, where, "/x"),))
     cfg = Cfg(Mode.FULL if a.full else Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, True, True)
     return Decision(Verdict.ASK, why), call, cfg
 

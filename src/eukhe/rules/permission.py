@@ -7,12 +7,14 @@ whether it writes, whether it asks to leave the sandbox, whether it touches eukh
 files) is judged against the rules (allow, ask, deny; Claude Code's syntax), the
 sandbox mode, the approval policy, whether a person can answer, and whether the
 sandbox can run here. In order:
-1. A call that touches eukhe's own files (the home, `.eukhe/`, `.mcp.json`: the
-   rules, the mode, the trust) is denied, in every mode.
+1. Where it reaches, first: `rules.confine` decides every place the call would touch
+   (the home, a process's memory, a secret place, eukhe's configuration: denied in
+   every mode; a `.git` written, or a place outside the workspace: asked). A denial
+   there denies the call; an ask waits for the checks below.
 2. A deny rule that matches any part of the call denies it.
 3. A command the parser could not read whole asks: it is never allowed.
 4. A call that asks to run outside the sandbox asks (unless the user's mode is full access).
-5. An ask rule that matches any part asks.
+5. An ask rule that matches any part asks; then the place `confine` asked of asks.
 6. Allow rules that match every part allow it (in the sandbox; a write outside the
    workspace that a rule of the user's allows runs outside it).
 7. Else the policy's default: `untrusted` asks for what is not read-only; full access
@@ -32,84 +34,56 @@ Pure: standard library only, frozen data, total functions.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from eukhe.rules import confine
+from eukhe.rules.access import (
+    Cfg,
+    Decision,
+    Kind,
+    Mode,
+    Policy,
+    Rule,
+    Source,
+    Verdict,
+    Why,
+    glob,
+    path_matches,
+    rule_tool,
+)
+from eukhe.rules.confine import WRITES, Act, Name, Place, Reach
 from eukhe.rules.wait import End
+
+__all__ = [
+    "ASK_TIMEOUT_MS",
+    "Answer",
+    "Call",
+    "Cfg",
+    "Decision",
+    "Kind",
+    "Mode",
+    "Policy",
+    "Rule",
+    "Session",
+    "Source",
+    "Verdict",
+    "Why",
+    "call_step",
+    "decide",
+    "end_step",
+    "glob",
+    "granted",
+    "judge",
+    "path_matches",
+    "rule_tool",
+    "settle",
+]
 
 ASK_TIMEOUT_MS = 300_000
 """`permissions.askTimeoutMs` by default: an ask nobody answers is a denial after 5 minutes."""
-
-
-class Mode(Enum):
-    READ_ONLY = "read-only"
-    WORKSPACE_WRITE = "workspace-write"
-    FULL = "danger-full-access"
-
-
-class Policy(Enum):
-    UNTRUSTED = "untrusted"  # ask for every call that is not read-only and not allowed by a rule
-    ON_REQUEST = "on-request"  # ask when a call must leave the sandbox, or an ask rule matches
-    NEVER = "never"  # never ask: what would ask is denied
-
-
-class Kind(Enum):
-    ALLOW = "allow"
-    ASK = "ask"
-    DENY = "deny"
-
-
-class Source(Enum):
-    HOME = "home settings"
-    PROJECT = "project settings"
-    FLAG = "command line"
-    SESSION = "this session"  # a person's "always for this session"
-    APPROVED = "project approvals"  # a person's "always for this project"
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule: `tool` as rules name them (`Bash`, `Read`, `Edit`, or a tool's name),
-    `pattern` what it matches (None: every call of the tool). Bash patterns match a
-    simple command's words joined by spaces: exact, `*` for any text, or the legacy
-    prefix form `git diff:*`. Read and Edit patterns are absolute path globs (the
-    runtime anchors them): `**` any text, `*` any text but `/`, `?` one character but `/`."""
-
-    kind: Kind
-    tool: str
-    pattern: str | None
-    source: Source
-
-
-class Verdict(Enum):
-    ALLOW = "allow"  # runs, in the sandbox
-    OUTSIDE = "outside"  # runs outside the sandbox
-    ASK = "ask"
-    DENY = "deny"
-
-
-class Why(Enum):
-    PROTECTED = "it touches eukhe's own files: the home, .eukhe/ or .mcp.json"
-    DENY_RULE = "a deny rule matches it"
-    UNREADABLE = "its command could not be read whole"
-    ESCAPE = "it asks to run outside the sandbox"
-    ASK_RULE = "an ask rule matches it"
-    ALLOW_RULE = "allow rules match every part of it"
-    FULL_ACCESS = "the sandbox mode is danger-full-access"
-    UNTRUSTED = "the approval policy is untrusted, and it is not read-only"
-    NO_SANDBOX = "the sandbox cannot run here"
-    READ_ONLY = "the sandbox mode is read-only, and it writes"
-    OUTSIDE_WORKSPACE = "it writes outside the workspace"
-    SANDBOXED = "it runs in the sandbox"
-    READS = "it only reads"
-    MCP = "an MCP tool runs outside the sandbox, and its server does not say it only reads"
-    HEADLESS = "no person can answer an ask here"
-    NEVER = "the approval policy is never"
-    ANSWERED = "a person allowed it"
-    REFUSED = "a person denied it"
-    TIMEOUT = "nobody answered before permissions.askTimeoutMs"
-    ABORTED = "the run was aborted while it asked"
 
 
 @dataclass(frozen=True)
@@ -117,8 +91,9 @@ class Call:
     """A tool call as the permission rule reads it. `tool`: eukhe's tool name; `commands`:
     bash's simple commands (words, quotes removed); `whole`: the parser read the command
     whole; `paths`: the files it names, absolute and resolved; `writes`: it may change
-    files; `outside`: bash asks to run outside the sandbox; `in_workspace`: every path it
-    writes is inside the workspace; `protected`: it touches eukhe's own files."""
+    files; `outside`: bash asks to run outside the sandbox; `reaches`: the places it would
+    touch, as `rules.confine` reads them (a file tool's path; what a command writes that is
+    eukhe's own or a protected name: the sandbox confines the rest of bash)."""
 
     tool: str
     commands: tuple[tuple[str, ...], ...] = ()
@@ -126,26 +101,18 @@ class Call:
     paths: tuple[str, ...] = ()
     writes: bool = False
     outside: bool = False
-    in_workspace: bool = True
-    protected: bool = False
+    reaches: tuple[Reach, ...] = ()
 
+    @property
+    def in_workspace(self) -> bool:
+        """Every place it writes is inside the workspace."""
+        inside = (Place.WORKSPACE, Place.PROTECTED)
+        return all(r.place in inside for r in self.reaches if r.act in WRITES)
 
-@dataclass(frozen=True)
-class Cfg:
-    mode: Mode
-    policy: Policy
-    person: bool  # a person can answer an ask (interactive); else headless
-    sandbox: bool  # the sandbox can run here
-    rules: tuple[Rule, ...] = ()
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What the rule says of a call, why, and the rule that said it (-1: none)."""
-
-    verdict: Verdict
-    why: Why
-    rule: int = -1
+    @property
+    def protected(self) -> bool:
+        """It writes eukhe's own files: its home, or its configuration in a project."""
+        return any(r.act in WRITES and (r.place is Place.HOME or r.name is Name.CONFIG) for r in self.reaches)
 
 
 # ---------------------------------------------------------------- tools
@@ -209,11 +176,6 @@ WRITING_OPTIONS = {
 }
 """Options with which a command of the read-only lists writes or runs something else."""
 BRANCH_LISTS = frozenset({"-a", "-r", "-l", "--list", "-v", "-vv", "--all", "--remotes", "--show-current"})
-
-
-def rule_tool(name: str) -> str:
-    """A rule's tool name as the rule reads it: `Write` is `Edit`."""
-    return "Edit" if name == "Write" else name
 
 
 def tool_of(call: Call) -> str:
@@ -306,45 +268,6 @@ def command_matches(pattern: str, words: tuple[str, ...]) -> bool:
     return glob(pattern, text, slash=True)
 
 
-def path_matches(pattern: str, path: str) -> bool:
-    return glob(pattern, path, slash=False)
-
-
-def glob(pattern: str, text: str, slash: bool) -> bool:
-    """`**` any text; `*` any text (with `slash`, `/` too); `?` one character but `/`."""
-    parts: list[str] = []  # tokens: "**", "*", "?" or a literal character
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**", i):
-            parts.append("**")
-            i += 2
-        else:
-            parts.append(pattern[i])
-            i += 1
-    # positions reachable after each token (a set walk: total, no backtracking blow-up)
-    at = {0}
-    for p in parts:
-        nxt: set[int] = set()
-        for j in at:
-            if p == "**" or (p == "*" and slash):
-                nxt.update(range(j, len(text) + 1))
-            elif p == "*":
-                k = j
-                nxt.add(k)
-                while k < len(text) and text[k] != "/":
-                    k += 1
-                    nxt.add(k)
-            elif p == "?":
-                if j < len(text) and text[j] != "/":
-                    nxt.add(j + 1)
-            elif j < len(text) and text[j] == p:
-                nxt.add(j + 1)
-        at = nxt
-        if not at:
-            return False
-    return len(text) in at
-
-
 def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | None) -> bool:
     """Whether `rule` matches one part of `call`: a simple command (`words`) or a path."""
     tool = rule_tool(rule.tool)
@@ -353,10 +276,8 @@ def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | N
         return tool == tool_of(call) or (server and tool_of(call).startswith(tool + "__"))
     if words is not None and tool == "Bash" and call.tool == "bash":
         return command_matches(rule.pattern, words)
-    if path is not None and tool in ("Read", "Edit"):
-        if tool == "Edit" and not call.writes:
-            return False
-        return path_matches(rule.pattern, path)
+    if path is not None:
+        return confine.names(rule, Act.WRITE if call.writes else Act.READ, path)
     return False
 
 
@@ -407,10 +328,15 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
 # ---------------------------------------------------------------- the decision
 
 
-def judge(cfg: Cfg, call: Call) -> Decision:
+def judge(cfg: Cfg, call: Call, where: confine.Decide = confine.decide) -> Decision:
     """The decision before headless and `never` turn an ask into a denial."""
-    if call.protected:
-        return Decision(Verdict.DENY, Why.PROTECTED)
+    placed: Decision | None = None  # the first place `confine` asks of
+    for r in call.reaches:
+        d = where(cfg, r)
+        if d.verdict is Verdict.DENY:
+            return d
+        if d.verdict is Verdict.ASK and placed is None:
+            placed = d
     i = _first(cfg.rules, Kind.DENY, call)
     if i >= 0:
         return Decision(Verdict.DENY, Why.DENY_RULE, i)
@@ -423,6 +349,8 @@ def judge(cfg: Cfg, call: Call) -> Decision:
     i = _first(cfg.rules, Kind.ASK, call)
     if i >= 0:
         return Decision(Verdict.ASK, Why.ASK_RULE, i)
+    if placed is not None:
+        return placed
     i = _all_allowed(cfg.rules, call)
     if i >= 0:
         out = cfg.mode is Mode.FULL or (call.tool in FILE_TOOLS and call.writes and not call.in_workspace)
@@ -436,11 +364,8 @@ def judge(cfg: Cfg, call: Call) -> Decision:
         return Decision(Verdict.ASK, Why.MCP)
     if call.tool in RUNS_CODE and not cfg.sandbox:
         return Decision(Verdict.ASK, Why.NO_SANDBOX)
-    if call.tool in FILE_TOOLS and call.writes:
-        if cfg.mode is Mode.READ_ONLY:
-            return Decision(Verdict.ASK, Why.READ_ONLY)
-        if not call.in_workspace:
-            return Decision(Verdict.ASK, Why.OUTSIDE_WORKSPACE)
+    if call.tool in FILE_TOOLS and call.writes and cfg.mode is Mode.READ_ONLY:
+        return Decision(Verdict.ASK, Why.READ_ONLY)
     return Decision(Verdict.ALLOW, Why.READS if reads else Why.SANDBOXED)
 
 
@@ -474,7 +399,7 @@ def settle(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer) -> D
     access) runs it outside; a yes to the rest runs it in the sandbox."""
     if end is End.EVENT and answer is not Answer.NO:
         out = (
-            asked.why in (Why.ESCAPE, Why.OUTSIDE_WORKSPACE, Why.NO_SANDBOX, Why.READ_ONLY)
+            asked.why in (Why.ESCAPE, Why.OUTSIDE_WORKSPACE, Why.NO_SANDBOX, Why.READ_ONLY, Why.GIT)
             or cfg.mode is Mode.FULL
             or (call.tool in FILE_TOOLS and call.writes and not call.in_workspace)
         )
@@ -537,5 +462,5 @@ def end_step(s: Session, end: End, answer: Answer, ended: Settle = settle, grant
         return s
     d = ended(s.asked, s.pending, s.cfg, end, answer)
     added = grant(s.pending, answer) if end is End.EVENT else ()
-    cfg = Cfg(s.cfg.mode, s.cfg.policy, s.cfg.person, s.cfg.sandbox, (*s.cfg.rules, *added))
+    cfg = dataclasses.replace(s.cfg, rules=(*s.cfg.rules, *added))
     return Session(cfg, None, None, d)

@@ -12,6 +12,7 @@ person's "always" adds a rule.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -21,12 +22,14 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.ai.reply import ToolCall
+from eukhe.rules import confine
 from eukhe.rules import permission as rule
+from eukhe.rules.confine import Act, Name, Place, Reach, Where, reach
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
 from eukhe.run import notes
 from eukhe.sandbox.commands import split
-from eukhe.tools.protected import protected
+from eukhe.tools.reach import where_of
 
 SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
 """The tools that read under a folder they are given (`tools.search`)."""
@@ -76,8 +79,9 @@ def rule_text(r: Rule) -> str:
     return f"{r.tool}({r.pattern})" if r.pattern is not None else r.tool
 
 
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+def _guarded(r: Reach) -> bool:
+    """A place bash's parser reads for the confine rule: eukhe's home, or a protected name."""
+    return r.place is Place.HOME or r.name is not Name.PLAIN
 
 
 @dataclass
@@ -85,7 +89,8 @@ class Gate:
     """One run's gate. `session`: the rules in force (the model's state); `workspace`: the
     project; `writable`: more folders the sandbox lets a call write; `home`: eukhe's home;
     `ask`: a person (None: headless); `timeout`: seconds an ask waits; `cancel`: the run's
-    abort; `approve`: keeps a person's "always for this project" rules."""
+    abort; `approve`: keeps a person's "always for this project" rules; `user`: the user's
+    home. Its `opened` is the boundary the tools ask at open time (`tools.reach`)."""
 
     session: Session
     workspace: Path
@@ -100,41 +105,46 @@ class Gate:
     show: Callable[..., None] = lambda kind, text, data=None: None
     label: str = ""  # who asks: a subagent's name, shown with its call at the root session's prompt
     reads: frozenset[str] = frozenset()  # MCP tools that only read: their home server says so
+    user: Path = field(default_factory=Path.home)  # the user's home, where their secret places are
+    approved: tuple[str, ...] = ()  # the real paths a person said yes to, this run
 
     # ------------------------------------------------------------ reading a call
+
+    @functools.cached_property
+    def where(self) -> Where:
+        """The roots `rules.confine` places a path against, read once."""
+        return where_of(self.workspace, self.home, self.user, tuple(self.writable))
 
     def _resolved(self, p: str) -> str:
         full = os.path.expanduser(p)
         return os.path.realpath(full if os.path.isabs(full) else os.path.join(self.workspace, full))
 
-    def _protected(self, path: str) -> bool:
-        """eukhe's own: the home, a `.eukhe/` folder, `.mcp.json`, and what tools/protected names."""
-        parts = Path(path).parts
-        home = os.path.realpath(self.home)
-        return (
-            _under(path, home)
-            or ".eukhe" in parts
-            or Path(path).name == ".mcp.json"
-            or protected(Path(path), self.workspace, self.home) is not None
-        )
+    def _reach(self, act: Act, path: str) -> Reach:
+        return reach(act, path, self.where)
 
     def _named(self, words: tuple[str, ...]) -> list[str]:
         """The files a simple command names: its arguments that are paths that exist."""
         found = (self._resolved(w) for w in words[1:] if w and not w.startswith("-"))
         return [p for p in found if os.path.lexists(p)]
 
-    def _inside(self, path: str) -> bool:
-        roots = [os.path.realpath(self.workspace), *(os.path.realpath(w) for w in self.writable)]
-        return any(_under(path, r) for r in roots)
-
     def readable(self, path: Path) -> bool:
-        """Whether a search may read a file it comes upon: a `read` of it would run without a
-        person's yes (no deny or ask rule names it)."""
-        d = rule.judge(self.session.cfg, Call("read", paths=(self._resolved(str(path)),)))
-        return d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE)
+        """Whether a search may read a file it comes upon (`path`: absolute, beneath the root
+        the search was allowed, walked without following a link): no deny or ask rule names
+        it, and its place is not one no tool reaches (the home, a secret place, /proc)."""
+        p = os.path.abspath(path)
+        d = rule.judge(self.session.cfg, Call("read", paths=(p,)))
+        placed = confine.decide(self.session.cfg, self._reach(Act.SEARCH, p))
+        return d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE) and placed.verdict is not Verdict.DENY
+
+    def opened(self, act: Act, real: str) -> str | None:
+        """The boundary on the object a tool has opened (`tools.reach.Check`): None when it
+        may touch it, else why not. Nobody is asked now: what would ask is touched only
+        when it is what a person said yes to in this run."""
+        d = confine.opened(self.session.cfg, self._reach(act, real), self.approved)
+        return None if d.verdict is Verdict.ALLOW else d.why.value
 
     def call_of(self, c: ToolCall) -> Call:
-        """A tool call as the rule reads it."""
+        """A tool call as the rule reads it, with the places it would reach."""
         args = c.arguments or {}
         if c.name == "bash":
             command = str(args.get("command") or "")
@@ -145,18 +155,19 @@ class Gate:
             writers = [ps for cmd, ps in zip(got.commands, named, strict=True) if not rule.read_only(cmd)]
             touched = [*targets, *(p for ps in writers for p in ps)]  # what it may change
             writes = bool(touched) or not all(rule.read_only(w) for w in got.commands)
-            return Call(
-                "bash", got.commands, got.whole, paths, writes, bool(args.get("outside_sandbox")),
-                all(self._inside(p) for p in targets), any(self._protected(p) for p in touched),
-            )  # fmt: skip
+            # the sandbox confines the rest of bash; what it may change of eukhe's own, or a
+            # protected name, is the confine rule's
+            kept = [r for r in (self._reach(Act.WRITE, p) for p in touched) if _guarded(r)]
+            return Call("bash", got.commands, got.whole, paths, writes, bool(args.get("outside_sandbox")),
+                        tuple(dict.fromkeys(kept)))  # fmt: skip
         if c.name in ("read", "write", "edit") and isinstance(args.get("path"), str):
             path = self._resolved(args["path"])
-            writes = c.name != "read"
-            return Call(c.name, paths=(path,), writes=writes, in_workspace=self._inside(path),
-                        protected=writes and self._protected(path))  # fmt: skip
+            act = Act.READ if c.name == "read" else Act.WRITE
+            return Call(c.name, paths=(path,), writes=c.name != "read", reaches=(self._reach(act, path),))
         if c.name in SEARCH_TOOLS:  # it reads under its path; what the rules keep from reading, it skips
             path = self._resolved(str(args.get("path") or "."))
-            return Call(c.name, paths=(path,), in_workspace=self._inside(path))
+            act = Act.LIST if c.name == "ls" else Act.SEARCH
+            return Call(c.name, paths=(path,), reaches=(self._reach(act, path),))
         if c.name.startswith(rule.MCP_PREFIX):  # it may do anything, unless its home server says it reads
             return Call(c.name, writes=c.name not in self.reads)
         return Call(c.name, writes=c.name == "ipython")
@@ -199,6 +210,8 @@ class Gate:
         self.session = rule.end_step(s, end, answer)
         d = self.session.last
         assert d is not None
+        if d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):  # the objects it reaches, at open time
+            self.approved = (*self.approved, *(r.path for r in call.reaches))
         if end is End.EVENT and answer is Answer.PROJECT:
             self.approve(rule.granted(call, answer))
         return self._permit(c, call, d, reason)

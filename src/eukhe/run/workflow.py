@@ -345,6 +345,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         env=kept.env,
         sandbox=box,
         readable=gate.readable,
+        reach=gate.opened,
     )
     base = system = spec.system
     compact = None

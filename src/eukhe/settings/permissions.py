@@ -77,8 +77,10 @@ class InForce:
 
     def cfg(self, person: bool, sandbox: bool) -> Cfg:
         """The rule's configuration: `person`, a person can answer an ask; `sandbox`, the
-        sandbox can run here."""
-        return Cfg(self.mode, self.policy, person, sandbox, self.rules)
+        sandbox can run here; danger-full-access from the command line opens the user's
+        secret places (`rules.confine`), from a settings file it does not."""
+        full = self.mode is Mode.FULL and self.mode_from == FLAG
+        return Cfg(self.mode, self.policy, person, sandbox, self.rules, flag_full=full)
 
 
 def choice(option: str, value: str) -> str:

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from eukhe.ai.models import key_variables
+from eukhe.home import home
 from eukhe.settings.secrets import tool_environment
+from eukhe.tools.reach import Check, standalone
 
 __all__ = ["Context", "Limits", "Result", "Tool", "call", "describe", "validate"]
 
@@ -92,6 +94,14 @@ class Context:
     sandbox: Any = None
     """Where bash runs (`eukhe.sandbox.bwrap.Sandbox`: `wrap` and `refusal`), made from the run's
     settings; None: unconfined (a caller that makes no run)."""
+    reach: Check | None = None
+    """The boundary every file and search tool asks on the object it opened (`tools.reach`):
+    the run's permission gate (`run.permit.Gate.opened`); None: a tool run outside any run,
+    confined to `cwd` with nobody to ask (`standalone`)."""
+
+    def boundary(self) -> Check:
+        """What the tools ask before they touch what they opened."""
+        return self.reach if self.reach is not None else standalone(self.cwd, home(), Path.home())
 
 
 @runtime_checkable

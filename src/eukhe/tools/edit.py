@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 from eukhe.filekind import kind
 from eukhe.tools.base import Context, Limits, Result
-from eukhe.tools.files import SNIFF, amount, atomic_write, binary_message, is_binary, resolve, why
+from eukhe.tools.files import SNIFF, amount, binary_message, is_binary, resolve, why
+from eukhe.tools.reach import Check, Refused, Slot, slot
 from eukhe.tools.read import missing_message
-from eukhe.tools.target import refusal
 from eukhe.tools.write import count_lines
 from eukhe.words import counted
 
@@ -85,7 +85,7 @@ def _not_found(shown: str, text: str, old: str) -> Result:
     )
 
 
-def _edit(shown: str, old: str, new: str, cwd: Path, lim: Limits) -> Result:
+def _edit(shown: str, old: str, new: str, cwd: Path, lim: Limits, check: Check) -> Result:
     if not old:
         return Result(
             "old_text is empty; give the exact text to replace (to write a whole file, use write)", True
@@ -93,14 +93,30 @@ def _edit(shown: str, old: str, new: str, cwd: Path, lim: Limits) -> Result:
     if old == new:
         return Result("old_text and new_text are the same; the edit would change nothing", True)
     path = resolve(shown, cwd)
-    refused = refusal(shown, path, cwd, "edit edits")
-    if refused is not None:
-        return Result(refused, True)
     try:
-        # O_NONBLOCK: a FIFO put here since the check opens at once, and fstat refuses it below
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        there = slot(path, check, shown)
+    except Refused as e:
+        return Result(f"not edited: {e}", True)
     except FileNotFoundError:
         return Result(missing_message(shown, path) + " (to create a file, use write)", True)
+    except OSError as e:
+        return Result(f"'{shown}' cannot be read: {why(e)}", True)
+    with there:
+        odd = there.oddity(shown, path, "edit edits")
+        if odd is not None:
+            return Result(odd, True)
+        got = _held(shown, there, lim)
+        if isinstance(got, Result):
+            return got
+        return _replaced(shown, got, old, new, there)
+
+
+def _held(shown: str, there: Slot, lim: Limits) -> bytes | Result:
+    """The file's bytes, up to the cap, or why it cannot be edited."""
+    if there.st is None:
+        return Result(missing_message(shown, Path(there.real)) + " (to create a file, use write)", True)
+    try:
+        fd = there.open_read()  # O_NOFOLLOW: a link put there since the decision is an error
     except OSError as e:
         return Result(f"'{shown}' cannot be read: {why(e)}", True)
     with open(fd, "rb") as f:
@@ -125,6 +141,10 @@ def _edit(shown: str, old: str, new: str, cwd: Path, lim: Limits) -> Result:
                 )
         except OSError as e:
             return Result(f"'{shown}' cannot be read: {why(e)}", True)
+    return data
+
+
+def _replaced(shown: str, data: bytes, old: str, new: str, there: Slot) -> Result:
     try:
         if is_binary(data[:SNIFF]):
             raise UnicodeDecodeError("utf-8", data[:1], 0, 1, "NUL byte")
@@ -151,7 +171,7 @@ def _edit(shown: str, old: str, new: str, cwd: Path, lim: Limits) -> Result:
     i = found[0]
     updated = text[:i] + new + text[i + len(old) :]
     try:
-        atomic_write(path, updated.encode("utf-8", errors="replace"))
+        there.replace(updated.encode("utf-8", errors="replace"))
     except OSError as e:
         return Result(f"'{shown}' cannot be written: {why(e)}", True)
     span = _span(_line_of(text, i), old)
@@ -182,7 +202,7 @@ class Edit:
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
         return await asyncio.to_thread(
-            _edit, args["path"], args["old_text"], args["new_text"], ctx.cwd, ctx.limits
+            _edit, args["path"], args["old_text"], args["new_text"], ctx.cwd, ctx.limits, ctx.boundary()
         )
 
 

@@ -1,17 +1,12 @@
-"""File helpers the file tools share: where a path points, how a failure reads,
-what kind of file is there, whether bytes are text, and the atomic write."""
+"""File helpers the file tools share: where a path points, how a failure reads, and
+whether bytes are text (`tools.reach` opens and writes them)."""
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import errno
 import os
-import secrets
-import stat
 from pathlib import Path
-
-from eukhe.filekind import kind
 
 SNIFF = 8192
 """Bytes from a file's start that decide whether it is text."""
@@ -67,44 +62,3 @@ def is_binary(sample: bytes) -> bool:
 def binary_message(shown: str, size: int, what: str) -> str:
     """Why a tool refuses a binary file; `what` is what the tool does, e.g. "read reads"."""
     return f"'{shown}' is a binary file ({size:,} bytes); {what} text files"
-
-
-def atomic_write(target: Path, data: bytes) -> bool:
-    """Write `data` to `target` all at once: a temporary file in the same directory, fsynced, then
-    renamed over it. Parent directories are made, an existing file's mode is kept, and a symlink
-    is written through. True if the file existed before. Only a regular file is replaced: the rename
-    would swap a FIFO, a device node or a directory's name for a regular file (OSError EINVAL)."""
-    target = Path(os.path.realpath(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        st = os.lstat(target)
-    except FileNotFoundError:
-        mode: int | None = None
-    else:
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, f"it is {kind(st.st_mode)}, not a regular file", str(target))
-        mode = st.st_mode & 0o7777
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if mode is not None:
-                os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    return mode is not None

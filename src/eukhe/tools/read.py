@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
+from eukhe.rules.confine import Act
 from eukhe.tools.base import Context, Limits, Result
 from eukhe.tools.files import SNIFF, amount, binary_message, is_binary, resolve, why
+from eukhe.tools.reach import Check, Refused, open_object
 
 __all__ = ["READ", "Read", "missing_message", "read_whole"]
 
@@ -52,39 +54,41 @@ def _lines(f: IO[bytes], cap: int) -> Iterator[tuple[bytes, int, bool]]:
         yield line.removesuffix(b"\n").removesuffix(b"\r"), size, cut
 
 
-def _read(shown: str, offset: int | None, limit: int | None, cwd: Path, lim: Limits) -> Result:
+def _read(shown: str, offset: int | None, limit: int | None, cwd: Path, lim: Limits, check: Check) -> Result:
     path = resolve(shown, cwd)
     try:
-        st = os.stat(path)
+        got = open_object(path, Act.READ, check, shown)
     except FileNotFoundError:
         return Result(missing_message(shown, path), True)
+    except Refused as e:
+        return Result(f"not read: {e}", True)
     except OSError as e:
         return Result(f"'{shown}' cannot be read: {why(e)}", True)
-    if stat.S_ISDIR(st.st_mode):
-        return Result(f"'{shown}' is a directory; read reads files (list a folder with ls)", True)
-    if not stat.S_ISREG(st.st_mode):
-        return Result(f"'{shown}' is not a regular file (a device, pipe or socket); read reads files", True)
-    size = st.st_size
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as e:
-        return Result(f"'{shown}' cannot be read: {why(e)}", True)
-    with f:
-        if is_binary(f.read(SNIFF)):
-            return Result(binary_message(shown, size, "read reads"), True)
-        if size > lim.read_max_file and offset is None and limit is None:
+    with got:
+        if stat.S_ISDIR(got.st.st_mode):
+            return Result(f"'{shown}' is a directory; read reads files (list a folder with ls)", True)
+        if not stat.S_ISREG(got.st.st_mode):
             return Result(
-                f"'{shown}' is {size:,} bytes, over the {amount(lim.read_max_file)} cap for reading a whole "
-                "file; read a range of it with offset and limit",
-                True,
+                f"'{shown}' is not a regular file (a device, pipe or socket); read reads files", True
             )
-        f.seek(0)
-        return _numbered(shown, f, size, offset or 1, limit, lim)
+        size = got.st.st_size
+        with open(os.dup(got.fd), "rb") as f:
+            if is_binary(f.read(SNIFF)):
+                return Result(binary_message(shown, size, "read reads"), True)
+            if size > lim.read_max_file and offset is None and limit is None:
+                return Result(
+                    f"'{shown}' is {size:,} bytes, over the {amount(lim.read_max_file)} cap for reading a "
+                    "whole file; read a range of it with offset and limit",
+                    True,
+                )
+            f.seek(0)
+            return _numbered(shown, f, size, offset or 1, limit, lim)
 
 
-def read_whole(shown: str, cwd: Path, lim: Limits) -> Result:
-    """The file as `read` with no range shows it: numbered, within its bounds, or why not."""
-    return _read(shown, None, None, cwd, lim)
+def read_whole(shown: str, cwd: Path, lim: Limits, check: Check) -> Result:
+    """The file as `read` with no range shows it: numbered, within its bounds, or why not;
+    opened as `read` opens it, through the boundary `check`."""
+    return _read(shown, None, None, cwd, lim, check)
 
 
 def _numbered(shown: str, f: IO[bytes], size: int, start: int, limit: int | None, lim: Limits) -> Result:
@@ -164,7 +168,7 @@ class Read:
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
         return await asyncio.to_thread(
-            _read, args["path"], args.get("offset"), args.get("limit"), ctx.cwd, ctx.limits
+            _read, args["path"], args.get("offset"), args.get("limit"), ctx.cwd, ctx.limits, ctx.boundary()
         )
 
 

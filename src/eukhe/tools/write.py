@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from eukhe.tools.base import Context, Result
-from eukhe.tools.files import atomic_write, resolve, why
-from eukhe.tools.target import refusal
+from eukhe.tools.files import resolve, why
+from eukhe.tools.reach import Check, Refused, slot
 
 __all__ = ["WRITE", "Write", "count_lines"]
 
@@ -21,14 +21,17 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
-def _write(shown: str, content: str, cwd: Path) -> Result:
+def _write(shown: str, content: str, cwd: Path, check: Check) -> Result:
     path = resolve(shown, cwd)
-    refused = refusal(shown, path, cwd, "write writes")
-    if refused is not None:
-        return Result(refused, True)
     data = content.encode("utf-8", errors="replace")
     try:
-        existed = atomic_write(path, data)
+        with slot(path, check, shown, make=True) as there:
+            odd = there.oddity(shown, path, "write writes")
+            if odd is not None:
+                return Result(odd, True)
+            existed = there.replace(data)
+    except Refused as e:
+        return Result(f"not written: {e}", True)
     except (FileExistsError, NotADirectoryError):
         return Result(f"'{shown}' cannot be written: a part of its directory path is a file", True)
     except OSError as e:
@@ -57,7 +60,7 @@ class Write:
     replay_safe = False
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
-        return await asyncio.to_thread(_write, args["path"], args["content"], ctx.cwd)
+        return await asyncio.to_thread(_write, args["path"], args["content"], ctx.cwd, ctx.boundary())
 
 
 WRITE = Write()

@@ -8,9 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from eukhe.rules.confine import Act
 from eukhe.tools.base import Context, Result
-from eukhe.tools.files import why
-from eukhe.tools.search.shown import Bounded, root
+from eukhe.tools.files import resolve, why
+from eukhe.tools.reach import Check, Refused, open_dir
+from eukhe.tools.search.shown import Bounded
 from eukhe.tools.search.walk import Ignores
 
 __all__ = ["LS", "Ls"]
@@ -30,12 +32,29 @@ def _size(n: int) -> str:
     return f"{size:.1f} {unit}"
 
 
-def _list(folder: Path, path: str, keep: Callable[[Path], bool], limit: int) -> Result:
+def _list(shown: str, cwd: Path, keep: Callable[[Path], bool], limit: int, check: Check) -> Result:
     try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda entry: os.fsencode(entry.name))
+        with open_dir(resolve(shown, cwd), Act.LIST, check, shown) as got:
+            folder = Path(got.real)
+            with os.scandir(got.fd) as it:  # the folder decided on, whatever its name leads to now
+                entries = sorted(it, key=lambda entry: os.fsencode(entry.name))
+            return _shown(folder, got.fd, entries, shown, keep, limit)
+    except Refused as e:
+        return Result(f"not listed: {e}", True)
+    except NotADirectoryError:
+        return Result(f"'{shown}' is not a folder; ls lists folders (read reads a file)", True)
     except OSError as err:
-        return Result(f"'{path}' cannot be listed: {why(err)}", True)
+        return Result(f"'{shown}' cannot be listed: {why(err)}", True)
+
+
+def _shown(
+    folder: Path,
+    dfd: int,
+    entries: list[os.DirEntry[str]],
+    path: str,
+    keep: Callable[[Path], bool],
+    limit: int,
+) -> Result:
     ig = Ignores.above(folder).enter(folder)
     out = Bounded(limit)
     left = shown = 0
@@ -45,7 +64,7 @@ def _list(folder: Path, path: str, keep: Callable[[Path], bool], limit: int) -> 
             link = e.is_symlink()
             is_dir = e.is_dir(follow_symlinks=False)
             size = 0 if is_dir or link else e.stat(follow_symlinks=False).st_size
-            target = os.readlink(p) if link else ""
+            target = os.readlink(e.name, dir_fd=dfd) if link else ""
         except OSError:
             continue
         if e.name.startswith(".") or ig.ignored(p, is_dir) or not keep(p):
@@ -82,12 +101,9 @@ class Ls:
 
     async def run(self, args: dict[str, Any], ctx: Context) -> Result:
         path = args.get("path") or "."
-        start, err = root(path, ctx.cwd)
-        if err:
-            return Result(err, True)
-        if not start.is_dir():
-            return Result(f"'{path}' is not a folder; ls lists folders (read reads a file)", True)
-        return await asyncio.to_thread(_list, start, path, ctx.readable, ctx.limits.read_max_output)
+        return await asyncio.to_thread(
+            _list, path, ctx.cwd, ctx.readable, ctx.limits.read_max_output, ctx.boundary()
+        )
 
 
 LS = Ls()
