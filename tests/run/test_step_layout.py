@@ -1,10 +1,12 @@
 """What a durable run records (`run.spec.STEPS`): under layout 3 a tool round is two steps,
 the reply and the call, every message riding on the step after it; a run that began under
-layout 2 records (and so replays) a step a message and a `permit` step, as it did."""
+layout 2 records (and so replays) a step a message and a `permit` step, as it did; one that
+began under layout 1 (eukhe 0.1) the steps 0.1 recorded, the gate's decision inside them."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,11 @@ SCRIPT = [
     {"results": 1, "calls": [{"name": "read", "arguments": {"path": "b.txt"}}]},
     {"results": 2, "text": "They say alpha and beta."},
 ]
-ROUND = {3: ["model", "tool"], 2: ["model", "message", "permit", "tool", "message"]}
+ROUND = {
+    3: ["model", "tool"],
+    2: ["model", "message", "permit", "tool", "message"],
+    1: ["model", "message", "tool", "message"],
+}
 
 
 def recorded(cwd: Path, layout: int) -> list[dict[str, Any]]:
@@ -45,7 +51,7 @@ def test_eukhe_starts_its_runs_under_the_layout_of_two_steps_a_round() -> None:
     assert STEPS == 3
 
 
-@pytest.mark.parametrize("layout", [3, 2])
+@pytest.mark.parametrize("layout", [3, 2, 1])
 def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
     store: Any, tmp_path: Path, layout: int
 ) -> None:
@@ -56,7 +62,7 @@ def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
         assert names == ["view", "reports", *ROUND[3], *ROUND[3], "model", "log"], names
     else:
         assert names[:2] == ["view", "reports"] and names[-1] == "log", names
-        assert names[2:-1] == ["message", *ROUND[2], *ROUND[2], "model", "message"], names
+        assert names[2:-1] == ["message", *ROUND[layout], *ROUND[layout], "model", "message"], names
     got = [(m.role, m.content) for m in sessions.messages_of(steps)]
     assert got == [
         ("user", "read both"),
@@ -66,3 +72,16 @@ def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
         ("tool", "1\tbeta"),
         ("assistant", "They say alpha and beta."),
     ], got
+
+
+def test_a_layout_1_run_asks_the_gate_inside_its_calls_own_steps(store: Any, tmp_path: Path) -> None:
+    """A run of eukhe 0.1's layout (as one begun then resumes) has no `permit` step, and its
+    calls go through the gate all the same: a read the rules deny is not run."""
+    (tmp_path / "home" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read"]}}))
+    steps = recorded(tmp_path, 1)
+    names = [s["function_name"] for s in steps]
+    assert names[2:-1] == ["message", *ROUND[1], *ROUND[1], "model", "message"], names
+    results = [m.content for m in sessions.messages_of(steps) if m.role == "tool"]
+    assert len(results) == 2 and all(
+        r.startswith("Tool read was not run: permission denied") for r in results
+    ), results

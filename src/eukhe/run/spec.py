@@ -44,8 +44,10 @@ NO_MODEL = (
 STEPS = 3
 """The layout of a run's recorded steps: 2 has a `permit` step before each tool call; 3
 records no `message` step, the messages riding on the step after them (`Carried`). A run
-replays its steps as they were recorded under its own layout: one that began under 1
-(eukhe 0.1) resumes without the permission gate; the sandbox still holds its calls."""
+replays its steps as they were recorded under its own layout. One that began under 1
+(eukhe 0.1) had no `permit` step: it resumes through the permission gate all the same, the
+decision riding in each call's own first step (`run.workflow.Durable`), and a call 0.1
+recorded replays as it ran."""
 
 
 @dataclass(frozen=True)

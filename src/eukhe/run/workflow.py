@@ -55,10 +55,10 @@ from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
 from eukhe.run.kernel import LazyKernel
 from eukhe.run.loop import Ending, Generation, RunOutcome
-from eukhe.run.permit import Gate
+from eukhe.run.permit import Gate, Permit
 from eukhe.run.secrets import secrets
 from eukhe.run.session import runner, scanner, tool_specs
-from eukhe.run.spec import RunSpec
+from eukhe.run.spec import STEPS, RunSpec
 from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
@@ -81,11 +81,12 @@ class Durable:
         self,
         show: Callable[[str, str], None] = lambda kind, text: None,
         in_workflow: frozenset[str] = frozenset(),
-        carries: bool = False,
+        layout: int = STEPS,
     ) -> None:
         self.show = show
         self.in_workflow = in_workflow  # tools that make their own recorded steps (spawn: child workflows)
-        self.carries = carries  # step layout 3: messages ride on the next step, not a step each
+        self.layout = layout  # the run's step layout (`run.spec.STEPS`): a replay must meet its steps
+        self.carries = layout >= 3  # step layout 3: messages ride on the next step, not a step each
         self.unlogged: list[Message] = []
         self.checkpoint: Callable[[], Awaitable[object]] | None = None  # the files, before a call writes
         self.checkpointed = False  # this process took (or found) the run's checkpoint
@@ -153,20 +154,47 @@ class Durable:
         permit: Callable[[], Awaitable[dict[str, Any]]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
     ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+        if self.layout < 2:
+            return await self._gated_in_place(call, replay_safe, permit, work)
         if not self.carries or call.name in self.in_workflow:  # layout 2: the decision a step of its own
             got = await self.step("permit", permit)
             if not got["runs"]:
                 return got, None
             return got, await self.tool(call, replay_safe, functools.partial(work, bool(got["outside"])))
         if replay_safe:  # one step, the decision and the call: a crash in it asks and runs it again
-
-            async def both() -> dict[str, Any]:
-                got = await permit()
-                return {"permit": got, "result": await work(bool(got["outside"])) if got["runs"] else None}
-
-            done = await self.step("tool", both)
+            done = await self.step("tool", _both(permit, work))
             return done["permit"], done["result"]
         got, ran = await self._intent(permit)  # the decision is the call's intent, recorded before it runs
+        if not got["runs"]:
+            return got, None
+        return got, await self._once(call, ran, functools.partial(work, bool(got["outside"])))
+
+    async def _gated_in_place(
+        self,
+        call: ToolCall,
+        replay_safe: bool,
+        permit: Callable[[], Awaitable[dict[str, Any]]],
+        work: Callable[[bool], Awaitable[tuple[str, bool]]],
+    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+        """`gated` for a run of layout 1 (eukhe 0.1), which had no `permit` step: the
+        decision rides in the call's own first step (a replay-safe call's `tool`, another's
+        `intent`), so the run's recorded steps replay by their names and order, and a call
+        it had not recorded goes through the gate. A step 0.1 recorded holds no decision
+        (its call ran with none, then): it replays as it ran."""
+        if call.name in self.in_workflow:  # its child workflows come before its one step, and no step
+            got = await permit()  # may come before them: the gate is asked again on a replay
+            if not got["runs"]:
+                return got, None
+            return got, await self.tool(call, replay_safe, functools.partial(work, bool(got["outside"])))
+        if replay_safe:
+            done: Any = await self.step("tool", _both(permit, work))
+            if isinstance(done, dict):
+                return done["permit"], done["result"]
+            text, error = done  # 0.1's own record: the call's result
+            return _ungated(), (str(text), bool(error))
+        got, ran = await self._intent(permit)
+        if not isinstance(got, dict):  # 0.1's intent (the call's id): the call was begun with no gate
+            got = _ungated()
         if not got["runs"]:
             return got, None
         return got, await self._once(call, ran, functools.partial(work, bool(got["outside"])))
@@ -225,6 +253,23 @@ class Durable:
 
 async def _nothing() -> None:
     return None
+
+
+def _both(
+    permit: Callable[[], Awaitable[dict[str, Any]]], work: Callable[[bool], Awaitable[tuple[str, bool]]]
+) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """A call's decision and, if it runs, the call, as one step's work."""
+
+    async def both() -> dict[str, Any]:
+        got = await permit()
+        return {"permit": got, "result": await work(bool(got["outside"])) if got["runs"] else None}
+
+    return both
+
+
+def _ungated() -> dict[str, Any]:
+    """The permit of a call eukhe 0.1 recorded: it ran (in the sandbox) with no gate."""
+    return Permit(True, why="begun under eukhe 0.1, before its calls had a permission gate").json()
 
 
 @DBOS.workflow(name=WORKFLOW)
@@ -407,7 +452,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             if not placed:
                 return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
             prompt, placed = placed[-1], placed[:-1]
-        fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, carries=spec.steps >= 3)
+        fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps)
         shadow = Shadow(project_of(cwd), home())
         fx.checkpoint = functools.partial(shadow.take, run_id)
         g = Generation(
@@ -430,7 +475,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             admission=registry,
             inbox=delivery.round_end,
             redact=kept.redact,
-            permit=gate.permit if spec.steps >= 2 else None,  # a 0.1 run replays as it ran
+            permit=gate.permit,  # a 0.1 run's too: what it recorded replays, the rest is asked (`Durable`)
             # by SHA-256, so what a replay reads is what the run first read
             image_data=await asyncio.to_thread(here.images().read, spec.images) if spec.images else {},
         )
