@@ -53,9 +53,13 @@ _template: list[Template] = []
 _lock = threading.Lock()
 
 
-def template() -> Template:
+def template(fresh: bool = False) -> Template:
+    """The worker's template; `fresh`: a new one, the old one stopped (its sources changed)."""
     with _lock:
-        if not _template or _template[0].proc.poll() is not None:
+        if fresh and _template and _template[0].proc.poll() is None:
+            _template[0].proc.kill()
+            _template[0].proc.wait()
+        if fresh or not _template or _template[0].proc.poll() is not None:
             _template[:] = [Template()]
         return _template[0]
 
@@ -63,10 +67,10 @@ def template() -> Template:
 class Forked:
     """A forked `eukhe` process, as `subprocess.Popen(..., stdout=PIPE, stderr=PIPE, text=True)`."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], fresh: bool = False) -> None:
         self.args = ["eukhe", *argv]
         self.returncode: int | None = None
-        t = template()
+        t = template(fresh)
         ends = [os.open(os.devnull, os.O_RDONLY)]
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -85,6 +89,12 @@ class Forked:
         self.stdout: IO[str] = open(out_r)  # noqa: SIM115  (text as Popen's: the locale's, newlines read as \n)
         self.stderr: IO[str] = open(err_r)  # noqa: SIM115
         got = self._message(START_DEADLINE)
+        if got is not None and "sources changed" in str(got.get("refused")) and not fresh:
+            self._conn.close()  # edited since the template started (a checkout being worked on): a new one
+            self.stdout.close()
+            self.stderr.close()
+            self.__init__(argv, cwd, env, fresh=True)  # type: ignore[misc]
+            return
         if got is None or "pid" not in got:
             raise RuntimeError(f"the fork template did not fork `eukhe {' '.join(argv)}`: {got}")
         self.pid = int(got["pid"])

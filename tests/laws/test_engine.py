@@ -100,6 +100,12 @@ SPEC_LAWS = {
         "perm_escape_needs_a_person",
     ],
     "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
+    "confine": [  # ours (issue 40): where a tool may reach, decided on the object it opens
+        "confine_outside_asks",
+        "confine_home_never",
+        "confine_protected_never_written",
+        "confine_decides_what_it_opens",
+    ],
     "classify": [  # ours (issue 25): the reply classification, a rule with laws
         "classify_one_input_a_failure",
         "classify_calls_are_calls",
@@ -316,6 +322,7 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "child_take",
         "permission",
         "permission_ask",
+        "confine",
         "classify",
         "mcp",
         "retry",

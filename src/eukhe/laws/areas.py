@@ -10,6 +10,7 @@ from eukhe.laws import (
     child_watch,
     classify,
     compactor,
+    confine,
     lease,
     mcp,
     permission,
@@ -41,6 +42,7 @@ AREAS: dict[str, Area] = {
     "child_take": child_take.AREA,
     "permission": permission.AREA,
     "permission_ask": permission_ask.AREA,
+    "confine": confine.AREA,
     "mcp": mcp.AREA,
     "retry": retry.AREA,
 }

@@ -286,11 +286,12 @@ def approves(approved: tuple[str, ...], r: Reach) -> bool:
     return r.act is Act.CREATE and any(under(a, r.path) for a in approved)
 
 
-def opened(cfg: Cfg, r: Reach, approved: tuple[str, ...], rule: Decide = decide) -> Decision:
+def opened(cfg: Cfg, r: Reach, approved: tuple[str, ...], rule: Decide | None = None) -> Decision:
     """The decision on the object a tool has opened (`r`: placed by its real path), given
     the paths a person said yes to (`approved`). Nobody is asked now: what the rule would
-    ask of is touched only when a person's yes covers it; else it is denied, with why."""
-    d = rule(cfg, r)
+    ask of is touched only when a person's yes covers it; else it is denied, with why.
+    `rule`: the decision it asks (None: `decide`, looked up now)."""
+    d = (rule or decide)(cfg, r)
     if d.verdict is not Verdict.ASK:
         return d
     if approves(approved, r):

@@ -328,11 +328,12 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
 # ---------------------------------------------------------------- the decision
 
 
-def judge(cfg: Cfg, call: Call, where: confine.Decide = confine.decide) -> Decision:
-    """The decision before headless and `never` turn an ask into a denial."""
+def judge(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision:
+    """The decision before headless and `never` turn an ask into a denial; `where`: the
+    confine rule it asks (None: `rules.confine.decide`, looked up now)."""
     placed: Decision | None = None  # the first place `confine` asks of
     for r in call.reaches:
-        d = where(cfg, r)
+        d = (where or confine.decide)(cfg, r)
         if d.verdict is Verdict.DENY:
             return d
         if d.verdict is Verdict.ASK and placed is None:
@@ -369,10 +370,10 @@ def judge(cfg: Cfg, call: Call, where: confine.Decide = confine.decide) -> Decis
     return Decision(Verdict.ALLOW, Why.READS if reads else Why.SANDBOXED)
 
 
-def decide(cfg: Cfg, call: Call) -> Decision:
+def decide(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision:
     """The decision on a call: allow (in the sandbox, or outside it), deny with why, or
     ask; an ask nobody can answer, or that the `never` policy forbids, is a denial now."""
-    d = judge(cfg, call)
+    d = judge(cfg, call, where)
     if d.verdict is not Verdict.ASK:
         return d
     if cfg.policy is Policy.NEVER:

@@ -256,6 +256,20 @@ HOW_TO_ALLOW = {
 """What a denial that came from an ask says of the way to allow the call, by its cause."""
 
 
+def outside_unasked(why: str, tool: str, path: str) -> str:
+    """How to allow a call that asked, where no person can answer, for a place outside the
+    workspace (`why`): the rule that names that very place."""
+    return (
+        f"{why}: allow it with a rule in permissions.allow: {tool}({path}), or run it in the "
+        "interactive agent, which asks"
+    )
+
+
+def git_unasked(why: str) -> str:
+    """How to allow a write in a `.git` folder where no person can answer: only a person can."""
+    return f"{why}: no rule allows it; run it in the interactive agent, which asks"
+
+
 def mcp_headless(tool: str) -> str:
     """How to allow an MCP tool's call that asked where no person can answer: its own rule,
     or its server's (`mcp__<server>` names all its tools)."""

@@ -24,7 +24,7 @@ from eukhe import waits
 from eukhe.ai.reply import ToolCall
 from eukhe.rules import confine
 from eukhe.rules import permission as rule
-from eukhe.rules.confine import Act, Name, Place, Reach, Where, reach
+from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
 from eukhe.run import notes
@@ -225,8 +225,20 @@ class Gate:
             how = notes.mcp_headless(c.name)
         if d.why is Why.TIMEOUT:
             how = f"nobody answered within {self.timeout:g} s (permissions.askTimeoutMs)"
+        if d.why in (Why.HEADLESS, Why.NEVER):  # a place that asked: the very rule to add, if any
+            how = self._unasked(call) or how
         return Permit(False, result=notes.denied(c.name, d.why.value, ruled, how, reason), why=d.why.value,
                       rule=ruled)  # fmt: skip
+
+    def _unasked(self, call: Call) -> str:
+        """How to allow a call whose place asked where nobody can answer ("": not a place)."""
+        asked = rule.judge(self.session.cfg, call)
+        if asked.why is Why.GIT:
+            return notes.git_unasked(asked.why.value)
+        if asked.why not in (Why.OUTSIDE_READ, Why.OUTSIDE_WORKSPACE) or not call.reaches:
+            return ""
+        r = call.reaches[0]
+        return notes.outside_unasked(asked.why.value, "Edit" if r.act in WRITES else "Read", r.path)
 
 
 def _whole(c: ToolCall) -> str:

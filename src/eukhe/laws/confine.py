@@ -1,0 +1,503 @@
+"""The laws of confinement (issue 40) over `rules.confine`, and over `rules.permission`
+where it asks it: no read outside the workspace without a rule or a person; eukhe's home
+and a process's memory never, the user's secret places only by their own rule naming
+that very place or danger-full-access from the command line; no protected name written
+without a person; and the decision made on the object a tool opened.
+
+The adversary: every act on a vocabulary of paths, each labelled here with what it is
+(the ground truth the laws read, written apart from the rule's own placing: a misplaced
+path is caught as surely as a wrong decision), against rule sets that reach for each
+place from the home and from a project, in every mode, with and without a person; and a
+tool that opens, after its permit, any object of the vocabulary."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from eukhe.laws.engine import Area, Law, Mutant
+from eukhe.rules import confine as c
+from eukhe.rules import permission as p
+from eukhe.rules.access import Cfg, Decision, Kind, Mode, Policy, Rule, Source, Verdict, Why, literal_head
+from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where
+from eukhe.rules.permission import Call
+
+
+@dataclass(frozen=True)
+class Model:
+    place: Callable[[str, Where], tuple[Place, str]]
+    name_of: Callable[[str], Name]
+    decide: Callable[[Cfg, Reach], Decision]
+    opened: Callable[..., Decision]
+
+
+MODEL = Model(c.place, c.name_of, c.decide, c.opened)
+
+WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",))
+"""The workspace /p (and /w the sandbox may write), eukhe's home /u/.eukhe, the user's home /u,
+and /o/cfg.json, where a link of the home's leads."""
+
+
+class Is(Enum):
+    """What a path of the vocabulary is, as the laws know it."""
+
+    INSIDE = "inside"
+    GIT = "a .git inside"
+    CONFIG = "eukhe's configuration inside"
+    HOME = "eukhe's own"
+    PROCESS = "a process's folder"
+    SECRET = "a secret place"
+    KERNEL = "a kernel pseudo-file"
+    OUTSIDE = "outside"
+    OUTSIDE_GIT = "a .git outside"
+    OUTSIDE_CONFIG = "eukhe's configuration outside"
+
+
+PATHS: tuple[tuple[str, Is, str], ...] = (
+    ("/p/a.txt", Is.INSIDE, ""),
+    ("/p", Is.INSIDE, ""),
+    ("/w/out.log", Is.INSIDE, ""),
+    ("/p/.gitignore", Is.INSIDE, ""),
+    ("/p/.git/config", Is.GIT, ""),
+    ("/p/.git", Is.GIT, ""),
+    ("/p/sub/.git/hooks/pre-commit", Is.GIT, ""),
+    ("/p/.eukhe/settings.json", Is.CONFIG, ""),
+    ("/p/sub/.mcp.json", Is.CONFIG, ""),
+    ("/u/.eukhe/settings.json", Is.HOME, ""),
+    ("/u/.eukhe", Is.HOME, ""),
+    ("/o/cfg.json", Is.HOME, ""),
+    ("/proc/self/environ", Is.PROCESS, ""),
+    ("/proc/4242/mem", Is.PROCESS, ""),
+    ("/proc/thread-self/fd/3", Is.PROCESS, ""),
+    ("/u/.ssh/id_ed25519", Is.SECRET, "/u/.ssh"),
+    ("/u/.aws/credentials", Is.SECRET, "/u/.aws"),
+    ("/u/.config/gcloud/adc.json", Is.SECRET, "/u/.config/gcloud"),
+    ("/run/secrets/db", Is.SECRET, "/run/secrets"),
+    ("/proc/cpuinfo", Is.KERNEL, ""),
+    ("/dev/zero", Is.KERNEL, ""),
+    ("/sys/kernel/notes", Is.KERNEL, ""),
+    ("/etc/hosts", Is.OUTSIDE, ""),
+    ("/u/notes.txt", Is.OUTSIDE, ""),
+    ("/u/.sshkeys.txt", Is.OUTSIDE, ""),
+    ("/pp/a.txt", Is.OUTSIDE, ""),
+    ("/q/.git/config", Is.OUTSIDE_GIT, ""),
+    ("/q/.eukhe/settings.json", Is.OUTSIDE_CONFIG, ""),
+)
+"""Each path, what it is, and for a secret place the place's own folder."""
+
+H, P = Source.HOME, Source.PROJECT
+
+RULES: tuple[tuple[Rule, ...], ...] = (
+    (),
+    (Rule(Kind.ALLOW, "Read", "/etc/**", H), Rule(Kind.ALLOW, "Edit", "/etc/**", P)),
+    (Rule(Kind.ALLOW, "Read", "/u/.ssh/**", H), Rule(Kind.ALLOW, "Edit", "/u/.aws/credentials", H)),
+    (Rule(Kind.ALLOW, "Read", "/u/.ssh/**", P), Rule(Kind.ALLOW, "Read", "/run/secrets/**", Source.SESSION)),
+    (Rule(Kind.ALLOW, "Read", "/**", H), Rule(Kind.ALLOW, "Edit", "/**", H)),
+    (Rule(Kind.ALLOW, "Read", None, H), Rule(Kind.ALLOW, "Edit", None, H)),
+    (Rule(Kind.ALLOW, "Edit", "/p/**", H), Rule(Kind.ALLOW, "Edit", "/q/**", H)),
+    (
+        Rule(Kind.DENY, "Read", "/p/a.txt", H),
+        Rule(Kind.ALLOW, "Read", "/u/.eukhe/**", H),
+        Rule(Kind.ALLOW, "Read", "/proc/**", H),
+        Rule(Kind.ALLOW, "Read", "/o/**", H),
+    ),
+    (Rule(Kind.ALLOW, "Read", "/u/**", H), Rule(Kind.ALLOW, "Read", "/u/.ssh*", H)),
+)
+"""Rule sets that reach for each place: outside from the home and a project, a secret place named
+by the home, by a project, by a person's session; broad and bare rules; rules for eukhe's own
+places and /proc; a rule whose text starts like a secret place without naming it."""
+
+READS = (Act.READ, Act.LIST, Act.SEARCH)
+TOOL = {
+    Act.READ: "read",
+    Act.LIST: "ls",
+    Act.SEARCH: "grep",
+    Act.WRITE: "write",
+    Act.CREATE: "write",
+    Act.DELETE: "edit",
+    Act.EXECUTE: "read",
+}
+"""The file tool that does each act, for the permission rule's call."""
+
+
+@dataclass(frozen=True)
+class CCfg:
+    mode: Mode
+    policy: Policy
+    person: bool
+    flag_full: bool
+    rules: int  # which of RULES
+
+    def cfg(self) -> Cfg:
+        rules = RULES[self.rules % len(RULES)]
+        return Cfg(self.mode, self.policy, self.person, True, rules, self.flag_full)
+
+
+@dataclass(frozen=True)
+class State:
+    """The paths a person said yes to, this run."""
+
+    approved: tuple[str, ...] = ()
+
+
+class Op(Enum):
+    PERMIT = "permit"  # the gate decides a call that reaches a place; an ask a person answers yes
+    OPEN = "open"  # the tool opens an object (the one decided on, or another a link led to)
+
+
+@dataclass(frozen=True)
+class In:
+    op: Op
+    reach: int  # which of REACHES
+
+
+REACHES: tuple[tuple[Act, int], ...] = tuple(itertools.product(Act, range(len(PATHS))))
+
+
+def placed(m: Model, i: int) -> Reach:
+    act, k = REACHES[i % len(REACHES)]
+    path = PATHS[k][0]
+    where, root = m.place(path, WHERE)
+    return Reach(act, where, path, m.name_of(path), root)
+
+
+def truth(i: int) -> tuple[Act, str, Is, str]:
+    act, k = REACHES[i % len(REACHES)]
+    path, kind, root = PATHS[k]
+    return act, path, kind, root
+
+
+def call_of(r: Reach) -> Call:
+    return Call(TOOL[r.act], paths=(r.path,), writes=r.act in WRITES, reaches=(r,))
+
+
+def permitted(m: Model, cfg: Cfg, r: Reach) -> Decision:
+    """The permission rule's decision on a file tool's call that reaches `r`, asking `m`'s rule."""
+    return p.decide(cfg, call_of(r), m.decide)
+
+
+def start(m: Model, cfg: CCfg) -> State:
+    return State()
+
+
+def nxt(m: Model, cfg: CCfg, s: State, x: In) -> State:
+    if x.op is Op.OPEN:
+        return s
+    r = placed(m, x.reach)
+    d = permitted(m, cfg.cfg(), r)
+    if d.verdict is Verdict.ASK and r.path not in s.approved:  # a person says yes to the object asked about
+        return State((*s.approved, r.path))
+    return s
+
+
+def inputs(cfg: CCfg, s: State) -> list[In]:
+    return [In(op, i) for op in Op for i in range(len(REACHES))]
+
+
+def valid(cfg: CCfg, s: State) -> bool:
+    return len(set(s.approved)) == len(s.approved)
+
+
+def cfg_valid(cfg: CCfg) -> bool:
+    return 0 <= cfg.rules < len(RULES)
+
+
+# ---------------------------------------------------------------- what the laws read
+
+
+def _rule_allows(cfg: Cfg, act: Act, path: str, home_only: bool = False, place: str = "") -> bool:
+    """Whether an allow rule of the set names `path` for `act` (Read for what reads, Edit
+    for what writes; a bare one names all), from the home when `home_only`, and naming
+    the place `place` itself (its text cannot reach above it) when given."""
+    tool = "Edit" if act in WRITES else "Read"
+    for r in cfg.rules:
+        if r.kind is not Kind.ALLOW or p.rule_tool(r.tool) != tool:
+            continue
+        if home_only and r.source is not Source.HOME:
+            continue
+        if r.pattern is None:
+            if place:
+                continue
+            return True
+        if not p.path_matches(r.pattern, path):
+            continue
+        head = literal_head(r.pattern).rstrip("/")
+        if place and not (head == place or head.startswith(place + "/")):
+            continue
+        return True
+    return False
+
+
+def _runs(d: Decision) -> bool:
+    return d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE)
+
+
+def _permit(m: Model, cfg: CCfg, x: In) -> tuple[Act, str, Is, str, Decision, Decision] | None:
+    if x.op is not Op.PERMIT:
+        return None
+    act, path, kind, root = truth(x.reach)
+    r = placed(m, x.reach)
+    return act, path, kind, root, m.decide(cfg.cfg(), r), permitted(m, cfg.cfg(), r)
+
+
+# ---------------------------------------------------------------- laws
+
+
+def confine_outside_asks(m: Model, cfg: CCfg, s: State, x: In) -> bool:
+    """No read, list or search outside the workspace runs without a rule that names it,
+    full access, or a person's yes (headless: denied, never left asking); a kernel
+    pseudo-file is never searched."""
+    got = _permit(m, cfg, x)
+    if got is None:
+        return True
+    act, path, kind, _, placed_d, d = got
+    if act not in READS or kind not in (Is.OUTSIDE, Is.KERNEL, Is.OUTSIDE_GIT, Is.OUTSIDE_CONFIG):
+        return True
+    full = cfg.mode is Mode.FULL
+    if kind is Is.KERNEL and act is Act.SEARCH:
+        return (placed_d.verdict is Verdict.DENY) & (d.verdict is Verdict.DENY)
+    if _runs(d) and not (_rule_allows(cfg.cfg(), act, path) or full):
+        return False
+    return cfg.person or d.verdict is not Verdict.ASK
+
+
+def confine_home_never(m: Model, cfg: CCfg, s: State, x: In) -> bool:
+    """eukhe's home (and where its links lead) and a process's folder never reach a tool,
+    whatever the rules and the mode; a secret place only by an allow rule of the home's own
+    settings that names that very place, or danger-full-access from the command line."""
+    got = _permit(m, cfg, x)
+    if got is None:
+        return True
+    act, path, kind, root, placed_d, d = got
+    if kind in (Is.HOME, Is.PROCESS):
+        return (placed_d.verdict is Verdict.DENY) & (d.verdict is Verdict.DENY)
+    if kind is not Is.SECRET:
+        return True
+    opened_by = (cfg.flag_full and cfg.mode is Mode.FULL) or _rule_allows(cfg.cfg(), act, path, True, root)
+    if not opened_by:
+        return (placed_d.verdict is Verdict.DENY) & (d.verdict is Verdict.DENY)
+    return placed_d.verdict is Verdict.ALLOW
+
+
+def confine_protected_never_written(m: Model, cfg: CCfg, s: State, x: In) -> bool:
+    """No tool, bash included, writes, creates or deletes a protected name (a .git at any
+    depth, .eukhe/, .mcp.json), existing or not, without a person: eukhe's configuration
+    never; a .git only by a person's yes, asked each time whatever the rules."""
+    got = _permit(m, cfg, x)
+    if got is None:
+        return True
+    act, path, kind, _, placed_d, d = got
+    if act not in WRITES or kind not in (Is.GIT, Is.CONFIG, Is.OUTSIDE_GIT, Is.OUTSIDE_CONFIG):
+        return True
+    r = placed(m, x.reach)
+    bash = p.decide(cfg.cfg(), Call("bash", (("touch", path),), writes=True, reaches=(r,)), m.decide)
+    never = not _runs(d) and not _runs(bash) and not _runs(placed_d)
+    if kind in (Is.CONFIG, Is.OUTSIDE_CONFIG):
+        return never & (d.verdict is Verdict.DENY) & (bash.verdict is Verdict.DENY)
+    if not cfg.person:
+        return never & (d.verdict is Verdict.DENY)
+    return never & (placed_d.verdict is Verdict.ASK)
+
+
+def confine_decides_what_it_opens(m: Model, cfg: CCfg, s: State, x: In) -> bool:
+    """At open time the decision is made on the object opened: it is touched only when the
+    rule allows that very object, or when it would ask and a person said yes to that very
+    object; a link that led elsewhere since the permit leads nowhere."""
+    if x.op is not Op.OPEN:
+        return True
+    r = placed(m, x.reach)
+    got = m.opened(cfg.cfg(), r, s.approved, m.decide)
+    own = c.decide(cfg.cfg(), r)  # the rule itself on this very object
+    if own.verdict is Verdict.DENY:
+        return got.verdict is Verdict.DENY
+    if own.verdict is Verdict.ALLOW:
+        return got.verdict is Verdict.ALLOW
+    covered = r.path in s.approved or (r.act is Act.CREATE and any(c.under(a, r.path) for a in s.approved))
+    return (got.verdict is Verdict.ALLOW) == covered and got.verdict is not Verdict.ASK
+
+
+def _law(name: str, says: str, edge: Callable[..., bool]) -> Law:
+    return Law(name, "confine", says, edge=edge, prove=False)
+
+
+LAWS = (
+    _law(
+        "confine_outside_asks",
+        "No read, list or search outside the workspace without a rule, full access or a person.",
+        confine_outside_asks,
+    ),
+    _law(
+        "confine_home_never",
+        "The home and /proc/<pid> never; secret places only by the home's own rule or the flag.",
+        confine_home_never,
+    ),
+    _law(
+        "confine_protected_never_written",
+        "No protected name (.git, .eukhe, .mcp.json) is written without a person.",
+        confine_protected_never_written,
+    ),
+    _law(
+        "confine_decides_what_it_opens",
+        "The decision is made on the object opened, not on a name checked earlier.",
+        confine_decides_what_it_opens,
+    ),
+)
+
+
+# ---------------------------------------------------------------- breaks
+
+
+def _with(**parts: Callable[..., object]) -> Model:
+    fields: dict[str, Callable[..., object]] = {
+        "place": c.place,
+        "name_of": c.name_of,
+        "decide": c.decide,
+        "opened": c.opened,
+    }
+    return Model(**{**fields, **parts})  # type: ignore[arg-type]
+
+
+def _outside_read_free(cfg: Cfg, r: Reach) -> Decision:
+    d = c.decide(cfg, r)
+    if d.why is Why.OUTSIDE_READ:
+        return Decision(Verdict.ALLOW, Why.READS)
+    return d
+
+
+def _kernel_searched(cfg: Cfg, r: Reach) -> Decision:
+    if r.place is Place.KERNEL and r.act is Act.SEARCH:
+        return c.decide(cfg, dataclasses.replace(r, act=Act.READ))
+    return c.decide(cfg, r)
+
+
+def _rules_open_the_home(cfg: Cfg, r: Reach) -> Decision:
+    """Allow rules read before the home's never."""
+    if r.place is Place.HOME and any(
+        c.names(rule, r.act, r.path) and rule.kind is Kind.ALLOW for rule in cfg.rules
+    ):
+        return Decision(Verdict.ALLOW, Why.ALLOW_RULE)
+    return c.decide(cfg, r)
+
+
+def _process_as_kernel(path: str, where: Where) -> tuple[Place, str]:
+    got, root = c.place(path, where)
+    return (Place.KERNEL, "/proc") if got is Place.PROCESS else (got, root)
+
+
+def _any_source_names_a_secret(cfg: Cfg, r: Reach) -> Decision:
+    if r.place is Place.SECRET:
+        mine = dataclasses.replace(
+            cfg, rules=tuple(dataclasses.replace(x, source=Source.HOME) for x in cfg.rules)
+        )
+        return c.decide(mine, r)
+    return c.decide(cfg, r)
+
+
+def _broad_rule_names_a_secret(cfg: Cfg, r: Reach) -> Decision:
+    if r.place is Place.SECRET:
+        return c.decide(cfg, dataclasses.replace(r, root="/"))
+    return c.decide(cfg, r)
+
+
+def _settings_full_opens_secrets(cfg: Cfg, r: Reach) -> Decision:
+    return c.decide(dataclasses.replace(cfg, flag_full=True), r)
+
+
+def _git_written_freely(cfg: Cfg, r: Reach) -> Decision:
+    if r.name is Name.GIT:
+        return c.decide(cfg, dataclasses.replace(r, name=Name.PLAIN))
+    return c.decide(cfg, r)
+
+
+def _only_the_top_name(path: str) -> Name:
+    """A protected name seen only at the top of the workspace: one deeper in the tree is plain."""
+    parts = path.split("/")
+    return c.PROTECTED.get(parts[2], Name.PLAIN) if len(parts) > 2 else Name.PLAIN
+
+
+def _decided_earlier(cfg: Cfg, r: Reach, approved: tuple[str, ...], rule: c.Decide | None = None) -> Decision:
+    """The name checked at permit time stands for whatever is opened: anything a person approved
+    once, or that the workspace held, is touched."""
+    if approved:
+        return Decision(Verdict.ALLOW, Why.ANSWERED)
+    return c.opened(cfg, r, approved, rule)
+
+
+def _yes_covers_all(cfg: Cfg, r: Reach, approved: tuple[str, ...], rule: c.Decide | None = None) -> Decision:
+    d = (rule or c.decide)(cfg, r)
+    if d.verdict is Verdict.ASK and approved:
+        return Decision(Verdict.ALLOW, Why.ANSWERED)
+    return c.opened(cfg, r, approved, rule)
+
+
+C = "confine"
+MUTANTS = (
+    Mutant("a read outside that runs unasked", C, _with(decide=_outside_read_free)),
+    Mutant("a kernel pseudo-file searched", C, _with(decide=_kernel_searched)),
+    Mutant("an allow rule that opens the home", C, _with(decide=_rules_open_the_home)),
+    Mutant("a process's folder placed as a plain kernel file", C, _with(place=_process_as_kernel)),
+    Mutant("a project's rule that opens a secret place", C, _with(decide=_any_source_names_a_secret)),
+    Mutant("a broad rule taken as naming a secret place", C, _with(decide=_broad_rule_names_a_secret)),
+    Mutant(
+        "full access from settings opening secret places",
+        "confine",
+        _with(decide=_settings_full_opens_secrets),
+    ),
+    Mutant("a .git written without a person", C, _with(decide=_git_written_freely)),
+    Mutant("a protected name deep in the tree read as plain", C, _with(name_of=_only_the_top_name)),
+    Mutant("the name decided at permit time standing for the object", C, _with(opened=_decided_earlier)),
+    Mutant("a person's yes covering every later object", C, _with(opened=_yes_covers_all)),
+)
+
+
+# ---------------------------------------------------------------- the area
+
+
+def proof_cases() -> list[tuple[dict[str, Enum], dict[str, Enum]]]:
+    return [({}, {})]
+
+
+def cfgs() -> Iterator[CCfg]:
+    for mode, policy, person, flag, rules in itertools.product(
+        Mode, (Policy.ON_REQUEST, Policy.UNTRUSTED), (True, False), (True, False), range(len(RULES))
+    ):
+        if flag and mode is not Mode.FULL:
+            continue  # the flag names the mode it chose
+        yield CCfg(mode, policy, person, flag, rules)
+
+
+def sample_cfg(seed: int) -> CCfg:
+    modes, policies = list(Mode), list(Policy)
+    mode = modes[seed % 3]
+    return CCfg(
+        mode,
+        policies[(seed // 3) % 3],
+        bool(seed & 16),
+        bool(seed & 32) and mode is Mode.FULL,
+        (seed // 64) % len(RULES),
+    )
+
+
+AREA = Area(
+    name="confine",
+    model=MODEL,
+    cfg_type=CCfg,
+    state_type=State,
+    input_type=In,
+    proof_cases=proof_cases,
+    valid=valid,
+    cfg_valid=cfg_valid,
+    start=start,
+    next=nxt,
+    inputs=inputs,
+    cfgs=cfgs,
+    bounds=f"3 modes, 2 policies, a person or not, the full-access flag or not, {len(RULES)} rule sets, "
+    f"{len(Act)} acts on {len(PATHS)} paths",
+    depth=1,
+    sample_cfg=sample_cfg,
+    laws=LAWS,
+    mutants=MUTANTS,
+)
