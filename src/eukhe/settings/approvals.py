@@ -5,7 +5,8 @@ They are the user's own answers: only the ask's answer adds one (`rules.permissi
 granted`), and no tool of the model may write the file (`tools.protected.HOME_FILES`).
 Each rule is kept as the model granted it, a tool and an absolute pattern, never
 re-read through Claude Code's syntax, so a path stays the path it was. Written like the
-trust records: at once (a temporary file renamed over it), readable by the user only.
+trust records (`settings.locked`): read, changed and written under the file's lock, so two
+terminals answering at once both count; atomically; readable by the user only.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from eukhe.errors import Code
-from eukhe.home import HomeError, private_dir, private_write
+from eukhe.home import HomeError
 from eukhe.rules.permission import Kind, Rule, Source
 from eukhe.settings.load import SettingsError
+from eukhe.settings.locked import locked, write
 
 APPROVALS = "approvals.json"
 """The approvals' file in the home."""
@@ -86,14 +88,14 @@ def approve(home: Path, project: Path, rules: Iterable[Rule]) -> tuple[Rule, ...
     if any(r.kind is not Kind.ALLOW for r in given):  # an answer only ever allows
         raise ApprovalsError(f"approvals {path}: only allow rules are kept, not {given!r:.200}")
     add = [{"tool": r.tool, "pattern": r.pattern} for r in given]
-    everything = _all(home)
-    mine = everything.setdefault(_project(project), [])
-    for r in add:
-        if r not in mine:
-            mine.append(r)
     try:
-        private_dir(home)
-        private_write(path, json.dumps({"projects": everything}, indent=1) + "\n")
+        with locked(path):  # what another process kept meanwhile is read, and kept too
+            everything = _all(home)
+            mine = everything.setdefault(_project(project), [])
+            for r in add:
+                if r not in mine:
+                    mine.append(r)
+            write(path, json.dumps({"projects": everything}, indent=1) + "\n")
     except HomeError as e:
         raise ApprovalsError(f"approvals {path}: cannot write them: {e}") from e
     return approvals(home, project)

@@ -11,22 +11,26 @@ trusted. The user's own settings (the home's) always apply.
 
 The records live in the home, `trust.json`: each folder's real path, whether it is
 trusted (a "no" is recorded too), and when; a record covers the folders below it,
-and the nearest one wins.
+and the nearest one wins. They are read, changed and written under the file's lock
+(`settings.locked`), so two terminals answering at once both count; atomically.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from eukhe.errors import Code, EukheError
+from eukhe.home import HomeError
 from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, SANDBOX_MODES
+from eukhe.settings.locked import locked, write
 
 RECORDS = "trust.json"
 """The trust records' file in the home."""
@@ -159,37 +163,39 @@ def verdict(home: Path, folder: Path) -> bool | None:
 def record(home: Path, folder: Path, trusted: bool) -> Record:
     """Record the folder's answer (replacing an earlier one for the same folder)."""
     r = Record(real(folder), trusted, datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"))
-    _write(home, [*(x for x in records(home) if x.folder != r.folder), r])
+    with _changing(home):  # what another process recorded meanwhile is read, and kept
+        _write(home, [*(x for x in records(home) if x.folder != r.folder), r])
     return r
 
 
 def revoke(home: Path, folder: Path) -> bool:
     """Remove the folder's record; whether there was one."""
     where = real(folder)
-    before = records(home)
-    after = [r for r in before if r.folder != where and r.folder != str(folder)]
-    if len(after) == len(before):
-        return False
-    _write(home, after)
+    with _changing(home):
+        before = records(home)
+        after = [r for r in before if r.folder != where and r.folder != str(folder)]
+        if len(after) == len(before):
+            return False
+        _write(home, after)
     return True
 
 
-def _write(home: Path, rs: list[Record]) -> None:
-    """Atomically, readable by the user only."""
+@contextlib.contextmanager
+def _changing(home: Path) -> Iterator[None]:
+    """The records' lock held for a read-modify-write (`settings.locked`); a lock or a write
+    that fails is a TrustError naming the file."""
     path = records_path(home)
-    data = {"folders": [{"folder": r.folder, "trusted": r.trusted, "at": r.at} for r in rs]}
-    tmp = path.with_name(f".{RECORDS}.{os.getpid()}.tmp")
     try:
-        home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise TrustError(f"trust records {path}: cannot write them: {e.strerror or e}") from e
+        with locked(path):
+            yield
+    except HomeError as e:
+        raise TrustError(f"trust records {path}: cannot write them: {e}") from e
+
+
+def _write(home: Path, rs: list[Record]) -> None:
+    """Atomically, readable by the user only (under the records' lock: `_changing`)."""
+    data = {"folders": [{"folder": r.folder, "trusted": r.trusted, "at": r.at} for r in rs]}
+    write(records_path(home), json.dumps(data, indent=1))
 
 
 # ---------------------------------------------------------------- the rule
