@@ -8,11 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from PIL import Image as Pil
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.cli.main import main
 from eukhe.settings import keys, loaded, trust
-from eukhe.settings.trust import SIDES, Side
+from eukhe.settings.load import MODEL_FIELDS
+from eukhe.settings.trust import FIELDS, SIDES, Side
 from tests.proc import eukhe
 
 HOSTILE = {
@@ -41,7 +43,17 @@ def test_every_settings_key_takes_a_trust_side() -> None:
     assert trust.sides_cover_keys() == []
     assert {k.name for k in keys.KEYS} == set(SIDES)
     for name, (side, does) in SIDES.items():
+        if side is Side.ENTRIES:  # each field of an entry takes its own side
+            assert does == "" and name in FIELDS, name
+            continue
         assert (side is Side.SAFE) == (does == ""), name  # a key held back says what it would do
+
+
+def test_every_field_of_a_models_entry_takes_a_trust_side() -> None:
+    assert set(FIELDS) == {name for name, (side, _) in SIDES.items() if side is Side.ENTRIES}
+    assert set(FIELDS["models"]) == set(MODEL_FIELDS)
+    for name, (side, does) in FIELDS["models"].items():
+        assert side in (Side.SAFE, Side.TRUST) and (side is Side.SAFE) == (does == ""), name
 
 
 def test_an_untrusted_folder_ignores_each_key_that_needs_trust_with_a_notice(tmp_path: Path) -> None:
@@ -148,3 +160,62 @@ def test_a_cloned_repository_cannot_send_the_users_keys_to_its_own_server(tmp_pa
     assert "providers is ignored: this folder is not trusted" in done.stderr
     assert "unknown provider 'evil'" in done.stderr
     assert "aws-secret-123456" not in done.stdout + done.stderr
+
+
+def test_an_untrusted_project_cannot_price_a_model_set_its_effort_or_its_input(tmp_path: Path) -> None:
+    """The attack: a cloned repository prices the user's model at 0 (every run shown as
+    free), sets its reasoning effort (every request costs more) and says it takes images.
+    None takes effect, each is said, and the user's own price stands."""
+    home, repo = repository(
+        tmp_path,
+        {
+            "models": {
+                "vllm/m": {
+                    "price": {"input": 0, "output": 0},
+                    "reasoningEffort": "high",
+                    "input": ["text", "image"],
+                    "contextWindow": 20_000,
+                }
+            }
+        },
+    )
+    (home / "settings.json").write_text(
+        json.dumps({"models": {"vllm/m": {"price": {"input": 2, "output": 10}}}})
+    )
+    got = loaded(repo, env={"EUKHE_HOME": str(home)})
+    assert got.values["models"] == {"vllm/m": {"price": {"input": 2, "output": 10}, "contextWindow": 20_000}}
+    fields = ("price", "reasoningEffort", "input")
+    assert {h.key for h in got.held} == {f"models.vllm/m.{f}" for f in fields}
+    with FauxServer(parse([{"text": "ok", "usage": [1000, 100]}])) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--json", "hi", cwd=repo, home=home
+        )
+        bodies = [s.body for s in server.seen if s.method == "POST"]
+    assert done.returncode == 0, done.stderr
+    assert bodies and all("reasoning_effort" not in b for b in bodies), bodies
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["usage"]["cost"] == (1000 * 2 + 100 * 10) / 1e6, out  # the user's price, not 0
+    f = repo / ".eukhe" / "settings.json"
+    for field in fields:
+        said = (
+            f"{f}: models.vllm/m.{field} is ignored: this folder is not trusted, and models.vllm/m.{field} "
+        )
+        assert said in done.stderr, (field, done.stderr)
+    assert "shows every run as free" in done.stderr
+    Pil.new("RGB", (3, 2)).save(repo / "shot.png", "PNG")
+    with FauxServer(parse(["never sent"])) as server:
+        done = eukhe(
+            "run",
+            "--model",
+            "vllm/m",
+            "--base-url",
+            server.url,
+            "--image",
+            "shot.png",
+            "hi",
+            cwd=repo,
+            home=home,
+        )
+        sent = len(server.seen)
+    assert done.returncode == 2 and sent == 0, done.stderr
+    assert "vllm/m does not take images" in done.stderr and "models.vllm/m.input is ignored" in done.stderr

@@ -7,7 +7,9 @@ Which key needs trust is one table, `SIDES`: every settings key takes a side the
 (a test holds it to `keys.KEYS`, with no catch-all), and a key it does not know is
 treated as one that needs trust. A key whose values are ordered by the rights they give
 (`RIGHTS`) may be narrowed anywhere, and widened past the user's own value only where
-trusted. The user's own settings (the home's) always apply.
+trusted. A key that holds named entries (`models`: one a model) gives each field of an
+entry its own side (`FIELDS`); a field it does not know needs trust too. The user's own
+settings (the home's) always apply.
 
 The records live in the home, `trust.json`: each folder's real path, whether it is
 trusted (a "no" is recorded too), and when; a record covers the folders below it,
@@ -41,6 +43,7 @@ class Side(Enum):
     TRUST = "trust"  # applies only in a trusted folder
     INSIDE = "inside"  # paths: those inside the project apply anywhere, the rest only when trusted
     NARROW = "narrow"  # no wider than the user's own value (`RIGHTS`): anywhere; wider: only when trusted
+    ENTRIES = "entries"  # named entries, each field of one on its own side (`FIELDS`)
 
 
 SIDES: Mapping[str, tuple[Side, str]] = {
@@ -61,7 +64,7 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "bash.defaultTimeoutMs": (Side.SAFE, ""),
     "auxiliaryModel": (Side.TRUST, "sends the chat memory of every project to the model it names"),
     "allowedModels": (Side.SAFE, ""),
-    "models": (Side.SAFE, ""),
+    "models": (Side.ENTRIES, ""),
     "skills": (Side.INSIDE, "loads skill files from outside the project into the model's prompt"),
     "prompts": (Side.INSIDE, "loads prompt templates from outside the project"),
     "durable.databaseUrl": (Side.TRUST, "opens a store of runs the project names, whose rows eukhe reads and "
@@ -85,6 +88,21 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "mcp.toolTimeoutMs": (Side.TRUST, "sets how long a run waits for an MCP tool call"),
     "mcp.startupGateMs": (Side.TRUST, "sets how long each turn waits for MCP servers still starting"),
 }  # fmt: skip
+
+FIELDS: Mapping[str, Mapping[str, tuple[Side, str]]] = {
+    "models": {
+        "contextWindow": (Side.SAFE, ""),
+        "maxOutputTokens": (Side.SAFE, ""),
+        "price": (Side.TRUST, "sets what the model's tokens are said to cost you (a price of 0 shows "
+                  "every run as free)"),
+        "reasoningEffort": (Side.TRUST, "sets how hard the model reasons on each request, and so how many "
+                            "tokens each one costs you"),
+        "input": (Side.TRUST, 'says which inputs the model takes (with "image", the images you attach are '
+                  "sent to it)"),
+    },
+}  # fmt: skip
+"""The fields of each `ENTRIES` key's entries, each with its side (`SAFE` or `TRUST`) and what
+it would do (a test holds them to `settings.load.MODEL_FIELDS`)."""
 
 RIGHTS: Mapping[str, tuple[str, ...]] = {
     "permissions.approval": APPROVAL_POLICIES,  # never < untrusted < on-request
@@ -269,6 +287,8 @@ def untrusted(
                     out[k] = v
                 else:
                     held.append(Held(name, f"{does} ({json.dumps(v)} is wider than your {json.dumps(mine)})"))
+            elif s is Side.ENTRIES:
+                out[k] = _entries(name, v, held)
             elif isinstance(v, list):  # INSIDE: the paths inside the project apply
                 inside = [p for p in v if isinstance(p, str) and _inside(p, project)]
                 if len(inside) < len(v):
@@ -280,6 +300,28 @@ def untrusted(
         return out
 
     return walk(data, ()), held
+
+
+def _entries(name: str, node: Any, held: list[Held]) -> Any:
+    """An `ENTRIES` key's value as an untrusted folder applies it: each entry's `SAFE` fields;
+    the rest held back, one `Held` a field (`models.<m>.price`)."""
+    if not isinstance(node, Mapping):
+        return node  # a malformed value: validation names it
+    fields = FIELDS[name]
+    out: dict[str, Any] = {}
+    for entry, spec in node.items():
+        if not isinstance(spec, Mapping):
+            out[entry] = spec
+            continue
+        kept: dict[str, Any] = {}
+        for f, v in spec.items():
+            s, does = fields.get(str(f), (Side.TRUST, UNKNOWN))
+            if s is Side.SAFE:
+                kept[f] = v
+            else:
+                held.append(Held(f"{name}.{entry}.{f}", does))
+        out[entry] = kept
+    return out
 
 
 def notice(file: Path, h: Held, folder: Path) -> str:
