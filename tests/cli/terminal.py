@@ -65,9 +65,13 @@ STATUS = re.compile(r"\r\x1b\[2K(?:\x1b\[2m[^\x1b\r\n]*\x1b\[0m)?")
 is neutralized as every other's, so it holds no control of its own (none can hide in it)."""
 
 
-def acting(text: str) -> list[str]:
+def controls(text: str) -> list[str]:
     """The characters of `text` a terminal would act on: C0 controls but newline and tab,
-    DEL and C1 (ESC among them: every escape sequence starts with one); eukhe's own status
-    line aside."""
-    text = STATUS.sub("", text)
+    DEL and C1 (ESC, BEL and the 8-bit CSI and OSC among them: every escape sequence
+    starts with one, and BEL ends an OSC)."""
     return [c for c in text if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f"]
+
+
+def acting(text: str) -> list[str]:
+    """`controls` of what reached a terminal, eukhe's own status line aside."""
+    return controls(STATUS.sub("", text))

@@ -1,7 +1,9 @@
-"""The attack: a model (or a tool, or an imported session) writes escape sequences that a
-terminal would act on (set its title, fill the clipboard through OSC 52, clear the
-screen, a C1 CSI), and eukhe prints that text. On a terminal, each such character
-must arrive as its code (`\\x1b`), never as itself; into a pipe, the answer is as given."""
+"""The attack: a model (or a tool, an imported session, a cloned project's files) writes
+escape sequences that a terminal would act on (set its title, fill the clipboard through
+OSC 52, clear the screen, a C1 CSI), and eukhe prints that text. Wherever it goes (a
+terminal, a pipe, a log file: a pipe's bytes reach a terminal too, through `cat`, `less
+-R` or `tail -f`), each such character arrives as its code (`\\x1b`), never as itself;
+only eukhe's own styling is raw, and only on a terminal."""
 
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.client import protocol
 from eukhe.terminal import json_text, neutralized
-from tests.cli.terminal import acting, on_pty
+from tests.cli.terminal import acting, controls, on_pty
 from tests.cli.test_run import eukhe
+from tests.proc import DEADLINE, owner_log, sessions, start, until
 
 ATTACK = "title \x1b]0;pwned\x07 clip \x1b]52;c;Y3VybCBldmlsLnNo\x07 clear \x1b[2J c1 \x9b31m del \x7f end"
 SHOWN = (
@@ -70,13 +74,13 @@ def test_a_failed_runs_cause_on_a_terminal_shows_escape_sequences_as_codes(tmp_p
     assert "c1 \\x9b31m del \\x7f end" in shown.terminal
 
 
-def test_run_into_a_pipe_writes_the_answer_as_the_model_gave_it(tmp_path: Path) -> None:
+def test_run_into_a_pipe_shows_the_models_escape_sequences_as_codes(tmp_path: Path) -> None:
     with FauxServer(parse([{"text": ATTACK, "chunks": 9}])) as server:
         shown = on_pty(
             "run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path, stdout_piped=True
         )
     assert shown.code == 0, shown.terminal
-    assert shown.piped == ATTACK + "\n"
+    assert shown.piped == SHOWN + "\n"
     assert acting(shown.terminal) == [], shown.terminal  # stderr is still a terminal
 
 
@@ -87,10 +91,11 @@ def test_session_show_on_a_terminal_shows_escape_sequences_as_codes(ran: Path) -
     assert f"user: {SHOWN}\nassistant: {SHOWN}\n" in shown.terminal
 
 
-def test_session_show_into_a_pipe_keeps_the_text_as_given(ran: Path) -> None:
+def test_session_show_into_a_pipe_shows_escape_sequences_as_codes(ran: Path) -> None:
     shown = on_pty("session", "show", "s1", cwd=ran, stdout_piped=True)
     assert shown.code == 0, shown.terminal
-    assert f"user: {ATTACK}\nassistant: {ATTACK}\n" in (shown.piped or "")
+    assert acting(shown.piped or "") == [], shown.piped
+    assert f"user: {SHOWN}\nassistant: {SHOWN}\n" in (shown.piped or "")
 
 
 def test_sessions_on_a_terminal_shows_a_prompts_escape_sequences_as_codes(ran: Path) -> None:
@@ -130,3 +135,84 @@ def test_eukhe_run_on_a_terminal_shows_the_agents_status_line_and_into_a_pipe_no
     assert shown.terminal.rfind("\r\x1b[2K", 0, answer) > shown.terminal.rfind("\x1b[2mworking", 0, answer)
     assert "working ·" not in shown.terminal[answer:]  # erased before the answer, never drawn again
     assert "working ·" not in piped.stdout + piped.stderr and "\x1b" not in piped.stdout + piped.stderr
+
+
+# ---------------------------------------------------------------- pipes and log files (issue 40, finding 7)
+
+NAME = "evil\x1b]0;pwned\x07\x1b[2J\x9b31m\x9d0;t\x07"
+"""A server's name in a cloned project's `.mcp.json`: an OSC title ended by BEL, a CSI that
+clears the screen, and the 8-bit CSI and OSC."""
+NAME_SHOWN = "evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x9d0;t\\x07"
+
+
+def test_an_untrusted_mcp_json_whose_server_name_holds_escape_sequences_reaches_no_pipe_raw(
+    tmp_path: Path,
+) -> None:
+    """The untrusted `.mcp.json` is held back with a notice that names its servers: into a
+    pipe (a log file, `eukhe run ... | tee`) the name shows as codes, as on a terminal."""
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {NAME: {"command": "sh", "args": ["-c", "touch pwned"]}}})
+    )
+    with FauxServer(parse(["done"])) as server:
+        ran = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path)
+    listed = eukhe("mcp", "list", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    for done in (ran, listed):
+        assert controls(done.stdout) == [] and controls(done.stderr) == [], (done.stdout, done.stderr)
+        assert f"({NAME_SHOWN})" in done.stdout + done.stderr  # held back, and legible
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [{"calls": [{"name": "read", "arguments": {"path": ATTACK}}]}, {"text": ATTACK, "chunks": 9}],
+        [{"error": {"status": 401, "body": {"error": {"message": ATTACK}}}}],
+    ],
+    ids=["answer-and-tool-call", "error"],
+)
+def test_a_models_escape_sequences_reach_no_pipe_raw(tmp_path: Path, script: list[object]) -> None:
+    """`eukhe run`, stdout and stderr both pipes: the model's tool call (its arguments, the
+    tool's error that quotes them), its answer streamed in pieces cut through the
+    sequences, or its provider's error, each shown as codes."""
+    with FauxServer(parse(script)) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "hi", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    assert controls(done.stdout) == [] and controls(done.stderr) == [], (done.stdout, done.stderr)
+    assert "c1 \\x9b31m del \\x7f end" in done.stdout + done.stderr
+
+
+def test_run_json_escapes_every_control_and_keeps_the_answer_whole(tmp_path: Path) -> None:
+    """`--json` is JSON: the answer comes back whole from it, and its text holds no control
+    a terminal acts on (json.dumps left DEL raw)."""
+    with FauxServer(parse([ATTACK])) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "--json", "hi", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert controls(done.stdout) == [] and controls(done.stderr) == [], (done.stdout, done.stderr)
+    assert json.loads(done.stdout.strip().splitlines()[-1])["answer"] == ATTACK
+
+
+def test_the_owners_log_shows_a_recovered_runs_escape_sequences_as_codes(tmp_path: Path) -> None:
+    """A terminal killed mid-run: its owner finishes the run and says in its log how it
+    ended, with its cause, which the provider wrote. A person reading owner.log on a
+    terminal (`tail -f`) gets the codes."""
+    home = tmp_path / "home"
+    script = [
+        {"text": "never whole " * 50, "chunks": 50, "delay": 0.2},  # ten seconds: cut by the kill
+        {"error": {"status": 401, "body": {"error": {"message": ATTACK}}}},
+    ]
+    with FauxServer(parse(script)) as server:
+        args = ("run", "--model", "vllm/m", "--base-url", server.url, "--session", "s-cut", "cut")
+        p = start(*args, cwd=tmp_path, home=home)
+        until("the run's request", lambda: len(server.seen) >= 1)
+        p.kill()
+        p.wait(timeout=DEADLINE)
+
+        def ended() -> bool:
+            return any(s["id"] == "s-cut" and s["outcome"] == "failed" for s in sessions(tmp_path, home))
+
+        until("the run's end", ended, about=lambda: owner_log(home))
+    log = protocol.log_path(home).read_text(encoding="utf-8")
+    assert "a client died with s-cut/" in log
+    assert controls(log) == [], log
+    assert "c1 \\x9b31m del \\x7f end" in log  # its cause, legible

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo
+from eukhe.cli.echo import echo, echo_json
 from eukhe.cli.flag import flag
 from eukhe.client.client import OwnerError
 from eukhe.memory.browse import page
@@ -93,7 +93,7 @@ def status_command(as_json: Annotated[bool, flag("--json", help="One JSON object
         store.close()
     out = status_json(s, time.time())
     if as_json:
-        typer.echo(json.dumps(out))
+        echo_json(out)
         return
     for line in status_lines(out):
         echo(line)

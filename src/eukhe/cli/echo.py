@@ -1,16 +1,18 @@
-"""Every line a command prints for a person goes through `echo`: on a terminal its text is
-neutralized (eukhe.terminal: an escape sequence in a model's, a tool's or an imported
-session's text shows as its code), into a file or a pipe it is written as it is. JSON
-output (`--json`) is JSON-escaped already and goes out through typer.echo unchanged."""
+"""Every line a command prints for a person goes through `echo`, and its text is
+neutralized whatever the stream is (eukhe.terminal: an escape sequence in a model's, a
+tool's, a project's or an imported session's text shows as its code, on a terminal, into
+a pipe and into a file alike). JSON output (`--json`) goes through `echo_json`: escaped
+as JSON, DEL and C1 too."""
 
 from __future__ import annotations
 
+import json
 import shutil
-import sys
+from typing import Any
 
 import typer
 
-from eukhe.terminal import for_stream
+from eukhe.terminal import json_text, neutralized
 
 
 def width() -> int:
@@ -19,8 +21,13 @@ def width() -> int:
 
 
 def echo(text: str = "", err: bool = False) -> None:
-    """A line on stdout (stderr if `err`), neutralized if that stream is a terminal."""
-    stream = sys.stderr if err else sys.stdout
-    # color=True: click would strip CSI sequences itself off a terminal, so a pipe would
-    # get neither the text as given nor its codes
-    typer.echo(for_stream(text, stream), err=err, color=True)
+    """A line on stdout (stderr if `err`), neutralized."""
+    # color=True: click would strip CSI sequences itself off a terminal, a second rule
+    # beside neutralized (which has left none to strip)
+    typer.echo(neutralized(text), err=err, color=True)
+
+
+def echo_json(value: Any, indent: int | None = None) -> None:
+    """`value` as one JSON text on stdout: every control character escaped (json.dumps
+    leaves DEL raw)."""
+    typer.echo(json_text(json.dumps(value, indent=indent)))

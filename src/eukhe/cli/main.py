@@ -18,7 +18,7 @@ from eukhe.ai.request import Message
 from eukhe.cli import halves
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
-from eukhe.cli.echo import echo, width
+from eukhe.cli.echo import echo, echo_json, width
 from eukhe.cli.flag import flag, valueless_help
 from eukhe.cli.here import notices, settings_here
 from eukhe.cli.mcp import mcp_app
@@ -90,7 +90,7 @@ def _finish(outcome: RunOutcome | dict[str, Any], as_json: bool, printer: Printe
     out = outcome if isinstance(outcome, dict) else outcome.json()
     printer.outcome(out)
     if as_json:
-        typer.echo(json.dumps(out))
+        echo_json(out)
     return EXIT_CODES.get(out["outcome"], 1)
 
 
@@ -245,9 +245,9 @@ def sessions_command(
     """List the sessions: id, started, runs, last prompt, outcome."""
     rows = halves.stored().read("rows")
     if as_json:
-        typer.echo(json.dumps({"sessions": [
+        echo_json({"sessions": [
             {"id": r.session, "started": r.started.isoformat() if r.started else None, "runs": r.runs,
-             "lastPrompt": r.last_prompt, "outcome": r.outcome} for r in rows]}))  # fmt: skip
+             "lastPrompt": r.last_prompt, "outcome": r.outcome} for r in rows]})  # fmt: skip
         return
     if not rows:
         echo("no sessions yet: eukhe run 'your task' starts one")
@@ -274,9 +274,9 @@ def session_show(
         echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
     if as_json:
-        typer.echo(json.dumps({"session": session, "runs": [
+        echo_json({"session": session, "runs": [
             {"run": rid, "outcome": outcome, "messages": [_message_json(m) for m in msgs]}
-            for rid, outcome, msgs in found["runs"]], "rewinds": found["notes"]}))  # fmt: skip
+            for rid, outcome, msgs in found["runs"]], "rewinds": found["notes"]})  # fmt: skip
         return
     for note in found["notes"]:
         echo(f"── {note}")
@@ -371,7 +371,7 @@ def settings_command(
         echo(f"eukhe settings: {e}", err=True)
         raise typer.Exit(2) from None
     if as_json:
-        typer.echo(json.dumps(resolved.json(), indent=2))
+        echo_json(resolved.json(), indent=2)
         return
     notices(resolved.notices)
     for line in resolved.lines():
@@ -392,7 +392,7 @@ def _resources(kind: str, paths: list[str] | None, as_json: bool) -> None:
     diagnostics = snapshot.diagnostics[kind]
     if as_json:
         out = {kind: [r.json() for r in loaded], "diagnostics": [d.json() for d in diagnostics]}
-        typer.echo(json.dumps(out, indent=2))
+        echo_json(out, indent=2)
         return
     noun = "skill" if kind == "skills" else "prompt template"
     echo(f"{counted(len(loaded), noun)} loaded")

@@ -4,7 +4,6 @@ as a person looks at it. None of them starts an owner."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import textwrap
 import time
@@ -15,7 +14,7 @@ import click
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo, width
+from eukhe.cli.echo import echo, echo_json, width
 from eukhe.cli.flag import flag
 from eukhe.cli.here import settings_here
 from eukhe.client import protocol
@@ -62,13 +61,13 @@ def status(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = F
         got = asyncio.run(ask_once(home, RequestKind.STATUS))
     except OwnerError as e:
         if as_json:
-            typer.echo(json.dumps({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)}))
+            echo_json({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)})
         else:
             said = f"no owner runs for {home}: the next `eukhe run` starts one ({e})"
             echo(textwrap.fill(said, width(), subsequent_indent="  "))
         return
     if as_json:
-        typer.echo(json.dumps({**got, "subagents": subagents()}, indent=2))
+        echo_json({**got, "subagents": subagents()}, indent=2)
         return
     owner = got["owner"]
     echo(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")

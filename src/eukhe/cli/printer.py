@@ -7,9 +7,10 @@ durable one); a lock keeps each write whole. A line that follows streamed text
 starts on a line of its own. When stdout carries JSON (`--json`), everything
 but that JSON goes to stderr.
 
-On a terminal every piece of text is neutralized (eukhe.terminal: an escape
-sequence in the model's text shows as its code); into a pipe or a file the text
-goes as the model gave it. `--events` (Stream) is JSON, escaped as it is.
+Every piece of text is neutralized (eukhe.terminal: an escape sequence in the
+model's text, a tool's output or a project's names shows as its code), on a terminal,
+into a pipe and into a file alike; only eukhe's own styling goes raw, and only to a
+terminal. `--events` (Stream) is JSON, escaped as it is.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, TextIO
 
 from eukhe.cli.status_line import StatusLine
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, tally, used_line
-from eukhe.terminal import for_stream
+from eukhe.terminal import neutralized
 from eukhe.ui.lines import marked
 
 
@@ -102,7 +103,7 @@ class Printer:
                 return
             if kind == "text":
                 if text:
-                    self._out.write(for_stream(text, self._out))
+                    self._out.write(neutralized(text))
                     self._out.flush()
                     self._mid = not text.endswith("\n")
                     self._streamed.append(text)
@@ -115,7 +116,7 @@ class Printer:
         self._end_line()
         self._streamed.clear()
         line, style = marked(kind, text)
-        self._console.print(for_stream(line, self._out), style=style, markup=False)
+        self._console.print(neutralized(line), style=style, markup=False)
 
     def _progress(self, text: str) -> None:
         """A settle wait's progress line: on a terminal written over the last one, into a
@@ -130,7 +131,7 @@ class Printer:
             self._end_line()
         line, style = marked("memory", text)
         self._out.write("\r\x1b[2K")
-        self._console.print(for_stream(line, self._out), style=style, markup=False, end="")
+        self._console.print(neutralized(line), style=style, markup=False, end="")
         self._mid = True  # what follows starts on a line of its own
 
     def say(self, text: str) -> None:
@@ -140,7 +141,7 @@ class Printer:
                 self._status.erase()
             self._end_line()
             self._streamed.clear()
-            sys.stderr.write(for_stream(text, sys.stderr) + "\n")
+            sys.stderr.write(neutralized(text) + "\n")
             sys.stderr.flush()
 
     def answer(self, text: str) -> None:
@@ -153,7 +154,7 @@ class Printer:
             self._streamed.clear()
             if self._as_json or (text.strip() and streamed.strip() == text.strip()):
                 return
-            sys.stdout.write(for_stream(text, sys.stdout) + "\n")
+            sys.stdout.write(neutralized(text) + "\n")
             sys.stdout.flush()
 
     def _end_line(self) -> None:

@@ -23,7 +23,7 @@ from eukhe.ids import valid_session
 from eukhe.rules.rewind import rewindable
 from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.settings import home
-from eukhe.terminal import for_stream
+from eukhe.terminal import neutralized
 
 __all__ = ["rewind"]
 
@@ -39,7 +39,7 @@ def _run_number(to: str, session: str) -> int:
 
 
 def _ask(question: str) -> bool:
-    sys.stdout.write(for_stream(f"{question} [y/N] ", sys.stdout))
+    sys.stdout.write(neutralized(f"{question} [y/N] "))
     sys.stdout.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from eukhe.events import Event
 from eukhe.ids import is_root
-from eukhe.terminal import for_stream
+from eukhe.terminal import neutralized
 from eukhe.ui.view import View
 
 TICK = 0.5
@@ -57,7 +57,7 @@ class StatusLine:
         width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
         text = self._view.status()
         line = text if len(text) <= width else text[: width - 1] + "…"
-        self._err.write("\r\x1b[2K\x1b[2m" + for_stream(line, self._err) + "\x1b[0m")
+        self._err.write("\r\x1b[2K\x1b[2m" + neutralized(line) + "\x1b[0m")
         self._err.flush()
         self._shown = True
 

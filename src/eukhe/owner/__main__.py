@@ -17,6 +17,7 @@ from pathlib import Path
 
 from eukhe.client import protocol
 from eukhe.home import HomeError, home
+from eukhe.owner.log import logged
 from eukhe.owner.recovery import Recovery, Runs
 from eukhe.owner.server import IDLE, Owner, Taken
 from eukhe.settings import SettingsError
@@ -52,7 +53,7 @@ def _warm(where: Path) -> subprocess.Popen[bytes] | None:
             start_new_session=True,
         )
     except OSError as e:
-        print(f"eukhe owner: no warm template: {e}", file=sys.stderr, flush=True)
+        logged(f"no warm template: {e}")
         return None
 
 
@@ -67,17 +68,17 @@ def main() -> int:
     try:
         owner.claim()
     except Taken as e:  # another client's owner won the home: it answers
-        print(f"eukhe owner: {e}", file=sys.stderr)
+        logged(str(e))
         return 0
     except HomeError as e:  # the client that started it shows this line
-        print(f"eukhe owner: {e}", file=sys.stderr, flush=True)
+        logged(str(e))
         return 1
     try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
         owner.turn_store = TurnStore(
             database_url(where, load(where)), f"{socket.gethostname()}:{where.resolve()}"
         )
     except (SettingsError, StoreError, TurnStoreError) as e:
-        print(f"eukhe owner: the lease holder is kept in memory only: {e}", file=sys.stderr, flush=True)
+        logged(f"the lease holder is kept in memory only: {e}")
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
@@ -85,13 +86,13 @@ def main() -> int:
             loop.add_signal_handler(sig, owner.stop)
         await owner.serve()
 
-    print(f"eukhe owner: pid {os.getpid()} owns {owner.home}", file=sys.stderr, flush=True)
+    logged(f"pid {os.getpid()} owns {owner.home}")
     warm = _warm(where)
     code = 0
     try:
         asyncio.run(serve())
     except Exception as e:  # said in the log, with its cause
-        print(f"eukhe owner: broke: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        logged(f"broke: {type(e).__name__}: {e}")
         code = 1
     # the run store's threads end with it; one stuck on a store that is gone (retrying
     # a dropped database, say) is not waited for past a grace
@@ -101,7 +102,7 @@ def main() -> int:
     if warm is not None:  # it ends once its last run has (warm/__main__.py)
         with contextlib.suppress(OSError):
             warm.terminate()
-    print(f"eukhe owner: pid {os.getpid()} ended", file=sys.stderr, flush=True)
+    logged(f"pid {os.getpid()} ended")
     os._exit(code)
 
 

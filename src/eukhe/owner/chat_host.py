@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
 from eukhe.memory.compactor import asker
 from eukhe.memory.log import Entry
 from eukhe.memory.tables import ChatStore
+from eukhe.owner.log import logged
 from eukhe.rules.view import VIEW
 from eukhe.settings.load import load
 from eukhe.store.election import Election
@@ -128,7 +128,7 @@ class ChatHost:
             await memory.chat.close()
 
     def _say(self, line: str) -> None:
-        print(f"eukhe owner: {line}", file=sys.stderr, flush=True)
+        logged(line)
 
     def _compactor(self, memory: Local) -> None:
         """The compactor asks the last route a request named (none yet: lines that need

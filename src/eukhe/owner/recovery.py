@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 
 from eukhe import waits
 from eukhe.events import QUIET
+from eukhe.owner.log import logged
 from eukhe.store.processes import same
 
 GONE_POLL = 0.1
@@ -73,7 +73,7 @@ class Recovery:
         return self.busy > 0 or telling
 
     def say(self, line: str) -> None:
-        print(f"eukhe owner: {line}", file=sys.stderr, flush=True)
+        logged(line)
 
     async def orphans(self, runs: list[str], about: Mapping[str, Any]) -> None:
         """A client (`about`: its greeting) closed with `runs` in flight: once its

@@ -22,7 +22,6 @@ import fcntl
 import json
 import os
 import socket
-import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import open_home, private_open, private_write
 from eukhe.owner.chat_host import ChatHost
+from eukhe.owner.log import logged
 from eukhe.owner.turns import Stopped, Turns
 from eukhe.rules.lease import Entry
 from eukhe.rules.wait import End
@@ -195,7 +195,7 @@ class Owner:
         try:
             self.turn_store.hold(record)
         except TurnStoreError as e:  # the lease goes on in memory; a later owner may not know
-            print(f"eukhe owner: {e}", file=sys.stderr, flush=True)
+            logged(str(e))
 
     def _adopt(self) -> asyncio.Task[None] | None:
         """A holder the store names whose process still runs here keeps the lease until
@@ -205,7 +205,7 @@ class Owner:
         try:
             h = self.turn_store.holder()
         except TurnStoreError as e:
-            print(f"eukhe owner: {e}", file=sys.stderr, flush=True)
+            logged(str(e))
             return None
         if h is None:
             return None

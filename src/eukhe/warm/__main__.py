@@ -47,6 +47,7 @@ import eukhe.cli.main
 import eukhe.cli.stored
 import eukhe.run.workflow
 from eukhe.client import protocol
+from eukhe.owner.log import logged
 from eukhe.warm.handoff import identity, limits
 
 PR_SET_PDEATHSIG = 1
@@ -210,12 +211,12 @@ class Template:
             conn.close()
             return
         except (OSError, ValueError) as e:  # a request cut short, malformed, or not ours: refused
-            print(f"eukhe warm: a request refused: {e}", file=sys.stderr, flush=True)
+            logged(f"a request refused: {e}", "warm")
             conn.close()
             return
         why = self.why_not(req)
         if why is not None:  # said in the owner's log: the run goes on in its client's process
-            print(f"eukhe warm: a run refused: {why}", file=sys.stderr, flush=True)
+            logged(f"a run refused: {why}", "warm")
             for fd in fds:
                 os.close(fd)
             with contextlib.suppress(OSError):
