@@ -19,6 +19,11 @@ Why it is built so:
   launched one; inside, its first process (pid 1 of the sandbox) leads a session of its own
   (`--new-session`) with the kernel in its group, found once the kernel answers: interrupts go to
   that group (a pid 1 ignores them), `close` kills that session and bubblewrap.
+- In workspace-write, the kernel's sandbox is a window of the run's guard (`eukhe.sandbox.guard`)
+  from its start to its end: the protected names (`.git`, `.eukhe`, `.mcp.json`) that exist as it
+  starts are read-only, and what its cells, jobs and threads make of them is removed after each
+  cell and job call, and once its processes have ended, each result saying so (what `close`
+  removed, it returns).
 """
 
 from __future__ import annotations
@@ -47,7 +52,9 @@ from eukhe import waits
 from eukhe.home import tighten
 from eukhe.kernel import _procs
 from eukhe.rules.wait import End
+from eukhe.sandbox import ending
 from eukhe.sandbox.bwrap import Sandbox
+from eukhe.sandbox.guard import Check
 from eukhe.settings.keys import TOOL_BLOCKING_BUDGET_MS
 from eukhe.tools.base import Result
 from eukhe.tools.bash import Output
@@ -84,6 +91,9 @@ KEEP_JOBS = 16
 """Ended jobs whose output is kept; older ones are forgotten."""
 STDERR_KEEP = 8 * 1024
 """Bytes of the kernel process's own stderr kept (head and tail each), for when it fails."""
+KERNEL = "the Python kernel (a cell, a job, a thread or a command it started)"
+"""Who made what the sandbox removed after a cell."""
+EARLIER = "an earlier command or Python cell in the sandbox"
 
 _INKERNEL = Path(__file__).with_name("inkernel.py")
 _SETUP = """\
@@ -174,6 +184,10 @@ class _Live:
     gone: bool = False
     sandboxed: bool = False
     """Whether it runs inside bubblewrap (`proc` is bubblewrap's; `pid`, once known, the kernel's)."""
+    window: bool = False
+    """Whether it holds a window of the sandbox's guard open (closed by `_teardown`)."""
+    inner: ending.Inner | None = None
+    """Its sandbox's first process, once known."""
 
 
 def _seconds(t: float) -> str:
@@ -277,12 +291,18 @@ class Kernel:
         self._last_bytes = 0
         self._sids: list[int] = []
         self._zmq: zmq.asyncio.Context | None = None
+        self._told: list[tuple[Check, str]] = []  # the guard's looks not yet said in a result
 
     # --- the public face ---------------------------------------------------------------------------------
 
     async def execute(self, code: str, cancel: asyncio.Event) -> Result:
         """Run one cell: its output and value, or its traceback as an error; past the budget, what it
-        printed so far and the job number it goes on as. Refused at once while another cell runs."""
+        printed so far and the job number it goes on as. Refused at once while another cell runs.
+        In a watched sandbox, what the kernel made of the protected names is removed after it, and
+        said (an error then)."""
+        return await self._watched(await self._execute(code, cancel))
+
+    async def _execute(self, code: str, cancel: asyncio.Event) -> Result:
         if self._closed:
             return Result("the Python kernel was closed: this conversation has no kernel any more", True)
         busy = self._busy()
@@ -329,7 +349,23 @@ class Kernel:
 
     async def job(self, n: int, action: str, cancel: asyncio.Event) -> Result:
         """`status`, `tail`, `wait` (at most the budget) or `kill` job `n`; works while the kernel is
-        busy, since it asks the host's copy of the job, never the kernel."""
+        busy, since it asks the host's copy of the job, never the kernel. Watched as `execute`."""
+        return await self._watched(await self._job(n, action, cancel))
+
+    async def _watched(self, r: Result) -> Result:
+        """`r` with what the sandbox's guard removed since the last result (a look now, while the
+        kernel runs)."""
+        live = self._live
+        if live is not None and live.window and self.sandbox is not None:
+            self._told.append((await self.sandbox.checking(), KERNEL))
+        told, self._told = self._told, []
+        notes = [line for check, who in told for line in check.notes(who)]
+        if not notes:
+            return r
+        harmful = any(check.harmful and who == KERNEL for check, who in told)
+        return Result(_with_line(r.content, "\n".join(notes)), r.is_error or harmful)
+
+    async def _job(self, n: int, action: str, cancel: asyncio.Event) -> Result:
         cell = self._jobs.get(n)
         if cell is None:
             known = ", ".join(str(k) for k in self._jobs)
@@ -377,11 +413,12 @@ class Kernel:
         """Whether a kernel process runs now."""
         return self._live is not None and not self._live.gone
 
-    async def close(self) -> None:
+    async def close(self) -> str | None:
         """End the kernel for good: every process of its session is killed (SIGTERM, SIGKILL after
-        `kill_grace`), its connection file and directory removed. Idempotent."""
+        `kill_grace`), its connection file and directory removed. Idempotent. What the sandbox's
+        guard removed since the last result, said (None: nothing)."""
         if self._closed:
-            return
+            return None
         self._closed = True
         self._closing.set()
         starting = self._starting
@@ -398,6 +435,9 @@ class Kernel:
         if self._zmq is not None:
             self._zmq.destroy(linger=0)
             self._zmq = None
+        told, self._told = self._told, []
+        notes = [line for check, who in told for line in check.notes(who)]
+        return "\n".join(notes) or None
 
     # --- answers ---------------------------------------------------------------------------------------
 
@@ -586,7 +626,7 @@ class Kernel:
         )
         return env
 
-    def _prepare(self) -> _Live:
+    def _prepare(self, protected: tuple[str, ...]) -> _Live:
         if self._zmq is None:
             self._zmq = zmq.asyncio.Context()
             self._zmq.setsockopt(zmq.RCVHWM, IOPUB_HWM)
@@ -614,12 +654,25 @@ class Kernel:
         sandboxed = self.sandbox is not None and self.sandbox.applies
         if self.sandbox is not None and sandboxed:
             box = self.sandbox.binding(d).reading(*_python_folders(self.python))
-            specs.argv = argv = box.wrap(argv, self.cwd)
+            specs.argv = argv = box.wrap(argv, self.cwd, protected=protected)
         shown = [a.replace("{connection_file}", km.connection_file) for a in argv]
         return _Live(d, shown, km, sandboxed=sandboxed)
 
     async def _start(self) -> _Live:
-        live = self._prepare()
+        box = self.sandbox
+        protected: tuple[str, ...] = ()
+        if box is not None and box.guarded:  # a window of the run's guard, until `_teardown`
+            try:
+                opened = await box.opening()
+                self._told.append((opened, EARLIER))
+                protected = opened.protected
+                live = self._prepare(protected)
+            except BaseException:
+                box.closed(ended=True)  # nothing was started
+                raise
+            live.window = True
+        else:
+            live = self._prepare(protected)
         clock = waits.LoopClock()
         deadline = clock.now() + self.start_timeout
         raced = await waits.race(self._boot(live), deadline, self._closing, clock, grace=1.0)
@@ -687,6 +740,7 @@ class Kernel:
             if not inner:
                 raise _StartError("its sandbox's first process could not be found under bubblewrap")
             live.pid = inner[0]
+            live.inner = ending.inner(live.pid)
             self._sids.append(live.pid)
         tighten(live.dir)  # its sockets, made with the kernel's umask: the host's alone, as their folder
         live.tasks = [
@@ -788,6 +842,15 @@ class Kernel:
             await _procs.kill_session(live.pid, self.kill_grace, live.proc)
             with contextlib.suppress(Exception):
                 live.proc.poll()
+        if live.window and self.sandbox is not None:  # once its namespace has ended: what it made
+            live.window = False
+            box = self.sandbox
+            try:
+                done = live.inner is not None and await ending.ended(live.inner, self.kill_grace)
+                self._told.append((await box.closing(done), KERNEL))
+            except BaseException:
+                box.closed(ended=False)
+                raise
         if live.kc is not None:
             with contextlib.suppress(Exception):
                 live.kc.stop_channels()

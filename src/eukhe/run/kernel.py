@@ -38,6 +38,8 @@ class LazyKernel:
     def output_bytes(self) -> int:
         return 0 if self.kernel is None else int(self.kernel.output_bytes())
 
-    async def close(self) -> None:
+    async def close(self) -> str | None:
+        """The kernel ended; what its sandbox's guard removed since its last result, said."""
         if self.kernel is not None:
-            await self.kernel.close()
+            return await self.kernel.close()  # type: ignore[no-any-return]
+        return None

@@ -15,9 +15,11 @@ A confined command sees, mount after mount (a later mount covers what an earlier
 4. read-write: the project (workspace-write) and `sandbox.writable`, parents before children; in
    read-only mode the project read-only, and nothing writable but the /tmp. A hidden folder inside
    one of them is hidden again;
-5. read-only again inside the project: `.git` (a hook written there would run unconfined at the
-   user's next commit), `.eukhe/` and `.mcp.json` (what eukhe and its MCP servers run), unless
-   `sandbox.writable` names them;
+5. read-only again inside the project: every `.git` at any depth (a hook or config written there
+   would run unconfined at the user's next git command), `.eukhe/` and `.mcp.json` (what eukhe and
+   its MCP servers run), unless `sandbox.writable` names them: what exists, as the run's `Guard`
+   found it just before (`eukhe.sandbox.guard`: what the command makes of them is removed once it
+   ended, since a bind over a name that does not exist would make it on the host);
 6. eukhe's own binds: read-write (the kernel's IPC folder) and read-only (the kernel's Python, when
    a hidden folder holds it).
 
@@ -27,21 +29,27 @@ outlives eukhe) and `--new-session` (no TIOCSTI into a terminal); `--unshare-net
 `sandbox.network`. The environment is the one given to bubblewrap (the tools' own, secrets out).
 
 When the pid namespace's first process ends, the kernel kills every other: a command's background
-processes end with it.
+processes end with it. Bubblewrap itself exits as soon as the command does, a moment before that:
+`--info-fd` names the namespace's first process, whose end `eukhe.sandbox.ending` waits for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import os
 import shlex
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from eukhe import waits
 from eukhe.errors import Code, EukheError
+from eukhe.rules.wait import End
+from eukhe.sandbox.guard import LOCK_WAIT, PROTECTED, Check, Guard
 from eukhe.settings.keys import SANDBOX_MODES
 
 __all__ = [
@@ -62,8 +70,6 @@ PROBE_TIMEOUT = 5.0
 """Seconds `why_not`'s trial sandbox may take."""
 HIDDEN = ("/run", "/var/run")
 """Hidden in every sandbox: the system's sockets (PostgreSQL's, D-Bus's, the container runtime's)."""
-PROTECTED = (".git", ".eukhe", ".mcp.json")
-"""Read-only inside a writable project: what runs later, outside the sandbox, or configures eukhe."""
 FLAGS = ("--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session")
 """Every sandbox's."""
 
@@ -84,7 +90,10 @@ class Sandbox:
     when it can).
 
     `confined` is the permission rule's hook: False runs a call outside the sandbox (a person
-    granted it), whatever the mode; danger-full-access runs every call outside."""
+    granted it), whatever the mode; danger-full-access runs every call outside.
+
+    `guard`, the run's watch over the protected names (`eukhe.sandbox.guard`), made with it and
+    shared by every copy `outside`, `binding` and `reading` make."""
 
     mode: str
     project: Path
@@ -97,6 +106,7 @@ class Sandbox:
     readable: tuple[Path, ...] = ()
     unavailable: str | None = None
     confined: bool = True
+    guard: Guard = field(default_factory=Guard, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in SANDBOX_MODES:
@@ -127,15 +137,81 @@ class Sandbox:
             f"refused while sandbox.mode is {self.mode!r} (install bubblewrap: {INSTALL})"
         )
 
-    def wrap(self, command: Sequence[str], cwd: Path) -> list[str]:
+    def wrap(
+        self, command: Sequence[str], cwd: Path, *, protected: Iterable[str] = (), info_fd: int | None = None
+    ) -> list[str]:
         """The argv that runs `command` in `cwd` as this sandbox says: inside bubblewrap, or as it is
-        when the sandbox does not apply. Raises SandboxError when it must run inside and cannot."""
+        when the sandbox does not apply. `protected` and `info_fd` as `argv` takes them. Raises
+        SandboxError when it must run inside and cannot."""
         if not self.applies:
             return list(command)
         why = self.refusal()
         if why is not None:
             raise SandboxError(why)
-        return argv(self, command, cwd)
+        return argv(self, command, cwd, protected=protected, info_fd=info_fd)
+
+    @property
+    def guarded(self) -> bool:
+        """Whether what its commands make is watched: they run inside bubblewrap, the project
+        writable (`opening`, `checking`, `closing`)."""
+        return self.applies and self.mode == WORKSPACE_WRITE and self.unavailable is None
+
+    @property
+    def vouching(self) -> bool:
+        """Whether this is a call a person let run outside a watched sandbox: what it makes stays
+        (`vouched`)."""
+        return not self.confined and self.mode == WORKSPACE_WRITE
+
+    async def opening(self) -> Check:
+        """Before a sandboxed process starts: the protected paths that exist (for `wrap`), and what
+        the sandbox made since the last look, removed. The window it opens is open as soon as this
+        is called, even if the look is cancelled: `closing` (or `closed`) must follow."""
+        remove = self.guard.enter()
+        return await self._look(remove=remove)
+
+    async def checking(self) -> Check:
+        """While a sandboxed process may run (a kernel between cells), or before a call a person let
+        run outside it: what the sandbox made since the last look, removed."""
+        return await self._look(remove=self.guard.watching)
+
+    async def closing(self, ended: bool) -> Check:
+        """Once a sandboxed process ended (`ended`: every process of its pid namespace is known
+        gone): what it made, removed."""
+        self.guard.leave()
+        return await self._look(remove=True, ended=ended)
+
+    def closed(self, ended: bool) -> Check:
+        """`closing`, blocking (for a path that cannot wait on the event loop: a cancelled call)."""
+        self.guard.leave()
+        return self.guard.look(*self._scope(), remove=True, ended=ended)
+
+    async def vouched(self) -> Check:
+        """After a call a person let run outside the sandbox: what it made, taken as theirs."""
+        return await self._look(remove=False)
+
+    def _scope(self) -> tuple[str, list[str], list[str]]:
+        """The guard's workspace, the paths `sandbox.writable` lifts, and the folders it skips
+        (what the sandbox hides inside the project, its /tmp, eukhe's own binds)."""
+        root = _real(self.project)
+        skip = [_real(p) for p in (*self.hidden, self.tmp, *self.binds)]
+        return root, [_real(p) for p in self.writable], [p for p in skip if _strictly_under(p, root)]
+
+    async def _look(self, remove: bool, ended: bool = True) -> Check:
+        # a walk blocks (it stats every folder): off the loop, bounded by its own deadline and the
+        # wait for another walk; past both, said as a cut look
+        bound = self.guard.deadline + LOCK_WAIT + 1.0
+        clock = waits.LoopClock()
+        raced = await waits.race(
+            asyncio.to_thread(functools.partial(self.guard.look, *self._scope(), remove=remove, ended=ended)),
+            clock.now() + bound,
+            None,
+            clock,
+            grace=0.0,
+        )
+        if raced.end is End.EVENT and raced.error is None:
+            return raced.result()
+        why = f"it did not end within {bound:g} s" if raced.error is None else f"it failed: {raced.error}"
+        return Check(cut=why)
 
     def outside(self) -> Sandbox:
         """This sandbox for a call a person let run outside it."""
@@ -197,9 +273,19 @@ def _temp_folders(temp: Path | None) -> list[str]:
     return [os.path.join(temp, n) for n in sorted(names) if n.startswith("eukhe-")]
 
 
-def argv(box: Sandbox, command: Sequence[str], cwd: Path) -> list[str]:
+def argv(
+    box: Sandbox,
+    command: Sequence[str],
+    cwd: Path,
+    *,
+    protected: Iterable[str] = (),
+    info_fd: int | None = None,
+) -> list[str]:
     """The bubblewrap argv that runs `command` in `cwd` inside `box` (the module's docstring says
-    what it sees). Reads the filesystem (which folders exist, their real paths), changes nothing."""
+    what it sees). `protected`: the real paths of the protected names that exist at any depth (the
+    guard's `Check.protected`), bound read-only with those at the project's root; `info_fd`: where
+    bubblewrap writes its namespaces' first process (`eukhe.sandbox.ending`). Reads the filesystem
+    (which folders exist, their real paths), changes nothing."""
     hidden = _folders([*HIDDEN, *box.hidden, *_temp_folders(box.temp)])
     out = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for h in _outermost([h for h in hidden if not _under(h, "/tmp")]):  # the private /tmp hides the rest
@@ -220,9 +306,13 @@ def argv(box: Sandbox, command: Sequence[str], cwd: Path) -> list[str]:
 
     if box.mode != READ_ONLY:
         writable = {_real(p) for p in box.writable}
-        for name in PROTECTED:
-            p = _real(box.project / name)
-            if p not in writable and os.path.lexists(p):
+        held = set(protected)
+        for name in PROTECTED:  # at the root even without a walk's list
+            if os.path.lexists(box.project / name):
+                held.add(_real(box.project / name))
+        for p in sorted(held - writable):
+            # never a bind that shows what is hidden: a link's target only inside the project
+            if _strictly_under(p, project) and not any(_under(p, h) for h in again):
                 out += ["--ro-bind-try", p, p]
 
     for b in box.binds:
@@ -235,6 +325,8 @@ def argv(box: Sandbox, command: Sequence[str], cwd: Path) -> list[str]:
     out += ["--chdir", str(cwd), *FLAGS]
     if not box.network:
         out.append("--unshare-net")
+    if info_fd is not None:
+        out += ["--info-fd", str(info_fd)]
     return [*out, "--", *command]
 
 

@@ -12,6 +12,9 @@ comes, keeping a head and a tail of it. It ends one of four ways:
 
 When the run's sandbox applies (`Context.sandbox`), the shell runs inside bubblewrap, whose group
 is the one killed: its pid namespace ends with it, and so does every process the command started.
+In workspace-write, the protected names (`.git`, `.eukhe`, `.mcp.json`) that exist at any depth are
+read-only, and once the namespace has ended (waited for: bubblewrap exits a moment before it), what
+the command made of them is removed, the result saying so (`eukhe.sandbox.guard`).
 """
 
 from __future__ import annotations
@@ -27,12 +30,16 @@ from typing import Any, ClassVar
 
 from eukhe import waits
 from eukhe.rules.wait import End
+from eukhe.sandbox import ending
+from eukhe.sandbox.bwrap import Sandbox
 from eukhe.tools.base import Context, Result
 from eukhe.tools.files import why
 
 __all__ = ["BASH", "Bash", "Output"]
 
 CHUNK = 1 << 16
+THIS = "this command"
+EARLIER = "an earlier command or Python cell in the sandbox"
 
 
 class Output:
@@ -143,12 +150,50 @@ class Bash:
         if not ctx.cwd.is_dir():
             return Result(f"the working directory '{ctx.cwd}' does not exist or is not a directory", True)
         argv = ["bash", "-c", command]
-        if ctx.sandbox is not None:  # the run's (eukhe.sandbox.bwrap.Sandbox): inside it, or refused
-            refused = ctx.sandbox.refusal()
-            if refused is not None:
-                return Result(refused, True)
-            argv = ctx.sandbox.wrap(argv, ctx.cwd)
+        box: Sandbox | None = ctx.sandbox  # the run's: inside it, or refused
+        if box is None:
+            return await self._run(argv, ctx, timeout)
+        refused = box.refusal()
+        if refused is not None:
+            return Result(refused, True)
+        if box.guarded:
+            return await self._guarded(box, argv, ctx, timeout)
+        if box.vouching:  # a person let it out: what the sandbox made goes first, what it makes stays
+            before = await box.checking()
+            result = await self._run(box.wrap(argv, ctx.cwd), ctx, timeout)
+            after = await box.vouched()
+            return _noted(result, [*before.notes(EARLIER), *after.notes(EARLIER)], False)
+        return await self._run(box.wrap(argv, ctx.cwd), ctx, timeout)
 
+    async def _guarded(self, box: Sandbox, argv: list[str], ctx: Context, timeout: float) -> Result:
+        """The command in a watched sandbox: the protected names that exist read-only, and what it
+        made of them removed once every process of its namespace has ended."""
+        info, info_w = os.pipe()
+        try:
+            try:
+                opened = await box.opening()
+                wrapped = box.wrap(argv, ctx.cwd, protected=opened.protected, info_fd=info_w)
+                result = await self._run(wrapped, ctx, timeout, (info_w,))
+            except BaseException:  # cancelled (or failed): its window closes all the same, blocking
+                os.close(info_w)
+                info_w = -1
+                inner = ending.read_info(info)
+                box.closed(inner is not None and ending.ended_now(inner))
+                raise
+            os.close(info_w)
+            info_w = -1
+            inner = ending.read_info(info)  # None: bubblewrap made no namespace, nothing ran
+            closed = await box.closing(inner is None or await ending.ended(inner))
+        finally:
+            os.close(info)
+            if info_w >= 0:
+                os.close(info_w)
+        return _noted(result, [*opened.notes(EARLIER), *closed.notes(THIS)], closed.harmful)
+
+    async def _run(
+        self, argv: list[str], ctx: Context, timeout: float, pass_fds: tuple[int, ...] = ()
+    ) -> Result:
+        lim = ctx.limits
         loop = asyncio.get_running_loop()
         out = Output(lim.bash_head, lim.bash_tail)
         eof = asyncio.Event()
@@ -162,6 +207,7 @@ class Bash:
                 cwd=ctx.cwd,
                 env=_env(ctx),
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         except BaseException as e:
             os.close(rfd)
@@ -262,6 +308,14 @@ class Bash:
                 name = f"signal {-rc}"
             return f"killed by {name}", True
         return f"exit code {rc}", rc != 0
+
+
+def _noted(result: Result, notes: list[str], error: bool) -> Result:
+    """`result` with the sandbox's `notes` after it; an error too when `error`."""
+    if not notes:
+        return result
+    text = result.content if result.content.endswith("\n") else result.content + "\n"
+    return Result(text + "\n".join(notes), result.is_error or error)
 
 
 async def _both(a: Awaitable[Any], b: Awaitable[Any]) -> None:
