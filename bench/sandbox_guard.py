@@ -30,8 +30,8 @@ from eukhe.tools import Context
 from eukhe.tools.bash import BASH
 
 
-def build(root: Path, folders: int) -> int:
-    """About `folders` folders under `root`, 20 a level, a file in each; how many were made."""
+def build(root: Path, folders: int) -> list[Path]:
+    """About `folders` folders under `root`, 20 a level, a file in each: the deepest level made."""
     made, level = 0, [root]
     while made < folders:
         below = []
@@ -46,8 +46,8 @@ def build(root: Path, folders: int) -> int:
                 made += 1
         level = below
     for i in range(3):
-        subprocess.run(["git", "init", "-q", str(level[i * 7])], check=True)
-    return made
+        subprocess.run(["git", "init", "-q", str(level[i * 7 % len(level)])], check=True)
+    return level
 
 
 def best(rounds: int, work: Callable[[], object]) -> float:
@@ -69,16 +69,18 @@ def main() -> None:
         project, home = base / "project", base / "home"
         project.mkdir()
         home.mkdir()
-        n = build(project, args.folders)
+        deepest = build(project, args.folders)
         time.sleep(2.1)  # past the guard's settle time: a folder's ctime is trusted from here on
         root = str(project)
-        print(f"workspace: {n} folders and files, 3 nested repositories; best of {args.rounds}")
+        print(
+            f"workspace: {args.folders} folders, a file in each, 3 nested repositories; best of {args.rounds}"
+        )
 
         cold = best(args.rounds, lambda: Guard().check(root))
         g = Guard()
         g.check(root)
         warm = best(args.rounds, lambda: g.check(root))
-        places = [project / "d3", project / "d5" / "d2", project / "d7" / "d1" / "d4"]
+        places = [project / "d3", deepest[len(deepest) // 2], deepest[-1]]
 
         def changed() -> None:
             for p in places:
