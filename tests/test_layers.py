@@ -18,8 +18,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("their laws and the engine that checks them", ("laws",)),
     ("the errors' one root", ("errors",)),
     (
-        "the ground: terminal text, run ids, file kinds, crash points, polls, leaving, the home's files",
-        ("terminal", "ids", "words", "filekind", "crashpoints", "timing", "leaving", "home"),
+        "the ground: terminal text, run ids, file kinds, eukhe's own reads, crash points, polls, leaving, "
+        "the home's files",
+        ("terminal", "ids", "words", "filekind", "ownfiles", "crashpoints", "timing", "leaving", "home"),
     ),
     ("the events every face shows", ("events",)),
     ("deadlines and cancels", ("waits",)),

@@ -82,9 +82,9 @@ def test_a_fifo_or_a_file_that_is_not_text_never_blocks_and_is_said(tmp_path: Pa
     problems = {p.path: p.problem for p in got.parts if p.problem}
     assert problems == {
         repo / "CLAUDE.md": "not UTF-8 text (byte 0)",
-        cwd / "AGENTS.md": "not a regular file",
+        cwd / "AGENTS.md": "it is a FIFO (named pipe), not a regular file",
     }
-    assert f"{cwd / 'AGENTS.md'}: not loaded: not a regular file" in got.lines()
+    assert f"{cwd / 'AGENTS.md'}: not loaded: it is a FIFO (named pipe), not a regular file" in got.lines()
 
 
 def test_a_session_reads_them_once_and_takes_a_change_at_the_next_turn(

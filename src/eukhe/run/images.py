@@ -2,20 +2,26 @@
 Each is read here, once, as a regular file (a FIFO or a device is refused without blocking on
 it), checked by its header (`ai.image`), and carried to the run by reference with its bytes
 beside it, until `run.driver.start` keeps them in the store's image table.
+
+A path written inside the project is the project's: opened, then decided on by where it really
+is (`ownfiles`), it never follows a link out of the project. One the person writes outside it
+(absolute, from `~`, up with `..`) is theirs to attach, but never from /proc, /sys, /dev, a
+process's folder, a secret place or eukhe's home.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import stat
 from pathlib import Path
 
 from eukhe.ai.image import MAX_BYTES, Image, ImageError, image_of, too_big
-from eukhe.filekind import kind
-from eukhe.tools.files import links_out, resolve, why
+from eukhe.home import home
+from eukhe.ownfiles import Bound, Refused, named_bound, open_file, project_bound, read_at_most
+from eukhe.rules.confine import under
+from eukhe.tools.files import resolve, why
 
-__all__ = ["SUFFIXES", "is_image_path", "pasted", "read_image"]
+__all__ = ["SUFFIXES", "bound_for", "is_image_path", "pasted", "read_image"]
 
 SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 """The names of the files taken as images (their header decides what they are)."""
@@ -25,33 +31,33 @@ def is_image_path(shown: str) -> bool:
     return shown.lower().endswith(SUFFIXES)
 
 
+def bound_for(shown: str, cwd: Path) -> Bound:
+    """The folder a file a person names (`@shown`, a pasted path) is read within: the project
+    `cwd`, with no link out of it, when the path is written inside it; else wherever it is,
+    but never in a place no prompt reads (`ownfiles.named_bound`)."""
+    lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(shown)))
+    if under(lexical, os.path.normpath(os.path.abspath(cwd))):
+        return project_bound(cwd, home())
+    return named_bound(cwd, home())
+
+
 def read_image(shown: str, cwd: Path) -> tuple[Image, bytes]:
-    """The image at `shown` (relative to `cwd`, `~` expanded) and its bytes, or an ImageError."""
-    if (target := links_out(shown, cwd)) is not None:
-        raise ImageError(f"{shown}: it is a link that leads outside the project (to {target})")
-    path = resolve(shown, cwd)
+    """The image at `shown` (relative to `cwd`, `~` expanded) and its bytes, or an ImageError:
+    opened within `bound_for(shown, cwd)`, decided on by where it really is."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = open_file(resolve(shown, cwd), bound_for(shown, cwd))
+    except Refused as e:
+        raise ImageError(f"{shown}: {e}") from None
     except OSError as e:
         raise ImageError(f"{shown}: cannot be read: {why(e)}") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ImageError(f"{shown}: {kind(st.st_mode)}, not an image file")
-        if (big := too_big(shown, st.st_size)) is not None:  # not read at all
+        if (big := too_big(shown, os.fstat(fd).st_size)) is not None:  # not read at all
             raise big
-        chunks, left = [], MAX_BYTES + 1
-        while left > 0:
-            got = os.read(fd, min(left, 1 << 20))
-            if not got:
-                break
-            chunks.append(got)
-            left -= len(got)
+        data = read_at_most(fd, MAX_BYTES + 1)
     except OSError as e:
         raise ImageError(f"{shown}: cannot be read: {why(e)}") from None
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     return image_of(data, shown), data
 
 

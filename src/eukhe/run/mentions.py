@@ -5,19 +5,28 @@ folder) is attached as why not, so the model and the person both see it.
 
 An image (`@shot.png`, or a pasted path to one: `run.images`) is attached as an image, its mark
 `[image: name, WxH]` after the prompt; one that cannot be is said, and left out.
+
+Each file is opened as `read` opens it, and decided on by where it really is (`ownfiles`,
+within `images.bound_for`): a mention written inside the project never follows a link out of
+it (a stranger's `notes.txt -> ~/.ssh/id_rsa`); one the person writes outside it is attached
+from where it is, but nothing is ever attached from /proc, /sys, /dev, a process's folder, a
+secret place or eukhe's home. The model sees why a file was not attached, never where its
+link led; the person sees both.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.ai.image import Image, ImageError
-from eukhe.run.images import is_image_path, pasted, read_image
+from eukhe.ownfiles import Refused, decide
+from eukhe.rules.confine import Act
+from eukhe.run.images import bound_for, is_image_path, pasted, read_image
 from eukhe.tools.base import Limits
-from eukhe.tools.files import links_out, resolve
+from eukhe.tools.files import resolve
 from eukhe.tools.read import read_whole
 
 __all__ = ["MAX_MENTIONS", "Attached", "attach", "mentioned", "with_images"]
@@ -27,9 +36,6 @@ MENTION = re.compile(r"(?<![\w@/])@([^\s@]+)")
 
 MAX_MENTIONS = 10
 """Files one prompt attaches at most; the rest are said, not attached."""
-
-LINKS_OUT = "it is a link that leads outside the project"
-"""Why a mention written inside the project is not attached when a link takes it out."""
 
 TRAILING = ".,;:!?)]}'\""
 """What ends a sentence after a path, taken off when the path with it names no file."""
@@ -85,12 +91,12 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
             _add(image, picture, images, data, blocks)
             said.append(f"{shown} attached (an image, {image.width}x{image.height})")
             continue
-        if (target := links_out(shown, cwd)) is not None:
-            blocks.append(f'<file path="{shown}" attached="no">{LINKS_OUT}</file>')
-            said.append(f"@{shown} not attached: {LINKS_OUT} (to {target})")
-            continue
-        got = read_whole(shown, cwd, lim)
-        if got.is_error:
+        refused: list[Refused] = []
+        got = read_whole(shown, cwd, lim, _boundary(shown, cwd, refused))
+        if refused:  # the model sees why, not where the link led
+            blocks.append(f'<file path="{shown}" attached="no">{refused[-1].why}</file>')
+            said.append(f"@{shown} not attached: {refused[-1]}")
+        elif got.is_error:
             blocks.append(f'<file path="{shown}" attached="no">{got.content}</file>')
             said.append(f"@{shown} not attached: {got.content}")
         else:
@@ -101,6 +107,22 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
         said.append(f"only {MAX_MENTIONS} files are attached to one prompt; not attached: {rest}")
     text = prompt + "\n\n" + "\n\n".join(blocks) if blocks else prompt
     return Attached(text, tuple(said), tuple(images), data)
+
+
+def _boundary(shown: str, cwd: Path, refused: list[Refused]) -> Callable[[Act, str], str | None]:
+    """`read`'s boundary for the mention `shown`: the object it opened, by its real path,
+    within `images.bound_for`; a refusal is kept in `refused`, for its words."""
+    path, bound = resolve(shown, cwd), bound_for(shown, cwd)
+
+    def check(act: Act, real: str) -> str | None:
+        try:
+            decide(path, real, bound)
+        except Refused as e:
+            refused.append(e)
+            return e.why
+        return None
+
+    return check
 
 
 def with_images(a: Attached, paths: list[str], cwd: Path) -> Attached:

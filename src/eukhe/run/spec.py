@@ -201,11 +201,18 @@ class Setup:
         return f"the instruction files changed ({files}): they enter at this turn"
 
     def diagnostics(self) -> list[tuple[str, str]]:
-        """Each skill and template that did not load, as ("skill" | "prompt", "path: error")."""
+        """Each skill and template that did not load, as ("skill" | "prompt", "path: error"),
+        then each instruction file that was not, as ("instruction file", "path: not loaded:
+        why"): a face says them as the session starts (a repository's `AGENTS.md` that links
+        out of it is refused, and the person sees where it led)."""
         return [
             (kind[:-1], f"{d.path}: {d.error}")
             for kind in ("skills", "prompts")
             for d in self.snapshot.diagnostics[kind]
+        ] + [
+            ("instruction file", f"{p.path}: not loaded: {p.problem}")
+            for p in self.instructions.parts
+            if p.problem
         ]
 
     def expand(self, prompt: str) -> str:

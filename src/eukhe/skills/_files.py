@@ -1,13 +1,15 @@
-"""Reading a candidate without ever waiting on it: regular files only, at most a
-given number of bytes, as UTF-8 text."""
+"""Reading a candidate without ever waiting on it: regular files only, within the folder
+it belongs to (`ownfiles`: a project's file never follows a link out of the project, and
+nothing is read in /proc, /sys, /dev or a secret place), at most a given number of bytes,
+as UTF-8 text."""
 
 from __future__ import annotations
 
 import codecs
 import os
-import stat
 from dataclasses import dataclass
 
+from eukhe.ownfiles import Bound, Refused, open_file, read_at_most
 from eukhe.rules.skill_load import Read
 
 LIMIT = 1 << 20
@@ -18,12 +20,13 @@ template or an ignore file must fit in them."""
 @dataclass(frozen=True)
 class Text:
     """A file's text (None when it could not be read), how the read went, why not,
-    and whether the file holds more than was read."""
+    whether the file holds more than was read, and its size in bytes (as it was opened)."""
 
     text: str | None
     read: Read
     detail: str = ""
     cut: bool = False
+    size: int = 0
 
 
 def why(e: OSError) -> str:
@@ -31,37 +34,30 @@ def why(e: OSError) -> str:
     return e.strerror or type(e).__name__
 
 
-def read_text(path: str, limit: int = LIMIT) -> Text:
-    """The first `limit` bytes of the file at `path` as text.
+def read_text(path: str, bound: Bound, limit: int = LIMIT) -> Text:
+    """The first `limit` bytes of the file at `path` as text, opened within `bound`
+    (`ownfiles.open_file`: decided on the object opened, by its real path).
 
-    Never blocks on a FIFO, a device or a socket: the file is opened without
-    waiting and read only when it is a regular file. Never raises for a file the
-    caller could meet: every failure is a `Read.FILE` with its reason."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    Never blocks on a FIFO, a device or a socket. Never raises for a file the caller could
+    meet: every failure, and every refusal (a link out of its folder, a pseudo-file, a
+    secret place, not a regular file), is a `Read.FILE` with its reason."""
     try:
-        fd = os.open(path, flags)
+        fd = open_file(path, bound)
+    except Refused as e:
+        return Text(None, Read.FILE, str(e))
     except OSError as e:
         return Text(None, Read.FILE, why(e))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return Text(None, Read.FILE, "not a regular file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        size = os.fstat(fd).st_size
+        data = read_at_most(fd, limit + 1)
     except OSError as e:
         return Text(None, Read.FILE, why(e))
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     cut = len(data) > limit
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
         text = decoder.decode(data[:limit], final=not cut)
     except UnicodeDecodeError as e:
         return Text(None, Read.FILE, f"not UTF-8 text (byte {e.start})")
-    return Text(text, Read.OK, cut=cut)
+    return Text(text, Read.OK, cut=cut, size=max(size, len(data)))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pathspec
 
+from eukhe.ownfiles import Bound
 from eukhe.rules import skill_load
 from eukhe.skills._files import LIMIT, read_text
 from eukhe.skills._types import Diagnostic
@@ -54,15 +55,16 @@ def _compile(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def read_rules(folder: str, base: str) -> tuple[list[Rules], list[Diagnostic]]:
-    """The rules of the ignore files in `folder` (whose path from the root is `base`)."""
+def read_rules(folder: str, base: str, bound: Bound) -> tuple[list[Rules], list[Diagnostic]]:
+    """The rules of the ignore files in `folder` (whose path from the root is `base`), each
+    read within `bound`, the folder the walk belongs to."""
     rules: list[Rules] = []
     found: list[Diagnostic] = []
     for name in NAMES:
         path = os.path.join(folder, name)
         if not os.path.lexists(path):
             continue
-        got = read_text(path)
+        got = read_text(path, bound)
         if got.text is None:
             found.append(Diagnostic(path, skill_load.unreadable_ignore_file(got.detail)))
             continue

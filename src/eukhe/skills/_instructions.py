@@ -7,7 +7,12 @@ folder's. They fit `context.instructionsBytes` together, and what was cut is sai
 A session reads them once (its system prompt stays byte-identical across its turns,
 for the prompt cache); the interactive agent reads them again before each turn and,
 when they changed, says so and takes the new text at that turn. Read as skills are:
-never waiting on a FIFO, regular files only, UTF-8."""
+never waiting on a FIFO, regular files only, UTF-8, each decided on as it is opened
+(`ownfiles`): a repository's file only inside the repository (a stranger's `AGENTS.md ->
+/proc/self/environ` or `-> ../../.aws/credentials` is refused, with where it leads); the
+home's may lead into the user's dotfiles. None is ever read from /proc, /sys, /dev, a
+process's folder or a secret place. Each file not loaded is said, with why (`lines`, and
+the run's diagnostics)."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from eukhe.ownfiles import Bound, home_bound, project_bound
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
 from eukhe.skills._files import read_text
 
@@ -61,21 +67,25 @@ def repository_root(cwd: Path) -> Path | None:
     return None
 
 
-def candidates(home: Path, cwd: Path) -> list[Path]:
-    """The instruction files in their order, each folder's `AGENTS.md`, else its `CLAUDE.md`."""
-    root = repository_root(cwd) or cwd
+def candidates(home: Path, cwd: Path) -> list[tuple[Path, Bound]]:
+    """The instruction files in their order, each folder's `AGENTS.md`, else its `CLAUDE.md`,
+    each with the folder it must be read within: the home's within the home (its links may
+    lead out), the others within the repository (or `cwd`, outside one)."""
+    repo = repository_root(cwd)
+    root = repo or cwd
     rel = cwd.relative_to(root).parts
     chain = [root.joinpath(*rel[:i]) for i in range(len(rel) + 1)]  # the root down to `cwd`
-    out: list[Path] = []
+    project = project_bound(root, home, "the repository" if repo is not None else "the project")
+    out: list[tuple[Path, Bound]] = []
     seen: set[str] = set()
-    for folder in (home, *chain):
+    for folder, bound in ((home, home_bound(home)), *((f, project) for f in chain)):
         for name in NAMES:
             path = folder / name
             if os.path.lexists(path):
-                real = os.path.realpath(path)
+                real = os.path.realpath(path)  # one file reached twice is read once
                 if real not in seen:
                     seen.add(real)
-                    out.append(path)
+                    out.append((path, bound))
                 break
     return out
 
@@ -90,17 +100,14 @@ def load_instructions(home: Path, cwd: Path, budget: int = INSTRUCTIONS_BYTES) -
     parts: list[Part] = []
     blocks: list[str] = []
     left = max(budget, 0)
-    for path in candidates(home, cwd):
-        got = read_text(str(path), limit=max(budget, 1))
+    for path, bound in candidates(home, cwd):
+        got = read_text(str(path), bound, limit=max(budget, 1))
         if got.text is None:
             parts.append(Part(path, 0, 0, got.detail))
             continue
         size = len(got.text.encode())
-        if got.cut:  # larger than it was read: its size as the folder has it
-            try:
-                size = max(size, os.stat(path).st_size)
-            except OSError:
-                size += 1
+        if got.cut:  # larger than it was read: its size as it was opened
+            size = got.size
         shown = _cut(got.text, left)
         n = len(shown.encode())
         left -= n

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eukhe.rules.skill_load import Kind, Read
-from eukhe.skills._files import why
-from eukhe.skills._skills import _Loader, absolute
+from eukhe.ownfiles import home_bound, project_bound
+from eukhe.rules.skill_load import Kind
+from eukhe.skills._skills import _Loader, absolute, bound_of
 from eukhe.skills._types import Diagnostic, Template
 
 
@@ -49,13 +49,10 @@ class _PromptLoader(_Loader):
             self.prompts.append(Template(c.name, c.description, path, source, body, c.argument_hint))
 
     def folder(self, path: str, source: str) -> None:
-        try:
-            with os.scandir(path) as it:
-                names = sorted(e.name for e in it)
-        except OSError as e:
-            self.failed(path, Read.ENTRY, why(e))
+        got = self.listed(path)
+        if got is None:
             return
-        for name in names:
+        for name in got[1]:
             if name.endswith(".md") and not name.startswith("."):
                 self.template(os.path.join(path, name), source)
 
@@ -69,11 +66,14 @@ def load_prompts(home: Path, project: Path | None = None, paths: Sequence[str | 
     what it finds on disk: each failure is a diagnostic."""
     base = project if project is not None else Path.cwd()
     loader = _PromptLoader(Kind.TEMPLATE)
-    loader.root(absolute(home / "prompts", base), "user", explicit=False)
+    loader.root(absolute(home / "prompts", base), "user", False, home_bound(home))
     if project is not None:
-        loader.root(absolute(project / ".eukhe" / "prompts", base), "project", explicit=False)
+        loader.root(
+            absolute(project / ".eukhe" / "prompts", base), "project", False, project_bound(project, home)
+        )
     for p in paths:
-        loader.root(absolute(p, base), "path", explicit=True)
+        path = absolute(p, base)
+        loader.root(path, "path", True, bound_of(path, home, project, base))
     return Prompts(tuple(loader.prompts), tuple(loader.diagnostics))
 
 

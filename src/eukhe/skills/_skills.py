@@ -11,6 +11,13 @@ Every candidate (a `SKILL.md`, an explicit path, an entry that cannot be
 looked at) is loaded or diagnosed, never both; a file reached twice (through a
 link, or listed twice) is one candidate; a folder reached twice is walked once,
 so a link loop ends.
+
+Every file and folder is opened within the folder it belongs to (`ownfiles`), and
+decided on as it is opened: the project's `.eukhe/` never leads by a link out of the
+project (a `SKILL.md -> ~/.aws/credentials` is diagnosed, with where it leads); the
+home's may lead into the user's dotfiles; an explicit path inside the project is the
+project's, one outside it is read where it is. None is read in /proc, /sys, /dev, a
+process's folder, a secret place or (but for the home's own) eukhe's home.
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.errors import Code, EukheError
+from eukhe.ownfiles import NOWHERE, Bound, Refused, home_bound, named_bound, open_folder, project_bound
 from eukhe.rules import skill_load
+from eukhe.rules.confine import under
 from eukhe.rules.skill_load import File, Front, Kind, Read
 from eukhe.skills._files import read_text, why
 from eukhe.skills._frontmatter import parse
@@ -55,9 +64,21 @@ def absolute(path: str | Path, base: Path) -> str:
     return os.path.normpath(p if os.path.isabs(p) else os.path.join(os.fspath(base), p))
 
 
+def bound_of(path: str, home: Path, project: Path | None, base: Path) -> Bound:
+    """The folder an explicit `path` (absolute, links kept) is read within: the project's
+    when it is written inside the project, the home's inside the home, else where it is
+    (never a place no prompt reads)."""
+    if project is not None and under(path, absolute(project, base)):
+        return project_bound(project, home)
+    if under(path, absolute(home, base)):
+        return home_bound(home)
+    return named_bound(project if project is not None else base, home)
+
+
 @dataclass
 class _Loader:
     kind: Kind
+    bound: Bound = NOWHERE  # the folder the location being loaded belongs to
     winners: dict[str, str] = field(default_factory=dict)
     files: set[str] = field(default_factory=set)
     folders: set[str] = field(default_factory=set)
@@ -87,7 +108,7 @@ class _Loader:
         if real in self.files:
             return None
         self.files.add(real)
-        got = read_text(path)
+        got = read_text(path, self.bound)
         if got.text is None:
             return self.candidate(File(self.kind, name, got.read, Front.NONE, got.detail), path), ""
         if got.cut and self.kind is Kind.TEMPLATE:
@@ -104,9 +125,31 @@ class _Loader:
         """An explicit path that is a Markdown file: that one candidate."""
         raise NotImplementedError
 
-    def root(self, path: str, source: str, explicit: bool) -> None:
+    def listed(self, folder: str) -> tuple[str, list[str]] | None:
+        """The folder's real path and its entries' names, in order, opened within the
+        bound; None when it cannot be (diagnosed)."""
+        try:
+            fd, real = open_folder(folder, self.bound)
+        except Refused as e:
+            self.failed(folder, Read.ENTRY, str(e))
+            return None
+        except OSError as e:
+            self.failed(folder, Read.ENTRY, why(e))
+            return None
+        try:
+            with os.scandir(fd) as it:
+                return real, sorted(e.name for e in it)
+        except OSError as e:
+            self.failed(folder, Read.ENTRY, why(e))
+            return None
+        finally:
+            os.close(fd)
+
+    def root(self, path: str, source: str, explicit: bool, bound: Bound) -> None:
         """One location: a folder of candidates, or (given explicitly) one Markdown
-        file. A missing default location is no failure; a missing explicit one is."""
+        file, each read within `bound`. A missing default location is no failure; a
+        missing explicit one is."""
+        self.bound = bound
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -137,27 +180,23 @@ class _SkillLoader(_Loader):
         got = self.read(path, os.path.basename(folder))
         if got is not None and got[0].loads:
             c = got[0]
-            self.skills.append(Skill(c.name, c.description, path, folder, source, c.disable_model_invocation))
+            self.skills.append(
+                Skill(c.name, c.description, path, folder, source, c.disable_model_invocation, self.bound)
+            )
 
     def walk(self, root: str, source: str) -> None:
         """Every skill under the folder `root`, depth first in name order."""
         stack: list[tuple[str, str, tuple[Rules, ...]]] = [(root, "", ())]
         while stack:
             folder, rel, chain = stack.pop()
-            try:
-                real = os.path.realpath(folder)
-            except (OSError, ValueError):
-                real = folder
+            got = self.listed(folder)
+            if got is None:
+                continue
+            real, names = got
             if real in self.folders:
                 continue
             self.folders.add(real)
-            try:
-                with os.scandir(folder) as it:
-                    names = sorted(e.name for e in it)
-            except OSError as e:
-                self.failed(folder, Read.ENTRY, why(e))
-                continue
-            rules, found = read_rules(folder, rel)
+            rules, found = read_rules(folder, rel, self.bound)
             self.diagnostics += found
             inner = (*chain, *rules)
             if SKILL_FILE in names:
@@ -199,11 +238,14 @@ def load_skills(home: Path, project: Path | None = None, paths: Sequence[str | P
     it finds on disk: each failure is a diagnostic."""
     base = project if project is not None else Path.cwd()
     loader = _SkillLoader(Kind.SKILL)
-    loader.root(absolute(home / "skills", base), "user", explicit=False)
+    loader.root(absolute(home / "skills", base), "user", False, home_bound(home))
     if project is not None:
-        loader.root(absolute(project / ".eukhe" / "skills", base), "project", explicit=False)
+        loader.root(
+            absolute(project / ".eukhe" / "skills", base), "project", False, project_bound(project, home)
+        )
     for p in paths:
-        loader.root(absolute(p, base), "path", explicit=True)
+        path = absolute(p, base)
+        loader.root(path, "path", True, bound_of(path, home, project, base))
     return Skills(tuple(loader.skills), tuple(loader.diagnostics), tuple(loader.ignored), loader.tally)
 
 
@@ -228,7 +270,7 @@ def invoke_skill(text: str, skills: Sequence[Skill]) -> str | None:
     if found is None:
         known = ", ".join(sorted(s.name for s in skills)) or "none loaded"
         raise SkillError(f"no skill {name!r} (the skills: {known})")
-    got = read_text(found.path)
+    got = read_text(found.path, found.bound)  # within the folder it was loaded from
     if got.text is None:
         raise SkillError(f"skill {name!r}: cannot read {found.path}: {got.detail}")
     body = parse(got.text).body.strip()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from eukhe.ownfiles import NOWHERE, Bound
 
 
 @dataclass(frozen=True)
@@ -19,8 +21,9 @@ class Diagnostic:
 @dataclass(frozen=True)
 class Skill:
     """A loaded skill: its name, description, the absolute path of its SKILL.md, its
-    folder, where it was found (`user`, `project` or `path`), and whether only the user
-    may invoke it (`disable-model-invocation`)."""
+    folder, where it was found (`user`, `project` or `path`), whether only the user
+    may invoke it (`disable-model-invocation`), and the folder its file is read within
+    when it is invoked (`ownfiles.Bound`: none, for a skill no loader found)."""
 
     name: str
     description: str
@@ -28,6 +31,7 @@ class Skill:
     folder: str
     source: str
     disable_model_invocation: bool = False
+    bound: Bound = field(default=NOWHERE, compare=False, repr=False)
 
     def json(self) -> dict[str, str]:
         return {"name": self.name, "path": self.path, "description": self.description}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import codecs
 import errno
-import os
 from pathlib import Path
 
 SNIFF = 8192
@@ -16,19 +15,6 @@ def resolve(path: str, cwd: Path) -> Path:
     """`path` as the tools use it: `~` expanded, relative to `cwd`."""
     p = Path(path).expanduser()
     return p if p.is_absolute() else cwd / p
-
-
-def links_out(shown: str, cwd: Path) -> str | None:
-    """Where a path written inside `cwd` really leads, when a link takes it out of `cwd`
-    (a stranger's repository may hold `notes.txt -> ~/.ssh/id_rsa`); None when it stays in,
-    or when the path itself names a place outside (absolute, from `~`, or up with `..`)."""
-    lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(shown)))
-    root = os.path.normpath(cwd)
-    if not (lexical == root or lexical.startswith(root.rstrip("/") + "/")):
-        return None
-    target, real_root = os.path.realpath(lexical), os.path.realpath(cwd)
-    inside = target == real_root or target.startswith(real_root.rstrip("/") + "/")
-    return None if inside else target
 
 
 def why(e: OSError) -> str:
