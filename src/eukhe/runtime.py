@@ -2,9 +2,11 @@
 durable. The command line (`eukhe run`, `eukhe resume`), the interactive agent and
 the owner's recovery all open their runtime here, so the sequence is written once:
 
-1. the store opened (`store.durable`: DBOS launched, the run workflows registered);
-2. this process's `Live` begun (`run.context`), the one object its runs find;
-3. its slots from the home's owner (`client.admission.RemoteRegistry`), and, for a
+1. the secret values the process knows gathered once (`run.secrets.redaction`): every
+   row it writes to the store (`store.codec`) and every line its runs show pass them;
+2. the store opened (`store.durable`: DBOS launched, the run workflows registered);
+3. this process's `Live` begun (`run.context`), the one object its runs find;
+4. its slots from the home's owner (`client.admission.RemoteRegistry`), and, for a
    user's process, the root-turn lease through the same connection, and `eukhe
    abort` from another process as the run's cancel.
 
@@ -27,8 +29,10 @@ from eukhe.run import driver
 from eukhe.run.context import Live, Show, begin
 from eukhe.run.driver import Say
 from eukhe.run.permit import Asker
+from eukhe.run.secrets import redaction
 from eukhe.run.session import on_ctrl_c, run_to_end
 from eukhe.run.spec import RunSpec
+from eukhe.settings.secrets import Redaction
 from eukhe.store import durable
 from eukhe.store.durable import Store
 
@@ -88,7 +92,9 @@ def open_runtime(
     `asker`: who answers its runs' permission asks (None: nobody, headless).
     `recovers`: whether the process takes re-enqueued runs (`store.durable`).
     Raises `store.durable.StoreError` when the store cannot be opened."""
-    store = durable.open_store(home, settings, recovers=recovers)
+    redact = redaction(settings)  # the last line of defence: made once, for every row and every line
+    store = durable.open_store(home, settings, recovers=recovers, redact=redact)
+    show = redacted(show, redact)
     if not user:
         registry = RemoteRegistry(home)
         return Runtime(
@@ -99,3 +105,13 @@ def open_runtime(
     process.admission, process.owner = registry, registry.client
     process.lease = functools.partial(held, registry)
     return Runtime(store, process)
+
+
+def redacted(show: Show, redact: Redaction) -> Show:
+    """`show` with every line's text and fields through `redact`: what a run shows past its
+    loop (a notice, a steer, a subagent's report, a wait) passes the process's secrets too."""
+
+    def shown(run: str, kind: str, text: str, data: Any = None) -> None:
+        show(run, kind, redact(text), redact.deep(data))
+
+    return shown

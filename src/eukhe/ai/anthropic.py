@@ -42,6 +42,7 @@ from eukhe.ai.reply import (
 )
 from eukhe.ai.request import Message, Request
 from eukhe.errors import Code, EukheError
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 FINISH = {
     "end_turn": Stop.STOP,
@@ -335,9 +336,11 @@ class AnthropicMessages:
         api_key: str | None = None,
         timeout: float = 600.0,
         max_tokens_default: int = 8192,
+        redact: Redaction = NO_SECRETS,
     ) -> None:
         self.name = name
         self._key = api_key or ""
+        self._redact = redact  # every secret value the run knows: out of each body it sends
         self._max_tokens = max_tokens_default
         self._client = anthropic.AsyncAnthropic(
             base_url=base_url,
@@ -363,13 +366,16 @@ class AnthropicMessages:
                 most = max(most, budget + ANSWER_ROOM)
             thinking = {"type": "enabled", "budget_tokens": budget} if budget else None
             warm = request.temperature is not None and not budget  # with thinking, the API fixes it
+            # the last line of defence: no secret value the run knows leaves in a body, whatever
+            # put it there; its strings, before the SDK serializes them, so no escaping hides one
+            redact = self._redact
             stream = await self._client.messages.create(
                 model=request.model,
                 max_tokens=most,
                 thinking=cast(Any, thinking) if thinking else anthropic.omit,
-                messages=cast(Any, messages(request)),
-                system=request.system if request.system else anthropic.omit,
-                tools=cast(Any, tools(request)) if request.tools else anthropic.omit,
+                messages=cast(Any, redact.deep(messages(request))),
+                system=redact(request.system) if request.system else anthropic.omit,
+                tools=cast(Any, redact.deep(tools(request))) if request.tools else anthropic.omit,
                 # this SDK's create() takes no temperature (newer models fix their own): in the body
                 extra_body={"temperature": request.temperature} if warm else None,
                 stream=True,

@@ -18,6 +18,7 @@ from typing import Any
 from eukhe.ai.reply import Event
 from eukhe.ai.request import Request
 from eukhe.errors import Code, EukheError
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 APIS = ("openai-chat", "openai-responses", "anthropic")
 
@@ -107,19 +108,21 @@ def key_variables(providers: Mapping[str, Any] | None = None) -> frozenset[str]:
     return frozenset(names)
 
 
-def provider_for(r: Route, timeout: float = 600.0) -> Any:
-    """The adapter that speaks the route's API."""
+def provider_for(r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> Any:
+    """The adapter that speaks the route's API; `redact`: the secret values it takes out of
+    every body it sends (`run.secrets`)."""
+    how: dict[str, Any] = {"base_url": r.base_url, "api_key": r.api_key, "timeout": timeout, "redact": redact}
     if r.api == "openai-chat":
         from eukhe.ai.openai_chat import OpenAIChat
 
-        return OpenAIChat(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
+        return OpenAIChat(r.provider, **how)
     if r.api == "openai-responses":
         from eukhe.ai.openai_responses import OpenAIResponses
 
-        return OpenAIResponses(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
+        return OpenAIResponses(r.provider, **how)
     from eukhe.ai.anthropic import AnthropicMessages
 
-    return AnthropicMessages(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout)
+    return AnthropicMessages(r.provider, **how)
 
 
 class OnFirstRequest:
@@ -127,14 +130,14 @@ class OnFirstRequest:
     it (the owner, whose chat most often builds its lines without a model) loads no SDK
     (the OpenAI SDK is 0.3 s and 30 MB) and opens no client until it does."""
 
-    def __init__(self, r: Route, timeout: float = 600.0) -> None:
-        self.route, self.timeout = r, timeout
+    def __init__(self, r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> None:
+        self.route, self.timeout, self.redact = r, timeout, redact
         self.name = r.provider
         self.made: Any = None
 
     def stream(self, request: Request) -> AsyncIterator[Event]:
         if self.made is None:
-            self.made = provider_for(self.route, self.timeout)
+            self.made = provider_for(self.route, self.timeout, self.redact)
         return self.made.stream(request)  # type: ignore[no-any-return]
 
     async def close(self) -> None:

@@ -35,6 +35,7 @@ from eukhe.ai.reply import (
     UsageEvent,
 )
 from eukhe.ai.request import Message, Request
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 FINISH = {
     "stop": Stop.STOP,
@@ -181,9 +182,11 @@ class OpenAIChat:
         api_key: str | None = None,
         timeout: float = 600.0,
         include_usage: bool = True,
+        redact: Redaction = NO_SECRETS,
     ) -> None:
         self.name = name
         self._key = api_key or ""
+        self._redact = redact  # every secret value the run knows: out of each body it sends
         self._include_usage = include_usage
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
@@ -222,6 +225,10 @@ class OpenAIChat:
             body["reasoning_effort"] = request.effort
         if self._include_usage:
             kwargs["stream_options"] = {"include_usage": True}
+        # the last line of defence: no secret value the run knows leaves in a body, whatever
+        # put it there (a prompt, an instruction file, a tool's result, a call's arguments);
+        # its strings, before the SDK serializes them, so no escaping hides one
+        kwargs["extra_body"] = self._redact.deep(body)
         try:
             stream = await self._client.chat.completions.create(**kwargs)
             try:

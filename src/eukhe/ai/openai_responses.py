@@ -43,6 +43,7 @@ from eukhe.ai.reply import (
     UsageEvent,
 )
 from eukhe.ai.request import Message, Request
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 RUNNING = frozenset({"queued", "in_progress"})
 """Job statuses that are still deferred: poll again."""
@@ -387,9 +388,11 @@ class OpenAIResponses:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 600.0,
+        redact: Redaction = NO_SECRETS,
     ) -> None:
         self.name = name
         self._key = api_key or ""
+        self._redact = redact  # every secret value the run knows: out of each body it sends
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "no-key",
@@ -407,7 +410,7 @@ class OpenAIResponses:
         merge = Merge(self.name, (self._key,))
         failure: Failure | None = None
         try:
-            stream = await self._client.responses.create(**_params(request), stream=True)
+            stream = await self._client.responses.create(**self._params(request), stream=True)
             try:
                 async for event in stream:
                     for out in merge.event(event):
@@ -421,10 +424,16 @@ class OpenAIResponses:
             failure = self._malformed(e)
         yield Done(merge.reply(failure))
 
+    def _params(self, request: Request) -> dict[str, Any]:
+        """The request's body, its strings redacted before the SDK serializes them: the last
+        line of defence, no secret value the run knows leaves, whatever put it there."""
+        got: dict[str, Any] = self._redact.deep(_params(request))
+        return got
+
     async def start(self, request: Request, window: str | None = None) -> Job | Reply:
         """Send the request once, in background mode: the `Job` to poll, or the
         `Reply` if it failed (or finished at once)."""
-        kwargs = _params(request)
+        kwargs = self._params(request)
         if window in COMPLETION_WINDOWS:
             kwargs["background_options"] = {"completion_window": window}
         try:

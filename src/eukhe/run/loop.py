@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import json
 import math
@@ -39,6 +38,7 @@ from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
 from eukhe.rules.wait import End
 from eukhe.run import notes
+from eukhe.run import secrets as redacted
 from eukhe.run.effects import Direct, Effects
 from eukhe.run.repeat import rounds_in_a_row, same_calls
 from eukhe.run.usage import Tally
@@ -157,6 +157,9 @@ class _Turn:
     failure_text: str = ""
     overflow: str = ""  # the provider's words when it said the context is too long
     streamed: list[str] = field(default_factory=list)  # the text the request in flight has shown
+    # the calls of the reply in flight as the model sent them, by id: its step records them
+    # redacted, and only the tools (and the permission gate that decides on them) get these
+    sent: dict[str, ToolCall] = field(default_factory=dict)
     offered: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def go(self, step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run], x: h4.Input) -> None:
@@ -194,8 +197,8 @@ class Generation:
     # so a replay takes the same): the reports of the run's children (H5.4), and the user's steers when
     # the flag says the run takes them (`rules.run.takes_steers`)
     inbox: Callable[[bool], Awaitable[list[str]]] | None = None
-    # the provider keys' values (`run.secrets`): out of every tool result, answer, error and
-    # event before it is stored, shown or sent
+    # every secret value the process knows (`run.secrets`): out of every message, reply, tool
+    # result, call's arguments, error and event before it is stored, shown or sent
     redact: Redaction = field(default_factory=Redaction)
     permit: Permitter | None = None  # None: every call runs (in memory, tests); a run's: its gate
     # the bytes of the images the prompt attaches (`Message.images`), by SHA-256: read from the
@@ -203,8 +206,8 @@ class Generation:
     image_data: Mapping[str, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        shown = self.show  # every event the run shows goes through here, its text redacted
-        self.show = lambda kind, text, data=None: shown(kind, self.redact(text), data)
+        shown = self.show  # every event the run shows goes through here, its text and fields redacted
+        self.show = lambda kind, text, data=None: shown(kind, self.redact(text), self.redact.deep(data))
 
     @property
     def fx(self) -> Effects:
@@ -239,7 +242,8 @@ class Generation:
         s = self.settings
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
         cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
-        new = [*context, Message("user", prompt, images=images)]
+        prompt = self.redact(prompt)  # the run's messages hold no secret, from the first on
+        new = [*(self._clean(m) for m in context), Message("user", prompt, images=images)]
         ctx: list[Message] = [*earlier, *new]
         t = _Turn(
             cfg,
@@ -333,7 +337,8 @@ class Generation:
     async def _compacted(self, transcript: Sequence[Message]) -> Mapping[str, str] | BaseException:
         assert self.compact is not None
         try:
-            return await self.compact(transcript)
+            got: Mapping[str, str] = self.redact.deep(dict(await self.compact(transcript)))
+            return got  # recorded by its step: the new system prompt, or why not
         except Exception as e:  # a compaction that breaks fails it, shown with its cause
             return e
 
@@ -343,10 +348,13 @@ class Generation:
         t.out.requests.append(t.prepared)
         if self.background:
             start = functools.partial(self._deferred.start, t.prepared, self.window)
-            work = self.fx.step("start", functools.partial(self._admitted, start, _refused))
+            t.sent = {}
+            work = self.fx.step("start", functools.partial(self._kept, start, _refused, t.sent))
         else:
-            t.streamed = []
-            work = self.fx.step("model", functools.partial(self._call, t.prepared, t.idle, t.streamed))
+            t.streamed, t.sent = [], {}
+            work = self.fx.step(
+                "model", functools.partial(self._call, t.prepared, t.idle, t.streamed, t.sent)
+            )
         finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
@@ -361,7 +369,8 @@ class Generation:
         if finished:
             assert t.job is not None, "a poll is of the job the deferred request started"
             poll = functools.partial(self._deferred.poll, t.job)
-            work = self.fx.step("poll", functools.partial(self._admitted, poll, PollFailed))
+            t.sent = {}
+            work = self.fx.step("poll", functools.partial(self._kept, poll, PollFailed, t.sent))
             finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
@@ -477,7 +486,7 @@ class Generation:
 
     async def _tools_phase(self, t: _Turn) -> bool:
         finished, results = await race(
-            self._tools(t.pending, t.cut, t.tokens, t.out), self.cancel, stop=t.stop
+            self._tools(t.pending, t.cut, t.tokens, t.out, t), self.cancel, stop=t.stop
         )
         if not finished:
             t.go(self.step, h4.ABORT)
@@ -559,7 +568,21 @@ class Generation:
             return e
         return request
 
-    async def _call(self, request: Request, idle: float, streamed: list[str] | None = None) -> Reply:
+    async def _kept(
+        self, work: Callable[[], Awaitable[Any]], refused: Callable[[Failure], Any], sent: dict[str, ToolCall]
+    ) -> Any:
+        """A deferred job's start or poll holding a slot (`_admitted`); a reply it gives, as its
+        step records it (`_redacted`)."""
+        got = await self._admitted(work, refused)
+        return self._redacted(got, sent) if isinstance(got, Reply) else got
+
+    async def _call(
+        self,
+        request: Request,
+        idle: float,
+        streamed: list[str] | None = None,
+        sent: dict[str, ToolCall] | None = None,
+    ) -> Reply:
         async def stream() -> Reply:
             # made once the slot is held: the idle clock never counts the wait for a slot (H6.3)
             events = guard(self.provider.stream(request), self._provider_name, idle=idle)
@@ -585,19 +608,27 @@ class Generation:
             finally:
                 self.show("waited", "", {"wait": "stream"})
             assert isinstance(last, Done)
-            return self._redacted(last.reply)
+            return self._redacted(last.reply, sent)
 
         reply: Reply = await self._admitted(stream, _refused)
         return reply
 
-    def _redacted(self, reply: Reply) -> Reply:
-        """The reply as its step records it: the keys out of its text and its failure."""
-        f = reply.failure
-        return dataclasses.replace(
-            reply,
-            text=tuple(self.redact(t) for t in reply.text),
-            failure=dataclasses.replace(f, message=self.redact(f.message)) if f is not None else None,
-        )
+    def _redacted(self, reply: Reply, sent: dict[str, ToolCall] | None = None) -> Reply:
+        """The reply as its step records it, and as the run reads it from then on (so a replay
+        decides as the run did): the secret values out of its text, thinking, calls and
+        failure. The calls as the model sent them go into `sent`, for the tools alone: a
+        replay that runs a call again runs it as recorded."""
+        if sent is not None:
+            sent.update({c.id: c for c in reply.calls})
+        return redacted.reply(reply, self.redact)
+
+    def _clean(self, m: Message) -> Message:
+        """A message as the run keeps, logs and sends it: the secret values out."""
+        return redacted.message(m, self.redact)
+
+    def _as_sent(self, t: _Turn | None, c: ToolCall) -> ToolCall:
+        """The call as the model sent it (what the tool runs), if this process read its reply."""
+        return t.sent.get(c.id, c) if t is not None else c
 
     @property
     def _deferred(self) -> Deferred:
@@ -640,20 +671,28 @@ class Generation:
             wait.ended()
 
     async def _tools(
-        self, calls: Sequence[ToolCall], cut: bool, tokens: int | None, outcome: RunOutcome
+        self,
+        calls: Sequence[ToolCall],
+        cut: bool,
+        tokens: int | None,
+        outcome: RunOutcome,
+        t: _Turn | None = None,
     ) -> list[tuple[str, bool]]:
+        """Each call in turn (as recorded: redacted), the gate and the tool given it as the
+        model sent it (`_Turn.sent`)."""
         out = []
         for c in calls:
             if cut:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
+            as_sent = self._as_sent(t, c)
             if self.permit is None:
-                work = functools.partial(self._run_tool, c, False)
+                work = functools.partial(self._run_tool, c, False, as_sent)
                 out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
                 continue
             # the permission rule first (recorded: a replay asks nothing)
-            permit = functools.partial(self._permitted, c)
-            run = functools.partial(self._run_tool, c)
+            permit = functools.partial(self._permitted, as_sent)
+            run = functools.partial(self._run_tool, c, sent=as_sent)
             got, ran = await self.fx.gated(c, c.name in self.replay_safe, permit, run)
             if ran is not None:
                 out.append(ran)
@@ -666,19 +705,25 @@ class Generation:
         return out
 
     async def _permitted(self, c: ToolCall) -> dict[str, Any]:
+        """The gate's decision on the call as sent, as its step records it (redacted: its
+        reasons may quote the call)."""
         assert self.permit is not None
         got = await self.permit(c)
-        return dict(got.json())
+        return dict(self.redact.deep(dict(got.json())))
 
-    async def _run_tool(self, c: ToolCall, outside: bool = False) -> tuple[str, bool]:
-        """Shown as it runs, and its result as it ends (a replay after a crash shows only
-        what runs again)."""
+    async def _run_tool(
+        self, c: ToolCall, outside: bool = False, sent: ToolCall | None = None
+    ) -> tuple[str, bool]:
+        """Shown as it runs (`c`, as recorded), and its result as it ends (a replay after a
+        crash shows only what runs again); the tool runs `sent`, the call as the model sent it
+        (None: `c`)."""
         self.show(
             "tool",
             f"{c.name} {self.redact(c.raw or json.dumps(c.arguments))[:200]}",
             {"id": c.id, "name": c.name},
         )
-        content, error = await (self.run_tool(c, outside=True) if outside else self.run_tool(c))
+        call = c if sent is None else sent
+        content, error = await (self.run_tool(call, outside=True) if outside else self.run_tool(call))
         content = self.redact(content)  # what is stored, shown and sent back to the model
         shown = {"id": c.id, "name": c.name, "error": error, "chars": len(content)}
         self.show("result", content[:RESULT_SHOWN], shown)
@@ -694,6 +739,9 @@ class Generation:
         self.show("budget", text, {"used": used, "caps": caps})
 
     async def _log(self, out: RunOutcome, msg: Message) -> None:
+        """Into the transcript (and the chat's log from it), the secret values out: the one
+        place every message of the run is kept."""
+        msg = self._clean(msg)
         out.transcript.append(msg)
         await self.fx.append(msg)
 

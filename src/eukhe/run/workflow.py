@@ -338,13 +338,13 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         route = resolve(spec.model, everything, spec.base_url, spec.api)
     except (ModelError, SettingsError) as e:
         return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
-    provider = provider_for(route)
     try:
         memory = memory_settings(everything)
         kids = child_settings(everything)
-        kept = secrets(everything)  # the tools' environment and the key values, from the settings
+        kept = secrets(everything, cwd=cwd)  # the tools' environment and every secret value known
     except SettingsError as e:
         return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
+    provider = provider_for(route, redact=kept.redact)  # no body it sends holds one
     compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
     parent = spec.child  # a child's run starts from the view at its spawn, and logs nothing
     chat = None if parent else here.memory(compactor, memory.view_bytes)

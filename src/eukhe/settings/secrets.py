@@ -1,6 +1,7 @@
 """What is secret, as plain pure functions: which environment variables the tools never
-get, which settings values `eukhe settings` never prints, and how the known key values
-are taken out of a text before it is stored, shown or sent.
+get, which settings values `eukhe settings` never prints, which values this process knows
+as secret (`secret_values`), and how they are taken out of a text, or of every string of
+a JSON-like value, before it is stored, shown or sent (`Redaction`).
 
 The runtime asks these and decides nothing itself: `run.secrets` puts them together
 for a run, the settings' faces mask with `masked`.
@@ -8,15 +9,17 @@ for a run, the settings' faces mask with `masked`.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
 __all__ = [
     "MASK",
     "MIN_KEY",
+    "NO_SECRETS",
     "REDACTED",
     "SECRET_GLOBS",
     "Redaction",
@@ -26,6 +29,7 @@ __all__ = [
     "masked_leaf",
     "redact",
     "secret_setting",
+    "secret_values",
     "secret_variable",
     "tool_environment",
 ]
@@ -109,19 +113,113 @@ def held(text: str, values: Sequence[str]) -> int:
 
 @dataclass(frozen=True)
 class Redaction:
-    """The key values a run takes out of what it stores, shows and sends."""
+    """The secret values a run (or a process) takes out of what it stores, shows and sends.
+
+    Each value is taken out as written and as JSON escapes it (a value holding `"`, `\\`, a
+    control character or a non-ASCII one is spelled otherwise inside a JSON string: a tool
+    call's raw arguments, a body already serialized), so neither spelling survives."""
 
     values: tuple[str, ...] = ()
+    forms: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The values and their JSON spellings, longest first (a value that holds another is taken whole)."""
+    _pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        forms = {f for v in self.values if v for f in _spellings(v)}
+        ordered = tuple(sorted(forms, key=lambda v: (-len(v), v)))
+        object.__setattr__(self, "forms", ordered)  # frozen: made once, here
+        pattern = re.compile("|".join(re.escape(f) for f in ordered)) if ordered else None
+        object.__setattr__(self, "_pattern", pattern)
 
     def __call__(self, text: str) -> str:
-        return redact(text, self.values)
+        """`text` with every value (in either spelling) replaced by REDACTED, in one pass."""
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(REDACTED, text)
+
+    def deep(self, value: Any) -> Any:
+        """`value` with every string in it redacted, the keys of its dicts too: a JSON-like
+        value (dicts, lists, tuples; any other leaf is kept as it is). Strings are redacted
+        before they are serialized, so no escaping hides a value."""
+        if self._pattern is None:
+            return value
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, Mapping):
+            return {(self(k) if isinstance(k, str) else k): self.deep(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.deep(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.deep(v) for v in value)
+        return value
 
     def stream(self, text: str) -> tuple[str, str]:
         """A stream's text so far (what it held back, then the new piece): what to show now,
         redacted, and what to hold for the next piece."""
-        done = redact(text, self.values)
-        cut = len(done) - held(done, self.values)
+        done = self(text)
+        cut = len(done) - held(done, self.forms)
         return done[:cut], done[cut:]
+
+
+NO_SECRETS = Redaction()
+"""The redaction that knows no value: what a part given none takes out (nothing)."""
+
+
+def _spellings(value: str) -> set[str]:
+    """`value` as written and as JSON writes it inside a string, with and without ASCII escapes."""
+    return {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+
+
+CARRIERS = frozenset({"headers", "env"})
+"""Settings objects whose entries are a name and its value: an MCP server's `env` and `headers`,
+a provider's `headers`. A value there is secret when its name looks secret."""
+
+
+def secret_values(
+    environ: Mapping[str, str],
+    trees: Iterable[Any] = (),
+    hidden: Collection[str] = (),
+    keep: Sequence[str] = (),
+) -> tuple[str, ...]:
+    """Every secret value this process knows, longest first: the value of each environment
+    variable whose name is secret (`secret_variable`, `hidden`: the providers' key
+    variables, whatever `keep` says) but those the tools are given on purpose (`keep`, as
+    `tool_environment` has it), and of the settings `trees` (the settings in effect; MCP servers as eukhe
+    loads them, as `{"env": ..., "headers": ...}`) each string under a key that looks secret
+    (`secret_setting`) or under `headers` or `env` with a name that does; and of a value
+    like `Bearer abc…`, its token too. A value shorter than MIN_KEY is left out: it would
+    cut ordinary words out of texts. One that names a variable still (`${VAR}`) is no
+    value: the variable's own is taken where it is secret."""
+    given = tool_environment(environ, keep, hidden)  # a provider's key is never given back
+    found = [v for k, v in environ.items() if k in hidden or (secret_variable(k) and k not in given)]
+    for tree in trees:
+        found += _under_secret_keys(tree, ())
+    out = {part for v in found for part in (v, *_token(v))}
+    return tuple(sorted((v for v in out if len(v) >= MIN_KEY and "${" not in v), key=lambda v: (-len(v), v)))
+
+
+def _under_secret_keys(tree: Any, path: tuple[str, ...]) -> Iterator[str]:
+    if isinstance(tree, Mapping):
+        for k, v in tree.items():
+            yield from _under_secret_keys(v, (*path, str(k)))
+    elif isinstance(tree, list | tuple):
+        for v in tree:
+            yield from _under_secret_keys(v, path)
+    elif isinstance(tree, str) and _secret_at(path):
+        yield tree
+
+
+def _secret_at(path: tuple[str, ...]) -> bool:
+    if any(secret_setting(p) for p in path):
+        return True
+    named = len(path) >= 2 and path[-2] in CARRIERS
+    return named and (secret_setting(path[-1]) or secret_variable(path[-1]))
+
+
+def _token(value: str) -> tuple[str, ...]:
+    """The token of a header value that names its scheme first (`Bearer abc…`, `Basic …`)."""
+    parts = value.split()
+    return (parts[1],) if len(parts) == 2 else ()
 
 
 def secret_setting(name: str) -> bool:

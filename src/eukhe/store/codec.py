@@ -10,6 +10,12 @@ here, from their fields; an unknown tag or type is an error, never an import.
 Rows carry the name of the serializer that wrote them, and DBOS decodes each row by
 that name whatever serializer it was given: `guard` checks a store's rows before DBOS
 reads it.
+
+Every string a row holds passes the process's redaction first (`Codec.redact`: the secret
+values the process knows, `run.secrets.redaction`), whatever put it there: a run's input
+(its prompt, its system prompt), a step's output (a reply, a call's arguments, a tool's
+result, a decision), a message. So no row a process writes holds a secret value it knows;
+the value the step returns to the running code is its own, unchanged.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, Thinking, ToolCall, Usage
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.errors import Code, EukheError
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.sessions import Carried
 
 NAME = "eukhe_json"
@@ -76,32 +83,35 @@ class StoredError(EukheError):
         return f"StoredError({self.kind!r}, {str(self)!r})"
 
 
-def encode(v: Any) -> Any:
-    """`v` as JSON values, tagged where JSON cannot say it."""
-    if v is None or isinstance(v, (bool, int, float, str)):
+def encode(v: Any, redact: Redaction = NO_SECRETS) -> Any:
+    """`v` as JSON values, tagged where JSON cannot say it; each of its strings `redact`ed
+    (a dict's keys too), before JSON escapes them."""
+    if isinstance(v, str):
+        return redact(v)
+    if v is None or isinstance(v, (bool, int, float)):
         return v
     if isinstance(v, list):
-        return [encode(x) for x in v]
+        return [encode(x, redact) for x in v]
     if isinstance(v, dict):
         if all(isinstance(k, str) for k in v) and TAG not in v:
-            return {k: encode(x) for k, x in v.items()}
-        return {TAG: "dict", "v": [[encode(k), encode(x)] for k, x in v.items()]}
+            return {redact(k): encode(x, redact) for k, x in v.items()}
+        return {TAG: "dict", "v": [[encode(k, redact), encode(x, redact)] for k, x in v.items()]}
     if isinstance(v, tuple):
-        return {TAG: "tuple", "v": [encode(x) for x in v]}
+        return {TAG: "tuple", "v": [encode(x, redact) for x in v]}
     if isinstance(v, Enum) and TYPES.get(type(v).__name__) is type(v):
         return {TAG: "enum", "type": type(v).__name__, "v": v.value}
     if dataclasses.is_dataclass(v) and not isinstance(v, type) and TYPES.get(type(v).__name__) is type(v):
         # a field marked not stored (a request's image bytes: the image table has them) is left out
         kept = [f for f in dataclasses.fields(v) if f.metadata.get("stored", True)]
-        fields = {f.name: encode(getattr(v, f.name)) for f in kept}
+        fields = {f.name: encode(getattr(v, f.name), redact) for f in kept}
         return {TAG: "data", "type": type(v).__name__, "v": fields}
     if isinstance(v, BaseException):
         kind = v.kind if isinstance(v, StoredError) else type(v).__name__
-        return {TAG: "error", "type": kind, "v": str(v)}
+        return {TAG: "error", "type": kind, "v": redact(str(v))}
     if isinstance(v, (bytes, bytearray)):
         return {TAG: "bytes", "v": base64.b64encode(bytes(v)).decode("ascii")}
     if isinstance(v, (set, frozenset)):
-        return {TAG: "set", "v": [encode(x) for x in v]}
+        return {TAG: "set", "v": [encode(x, redact) for x in v]}
     raise CodecError(
         f"eukhe's store cannot write a {type(v).__module__}.{type(v).__qualname__}: "
         "only JSON values and the types registered in eukhe.store.codec"
@@ -150,13 +160,18 @@ def _hashable(k: Any) -> Any:
 
 
 class Codec(Serializer):
-    """DBOS's serializer for eukhe's store: tagged JSON (`encode`, `decode`)."""
+    """DBOS's serializer for eukhe's store: tagged JSON (`encode`, `decode`). `redact`: the
+    secret values this process knows, taken out of every row it writes (made once, at the
+    store's launch: `store.durable.open_store`)."""
+
+    def __init__(self, redact: Redaction = NO_SECRETS) -> None:
+        self.redact = redact
 
     def name(self) -> str:
         return NAME
 
     def serialize(self, data: Any) -> str:
-        return json.dumps(encode(data), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(encode(data, self.redact), ensure_ascii=False, separators=(",", ":"))
 
     def deserialize(self, serialized_data: str) -> Any:
         try:

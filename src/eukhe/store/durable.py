@@ -32,6 +32,7 @@ from dbos import DBOS, DBOSClient, DBOSConfig
 from eukhe import __version__
 from eukhe.home import HomeError, open_home, private_dir, private_file
 from eukhe.settings.load import read
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store import guard
 from eukhe.store.codec import Codec
 from eukhe.store.engine import system_engine
@@ -104,11 +105,14 @@ def _quiet(home: Path) -> None:
     log.propagate = False
 
 
-def open_store(home: Path, settings: Mapping[str, Any], recovers: bool = True) -> Store:
+def open_store(
+    home: Path, settings: Mapping[str, Any], recovers: bool = True, redact: Redaction = NO_SECRETS
+) -> Store:
     """Launch DBOS on the store; the run workflow is registered on import of
     `eukhe.run.workflow`, which this module's caller imports first. `recovers`:
     whether this process takes re-enqueued runs (the owner does; its clients do only
-    once they recover themselves, see `takes_recovered`)."""
+    once they recover themselves, see `takes_recovered`). `redact`: the secret values
+    the process knows, out of every row it writes (`codec.Codec`)."""
     url = database_url(home, settings)
     me = executor_id()
     config: DBOSConfig = {
@@ -117,7 +121,8 @@ def open_store(home: Path, settings: Mapping[str, Any], recovers: bool = True) -
         "executor_id": me,
         "application_version": VERSION,
         "log_level": "INFO",
-        "serializer": Codec(),  # JSON: a row eukhe writes never holds code (store/codec.py)
+        # JSON: a row eukhe writes never holds code, nor a secret value it knows (store/codec.py)
+        "serializer": Codec(redact),
     }
     try:
         open_home(home)  # made private, or tightened with a notice, before anything is written in it
