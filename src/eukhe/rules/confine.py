@@ -35,7 +35,7 @@ Pure: standard library only, frozen data, total functions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from eukhe.rules.access import (
@@ -125,6 +125,7 @@ SYSTEM_SECRETS = ("/run/secrets", "/var/run/secrets", "/etc/shadow", "/etc/gshad
 """Secret places outside any home: container secrets, the system's password hashes and host keys."""
 
 KERNEL_PLACES = ("/proc", "/sys", "/dev")
+KERNEL_HEADS = tuple(k + "/" for k in KERNEL_PLACES)
 PROCESS_NAMES = frozenset({"self", "thread-self"})
 
 
@@ -140,6 +141,15 @@ class Where:
     user: str
     writable: tuple[str, ...] = ()
     own: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The secret places' folders, made once (placing a path is on every file a tool opens)."""
+    heads: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """Each secret folder with its `/`: one `startswith` tells whether any holds a path."""
+
+    def __post_init__(self) -> None:
+        mine = tuple(join(self.user, s) for s in SECRET_PLACES) if self.user.startswith("/") else ()
+        object.__setattr__(self, "secrets", (*mine, *SYSTEM_SECRETS))
+        object.__setattr__(self, "heads", tuple(s.rstrip("/") + "/" for s in self.secrets))
 
 
 @dataclass(frozen=True)
@@ -157,7 +167,9 @@ class Reach:
 
 def under(path: str, root: str) -> bool:
     """Whether `path` is `root` or lies below it (both absolute, normalized)."""
-    return bool(root) and (path == root or path.startswith(root.rstrip("/") + "/"))
+    if not root or not path.startswith(root):
+        return False
+    return len(path) == len(root) or path[len(root)] == "/" or root.endswith("/")
 
 
 def join(root: str, rel: str) -> str:
@@ -175,14 +187,11 @@ def place(path: str, where: Where) -> tuple[Place, str]:
     A path that is not absolute names no place anyone decided on: outside."""
     if not path.startswith("/"):
         return Place.OUTSIDE, ""
-    parts = path.split("/")
-    if under(path, "/proc"):
-        if len(parts) > 2 and (parts[2].isdigit() or parts[2] in PROCESS_NAMES):
+    if path.startswith(KERNEL_HEADS) or path in KERNEL_PLACES:
+        parts = path.split("/")
+        if parts[1] == "proc" and len(parts) > 2 and (parts[2].isdigit() or parts[2] in PROCESS_NAMES):
             return Place.PROCESS, "/proc/" + parts[2]
-        return Place.KERNEL, "/proc"
-    for k in KERNEL_PLACES:
-        if under(path, k):
-            return Place.KERNEL, k
+        return Place.KERNEL, "/" + parts[1]
     if under(path, where.home):
         return Place.HOME, where.home
     mine = next((o for o in where.own if under(path, o)), "")
@@ -199,12 +208,9 @@ def place(path: str, where: Where) -> tuple[Place, str]:
 
 def secret_root(path: str, where: Where) -> str:
     """The secret place that holds `path` ("" none)."""
-    if where.user.startswith("/"):
-        for s in SECRET_PLACES:
-            root = join(where.user, s)
-            if under(path, root):
-                return root
-    return next((s for s in SYSTEM_SECRETS if under(path, s)), "")
+    if not path.startswith(where.heads) and path not in where.secrets:
+        return ""
+    return next((s for s in where.secrets if under(path, s)), "")
 
 
 def reach(act: Act, path: str, where: Where) -> Reach:
