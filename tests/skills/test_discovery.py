@@ -207,9 +207,8 @@ def test_a_fifo_is_never_waited_on(tmp_path: Path) -> None:
     folder.mkdir(parents=True)
     os.mkfifo(folder / "SKILL.md")
     got = load_skills(tmp_path / "home")
-    assert got.diagnostics == (
-        Diagnostic(str(folder / "SKILL.md"), "unreadable file: it is a FIFO (named pipe), not a regular file"),
-    )
+    fifo = "unreadable file: it is a FIFO (named pipe), not a regular file"
+    assert got.diagnostics == (Diagnostic(str(folder / "SKILL.md"), fifo),)
 
 
 def test_a_huge_skill_file_reads_only_its_head(tmp_path: Path) -> None:
