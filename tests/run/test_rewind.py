@@ -147,3 +147,54 @@ def test_a_home_inside_the_project_is_never_in_its_checkpoints(tmp_path: Path) -
     assert commit is not None and [c.path for c in changes] == ["a.txt"]
     asyncio.run(shadow.restore(commit, changes))
     assert (home / "eukhe.sqlite").read_text() == "the store later\n" and (p / "a.txt").read_text() == "old\n"
+
+
+def test_a_rewind_writes_and_removes_nothing_outside_through_a_link_planted_since(tmp_path: Path) -> None:
+    """The attack on a rewind (issue 40): after the checkpoint, a folder of the project becomes a
+    link to one outside, which holds files of the same names. Removing `sub/new.txt` (added since)
+    must not remove the file outside (on the code before, it went through the link), and putting
+    back `deep/a.txt` through a folder turned link is refused, touching nothing."""
+    p = project(tmp_path)
+    (p / "sub").mkdir()
+    (p / "deep").mkdir()
+    (p / "deep" / "a.txt").write_text("old\n")
+    shadow = Shadow(project_of(p), tmp_path / "home")
+    asyncio.run(shadow.take("s/0001"))
+    (p / "sub" / "new.txt").write_text("added since\n")
+    commit, _name, changes, _hand, _how = asyncio.run(checkpoint.plan(shadow, "s", 1))
+    assert commit is not None and [c.path for c in changes] == ["sub/new.txt"]
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "new.txt").write_text("the victim's\n")
+    (victim / "a.txt").write_text("the victim's\n")
+    os.rename(p / "sub", tmp_path / "moved")
+    (p / "sub").symlink_to(victim)
+    asyncio.run(shadow.restore(commit, changes))
+    assert (victim / "new.txt").read_text() == "the victim's\n"
+    (p / "deep" / "a.txt").write_text("changed\n")
+    commit, _name, changes, _hand, _how = asyncio.run(checkpoint.plan(shadow, "s", 1))
+    os.rename(p / "deep", tmp_path / "moved-deep")
+    (p / "deep").symlink_to(victim)
+    with pytest.raises(checkpoint.CheckpointError, match=r"^deep/a.txt could not be put back: a part of"):
+        asyncio.run(shadow.restore(commit, changes))
+    assert (victim / "a.txt").read_text() == "the victim's\n" and (p / "deep").is_symlink()
+
+
+def test_a_rewind_puts_back_a_link_and_a_file_a_link_replaced(tmp_path: Path) -> None:
+    """What the checkpoint held is what comes back: a link as a link, and a file that a link
+    replaced since as the file (the link itself replaced, never followed)."""
+    p = project(tmp_path)
+    (p / "to-a").symlink_to("a.txt")
+    shadow = Shadow(project_of(p), tmp_path / "home")
+    asyncio.run(shadow.take("s/0001"))
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside\n")
+    (p / "d.txt").unlink()
+    (p / "d.txt").symlink_to(outside)
+    (p / "to-a").unlink()
+    commit, _name, changes, _hand, _how = asyncio.run(checkpoint.plan(shadow, "s", 1))
+    assert commit is not None
+    asyncio.run(shadow.restore(commit, changes))
+    assert not (p / "d.txt").is_symlink() and (p / "d.txt").read_text() == "one\n"
+    assert outside.read_text() == "outside\n"
+    assert os.readlink(p / "to-a") == "a.txt"

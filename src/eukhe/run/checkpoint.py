@@ -24,14 +24,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
 from eukhe.rules.wait import End
+from eukhe.tools.reach import beneath
 from eukhe.tools.search.walk import Walked, walk
 
 __all__ = ["DEADLINE", "Change", "CheckpointError", "Shadow", "project_of"]
@@ -196,16 +199,109 @@ class Shadow:
         return [Change(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2) if parts[i]]
 
     async def restore(self, commit: str, changes: list[Change]) -> None:
-        """Put the files back as `commit` has them: changed and gone ones written, added ones removed."""
+        """Put the files back as `commit` has them: changed and gone ones written, added ones
+        removed. Each is written or removed through the project's folder descriptor, one part
+        of its path at a time without following a link (`tools.reach.beneath`): a link planted
+        or flipped in the project since leads nothing of a rewind outside it."""
         back = [c.path for c in changes if c.status in ("M", "D", "T")]
+        entries: list[tuple[str, str, str]] = []  # (mode, blob, path)
         for i in range(0, len(back), 200):  # a long list in parts: the command line has a bound
-            await self.git("checkout", commit, "--", *back[i : i + 200], private=False)
-        with contextlib.suppress(FileNotFoundError):  # the checkout wrote the shadow's index as well
-            os.chmod(self.git_dir / "index", 0o600)
-        for c in changes:
-            if c.status == "A":
-                with contextlib.suppress(FileNotFoundError):
-                    (self.project / c.path).unlink()
+            listed = await self.git("ls-tree", "-r", "-z", commit, "--", *back[i : i + 200])
+            for line in filter(None, listed.split("\0")):
+                meta, _, path = line.partition("\t")
+                mode, kind, blob = meta.split()
+                if kind == "blob":  # a nested repository's commit (a gitlink) is not the shadow's to write
+                    entries.append((mode, blob, path))
+        gone = [c.path for c in changes if c.status == "A"]
+        blobs = await self._blobs([blob for _, blob, _ in entries])
+        await asyncio.to_thread(self._put, entries, blobs, gone)
+
+    async def _blobs(self, shas: list[str]) -> dict[str, bytes]:
+        """The contents of `shas`, by one `git cat-file --batch`, within the deadline."""
+        if not shas:
+            return {}
+        proc = await asyncio.create_subprocess_exec(
+            "git", "cat-file", "--batch",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            cwd=self.project, env=self._env(), start_new_session=True,
+        )  # fmt: skip
+        clock = waits.LoopClock()
+        asked = "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode()
+        raced = await waits.race(proc.communicate(asked), clock.now() + self.deadline, None, clock, grace=0.0)
+        if raced.end is not End.EVENT or raced.error is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 9)
+            await proc.wait()
+            raise CheckpointError(f"git cat-file did not end within {self.deadline:g} s")
+        out, _err = raced.result()
+        got: dict[str, bytes] = {}
+        at = 0
+        while at < len(out):
+            head_end = out.index(b"\n", at)
+            head = out[at:head_end].decode().split()
+            if len(head) != 3:  # "<sha> missing": the shadow lost an object
+                raise CheckpointError(f"git cat-file has no object {head[0]} of the checkpoint")
+            sha, _kind, size = head
+            body = head_end + 1
+            got[sha] = out[body : body + int(size)]
+            at = body + int(size) + 1
+        return got
+
+    def _put(self, entries: list[tuple[str, str, str]], blobs: dict[str, bytes], gone: list[str]) -> None:
+        root = os.open(self.project, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for mode, blob, path in entries:
+                try:
+                    dfd, name = beneath(root, path, make=True)
+                except (OSError, ValueError) as e:
+                    raise CheckpointError(f"{path} could not be put back: {_why(e)}") from e
+                try:
+                    _place(dfd, name, mode, blobs[blob])
+                except OSError as e:
+                    raise CheckpointError(f"{path} could not be put back: {_why(e)}") from e
+                finally:
+                    os.close(dfd)
+            for path in gone:
+                try:
+                    dfd, name = beneath(root, path)
+                except (OSError, ValueError):
+                    continue  # its folder is gone, or a link now: nothing of the project's to remove
+                try:
+                    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                        os.unlink(name, dir_fd=dfd)
+                finally:
+                    os.close(dfd)
+        finally:
+            os.close(root)
+
+
+def _why(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.errno in (errno.ELOOP, errno.ENOTDIR):
+        return "a part of its path is no longer a folder of the project (a link or a file now)"
+    return (e.strerror if isinstance(e, OSError) else None) or str(e)
+
+
+def _place(dfd: int, name: str, mode: str, data: bytes) -> None:
+    """`name` in the folder `dfd` made the file (or link) git recorded: written beside it and
+    renamed over it, so what stood there, a link included, is replaced, never followed."""
+    tmp = f".{name}.{secrets.token_hex(4)}.rewind"
+    if mode == "120000":
+        os.symlink(data.decode("utf-8", "surrogateescape"), tmp, dir_fd=dfd)
+    else:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o777 if mode == "100755" else 0o666, dir_fd=dfd)  # the umask applies
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    try:
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
+        raise
 
 
 async def plan(shadow: Shadow, session: str, n: int) -> tuple[str | None, str, list[Change], set[str], str]:

@@ -40,6 +40,7 @@ __all__ = [
     "Opened",
     "Refused",
     "Slot",
+    "beneath",
     "open_dir",
     "open_object",
     "real_of",
@@ -263,6 +264,30 @@ def slot(path: Path, check: Check, shown: str, make: bool = False) -> Slot:
         return Slot(dfd, name, real, st)
     except BaseException:
         os.close(dfd)
+        raise
+
+
+def beneath(root: int, rel: str, make: bool = False) -> tuple[int, str]:
+    """The folder that holds `rel` (a path relative to the folder `root` is open on), open, and
+    the name in it: walked one part at a time without following a link (`O_NOFOLLOW`), so
+    whatever links a tree holds or gains meanwhile, what is reached lies under `root`. Folders
+    on the way are made when `make`. Raises OSError (ELOOP: a link on the way; ENOTDIR; ...),
+    or ValueError for a path that climbs out (`..`, absolute) or names nothing."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or rel.startswith("/") or ".." in parts:
+        raise ValueError(f"{rel!r} is not a path inside the folder")
+    fd = os.dup(root)
+    try:
+        for part in parts[:-1]:
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return fd, parts[-1]
+    except BaseException:
+        os.close(fd)
         raise
 
 
