@@ -332,3 +332,19 @@ def test_a_link_flipped_while_a_mention_or_an_image_is_read_never_attaches_outsi
         assert data != secret_png
         read += 1
     assert read and refused  # both sides of the flip were met
+
+
+def test_what_a_projects_own_instruction_file_or_mention_holds_passes_the_redactor(tmp_path: Path) -> None:
+    """A file inside the project is read, but a secret value the process knows in it is taken
+    out of every request, the store and the output (the run's redaction, `run.secrets`): in
+    the system prompt (AGENTS.md) and in the prompt (`@AGENTS.md`)."""
+    user = user_home(tmp_path)
+    repo = user / "repo"
+    held = [SECRETS["OPENAI_API_KEY"], SECRETS["GITHUB_TOKEN"]]
+    (repo / "AGENTS.md").write_text(f"Deploy with {held[0]} and {held[1]}.\n")
+    done, bodies = run(repo, tmp_path, "what does @AGENTS.md say?")
+    assert done.returncode == 0, done.stderr
+    system, user_message = (m["content"] for m in json.loads(bodies[0])["messages"][:2])
+    assert "Deploy with [redacted] and [redacted]." in system
+    assert "Deploy with [redacted] and [redacted]." in user_message
+    assert_nothing_secret(done, bodies, tmp_path)
