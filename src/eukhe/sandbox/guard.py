@@ -43,11 +43,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from eukhe.rules import confine
+
 __all__ = ["MAX_LISTED", "PROTECTED", "WALK_DEADLINE", "Check", "Guard"]
 
-PROTECTED = (".git", ".eukhe", ".mcp.json")
-"""Names no command in the sandbox makes or changes, at any depth of the workspace: what runs later
-outside the sandbox (git's config and hooks), or configures eukhe (its settings, its MCP servers)."""
+PROTECTED = tuple(confine.PROTECTED)
+"""Names (`rules.confine.PROTECTED`) no command in the sandbox makes or changes, at any depth of
+the workspace: what runs later outside the sandbox (git's config and hooks), or configures eukhe
+(its settings, its MCP servers)."""
 WALK_DEADLINE = 3.0
 """Seconds one walk of the workspace may take."""
 MAX_LISTED = 100_000
