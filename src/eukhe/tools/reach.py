@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eukhe.filekind import kind
+from eukhe.ownfiles import Refused, real_of
 from eukhe.rules.access import Cfg, Mode, Policy, Verdict
 from eukhe.rules.confine import Act, Where, opened, reach
 
@@ -52,25 +53,6 @@ __all__ = [
 Check = Callable[[Act, str], str | None]
 """The boundary's answer on an object a tool holds open, by its act and real path: None
 when the tool may go on, else why it may not (`run.permit.Gate.opened`)."""
-
-DELETED = " (deleted)"
-
-
-class Refused(Exception):
-    """The tool may not touch what it opened (or what it opened is no file at all): the
-    message says what and why, as the tool's result shows it."""
-
-
-def real_of(fd: int) -> str:
-    """The real path of the object `fd` holds, as the kernel says it now. Refused when it
-    has none (a pipe, a socket, a deleted file): nothing to decide on."""
-    try:
-        real = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError as e:
-        raise Refused(f"where it is cannot be read back from /proc/self/fd ({e.strerror or e})") from e
-    if not real.startswith("/") or real.endswith(DELETED):
-        raise Refused(f"it is {real!r}, not a file anyone decided on")
-    return real
 
 
 def _lead(shown: str, path: Path, real: str) -> str:
