@@ -299,3 +299,61 @@ def test_the_tools_ask_the_rule_tie(world: World, monkeypatch: pytest.MonkeyPatc
         ).content
 
     assert asyncio.run(opened_only()).startswith("not read: 'notes.txt' may not be touched")
+
+
+FLIPPER = """
+import os, threading
+def flip():
+    while True:
+        for target in ({inside!r}, {outside!r}):
+            try:
+                os.unlink('a.tmp')
+            except OSError:
+                pass
+            os.symlink(target, 'a.tmp')
+            os.replace('a.tmp', 'a')
+threading.Thread(target=flip, daemon=True).start()
+print('flipping')
+"""
+
+
+def test_a_cell_flipping_a_link_through_a_real_run_lands_nothing_outside(world: World) -> None:
+    """The issue's race as a run makes it: the model's first cell (in the sandboxed kernel) starts a
+    thread that flips `a` between a folder inside and one outside, then 200 `write` and 200 `edit`
+    calls go through `a`; nothing lands outside."""
+    inside = world.project / "real"
+    inside.mkdir()
+    outside = world.user / "victim"
+    outside.mkdir()
+    for i in range(200):
+        (inside / f"e{i}.txt").write_text("old\n")
+        (outside / f"e{i}.txt").write_text("old\n")
+    (world.project / "a").symlink_to(inside)
+    cell = FLIPPER.format(inside=str(inside), outside=str(outside))
+    script: list[Any] = [{"calls": [{"name": "ipython", "arguments": {"code": cell}}]}]
+    for r in range(10):  # 40 calls a round
+        calls = []
+        for i in range(r * 20, r * 20 + 20):
+            calls.append({"name": "write", "arguments": {"path": f"a/pwn{i}.txt", "content": "pwned\n"}})
+            calls.append(
+                {"name": "edit", "arguments": {"path": f"a/e{i}.txt", "old_text": "old", "new_text": "x"}}
+            )
+        script.append({"calls": calls})
+    script.append("done")
+    with FauxServer(parse(script)) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--json", "--max-tool-rounds", "20", "go",
+            cwd=world.project, home=world.home, extra={"HOME": str(world.user)}, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [row] = sessions(world.project, world.home)
+    results = [
+        str(m["content"]) for m in messages(row["id"], world.project, world.home) if m["role"] == "tool"
+    ]
+    assert results[0].startswith("flipping"), results[0]
+    assert len(results) == 401
+    # the race was live: some calls found the link inside, some found it outside and were refused
+    assert any(r.startswith(("created", "edited")) for r in results[1:]), results[1:5]
+    assert any("may not be touched" in r or "permission denied" in r for r in results[1:]), results[1:5]
+    assert sorted(p.name for p in outside.iterdir() if not p.name.startswith("e")) == []
+    assert all((outside / f"e{i}.txt").read_text() == "old\n" for i in range(200))
