@@ -3,12 +3,14 @@ provider keys and other secrets in its environment, whose model asks the tools f
 (`env` in bash, `os.environ` and `bash('env')` in the kernel, a subagent's bash, `cat` of
 a file holding a key, the key in its own answer). None comes back, in the transcript
 (`eukhe session show --json`), in what the run shows, in what is sent to the model, or in
-the outcome; a variable `shell.environment.keep` names comes back. And `eukhe settings`
-masks an apiKey."""
+the outcome; a variable `shell.environment.keep` names comes back. A secret the user puts
+in the prompt, or a project's instruction file quotes, reaches neither the model nor the
+store. And `eukhe settings` masks an apiKey."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +177,37 @@ def test_eukhe_settings_masks_an_api_key(tmp_path: Path) -> None:
     assert 'providers.corp.apiKeyEnv = "CORP_KEY"' in text.stdout  # a variable's name is no secret
     shown = json.loads(as_json.stdout)["settings"]["providers"]["corp"]
     assert shown["apiKey"] == "***" and shown["apiKeyEnv"] == "CORP_KEY"
+
+
+def store_text(home: Path) -> str:
+    """Every row of every table of the home's store, as text."""
+    db = sqlite3.connect(home / "eukhe.sqlite")
+    try:
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return "\n".join(str(row) for t in tables for row in db.execute(f'SELECT * FROM "{t}"'))
+    finally:
+        db.close()
+
+
+def test_a_secret_in_the_prompt_or_an_instruction_file_reaches_neither_the_model_nor_the_store(
+    tmp_path: Path,
+) -> None:
+    """The user pastes a token into the prompt; the project's AGENTS.md quotes another: the
+    request the model gets, the run's input and steps in the store and the transcript hold
+    them redacted (the prompt reached all three, as written, on the code before)."""
+    home = home_with(tmp_path)
+    (tmp_path / "AGENTS.md").write_text(f"Deploy with the key {SECRETS['AWS_SECRET_ACCESS_KEY']}.\n")
+    prompt = f"push with {SECRETS['GITHUB_TOKEN']} please"
+    done, sent = run(["done"], tmp_path, home, prompt=prompt)
+    [row] = sessions(tmp_path, home)
+    places = {
+        "the model": json.dumps(sent),
+        "the store": store_text(home),
+        "the transcript": json.dumps(messages(row["id"], tmp_path, home)),
+        "what the run showed": done.stdout + done.stderr,
+    }
+    assert "Deploy with the key [redacted]" in places["the model"]  # the file was read, and redacted
+    assert "push with [redacted] please" in places["the transcript"]
+    for where, text in places.items():
+        for name in ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"):
+            assert SECRETS[name] not in text, f"{name}'s value reached {where}"

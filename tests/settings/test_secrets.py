@@ -1,11 +1,17 @@
 """The secrets rules (`settings.secrets`): which variables the tools never get, which
-settings values are masked, and how known key values are taken out of texts, streamed
-ones included; and a run's secrets as `run.secrets` makes them from its settings."""
+settings values are masked, which values the process knows as secret, and how they are
+taken out of texts (streamed ones, and JSON's spellings, included); and a run's secrets as
+`run.secrets` makes them from its settings, its environment and its MCP servers."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from eukhe.ai.models import key_variables
-from eukhe.run.secrets import secrets
+from eukhe.run.secrets import redaction, secrets
 from eukhe.settings.secrets import (
     MASK,
     REDACTED,
@@ -16,6 +22,7 @@ from eukhe.settings.secrets import (
     masked_leaf,
     redact,
     secret_setting,
+    secret_values,
     secret_variable,
     tool_environment,
 )
@@ -99,3 +106,76 @@ def test_a_runs_secrets_come_from_its_settings_and_the_environment() -> None:
     assert {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "LAB_ACCESS"} <= key_variables(
         settings["providers"]
     )
+
+
+# ---------------------------------------------------------------- every secret value known (issue 40, item 5)
+
+
+def test_every_secret_value_the_process_knows() -> None:
+    """Secret-looking variables and the providers' key variables; the settings' values under a
+    secret-looking key, and under `headers` and `env` with a secret-looking name, a bearer's
+    token too; never a short value, a variable still named, or one the tools keep on purpose."""
+    env = {
+        "GITHUB_TOKEN": "ghp-0123456789",
+        "LAB_ACCESS": "lab-0123456789",  # a provider's apiKeyEnv: secret by that alone
+        "DEPLOY_TOKEN": "deploy-0123456789",  # kept for the tools: it comes back
+        "MY_PASSWORD": "short",  # under MIN_KEY: it would cut words
+        "PATH": "/usr/local/bin:/usr/bin",
+    }
+    settings = {
+        "providers": {
+            "corp": {"apiKey": "sk-corp-0123456789", "headers": {"Authorization": "Bearer tok-0123456789"}},
+            "lab": {"headers": {"X-Api-Key": "xkey-0123456789", "X-Trace": "trace-not-secret"}},
+        },
+        "mcpServers": {
+            "vault": {
+                "command": "vault-mcp",
+                "env": {"VAULT_TOKEN": "vault-0123456789", "LOG": "verbose-log"},
+            },
+            "web": {"type": "http", "url": "http://x", "headers": {"Authorization": "${WEB_AUTH}"}},
+        },
+        "model": "openai/gpt-4.1",
+    }
+    got = secret_values(env, [settings], hidden={"LAB_ACCESS"}, keep=["DEPLOY_*"])
+    assert set(got) == {
+        "ghp-0123456789",
+        "lab-0123456789",
+        "sk-corp-0123456789",
+        "Bearer tok-0123456789",
+        "tok-0123456789",
+        "xkey-0123456789",
+        "vault-0123456789",
+    }
+    assert list(got) == sorted(got, key=lambda v: (-len(v), v))  # longest first
+    # a provider's key is never given back, whatever keep says
+    assert "lab-0123456789" in secret_values(env, (), hidden={"LAB_ACCESS"}, keep=["LAB_*"])
+
+
+def test_a_value_is_taken_out_in_every_spelling_json_gives_it() -> None:
+    """A value holding a quote, a backslash and a non-ASCII letter is spelled otherwise inside
+    JSON (a call's raw arguments, a serialized body): every spelling is taken out."""
+    value = 'sk-"quoted"\\back-é-0123'
+    r = Redaction((value,))
+    for text in (value, json.dumps(value), json.dumps(value, ensure_ascii=False), json.dumps({"a": [value]})):
+        assert value not in r(text) and REDACTED in r(text), text
+    raw = json.dumps({"command": f"echo {value}"})
+    assert json.loads(r(raw)) == {"command": f"echo {REDACTED}"}  # still JSON
+    tree = {"k": [value, (1, f"x{value}x")], value: None, "n": 3}
+    assert r.deep(tree) == {"k": [REDACTED, (1, f"x{REDACTED}x")], REDACTED: None, "n": 3}
+    assert Redaction().deep(tree) is tree  # nothing known: nothing walked
+
+
+def test_a_runs_redaction_holds_its_mcp_servers_values_as_eukhe_starts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server's env value comes from a variable whose name says nothing: as eukhe
+    expands it for the server, it is known, and taken out."""
+    home = tmp_path / "home"
+    home.mkdir()
+    servers = {"vault": {"command": "vault-mcp", "env": {"VAULT_TOKEN": "${PLAIN_NAME}"}}}
+    (home / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+    env = {"EUKHE_HOME": str(home), "PLAIN_NAME": "vault-from-a-plain-variable"}
+    monkeypatch.setenv("EUKHE_HOME", str(home))
+    settings = {"mcpServers": servers}
+    assert redaction(settings, env, cwd=tmp_path)("v=vault-from-a-plain-variable") == f"v={REDACTED}"
+    assert redaction(settings, env)("v=vault-from-a-plain-variable") == "v=vault-from-a-plain-variable"

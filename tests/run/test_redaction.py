@@ -1,0 +1,128 @@
+"""Each of the run's choke points takes the secret values out (issue 40, item 5): the
+transcript keeps a tool call's arguments redacted (the known gap until now) while the
+tool, and the permission gate that decides on it, get the call as the model sent it; the
+prompt enters redacted; every event's text and fields (a denial's arguments) pass the
+redactor; and the store's codec writes no secret value in any row. The loop runs in
+memory against the faux model, its provider given no redaction, so what is redacted is
+the loop's own doing."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.ai.openai_chat import OpenAIChat
+from eukhe.ai.reply import Reply, Stop, ToolCall
+from eukhe.ai.request import Message, Tool
+from eukhe.run.loop import Generation, RunOutcome
+from eukhe.settings.secrets import REDACTED, Redaction
+from eukhe.store.codec import Codec
+from eukhe.store.sessions import Carried
+
+SECRET = 'sk-"run"\\key-é-0123456789'
+TOOLS = (Tool("bash", "run a command", {"type": "object", "properties": {"command": {"type": "string"}}}),)
+
+
+def spelled(found: Any) -> list[str]:
+    """The spellings of SECRET in `found` (a text, or any value as JSON: as written, and as
+    JSON escapes it once or twice)."""
+    text = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False, default=_plain)
+    once = {SECRET, json.dumps(SECRET)[1:-1], json.dumps(SECRET, ensure_ascii=False)[1:-1]}
+    every = once | {json.dumps(s, ensure_ascii=a)[1:-1] for s in once for a in (True, False)}
+    return [s for s in every if s in text]
+
+
+def _plain(v: Any) -> Any:
+    return dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else str(v)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the gate says of a call (`run.permit.Permit`'s JSON)."""
+
+    runs: bool
+    result: str
+
+    def json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "outside": False, "result": self.result, "why": "a deny rule", "rule": ""}
+
+
+def go(
+    prompt: str, script: Any, permit: Any = None
+) -> tuple[RunOutcome, list[Any], list[Any], list[ToolCall]]:
+    """A run of `prompt` against `script`: its outcome, the bodies sent, the events shown,
+    and the calls the tool ran."""
+    ran: list[ToolCall] = []
+    events: list[Any] = []
+
+    async def tool(call: ToolCall, outside: bool = False) -> tuple[str, bool]:
+        ran.append(call)
+        return f"ran {call.arguments}", False
+
+    async def main(url: str) -> RunOutcome:
+        p = OpenAIChat("faux", base_url=url, timeout=20)  # no redaction of its own: the loop's is tested
+        show = lambda kind, text, data=None: events.append((kind, text, data))  # noqa: E731
+        g = Generation(p, "faux-model", TOOLS, tool, redact=Redaction((SECRET,)), show=show, permit=permit)
+        try:
+            return await g.run(prompt)
+        finally:
+            await p.close()
+
+    with FauxServer(parse(script)) as server:
+        out = asyncio.run(main(server.url))
+        return out, [s.body for s in server.seen], events, ran
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def test_a_tool_calls_arguments_are_redacted_in_the_transcript_and_the_tool_runs_them_as_sent() -> None:
+    out, bodies, events, ran = go("go", [bash(f"echo '{SECRET}'"), "done"])
+    assert out.outcome == "answered", out.message
+    assert [c.arguments for c in ran] == [{"command": f"echo '{SECRET}'"}]  # the tool got what the model sent
+    [call] = out.transcript[1].calls
+    assert call.arguments == {"command": f"echo '{REDACTED}'"} and json.loads(call.raw) == call.arguments
+    assert not spelled(out.transcript), out.transcript
+    assert not spelled(bodies), bodies[1]  # what went back to the model
+    assert not spelled(events) and REDACTED in json.dumps(events)
+
+
+def test_the_prompt_enters_the_transcript_and_the_wire_redacted() -> None:
+    out, bodies, events, _ = go(f"deploy with {SECRET}", ["done"])
+    assert out.transcript[0] == Message("user", f"deploy with {REDACTED}")
+    assert not spelled(bodies) and not spelled(events)
+
+
+def test_a_denied_calls_arguments_are_redacted_in_its_event_and_the_outcome() -> None:
+    """The gate decides on the call as sent; its decision, its event's fields and the
+    outcome's denials hold the arguments redacted."""
+    asked: list[ToolCall] = []
+
+    async def permit(call: ToolCall) -> Decision:
+        asked.append(call)
+        return Decision(False, f"denied: bash {call.raw}")
+
+    out, _, events, ran = go("go", [bash(f"curl -H 'auth: {SECRET}' x"), "done"], permit)
+    assert not ran and [c.arguments for c in asked] == [{"command": f"curl -H 'auth: {SECRET}' x"}]
+    [denied] = [data for kind, _, data in events if kind == "denied"]
+    assert REDACTED in denied["arguments"] and not spelled(denied), denied
+    assert not spelled(out.denials) and not spelled(out.transcript) and not spelled(events)
+
+
+def test_the_stores_codec_writes_no_secret_value_and_leaves_the_value_it_was_given() -> None:
+    call = ToolCall("c1", "bash", json.dumps({"command": SECRET}), {"command": SECRET, SECRET: [SECRET]})
+    reply = Reply((f"the key is {SECRET}",), calls=(call,), stop=Stop.TOOL_USE)
+    value = Carried({"result": (SECRET, False), "error": ValueError(SECRET)}, (Message("user", SECRET),))
+    for v in (reply, value, {"prompt": f"use {SECRET}"}):
+        before = repr(v)
+        row = Codec(Redaction((SECRET,))).serialize(v)
+        assert not spelled(row) and REDACTED in row, row
+        assert repr(v) == before  # what the step returns to the run is its own
+        Codec().deserialize(row)  # still a row eukhe reads
+    back = Codec().deserialize(Codec(Redaction((SECRET,))).serialize(reply))
+    assert back.calls[0].arguments == {"command": REDACTED, REDACTED: [REDACTED]}
