@@ -391,6 +391,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         sandbox=box,
         readable=gate.readable,
         reach=gate.opened,
+        hidden=kept.redact.values,
     )
     base = system = spec.system
     compact = None

@@ -98,6 +98,10 @@ class Context:
     """The boundary every file and search tool asks on the object it opened (`tools.reach`):
     the run's permission gate (`run.permit.Gate.opened`); None: a tool run outside any run,
     confined to `cwd` with nobody to ask (`standalone`)."""
+    hidden: tuple[str, ...] = ()
+    """The secret values the run keeps from the model (its redaction's): a search never reads
+    a file that holds one, whatever its pattern, so whether a pattern matches one is never
+    told either."""
 
     def boundary(self) -> Check:
         """What the tools ask before they touch what they opened."""

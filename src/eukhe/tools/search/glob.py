@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import asyncio
 from typing import Any, ClassVar
 
 from eukhe.tools.base import Context, Result
 from eukhe.tools.search import engines
-from eukhe.tools.search.engines import Pick, Search
-from eukhe.tools.search.shown import Bounded, ended, root, shown
+from eukhe.tools.search.engines import Root
+from eukhe.tools.search.shown import Bounded, close, ended, opened, pick_and_search, shown
 
 __all__ = ["GLOB", "Glob"]
 
 SHOWN = 500
 """Paths shown at most: the newest."""
-
-
-def _mtime(p: Path) -> float:
-    try:
-        return os.stat(p).st_mtime
-    except OSError:
-        return 0.0
 
 
 class Glob:
@@ -50,19 +42,23 @@ class Glob:
         if not pattern.strip() or pattern.startswith("!"):
             return Result(f"the pattern {pattern!r} picks nothing: give one such as '*.py' or 'src/**'", True)
         path = args.get("path") or "."
-        start, err = root(path, ctx.cwd)
-        if err:
+        start, err = await asyncio.to_thread(opened, path, ctx.cwd, ctx.boundary(), False)
+        if start is None:
             return Result(err, True)
-        if not start.is_dir():
-            return Result(f"'{path}' is not a folder; glob searches folders", True)
+        try:
+            return await self._search(ctx, start, pattern, path)
+        finally:
+            close(start)
+
+    async def _search(self, ctx: Context, start: Root, pattern: str, path: str) -> Result:
         lim = ctx.limits
-        how = Search(lim.search_timeout, lim.search_max_files, engines.chosen(self.engine))
-        found = await engines.files(Pick(start, pattern, ctx.readable), lim.search_max_files, how, ctx.cancel)
+        pick, how = pick_and_search(ctx, self.engine, start, ctx.boundary(), pattern)
+        found = await engines.files(pick, lim.search_max_files, how, ctx.cancel)
         # newest first; the walk's order among files of one time
-        newest = sorted(found.files, key=_mtime, reverse=True)
+        newest = sorted(found.files, key=lambda p: found.mtimes.get(p, 0.0), reverse=True)
         out = Bounded(lim.read_max_output)
         for p in newest[:SHOWN]:
-            if not out.add(shown(p, ctx.cwd)):
+            if not out.add(shown(start.named(p), ctx.cwd)):
                 break
         notes = ended(found, "glob", lim.search_timeout)
         if found.walked.capped or found.more:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any, ClassVar
 
 from eukhe.tools.base import Context, Result
 from eukhe.tools.search import engines
-from eukhe.tools.search.engines import Hit, Pick, Search
-from eukhe.tools.search.shown import Bounded, cut, ended, root, shown
+from eukhe.tools.search.engines import Found, Root
+from eukhe.tools.search.shown import Bounded, close, cut, ended, opened, pick_and_search, shown, withheld
 from eukhe.tools.search.subset import refusal
 
 __all__ = ["GREP", "Grep"]
@@ -19,26 +20,13 @@ LIMIT = 100
 
 MAX_LIMIT = 1000
 MAX_CONTEXT = 10
-CONTEXT_FILE = 10 * 1024 * 1024
-"""Bytes a file may have for its context lines to be shown (its matches show either way)."""
 
 
-def _file_lines(path: Path) -> list[str] | None:
-    try:
-        if path.stat().st_size > CONTEXT_FILE:
-            return None
-        data = path.read_bytes()
-    except OSError:
-        return None
-    lines = data.split(b"\n")
-    if lines[-1] == b"":  # the end of the last line, not a line
-        lines.pop()
-    return [raw.decode("utf-8", errors="replace") for raw in lines]
-
-
-def _grouped(hits: list[Hit], context: int, cwd: Path, out: Bounded) -> None:
-    """The hits as `path:line: text`, each with `context` lines around it as `path-line- text`,
-    runs of lines that do not touch parted by `--`."""
+def _grouped(found: Found, root: Root, context: int, cwd: Path, out: Bounded) -> None:
+    """The hits as `path:line: text`, each with `context` lines around it as `path-line- text`
+    (the lines read through descriptors with them), runs of lines that do not touch parted by
+    `--`."""
+    hits = found.hits
     last: tuple[Path, int] | None = None
     i = 0
     while i < len(hits):
@@ -48,13 +36,8 @@ def _grouped(hits: list[Hit], context: int, cwd: Path, out: Bounded) -> None:
             j += 1
         mine = hits[i:j]
         i = j
-        name = shown(p, cwd)
-        lines = _file_lines(p) if context else None
-        wanted: dict[int, str] = {}
-        if lines is not None:
-            for h in mine:
-                for n in range(max(1, h.line - context), min(len(lines), h.line + context) + 1):
-                    wanted.setdefault(n, lines[n - 1])
+        name = shown(root.named(p), cwd)
+        wanted = found.lines.get(p, {}) if context else {}
         matched = {h.line: h.text for h in mine}
         numbers = sorted({*wanted, *matched})
         for n in numbers:
@@ -116,19 +99,27 @@ class Grep:
         if bad:
             return Result(f"the pattern {pattern!r} cannot be used: {bad}", True)
         path = args.get("path") or "."
-        start, err = root(path, ctx.cwd)
-        if err:
+        start, err = await asyncio.to_thread(opened, path, ctx.cwd, ctx.boundary(), True)
+        if start is None:
             return Result(err, True)
+        try:
+            return await self._search(args, ctx, start, pattern, path)
+        finally:
+            close(start)
+
+    async def _search(
+        self, args: dict[str, Any], ctx: Context, start: Root, pattern: str, path: str
+    ) -> Result:
         lim = ctx.limits
         want = int(args.get("limit", LIMIT))
-        how = Search(lim.search_timeout, lim.search_max_files, engines.chosen(self.engine))
-        pick = Pick(start, args.get("glob") or None, ctx.readable)
-        found = await engines.hits(pick, pattern, want, how, ctx.cancel)
+        context = int(args.get("context", 0))
+        pick, how = pick_and_search(ctx, self.engine, start, ctx.boundary(), args.get("glob") or None)
+        found = await engines.hits(pick, pattern, want, how, ctx.cancel, context)
         if found.error:
             return Result(f"the pattern {pattern!r} cannot be used: {found.error}", True)
         out = Bounded(lim.read_max_output)
-        _grouped(found.hits, int(args.get("context", 0)), ctx.cwd, out)
-        notes = ended(found, "grep", lim.search_timeout)
+        _grouped(found, start, context, ctx.cwd, out)
+        notes = ended(found, "grep", lim.search_timeout) + withheld(found, start, ctx.cwd)
         if not found.hits and not notes:
             where = f" in files matching {pick.glob!r}" if pick.glob else ""
             return Result(f"no line matches {pattern!r} under '{path}'{where}")
