@@ -13,6 +13,7 @@ tool that opens, after its permit, any object of the vocabulary."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,6 +36,16 @@ class Model:
 
 
 MODEL = Model(c.place, c.name_of, c.decide, c.opened)
+
+
+def cached(m: Model) -> Model:
+    """The model as the walk runs it: a path placed once, a reach decided once a configuration
+    (every law and every step asks the same few thousand)."""
+    remember = functools.lru_cache(maxsize=1 << 16)
+    return dataclasses.replace(
+        m, place=remember(m.place), name_of=remember(m.name_of), decide=remember(m.decide)
+    )
+
 
 WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",))
 """The workspace /p (and /w the sandbox may write), eukhe's home /u/.eukhe, the user's home /u,
@@ -500,4 +511,5 @@ AREA = Area(
     sample_cfg=sample_cfg,
     laws=LAWS,
     mutants=MUTANTS,
+    cached=cached,
 )
