@@ -97,10 +97,10 @@ def open_runtime(
     show = redacted(show, redact)
     if not user:
         registry = RemoteRegistry(home)
-        return Runtime(
-            store, begin(Live(show=show, chat_url=store.url, admission=registry, owner=registry.client))
-        )
-    process = begin(Live(show=show, chat_url=store.url, asker=asker))  # the chat beside the runs
+        live = Live(show=show, chat_url=store.url, admission=registry, owner=registry.client, redact=redact)
+        return Runtime(store, begin(live))
+    # the chat beside the runs
+    process = begin(Live(show=show, chat_url=store.url, asker=asker, redact=redact))
     registry = RemoteRegistry(home, on_abort=process.abort)
     process.admission, process.owner = registry, registry.client
     process.lease = functools.partial(held, registry)

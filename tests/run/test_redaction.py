@@ -2,9 +2,9 @@
 transcript keeps a tool call's arguments redacted (the known gap until now) while the
 tool, and the permission gate that decides on it, get the call as the model sent it; the
 prompt enters redacted; every event's text and fields (a denial's arguments) pass the
-redactor; and the store's codec writes no secret value in any row. The loop runs in
-memory against the faux model, its provider given no redaction, so what is redacted is
-the loop's own doing."""
+redactor; and the store's codec, the chat's tables and the inbox write no secret value in
+any row. The loop runs in memory against the faux model, its provider given no redaction,
+so what is redacted is the loop's own doing."""
 
 from __future__ import annotations
 
@@ -12,15 +12,20 @@ import asyncio
 import dataclasses
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Tool
+from eukhe.memory.log import Entry, EntryKind
+from eukhe.memory.tables import ChatStore
 from eukhe.run.loop import Generation, RunOutcome
+from eukhe.runtime import redacted
 from eukhe.settings.secrets import REDACTED, Redaction
 from eukhe.store.codec import Codec
+from eukhe.store.reports import STEER, Reports
 from eukhe.store.sessions import Carried
 
 SECRET = 'sk-"run"\\key-é-0123456789'
@@ -126,3 +131,39 @@ def test_the_stores_codec_writes_no_secret_value_and_leaves_the_value_it_was_giv
         Codec().deserialize(row)  # still a row eukhe reads
     back = Codec().deserialize(Codec(Redaction((SECRET,))).serialize(reply))
     assert back.calls[0].arguments == {"command": REDACTED, REDACTED: [REDACTED]}
+
+
+def test_the_chats_tables_and_the_inbox_write_no_secret_value(tmp_path: Path) -> None:
+    """The chat's log, the entries handed to its writer and its lines, and the inbox's steers
+    and reports, whoever wrote them (an import, a face, a subagent): each text redacted."""
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    chat = ChatStore(url, Redaction((SECRET,)))
+    [logged] = chat.append([Entry("k1", EntryKind.USER, f"use {SECRET}", "2026-01-01T00:00:00+00:00")])
+    chat.send([Entry("k2", EntryKind.TALK, f"said {SECRET}", "2026-01-01T00:00:00+00:00")])
+    line = chat.save_line(1, 0, f"a line quoting {SECRET}")
+    inbox = Reports(url, Redaction((SECRET,)))
+    inbox.say("s1", STEER, f"steer with {SECRET}")
+    inbox.submit("r1", "s1", "child-1", f"report holding {SECRET}")
+    got = [logged.text, *(e.text for e in chat.inbox()), line, *(r.text for r in inbox.take("s1", "run#1"))]
+    assert got == [
+        f"use {REDACTED}",
+        f"said {REDACTED}",
+        f"a line quoting {REDACTED}",
+        f"steer with {REDACTED}",
+        f"report holding {REDACTED}",
+    ]
+    assert logged.size == len(f"use {REDACTED}".encode())
+    chat.close()
+
+
+def test_every_line_a_process_shows_passes_its_redaction() -> None:
+    """What a run shows past its loop (a steer, a subagent's report, a notice) goes through
+    the process's own redaction, made by the composition root."""
+    got: list[Any] = []
+    show = redacted(lambda *line: got.append(line), Redaction((SECRET,)))
+    show("r1", "child", f"report: {SECRET}", {"state": "placed", "id": f"x{SECRET}"})
+    show("r1", "notice", f"said {SECRET}")
+    assert got == [
+        ("r1", "child", f"report: {REDACTED}", {"state": "placed", "id": f"x{REDACTED}"}),
+        ("r1", "notice", f"said {REDACTED}", None),
+    ]

@@ -29,6 +29,7 @@ import sqlalchemy as sa
 
 from eukhe.errors import Code, EukheError
 from eukhe.memory.log import Entry, EntryKind, Message
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.engine import serialized
 from eukhe.store.processes import alive
 from eukhe.store.urls import cause, shown
@@ -160,10 +161,13 @@ def _size(text: str) -> int:
 
 
 class ChatStore:
-    """The log and the lines. Every method raises ChatStoreError, never a driver's error."""
+    """The log and the lines. Every method raises ChatStoreError, never a driver's error.
+    `redact`: the secret values the process knows, out of every text it writes (a message,
+    one handed to the writer, a line), whoever made it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, redact: Redaction = NO_SECRETS) -> None:
         self.url = url
+        self.redact = redact
         try:
             self._engine = serialized(url)
             _META.create_all(self._engine, checkfirst=True)
@@ -194,7 +198,8 @@ class ChatStore:
         if c.dialect.name == "postgresql":  # writers one at a time, as SQLite's IMMEDIATE has them
             c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK})
         for e in entries:
-            row = {"key": e.key, "kind": e.kind.value, "text": e.text, "size": _size(e.text), "date": e.date}
+            text = self.redact(e.text)
+            row = {"key": e.key, "kind": e.kind.value, "text": text, "size": _size(text), "date": e.date}
             c.execute(_INSERT, row)
         keys = [e.key for e in entries]
         rows = {r.key: _message(r) for r in c.execute(sa.select(_messages).where(_messages.c.key.in_(keys)))}
@@ -208,7 +213,7 @@ class ChatStore:
 
         def work(c: sa.Connection) -> None:
             for e in entries:
-                row = {"key": e.key, "kind": e.kind.value, "text": e.text, "date": e.date}
+                row = {"key": e.key, "kind": e.kind.value, "text": self.redact(e.text), "date": e.date}
                 if c.execute(sa.select(_inbox.c.n).where(_inbox.c.key == e.key)).first() is None:
                     c.execute(_inbox.insert().values(**row))
 
@@ -257,6 +262,7 @@ class ChatStore:
 
     def save_line(self, l: int, i: int, text: str) -> str:  # noqa: E741 (the tree's own names)
         """Write node (l, i)'s line once; the line the store holds (the first build's)."""
+        text = self.redact(text)
         try:
             with self._engine.begin() as c:
                 row = c.execute(sa.select(_lines.c.text).where((_lines.c.l == l) & (_lines.c.i == i))).first()

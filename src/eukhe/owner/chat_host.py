@@ -43,7 +43,9 @@ from eukhe.memory.log import Entry
 from eukhe.memory.tables import ChatStore
 from eukhe.owner.log import logged
 from eukhe.rules.view import VIEW
+from eukhe.run.secrets import redaction
 from eukhe.settings.load import load
+from eukhe.settings.secrets import NO_SECRETS
 from eukhe.store.election import Election
 from eukhe.store.urls import database_url
 from eukhe.timing import timing
@@ -58,6 +60,7 @@ class ChatHost:
         self.registry = registry
         self.memory: Local | None = None  # the chat, while this owner writes it
         self.store: ChatStore | None = None
+        self.redact = NO_SECRETS  # the secret values the owner knows, from the store's opening on
         self.election: Election | None = None
         self.budget = VIEW
         self._route: Mapping[str, Any] | None = None
@@ -69,8 +72,11 @@ class ChatHost:
 
     def _start(self) -> ChatStore:
         if self.store is None:
-            url = database_url(self.home, load(self.home))
-            self.store = ChatStore(url)
+            settings = load(self.home)
+            url = database_url(self.home, settings)
+            # no row of the chat, nor a compaction's request, holds a secret value the owner knows
+            self.redact = redaction(settings)
+            self.store = ChatStore(url, self.redact)
             self.election = Election(url)
             self.election.attempt()
             if self.election.shared:
@@ -139,7 +145,7 @@ class ChatHost:
         r = Route(**{f.name: route.get(f.name) for f in dataclasses.fields(Route)})  # type: ignore[arg-type]
         key = dataclasses.astuple(r)
         if key not in self._providers:
-            self._providers[key] = OnFirstRequest(r)
+            self._providers[key] = OnFirstRequest(r, redact=self.redact)
         if self._asks != key:
             memory.chat.ask = asker(self._providers[key], self.registry)
             memory.chat.model = r.model

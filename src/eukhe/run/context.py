@@ -25,6 +25,7 @@ from eukhe.memory.compactor import asker
 from eukhe.memory.tables import ChatStore
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.permit import Asker
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.images import Images
 from eukhe.store.reports import Reports
 
@@ -73,13 +74,16 @@ class Live:
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
     # interactive agent's person); None: nobody (headless: `eukhe run`, the owner's recovered runs)
     asker: Asker | None = None
+    # the secret values this process knows (`run.secrets.redaction`), out of every row its inbox
+    # and its own chat write and every request its chat's compactor sends
+    redact: Redaction = NO_SECRETS
 
     def reports(self) -> Reports:
         """The parents' inbox of child reports, in the runs' store."""
         if self.inbox is None:
             if self.chat_url is None:
                 raise RuntimeError("this process has no store for the reports of subagents")
-            self.inbox = Reports(self.chat_url)
+            self.inbox = Reports(self.chat_url, self.redact)
         return self.inbox
 
     def images(self) -> Images:
@@ -101,8 +105,8 @@ class Live:
             return Remote(self.owner, compactor(), budget)
         if self.chat is None:
             route = compactor()
-            ask = asker(OnFirstRequest(route), self.admission)
-            self.chat = Local(Chat(ChatStore(self.chat_url), ask, route.model, budget=budget))
+            ask = asker(OnFirstRequest(route, redact=self.redact), self.admission)
+            self.chat = Local(Chat(ChatStore(self.chat_url, self.redact), ask, route.model, budget=budget))
         return self.chat
 
     def route(self, session: str, model: str, settings: Mapping[str, Any]) -> AuxiliaryRoute:

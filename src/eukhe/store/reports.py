@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from eukhe.errors import Code, EukheError
 from eukhe.rules import child
 from eukhe.rules.child import Fate
+from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.engine import serialized
 from eukhe.store.urls import cause, shown
 
@@ -89,10 +90,12 @@ def submission(child_id: str, n: int) -> str:
 
 
 class Reports:
-    """The inbox. Every method raises ReportStoreError, never a driver's error."""
+    """The inbox. Every method raises ReportStoreError, never a driver's error. `redact`:
+    the secret values the process knows, out of every text it writes (a steer, a report)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, redact: Redaction = NO_SECRETS) -> None:
         self.url = url
+        self.redact = redact
         try:
             self._engine = serialized(url)
             _META.create_all(self._engine, checkfirst=True)
@@ -169,7 +172,12 @@ class Reports:
             fate = Fate.QUEUED if prow is None or bool(prow[0]) else Fate.WITHDRAWN
             c.execute(
                 _reports.insert().values(
-                    id=rid, session=session, child=child_id, text=text, fate=fate.value, at=time.time()
+                    id=rid,
+                    session=session,
+                    child=child_id,
+                    text=self.redact(text),
+                    fate=fate.value,
+                    at=time.time(),
                 )
             )
             return fate
@@ -199,7 +207,12 @@ class Reports:
         def insert(c: sa.Connection) -> str:
             c.execute(
                 _reports.insert().values(
-                    id=rid, session=session, child=sender, text=text, fate=Fate.QUEUED.value, at=time.time()
+                    id=rid,
+                    session=session,
+                    child=sender,
+                    text=self.redact(text),
+                    fate=Fate.QUEUED.value,
+                    at=time.time(),
                 )
             )
             return rid
