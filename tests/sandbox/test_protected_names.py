@@ -270,6 +270,37 @@ def test_an_eukhe_run_whose_bash_plants_settings_and_mcp_servers_is_told_they_we
     assert ALLOW in result, result
 
 
+@needs_bwrap
+def test_what_a_kernels_thread_plants_after_its_last_cell_is_removed_and_said_as_the_run_ends(
+    tmp_path: Path,
+) -> None:
+    """A cell starts a thread that writes `.mcp.json` once the cell has returned, and no call comes
+    after it: the kernel's close finds it, removes it, and the run says so."""
+    from eukhe.ai.faux import FauxServer, parse
+    from tests.proc import eukhe
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    cell = (
+        "import threading, time\n"
+        "def later():\n"
+        "    time.sleep(0.5)\n"
+        f"    open('.mcp.json', 'w').write({PLANTED!r})\n"
+        "threading.Thread(target=later).start()\n"
+        "print('started')"
+    )
+    script = [
+        {"calls": [{"name": "ipython", "arguments": {"code": cell}}]},
+        {"text": "done, slowly", "chunks": 20, "delay": 0.1},  # the thread writes while this streams
+    ]
+    with FauxServer(parse(script)) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert not os.path.lexists(project / ".mcp.json")
+    assert ".mcp.json (a file)" in done.stderr + done.stdout, done.stderr
+
+
 # --- what stays: what exists, what a person makes or allows ----------------------------------------------
 
 

@@ -496,7 +496,9 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             with contextlib.suppress(Exception):
                 await provider.close()
             with contextlib.suppress(Exception):  # its jobs and their processes end with it
-                await kernel.close()
+                removed = await kernel.close()  # what its sandbox's guard removed since, said
+                if removed:
+                    here.show(run_id, "sandbox", removed)
         if chat is not None:  # the run's last messages ride on its log step
             await _logged(
                 chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), fx.step
