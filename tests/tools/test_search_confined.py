@@ -171,6 +171,26 @@ def test_an_allowed_root_never_shows_eukhes_home_or_the_users_secret_places(
         assert got.is_error and "secret places" in got.content, got.content
 
 
+def test_a_search_of_slash_a_person_allowed_never_enters_proc_sys_or_dev(tmp_path: Path) -> None:
+    """The Python engine's walk of `/` (ripgrep's is the sandbox's, below): the kernel's places
+    are skipped before any rule is asked of what they hold. The rules here keep the walk one
+    folder deep, so it ends soon."""
+    g = gate(tmp_path, tmp_path / "eukhe-home", tmp_path / "user", "/**")
+    asked: list[str] = []
+
+    def shallow(p: Path) -> bool:
+        asked.append(str(p))
+        return str(p).count("/") <= 1 and g.readable(p)
+
+    ctx = context(tmp_path, reach=g.opened, readable=shallow)
+    got = run(call(tools("python"), "grep", {"pattern": "[a-z]", "path": "/", "limit": 1000}, ctx))
+    assert not got.is_error and got.content, got.content
+    assert "/etc/" in "\n".join(asked), asked[:50]  # the walk went on past the kernel's places
+    for place in ("/proc", "/sys", "/dev"):
+        assert not any(a == place or a.startswith(place + "/") for a in asked), place
+        assert not any(line.startswith(place + "/") for line in got.content.splitlines()), got.content[:2000]
+
+
 @needs_box
 def test_ripgreps_sandbox_shows_the_root_alone_and_covers_what_no_tool_reaches(tmp_path: Path) -> None:
     """The sandbox of a search of `/` that a person allowed: /proc, /sys and /dev are empty, so

@@ -68,10 +68,16 @@ CONTEXT_FILE = 10 * 1024 * 1024
 CONFIRM_GRACE = 2.0
 """Seconds the hits of a search cut short may take to be read again (else none is shown)."""
 
+MAX_LINE = 1 << 24
+"""Bytes of one line of ripgrep's output read at most (a longer one is skipped)."""
+
+YIELD_EVERY = 32
+"""Lines of ripgrep's output read between two turns of the loop (an abort is seen at the next)."""
+
 DRAIN = 2.0
 """Seconds ripgrep's pipes may take to close once bubblewrap is killed (it dies with it)."""
 
-RG_GRACE = 2 * DRAIN + 1.0
+RG_GRACE = 3 * DRAIN + 1.0
 """Seconds a ripgrep cut short is given to end: killed, its pipes' end and its errors awaited."""
 
 RG_FLAGS = ("--no-config", "--no-require-git", "--no-ignore-exclude", "--no-ignore-global", "--sort", "path")
@@ -104,6 +110,11 @@ class Root:
     shown: Path
     folder: bool
 
+    @property
+    def beneath(self) -> str:
+        """What the real paths beneath the root start with."""
+        return str(self.real).rstrip("/") + "/"
+
     def named(self, p: Path) -> Path:
         """A real path beneath the root as the model named the root."""
         return self.shown if p == self.real else self.shown / p.relative_to(self.real)
@@ -123,12 +134,11 @@ class Pick:
         return pathspec.GitIgnoreSpec.from_lines([self.glob]) if self.glob else None
 
     def picks(self, spec: pathspec.GitIgnoreSpec | None, p: Path) -> bool:
-        """Whether the pattern picks the file `p` (the root itself, a file, always)."""
-        return (
-            spec is None
-            or p == self.root.real
-            or spec.check_file(p.relative_to(self.root.real).as_posix()).include is True
-        )
+        """Whether the pattern picks the file `p`, beneath the root (the root itself, a file,
+        always)."""
+        if spec is None or p == self.root.real:
+            return True
+        return spec.check_file(str(p)[len(self.root.beneath) :]).include is True
 
     def takes(self, spec: pathspec.GitIgnoreSpec | None, p: Path) -> bool:
         """Whether the file `p` is searched: picked, and allowed by `keep`."""
@@ -497,6 +507,43 @@ async def _drained(stream: asyncio.StreamReader) -> None:
         pass
 
 
+async def _lines_of(stream: asyncio.StreamReader, each: Callable[[bytes], bool]) -> bool:
+    """`stream`'s lines (without their `\\n`) to `each` until it says enough or the stream ends,
+    read a chunk at a time; a line longer than MAX_LINE is skipped whole. The loop is let run
+    every YIELD_EVERY lines, so that an abort is seen while buffered output is read. Whether
+    anything came."""
+    said = False
+    pending: list[bytes] = []  # the line that has not ended yet, in pieces
+    size = 0
+    skipping = False  # inside a line over MAX_LINE
+    n = 0
+    while True:
+        chunk = await stream.read(1 << 16)
+        if not chunk:
+            if pending and not skipping:
+                each(b"".join(pending))  # a last line without its \n
+            return said
+        said = True
+        parts = chunk.split(b"\n")
+        if len(parts) == 1:
+            pending.append(chunk)
+            size += len(chunk)
+            if size > MAX_LINE:
+                pending, size, skipping = [], 0, True
+            continue
+        lines = [b"".join([*pending, parts[0]]), *parts[1:-1]]
+        pending, size = [parts[-1]], len(parts[-1])
+        for line in lines:
+            if skipping:  # the end of a line too long to read
+                skipping = False
+                continue
+            if not each(line):
+                return said
+            n += 1
+            if n % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+
+
 async def _rg(argv: list[str], fds: list[int], each: Callable[[bytes], bool], found: Found) -> None:
     """Run ripgrep (in its sandbox), giving `each` its output's lines until it says enough;
     killed when it ends, however it ends."""
@@ -505,7 +552,6 @@ async def _rg(argv: list[str], fds: list[int], each: Callable[[bytes], bool], fo
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        limit=1 << 24,
         env={},
         pass_fds=fds,
     )
@@ -513,27 +559,18 @@ async def _rg(argv: list[str], fds: list[int], each: Callable[[bytes], bool], fo
     err = asyncio.ensure_future(proc.stderr.read(1 << 16))
     said = False
     try:
-        while True:
-            try:
-                line = await proc.stdout.readline()
-            except ValueError:  # a line over the reader's bound: ripgrep's output of a huge line
-                continue
-            if not line:
-                break
-            said = True
-            if not each(line):
-                break
-            await asyncio.sleep(0)  # buffered output reads without a pause: let an abort be seen
+        said = await _lines_of(proc.stdout, each)
     finally:
         if proc.returncode is None:  # os.kill, not proc.kill: that one reaps a child asyncio still waits for
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        # ripgrep dies with bubblewrap a moment later, and only then are its pipes closed: their
-        # end is awaited (bounded) so that nothing of the process outlives the search
+        # ripgrep dies with bubblewrap a moment later, and only then are its pipes closed; the
+        # process's end is known once they are (asyncio wakes `wait` then), so what ripgrep wrote
+        # meanwhile is read away first: each bounded, nothing of the process outlives the search
         clock = waits.LoopClock()
         await waits.race(_drained(proc.stdout), clock.now() + DRAIN, None, clock, grace=0.0)
         got = await waits.race(err, clock.now() + DRAIN, None, clock, grace=0.0)
+        await waits.race(proc.wait(), clock.now() + DRAIN, None, clock, grace=0.0)
         raw = got.value if got.end is End.EVENT and isinstance(got.value, bytes) else b""
         text = raw.decode("utf-8", errors="replace")
         if not said and confined.setup_failed(proc.returncode, raw):
@@ -544,27 +581,30 @@ async def _rg(argv: list[str], fds: list[int], each: Callable[[bytes], bool], fo
 
 def _rg_listing(found: Found, pick: Pick, want: int, max_files: int) -> Callable[[bytes], bool]:
     spec = pick.spec()
+    top = pick.root.beneath
 
     def each(line: bytes) -> bool:
-        p = Path(os.fsdecode(line.rstrip(b"\n")))
-        if not _beneath_root(pick.root, p):
+        name = os.fsdecode(line)
+        if not name.startswith(top) or len(name) == len(top):
             return True
         if found.walked.files >= max_files:
             found.walked.capped = True
             return False
         found.walked.files += 1
-        if pick.takes(spec, p):
-            if len(found.files) >= want:
-                found.more = True
-                return False
-            found.files.append(p)
+        if spec is None or spec.check_file(name[len(top) :]).include is True:
+            p = Path(name)
+            if pick.keep(p):
+                if len(found.files) >= want:
+                    found.more = True
+                    return False
+                found.files.append(p)
         return True
 
     return each
 
 
 def _beneath_root(root: Root, p: Path) -> bool:
-    return p.is_relative_to(root.real) and p != root.real
+    return str(p).startswith(root.beneath) and p != root.real
 
 
 @dataclass
