@@ -105,13 +105,24 @@ class Shadow:
     ) -> str:
         """One git call on the shadow repository, within the deadline; its stdout. `private`: what
         it writes is the home's, 0600 and 0700 (a checkout writes the project's files as yours)."""
+        return (await self._run(args, index, ok, private)).decode("utf-8", "replace")
+
+    async def _run(
+        self,
+        args: tuple[str, ...],
+        index: Path | None,
+        ok: tuple[int, ...],
+        private: bool,
+        given: bytes = b"",
+    ) -> bytes:
+        """`git ARGS` with `given` on its standard input, within the deadline; its stdout, raw."""
         proc = await asyncio.create_subprocess_exec(
             "git", *args,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             cwd=self.project, env=self._env(index), start_new_session=True, umask=0o077 if private else -1,
         )  # fmt: skip
         clock = waits.LoopClock()
-        raced = await waits.race(proc.communicate(), clock.now() + self.deadline, None, clock, grace=0.0)
+        raced = await waits.race(proc.communicate(given), clock.now() + self.deadline, None, clock, grace=0.0)
         if raced.end is not End.EVENT or raced.error is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, 9)
@@ -121,7 +132,7 @@ class Shadow:
         if proc.returncode not in ok:
             why = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
             raise CheckpointError(f"git {args[0]} failed: {why[0]}")
-        return out.decode("utf-8", "replace")
+        return bytes(out)
 
     async def _ready(self) -> None:
         if not (self.git_dir / "HEAD").exists():
@@ -220,20 +231,8 @@ class Shadow:
         """The contents of `shas`, by one `git cat-file --batch`, within the deadline."""
         if not shas:
             return {}
-        proc = await asyncio.create_subprocess_exec(
-            "git", "cat-file", "--batch",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            cwd=self.project, env=self._env(), start_new_session=True,
-        )  # fmt: skip
-        clock = waits.LoopClock()
         asked = "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode()
-        raced = await waits.race(proc.communicate(asked), clock.now() + self.deadline, None, clock, grace=0.0)
-        if raced.end is not End.EVENT or raced.error is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 9)
-            await proc.wait()
-            raise CheckpointError(f"git cat-file did not end within {self.deadline:g} s")
-        out, _err = raced.result()
+        out = await self._run(("cat-file", "--batch"), None, (0,), True, asked)
         got: dict[str, bytes] = {}
         at = 0
         while at < len(out):
