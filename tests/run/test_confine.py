@@ -218,6 +218,19 @@ def test_a_git_folder_reached_through_a_link_is_decided_on_what_it_is(world: Wor
     assert config.read_text() == before
 
 
+def racing(w: World) -> tuple[Path, Path]:
+    """A folder inside and one outside, each with e0.txt..e199.txt, and `a` in the project linked
+    to the inside one."""
+    inside = w.project / "real"
+    outside = w.user / "victim"
+    for folder in (inside, outside):
+        folder.mkdir()
+        for i in range(200):
+            (folder / f"e{i}.txt").write_text("old\n")
+    (w.project / "a").symlink_to(inside)
+    return inside, outside
+
+
 @contextlib.contextmanager
 def flipping(link: Path, inside: Path, outside: Path) -> Iterator[None]:
     """A thread that flips `link` between a folder inside and one outside, as fast as it can,
@@ -246,15 +259,8 @@ def test_a_link_flipped_during_200_writes_and_200_edits_lands_nothing_outside(wo
     """Finding 3 and the issue's race: a link in the project flips between a folder inside and one
     outside while 200 `write` and 200 `edit` calls run through the gate; nothing lands outside
     (the path was resolved at permit time and again at write time, and 10 of 40 landed outside)."""
-    inside = world.project / "real"
-    inside.mkdir()
-    outside = world.user / "victim"
-    outside.mkdir()
-    for i in range(200):
-        (inside / f"e{i}.txt").write_text("old\n")
-        (outside / f"e{i}.txt").write_text("old\n")
+    inside, outside = racing(world)
     link = world.project / "a"
-    link.symlink_to(inside)
     g = gate(world)
     wrote = edited = 0
     with flipping(link, inside, outside):
@@ -321,14 +327,7 @@ def test_a_cell_flipping_a_link_through_a_real_run_lands_nothing_outside(world: 
     """The issue's race as a run makes it: the model's first cell (in the sandboxed kernel) starts a
     thread that flips `a` between a folder inside and one outside, then 200 `write` and 200 `edit`
     calls go through `a`; nothing lands outside."""
-    inside = world.project / "real"
-    inside.mkdir()
-    outside = world.user / "victim"
-    outside.mkdir()
-    for i in range(200):
-        (inside / f"e{i}.txt").write_text("old\n")
-        (outside / f"e{i}.txt").write_text("old\n")
-    (world.project / "a").symlink_to(inside)
+    inside, outside = racing(world)
     cell = FLIPPER.format(inside=str(inside), outside=str(outside))
     script: list[Any] = [{"calls": [{"name": "ipython", "arguments": {"code": cell}}]}]
     for r in range(10):  # 40 calls a round
