@@ -75,7 +75,7 @@ def pick_and_search(
     readable = ctx.readable
 
     def keep(p: Path) -> bool:
-        return str(p) not in skipped and readable(p)
+        return not (skipped and str(p) in skipped) and readable(p)
 
     unavailable = getattr(ctx.sandbox, "unavailable", None) if ctx.sandbox is not None else None
     lim = ctx.limits
