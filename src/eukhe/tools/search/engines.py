@@ -238,6 +238,28 @@ def _lines(fd: int, stop: threading.Event) -> Iterator[tuple[int, bytes]]:
             yield n, raw.removesuffix(b"\n")
 
 
+def _whole(fd: int) -> Iterator[tuple[int, bytes]]:
+    """`_lines` of a small file (taken: closed here), read at once."""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if b"\0" in data[:BINARY_SNIFF]:
+        return
+    lines = data.split(b"\n")
+    if lines[-1] == b"":  # the end of the last line, not a line
+        lines.pop()
+    for n, raw in enumerate(lines, 1):
+        if b"\0" in raw:
+            return
+        yield n, raw
+
+
 def _reopen(root: Root) -> int | None:
     """The root file, open again from its start (its own offset)."""
     try:
@@ -308,7 +330,7 @@ def _confirm(hits: list[Hit], root: Root, context: int, hidden: Hidden, stop: th
         last = max(want)
         seen: dict[int, str] = {}
         held = False
-        for n, raw in _lines(fd, stop):
+        for n, raw in _whole(fd) if small else _lines(fd, stop):
             if hidden.held(raw):
                 held = True
                 break
