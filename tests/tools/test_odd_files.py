@@ -182,9 +182,12 @@ def test_the_atomic_write_itself_replaces_only_a_regular_file(tmp_path: Path) ->
     os.mkfifo(fifo)
     (tmp_path / "link").symlink_to("fifo")
     for name in ("fifo", "link"):
-        with slot(tmp_path / name, lambda act, real: None, name) as there:
-            with pytest.raises(OSError, match=r"it is a FIFO \(named pipe\), not a regular file"):
-                there.replace(b"pwned\n")
+        fifo_said = r"it is a FIFO \(named pipe\), not a regular file"
+        with (
+            slot(tmp_path / name, lambda act, real: None, name) as there,
+            pytest.raises(OSError, match=fifo_said),
+        ):
+            there.replace(b"pwned\n")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link"]
 
