@@ -63,7 +63,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--folders", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true", help="every path once, small: the bench still runs")
     args = ap.parse_args()
+    if args.smoke:
+        args.folders, args.rounds = 200, 1
     base = Path(tempfile.mkdtemp(prefix="eukhe-bench-guard-", dir="/var/tmp"))
     try:
         project, home = base / "project", base / "home"

@@ -34,6 +34,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from eukhe.errors import Code, EukheError
 from eukhe.filekind import kind
 from eukhe.rules.confine import Place, Where, place, under
 
@@ -56,10 +57,12 @@ NEVER = "which eukhe never reads for a prompt"
 DELETED = " (deleted)"
 
 
-class Refused(Exception):
+class Refused(EukheError):
     """eukhe will not read what it opened: `why` says what it is, without the path where it
     leads (a model may see it), `to` says where a link led ("" when no link did); the
     message says both."""
+
+    code = Code.PERMISSION
 
     def __init__(self, why: str, to: str = "") -> None:
         super().__init__(f"{why} (to {to})" if to else why)
