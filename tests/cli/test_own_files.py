@@ -59,13 +59,17 @@ def user_home(tmp_path: Path) -> Path:
     return user
 
 
-def run(cwd: Path, tmp_path: Path, *args: str, script: list[Any] | None = None) -> tuple[Any, list[str]]:
-    """`eukhe run ARGS` in `cwd` as the user of `user_home`; the run and each request body sent."""
+def run(
+    cwd: Path, tmp_path: Path, *args: str, script: list[Any] | None = None, environ: bool = True
+) -> tuple[Any, list[str]]:
+    """`eukhe run ARGS` in `cwd` as the user of `user_home`; the run and each request body sent.
+    `environ`: started by exec, its own `/proc/self/environ` holding the secrets (an attack on
+    the environment needs it; the others take a fork of the template, a second cheaper)."""
     with FauxServer(parse(script or ["ok"])) as server:
         done = eukhe(
             "run", "--model", "vllm/m", "--base-url", server.url, *args,
             cwd=cwd, home=tmp_path / "eukhe",
-            extra={**SECRETS, **MARK, **EXEC, "HOME": str(tmp_path / "user")},
+            extra={**SECRETS, **MARK, **(EXEC if environ else {}), "HOME": str(tmp_path / "user")},
         )  # fmt: skip
         bodies = [json.dumps(r.body) for r in server.seen]
     return done, bodies
@@ -119,7 +123,7 @@ def test_a_link_out_of_the_repository_is_refused_with_where_it_leads(tmp_path: P
     user = user_home(tmp_path)
     repo = user / "repo"
     (repo / "docs" / "AGENTS.md").symlink_to("../../private/plan.md")  # no secret place, still outside
-    done, bodies = run(repo / "docs", tmp_path, "hi")
+    done, bodies = run(repo / "docs", tmp_path, "hi", environ=False)
     assert done.returncode == 0, done.stderr
     assert_nothing_secret(done, bodies, tmp_path)
     assert (
@@ -135,7 +139,7 @@ def test_a_fifo_or_dev_zero_as_agents_md_is_refused_without_waiting(tmp_path: Pa
     repo = user / "repo"
     os.mkfifo(repo / "AGENTS.md")
     (repo / "docs" / "AGENTS.md").symlink_to("/dev/zero")
-    done, bodies = run(repo / "docs", tmp_path, "hi")
+    done, bodies = run(repo / "docs", tmp_path, "hi", environ=False)
     assert done.returncode == 0, done.stderr
     assert len(bodies) == 1
     assert (
@@ -155,12 +159,12 @@ def test_the_users_own_agents_md_may_link_into_their_dotfiles_but_not_to_a_secre
     (user / "dotfiles" / "AGENTS.md").write_text("Answer tersely.\n")
     home_file = tmp_path / "eukhe" / "AGENTS.md"
     home_file.symlink_to(user / "dotfiles" / "AGENTS.md")
-    done, bodies = run(user / "repo", tmp_path, "hi")
+    done, bodies = run(user / "repo", tmp_path, "hi", environ=False)
     assert done.returncode == 0, done.stderr
     assert "Answer tersely." in bodies[0]
     home_file.unlink()
     home_file.symlink_to(user / ".aws" / "credentials")
-    done, bodies = run(user / "repo", tmp_path, "hi")
+    done, bodies = run(user / "repo", tmp_path, "hi", environ=False)
     assert done.returncode == 0, done.stderr
     assert_nothing_secret(done, bodies, tmp_path)
     assert (
@@ -265,14 +269,14 @@ def test_an_image_linked_out_or_in_a_secret_place_is_never_attached(tmp_path: Pa
     (tmp_path / "eukhe" / "settings.json").write_text(
         json.dumps({"models": {"vllm/m": {"input": ["text", "image"]}}})
     )
-    done, bodies = run(repo, tmp_path, "look at @shot.png")
+    done, bodies = run(repo, tmp_path, "look at @shot.png", environ=False)
     assert done.returncode == 0, done.stderr
     assert "image_url" not in bodies[0] and "7x5" not in bodies[0]
     assert (
         "not attached: shot.png: it is a link that leads outside the project "
         f"(to {user / 'private' / 'me.png'})"
     ) in said(done)
-    done, bodies = run(repo, tmp_path, "--image", "~/.ssh/face.png", "look")
+    done, bodies = run(repo, tmp_path, "--image", "~/.ssh/face.png", "look", environ=False)
     assert done.returncode == 2 and bodies == [], done.stderr
     assert "~/.ssh/face.png: it is one of the user's secret places, which eukhe never reads" in done.stderr
 
@@ -342,7 +346,7 @@ def test_what_a_projects_own_instruction_file_or_mention_holds_passes_the_redact
     repo = user / "repo"
     held = [SECRETS["OPENAI_API_KEY"], SECRETS["GITHUB_TOKEN"]]
     (repo / "AGENTS.md").write_text(f"Deploy with {held[0]} and {held[1]}.\n")
-    done, bodies = run(repo, tmp_path, "what does @AGENTS.md say?")
+    done, bodies = run(repo, tmp_path, "what does @AGENTS.md say?", environ=False)
     assert done.returncode == 0, done.stderr
     system, user_message = (m["content"] for m in json.loads(bodies[0])["messages"][:2])
     assert "Deploy with [redacted] and [redacted]." in system
