@@ -13,6 +13,7 @@ project, no), the deadline and the abort, in any order."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,6 +49,12 @@ class Model:
 
 
 MODEL = Model(p.decide, p.call_step, p.end_step, p.settle, p.granted)
+
+
+def cached(m: Model) -> Model:
+    """The model as the walk runs it: a call decided once a configuration (every law and every
+    step of the walk asks the same few hundred)."""
+    return dataclasses.replace(m, decide=functools.lru_cache(maxsize=1 << 16)(m.decide))
 
 H, P = Source.HOME, Source.PROJECT
 
@@ -460,4 +467,5 @@ AREA = Area(
     sample_cfg=sample_cfg,
     laws=LAWS,
     mutants=MUTANTS,
+    cached=cached,
 )
