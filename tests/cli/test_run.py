@@ -241,3 +241,32 @@ def test_a_new_sessions_line_comes_before_the_store_loads_and_once(tmp_path: Pat
         if line.startswith("import time:") and line.split("|")[-1].strip() == "dbos"
     ]
     assert dbos and said[0] < dbos[0]
+
+
+def test_a_session_continued_runs_on_the_model_and_server_it_ran_with(tmp_path: Path) -> None:
+    """`eukhe run --session ID "next"` with no other flag answers from the session's own model,
+    server and API, as the agent's `eukhe --session ID` does (it refused, asking for --model)."""
+    with FauxServer(parse(["first answer", "second answer"])) as server:
+        first = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--session", "s1", "hi", cwd=tmp_path
+        )
+        assert first.returncode == 0, first.stderr
+        done = eukhe("run", "--session", "s1", "--json", "next", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert len(server.seen) == 2 and server.seen[1].body["model"] == "m"
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (last["outcome"], last["answer"]) == ("answered", "second answer")
+    flagged = eukhe(
+        "run",
+        "--session",
+        "s1",
+        "--model",
+        "vllm/other",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "x",
+        cwd=tmp_path,
+    )
+    assert flagged.returncode != 0  # the flags say otherwise: the session's server is not used
+    unknown = eukhe("run", "--session", "never-ran", "hi", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no model configured" in unknown.stderr, unknown.stderr

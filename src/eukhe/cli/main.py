@@ -174,6 +174,12 @@ def run_command(
     except PromptError as e:
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
+    if model is None and session is not None:  # a session continued runs where it ran
+        _session_id(session)
+        ran = halves.stored().read("route", session) or {}
+        model = ran.get("model") or None
+        base_url = base_url if base_url is not None else ran.get("baseUrl")
+        api = api if api is not None else ran.get("api")
     try:
         made = setup(
             Path.cwd(), model, base_url, api, sandbox, approval, effort

@@ -93,7 +93,8 @@ def read(what: str, session: str = "") -> Any:
     """Read the run store as a client: no run is started, recovered or picked up.
     `what`: "rows" (the sessions), "subagents", "show" (`session`'s transcript: the runs it
     shows, a fork's parent's first, each with its outcome and messages, and a line a rewind),
-    or "runs" (`session`'s own runs)."""
+    "runs" (`session`'s own runs), or "route" (the model, base URL and API its last run
+    started with: {} when none)."""
     try:
         url = database_url(home(), settings_here())
     except (SettingsError, StoreError) as e:
@@ -123,6 +124,9 @@ def read(what: str, session: str = "") -> Any:
             got, notes = await shown_runs(session, lambda s: sessions.runs(s, client), rows)
         finally:
             lines.close()
+        if what == "route":  # where the session last ran: its model, base URL and API
+            given = sessions.last_input([x.run for x in got])
+            return {k: given.get(k) for k in ("model", "baseUrl", "api")} if given else {}
         runs = [
             (x.run.workflow_id, sessions.outcome_of(x.run), await sessions.shown(x.run, client)) for x in got
         ]
