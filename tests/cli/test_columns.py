@@ -1,5 +1,6 @@
-"""Lines fit 80 columns (issue 29, item 10): `eukhe sessions` cuts a line with an ellipsis,
-`eukhe status` with no owner wraps its reason; `COLUMNS=80`, as a narrow terminal."""
+"""Lines fit 80 columns (issue 29, item 10; issue 41): `eukhe sessions` cuts a line with an
+ellipsis, `eukhe status` wraps its lines, with an owner and without; `COLUMNS=80`, as a narrow
+terminal."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def test_sessions_and_status_fit_eighty_columns(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     [line] = listed.stdout.splitlines()
     assert len(line) <= 80 and line.endswith("…") and "answered" in line, line
+    owned = eukhe("status", cwd=tmp_path, home=home, extra=NARROW)  # the run's owner is up
+    assert owned.returncode == 0, owned.stderr
+    lines = owned.stdout.splitlines()
+    assert lines[0].startswith("owner: pid ") and all(len(x) <= 80 for x in lines), lines
     eukhe("shutdown", cwd=tmp_path, home=home)
     status = eukhe("status", cwd=tmp_path, home=tmp_path / "another", extra=NARROW)
     lines = status.stdout.splitlines()

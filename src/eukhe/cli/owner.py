@@ -70,53 +70,63 @@ def status(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = F
         echo_json({**got, "subagents": subagents()}, indent=2)
         return
     owner = got["owner"]
-    echo(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
+    _fit(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
     clients = got.get("clients") or []
-    echo(f"clients: {len(clients)}")
+    _fit(f"clients: {len(clients)}")
     for c in clients:
-        echo(
+        _fit(
             f"  pid {c.get('pid')} ({' '.join(c.get('argv') or []) or '?'}), "
             f"connected {_ago(c.get('since'))} ago"
         )
     runs = got.get("runs") or []
-    echo(f"runs in flight: {len(runs)}")
+    _fit(f"runs in flight: {len(runs)}")
     for r in runs:
-        echo(f"  {r.get('run')} (session {r.get('session')}, pid {r.get('pid')}): {r.get('waits')}")
+        _fit(f"  {r.get('run')} (session {r.get('session')}, pid {r.get('pid')}): {r.get('waits')}")
     lease = got["lease"]
     holder = lease.get("holder")
     if holder:
-        echo(
+        _fit(
             f"root-turn lease: run {holder.get('run')} of session {holder.get('session')}, "
             f"for {_ago(holder.get('since'))}"
         )
     else:
-        echo("root-turn lease: free")
+        _fit("root-turn lease: free")
     for w in lease.get("waiters") or []:
-        echo(f"  waiting: run {w.get('run')} of session {w.get('session')}, for {_ago(w.get('since'))}")
+        _fit(f"  waiting: run {w.get('run')} of session {w.get('session')}, for {_ago(w.get('since'))}")
     for name, p in (got.get("providers") or {}).items():
-        echo(provider_line(name, p))
+        _fit(provider_line(name, p))
     _subagents()
     memory = got.get("memory")
     if memory is None:
-        echo("chat: not opened by this owner yet")
+        _fit("chat: not opened by this owner yet")
     elif "error" in memory:
-        echo(f"chat: its store cannot say: {memory['error']}")
+        _fit(f"chat: its store cannot say: {memory['error']}")
     else:
         model = f" (model {memory['model']})" if memory["model"] else ""
         who = "this owner writes it" if memory["writer"] else "another owner of the store writes it"
-        echo(
+        _fit(
             f"chat: {memory['messages']} messages, {memory['built']} lines built, "
             f"{memory['pending']} pending, {memory['jobs']} compactor jobs running{model}; {who}"
         )
+
+
+def _fit(line: str) -> None:
+    """A line of the status, wrapped to the columns (`width`), its continuation indented
+    under it; a path or a word longer than a line is kept whole on a line of its own."""
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    wrapped = textwrap.fill(
+        line, width(), subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    echo(wrapped)
 
 
 def _subagents() -> None:
     """The subagents whose task has not ended, with their watch's clock."""
     kids = subagents()
     if isinstance(kids, str):
-        echo(f"subagents: the store cannot say: {kids}")
+        _fit(f"subagents: the store cannot say: {kids}")
         return
-    echo(f"subagents: {len(kids)}")
+    _fit(f"subagents: {len(kids)}")
     for k in kids:
         w = k.get("watch") or {}
         if w.get("phase") == "watch":
@@ -127,7 +137,7 @@ def _subagents() -> None:
             )
         else:
             clock = "not polled yet" if not w else "its report waits to be placed"
-        echo(f"  {k.get('name')} ({k.get('child')}, session {k.get('session')}): {clock}")
+        _fit(f"  {k.get('name')} ({k.get('child')}, session {k.get('session')}): {clock}")
 
 
 def shutdown() -> None:
