@@ -1,4 +1,4 @@
-"""`eukhe run` handed to the home's warm template (`warm/handoff.py`, `warm/__main__.py`): the
+"""`eukhe run` handed to the home's warm template (`client/handoff.py`, `warm/__main__.py`): the
 run is a child of the template, and ends, speaks, stops and dies as the process that
 asked for it would have; a template that is not the client's runs nothing."""
 
@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.client import protocol
-from eukhe.warm import handoff
+from eukhe.client import handoff, protocol
 from tests import forks
 from tests.cli.terminal import Shown, on_pty
 from tests.proc import DEADLINE, env, until

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from eukhe.client import protocol
+from eukhe.client import handoff, protocol
 from eukhe.client.client import Client, OwnerError
 from eukhe.home import open_home
-from eukhe.warm import handoff
 
 OTHER = 65534  # nobody
 

@@ -1,16 +1,16 @@
 """The `eukhe` command's first step: with no arguments (or only the interactive agent's
 options) it opens the interactive agent, importing only what its prompt needs; any
 other command goes to the command line proper (`cli/main.py`), and `eukhe run` first to the
-home's warm template, if one listens (`warm/handoff.py`)."""
+home's warm template, if one listens (`client/handoff.py`)."""
 
 from __future__ import annotations
 
 import sys
 
+from eukhe.client.handoff import hand_off
 from eukhe.home import HomeError, open_home
 from eukhe.leaving import exit_code, leave
 from eukhe.ui import PROMPT
-from eukhe.warm.handoff import hand_off
 
 AGENT_OPTIONS = (
     "--model",

@@ -48,7 +48,7 @@ def on_ctrl_c(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -
     """Ctrl-C (SIGINT) calls `callback` on `loop`; whether it was set. Not off the main
     thread (no signals come there), nor in a process started deaf to SIGINT: a script's
     background job (`eukhe run ... &`) is, and by POSIX it stays so, as the client of a
-    handed run does (`warm/handoff.py`); the script's own Ctrl-C then leaves it running."""
+    handed run does (`client/handoff.py`); the script's own Ctrl-C then leaves it running."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         return False
     try:

@@ -1,6 +1,6 @@
 """The warm template: a process of the home that has imported the command line, its store
 half, the run's machinery and the providers' SDKs once, and forks an `eukhe run` for each
-client that hands its run over (`warm/handoff.py`). A process's imports are most of a short
+client that hands its run over (`client/handoff.py`). A process's imports are most of a short
 run's cost (about 1.2 of a 0-round run's 1.7 s); a forked one skips them.
 
     python -P -m eukhe.warm SOCKET
@@ -47,8 +47,8 @@ import eukhe.cli.main
 import eukhe.cli.stored
 import eukhe.run.workflow
 from eukhe.client import protocol
+from eukhe.client.handoff import identity, limits
 from eukhe.owner.log import logged
-from eukhe.warm.handoff import identity, limits
 
 PR_SET_PDEATHSIG = 1
 REQUEST_DEADLINE = 2.0
