@@ -56,6 +56,7 @@ def cached(m: Model) -> Model:
     step of the walk asks the same few hundred)."""
     return dataclasses.replace(m, decide=functools.lru_cache(maxsize=1 << 16)(m.decide))
 
+
 H, P = Source.HOME, Source.PROJECT
 
 CALLS: tuple[Call, ...] = (
