@@ -64,6 +64,17 @@ def sources() -> int:
     return max((p.stat().st_mtime_ns for p in root.rglob("*.py")), default=0)
 
 
+def threads_running() -> str | None:
+    """Why forking now is unsafe, or None: a thread besides this one (an import's, a library's
+    pool) would be copied into the run half-way through whatever it held, a lock among it."""
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    return (
+        f"threads run in the template ({', '.join(others)}): a fork would copy them mid-work"
+        if others
+        else None
+    )
+
+
 def _child(req: dict[str, Any], fds: list[int], conn: socket.socket) -> NoReturn:
     """Become `eukhe ARGV` in the client's folder and environment; never returns."""
     code = 1
@@ -202,7 +213,7 @@ class Template:
         if sources() != self.built:
             self.close()
             return "eukhe's sources changed since this template started"
-        return None
+        return threads_running()
 
     def take(self, conn: socket.socket) -> None:
         try:

@@ -1,0 +1,68 @@
+"""The warm template (`warm/__main__.py`) keeps its promise to the runs it forks (issue 41,
+item 6): it has imported every module of eukhe's that an `eukhe run` loads, so a forked run
+imports nothing of eukhe's again; and it forks with no thread but its own, so no run starts
+with a copy of a thread stopped half-way through a lock."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from eukhe.ai.faux import FauxServer, parse
+
+ROOT = Path(__file__).resolve().parents[1]
+
+AFTER_FORK = {
+    "eukhe.__main__": "`python -m eukhe` itself: the template calls the entry point, not the module",
+}
+"""Modules of eukhe's a run may load that the template does not import, each with why."""
+
+
+def imported(*args: str, cwd: Path, env: dict[str, str]) -> set[str]:
+    """The modules a Python process with these arguments imported, by `-X importtime`."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", done.stderr, re.M))
+
+
+def test_the_template_imports_every_module_of_eukhe_a_run_loads(tmp_path: Path) -> None:
+    env = {**os.environ, "EUKHE_HOME": str(tmp_path / "home"), "EUKHE_WARM": "0"}
+    template = imported("-c", "import eukhe.warm.__main__", cwd=ROOT, env=env)
+    with FauxServer(parse([{"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}, "done"])) as server:
+        (tmp_path / "a.txt").write_text("a\n")
+        run = imported(
+            "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=tmp_path, env=env
+        )
+    assert "eukhe.run.workflow" in run and "eukhe.tools.read" in run  # the run's own were seen
+    missing = sorted(m for m in run - template if m.startswith("eukhe") and m not in AFTER_FORK)
+    assert missing == [], f"an eukhe run loads modules the warm template never imported: {missing}"
+
+
+def test_the_template_starts_no_thread_before_it_forks() -> None:
+    code = (
+        "import threading, eukhe.warm.__main__ as w\n"
+        "print([t.name for t in threading.enumerate()], w.threads_running())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "['MainThread'] None", done.stdout
+
+
+def test_a_thread_running_in_the_template_refuses_the_fork() -> None:
+    code = (
+        "import threading, time, eukhe.warm.__main__ as w\n"
+        "threading.Thread(target=time.sleep, args=(5,), name='pool-1', daemon=True).start()\n"
+        "print(w.threads_running())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "threads run in the template (pool-1): a fork would copy them mid-work"
