@@ -20,7 +20,8 @@ def test_a_line_is_clipped_to_its_columns_with_an_ellipsis() -> None:
 
 
 def test_sessions_and_status_fit_eighty_columns(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+    # A home of 78 characters: whole on a line of its own, it fits only unindented.
+    home = tmp_path / ("home" + "e" * max(0, 78 - len(str(tmp_path)) - 5))
     prompt = "please look at every file of this project and tell me what each of them does"
     with FauxServer(parse(["Done."])) as server:
         ran = eukhe("run", "--model", "vllm/m", "--base-url", server.url, prompt, cwd=tmp_path, home=home)

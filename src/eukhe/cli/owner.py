@@ -112,12 +112,14 @@ def status(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = F
 
 def _fit(line: str) -> None:
     """A line of the status, wrapped to the columns (`width`), its continuation indented
-    under it; a path or a word longer than a line is kept whole on a line of its own."""
+    under it; a path or a word longer than a line is kept whole on a line of its own, unindented."""
     indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
-    wrapped = textwrap.fill(
-        line, width(), subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    columns = width()
+    wrapped = textwrap.wrap(
+        line, columns, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
     )
-    echo(wrapped)
+    # A word that fits the columns only without the indent (a long home) loses the indent.
+    echo("\n".join(w.lstrip(" ") if len(w) > columns else w for w in wrapped))
 
 
 def _subagents() -> None:
