@@ -95,20 +95,21 @@ pytest: venv bytecode llama mcpservers chromium tmux bubblewrap ripgrep git
 laws: venv
 	$(BIN)/eukhe laws
 
-# `eukhe laws` and `mypy --strict` on the whole package run beside pytest at the lowest
-# priority: pytest leaves most of a core idle (its tests wait on processes and servers),
-# and the laws' walkers (two: --jobs 2), the provers and the type checker take it, without
-# starving the tests that time a stream (at nice 10, four such processes made a 1 s idle
+# `eukhe laws` and `mypy --strict` on the whole package start as soon as the package is
+# installed, at the lowest priority, and run beside the lint, the other installs (mostly waits on
+# the network and apt) and pytest: pytest leaves most of a core idle (its tests wait on processes
+# and servers), and the laws' walkers (two: --jobs 2), the provers and the type checker take it,
+# without starving the tests that time a stream (at nice 10, four such processes made a 1 s idle
 # deadline miss); their output is printed once all are done, and any failing fails the target.
-test: venv bytecode llama mcpservers chromium tmux bubblewrap ripgrep git
-	$(MAKE) --no-print-directory lint
+test: venv bytecode
 	@nice -n 19 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
 	nice -n 19 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
+	$(MAKE) --no-print-directory lint; linted=$$?; \
 	$(MAKE) --no-print-directory pytest; tests=$$?; \
 	wait $$laws; proofs=$$?; wait $$types; typed=$$?; \
 	cat .types.log .laws.log; rm -f .types.log .laws.log; \
-	echo "pytest exit $$tests, eukhe laws exit $$proofs, mypy exit $$typed"; \
-	[ $$tests -eq 0 ] && [ $$proofs -eq 0 ] && [ $$typed -eq 0 ]
+	echo "lint exit $$linted, pytest exit $$tests, eukhe laws exit $$proofs, mypy exit $$typed"; \
+	[ $$linted -eq 0 ] && [ $$tests -eq 0 ] && [ $$proofs -eq 0 ] && [ $$typed -eq 0 ]
 
 clean:
 	rm -rf $(VENV) $(MCP_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist
