@@ -11,7 +11,8 @@ from typing import Any
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.run.loop import Generation, RunOutcome, Settings
+from eukhe.run.loop import Generation, Settings
+from eukhe.run.outcome import RunOutcome
 
 
 async def no_tool(call: object) -> tuple[str, bool]:

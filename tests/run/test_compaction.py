@@ -23,7 +23,8 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.request import Message
 from eukhe.run import notes
-from eukhe.run.loop import ABORT_GRACE, Generation, RunOutcome, Settings
+from eukhe.run.loop import ABORT_GRACE, Generation, Settings
+from eukhe.run.outcome import RunOutcome
 from tests.run.test_generation import TOOLS, Runner, read
 
 BIG = "x" * 6_000

@@ -14,7 +14,8 @@ from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Request, Tool
 from eukhe.rules import recovery, run
 from eukhe.run import notes
-from eukhe.run.loop import Generation, RunOutcome, Settings
+from eukhe.run.loop import Generation, Settings
+from eukhe.run.outcome import RunOutcome
 
 TOOLS = (Tool("read", "read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
 

@@ -14,7 +14,8 @@ from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
-from eukhe.run.loop import Generation, RunOutcome
+from eukhe.run.loop import Generation
+from eukhe.run.outcome import RunOutcome
 from eukhe.run.permit import Asked, Gate
 from eukhe.waits import ManualClock
 

@@ -21,7 +21,8 @@ from eukhe.ai.reply import Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Tool
 from eukhe.memory.log import Entry, EntryKind
 from eukhe.memory.tables import ChatStore
-from eukhe.run.loop import Generation, RunOutcome
+from eukhe.run.loop import Generation
+from eukhe.run.outcome import RunOutcome
 from eukhe.runtime import redacted
 from eukhe.settings.secrets import REDACTED, Redaction
 from eukhe.store.codec import Codec

@@ -28,7 +28,7 @@ from eukhe.cli.rewind import rewind
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
 from eukhe.ids import new_session, run_id, run_line, valid_session
-from eukhe.run.loop import RunOutcome
+from eukhe.run.outcome import RunOutcome
 from eukhe.run.spec import NoModel, RunSpec, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice

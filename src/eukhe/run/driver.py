@@ -15,7 +15,8 @@ from eukhe import waits
 from eukhe.errors import Code, EukheError
 from eukhe.ids import is_root, name_of, run_id, run_line
 from eukhe.rules.wait import End
-from eukhe.run.loop import ABORT_GRACE, Ending, RunOutcome
+from eukhe.run.loop import ABORT_GRACE
+from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import RunSpec
 from eukhe.run.workflow import process, run_workflow
 from eukhe.store import sessions

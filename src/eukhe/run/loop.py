@@ -20,17 +20,15 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from eukhe import waits
-from eukhe.admission import AdmissionError, Queued, Registry, run_in_slot
-from eukhe.ai.guard import guard
+from eukhe.admission import Registry
 from eukhe.ai.image import Image
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.jobs import deadline as ai_deadline
 from eukhe.ai.provider import Deferred, Provider
-from eukhe.ai.reply import Done, Event, Failure, FailureKind, Reply, Stop, TextDelta, ToolCall
+from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as h4
@@ -39,19 +37,16 @@ from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
 from eukhe.rules.wait import End
 from eukhe.run import notes
 from eukhe.run import secrets as redacted
+from eukhe.run.call import ModelCall, refused
 from eukhe.run.effects import Direct, Effects
+from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.repeat import rounds_in_a_row, same_calls
-from eukhe.run.usage import Tally
-from eukhe.settings.run import Price, Settings
+from eukhe.settings.run import Settings
 from eukhe.settings.secrets import Redaction
-
-BACKGROUND_SLOT_WAIT = 600.0
-"""Seconds background work (compaction, subagents) may wait for a slot, preemptions included."""
 
 ABORT_GRACE = h4.ABORT_GRACE
 """Seconds a phase handler that ignores the cancel is given before it is dropped (H4.6)."""
 
-T = TypeVar("T")
 Hook = Callable[[Request], Awaitable[Request]]
 ToolRunner = Callable[..., Awaitable[tuple[str, bool]]]
 """(call) -> (result, is_error); called with `outside=True` for a call the permission rule
@@ -73,46 +68,6 @@ RESULT_SHOWN = 2_000
 RESERVE = 16_384
 """Tokens of the context window kept free for the reply (at most a quarter of it), unless
 maxOutputTokens says how many a reply may have."""
-
-
-class Ending(StrEnum):
-    """How a run ended (`eukhe run` exits 0, 1 and 130 for them)."""
-
-    ANSWERED = "answered"
-    FAILED = "failed"
-    ABORTED = "aborted"
-
-
-@dataclass
-class RunOutcome:
-    outcome: Ending
-    answer: str = ""
-    code: str | None = None  # the failure's kind: "run_limit", "model_error", or an `errors.Code`'s
-    message: str | None = None
-    rounds: int = 0
-    notes: int = 0
-    retries: int = 0
-    cut: bool = False  # answered with text cut at the output limit (stop reason length)
-    transcript: list[Message] = field(default_factory=list)  # failed messages included
-    requests: list[Request] = field(default_factory=list)  # what was sent, notes included
-    denials: list[dict[str, Any]] = field(default_factory=list)  # calls the permission rule denied
-    usage: Tally = field(default_factory=Tally)  # every reply's tokens, failed ones too, once each
-    price: Price | None = None  # the model's, from the settings: the usage's cost
-
-    def json(self) -> dict[str, Any]:
-        error = {"kind": self.code, "message": self.message} if self.code else None
-        return {
-            "outcome": self.outcome,
-            "answer": self.answer,
-            "error": error,
-            "calls": len(self.requests),  # model calls, each sent request (a note's and a retry's too)
-            "rounds": self.rounds,
-            "notes": self.notes,
-            "retries": self.retries,
-            "cut": self.cut,
-            "denials": self.denials,
-            "usage": self.usage.json(self.price),
-        }
 
 
 async def race(
@@ -349,11 +304,11 @@ class Generation:
         if self.background:
             start = functools.partial(self._deferred.start, t.prepared, self.window)
             t.sent = {}
-            work = self.fx.step("start", functools.partial(self._kept, start, _refused, t.sent))
+            work = self.fx.step("start", functools.partial(self._model.kept, start, refused, t.sent))
         else:
             t.streamed, t.sent = [], {}
             work = self.fx.step(
-                "model", functools.partial(self._call, t.prepared, t.idle, t.streamed, t.sent)
+                "model", functools.partial(self._model.stream, t.prepared, t.idle, t.streamed, t.sent)
             )
         finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
@@ -370,7 +325,7 @@ class Generation:
             assert t.job is not None, "a poll is of the job the deferred request started"
             poll = functools.partial(self._deferred.poll, t.job)
             t.sent = {}
-            work = self.fx.step("poll", functools.partial(self._kept, poll, PollFailed, t.sent))
+            work = self.fx.step("poll", functools.partial(self._model.kept, poll, PollFailed, t.sent))
             finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
@@ -568,59 +523,10 @@ class Generation:
             return e
         return request
 
-    async def _kept(
-        self, work: Callable[[], Awaitable[Any]], refused: Callable[[Failure], Any], sent: dict[str, ToolCall]
-    ) -> Any:
-        """A deferred job's start or poll holding a slot (`_admitted`); a reply it gives, as its
-        step records it (`_redacted`)."""
-        got = await self._admitted(work, refused)
-        return self._redacted(got, sent) if isinstance(got, Reply) else got
-
-    async def _call(
-        self,
-        request: Request,
-        idle: float,
-        streamed: list[str] | None = None,
-        sent: dict[str, ToolCall] | None = None,
-    ) -> Reply:
-        async def stream() -> Reply:
-            # made once the slot is held: the idle clock never counts the wait for a slot (H6.3)
-            events = guard(self.provider.stream(request), self._provider_name, idle=idle)
-            last: Event | None = None
-            stream = {"wait": "stream", "provider": self._provider_name, "idle": idle}
-            self.show("stream", "", stream)  # the stall clock runs from here: quiet `idle` s is a stall
-            beat = time.monotonic()
-            held = ""  # the end of the text so far that may start a key: shown with the next piece
-            try:
-                async for event in events:
-                    last = event
-                    if isinstance(event, TextDelta):  # shown as it comes, not at the end
-                        ready, held = self.redact.stream(held + event.text)
-                        if ready:
-                            self.show("text", ready)
-                            if streamed is not None:
-                                streamed.append(ready)
-                    elif time.monotonic() - beat >= 1.0:  # thinking or arguments: the stream is alive
-                        beat = time.monotonic()
-                        self.show("stream", "", {**stream, "alive": True})
-                if held:
-                    self.show("text", held)
-            finally:
-                self.show("waited", "", {"wait": "stream"})
-            assert isinstance(last, Done)
-            return self._redacted(last.reply, sent)
-
-        reply: Reply = await self._admitted(stream, _refused)
-        return reply
-
-    def _redacted(self, reply: Reply, sent: dict[str, ToolCall] | None = None) -> Reply:
-        """The reply as its step records it, and as the run reads it from then on (so a replay
-        decides as the run did): the secret values out of its text, thinking, calls and
-        failure. The calls as the model sent them go into `sent`, for the tools alone: a
-        replay that runs a call again runs it as recorded."""
-        if sent is not None:
-            sent.update({c.id: c for c in reply.calls})
-        return redacted.reply(reply, self.redact)
+    @property
+    def _model(self) -> ModelCall:
+        """The call phase's view of this run: its provider, admission, events and redaction."""
+        return ModelCall(self.provider, self.admission, self.show, self.redact, self.interactive)
 
     def _clean(self, m: Message) -> Message:
         """A message as the run keeps, logs and sends it: the secret values out."""
@@ -634,41 +540,6 @@ class Generation:
     def _deferred(self) -> Deferred:
         """The provider as one that answers in the background (`background` runs only)."""
         return cast(Deferred, self.provider)
-
-    @property
-    def _provider_name(self) -> str:
-        return str(getattr(self.provider, "name", "model"))
-
-    async def _admitted(self, work: Callable[[], Awaitable[T]], refused: Callable[[Failure], Any]) -> Any:
-        """`work` holding a slot of the provider (H3). A session request waits only for
-        session requests ahead of it; background work yields to it and asks again
-        within BACKGROUND_SLOT_WAIT. A full queue or no slot in time is a retryable
-        failure, shaped by `refused` as the caller's reply. A request that waits for
-        its slot shows it (`_SlotWait`); one that takes it at once shows nothing."""
-        name = self._provider_name
-        wait = _SlotWait(self.show)
-
-        async def held() -> T:
-            wait.ended()
-            return await work()
-
-        try:
-            if self.interactive:
-                async with self.admission.slot(name, interactive=True, on_queued=wait.queued):
-                    return await held()
-            deadline = asyncio.get_running_loop().time() + BACKGROUND_SLOT_WAIT
-            return await run_in_slot(
-                lambda _slot: held(),
-                name,
-                interactive=False,
-                deadline=deadline,
-                registry=self.admission,
-                on_queued=wait.queued,
-            )
-        except AdmissionError as e:
-            return refused(Failure(FailureKind.OVERLOADED, True, str(e)))
-        finally:
-            wait.ended()
 
     async def _tools(
         self,
@@ -847,26 +718,6 @@ class Generation:
         return out
 
 
-@dataclass
-class _SlotWait:
-    """A request's wait for a slot of its provider, as its run shows it: a "slot" event
-    each time the admission says where the request waits and behind what (when it
-    queues, and when that changes), and "waited" once the wait ends, granted or not."""
-
-    show: Callable[..., None]
-    waiting: bool = False
-
-    def queued(self, q: Queued) -> None:
-        self.waiting = True
-        fields = {"wait": "slot", "provider": q.provider, "class": q.cls, "place": q.place, "ahead": q.ahead}
-        self.show("slot", q.text, fields)
-
-    def ended(self) -> None:
-        if self.waiting:
-            self.waiting = False
-            self.show("waited", "", {"wait": "slot"})
-
-
 def _at(seconds: float) -> float:
     """The epoch time `seconds` from now: a wait's deadline as its event shows it."""
     return round(time.time() + seconds, 3)
@@ -887,10 +738,6 @@ def request_bytes(request: Request) -> int:
         n += len(m.content.encode())
         n += sum(len(c.raw or json.dumps(c.arguments)) + len(c.name) for c in m.calls)
     return n + sum(len(json.dumps(dict(t.schema))) + len(t.name) + len(t.description) for t in request.tools)
-
-
-def _refused(failure: Failure) -> Reply:
-    return Reply(failure=failure)
 
 
 def _calls(found: Any) -> tuple[ToolCall, ...]:

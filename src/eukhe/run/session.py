@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.run import leak
-from eukhe.run.loop import ABORT_GRACE, Generation, RunOutcome, ToolRunner
+from eukhe.run.loop import ABORT_GRACE, Generation, ToolRunner
+from eukhe.run.outcome import RunOutcome
 from eukhe.settings.run import Settings
 from eukhe.tools import BUILTIN, Context, call
 

@@ -54,7 +54,8 @@ from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
 from eukhe.run.kernel import LazyKernel
-from eukhe.run.loop import Ending, Generation, RunOutcome
+from eukhe.run.loop import Generation
+from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Gate, Permit
 from eukhe.run.secrets import secrets
 from eukhe.run.session import runner, scanner, tool_specs
