@@ -10,7 +10,7 @@ reads the same).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,16 +91,20 @@ FOLLOWUP = "(the reports of its subagents)"
 """What a follow-up run (its prompt: the reports waiting for the session) shows as its prompt."""
 
 
-def last_input(shown: Sequence[Any]) -> dict[str, Any] | None:
-    """The input the last of a session's shown runs started with (`w.input`'s first argument:
-    the run's spec as the store holds it; a fork with no run of its own: its parent's), or
-    None when none holds one. A session opened again runs where it ran (its model, base URL
-    and API): the agent's `--session` and `eukhe run --session` read it here."""
+def inputs(shown: Sequence[Any]) -> Iterator[dict[str, Any]]:
+    """The inputs a session's shown runs started with (`w.input`'s first argument: the run's
+    spec as the store holds it; a fork with no run of its own: its parent's), the last first.
+    A session opened again runs where it ran (its model, base URL and API): the agent's
+    `--session` takes the latest spec it reads, `eukhe run --session` the latest input."""
     for w in reversed(shown):
         args = w.input.get("args") if isinstance(w.input, dict) else None
         if args and isinstance(args[0], dict):
-            return dict(args[0])
-    return None
+            yield dict(args[0])
+
+
+def last_input(shown: Sequence[Any]) -> dict[str, Any] | None:
+    """The input the last of a session's shown runs started with, or None when none holds one."""
+    return next(inputs(shown), None)
 
 
 def outcome_of(w: Any) -> str:

@@ -81,9 +81,9 @@ class Durable:
     def last_spec(self, session: str) -> RunSpec | None:
         """The spec the session's last run started with (its model, base URL and API; a fork
         with no run of its own: its parent's), or None: no run, or none whose spec this eukhe reads."""
-        given = sessions.last_input(asyncio.run(self._shown(session))[0])
-        with contextlib.suppress(KeyError, TypeError, ValueError):
-            return RunSpec.of(given) if given is not None else None
+        for given in sessions.inputs(asyncio.run(self._shown(session))[0]):
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                return RunSpec.of(given)
         return None
 
     def latest_in(self, cwd: Path) -> str | None:
