@@ -261,7 +261,7 @@ def test_the_prover_confirms_a_true_law() -> None:
 
 
 def provers_alive() -> list[int]:
-    """This process's CrossHair children still running (a zombie has ended)."""
+    """This process's provers (CrossHair, `eukhe.laws.prover`) still running (a zombie has ended)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
@@ -270,7 +270,7 @@ def provers_alive() -> list[int]:
         except (OSError, ValueError):
             continue
         state, ppid = stat.rpartition(")")[2].split()[:2]
-        if int(ppid) == os.getpid() and state != "Z" and b"crosshair" in cmdline:
+        if int(ppid) == os.getpid() and state != "Z" and b"eukhe.laws.prover" in cmdline:
             found.append(int(entry.name))
     return found
 

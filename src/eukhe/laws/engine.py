@@ -594,7 +594,7 @@ class Provers:
         argv = [
             sys.executable,
             "-m",
-            "crosshair",
+            "eukhe.laws.prover",  # CrossHair's command line, a callee's conditions looked up once
             "check",
             "--analysis_kind=asserts",
             "--report_all",
