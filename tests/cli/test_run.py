@@ -270,3 +270,22 @@ def test_a_session_continued_runs_on_the_model_and_server_it_ran_with(tmp_path: 
     assert flagged.returncode != 0  # the flags say otherwise: the session's server is not used
     unknown = eukhe("run", "--session", "never-ran", "hi", cwd=tmp_path)
     assert unknown.returncode == 2 and "no model configured" in unknown.stderr, unknown.stderr
+
+
+def test_tools_offers_only_the_tools_named_and_an_unknown_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    script = [{"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}, "It says alpha.", "Hello."]
+    with FauxServer(parse(script)) as server:
+        url = ["--model", "vllm/m", "--base-url", server.url]
+        done = eukhe("run", *url, "--tools", "read, grep", "--json", "read a.txt", cwd=tmp_path)
+        offered = [t["function"]["name"] for t in server.seen[0].body["tools"]]
+        bare = eukhe("run", *url, "--tools", "", "--json", "hello", cwd=tmp_path)
+        none = server.seen[2].body
+    assert done.returncode == 0, done.stderr
+    assert offered == ["read", "grep"]  # not bash, write, edit, spawn...
+    assert json.loads(done.stdout.strip().splitlines()[-1])["answer"] == "It says alpha."
+    assert bare.returncode == 0, bare.stderr
+    assert not none.get("tools")  # an empty list: no tool offered
+    wrong = eukhe("run", "--model", "vllm/m", "--tools", "read,shell", "x", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert wrong.stderr.startswith("eukhe run: --tools: no tool is named 'shell'; eukhe's are read, grep,")

@@ -44,7 +44,8 @@ WEATHER = Tool(
 def eukhe_run(
     server: LlamaServer, cwd: Path, prompt: str, settings: dict[str, Any], model: str = "llamacpp/smollm2"
 ) -> tuple[Any, float]:
-    """`eukhe run --json` against the server; (its process result, seconds it took)."""
+    """`eukhe run --json` against the server, offering `read` alone (every tool's schema would be
+    some 2,700 tokens of prompt: 25 s of a core to read, each run); (its process result, seconds it took)."""
     (cwd / ".eukhe").mkdir(exist_ok=True)
     (cwd / ".eukhe" / "settings.json").write_text(json.dumps(settings))
     began = time.monotonic()
@@ -60,6 +61,8 @@ def eukhe_run(
             server.base_url,
             "--max-tool-rounds",
             "3",
+            "--tools",
+            "read",
             "--json",
             prompt,
         ],

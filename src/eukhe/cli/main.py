@@ -29,7 +29,7 @@ from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
 from eukhe.ids import new_session, run_id, run_line, valid_session
 from eukhe.run.outcome import RunOutcome
-from eukhe.run.spec import NoModel, RunSpec, setup
+from eukhe.run.spec import NoModel, RunSpec, ToolsError, chosen_tools, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice
 from eukhe.skills import SkillError, get_resource_snapshot
@@ -111,6 +111,14 @@ def run_command(
     max_tool_rounds: Annotated[
         int | None, typer.Option("--max-tool-rounds", min=0, help="Round cap (0: the default, 250).")
     ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools",
+            help="Offer only these tools, by name, comma-separated (read,grep,glob; an MCP server's "
+            "as mcp__<server>__<tool>); empty: none. Its subagents too.",
+        ),
+    ] = None,
     as_json: Annotated[bool, flag("--json", help="End with one JSON object on the last line.")] = False,
     events: Annotated[
         bool,
@@ -166,7 +174,8 @@ def run_command(
         for option, given in (("--sandbox", sandbox), ("--approval", approval)):
             if given is not None:
                 choice(option, given)
-    except SettingsError as e:
+        offered = None if tools is None else chosen_tools(tools)
+    except (SettingsError, ToolsError) as e:
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
     try:
@@ -201,7 +210,7 @@ def run_command(
     _session_id(session)
     if max_tool_rounds is not None:
         made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
-    made.deferred, made.poll_seconds = deferred, poll_interval
+    made.deferred, made.poll_seconds, made.tools = deferred, poll_interval, offered
     spec = made.spec(prompt, attached)
     settings = made.settings
     announced = None

@@ -15,7 +15,10 @@ from eukhe.admission import limits_from
 from eukhe.ai.image import Image, ImageError, refusal, takes_images
 from eukhe.ai.listed import looking
 from eukhe.ai.models import Route, parse_name, resolve
+from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
 from eukhe.errors import Code, EukheError
+from eukhe.mcp.tools import PREFIX as MCP_PREFIX
+from eukhe.memory.tool import DATE, ZOOM
 from eukhe.run.mentions import Attached, attach, with_images
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
@@ -31,6 +34,8 @@ from eukhe.skills import (
     load_instructions,
     system_prompt_section,
 )
+from eukhe.tools import BUILTIN
+from eukhe.tools.ipython import IPYTHON
 
 NO_MODEL = (
     "no model configured: pass --model provider/model "
@@ -39,6 +44,30 @@ NO_MODEL = (
     'or set "model" in {settings}'
 )
 """What a session with no model says; `settings`: the home's settings file in effect."""
+
+
+TOOLS = (*BUILTIN, IPYTHON.name, ZOOM.name, DATE.name, SPAWN.name, STOP_CHILD.name, PROGRESS.name)
+"""The name of every tool of eukhe's own a run may offer (some only where they apply: the
+chat's to a session's runs, `progress` to a subagent); an MCP server's are `mcp__<server>__<tool>`."""
+
+
+class ToolsError(EukheError, ValueError):
+    """`--tools` names a tool eukhe does not have."""
+
+    code = Code.INPUT
+
+
+def chosen_tools(names: str) -> tuple[str, ...]:
+    """`--tools read,grep`: the tools a run may offer, by name, in the order given (an empty
+    value: none). A name that is neither eukhe's nor an MCP server's is a ToolsError."""
+    chosen = tuple(dict.fromkeys(n.strip() for n in names.split(",") if n.strip()))
+    unknown = [n for n in chosen if n not in TOOLS and not n.startswith(MCP_PREFIX)]
+    if unknown:
+        raise ToolsError(
+            f"--tools: no tool is named {', '.join(map(repr, unknown))}; eukhe's are "
+            f"{', '.join(TOOLS)}, and an MCP server's are {MCP_PREFIX}<server>__<tool>"
+        )
+    return chosen
 
 
 STEPS = 3
@@ -86,6 +115,7 @@ class RunSpec:
     child: Parent | None = None  # a subagent's run
     claim: str | None = None  # its start's own mark (`run.driver.start`)
     images: tuple[Image, ...] = ()  # the prompt's attached images, by reference
+    tools: tuple[str, ...] | None = None  # `--tools`: the only tools it offers, by name; None: all
     # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -115,6 +145,8 @@ class RunSpec:
             out["claim"] = self.claim
         if self.images:
             out["images"] = [i.json() for i in self.images]
+        if self.tools is not None:
+            out["tools"] = list(self.tools)
         return out
 
     @classmethod
@@ -139,6 +171,7 @@ class RunSpec:
             child=Parent(str(child["parent"]), str(child["session"]), int(child["depth"])) if child else None,
             claim=spec.get("claim"),
             images=tuple(Image.of(i) for i in spec.get("images") or ()),
+            tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
         )
 
     def run_settings(self) -> Settings:
@@ -179,6 +212,7 @@ class Setup:
     instructions: Instructions = field(default_factory=Instructions)  # AGENTS.md, CLAUDE.md: once a session
     route_api: str = ""  # the API the model is served with (openai-chat, openai-responses, anthropic)
     route: Route | None = None  # where the model is served
+    tools: tuple[str, ...] | None = None  # --tools: the only tools its runs offer; None: all
 
     def unlisted(self) -> Callable[[], str | None]:
         """The look at whether a local server lists the model (`ai.listed`), begun now:
@@ -249,6 +283,7 @@ class Setup:
             steers=self.steers,
             deferred=self.deferred,
             poll_seconds=self.poll_seconds,
+            tools=self.tools,
         )
 
 

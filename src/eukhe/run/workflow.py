@@ -433,6 +433,8 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             tools |= offered
             gate.reads = frozenset(name for name, t in offered.items() if t.replay_safe)
             system = f"{system}\n\n{section}" if section else system
+        if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
+            tools = {name: tool for name, tool in tools.items() if name in spec.tools}
         steerable = spec.steers  # an interactive session: its user may steer the run
 
         async def take(key: str, steers: bool, followups: bool) -> list[str]:
