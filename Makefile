@@ -16,7 +16,7 @@ MCP_SERVERS_VERSION := 2026.10.19
 MCP_VENV := .venv-mcp
 MCP_STAMP := $(MCP_VENV)/.servers-$(MCP_SERVERS_VERSION)
 
-.PHONY: venv bytecode llama mcpservers chromium tmux bubblewrap ripgrep git demo lint types pytest laws test clean
+.PHONY: venv bytecode llama mcpservers chromium tmux bubblewrap ripgrep git suite rewritten demo lint types pytest laws test clean
 
 venv: $(STAMP)
 
@@ -89,8 +89,20 @@ types: venv
 # used 457 of 1,026 CPU-seconds, pytest alone, in 8.5 minutes; four took 5.8, and 4.3 once the
 # tests' eukhe processes came forked from a template, tests/forks.py). loadgroup:
 # the real model's tests (xdist_group "llama") go to one worker, which starts its servers once.
-pytest: venv bytecode llama mcpservers chromium tmux bubblewrap ripgrep git
-	$(BIN)/pytest -n 4 --dist loadgroup
+PYTEST := $(BIN)/pytest -n 4 --dist loadgroup
+
+pytest: venv bytecode suite
+	$(PYTEST)
+
+# What the tests need beside the package: the real model, the MCP servers, the system's tools.
+suite: llama mcpservers chromium tmux bubblewrap ripgrep git
+
+# pytest rewrites each test module's asserts as it imports it, and keeps the result beside the
+# module's bytecode, unless PYTHONDONTWRITEBYTECODE is set (as on these machines): then each of
+# the four workers rewrote all of them again (5 of a worker's 10 CPU-seconds of collection).
+# One collection with writing on keeps them; `make test` runs it beside the installs.
+rewritten: venv
+	@env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest --collect-only -q -p no:cacheprovider > /dev/null 2>&1 || true
 
 laws: venv
 	$(BIN)/eukhe laws
@@ -104,12 +116,14 @@ laws: venv
 test: venv bytecode
 	@nice -n 19 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
 	nice -n 19 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
+	$(MAKE) --no-print-directory rewritten & rewriting=$$!; \
 	$(MAKE) --no-print-directory lint; linted=$$?; \
-	$(MAKE) --no-print-directory pytest; tests=$$?; \
+	$(MAKE) --no-print-directory suite; suited=$$?; wait $$rewriting; \
+	$(PYTEST); tests=$$?; \
 	wait $$laws; proofs=$$?; wait $$types; typed=$$?; \
 	cat .types.log .laws.log; rm -f .types.log .laws.log; \
-	echo "lint exit $$linted, pytest exit $$tests, eukhe laws exit $$proofs, mypy exit $$typed"; \
-	[ $$linted -eq 0 ] && [ $$tests -eq 0 ] && [ $$proofs -eq 0 ] && [ $$typed -eq 0 ]
+	echo "lint exit $$linted, installs exit $$suited, pytest exit $$tests, eukhe laws exit $$proofs, mypy exit $$typed"; \
+	[ $$linted -eq 0 ] && [ $$suited -eq 0 ] && [ $$tests -eq 0 ] && [ $$proofs -eq 0 ] && [ $$typed -eq 0 ]
 
 clean:
 	rm -rf $(VENV) $(MCP_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist

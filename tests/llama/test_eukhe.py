@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai import Done, FailureKind, Message, OpenAIChat, Reply, Request, Stop, Tool
+from tests import forks
 from tests.llama.server import LlamaServer
 
 # every test of the real model on one worker of make test's two: one server of each kind a run
@@ -49,29 +48,9 @@ def eukhe_run(
     (cwd / ".eukhe").mkdir(exist_ok=True)
     (cwd / ".eukhe" / "settings.json").write_text(json.dumps(settings))
     began = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "eukhe",
-            "run",
-            "--model",
-            model,
-            "--base-url",
-            server.base_url,
-            "--max-tool-rounds",
-            "3",
-            "--tools",
-            "read",
-            "--json",
-            prompt,
-        ],
-        cwd=cwd,
-        env={**os.environ, "EUKHE_HOME": str(cwd / "home")},
-        capture_output=True,
-        text=True,
-        timeout=RUN_BOUND + 60,
-    )
+    argv = ["run", "--model", model, "--base-url", server.base_url, "--max-tool-rounds", "3"]
+    argv += ["--tools", "read", "--json", prompt]
+    done = forks.run(argv, cwd, {**os.environ, "EUKHE_HOME": str(cwd / "home")}, RUN_BOUND + 60)
     return done, time.monotonic() - began
 
 
