@@ -362,16 +362,16 @@ def test_a_dropped_wait_for_the_turn_file_leaves_nothing_behind(home: Path) -> N
     import sys
 
     from eukhe.owner.server import OLD
+    from eukhe.store.lease_holder import Holder, LeaseHolderStore
     from eukhe.store.processes import started
-    from eukhe.store.turn import Holder, TurnStore
 
     old = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}", "here")
+    store = LeaseHolderStore(f"sqlite:///{home / 'eukhe.sqlite'}", "here")
     host = __import__("socket").gethostname()
     store.hold(Holder(host, old.pid, started(old.pid), "s-old", "s-old/1", 1.0))
 
     async def go() -> None:
-        owner = Owner(home, idle=3600, turn_store=store)
+        owner = Owner(home, idle=3600, lease_holders=store)
         task = asyncio.ensure_future(owner.serve())
         while not protocol.socket_path(home).exists():
             await asyncio.sleep(0.01)
@@ -415,14 +415,14 @@ async def _hold_with_shown(client: Client, cancel: asyncio.Event, shown: list[st
 
 
 def test_a_holder_record_of_a_process_that_is_gone_is_cleared_at_start(home: Path) -> None:
-    from eukhe.store.turn import Holder, TurnStore
+    from eukhe.store.lease_holder import Holder, LeaseHolderStore
 
-    store = TurnStore(f"sqlite:///{home / 'eukhe.sqlite'}", "here")
+    store = LeaseHolderStore(f"sqlite:///{home / 'eukhe.sqlite'}", "here")
     store.hold(Holder(__import__("socket").gethostname(), 2**22 + 11, None, "s", "s/1", 1.0))
 
     async def go() -> None:
         async with serving(home) as owner:
-            owner.turn_store = store
+            owner.lease_holders = store
             owner._adopt()
             assert owner.turns.holder == -1 and store.holder() is None
             client = await Client.connect(home, spawn=False)

@@ -22,7 +22,7 @@ from eukhe.owner.recovery import Recovery, Runs
 from eukhe.owner.server import IDLE, Owner, Taken
 from eukhe.settings import SettingsError
 from eukhe.settings.load import load
-from eukhe.store.turn import TurnStore, TurnStoreError
+from eukhe.store.lease_holder import LeaseHolderError, LeaseHolderStore
 from eukhe.store.urls import StoreError, database_url
 
 CLOSE_GRACE = 5.0
@@ -74,10 +74,10 @@ def main() -> int:
         logged(str(e))
         return 1
     try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
-        owner.turn_store = TurnStore(
+        owner.lease_holders = LeaseHolderStore(
             database_url(where, load(where)), f"{socket.gethostname()}:{where.resolve()}"
         )
-    except (SettingsError, StoreError, TurnStoreError) as e:
+    except (SettingsError, StoreError, LeaseHolderError) as e:
         logged(f"the lease holder is kept in memory only: {e}")
 
     async def serve() -> None:

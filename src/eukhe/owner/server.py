@@ -39,8 +39,8 @@ from eukhe.owner.log import logged
 from eukhe.owner.turns import Stopped, Turns
 from eukhe.rules.lease import Entry
 from eukhe.rules.wait import End
+from eukhe.store.lease_holder import Holder, LeaseHolderError, LeaseHolderStore
 from eukhe.store.processes import same
-from eukhe.store.turn import Holder, TurnStore, TurnStoreError
 from eukhe.timing import timing
 
 IDLE = 30.0
@@ -89,7 +89,7 @@ class Owner:
         home: Path,
         settings: Mapping[str, Any] | None = None,
         idle: float = IDLE,
-        turn_store: TurnStore | None = None,
+        lease_holders: LeaseHolderStore | None = None,
         orphans: Callable[[list[str], Mapping[str, Any]], Awaitable[None]] | None = None,
         recover: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None,
         busy: Callable[[], bool] = lambda: False,
@@ -101,7 +101,7 @@ class Owner:
         # Postgres store shared with other homes' owners, the elected one does)
         self.chat = ChatHost(home, self.registry)
         self.turns = Turns(on_holder=self._record)
-        self.turn_store = turn_store
+        self.lease_holders = lease_holders
         self.host = socket.gethostname()
         self.orphans = orphans  # a client died with runs in flight: who finishes them
         self.recover = recover  # a client asks the owner to take up what dead processes left
@@ -180,7 +180,7 @@ class Owner:
     def _record(self, holder: Entry | None, about: dict[str, Any]) -> None:
         """The lease's holder into the store (None: free), so that an owner after this
         one knows a turn that may still run."""
-        if self.turn_store is None or (holder is not None and holder.origin == OLD):
+        if self.lease_holders is None or (holder is not None and holder.origin == OLD):
             return
         record = None
         if holder is not None:
@@ -193,18 +193,18 @@ class Owner:
                 float(about.get("since") or time.time()),
             )
         try:
-            self.turn_store.hold(record)
-        except TurnStoreError as e:  # the lease goes on in memory; a later owner may not know
+            self.lease_holders.hold(record)
+        except LeaseHolderError as e:  # the lease goes on in memory; a later owner may not know
             logged(str(e))
 
     def _adopt(self) -> asyncio.Task[None] | None:
         """A holder the store names whose process still runs here keeps the lease until
         that process is gone (polled every turn poll, `timing`); any other record is cleared."""
-        if self.turn_store is None:
+        if self.lease_holders is None:
             return None
         try:
-            h = self.turn_store.holder()
-        except TurnStoreError as e:
+            h = self.lease_holders.holder()
+        except LeaseHolderError as e:
             logged(str(e))
             return None
         if h is None:

@@ -33,7 +33,7 @@ _turn = sa.Table(
 )
 
 
-class TurnStoreError(EukheError, RuntimeError):
+class LeaseHolderError(EukheError, RuntimeError):
     """The holder's record cannot be read or written: names the database and why."""
 
     code = Code.STORE
@@ -52,7 +52,7 @@ class Holder:
         return {"session": self.session, "run": self.run, "pid": self.pid, "since": self.since}
 
 
-class TurnStore:
+class LeaseHolderStore:
     def __init__(self, url: str, home: str) -> None:
         self.url = url
         self.home = home
@@ -62,7 +62,7 @@ class TurnStore:
             _META.create_all(self._engine, checkfirst=True)
         except Exception as e:
             why = f"cannot open the lease record in the store at {shown(url)}: {cause(e)}"
-            raise TurnStoreError(why) from e
+            raise LeaseHolderError(why) from e
 
     def hold(self, h: Holder | None) -> None:
         """Record the holder (None: the lease is free)."""
@@ -72,14 +72,14 @@ class TurnStore:
                 if h is not None:
                     c.execute(_turn.insert().values(home=self.home, **h.__dict__))
         except Exception as e:
-            raise TurnStoreError(f"cannot record the lease holder at {shown(self.url)}: {cause(e)}") from e
+            raise LeaseHolderError(f"cannot record the lease holder at {shown(self.url)}: {cause(e)}") from e
 
     def holder(self) -> Holder | None:
         try:
             with self._engine.connect() as c:
                 row = c.execute(sa.select(_turn).where(_turn.c.home == self.home)).first()
         except Exception as e:
-            raise TurnStoreError(f"cannot read the lease holder at {shown(self.url)}: {cause(e)}") from e
+            raise LeaseHolderError(f"cannot read the lease holder at {shown(self.url)}: {cause(e)}") from e
         if row is None:
             return None
         return Holder(row.host, int(row.pid), row.started, row.session, row.run, float(row.since))
