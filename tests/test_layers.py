@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "the ground: terminal text, run ids, file kinds, eukhe's own reads, crash points, polls, leaving, "
         "the home's files",
-        ("terminal", "ids", "words", "filekind", "ownfiles", "crashpoints", "timing", "leaving", "home"),
+        ("terminal", "ids", "words", "filekind", "ownfiles", "fault_injection", "timing", "leaving", "home"),
     ),
     ("the events every face shows", ("events",)),
     ("deadlines and cancels", ("waits",)),

@@ -1,5 +1,5 @@
 """H5.4 in the windows a random kill almost never hits: the process is killed (SIGKILL,
-by the crash point a test opens, `eukhe.crashpoints`) between a store's commit and the
+by the crash point a test opens, `eukhe.fault_injection`) between a store's commit and the
 step that records it, and the report still reaches its parent exactly once."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.crashpoints import POINTS, VARIABLE
+from eukhe.fault_injection import POINTS, VARIABLE
 from tests.children.test_spawn import bash, home_with, reports_in, spawn
 from tests.proc import eukhe, owner_log, sessions, start
 

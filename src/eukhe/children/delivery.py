@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from eukhe import crashpoints
+from eukhe import fault_injection
 from eukhe.ai.request import Message
 from eukhe.rules import child
 from eukhe.rules.child import At, Where
@@ -49,7 +49,7 @@ class Delivery:
             return []
         got = await self.take(child.key(place), steers, followups)
         if got:
-            crashpoints.reached("placed")  # the take is recorded, its messages not yet in the transcript
+            fault_injection.reached("placed")  # the take is recorded, its messages not yet in the transcript
         return got
 
     async def start(self) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from dbos import DBOS
 
-from eukhe import crashpoints
+from eukhe import fault_injection
 from eukhe.children.ledger import Ledger
 from eukhe.children.watch import Seen, Watcher
 from eukhe.ids import name_of
@@ -202,7 +202,7 @@ class DurablePort:
         async def submit() -> str:
             reports = self._reports()
             got = await asyncio.to_thread(reports.submit, rid, str(self.spec["session"]), self.cid, text)
-            crashpoints.reached("submitted")  # in the inbox, the step not yet recorded
+            fault_injection.reached("submitted")  # in the inbox, the step not yet recorded
             return str(got.value)
 
         return Fate(await DBOS.run_step_async({"name": "submit"}, submit))

@@ -27,7 +27,7 @@ from typing import Any, TypeVar, cast
 
 from dbos import DBOS, SetWorkflowID
 
-from eukhe import crashpoints
+from eukhe import fault_injection
 from eukhe.ai.effort import effort_refusal
 from eukhe.ai.models import ModelError, provider_for, resolve
 from eukhe.ai.reply import ToolCall
@@ -223,7 +223,7 @@ class Durable:
         self.checkpointed = True
         try:
             await self.checkpoint()
-            crashpoints.reached("checkpointed")  # in the shadow repository, the intent not yet recorded
+            fault_injection.reached("checkpointed")  # in the shadow repository, the intent not yet recorded
         except (CheckpointError, OSError) as e:
             self.show(
                 "checkpoint", f"no checkpoint of the files before this run (eukhe rewind cannot undo it): {e}"
@@ -552,7 +552,7 @@ async def _take(session: str, run: str, key: str, steers: bool = True, followups
         take = functools.partial(here.reports().take, steers=steers, followups=followups)
         got = await asyncio.to_thread(take, session, f"{run}#{key}")
         if got:
-            crashpoints.reached("taken")  # placed in the store, the step not yet recorded
+            fault_injection.reached("taken")  # placed in the store, the step not yet recorded
     except Exception as e:
         here.show(run, "child", f"the reports of subagents and the steers could not be read: {e}")
         return []
