@@ -20,7 +20,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "the ground: terminal text, run ids, file kinds, eukhe's own reads, crash points, polls, leaving, "
         "the home's files",
-        ("terminal", "ids", "words", "filekind", "ownfiles", "fault_injection", "timing", "leaving", "home"),
+        (
+            "terminal",
+            "ids",
+            "words",
+            "filekind",
+            "ownfiles",
+            "fault_injection",
+            "timing",
+            "process_exit",
+            "home",
+        ),
     ),
     ("the events every face shows", ("events",)),
     ("deadlines and cancels", ("waits",)),
@@ -334,7 +344,7 @@ def test_the_purity_check_sees_each_impure_import(tmp_path: Path) -> None:
 def process_control(path: Path) -> list[str]:
     """What in a module of the command line ends or steers the process: the `signal`
     module, `os._exit`. The runtime does both (`runtime.py`, its ending through
-    `leaving.py`); the command line parses, prints and asks it."""
+    `process_exit.py`); the command line parses, prints and asks it."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = []
     for node in ast.walk(tree):

@@ -24,7 +24,7 @@ from typing import Any
 
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.lease import held
-from eukhe.leaving import leave
+from eukhe.process_exit import leave
 from eukhe.run import driver
 from eukhe.run.context import Live, Show, begin
 from eukhe.run.driver import Say

@@ -9,7 +9,7 @@ import sys
 
 from eukhe.client.handoff import hand_off
 from eukhe.home import HomeError, open_home
-from eukhe.leaving import exit_code, leave
+from eukhe.process_exit import exit_code, leave
 from eukhe.ui import PROMPT
 
 AGENT_OPTIONS = (

@@ -36,7 +36,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
 from eukhe.home import HomeError, home, open_home, private_file
-from eukhe.leaving import leave
+from eukhe.process_exit import leave
 from eukhe.rules.permission import Answer
 from eukhe.settings import SettingsError
 from eukhe.settings.permissions import choice

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from eukhe.ai.image import ImageError
 from eukhe.events import Event, event, of_session, outcome_text
 from eukhe.ids import new_session, valid_session
-from eukhe.leaving import leave
+from eukhe.process_exit import leave
 from eukhe.run.mentions import Attached
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, loaded

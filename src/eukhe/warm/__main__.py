@@ -139,7 +139,7 @@ def _child(req: dict[str, Any], fds: list[int], conn: socket.socket) -> NoReturn
         _streams(dict(req["stdio"]))
         threading.Thread(target=_die_with, args=(conn,), daemon=True).start()
         sys.argv = [str(req["argv0"]), *map(str, req["argv"])]
-        eukhe.cli.entry.main(hand=False)  # a command ends the process itself (eukhe.leaving)
+        eukhe.cli.entry.main(hand=False)  # a command ends the process itself (eukhe.process_exit)
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)

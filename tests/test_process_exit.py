@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from eukhe.leaving import exit_code
+from eukhe.process_exit import exit_code
 
 SAYS = "print('said'); print('warned', file=sys.stderr)"
-ENDS = f"import sys; from eukhe.leaving import leave; {SAYS}; leave(3)"
+ENDS = f"import sys; from eukhe.process_exit import leave; {SAYS}; leave(3)"
 
 
 def test_what_was_printed_is_written_and_the_code_kept() -> None:
