@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "terminal",
             "ids",
-            "words",
+            "humanize",
             "filekind",
             "ownfiles",
             "fault_injection",

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eukhe.humanize import counted, dollars, tokens
 from eukhe.ids import is_root, name_of
 from eukhe.terminal import json_text
-from eukhe.words import counted, dollars, tokens
 
 SCHEMA = "eukhe.events/2"
 VERSION = 2

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.errors import Code, EukheError
-from eukhe.words import counted
+from eukhe.humanize import counted
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.words import clipped
+from eukhe.humanize import clipped
 from tests.proc import eukhe
 
 NARROW = {"COLUMNS": "80"}

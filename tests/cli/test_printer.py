@@ -10,7 +10,7 @@ import pytest
 
 from eukhe.cli.printer import Printer
 from eukhe.events import SETTLE_WAY_OUT, event
-from eukhe.words import counted, seconds
+from eukhe.humanize import counted, seconds
 
 
 def test_streamed_text_is_written_as_it_comes_and_the_answer_not_again(

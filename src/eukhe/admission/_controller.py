@@ -19,10 +19,10 @@ from types import TracebackType
 
 from eukhe import waits
 from eukhe.admission._errors import Preempted, QueueFull, SlotTimeout
+from eukhe.humanize import counted
 from eukhe.rules import admission
 from eukhe.rules.admission import Class, Op, Outcome, State, Status, Step
 from eukhe.rules.wait import End
-from eukhe.words import counted
 
 
 @dataclass(frozen=True)

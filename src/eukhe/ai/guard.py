@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from eukhe.ai.reply import Done, Event, Failure, FailureKind, Reply, Stop, TextDelta
-from eukhe.words import seconds
+from eukhe.humanize import seconds
 
 DEFAULT_IDLE_S = 120.0
 """`retry.provider.streamIdleTimeoutMs` when unset."""

@@ -3,8 +3,8 @@ bracketed tag, one shape for each way a child ends (H5.1). Each text is here onc
 
 from __future__ import annotations
 
+from eukhe.humanize import seconds as in_words
 from eukhe.rules.child import Owe
-from eukhe.words import seconds as in_words
 
 DELETED_BY_PARENT = "Deleted by parent orchestrator"
 LAST_TEXT = 4_000

@@ -27,13 +27,13 @@ from eukhe.cli.prompt import PromptError, prompt_of
 from eukhe.cli.rewind import rewind
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
+from eukhe.humanize import clipped, counted
 from eukhe.ids import new_session, run_id, run_line, valid_session
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.spec import NoModel, RunSpec, ToolsError, chosen_tools, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice
 from eukhe.skills import SkillError, get_resource_snapshot
-from eukhe.words import clipped, counted
 
 # markdown: a docstring's lines join into paragraphs (rich kept each line break, mid-sentence)
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="markdown")

@@ -10,6 +10,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from eukhe.humanize import seconds
 from eukhe.mcp.client import hidden_values
 from eukhe.mcp.config import ServerConfig
 from eukhe.mcp.live import Live
@@ -17,7 +18,6 @@ from eukhe.mcp.servers import Servers
 from eukhe.rules.mcp import Phase
 from eukhe.settings import home
 from eukhe.settings.secrets import redact
-from eukhe.words import seconds
 
 
 @dataclass(frozen=True)

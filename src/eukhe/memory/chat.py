@@ -29,6 +29,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from eukhe.humanize import counted
 from eukhe.memory import prompts
 from eukhe.memory.compactor import Ask, attempt
 from eukhe.memory.log import Entry, Message
@@ -38,7 +39,6 @@ from eukhe.rules import queue as q
 from eukhe.rules import view as v
 from eukhe.rules.queue import Node
 from eukhe.waits import Clock, LoopClock, race
-from eukhe.words import counted
 
 Show = Callable[[str], None]
 Waiting = Callable[[str, int, float], None]

@@ -36,6 +36,7 @@ from eukhe import waits
 from eukhe.admission import Registry
 from eukhe.ai.models import OnFirstRequest, Route
 from eukhe.client.protocol import RequestKind
+from eukhe.humanize import counted
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
 from eukhe.memory.compactor import asker
@@ -49,7 +50,6 @@ from eukhe.settings.secrets import NO_SECRETS
 from eukhe.store.election import Election
 from eukhe.store.urls import database_url
 from eukhe.timing import timing
-from eukhe.words import counted
 
 Show = Callable[[str], None]
 

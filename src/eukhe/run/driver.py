@@ -13,6 +13,7 @@ from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
+from eukhe.humanize import counted
 from eukhe.ids import is_root, name_of, run_id, run_line
 from eukhe.rules.wait import End
 from eukhe.run.loop import ABORT_GRACE
@@ -23,7 +24,6 @@ from eukhe.store import sessions
 from eukhe.store.durable import gone, takes_recovered
 from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT, NAMES
 from eukhe.timing import timing
-from eukhe.words import counted
 
 Say = Callable[[str], None]
 

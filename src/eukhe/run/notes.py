@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from eukhe.humanize import seconds as in_words
 from eukhe.rules.recovery import ARGUMENTS_SHOWN, CAPS, RCfg
 from eukhe.run.repeat import canonical_arguments
-from eukhe.words import seconds as in_words
 
 
 def _limit(tokens: int | None) -> str:

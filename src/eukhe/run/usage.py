@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from eukhe.ai.reply import Usage
+from eukhe.humanize import tokens
 from eukhe.settings.run import Price
-from eukhe.words import tokens
 
 __all__ = ["Tally"]
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from eukhe.filekind import kind
+from eukhe.humanize import counted
 from eukhe.tools.base import Context, Limits, Result
 from eukhe.tools.files import SNIFF, amount, binary_message, is_binary, resolve, why
 from eukhe.tools.reach import Check, Refused, Slot, slot
 from eukhe.tools.read import missing_message
 from eukhe.tools.write import count_lines
-from eukhe.words import counted
 
 __all__ = ["EDIT", "Edit"]
 

@@ -19,6 +19,7 @@ from eukhe.client.client import OwnerError, ask_once
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.events import event
+from eukhe.humanize import clipped, counted
 from eukhe.ids import valid_session
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory.report import status_json, status_lines, zoomed
@@ -29,7 +30,6 @@ from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session
-from eukhe.words import clipped, counted
 
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
     from eukhe.memory.chat import Chat

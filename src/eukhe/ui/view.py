@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, tally, used_line
+from eukhe.humanize import counted, seconds, tokens
 from eukhe.ids import is_root, name_of
 from eukhe.ui.lines import marked, printable
-from eukhe.words import counted, seconds, tokens
 
 PARTIAL = 4_000
 """Characters of streamed text the live area holds before they go to the scrollback unended."""
