@@ -20,7 +20,7 @@ from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
 from eukhe.cli.echo import echo, echo_json, width
 from eukhe.cli.flag import flag, valueless_help
-from eukhe.cli.here import notices, settings_here
+from eukhe.cli.folder_settings import notices, settings_here
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import typer
 
 from eukhe.cli.echo import echo
-from eukhe.cli.here import settings_here
+from eukhe.cli.folder_settings import settings_here
 from eukhe.cli.printer import Printer, Stream
 from eukhe.client.client import Client, ask_once
 from eukhe.client.protocol import RequestKind
