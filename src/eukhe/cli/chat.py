@@ -12,7 +12,7 @@ import typer
 
 from eukhe.cli import halves
 from eukhe.cli.echo import echo, echo_json
-from eukhe.cli.flag import flag
+from eukhe.cli.options import flag
 from eukhe.client.client import OwnerError
 from eukhe.memory.browse import page
 from eukhe.memory.imports import read_session

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from eukhe.cli.echo import echo
-from eukhe.cli.flag import flag
+from eukhe.cli.options import flag
 from eukhe.home import home
 from eukhe.settings import trust
 
