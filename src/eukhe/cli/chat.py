@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo, echo_json
 from eukhe.cli.options import flag
+from eukhe.cli.output import echo, echo_json
 from eukhe.client.client import OwnerError
 from eukhe.memory.browse import page
 from eukhe.memory.imports import read_session

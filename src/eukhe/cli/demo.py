@@ -15,7 +15,7 @@ import typer
 
 from eukhe.ai.faux import FauxServer, ScriptError, load, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.cli.echo import echo
+from eukhe.cli.output import echo
 from eukhe.cli.printer import Printer
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.session import run_to_end, turn

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eukhe.cli.echo import echo
+from eukhe.cli.output import echo
 from eukhe.settings import loaded
 
 

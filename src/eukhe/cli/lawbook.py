@@ -10,7 +10,7 @@ import time
 
 import typer
 
-from eukhe.cli.echo import echo
+from eukhe.cli.output import echo
 from eukhe.laws import engine, spread
 from eukhe.laws.areas import AREAS
 from eukhe.laws.engine import Report

@@ -18,10 +18,10 @@ from eukhe.ai.request import Message
 from eukhe.cli import halves
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
-from eukhe.cli.echo import echo, echo_json, width
 from eukhe.cli.folder_settings import notices, settings_here
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.options import flag, valueless_help
+from eukhe.cli.output import echo, echo_json, width
 from eukhe.cli.printer import Printer, Stream
 from eukhe.cli.prompt import PromptError, prompt_of
 from eukhe.cli.rewind import rewind

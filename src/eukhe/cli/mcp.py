@@ -19,8 +19,8 @@ from typing import Annotated, Any
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo
 from eukhe.cli.options import flag
+from eukhe.cli.output import echo
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, private_dir, private_write
 from eukhe.mcp.config import KEY, entries, entry, home_file, safe_name, servers

@@ -14,9 +14,9 @@ import click
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo, echo_json, width
 from eukhe.cli.folder_settings import settings_here
 from eukhe.cli.options import flag
+from eukhe.cli.output import echo, echo_json, width
 from eukhe.client import protocol
 from eukhe.client.client import OwnerError, alive, ask_once, read_info
 from eukhe.client.protocol import RequestKind

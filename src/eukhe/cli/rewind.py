@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo
+from eukhe.cli.output import echo
 from eukhe.ids import valid_session
 from eukhe.rules.rewind import rewindable
 from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from eukhe.cli import halves
-from eukhe.cli.echo import echo
+from eukhe.cli.output import echo
 from eukhe.settings import SettingsError
 from eukhe.store.urls import StoreError
 

@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 
 import typer
 
-from eukhe.cli.echo import echo
 from eukhe.cli.folder_settings import settings_here
+from eukhe.cli.output import echo
 from eukhe.cli.printer import Printer, Stream
 from eukhe.client.client import Client, ask_once
 from eukhe.client.protocol import RequestKind

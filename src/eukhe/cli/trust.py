@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from eukhe.cli.echo import echo
 from eukhe.cli.options import flag
+from eukhe.cli.output import echo
 from eukhe.home import home
 from eukhe.settings import trust
 
