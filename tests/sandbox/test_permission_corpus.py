@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
+from eukhe.bash.reader import split
 from eukhe.rules.permission import Call, Cfg, Mode, Policy, Verdict, Why, decide, forms, read_only
-from eukhe.sandbox.commands import split
-from tests.sandbox.corpus import CASES
+from tests.bash.corpus import CASES
 from tests.sandbox.verdicts import RULES, VERDICTS, key
 
 ASKS = {Why.UNREADABLE, Why.ASK_RULE, Why.UNTRUSTED}

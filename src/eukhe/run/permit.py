@@ -22,13 +22,13 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.ai.reply import ToolCall
+from eukhe.bash.reader import split
 from eukhe.rules import confine
 from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
 from eukhe.run import notes
-from eukhe.sandbox.commands import split
 from eukhe.tools.reach import where_of
 
 SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})

@@ -1,5 +1,5 @@
 """Bash commands, ordinary and hostile, with the simple commands each runs and whether it
-can be read whole: data for `eukhe.sandbox.commands.split`'s tests, and for the permission
+can be read whole: data for `eukhe.bash.reader.split`'s tests, and for the permission
 rule's tests to add their verdicts to the same cases.
 
 `source` says where a case comes from: a peer's issue where one exists (Claude Code's,

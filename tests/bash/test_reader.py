@@ -1,5 +1,5 @@
 """`split`: a bash command's simple commands, read from tree-sitter-bash's tree. The corpus
-(tests/sandbox/corpus.py) pins what each ordinary and hostile command runs; Hypothesis
+(tests/bash/corpus.py) pins what each ordinary and hostile command runs; Hypothesis
 checks that `split` is total and bounded on any text, and that its words are bash's own
 (bash itself, with every command name unknown, prints the words it would pass)."""
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from eukhe.sandbox.commands import MAX_COMMANDS, MAX_DEPTH, Split, split
-from tests.sandbox.corpus import CASES, Case
+from eukhe.bash.reader import MAX_COMMANDS, MAX_DEPTH, Split, split
+from tests.bash.corpus import CASES, Case
 
 TIME_BOUND = 10.0  # seconds for one call: tells a hang from a loaded machine (the slowest 256 KiB of nested
 # scripts took 0.4 s on a quiet machine and 2.9 s on a loaded one)

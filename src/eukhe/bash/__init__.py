@@ -1,0 +1,3 @@
+"""The bash reader (`reader.py`): what a bash command runs, read from tree-sitter-bash's syntax
+tree, for the permission gate (`run/permit.py`) to judge against the rules. It reads; the rule
+(`rules/permission.py`) decides; the sandbox (`sandbox/`) confines what runs."""
