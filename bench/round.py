@@ -29,7 +29,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
-from eukhe.run.loop import Generation, Settings
+from eukhe.run.loop import RunLoop, Settings
 
 PROMPT = "Read every file, one a round, then say done."
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -98,7 +98,7 @@ async def through_eukhe(url: str, rounds: int) -> None:
         return read(**(c.arguments or {})), False
 
     p = OpenAIChat("faux", base_url=url)
-    g = Generation(p, "faux", (Tool("read", "read", SCHEMA),), run_tool, Settings(max_tool_rounds=rounds + 5))
+    g = RunLoop(p, "faux", (Tool("read", "read", SCHEMA),), run_tool, Settings(max_tool_rounds=rounds + 5))
     out = await g.run(PROMPT)
     await p.close()
     assert out.outcome == "answered" and out.rounds == rounds, out.json()

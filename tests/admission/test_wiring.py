@@ -11,7 +11,7 @@ from typing import Any
 from eukhe.admission import Registry
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
-from eukhe.run.loop import Generation, Settings
+from eukhe.run.loop import RunLoop, Settings
 from eukhe.run.outcome import RunOutcome
 
 
@@ -30,7 +30,7 @@ def test_a_session_turn_cuts_background_work_on_a_one_slot_provider_and_both_ans
 
     async def one(url: str, prompt: str, interactive: bool) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=30)
-        g = Generation(p, "m", (), no_tool, interactive=interactive, admission=registry)
+        g = RunLoop(p, "m", (), no_tool, interactive=interactive, admission=registry)
         try:
             out = await g.run(prompt)
         finally:
@@ -74,7 +74,7 @@ def test_the_idle_clock_starts_once_the_slot_is_held() -> None:
     async def one(url: str, prompt: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=30)
         try:
-            return await Generation(p, "m", (), no_tool, settings, admission=registry).run(prompt)
+            return await RunLoop(p, "m", (), no_tool, settings, admission=registry).run(prompt)
         finally:
             await p.close()
 
@@ -103,7 +103,7 @@ def test_a_session_request_that_waits_for_a_slot_shows_its_place_and_the_end_of_
 
     async def main(url: str) -> tuple[RunOutcome, RunOutcome]:
         p = OpenAIChat("faux", base_url=url, timeout=30)
-        g = Generation(p, "m", (), no_tool, admission=registry, show=show)
+        g = RunLoop(p, "m", (), no_tool, admission=registry, show=show)
         try:
             async with registry.slot("faux", interactive=True):  # another session's request
                 waiting = asyncio.ensure_future(g.run("question"))

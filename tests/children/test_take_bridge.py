@@ -2,7 +2,7 @@
 them (`laws.child_take`), line for line, over generated scenarios.
 
 The runtime is the real thing but for the workflow engine: the run's `Delivery`, a
-real `Generation` (its round ends take through the delivery), and the parents' inbox
+real `RunLoop` (its round ends take through the delivery), and the parents' inbox
 in a real store (`Reports`, SQLite). The engine is played by `Journal`, which records
 each effect's result in order and hands it back on replay, as DBOS does; a crash is
 raised inside a take's step after its store transaction committed and before the step
@@ -34,7 +34,7 @@ from eukhe.ai.request import Message, Request, Tool
 from eukhe.children.delivery import Delivery
 from eukhe.laws import child_take as law
 from eukhe.laws.child_take import TAKES, DCfg, In, Op, Sys
-from eukhe.run.loop import Generation
+from eukhe.run.loop import RunLoop
 from eukhe.store.reports import Reports
 
 T = TypeVar("T")
@@ -189,7 +189,7 @@ async def play(sc: Scenario, reports: Reports) -> list[Message]:
         async def run_tool(call: ToolCall) -> tuple[str, bool]:
             return "ok", False
 
-        g = Generation(Model(sc), "m", tools, run_tool, effects=fx, inbox=delivery.round_end)
+        g = RunLoop(Model(sc), "m", tools, run_tool, effects=fx, inbox=delivery.round_end)
         try:
             placed = await delivery.start()
             out = await g.run("go", [Message("user", t) for t in placed])

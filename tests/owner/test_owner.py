@@ -326,7 +326,7 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing_through_the_owner(h
     from eukhe.ai.faux import FauxServer, parse
     from eukhe.ai.openai_chat import OpenAIChat
     from eukhe.ai.request import Request
-    from eukhe.run.loop import Generation
+    from eukhe.run.loop import RunLoop
     from eukhe.settings.run import Settings
     from tests.run.test_generation import TOOLS, Runner
 
@@ -338,7 +338,7 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing_through_the_owner(h
             registry = RemoteRegistry(home)
             p = OpenAIChat("faux", base_url=url, timeout=20)
             try:
-                g = Generation(p, "m", TOOLS, Runner(), Settings(), hooks=[broken], admission=registry)
+                g = RunLoop(p, "m", TOOLS, Runner(), Settings(), hooks=[broken], admission=registry)
                 out = await g.run("go")
             finally:
                 await p.close()
@@ -572,7 +572,7 @@ def test_a_request_that_waits_for_a_slot_at_the_owner_is_told_its_place_and_the_
     from eukhe.admission import Queued
     from eukhe.ai.faux import FauxServer, parse
     from eukhe.ai.openai_chat import OpenAIChat
-    from eukhe.run.loop import Generation
+    from eukhe.run.loop import RunLoop
 
     one_slot = {"providers": {"faux": {"concurrency": 1}}}
     shown: list[tuple[str, str, dict[str, object]]] = []
@@ -605,7 +605,7 @@ def test_a_request_that_waits_for_a_slot_at_the_owner_is_told_its_place_and_the_
             before = asyncio.ensure_future(first())
             await settle()
             p = OpenAIChat("faux", base_url=url, timeout=30)
-            g = Generation(p, "m", (), no_tool, admission=runs, show=show)  # type: ignore[arg-type]  # a RemoteRegistry
+            g = RunLoop(p, "m", (), no_tool, admission=runs, show=show)  # type: ignore[arg-type]  # a RemoteRegistry
             try:
                 run = asyncio.ensure_future(g.run("question"))
                 for _ in range(500):

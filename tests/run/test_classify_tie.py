@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from eukhe.ai.reply import FailureKind
 from eukhe.rules import classify, recovery
-from eukhe.rules import run as h4
+from eukhe.rules import run as run_rule
 from eukhe.rules.classify import Failure, Read, Seen
 from eukhe.run.loop import Settings
 from tests.run.test_generation import go
@@ -24,9 +24,9 @@ def test_the_run_reads_its_replies_through_the_rule_tie() -> None:
 
     def blind(s: Seen) -> Read:
         if s.failure is Failure.NONE and not s.calls:
-            return Read(h4.Input(h4.Kind.NO_ANSWER), recovery.Reply(recovery.Out.NOTED))
+            return Read(run_rule.Input(run_rule.Kind.NO_ANSWER), recovery.Reply(recovery.Out.NOTED))
         return classify.classify(s)
 
     out, server, _, _ = go(["The answer."], Settings(), classify=blind)
-    assert out.outcome == "failed" and out.notes == h4.MAX_NOTES
-    assert len(server.seen) == h4.MAX_NOTES + 1
+    assert out.outcome == "failed" and out.notes == run_rule.MAX_NOTES
+    assert len(server.seen) == run_rule.MAX_NOTES + 1

@@ -23,7 +23,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.request import Message
 from eukhe.run import notes
-from eukhe.run.loop import ABORT_GRACE, Generation, Settings
+from eukhe.run.loop import ABORT_GRACE, RunLoop, Settings
 from eukhe.run.outcome import RunOutcome
 from tests.run.test_generation import TOOLS, Runner, read
 
@@ -64,7 +64,7 @@ def go(
             p: Any = OpenAIChat("faux", base_url=url, timeout=20)
         else:
             p = AnthropicMessages("faux", base_url=url.removesuffix("/v1"), api_key="k", timeout=20)
-        g = Generation(
+        g = RunLoop(
             p,
             "faux-model",
             TOOLS,

@@ -14,7 +14,7 @@ from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Request, Tool
 from eukhe.rules import recovery, run
 from eukhe.run import notes
-from eukhe.run.loop import Generation, Settings
+from eukhe.run.loop import RunLoop, Settings
 from eukhe.run.outcome import RunOutcome
 
 TOOLS = (Tool("read", "read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
@@ -52,7 +52,7 @@ def go(
 
     async def main(url: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=20)
-        g = Generation(p, "faux-model", TOOLS, runner, settings or Settings(), hooks=hooks, sleep=sleep, **kw)
+        g = RunLoop(p, "faux-model", TOOLS, runner, settings or Settings(), hooks=hooks, sleep=sleep, **kw)
         if abort_after is not None:
             asyncio.get_running_loop().call_later(abort_after, g.cancel.set)
         try:
@@ -312,7 +312,7 @@ def background(
 
     async def main(url: str) -> RunOutcome:
         p = OpenAIResponses("faux", base_url=url, timeout=20)
-        g = Generation(
+        g = RunLoop(
             p,
             "faux-model",
             TOOLS,
@@ -360,7 +360,7 @@ def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None
                 continue
 
     async def main() -> tuple[RunOutcome, float]:
-        g = Generation(None, "m", TOOLS, Runner(), hooks=[deaf])
+        g = RunLoop(None, "m", TOOLS, Runner(), hooks=[deaf])
         loop = asyncio.get_running_loop()
         loop.call_later(0.1, g.cancel.set)
         t0 = loop.time()

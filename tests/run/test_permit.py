@@ -1,4 +1,4 @@
-"""The permission gate in a run (`run.permit.Gate` through `Generation.permit`), with
+"""The permission gate in a run (`run.permit.Gate` through `RunLoop.permit`), with
 the faux model over loopback: a denied call does not run and its result says why and how
 to allow it; an ask ends by an answer, its deadline (on a clock the test moves) or the
 run's abort; "always" adds a rule; nobody to answer is a denial at once."""
@@ -14,7 +14,7 @@ from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
-from eukhe.run.loop import Generation
+from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.permit import Asked, Gate
 from eukhe.waits import ManualClock
@@ -67,7 +67,7 @@ def run(
         provider = OpenAIChat("faux", base_url=url, timeout=20)
         clock = ManualClock()
         gate = Gate(Session(cfg), tmp_path, tmp_path / "home", person, timeout=30.0, clock=clock)
-        g = Generation(provider, "m", TOOLS, runner, permit=gate.permit)
+        g = RunLoop(provider, "m", TOOLS, runner, permit=gate.permit)
         gate.cancel = g.cancel
         holder.append(gate)
         task = asyncio.ensure_future(g.run("go"))
@@ -155,7 +155,7 @@ def test_always_for_the_session_adds_a_rule_and_the_next_call_runs_unasked(tmp_p
 
 
 def test_an_ask_nobody_answers_is_denied_at_its_deadline_naming_it(tmp_path: Path) -> None:
-    async def later(g: Generation, clock: ManualClock, person: Person) -> None:
+    async def later(g: RunLoop, clock: ManualClock, person: Person) -> None:
         while not person.asked:
             await asyncio.sleep(0.01)
         clock.advance(30.0)
@@ -176,7 +176,7 @@ def test_an_ask_nobody_answers_is_denied_at_its_deadline_naming_it(tmp_path: Pat
 
 
 def test_the_runs_abort_ends_an_ask_and_the_run(tmp_path: Path) -> None:
-    async def abort(g: Generation, clock: ManualClock, person: Person) -> None:
+    async def abort(g: RunLoop, clock: ManualClock, person: Person) -> None:
         while not person.asked:
             await asyncio.sleep(0.01)
         g.cancel.set()

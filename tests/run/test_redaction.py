@@ -21,7 +21,7 @@ from eukhe.ai.reply import Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Tool
 from eukhe.memory.log import Entry, EntryKind
 from eukhe.memory.tables import ChatStore
-from eukhe.run.loop import Generation
+from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import RunOutcome
 from eukhe.runtime import redacted
 from eukhe.settings.secrets import REDACTED, Redaction
@@ -72,7 +72,7 @@ def go(
     async def main(url: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=20)  # no redaction of its own: the loop's is tested
         show = lambda kind, text, data=None: events.append((kind, text, data))  # noqa: E731
-        g = Generation(p, "faux-model", TOOLS, tool, redact=Redaction((SECRET,)), show=show, permit=permit)
+        g = RunLoop(p, "faux-model", TOOLS, tool, redact=Redaction((SECRET,)), show=show, permit=permit)
         try:
             return await g.run(prompt)
         finally:

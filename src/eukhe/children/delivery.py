@@ -28,7 +28,7 @@ oldest first: its children's reports, and the user's steers and follow-ups as as
 
 
 class Conversation(Protocol):
-    """The run's conversation (`run.loop.Generation.run`)."""
+    """The run's conversation (`run.loop.RunLoop.run`)."""
 
     async def __call__(self, prompt: str, context: Sequence[Message], earlier: Sequence[Message]) -> Any: ...
 

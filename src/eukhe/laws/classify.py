@@ -14,7 +14,7 @@ from enum import Enum
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import classify as c
 from eukhe.rules import recovery
-from eukhe.rules import run as h4
+from eukhe.rules import run as run_rule
 from eukhe.rules.classify import NOTED, Failure, Read, Seen
 from eukhe.rules.recovery import Out
 
@@ -70,10 +70,10 @@ def classify_one_input_a_failure(m: Model, cfg: CCfg, s: Seen, x: Flip) -> bool:
     if got != bare:
         return False
     if s.failure is Failure.OVERFLOW:
-        return got == h4.Input(h4.Kind.OVERFLOW)
+        return got == run_rule.Input(run_rule.Kind.OVERFLOW)
     if s.failure in NOTED:
-        return got == h4.Input(h4.Kind.ERROR, retryable=True, noted=True)
-    return got == h4.Input(h4.Kind.ERROR, retryable=s.retryable)
+        return got == run_rule.Input(run_rule.Kind.ERROR, retryable=True, noted=True)
+    return got == run_rule.Input(run_rule.Kind.ERROR, retryable=s.retryable)
 
 
 def classify_calls_are_calls(m: Model, cfg: CCfg, s: Seen, x: Flip) -> bool:
@@ -84,10 +84,14 @@ def classify_calls_are_calls(m: Model, cfg: CCfg, s: Seen, x: Flip) -> bool:
     r = m.classify(s)
     if s.calls:
         return (
-            (r.input.kind is h4.Kind.CALLS) & (r.reply == recovery.Reply(Out.CALLS, s.like)) & (not r.rebuilt)
+            (r.input.kind is run_rule.Kind.CALLS)
+            & (r.reply == recovery.Reply(Out.CALLS, s.like))
+            & (not r.rebuilt)
         )
     return (
-        (r.input.kind is h4.Kind.CALLS) & (r.reply == recovery.Reply(Out.REBUILT, s.rebuilt_like)) & r.rebuilt
+        (r.input.kind is run_rule.Kind.CALLS)
+        & (r.reply == recovery.Reply(Out.REBUILT, s.rebuilt_like))
+        & r.rebuilt
     )
 
 
@@ -97,7 +101,9 @@ def classify_no_text_is_no_answer(m: Model, cfg: CCfg, s: Seen, x: Flip) -> bool
     if s.failure is not Failure.NONE or s.calls or s.text:
         return True
     r = m.classify(s)
-    return (r.input.kind is h4.Kind.NO_ANSWER) & (r.reply.out is (Out.LENGTH if s.length else Out.NOTED))
+    return (r.input.kind is run_rule.Kind.NO_ANSWER) & (
+        r.reply.out is (Out.LENGTH if s.length else Out.NOTED)
+    )
 
 
 def classify_text_answers(m: Model, cfg: CCfg, s: Seen, x: Flip) -> bool:
@@ -107,7 +113,7 @@ def classify_text_answers(m: Model, cfg: CCfg, s: Seen, x: Flip) -> bool:
         return True
     r = m.classify(s)
     return (
-        (r.input.kind is h4.Kind.ANSWER)
+        (r.input.kind is run_rule.Kind.ANSWER)
         & (r.reply.out is (Out.LEAK if s.leak else Out.ANSWER))
         & (r.leak == s.leak)
     )
@@ -134,25 +140,25 @@ LAWS = (
 
 def _stall_not_noted(s: Seen) -> Read:
     if s.failure is Failure.STALL:
-        return Read(h4.Input(h4.Kind.ERROR, retryable=s.retryable), recovery.Reply(Out.OTHER))
+        return Read(run_rule.Input(run_rule.Kind.ERROR, retryable=s.retryable), recovery.Reply(Out.OTHER))
     return c.classify(s)
 
 
 def _overflow_resent(s: Seen) -> Read:
     if s.failure is Failure.OVERFLOW:
-        return Read(h4.Input(h4.Kind.ERROR, retryable=True), recovery.Reply(Out.OTHER))
+        return Read(run_rule.Input(run_rule.Kind.ERROR, retryable=True), recovery.Reply(Out.OTHER))
     return c.classify(s)
 
 
 def _text_before_calls(s: Seen) -> Read:
     if s.failure is Failure.NONE and s.text and s.calls:
-        return Read(h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.ANSWER))
+        return Read(run_rule.Input(run_rule.Kind.ANSWER), recovery.Reply(Out.ANSWER))
     return c.classify(s)
 
 
 def _length_answers(s: Seen) -> Read:
     if s.failure is Failure.NONE and not s.calls and not s.text and s.length:
-        return Read(h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.ANSWER))
+        return Read(run_rule.Input(run_rule.Kind.ANSWER), recovery.Reply(Out.ANSWER))
     return c.classify(s)
 
 
@@ -163,7 +169,7 @@ def _rebuilt_read_as_text(s: Seen) -> Read:
 def _calls_decide_a_failure(s: Seen) -> Read:
     """A failed reply that still carries calls is read as calls."""
     if s.failure is not Failure.NONE and s.calls:
-        return Read(h4.Input(h4.Kind.CALLS), recovery.Reply(Out.CALLS, s.like))
+        return Read(run_rule.Input(run_rule.Kind.CALLS), recovery.Reply(Out.CALLS, s.like))
     return c.classify(s)
 
 

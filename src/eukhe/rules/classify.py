@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.rules import recovery
-from eukhe.rules import run as h4
+from eukhe.rules import run as run_rule
 from eukhe.rules.recovery import Out
 
 
@@ -75,7 +75,7 @@ class Read:
     """What the reply is: the run's input, what recovery reads, and whether the run takes
     the rebuilt calls (and the scan's finding for its notes)."""
 
-    input: h4.Input
+    input: run_rule.Input
     reply: recovery.Reply
     rebuilt: bool = False
     leak: bool = False
@@ -85,20 +85,26 @@ def classify(s: Seen) -> Read:
     """The run's input for a reply as it came, and what recovery reads of it."""
     if s.failure is not Failure.NONE:
         if s.failure is Failure.REJECTED:
-            return Read(h4.Input(h4.Kind.ERROR, retryable=True, noted=True), recovery.Reply(Out.REJECTED))
+            return Read(
+                run_rule.Input(run_rule.Kind.ERROR, retryable=True, noted=True), recovery.Reply(Out.REJECTED)
+            )
         if s.failure is Failure.OVERFLOW:
-            return Read(h4.Input(h4.Kind.OVERFLOW), recovery.Reply(Out.OTHER))
+            return Read(run_rule.Input(run_rule.Kind.OVERFLOW), recovery.Reply(Out.OTHER))
         if s.failure in NOTED:
-            return Read(h4.Input(h4.Kind.ERROR, retryable=True, noted=True), recovery.Reply(Out.NOTED))
-        return Read(h4.Input(h4.Kind.ERROR, retryable=s.retryable), recovery.Reply(Out.OTHER))
+            return Read(
+                run_rule.Input(run_rule.Kind.ERROR, retryable=True, noted=True), recovery.Reply(Out.NOTED)
+            )
+        return Read(run_rule.Input(run_rule.Kind.ERROR, retryable=s.retryable), recovery.Reply(Out.OTHER))
     if s.calls:
-        return Read(h4.Input(h4.Kind.CALLS), recovery.Reply(Out.CALLS, s.like))
+        return Read(run_rule.Input(run_rule.Kind.CALLS), recovery.Reply(Out.CALLS, s.like))
     if s.text and s.rebuilt:
-        return Read(h4.Input(h4.Kind.CALLS), recovery.Reply(Out.REBUILT, s.rebuilt_like), rebuilt=True)
+        return Read(
+            run_rule.Input(run_rule.Kind.CALLS), recovery.Reply(Out.REBUILT, s.rebuilt_like), rebuilt=True
+        )
     if s.text and s.leak:
-        return Read(h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.LEAK), leak=True)
+        return Read(run_rule.Input(run_rule.Kind.ANSWER), recovery.Reply(Out.LEAK), leak=True)
     if s.text:
-        return Read(h4.Input(h4.Kind.ANSWER), recovery.Reply(Out.ANSWER))
+        return Read(run_rule.Input(run_rule.Kind.ANSWER), recovery.Reply(Out.ANSWER))
     if s.length:
-        return Read(h4.Input(h4.Kind.NO_ANSWER), recovery.Reply(Out.LENGTH))
-    return Read(h4.Input(h4.Kind.NO_ANSWER), recovery.Reply(Out.NOTED))
+        return Read(run_rule.Input(run_rule.Kind.NO_ANSWER), recovery.Reply(Out.LENGTH))
+    return Read(run_rule.Input(run_rule.Kind.NO_ANSWER), recovery.Reply(Out.NOTED))

@@ -2,7 +2,7 @@
 ends answered, aborted or failed with its cause (H4, H4.8).
 
 The loop decides nothing itself. Each phase's outcome becomes an input of the H4
-model (`rules.h4.step`), each reply is first read by the H4.8 recoveries
+model (`rules.run.step`), each reply is first read by the H4.8 recoveries
 (`rules.recovery.step`, whose act becomes the reply the run reads), and the
 texts come from `notes`. The loop moves bytes, keeps time and runs tools.
 
@@ -31,7 +31,7 @@ from eukhe.ai.provider import Deferred, Provider
 from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.rules import classify, recovery
-from eukhe.rules import run as h4
+from eukhe.rules import run as run_rule
 from eukhe.rules.recovery import Act, Out
 from eukhe.rules.retry import Retry, model_retry, retry_wait_ms
 from eukhe.rules.wait import End
@@ -44,7 +44,7 @@ from eukhe.run.repeat import rounds_in_a_row, same_calls
 from eukhe.settings.run import Settings
 from eukhe.settings.secrets import Redaction
 
-ABORT_GRACE = h4.ABORT_GRACE
+ABORT_GRACE = run_rule.ABORT_GRACE
 """Seconds a phase handler that ignores the cancel is given before it is dropped (H4.6)."""
 
 Hook = Callable[[Request], Awaitable[Request]]
@@ -91,8 +91,8 @@ class _Turn:
     """The live state of one run: the H4 model's state and what the phases carry
     from one to the next (the request, the job, the calls to run, the note)."""
 
-    cfg: h4.Cfg
-    state: h4.Run
+    cfg: run_rule.Cfg
+    state: run_rule.Run
     ctx: list[Message]
     out: RunOutcome
     stop: asyncio.Future[Any]  # the run's one waiter on its cancel signal
@@ -117,13 +117,15 @@ class _Turn:
     sent: dict[str, ToolCall] = field(default_factory=dict)
     offered: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def go(self, step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run], x: h4.Input) -> None:
+    def go(
+        self, step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run], x: run_rule.Input
+    ) -> None:
         """The model's step for input `x`."""
         self.state = step(self.cfg, self.state, x)
 
 
 @dataclass
-class Generation:
+class RunLoop:
     provider: Provider  # a `Deferred` one when `background`
     model: str
     tools: Sequence[Tool]
@@ -138,7 +140,9 @@ class Generation:
     background: bool = False  # deferred answers: start a job and poll it (a provider with start/poll/cancel)
     window: str | None = None  # the requested window: "15m", "1h", "24h"
     poll_interval: float = 5.0
-    step: Callable[[h4.Cfg, h4.Run, h4.Input], h4.Run] = h4.step  # the rules: swapped only by tie tests
+    step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run] = (
+        run_rule.step
+    )  # the rules: swapped only by tie tests
     recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
     classify: Callable[[classify.Seen], classify.Read] = classify.classify  # swapped only by tie tests
     effects: Effects | None = None  # None: in memory, waits by `sleep`
@@ -196,13 +200,13 @@ class Generation:
     ) -> RunOutcome:
         s = self.settings
         polls = max(int(self.window_seconds() / max(self.poll_interval, 1e-3)), 1) if self.background else 0
-        cfg = h4.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
+        cfg = run_rule.limits(s.max_tool_rounds, s.max_retries, s.retry_enabled, polls=polls)
         prompt = self.redact(prompt)  # the run's messages hold no secret, from the first on
         new = [*(self._clean(m) for m in context), Message("user", prompt, images=images)]
         ctx: list[Message] = [*earlier, *new]
         t = _Turn(
             cfg,
-            h4.start(cfg),
+            run_rule.start(cfg),
             ctx,
             RunOutcome(Ending.FAILED, transcript=list(ctx)),
             stop,
@@ -216,16 +220,16 @@ class Generation:
         caps = {"rounds": cfg.cap, "notes": cfg.notes, "retries": cfg.retries}
         self.show("run", prompt[:200], {"caps": caps})
         phases = {
-            h4.Phase.PREPARE: self._prepare_phase,
-            h4.Phase.CALL: self._call_phase,
-            h4.Phase.POLL: self._poll_phase,
-            h4.Phase.TOOLS: self._tools_phase,
-            h4.Phase.COMPACT: self._compact_phase,
-            h4.Phase.OVERFLOW: self._compact_phase,
+            run_rule.Phase.PREPARE: self._prepare_phase,
+            run_rule.Phase.CALL: self._call_phase,
+            run_rule.Phase.POLL: self._poll_phase,
+            run_rule.Phase.TOOLS: self._tools_phase,
+            run_rule.Phase.COMPACT: self._compact_phase,
+            run_rule.Phase.OVERFLOW: self._compact_phase,
         }
         while t.state.live:
             if self.cancel.is_set():
-                t.go(self.step, h4.ABORT)
+                t.go(self.step, run_rule.ABORT)
                 break
             if not await phases[t.state.phase](t):
                 break
@@ -238,14 +242,14 @@ class Generation:
     async def _prepare_phase(self, t: _Turn) -> bool:
         finished, got = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
         if not finished:
-            t.go(self.step, h4.ABORT)
+            t.go(self.step, run_rule.ABORT)
             return False
         if isinstance(got, BaseException):
             t.failure_text = f"a before_request hook failed: {type(got).__name__}: {got}"
-            t.go(self.step, h4.Input(h4.Kind.HOOK_FAILED))
+            t.go(self.step, run_rule.Input(run_rule.Kind.HOOK_FAILED))
             return True
         t.prepared = got
-        t.go(self.step, h4.Input(h4.Kind.PREPARED, compact=self._past_threshold(got)))
+        t.go(self.step, run_rule.Input(run_rule.Kind.PREPARED, compact=self._past_threshold(got)))
         return True
 
     async def _compact_phase(self, t: _Turn) -> bool:
@@ -253,7 +257,7 @@ class Generation:
         chat, and the run goes on from the newly pinned view (its entry) with one user
         message that says so. The context always ends a round here (every call has its
         result), so no call is ever cut from its result."""
-        overflow = t.state.phase is h4.Phase.OVERFLOW
+        overflow = t.state.phase is run_rule.Phase.OVERFLOW
         self.show("compact", notes.compacting(overflow, t.overflow))
         got: Mapping[str, str] | BaseException = {}
         if len(t.ctx) <= 1:  # only the request itself: nothing of the run to move (none found)
@@ -262,7 +266,7 @@ class Generation:
             work = self.fx.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
             finished, got = await race(work, self.cancel, stop=t.stop)
             if not finished:
-                t.go(self.step, h4.ABORT)
+                t.go(self.step, run_rule.ABORT)
                 return False
         if isinstance(got, BaseException):
             got = {"error": f"{type(got).__name__}: {got}"}
@@ -272,14 +276,14 @@ class Generation:
             t.ctx = [Message("user", notes.compacted(t.prompt))]
             finished, prepared = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
             if not finished:  # the new request's hooks, under the run's cancel as in prepare
-                t.go(self.step, h4.ABORT)
+                t.go(self.step, run_rule.ABORT)
                 return False
             if isinstance(prepared, BaseException):
                 got = {"error": f"a before_request hook failed: {type(prepared).__name__}: {prepared}"}
             else:
                 t.prepared = prepared
         failed = "error" in got
-        t.go(self.step, h4.Input(h4.Kind.COMPACTED, entry=entry, failed=failed))
+        t.go(self.step, run_rule.Input(run_rule.Kind.COMPACTED, entry=entry, failed=failed))
         if not t.state.live:
             cause = (
                 got.get("error")
@@ -333,7 +337,7 @@ class Generation:
         """What a request or a poll gave: a job still deferred, a failed poll, or a reply."""
         if not finished:
             await self._cancel_job(t.job)
-            t.go(self.step, h4.ABORT)
+            t.go(self.step, run_rule.ABORT)
             if "".join(t.streamed).strip():  # what the person saw stream stays in the transcript,
                 # marked cut and failed: a failed reply stays out of the chat's memory (H4.6)
                 cut = Message("assistant", "".join(t.streamed) + notes.CUT_BY_ABORT, is_error=True)
@@ -343,8 +347,8 @@ class Generation:
             if t.job is None:
                 t.job, t.sent_at = got, await self.fx.now()
                 t.deadline = ai_deadline(got, self.window, t.sent_at)
-            t.go(self.step, h4.Input(h4.Kind.DEFERRED))
-            if t.state.end is h4.End.NOT_READY:
+            t.go(self.step, run_rule.Input(run_rule.Kind.DEFERRED))
+            if t.state.end is run_rule.End.NOT_READY:
                 await self._cancel_job(t.job)
                 t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at)
             return True
@@ -358,7 +362,7 @@ class Generation:
         t.retries_used += 1
         wait = self._retry_wait(t.retries_used, got.failure)
         late = await self.fx.now() + wait >= t.deadline
-        t.go(self.step, h4.Input(h4.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late))
+        t.go(self.step, run_rule.Input(run_rule.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late))
         if t.state.live:
             t.out.retries += 1
             self._budget(t)
@@ -376,15 +380,15 @@ class Generation:
         self._used(t.out, reply)
         x, rx, rebuilt, leak = self._classify(reply, t.ctx, t.offered)
         retry = self._model_retry(t.retries_used + 1, reply.failure)
-        if x.kind is h4.Kind.ERROR and x.retryable and not x.noted and retry.refused:
-            x = h4.Input(h4.Kind.ERROR, retryable=False)  # a wait past the cap fails the run now
+        if x.kind is run_rule.Kind.ERROR and x.retryable and not x.noted and retry.refused:
+            x = run_rule.Input(run_rule.Kind.ERROR, retryable=False)  # a wait past the cap fails the run now
         r = self.recover(recovery.CAPS, t.rec, rx)
         t.rec = r.rec
         y = recovery.act_reply(r.act, x)
         before = t.state
         t.go(self.step, y)
         state = t.state
-        if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is h4.Kind.CALLS):
+        if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is run_rule.Kind.CALLS):
             calls = rebuilt if rebuilt is not None else reply.calls
             text = leak.text if rebuilt is not None and leak is not None else reply.all_text
             msg = Message("assistant", self.redact(text), tuple(calls))
@@ -395,7 +399,7 @@ class Generation:
             t.tokens = (reply.usage.output or None) if t.cut else None
             names = ", ".join(c.name for c in calls)
             self.show("calls", names + (" (rebuilt from markup in the text)" if rebuilt is not None else ""))
-        elif state.end is h4.End.ANSWERED:
+        elif state.end is run_rule.End.ANSWERED:
             t.out.answer = self.redact(reply.all_text)
             t.out.cut = reply.stop is Stop.LENGTH  # a length stop with text answers, cut (H4.7)
             if t.out.cut:
@@ -421,12 +425,12 @@ class Generation:
             finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
             self.show("waited", "", {"wait": "retry"})
             if not finished:
-                t.go(self.step, h4.ABORT)
+                t.go(self.step, run_rule.ABORT)
                 return False
-        elif state.phase is h4.Phase.OVERFLOW:
+        elif state.phase is run_rule.Phase.OVERFLOW:
             t.overflow = reply.failure.message if reply.failure else ""
             await self._log(t.out, Message("assistant", self._failed_text(reply), is_error=True))
-        elif not state.live and x.kind is h4.Kind.OVERFLOW:
+        elif not state.live and x.kind is run_rule.Kind.OVERFLOW:
             t.failure_text = notes.overflow_after_compaction(reply.failure.message if reply.failure else "")
         elif not state.live:
             t.failure_text = self._end_text(r.act, reply, rx, t.ctx)
@@ -444,18 +448,20 @@ class Generation:
             self._tools(t.pending, t.cut, t.tokens, t.out, t), self.cancel, stop=t.stop
         )
         if not finished:
-            t.go(self.step, h4.ABORT)
+            t.go(self.step, run_rule.ABORT)
             return False
-        end = h4.Input(h4.Kind.ROUND_END)
+        end = run_rule.Input(run_rule.Kind.ROUND_END)
         users: list[str] = []
         if self.inbox is not None:
-            users = await self.inbox(h4.takes_steers(t.cfg, t.state, end))
+            users = await self.inbox(run_rule.takes_steers(t.cfg, t.state, end))
         done = zip(t.pending, results, strict=True)
         entered = {
-            h4.Entry.RESULT: iter([Message("tool", text, call_id=c.id, is_error=e) for c, (text, e) in done]),
-            h4.Entry.USER: iter([Message("user", text) for text in users]),
+            run_rule.Entry.RESULT: iter(
+                [Message("tool", text, call_id=c.id, is_error=e) for c, (text, e) in done]
+            ),
+            run_rule.Entry.USER: iter([Message("user", text) for text in users]),
         }
-        for entry in h4.round_log(len(t.pending), len(users)):  # never between a call and its result
+        for entry in run_rule.round_log(len(t.pending), len(users)):  # never between a call and its result
             msg = next(entered[entry])
             t.ctx.append(msg)
             await self._log(t.out, msg)
@@ -468,7 +474,7 @@ class Generation:
         self._budget(t)
         if t.state.attempt == 0:
             t.note = None
-        if t.state.end is h4.End.RUN_LIMIT:
+        if t.state.end is run_rule.End.RUN_LIMIT:
             t.failure_text = notes.run_limit(t.cfg.cap)
         return True
 
@@ -620,7 +626,7 @@ class Generation:
 
     def _classify(
         self, reply: Reply, ctx: Sequence[Message], offered: Mapping[str, Mapping[str, Any]]
-    ) -> tuple[h4.Input, recovery.Reply, tuple[ToolCall, ...] | None, Any]:
+    ) -> tuple[run_rule.Input, recovery.Reply, tuple[ToolCall, ...] | None, Any]:
         """The run's input for the reply as it came, and what recovery reads of it: the
         runtime reads the reply (the leak scan, the repeat check), the rule says what it is
         (`rules.classify`)."""
@@ -706,14 +712,14 @@ class Generation:
         local = failure is not None and failure.local_refusal
         return model_retry(s.base_delay_ms, s.max_retry_delay_ms, used, _server_ms(failure), local)
 
-    def _ended(self, state: h4.Run, out: RunOutcome, failure_text: str) -> RunOutcome:
-        if state.end is h4.End.ANSWERED:
+    def _ended(self, state: run_rule.Run, out: RunOutcome, failure_text: str) -> RunOutcome:
+        if state.end is run_rule.End.ANSWERED:
             out.outcome = Ending.ANSWERED
-        elif state.end is h4.End.ABORTED:
+        elif state.end is run_rule.End.ABORTED:
             out.outcome = Ending.ABORTED
         else:
             out.outcome = Ending.FAILED
-            out.code = h4.ERROR_CODES.get(state.end, "model_error")
+            out.code = run_rule.ERROR_CODES.get(state.end, "model_error")
             out.message = self.redact(failure_text or state.end.value)
         return out
 

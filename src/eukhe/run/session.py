@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.run import leak
-from eukhe.run.loop import ABORT_GRACE, Generation, ToolRunner
+from eukhe.run.loop import ABORT_GRACE, RunLoop, ToolRunner
 from eukhe.run.outcome import RunOutcome
 from eukhe.settings.run import Settings
 from eukhe.tools import BUILTIN, Context, call
@@ -88,7 +88,7 @@ async def turn(
 ) -> RunOutcome:
     """Run one turn; Ctrl-C (SIGINT) aborts it cleanly, ending within one phase."""
     ctx = Context(cwd=cwd)
-    g = Generation(
+    g = RunLoop(
         provider,
         model,
         tool_specs(tools),

@@ -54,7 +54,7 @@ from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import Live, Show, begin, process
 from eukhe.run.kernel import LazyKernel
-from eukhe.run.loop import Generation
+from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Gate, Permit
 from eukhe.run.secrets import secrets
@@ -459,7 +459,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
         fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps)
         shadow = Shadow(project_of(cwd), home())
         fx.checkpoint = functools.partial(shadow.take, run_id)
-        g = Generation(
+        g = RunLoop(
             provider,
             route.model,
             tool_specs(tools),
