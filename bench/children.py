@@ -95,7 +95,7 @@ def main() -> None:
         home.mkdir(mode=0o700)
         os.environ["EUKHE_HOME"] = str(home)
         store = durable.open_store(home, {})
-        workflow.begin(workflow.Live(chat_url=store.url))
+        workflow.begin(workflow.ProcessContext(chat_url=store.url))
         started: dict[int, float] = {}
         first: dict[int, float] = {}
         spawn = children.Children.spawn
@@ -128,7 +128,7 @@ def main() -> None:
                 polled = handle.get_result()
         finally:
             children.Children.spawn = spawn  # type: ignore[method-assign]
-            workflow.begin(workflow.Live())
+            workflow.begin(workflow.ProcessContext())
             store.close()
         costs = [first[k] - started[k] for k in started if k in first]
         print(f"spawn, to the child's first request ({len(costs)} spawns): {ms(costs)}")

@@ -56,7 +56,7 @@ def _ctrl_c_as_at_a_terminal() -> Iterator[None]:
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """DBOS launched in this process on a fresh home's store, with this process's `Live`."""
+    """DBOS launched in this process on a fresh home's store, with this process's `ProcessContext`."""
     from eukhe.run import workflow
     from eukhe.store import durable
 
@@ -64,11 +64,11 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     home.mkdir()
     monkeypatch.setenv("EUKHE_HOME", str(home))
     s = durable.open_store(home, {})
-    workflow.begin(workflow.Live(chat_url=s.url))
+    workflow.begin(workflow.ProcessContext(chat_url=s.url))
     try:
         yield s
     finally:
-        workflow.begin(workflow.Live())
+        workflow.begin(workflow.ProcessContext())
         s.close()
 
 

@@ -5,7 +5,7 @@ the owner's recovery all open their runtime here, so the sequence is written onc
 1. the secret values the process knows gathered once (`run.secrets.redaction`): every
    row it writes to the store (`store.codec`) and every line its runs show pass them;
 2. the store opened (`store.durable`: DBOS launched, the run workflows registered);
-3. this process's `Live` begun (`run.context`), the one object its runs find;
+3. this process's `ProcessContext` begun (`run.context`), the one object its runs find;
 4. its slots from the home's owner (`client.admission.RemoteRegistry`), and, for a
    user's process, the root-turn lease through the same connection, and `eukhe
    abort` from another process as the run's cancel.
@@ -26,7 +26,7 @@ from eukhe.client.admission import RemoteRegistry
 from eukhe.client.lease import held
 from eukhe.process_exit import leave
 from eukhe.run import driver
-from eukhe.run.context import Live, Show, begin
+from eukhe.run.context import ProcessContext, Show, begin
 from eukhe.run.driver import Say
 from eukhe.run.permit import Asker
 from eukhe.run.secrets import redaction
@@ -41,10 +41,10 @@ __all__ = ["Runtime", "leave", "open_runtime"]
 
 @dataclass
 class Runtime:
-    """A process's durable runtime: its store and its `Live`."""
+    """A process's durable runtime: its store and its `ProcessContext`."""
 
     store: Store
-    process: Live
+    process: ProcessContext
 
     async def recover(self, say: Say) -> list[str]:
         """Take up the runs dead processes left (`run.driver.recover`)."""
@@ -86,7 +86,7 @@ def open_runtime(
     asker: Asker | None = None,
     recovers: bool = False,
 ) -> Runtime:
-    """Open the store and begin this process's `Live`, its slots from the owner of
+    """Open the store and begin this process's `ProcessContext`, its slots from the owner of
     `home`. `user`: a user's process (its runs hold the root-turn lease, and `eukhe
     abort` reaches them); else the owner's, which runs what dead processes left.
     `asker`: who answers its runs' permission asks (None: nobody, headless).
@@ -97,10 +97,12 @@ def open_runtime(
     show = redacted(show, redact)
     if not user:
         registry = RemoteRegistry(home)
-        live = Live(show=show, chat_url=store.url, admission=registry, owner=registry.client, redact=redact)
+        live = ProcessContext(
+            show=show, chat_url=store.url, admission=registry, owner=registry.client, redact=redact
+        )
         return Runtime(store, begin(live))
     # the chat beside the runs
-    process = begin(Live(show=show, chat_url=store.url, asker=asker, redact=redact))
+    process = begin(ProcessContext(show=show, chat_url=store.url, asker=asker, redact=redact))
     registry = RemoteRegistry(home, on_abort=process.abort)
     process.admission, process.owner = registry, registry.client
     process.lease = functools.partial(held, registry)

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from eukhe.mcp import tools as mcp_tools
 from eukhe.mcp.client import Answer
 from eukhe.mcp.config import ServerConfig
-from eukhe.mcp.live import Live
+from eukhe.mcp.live import RunningServer
 from eukhe.mcp.servers import Servers
 from eukhe.rules import mcp as model
 from eukhe.rules.mcp import End, Phase
@@ -220,7 +220,7 @@ def wait_gone(pid: int, within: float = 2.0) -> bool:
     return gone(pid)
 
 
-def assert_no_process_left(live: Live) -> None:
+def assert_no_process_left(live: RunningServer) -> None:
     pids = [c.proc.pid for c in live._all if c.proc is not None]
     assert pids, "the server never ran"
     for pid in pids:
@@ -235,7 +235,7 @@ async def ended(case: str, work: Awaitable[T]) -> tuple[T, float]:
     return got, took
 
 
-async def until_phase(live: Live, phase: Phase, within: float) -> None:
+async def until_phase(live: RunningServer, phase: Phase, within: float) -> None:
     until = time.monotonic() + within
     while live.state.phase is not phase:
         assert time.monotonic() < until, f"{live.cfg.name} is {live.state.phase}, not {phase}"
@@ -243,7 +243,7 @@ async def until_phase(live: Live, phase: Phase, within: float) -> None:
 
 
 @contextlib.asynccontextmanager
-async def ready(cfg: ServerConfig) -> AsyncIterator[Live]:
+async def ready(cfg: ServerConfig) -> AsyncIterator[RunningServer]:
     """The server started and ready; after the test, closed, and none of its processes left."""
     s = Servers([cfg], os.environ, None)
     live = s.live[0]
@@ -360,7 +360,7 @@ def test_a_server_the_gate_passed_by_joins_at_the_next_turn_and_the_model_is_tol
     cfg = server(tmp_path, "late", SLOW_LIST, startup_ms=5000)
     cache = tmp_path / "cache"
 
-    async def turn(gate_ms: int) -> tuple[dict[str, Any], list[str], str, Live]:
+    async def turn(gate_ms: int) -> tuple[dict[str, Any], list[str], str, RunningServer]:
         s = Servers([cfg], os.environ, cache)
         s.start()
         tools, notices, section = await s.offered(gate_ms)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from eukhe.mcp.config import ServerConfig
-from eukhe.mcp.live import Live
+from eukhe.mcp.live import RunningServer
 from eukhe.mcp.servers import Servers
 from eukhe.rules import mcp as model
 from eukhe.rules.mcp import End, Phase
@@ -77,14 +77,14 @@ def gone(pid: int, within: float = 2.0) -> bool:
         time.sleep(0.02)
 
 
-def assert_no_process_left(live: Live) -> None:
+def assert_no_process_left(live: RunningServer) -> None:
     pids = [c.proc.pid for c in live._all if c.proc is not None]
     assert pids, "the server never ran"
     for pid in pids:
         assert gone(pid), f"server process {pid} still runs"
 
 
-async def ready(live: Live, within: float) -> float:
+async def ready(live: RunningServer, within: float) -> float:
     """Seconds until the server is READY (asserted, within `within`)."""
     t = time.monotonic()
     await live.settled(t + within)

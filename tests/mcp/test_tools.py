@@ -14,7 +14,7 @@ import pytest
 
 from eukhe.mcp.client import Listed, ToolInfo
 from eukhe.mcp.config import ServerConfig, servers
-from eukhe.mcp.live import Live
+from eukhe.mcp.live import RunningServer
 from eukhe.mcp.servers import Servers
 from eukhe.mcp.tools import DESCRIPTION_MAX, SCHEMA_MAX, TOOLS_MAX, tool_name, tools_of
 from eukhe.rules import mcp
@@ -22,9 +22,9 @@ from eukhe.rules.permission import Call, Cfg, Kind, Mode, Policy, Rule, Source, 
 from eukhe.tools.base import validate
 
 
-def live(tools: list[ToolInfo], from_home: bool = True) -> Live:
+def live(tools: list[ToolInfo], from_home: bool = True) -> RunningServer:
     cfg = ServerConfig("srv", "stdio", "x", (), {}, None, "", {}, 1000, 1000, Path("s.json"), from_home)
-    s = Live(cfg, os.environ)
+    s = RunningServer(cfg, os.environ)
     s.listed = Listed(tuple(tools), "")
     return s
 

@@ -89,7 +89,7 @@ def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
     waits: list[float] = []
     with FauxServer(parse(script())) as server:
         store = durable.open_store(home, settings)
-        workflow.begin(workflow.Live(chat_url=store.url))
+        workflow.begin(workflow.ProcessContext(chat_url=store.url))
         try:
             for n in range(TURNS - CLI_TURNS):
                 spec = RunSpec(prompt=prompt(n), model="vllm/m", base_url=server.url, cwd=str(tmp_path))
@@ -99,7 +99,7 @@ def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
                 waits.append(time.monotonic() - began)
                 assert got and got[0]["outcome"] == "answered", (n, got)
         finally:
-            workflow.begin(workflow.Live())
+            workflow.begin(workflow.ProcessContext())
             store.close()
             os.environ.pop("EUKHE_HOME", None)
         for n in range(TURNS - CLI_TURNS, TURNS):

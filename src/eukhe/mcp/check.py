@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from eukhe.humanize import seconds
 from eukhe.mcp.client import hidden_values
 from eukhe.mcp.config import ServerConfig
-from eukhe.mcp.live import Live
+from eukhe.mcp.live import RunningServer
 from eukhe.mcp.servers import Servers
 from eukhe.rules.mcp import Phase
 from eukhe.settings import home
@@ -45,7 +45,7 @@ async def check(configs: Sequence[ServerConfig]) -> list[Row]:
     servers.start()
     took: dict[str, float] = {}
 
-    async def settle(live: Live) -> None:
+    async def settle(live: RunningServer) -> None:
         await live.settled(loop.time() + live.cfg.startup_ms / 1000 + 1)
         took[live.cfg.name] = loop.time() - began
 

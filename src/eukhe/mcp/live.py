@@ -68,7 +68,7 @@ def write_cache(folder: Path | None, cfg: ServerConfig, listed: Listed, joined: 
         private_write(folder / f"{cfg.name}.json", json.dumps(data))
 
 
-class Live:
+class RunningServer:
     """One server of a run: start it, call its tools, close it; see the module."""
 
     def __init__(

@@ -1,7 +1,7 @@
 """A run's MCP servers: started together when the run starts, offered at its first request
 after the startup gate (`mcp_gate_bounded`), closed with it (`mcp_close_bounded`).
 
-Each server is a `Live` (its state the model's); this module only gathers them, waits
+Each server is a `RunningServer` (its state the model's); this module only gathers them, waits
 the gate, names their tools, and puts their instructions in the system prompt.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from eukhe import waits
 from eukhe.mcp.config import ServerConfig
-from eukhe.mcp.live import Live, Shown, write_cache
+from eukhe.mcp.live import RunningServer, Shown, write_cache
 from eukhe.mcp.tools import McpTool, tools_of
 from eukhe.rules import mcp as model
 from eukhe.rules.mcp import Offer
@@ -42,7 +42,7 @@ class Servers:
     ) -> None:
         self.clock = clock or waits.LoopClock()
         self.show = show
-        self.live = [Live(c, outer, cache, self.clock, show) for c in configs]
+        self.live = [RunningServer(c, outer, cache, self.clock, show) for c in configs]
         self._began = 0.0
         self._users = 1  # the run that started them; each subagent that shares them adds one
 

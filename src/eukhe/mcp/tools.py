@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eukhe.mcp.client import Answer, ToolInfo
-from eukhe.mcp.live import Live
+from eukhe.mcp.live import RunningServer
 from eukhe.rules.mcp import End
 from eukhe.tools.base import Context, Result
 
@@ -79,7 +79,7 @@ def cut(text: str, limit: int = RESULT_MAX, what: str = "the result") -> str:
     return text[:limit] + f"\n… [cut: {len(text) - limit} more characters of {what}]"
 
 
-def said(server: Live, end: End, got: Any) -> Result:
+def said(server: RunningServer, end: End, got: Any) -> Result:
     """A call's end as the model reads it."""
     name, cfg = server.cfg.name, server.cfg
     if end is End.RESULT and isinstance(got, Answer):  # its structured content, when alone, is its text
@@ -102,7 +102,7 @@ def said(server: Live, end: End, got: Any) -> Result:
 class McpTool:
     """One tool of one server."""
 
-    server: Live
+    server: RunningServer
     info: ToolInfo
     name: str
     description: str = ""
@@ -114,7 +114,7 @@ class McpTool:
         return said(self.server, end, got)
 
 
-def tools_of(server: Live) -> tuple[list[McpTool], list[str]]:
+def tools_of(server: RunningServer) -> tuple[list[McpTool], list[str]]:
     """The server's tools as eukhe offers them, and a line for each it refused (a bad
     schema); collisions between servers are the caller's (`Servers.offered`)."""
     out: list[McpTool] = []

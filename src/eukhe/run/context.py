@@ -1,7 +1,7 @@
-"""What a process gives the durable runs it executes (`Live`), made once at its start.
+"""What a process gives the durable runs it executes (`ProcessContext`), made once at its start.
 
 A DBOS workflow is a module-level function that gets only its spec, so it finds its
-process's `Live` with `process()`."""
+process's `ProcessContext` with `process()`."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _registry() -> Registry:
 
 
 @dataclass
-class Live:
+class ProcessContext:
     """What this process gives the runs it executes, made once at its start
     (`begin`): where their lines go, the cancel signal of each (set from any
     thread), which runs are its user's own (`own`: aborted by Ctrl-C, holding the
@@ -47,7 +47,7 @@ class Live:
     it recovered from dead processes are left in flight by Ctrl-C.
 
     A DBOS workflow is a module-level function that gets only its spec, so it finds
-    its process's `Live` with `process()`: the one object of the process, never
+    its process's `ProcessContext` with `process()`: the one object of the process, never
     assigned to piecemeal."""
 
     show: Show = lambda run, kind, text, data=None: None
@@ -144,7 +144,7 @@ class Live:
                 loop.call_soon_threadsafe(event.set)
 
 
-_PROCESS: list[Live] = []  # the process's one Live, once `begin` made it
+_PROCESS: list[ProcessContext] = []  # the process's one ProcessContext, once `begin` made it
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:
@@ -152,16 +152,16 @@ def _resolve(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
-def begin(process: Live) -> Live:
-    """This process's `Live`, made at its start; a new one replaces the old (a test
+def begin(process: ProcessContext) -> ProcessContext:
+    """This process's `ProcessContext`, made at its start; a new one replaces the old (a test
     that opens the store again)."""
     _PROCESS[:] = [process]
     return process
 
 
-def process() -> Live:
-    """This process's `Live` (one that shows nothing and has no chat, when the process
+def process() -> ProcessContext:
+    """This process's `ProcessContext` (one that shows nothing and has no chat, when the process
     never began one)."""
     if not _PROCESS:
-        _PROCESS.append(Live())
+        _PROCESS.append(ProcessContext())
     return _PROCESS[0]

@@ -52,7 +52,7 @@ from eukhe.run import notes
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
-from eukhe.run.context import Live, Show, begin, process
+from eukhe.run.context import ProcessContext, Show, begin, process
 from eukhe.run.kernel import LazyKernel
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -69,7 +69,7 @@ from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
 from eukhe.tools import BUILTIN, Context
 from eukhe.tools.ipython import IPYTHON
 
-__all__ = ["Durable", "Live", "Show", "begin", "process", "run_workflow"]
+__all__ = ["Durable", "ProcessContext", "Show", "begin", "process", "run_workflow"]
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from eukhe.memory.tables import ChatStore
 from eukhe.rules.child import Fate
 from eukhe.run import driver
 from eukhe.run import rewind as lineage
-from eukhe.run.context import Live, Show
+from eukhe.run.context import ProcessContext, Show
 from eukhe.run.permit import Asker
 from eukhe.run.spec import RunSpec
 from eukhe.runtime import Runtime, open_runtime
@@ -33,7 +33,7 @@ from eukhe.store.reports import FOLLOWUP, STEER
 
 
 class Durable:
-    """One session's runtime (its store and its `Live`), and the reads and runs a
+    """One session's runtime (its store and its `ProcessContext`), and the reads and runs a
     session makes through it."""
 
     def __init__(self, runtime: Runtime) -> None:
@@ -48,7 +48,7 @@ class Durable:
         return self.runtime.store
 
     @property
-    def process(self) -> Live:
+    def process(self) -> ProcessContext:
         return self.runtime.process
 
     async def taken_up(self, home: Path) -> list[str]:
