@@ -64,7 +64,7 @@ class Ledger:
 
 
 def with_ledger(effects: Any, ledger: Ledger) -> Any:
-    """`effects` (the run's `Durable`) with every transcript message also fed to the ledger."""
+    """`effects` (the run's `RecordedEffects`) with every transcript message also fed to the ledger."""
     append = effects.append
 
     async def appended(message: Message) -> None:

@@ -3,7 +3,7 @@ tool calls and transcript appends.
 
 The generation loop does each of these through an `Effects`, so the same loop runs
 in memory (`Direct`, for tests and benchmarks) or as a durable workflow
-(`eukhe.store.durable.Durable`), where each effect is a recorded step: after a
+(`eukhe.run.workflow.RecordedEffects`), where each effect is a recorded step: after a
 crash the loop replays the recorded results and every count the rules keep
 (rounds, notes, retries, polls, a job's deadline) comes back as it was.
 """

@@ -75,7 +75,7 @@ STEPS = 3
 records no `message` step, the messages riding on the step after them (`Carried`). A run
 replays its steps as they were recorded under its own layout. One that began under 1
 (eukhe 0.1) had no `permit` step: it resumes through the permission gate all the same, the
-decision riding in each call's own first step (`run.workflow.Durable`), and a call 0.1
+decision riding in each call's own first step (`run.workflow.RecordedEffects`), and a call 0.1
 recorded replays as it ran."""
 
 

@@ -69,12 +69,12 @@ from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
 from eukhe.tools import BUILTIN, Context
 from eukhe.tools.ipython import IPYTHON
 
-__all__ = ["Durable", "ProcessContext", "Show", "begin", "process", "run_workflow"]
+__all__ = ["ProcessContext", "RecordedEffects", "Show", "begin", "process", "run_workflow"]
 
 T = TypeVar("T")
 
 
-class Durable:
+class RecordedEffects:
     """The effects of a run inside its workflow (see `eukhe.run.effects`).
     `show`: where a call the restart does not run again is shown."""
 
@@ -456,7 +456,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             if not placed:
                 return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
             prompt, placed = placed[-1], placed[:-1]
-        fx = Durable(lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps)
+        fx = RecordedEffects(lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps)
         shadow = Shadow(project_of(cwd), home())
         fx.checkpoint = functools.partial(shadow.take, run_id)
         g = RunLoop(
@@ -479,7 +479,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, 
             admission=registry,
             inbox=delivery.round_end,
             redact=kept.redact,
-            permit=gate.permit,  # a 0.1 run's too: what it recorded replays, the rest is asked (`Durable`)
+            permit=gate.permit,  # a 0.1 run's too: its records replay, the rest is asked (`RecordedEffects`)
             # by SHA-256, so what a replay reads is what the run first read
             image_data=await asyncio.to_thread(here.images().read, spec.images) if spec.images else {},
         )

@@ -34,7 +34,7 @@ from eukhe.ui.session import Session
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
     from eukhe.memory.chat import Chat
     from eukhe.memory.tables import ChatStore
-    from eukhe.ui.durable import Durable
+    from eukhe.ui.durable import SessionRuntime
 
 
 class CommandError(EukheError):
@@ -253,7 +253,7 @@ async def _zoom(s: Session, arg: str) -> list[str]:
     return got.splitlines()
 
 
-def _durable(s: Session) -> Durable:
+def _durable(s: Session) -> SessionRuntime:
     try:
         return s.opened
     except RuntimeError as e:  # not open: the command's line says why

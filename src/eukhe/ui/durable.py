@@ -2,7 +2,7 @@
 `Session` loads this module in its boot thread, the one import of the agent made
 inside a function: DBOS and SQLAlchemy take a second on a slow machine, and the
 prompt comes first. Everything the session and its commands ask of the store goes
-through `Durable`."""
+through `SessionRuntime`."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from eukhe.store.lineage import LineageError, Lineages, forked_from, shown_runs
 from eukhe.store.reports import FOLLOWUP, STEER
 
 
-class Durable:
+class SessionRuntime:
     """One session's runtime (its store and its `ProcessContext`), and the reads and runs a
     session makes through it."""
 
@@ -40,7 +40,7 @@ class Durable:
         self.runtime = runtime
 
     @classmethod
-    def open(cls, home: Path, settings: dict[str, Any], show: Show, asker: Asker) -> Durable:
+    def open(cls, home: Path, settings: dict[str, Any], show: Show, asker: Asker) -> SessionRuntime:
         return cls(open_runtime(home, settings, show, asker=asker))
 
     @property

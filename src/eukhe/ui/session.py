@@ -32,7 +32,7 @@ from eukhe.ui.approvals import Approvals
 from eukhe.ui.view import Line, Queued, View
 
 if TYPE_CHECKING:
-    from eukhe.ui.durable import Durable
+    from eukhe.ui.durable import SessionRuntime
 
 
 @dataclass
@@ -58,7 +58,7 @@ class Session:
     cwd: Path = field(default_factory=Path.cwd)
     id: str = ""
     made: Setup | None = None  # once booted
-    durable: Durable | None = None  # the store and the runtime, once open
+    durable: SessionRuntime | None = None  # the store and the runtime, once open
     failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[Any] | None = None  # the run at work, its follow-ups included
@@ -115,13 +115,13 @@ class Session:
     def _open(self) -> None:
         # the one import of the agent inside a function: the store's half loads here,
         # in the boot thread, behind the prompt
-        from eukhe.ui.durable import Durable
+        from eukhe.ui.durable import SessionRuntime
 
         o = self.options
         if o.session is not None and not valid_session(o.session):
             raise ValueError(f"session id {o.session!r}: use letters, digits, '-', '_' or '.'")
         if self.durable is None:  # opened once: a boot again (/model) finds it open
-            self.durable = Durable.open(home(), loaded(self.cwd).values, self._show, self.approvals)
+            self.durable = SessionRuntime.open(home(), loaded(self.cwd).values, self._show, self.approvals)
         if o.latest and o.session is None and not self.id:
             o.session = self.durable.latest_in(self.cwd)
             if o.session is None:  # said once the session opens
@@ -138,7 +138,7 @@ class Session:
         self.made.steers = True  # the user may steer its runs
 
     @property
-    def opened(self) -> Durable:
+    def opened(self) -> SessionRuntime:
         """The session's durable half, once the store is open."""
         if self.durable is None:
             raise RuntimeError(f"the store is not open: {self.failed or 'still opening'}")
