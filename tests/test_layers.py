@@ -18,8 +18,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("their laws and the engine that checks them", ("laws",)),
     ("the errors' one root", ("errors",)),
     (
-        "the ground: terminal text, run ids, file kinds, eukhe's own reads, crash points, polls, leaving, "
-        "the home's files",
+        "the ground: terminal text, run ids, file kinds, eukhe's own reads, crash windows, polls, "
+        "the process exit, the home's files",
         (
             "terminal",
             "ids",
