@@ -17,6 +17,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the pure rules", ("rules",)),
     ("their laws and the engine that checks them", ("laws",)),
     ("the errors' one root", ("errors",)),
+    ("JSON's types, where a value is what json.loads gives", ("json_types",)),
     (
         "the ground: terminal text, run ids, file kinds, eukhe's own reads, crash windows, polls, "
         "the process exit, the home's files",

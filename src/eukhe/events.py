@@ -16,10 +16,10 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from eukhe.humanize import counted, dollars, tokens
 from eukhe.ids import is_root, name_of
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.terminal import json_text
 
 SCHEMA = "eukhe.events/2"
@@ -81,7 +81,7 @@ class Event:
     type: str
     text: str = ""
     run: str | None = None
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: JsonMapping = field(default_factory=dict)
     at: float = 0.0
 
     @property
@@ -90,7 +90,7 @@ class Event:
         w = self.data.get("wait")
         return str(w) if w and self.type != "waited" else None
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {
             "v": VERSION,
             "type": self.type,
@@ -104,7 +104,7 @@ class Event:
         return json_text(json.dumps(self.json(), ensure_ascii=False, default=str))
 
 
-def event(type_: str, text: str = "", run: str | None = None, data: Mapping[str, Any] | None = None) -> Event:
+def event(type_: str, text: str = "", run: str | None = None, data: JsonMapping | None = None) -> Event:
     return Event(type_, text, run, dict(data or {}), round(time.time(), 3))
 
 
@@ -112,7 +112,7 @@ Sink = Callable[[Event], None]
 """Where the events of a process go: a printer, the event stream, the interactive view."""
 
 
-def tally(out: Mapping[str, Any]) -> str:
+def tally(out: JsonMapping) -> str:
     """A run's counts in words: its model calls, then those that were not a plain answer
     (tool rounds, notes, retries) and the calls denied, each only when there was one:
     `1 model call`, `3 model calls: 2 tool rounds, 1 retry`. An outcome an earlier eukhe
@@ -132,7 +132,7 @@ def tally(out: Mapping[str, Any]) -> str:
     return counted(int(out["calls"]), "model call") + (": " + ", ".join(extra) if extra else "")
 
 
-def used_line(out: Mapping[str, Any]) -> str:
+def used_line(out: JsonMapping) -> str:
     """An outcome's tokens and cost in a few words (`usage` in the outcome): `1.2k in (800
     cached) · 340 out · $0.0021`; "" when it used none (an outcome an earlier eukhe recorded)."""
     u = out.get("usage")
@@ -150,16 +150,14 @@ def used_line(out: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def outcome_text(out: Mapping[str, Any]) -> str:
+def outcome_text(out: JsonMapping) -> str:
     """How a run ended, in a few words: its outcome, and the error's kind and message."""
     error = out.get("error") or {}
     why = f" ({error.get('kind')}): {error.get('message')}" if error.get("message") else ""
     return f"{out.get('outcome')}{why}"
 
 
-def of_session(
-    session: str | None, run: str, kind: str, text: str, data: Mapping[str, Any] | None
-) -> Event | None:
+def of_session(session: str | None, run: str, kind: str, text: str, data: JsonMapping | None) -> Event | None:
     """A run's event as the session's view shows it: its own runs as they are; its
     subagents' under their names (`[c1.1] ...`), without their streamed text (their
     answer is their report); a run taken up from a dead process under its id, without

@@ -24,6 +24,7 @@ from typing import Any
 
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.lease import held
+from eukhe.json_types import JsonObject
 from eukhe.process_exit import leave
 from eukhe.run import driver
 from eukhe.run.context import ProcessContext, Show, begin
@@ -59,8 +60,8 @@ class Runtime:
         spec: RunSpec | None,
         session: str | None,
         say: Say,
-        ended: Callable[[dict[str, Any]], None],
-        recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None,
+        ended: Callable[[JsonObject], None],
+        recover_with: Callable[[list[str]], Awaitable[JsonObject]] | None,
         announced: str | None = None,
     ) -> bool:
         """Drive this process's runs on a loop of their own (`run.driver.drive`), Ctrl-C
@@ -79,7 +80,7 @@ class Runtime:
 
 def open_runtime(
     home: Path,
-    settings: dict[str, Any],
+    settings: JsonObject,
     show: Show,
     *,
     user: bool = True,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eukhe.json_types import JsonMapping
 from eukhe.settings.load import SettingsError
 
 UNLIMITED = 1 << 62
@@ -32,7 +33,7 @@ def _whole(provider: str, key: str, node: Any) -> int:
     return node
 
 
-def limits_from(settings: Mapping[str, Any], provider: str) -> Limits:
+def limits_from(settings: JsonMapping, provider: str) -> Limits:
     """The provider's limits from merged settings; a malformed value is a
     `SettingsError` naming the key."""
     providers = settings.get("providers", {})

@@ -4,12 +4,13 @@ compactor and subagents; limits from settings.json."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from eukhe.admission._controller import Controller, OnQueued, Slot, Statistics
 from eukhe.admission._errors import Preempted
 from eukhe.admission._limits import limits_from
+from eukhe.json_types import JsonMapping
 
 T = TypeVar("T")
 
@@ -18,11 +19,11 @@ class Registry:
     """Controllers by provider name, made on first use with the provider's limits
     from the settings it was given (`configure`)."""
 
-    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
-        self._settings: Mapping[str, Any] = dict(settings or {})
+    def __init__(self, settings: JsonMapping | None = None) -> None:
+        self._settings: JsonMapping = dict(settings or {})
         self._controllers: dict[str, Controller] = {}
 
-    def configure(self, settings: Mapping[str, Any]) -> None:
+    def configure(self, settings: JsonMapping) -> None:
         """New settings. Every provider's limits are read first (a malformed one raises
         `SettingsError` and changes nothing); then each controller takes its new
         limits: a lowered limit drains, a raised one grants waiters at once."""

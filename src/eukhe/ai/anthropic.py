@@ -42,6 +42,7 @@ from eukhe.ai.reply import (
 )
 from eukhe.ai.request import Message, Request
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonObject
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 FINISH = {
@@ -277,9 +278,9 @@ class Merge:
 # ---------------------------------------------------------------- the request
 
 
-def messages(request: Request) -> list[dict[str, Any]]:
+def messages(request: Request) -> list[JsonObject]:
     """The context as Messages API turns; consecutive tool results become one user turn."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for m in request.messages:
         if m.role == "tool":
             result = {"type": "tool_result", "tool_use_id": m.call_id or "", "content": m.content}
@@ -295,15 +296,15 @@ def messages(request: Request) -> list[dict[str, Any]]:
     return out
 
 
-def _message(m: Message, request: Request) -> dict[str, Any]:
+def _message(m: Message, request: Request) -> JsonObject:
     if m.images:  # each image as a base64 block, then the text (the order Anthropic advises)
-        blocks: list[dict[str, Any]] = []
+        blocks: list[JsonObject] = []
         for i in m.images:
             source = {"type": "base64", "media_type": i.media_type, "data": base64_of(request.image_bytes(i))}
             blocks.append({"type": "image", "source": source})
         return {"role": m.role, "content": [*blocks, {"type": "text", "text": m.content}]}
     if m.role == "assistant" and m.calls:
-        content: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+        content: list[JsonObject] = [{"type": "text", "text": m.content}] if m.content else []
         content.extend(
             {
                 "type": "tool_use",
@@ -317,7 +318,7 @@ def _message(m: Message, request: Request) -> dict[str, Any]:
     return {"role": m.role, "content": m.content}
 
 
-def tools(request: Request) -> list[dict[str, Any]]:
+def tools(request: Request) -> list[JsonObject]:
     return [
         {"name": t.name, "description": t.description, "input_schema": dict(t.schema)} for t in request.tools
     ]

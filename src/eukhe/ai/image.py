@@ -14,9 +14,9 @@ import hashlib
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonMapping, JsonObject
 
 __all__ = [
     "MAX_BYTES",
@@ -62,13 +62,13 @@ class Image:
         """How a transcript and the chat's log show it."""
         return f"[image: {self.name}, {self.width}x{self.height}]"
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         """As a run's spec holds it (`run.spec.RunSpec`)."""
         return {"sha256": self.sha256, "mediaType": self.media_type, "width": self.width,
                 "height": self.height, "name": self.name}  # fmt: skip
 
     @staticmethod
-    def of(d: Mapping[str, Any]) -> Image:
+    def of(d: JsonMapping) -> Image:
         return Image(str(d["sha256"]), str(d["mediaType"]), int(d["width"]), int(d["height"]), str(d["name"]))
 
 
@@ -160,7 +160,7 @@ def _webp(data: bytes, name: str) -> tuple[int, int]:
     raise ImageError(f"{name}: a WebP whose first chunk is {chunk!r}, not VP8, VP8L or VP8X")
 
 
-def takes_images(provider: str, model: str, settings: Mapping[str, Any]) -> bool:
+def takes_images(provider: str, model: str, settings: JsonMapping) -> bool:
     """Whether `provider/model` takes images: `models.<m>.input` when set, else whether the
     provider is OpenAI's or Anthropic's own."""
     models = settings.get("models")

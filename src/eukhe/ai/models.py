@@ -18,11 +18,12 @@ from typing import Any
 from eukhe.ai.reply import Event
 from eukhe.ai.request import Request
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 APIS = ("openai-chat", "openai-responses", "anthropic")
 
-BUILTIN: dict[str, dict[str, Any]] = {
+BUILTIN: dict[str, JsonObject] = {
     "openai": {"api": "openai-chat", "baseUrl": "https://api.openai.com/v1", "apiKeyEnv": "OPENAI_API_KEY"},
     "anthropic": {
         "api": "anthropic",
@@ -66,9 +67,7 @@ def parse_name(name: str) -> tuple[str, str]:
     return provider, model
 
 
-def route(
-    name: str, providers: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
-) -> Route:
+def route(name: str, providers: JsonMapping | None = None, env: Mapping[str, str] | None = None) -> Route:
     env = os.environ if env is None else env
     provider, model = parse_name(name)
     given = dict((providers or {}).get(provider) or {})
@@ -97,7 +96,7 @@ def route(
     return Route(provider, model, api, base_url, key)
 
 
-def key_variables(providers: Mapping[str, Any] | None = None) -> frozenset[str]:
+def key_variables(providers: JsonMapping | None = None) -> frozenset[str]:
     """Every environment variable a provider's key is read from: the built-in providers'
     and each `providers.<name>.apiKeyEnv` of the settings."""
     names = {cfg["apiKeyEnv"] for cfg in BUILTIN.values() if cfg.get("apiKeyEnv")}
@@ -111,7 +110,7 @@ def key_variables(providers: Mapping[str, Any] | None = None) -> frozenset[str]:
 def provider_for(r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> Any:
     """The adapter that speaks the route's API; `redact`: the secret values it takes out of
     every body it sends (`run.secrets`)."""
-    how: dict[str, Any] = {"base_url": r.base_url, "api_key": r.api_key, "timeout": timeout, "redact": redact}
+    how: JsonObject = {"base_url": r.base_url, "api_key": r.api_key, "timeout": timeout, "redact": redact}
     if r.api == "openai-chat":
         from eukhe.ai.openai_chat import OpenAIChat
 
@@ -147,7 +146,7 @@ class OnFirstRequest:
 
 def resolve(
     name: str,
-    settings: Mapping[str, Any],
+    settings: JsonMapping,
     base_url: str | None = None,
     api: str | None = None,
     env: Mapping[str, str] | None = None,

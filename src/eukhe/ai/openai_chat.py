@@ -35,6 +35,7 @@ from eukhe.ai.reply import (
     UsageEvent,
 )
 from eukhe.ai.request import Message, Request
+from eukhe.json_types import JsonObject
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 FINISH = {
@@ -45,7 +46,7 @@ FINISH = {
 }
 
 
-def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+def parse_arguments(raw: str) -> tuple[JsonObject | None, str | None]:
     """A call's arguments as a JSON object, or the reason they are not one."""
     if not raw.strip():
         return {}, None
@@ -144,14 +145,14 @@ def _usage(u: Any) -> Usage:
     )
 
 
-def messages(request: Request) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+def messages(request: Request) -> list[JsonObject]:
+    out: list[JsonObject] = [{"role": "system", "content": request.system}] if request.system else []
     for m in request.messages:
         out.append(_message(m, request))
     return out
 
 
-def _message(m: Message, request: Request) -> dict[str, Any]:
+def _message(m: Message, request: Request) -> JsonObject:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.call_id or "", "content": m.content}
     if m.role == "assistant" and m.calls:
@@ -164,7 +165,7 @@ def _message(m: Message, request: Request) -> dict[str, Any]:
             ],
         }
     if m.images:  # the text, then each image inline as a data URL
-        parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}]
+        parts: list[JsonObject] = [{"type": "text", "text": m.content}]
         parts += [
             {"type": "image_url", "image_url": {"url": data_url(i, request.image_bytes(i))}} for i in m.images
         ]
@@ -207,7 +208,7 @@ class OpenAIChat:
         # the context is already in the wire format: it goes as the raw body (`extra_body`),
         # which spares the SDK's typed walk of every message on every request (the
         # largest cost of a round on a long context); `messages=[]` is overridden by it
-        body: dict[str, Any] = {"messages": messages(request)}
+        body: JsonObject = {"messages": messages(request)}
         kwargs: dict[str, Any] = {"model": request.model, "messages": [], "stream": True, "extra_body": body}
         if request.tools:
             body["tools"] = [

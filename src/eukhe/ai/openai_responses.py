@@ -43,6 +43,7 @@ from eukhe.ai.reply import (
     UsageEvent,
 )
 from eukhe.ai.request import Message, Request
+from eukhe.json_types import JsonObject
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 RUNNING = frozenset({"queued", "in_progress"})
@@ -73,32 +74,32 @@ _CODES = {
 # ---------------------------------------------------------------- request
 
 
-def inputs(request: Request) -> list[dict[str, Any]]:
+def inputs(request: Request) -> list[JsonObject]:
     """The context as Responses input items (the system prompt goes to `instructions`)."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for m in request.messages:
         out.extend(_items(m, request))
     return out
 
 
-def _items(m: Message, request: Request) -> list[dict[str, Any]]:
+def _items(m: Message, request: Request) -> list[JsonObject]:
     if m.role == "tool":
         return [{"type": "function_call_output", "call_id": m.call_id or "", "output": m.content}]
     if m.role == "assistant":
-        out: list[dict[str, Any]] = [{"role": "assistant", "content": m.content}] if m.content else []
+        out: list[JsonObject] = [{"role": "assistant", "content": m.content}] if m.content else []
         out.extend(
             {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.raw or "{}"}
             for c in m.calls
         )
         return out or [{"role": "assistant", "content": ""}]
     if m.images:
-        parts: list[dict[str, Any]] = [{"type": "input_text", "text": m.content}]
+        parts: list[JsonObject] = [{"type": "input_text", "text": m.content}]
         parts += [{"type": "input_image", "image_url": data_url(i, request.image_bytes(i))} for i in m.images]
         return [{"role": m.role, "content": parts}]
     return [{"role": m.role, "content": m.content}]
 
 
-def tools(request: Request) -> list[dict[str, Any]]:
+def tools(request: Request) -> list[JsonObject]:
     # strict off: the API's strict default rejects schemas that are not closed
     return [
         {
@@ -112,7 +113,7 @@ def tools(request: Request) -> list[dict[str, Any]]:
     ]
 
 
-def _params(request: Request) -> dict[str, Any]:
+def _params(request: Request) -> JsonObject:
     kwargs: dict[str, Any] = {"model": request.model, "input": inputs(request)}
     if request.system:
         kwargs["instructions"] = request.system
@@ -424,10 +425,10 @@ class OpenAIResponses:
             failure = self._malformed(e)
         yield Done(merge.reply(failure))
 
-    def _params(self, request: Request) -> dict[str, Any]:
+    def _params(self, request: Request) -> JsonObject:
         """The request's body, its strings redacted before the SDK serializes them: the last
         line of defence, no secret value the run knows leaves, whatever put it there."""
-        got: dict[str, Any] = self._redact.deep(_params(request))
+        got: JsonObject = self._redact.deep(_params(request))
         return got
 
     async def start(self, request: Request, window: str | None = None) -> Job | Reply:

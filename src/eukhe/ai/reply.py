@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from eukhe.json_types import JsonObject
 
 
 class Stop(Enum):
@@ -74,7 +75,7 @@ class ToolCall:
     id: str
     name: str
     raw: str
-    arguments: dict[str, Any] | None
+    arguments: JsonObject | None
     error: str | None = None
 
 

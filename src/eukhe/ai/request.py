@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from eukhe.ai.image import Image, ImageError
 from eukhe.ai.reply import ToolCall
+from eukhe.json_types import JsonMapping
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Message:
 class Tool:
     name: str
     description: str
-    schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    schema: JsonMapping = field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from eukhe.ids import name_of
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules.child import Abort
 from eukhe.tools.base import Context, Result
 
@@ -26,7 +26,7 @@ class Spawn:
         "Its report comes back to you as a user message beginning with [child-...], once, when it "
         "ends; you go on meanwhile. Several may run at once."
     )
-    schema: ClassVar[Mapping[str, Any]] = {
+    schema: ClassVar[JsonMapping] = {
         "type": "object",
         "properties": {
             "task": {"type": "string", "description": "What the subagent is to do, in full."},
@@ -37,7 +37,7 @@ class Spawn:
     }
     replay_safe: ClassVar[bool] = True  # started under an id of its own: a replay starts nothing again
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         kids = _children(ctx)
         if not kids.may_spawn:
             return Result(f"spawn: this run is at the subagent depth limit ({kids.max_depth})", True)
@@ -57,7 +57,7 @@ class StopChild:
         "End a subagent you spawned. how=cancel: it stops and owes no report (this result is the "
         "answer); how=delete: it stops and reports back as cancelled."
     )
-    schema: ClassVar[Mapping[str, Any]] = {
+    schema: ClassVar[JsonMapping] = {
         "type": "object",
         "properties": {
             "child": {"type": "string", "description": "Its name, as spawn gave it (e.g. c1.2)."},
@@ -68,7 +68,7 @@ class StopChild:
     }
     replay_safe: ClassVar[bool] = True  # a message under the task's own topic: a second stop changes nothing
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         kids = _children(ctx)
         mine = {name_of(cid): cid for cid in kids.spawned}
         cid = mine.get(str(args["child"]))
@@ -90,7 +90,7 @@ class Progress:
         "Only a note you have not given before counts; a subagent that shows no progress for a "
         "long while is stopped."
     )
-    schema: ClassVar[Mapping[str, Any]] = {
+    schema: ClassVar[JsonMapping] = {
         "type": "object",
         "properties": {"note": {"type": "string", "description": "What is new since your last note."}},
         "required": ["note"],
@@ -98,7 +98,7 @@ class Progress:
     }
     replay_safe: ClassVar[bool] = True
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         note = str(args["note"]).strip()
         if not note:
             return Result("progress: the note is empty", True)

@@ -14,6 +14,7 @@ from eukhe.cli import halves
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json
 from eukhe.client.client import OwnerError
+from eukhe.json_types import JsonObject
 from eukhe.memory.browse import page
 from eukhe.memory.imports import read_session
 from eukhe.memory.log import Entry, EntryKind, now
@@ -52,7 +53,7 @@ def import_command(
     file again logs nothing twice; a malformed line gets a diagnostic and the rest of
     the file is taken; a file of another format is refused."""
     when = now()
-    reports: list[dict[str, Any]] = []
+    reports: list[JsonObject] = []
     refused = 0
     for path in paths:
         report = read_session(path)

@@ -9,7 +9,6 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -17,6 +16,7 @@ from eukhe.ai.faux import FauxServer, ScriptError, load, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.cli.output import echo
 from eukhe.cli.printer import Printer
+from eukhe.json_types import JsonObject
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.session import run_to_end, turn
 from eukhe.settings.run import Settings
@@ -27,7 +27,7 @@ NOTES = "The project is called eukhe: a harness whose every run ends.\n"
 
 _READ = {"calls": [{"name": "read", "arguments": {"path": "notes.txt"}}], "chunks": 4}
 
-SCRIPT: dict[str, Any] = {
+SCRIPT: JsonObject = {
     "replies": [
         # 1. a reply of only thinking: no text, no tool call
         {"thinking": "The user wants the project name. I should plan everything first...", "chunks": 4},

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from eukhe.cli.output import echo
+from eukhe.json_types import JsonObject
 from eukhe.settings import loaded
 
 
@@ -18,7 +18,7 @@ def notices(lines: Sequence[str]) -> None:
         echo(f"eukhe: {line}", err=True)
 
 
-def settings_here() -> dict[str, Any]:
+def settings_here() -> JsonObject:
     """The current folder's settings; what they hold back, said. Raises SettingsError."""
     got = loaded(Path.cwd())
     notices(got.notices)

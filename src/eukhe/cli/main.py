@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -29,6 +29,7 @@ from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
 from eukhe.humanize import clipped, counted
 from eukhe.ids import new_session, run_id, run_line, valid_session
+from eukhe.json_types import JsonObject
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.spec import NoModel, RunSpec, ToolsError, chosen_tools, setup
 from eukhe.settings import SettingsError, loaded, resolve
@@ -85,7 +86,7 @@ def _printer(as_json: bool, events: bool = False) -> Printer | Stream:
 EXIT_CODES = {"answered": 0, "failed": 1, "aborted": 130}
 
 
-def _finish(outcome: RunOutcome | dict[str, Any], as_json: bool, printer: Printer | Stream) -> int:
+def _finish(outcome: RunOutcome | JsonObject, as_json: bool, printer: Printer | Stream) -> int:
     """Print how a run ended; its exit code. `outcome`: a RunOutcome or its json()."""
     out = outcome if isinstance(outcome, dict) else outcome.json()
     printer.outcome(out)
@@ -223,11 +224,11 @@ def run_command(
 
 
 def _durable(
-    settings: dict[str, Any],
+    settings: JsonObject,
     printer: Printer | Stream,
     spec: RunSpec | None,
     session: str | None,
-    finish: Callable[[dict[str, Any]], int] = lambda out: 0,
+    finish: Callable[[JsonObject], int] = lambda out: 0,
     announced: str | None = None,
 ) -> NoReturn:
     """Run `spec` (if any) and what dead processes left, through the store's half, and
@@ -320,7 +321,7 @@ def session_fork(
     echo(f"· eukhe --session {new} opens it; eukhe run --session {new} PROMPT continues it")
 
 
-def _message_json(m: Message) -> dict[str, Any]:
+def _message_json(m: Message) -> JsonObject:
     return {
         "role": m.role,
         "content": m.content,

@@ -23,6 +23,7 @@ from eukhe.cli.options import flag
 from eukhe.cli.output import echo
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, private_dir, private_write
+from eukhe.json_types import JsonObject
 from eukhe.mcp.config import KEY, entries, entry, home_file, safe_name, servers
 from eukhe.settings.load import SettingsError, read
 
@@ -54,7 +55,7 @@ def _home_settings() -> Path:
     return Path(os.path.realpath(home_file(os.environ)))
 
 
-def edit(change: Callable[[dict[str, Any], Path], str]) -> str:
+def edit(change: Callable[[JsonObject, Path], str]) -> str:
     """Apply `change` to the home's settings' `mcpServers` (it edits the object in place
     and says what it did) and write the file back; what it said. Nothing is written
     when the file is malformed or `change` refuses."""
@@ -71,7 +72,7 @@ def edit(change: Callable[[dict[str, Any], Path], str]) -> str:
     return said
 
 
-def json_text(data: dict[str, Any]) -> str:
+def json_text(data: JsonObject) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -101,14 +102,14 @@ def _pairs(given: list[str], sep: str, option: str, want: str) -> dict[str, str]
 
 def new_entry(
     command: list[str], url: str | None, env: list[str], cwd: str | None, headers: list[str]
-) -> dict[str, Any]:
+) -> JsonObject:
     """The entry the options describe, as settings.json holds it."""
     if command and url is not None:
         raise Refused("give the server's command (after --) or its --url, not both", 2)
     if url is not None:
         if env or cwd is not None:
             raise Refused("--env and --cwd are a stdio server's; an http server (--url) takes --header", 2)
-        spec: dict[str, Any] = {"type": "http", "url": url}
+        spec: JsonObject = {"type": "http", "url": url}
         if headers:
             spec["headers"] = _pairs(headers, ":", "--header", "'Name: value'")
         return spec
@@ -128,7 +129,7 @@ def new_entry(
     return spec
 
 
-def _what(name: str, spec: dict[str, Any]) -> str:
+def _what(name: str, spec: JsonObject) -> str:
     if spec.get("type") == "http":
         return f"the http server {name} ({spec['url']})"
     line = shlex.join([spec["command"], *spec.get("args", [])])
@@ -169,7 +170,7 @@ def add_command(
             raise Refused(f"server name {name!r}: use letters, digits, '-' or '_'", 2)
         spec = new_entry(command or [], url, env or [], cwd, header or [])
 
-        def change(servers: dict[str, Any], f: Path) -> str:
+        def change(servers: JsonObject, f: Path) -> str:
             entry(name, spec, f)  # the shape config reads, before anything is written
             same = [n for n in servers if n != name and safe_name(n) == name]
             if same:
@@ -195,7 +196,7 @@ def remove_command(
     """Remove an MCP server from ~/.eukhe/settings.json ($EUKHE_HOME). A project's servers
     (.mcp.json, .eukhe/settings.json) are the project's: edit those files."""
 
-    def change(servers: dict[str, Any], f: Path) -> str:
+    def change(servers: JsonObject, f: Path) -> str:
         if name not in servers:
             there = ", ".join(servers) if servers else "none"
             raise Refused(f"no server {name} in {f}; the servers there: {there}")

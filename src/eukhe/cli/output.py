@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from typing import Any
 
 import typer
 
+from eukhe.json_types import JsonValue
 from eukhe.terminal import json_text, neutralized
 
 
@@ -27,7 +27,7 @@ def echo(text: str = "", err: bool = False) -> None:
     typer.echo(neutralized(text), err=err, color=True)
 
 
-def echo_json(value: Any, indent: int | None = None) -> None:
+def echo_json(value: JsonValue, indent: int | None = None) -> None:
     """`value` as one JSON text on stdout: every control character escaped (json.dumps
     leaves DEL raw)."""
     typer.echo(json_text(json.dumps(value, indent=indent)))

@@ -21,6 +21,7 @@ from eukhe.client import protocol
 from eukhe.client.client import OwnerError, alive, ask_once, read_info
 from eukhe.client.protocol import RequestKind
 from eukhe.home import HomeError, exposed, open_home
+from eukhe.json_types import JsonObject
 from eukhe.rules.child import CHILD_POLL_FAILURES
 from eukhe.settings import SettingsError, home
 from eukhe.store.urls import StoreError, database_url
@@ -31,7 +32,7 @@ def _home() -> Path:
     return home()
 
 
-def subagents() -> list[dict[str, Any]] | str:
+def subagents() -> list[JsonObject] | str:
     """The subagents whose task has not ended, or why the store cannot say (a part of
     `eukhe status`, which never fails for it). A store no run has used has none."""
     try:

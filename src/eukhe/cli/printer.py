@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from eukhe.cli.status_line import StatusLine
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, tally, used_line
+from eukhe.json_types import JsonObject
 from eukhe.terminal import neutralized
 from eukhe.ui.lines import marked
 
@@ -58,7 +59,7 @@ class Printer:
                 with self._lock:
                     self._status.draw()
 
-    def outcome(self, out: dict[str, Any]) -> None:
+    def outcome(self, out: JsonObject) -> None:
         """How a run ended, said once: the answer and its counts, or why not and the
         counts so far."""
         if self._status is not None:  # the run is over: its status line goes
@@ -183,5 +184,5 @@ class Stream:
     def say(self, text: str) -> None:
         self.event(event("say", text))
 
-    def outcome(self, out: dict[str, Any]) -> None:
+    def outcome(self, out: JsonObject) -> None:
         self.event(event("outcome", outcome_text(out), data=out))

@@ -21,6 +21,7 @@ from eukhe.client.remote_chat import batches
 from eukhe.events import of_session
 from eukhe.home import HomeError, open_home
 from eukhe.ids import new_session
+from eukhe.json_types import JsonObject
 from eukhe.memory.chat import Chat
 from eukhe.memory.log import Entry
 from eukhe.memory.tables import ChatStore, ChatStoreError
@@ -38,11 +39,11 @@ from eukhe.store.urls import StoreError, cause, database_url, shown, sqlite_path
 
 
 def run_here(
-    settings: dict[str, Any],
+    settings: JsonObject,
     printer: Printer | Stream,
     spec: RunSpec | None,
     session: str | None,
-    finish: Callable[[dict[str, Any]], int] = lambda out: 0,
+    finish: Callable[[JsonObject], int] = lambda out: 0,
     announced: str | None = None,
 ) -> NoReturn:
     """Open the run store, recover what a dead process left in flight, run `spec`
@@ -64,7 +65,7 @@ def run_here(
         raise typer.Exit(2) from None
     code = 0
 
-    def ended(out: dict[str, Any]) -> None:
+    def ended(out: JsonObject) -> None:
         nonlocal code
         code = finish(out)
 

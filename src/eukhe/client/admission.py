@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -25,6 +25,7 @@ from eukhe.admission import UNLIMITED, AdmissionError, OnQueued, Preempted, Queu
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules.wait import End
 from eukhe.settings import SettingsError
 
@@ -51,7 +52,7 @@ class RemoteRegistry:
         self.on_abort = on_abort  # `eukhe abort RUN` from another process: the run's cancel
         self._connect = connect or (lambda: Client.connect(home))
         self._client: Client | None = None
-        self._settings: Mapping[str, Any] | None = None
+        self._settings: JsonMapping | None = None
         self._lock: asyncio.Lock | None = None
         self._ids = itertools.count(1)
 
@@ -69,7 +70,7 @@ class RemoteRegistry:
                 self._client = client
         return self._client
 
-    def configure(self, settings: Mapping[str, Any]) -> None:
+    def configure(self, settings: JsonMapping) -> None:
         """New limits: sent with the next slot (the owner's controllers take them)."""
         self._settings = dict(settings)
         if self._client is not None and not self._client.closed.is_set():
@@ -161,7 +162,7 @@ class RemoteSlot:
         self._cancelling = task.cancelling()
         return self
 
-    def _event(self, msg: dict[str, Any]) -> None:
+    def _event(self, msg: JsonObject) -> None:
         if msg.get("event") == "queued":  # the owner queued the request: where, and behind what
             if self.on_queued is not None and self._task is None:
                 cls = "interactive" if self.interactive else "background"

@@ -31,6 +31,7 @@ from eukhe.client import protocol
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, open_home, private_open
+from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
 from eukhe.store.processes import alive, started
 
@@ -75,12 +76,12 @@ class Client:
         self.reader = reader
         self.writer = writer
         self.clock = clock or waits.LoopClock()
-        self.owner: dict[str, Any] = {}
+        self.owner: JsonObject = {}
         self.closed = asyncio.Event()
         self.why = ""
         self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._events: dict[str, Callable[[dict[str, Any]], None]] = {}  # "slot:N", "lease:N"
+        self._pending: dict[int, asyncio.Future[JsonObject]] = {}
+        self._events: dict[str, Callable[[JsonObject], None]] = {}  # "slot:N", "lease:N"
         self._reader = asyncio.ensure_future(self._read())
 
     # ------------------------------------------------------------ connecting
@@ -147,13 +148,13 @@ class Client:
 
     # ------------------------------------------------------------ requests
 
-    def ask(self, kind: RequestKind, **fields: Any) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+    def ask(self, kind: RequestKind, **fields: Any) -> tuple[int, asyncio.Future[JsonObject]]:
         """Send a request; its id and the future of its reply (no deadline: the
         caller races it)."""
         if "id" in fields or "kind" in fields:
             raise ValueError(f"{kind.value}: 'id' and 'kind' are the wire's own fields, not a request's")
         rid = next(self._ids)
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         if self.closed.is_set():
             fut.set_exception(OwnerError(f"{kind.value}: {self.why}"))
             return rid, fut
@@ -179,9 +180,9 @@ class Client:
         cancel: asyncio.Event | None = None,
         *,
         stop: Callable[[int], None] | None = None,
-        progress: Callable[[dict[str, Any]], None] | None = None,
+        progress: Callable[[JsonObject], None] | None = None,
         **fields: Any,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """A request and its reply, within the kind's reply deadline. On `cancel`, an
         OwnerError; or, with `stop`, `stop(id)` asks the owner to end the request now,
         and its reply (what it had) is waited for within REPLY more. `progress`: the
@@ -191,7 +192,7 @@ class Client:
         rid, fut = self.ask(kind, **fields)
         if progress is not None:
 
-            def said(msg: dict[str, Any], progress: Callable[[dict[str, Any]], None] = progress) -> None:
+            def said(msg: JsonObject, progress: Callable[[JsonObject], None] = progress) -> None:
                 if msg.get("event") == "progress":  # not the connection's close ("gone")
                     progress(msg)
 
@@ -217,7 +218,7 @@ class Client:
             raise OwnerError(f"{kind.value}: the wait was cancelled")
         return raced.result()
 
-    def on_event(self, key: str, handle: Callable[[dict[str, Any]], None] | None) -> None:
+    def on_event(self, key: str, handle: Callable[[JsonObject], None] | None) -> None:
         """Events of one slot, lease or request (`slot:N`, `lease:N`, `request:N`), or
         of the client (`abort`); None: no more."""
         if handle is None:
@@ -283,7 +284,7 @@ class Client:
             await self._reader
 
 
-async def ask_once(home: Path, kind: RequestKind, *, spawn: bool = False, **fields: Any) -> dict[str, Any]:
+async def ask_once(home: Path, kind: RequestKind, *, spawn: bool = False, **fields: Any) -> JsonObject:
     """One request to the home's owner over a connection of its own (for a command,
     or from a loop that is not the runs' own)."""
     client = await Client.connect(home, spawn=spawn)
@@ -373,7 +374,7 @@ def spawn_owner(home: Path) -> subprocess.Popen[bytes]:
         os.close(log)
 
 
-def read_info(home: Path) -> dict[str, Any] | None:
+def read_info(home: Path) -> JsonObject | None:
     """What the owner wrote of itself (pid, since), or None."""
     try:
         info = json.loads(protocol.info_path(home).read_text(encoding="utf-8"))

@@ -25,11 +25,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import eukhe
 from eukhe.client import protocol
 from eukhe.home import home
+from eukhe.json_types import JsonObject
 
 ANSWER_DEADLINE = 2.0
 """Seconds the template has to take the request and answer with the run's pid; past them
@@ -61,7 +61,7 @@ def identity() -> list[object]:
     ]
 
 
-def stdio() -> dict[str, Any]:
+def stdio() -> JsonObject:
     """This process's standard streams as Python made them, for the run to make the same."""
     out = sys.stdout
     return {
@@ -80,7 +80,7 @@ def limits() -> dict[str, list[int]]:
     }
 
 
-def request(argv: Sequence[str], cwd: str, env: dict[str, str], io: dict[str, Any], umask: int) -> bytes:
+def request(argv: Sequence[str], cwd: str, env: dict[str, str], io: JsonObject, umask: int) -> bytes:
     """The request's line: the run to become, and who asks (with what limits and niceness:
     a run under `ulimit` or `nice` stays under them)."""
     req = {
@@ -122,7 +122,7 @@ def connect(where: Path) -> socket.socket | None:
     return conn
 
 
-def read_line(conn: socket.socket, buf: bytearray, deadline: float | None) -> dict[str, Any] | None:
+def read_line(conn: socket.socket, buf: bytearray, deadline: float | None) -> JsonObject | None:
     """The next JSON line, or None when the connection ended (or the deadline passed)."""
     while b"\n" not in buf:
         left = None if deadline is None else deadline - time.monotonic()

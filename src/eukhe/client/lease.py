@@ -15,13 +15,13 @@ import contextlib
 import itertools
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 from eukhe import waits
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.client import Client
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
 
 _IDS = itertools.count(1)
@@ -33,7 +33,7 @@ class LeaseStopped(EukheError):
     code = Code.LEASE
 
 
-def waiting_line(holder: dict[str, Any], now: float | None = None) -> str:
+def waiting_line(holder: JsonObject, now: float | None = None) -> str:
     """What a turn that waits for the lease shows: whose turn, since when, the way out."""
     since = holder.get("since")
     ago = f" for {max(0, round((now or time.time()) - since))} s" if isinstance(since, int | float) else ""
@@ -59,7 +59,7 @@ async def turn(
     lid = next(_IDS)
     shown = False
 
-    def queued(msg: dict[str, Any]) -> None:
+    def queued(msg: JsonObject) -> None:
         nonlocal shown
         if msg.get("event") != "queued":  # the connection's close ("gone"): the wait fails with it
             return

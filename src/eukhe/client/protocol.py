@@ -23,12 +23,12 @@ import socket
 import stat
 import struct
 import tempfile
-from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Any, assert_never
+from typing import assert_never
 
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonMapping, JsonObject
 
 REPLY = 30.0
 """Seconds an owner in another process has to answer a request (H6.1)."""
@@ -62,7 +62,7 @@ IMPORT_ITEM = 0.1
 """Seconds an import's reply deadline grows by for each item (the owner writes each)."""
 
 
-def reply_deadline(kind: RequestKind, fields: Mapping[str, Any] | None = None) -> float | None:
+def reply_deadline(kind: RequestKind, fields: JsonMapping | None = None) -> float | None:
     """Seconds a request of `kind` (with `fields`) may wait for its reply; None: no
     deadline, the wait ends otherwise. Every kind takes a side: there is no default."""
     fields = fields or {}
@@ -101,7 +101,7 @@ class ProtocolError(EukheError):
     code = Code.OWNER
 
 
-def encode(obj: dict[str, Any]) -> bytes:
+def encode(obj: JsonObject) -> bytes:
     """A message as one line; one over MAX_LINE is a ProtocolError that names the limit
     (the peer's reader would drop the connection on it, and say nothing of why)."""
     line = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
@@ -113,7 +113,7 @@ def encode(obj: dict[str, Any]) -> bytes:
     return line
 
 
-def decode(line: bytes) -> dict[str, Any]:
+def decode(line: bytes) -> JsonObject:
     try:
         obj = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -19,6 +19,7 @@ from typing import Any
 
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import MAX_LINE, RequestKind
+from eukhe.json_types import JsonObject
 from eukhe.memory.chat import Settled, Waiting
 from eukhe.memory.log import Entry
 
@@ -49,13 +50,11 @@ def batches(entries: Sequence[Entry]) -> list[list[Entry]]:
 class Remote:
     def __init__(self, client: Callable[[], Awaitable[Client]], compactor: Any, budget: int) -> None:
         self._client = client
-        self._about: dict[str, Any] = {"budget": budget}
+        self._about: JsonObject = {"budget": budget}
         if compactor is not None:  # an `eukhe.ai.models.Route`
             self._about["compactor"] = dataclasses.asdict(compactor)
 
-    async def _ask(
-        self, kind: RequestKind, cancel: asyncio.Event | None = None, **fields: Any
-    ) -> dict[str, Any]:
+    async def _ask(self, kind: RequestKind, cancel: asyncio.Event | None = None, **fields: Any) -> JsonObject:
         loop = asyncio.get_running_loop()
         settle_end = loop.time() + int(fields.get("settleMs") or 0) / 1000
         for attempt in range(TRIES):
@@ -85,7 +84,7 @@ class Remote:
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
     ) -> Settled:
-        def progress(msg: dict[str, Any]) -> None:
+        def progress(msg: JsonObject) -> None:
             """A line of the owner's settle wait: with its fields when it has them."""
             text = str(msg.get("text", ""))
             if waiting is not None and "pending" in msg:

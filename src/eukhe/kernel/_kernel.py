@@ -50,6 +50,7 @@ from jupyter_client.manager import AsyncKernelManager
 
 from eukhe import waits
 from eukhe.home import tighten
+from eukhe.json_types import JsonObject
 from eukhe.kernel import _procs
 from eukhe.rules.wait import End
 from eukhe.sandbox import ending
@@ -931,7 +932,7 @@ class Kernel:
                 continue
             self._on_iopub(live, msg)
 
-    def _on_iopub(self, live: _Live, msg: dict[str, Any]) -> None:
+    def _on_iopub(self, live: _Live, msg: JsonObject) -> None:
         kind = msg.get("msg_type")
         content = msg.get("content") or {}
         cell = live.cells.get((msg.get("parent_header") or {}).get("msg_id", ""))
@@ -1004,7 +1005,7 @@ def _python_folders(python: str) -> list[Path]:
     ]
 
 
-def _traceback(content: dict[str, Any]) -> str:
+def _traceback(content: JsonObject) -> str:
     lines = content.get("traceback") or []
     text = (
         strip_ansi("\n".join(lines)) if lines else f"{content.get('ename', '')}: {content.get('evalue', '')}"

@@ -35,6 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.config import ServerConfig
 from eukhe.settings.secrets import key_values, redact, secret_variable
 
@@ -66,10 +67,10 @@ class ToolInfo:
 
     name: str
     description: str
-    schema: Mapping[str, Any]
+    schema: JsonMapping
     read_only: bool  # its `readOnlyHint` (a hint: trusted only for the home's servers)
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {
             "name": self.name,
             "description": self.description,
@@ -78,7 +79,7 @@ class ToolInfo:
         }
 
     @staticmethod
-    def of(d: Mapping[str, Any]) -> ToolInfo:
+    def of(d: JsonMapping) -> ToolInfo:
         return ToolInfo(
             str(d["name"]), str(d.get("description", "")), dict(d["schema"]), bool(d.get("readOnly"))
         )
@@ -164,7 +165,7 @@ class Connection:
         self.stderr_tail = ""
         self.garbage = ""  # the last line of stdout that was not JSON-RPC
         self.refused = ""  # an HTTP server's last answer that was not 2xx (the SDK keeps no status)
-        self._calls: asyncio.Queue[tuple[int, str, dict[str, Any]]] = asyncio.Queue()
+        self._calls: asyncio.Queue[tuple[int, str, JsonObject]] = asyncio.Queue()
         self._scopes: dict[int, anyio.CancelScope] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._main: asyncio.Task[None] | None = None
@@ -175,7 +176,7 @@ class Connection:
     def open(self) -> None:
         self._main = asyncio.create_task(self._run(), name=f"mcp {self.cfg.name}")
 
-    def send(self, call: int, tool: str, arguments: dict[str, Any]) -> None:
+    def send(self, call: int, tool: str, arguments: JsonObject) -> None:
         self._calls.put_nowait((call, tool, arguments))
 
     def cancel(self, call: int) -> None:
@@ -263,7 +264,7 @@ class Connection:
                 break
         return tuple(out)
 
-    async def _call(self, s: ClientSession, call: int, tool: str, arguments: dict[str, Any]) -> None:
+    async def _call(self, s: ClientSession, call: int, tool: str, arguments: JsonObject) -> None:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             self.sink.progress(self.gen, call, progress, total, message)
 

@@ -54,9 +54,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from eukhe.home import home
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.settings.keys import BY_NAME
 from eukhe.settings.load import SettingsError, merge, project_file, project_layer, read, value
 from eukhe.settings.trust import Held, TrustError, notice, untrusted, verdict
@@ -122,7 +123,7 @@ def claude_file(project: Path) -> Path:
     return project / CLAUDE_FILE
 
 
-def entries(data: Mapping[str, Any], f: Path) -> dict[str, Any]:
+def entries(data: JsonMapping, f: Path) -> JsonObject:
     """A file's `mcpServers` ({} when it has none), checked to be an object (a settings
     file's `check` did so already; `.mcp.json` is checked here too)."""
     got = data.get(KEY, {})
@@ -136,12 +137,12 @@ def entries(data: Mapping[str, Any], f: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------- one entry's shape
 
 
-def _shown(v: Any) -> str:
+def _shown(v: JsonValue) -> str:
     r = repr(v)
     return r if len(r) <= 80 else r[:79] + "…"
 
 
-def _kind(v: Any) -> str:
+def _kind(v: JsonValue) -> str:
     kinds = {dict: "an object", list: "a list", str: "a string", bool: "true or false", type(None): "null"}
     return kinds.get(type(v), "a number")
 
@@ -150,18 +151,18 @@ def _where(name: str, fld: str) -> str:
     return f"setting {KEY}.{name}.{fld}"
 
 
-def _bad(name: str, fld: str, v: Any, f: Path, want: str) -> SettingsError:
+def _bad(name: str, fld: str, v: JsonValue, f: Path, want: str) -> SettingsError:
     return SettingsError(f"{_where(name, fld)}={_shown(v)} in {f}: expected {want}")
 
 
-def _strings(name: str, fld: str, spec: Mapping[str, Any], f: Path) -> tuple[str, ...]:
+def _strings(name: str, fld: str, spec: JsonMapping, f: Path) -> tuple[str, ...]:
     v = spec.get(fld, [])
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise _bad(name, fld, v, f, "a list of strings")
     return tuple(v)
 
 
-def _table(name: str, fld: str, spec: Mapping[str, Any], f: Path) -> dict[str, str]:
+def _table(name: str, fld: str, spec: JsonMapping, f: Path) -> dict[str, str]:
     """An object of strings (`env`, `headers`). Its values may be secret: an error shows
     only what kind of value it found."""
     v = spec.get(fld, {})
@@ -173,14 +174,14 @@ def _table(name: str, fld: str, spec: Mapping[str, Any], f: Path) -> dict[str, s
     return dict(v)
 
 
-def _text(name: str, fld: str, spec: Mapping[str, Any], f: Path) -> str:
+def _text(name: str, fld: str, spec: JsonMapping, f: Path) -> str:
     v = spec.get(fld, "")
     if not isinstance(v, str) or not v.strip():
         raise _bad(name, fld, v, f, "a non-empty string")
     return v
 
 
-def _ms(name: str, fld: str, spec: Mapping[str, Any], f: Path) -> int:
+def _ms(name: str, fld: str, spec: JsonMapping, f: Path) -> int:
     v = spec.get(fld, 0)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise _bad(name, fld, v, f, "a whole number of milliseconds >= 0 (0: the settings' own)")
@@ -203,7 +204,7 @@ class Entry:
     tool_ms: int
 
 
-def entry(name: str, spec: Any, f: Path) -> Entry:
+def entry(name: str, spec: JsonValue, f: Path) -> Entry:
     """The entry `spec` of the server `name` in the file `f`, its shape checked: a
     `SettingsError` names the file, the server and the field."""
     if not safe_name(name):
@@ -281,19 +282,19 @@ def _first(*candidates: int) -> int:
     return next((c for c in candidates if c > 0), candidates[-1])
 
 
-def startup_ms(env: Mapping[str, str], own: int, settings: Mapping[str, Any]) -> int:
+def startup_ms(env: Mapping[str, str], own: int, settings: JsonMapping) -> int:
     """A server's start deadline: the environment, its own field, the settings, the default."""
     default = BY_NAME[STARTUP_KEY].default
     return _first(_from_env(env, STARTUP_VARIABLE), own, value(settings, STARTUP_KEY, int, 0), default)
 
 
-def tool_ms(env: Mapping[str, str], own: int, settings: Mapping[str, Any]) -> int:
+def tool_ms(env: Mapping[str, str], own: int, settings: JsonMapping) -> int:
     """A call's deadline on a server: the environment, its own field, the settings, the default."""
     default = BY_NAME[TOOL_KEY].default
     return _first(_from_env(env, TOOL_VARIABLE), own, value(settings, TOOL_KEY, int, 0), default)
 
 
-def gate_ms(settings: Mapping[str, Any]) -> int:
+def gate_ms(settings: JsonMapping) -> int:
     """`mcp.startupGateMs`: how long a turn's first request waits for servers still
     starting (0: it does not wait)."""
     default: int = BY_NAME[GATE_KEY].default
@@ -305,7 +306,7 @@ def gate_ms(settings: Mapping[str, Any]) -> int:
 
 
 def config(
-    e: Entry, f: Path, from_home: bool, project: Path, env: Mapping[str, str], settings: Mapping[str, Any]
+    e: Entry, f: Path, from_home: bool, project: Path, env: Mapping[str, str], settings: JsonMapping
 ) -> ServerConfig:
     """The entry as it starts: its variables expanded, its deadlines chosen."""
     n = e.name
@@ -343,7 +344,7 @@ def servers(cwd: Path, env: Mapping[str, str]) -> tuple[tuple[ServerConfig, ...]
     settings = merge(user, layer)
     said_file = project_file(cwd)
     lines: list[str] = []
-    layers: list[tuple[Path, dict[str, Any], bool]] = [(user_file, entries(user, user_file), True)]
+    layers: list[tuple[Path, JsonObject, bool]] = [(user_file, entries(user, user_file), True)]
     claude = claude_file(cwd)
     found = entries(read(claude), claude)
     held: list[Held] = [h for h in said.held if h.key == KEY]

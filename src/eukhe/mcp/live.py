@@ -23,6 +23,7 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.home import HomeError, private_dir, private_write
+from eukhe.json_types import JsonObject
 from eukhe.mcp.client import Answer, Connection, Listed, dumps, loads
 from eukhe.mcp.config import ServerConfig
 from eukhe.rules import mcp as model
@@ -92,7 +93,7 @@ class RunningServer:
         self.conn: Connection | None = None
         self._all: list[Connection] = []
         self._waiters: dict[int, asyncio.Future[tuple[End, Any]]] = {}
-        self._asked: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._asked: dict[int, tuple[str, JsonObject]] = {}
         self._got: dict[int, Any] = {}
         self._progressed: dict[int, Callable[[str, float], object]] = {}
         self._timer: asyncio.Task[None] | None = None
@@ -211,7 +212,7 @@ class RunningServer:
     async def call(
         self,
         tool: str,
-        arguments: dict[str, Any],
+        arguments: JsonObject,
         cancel: asyncio.Event | None = None,
         progressed: Callable[[str, float], object] = lambda call, value: None,
     ) -> tuple[End, Any]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.mcp.client import Answer, ToolInfo
 from eukhe.mcp.live import RunningServer
 from eukhe.rules.mcp import End
@@ -39,7 +40,7 @@ SCHEMA_DEPTH = 32
 """Levels of nested schemas checked at most; a deeper one is refused."""
 
 
-def schema_error(schema: Any, where: str = "inputSchema", depth: int = 0) -> str | None:
+def schema_error(schema: JsonValue, where: str = "inputSchema", depth: int = 0) -> str | None:
     """Why a tool's input schema cannot be offered (None: it can): an object schema whose
     every `type` is one JSON Schema knows, its `properties` an object, its `required` a
     list of names, its `items` a schema, its `enum` a list and its bounds numbers: every
@@ -106,10 +107,10 @@ class McpTool:
     info: ToolInfo
     name: str
     description: str = ""
-    schema: Mapping[str, Any] = field(default_factory=dict)
+    schema: JsonMapping = field(default_factory=dict)
     replay_safe: bool = False  # only a home server's readOnlyHint is believed
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         end, got = await self.server.call(self.info.name, args, ctx.cancel, ctx.progressed)
         return said(self.server, end, got)
 

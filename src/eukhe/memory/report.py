@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from eukhe.json_types import JsonObject
 
-def status_json(s: Any, now: float) -> dict[str, Any]:
+
+def status_json(s: Any, now: float) -> JsonObject:
     """The chat's status (`Chat.status()`) as `eukhe chat status --json` prints it."""
     running = [
         {"id": r.i << r.l, "n": 1 << r.l, "host": r.host, "pid": r.pid, "seconds": round(now - r.started, 1)}
@@ -27,7 +29,7 @@ def status_json(s: Any, now: float) -> dict[str, Any]:
     }
 
 
-def status_lines(out: dict[str, Any]) -> list[str]:
+def status_lines(out: JsonObject) -> list[str]:
     """The status of `status_json` in lines."""
     lines = out["lines"]
     running = out["running"]

@@ -28,6 +28,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonObject
 from eukhe.memory.log import Entry, EntryKind, Message
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.engine import serialized
@@ -354,7 +355,7 @@ class ChatStore:
             return None
         return Wait(float(r.at), float(r.waited), int(r.pending), str(r.ended), str(r.host), int(r.pid))
 
-    def _replace_call(self, c: sa.Connection, row: dict[str, Any]) -> None:
+    def _replace_call(self, c: sa.Connection, row: JsonObject) -> None:
         c.execute(_calls.delete().where((_calls.c.l == row["l"]) & (_calls.c.i == row["i"])))
         c.execute(_calls.insert().values(**row))
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from eukhe.json_types import JsonObject
 from eukhe.memory import prompts
 from eukhe.tools.base import Context, Result
 
@@ -15,7 +16,7 @@ _ID = {"type": "integer", "minimum": 0, "description": "A message id: the id of 
 class Zoom:
     name = "zoom"
     description = prompts.ZOOM_TOOL
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {"id": _ID, "n": {"type": "integer", "minimum": 1, "description": "The n of id+n."}},
         "required": ["id", "n"],
@@ -23,7 +24,7 @@ class Zoom:
     }
     replay_safe = True
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         if ctx.chat is None:
             return Result("zoom: this run has no chat memory", True)
         got = await ctx.chat.zoom(args["id"], args["n"])
@@ -40,7 +41,7 @@ class Zoom:
 class Date:
     name = "date"
     description = prompts.DATE_TOOL
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {"id": _ID},
         "required": ["id"],
@@ -48,7 +49,7 @@ class Date:
     }
     replay_safe = True
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         if ctx.chat is None:
             return Result("date: this run has no chat memory", True)
         date = await ctx.chat.date(args["id"])

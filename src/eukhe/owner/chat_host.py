@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from eukhe.admission import Registry
 from eukhe.ai.models import OnFirstRequest, Route
 from eukhe.client.protocol import RequestKind
 from eukhe.humanize import counted
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.memory.access import Local
 from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
 from eukhe.memory.compactor import asker
@@ -63,7 +64,7 @@ class ChatHost:
         self.redact = NO_SECRETS  # the secret values the owner knows, from the store's opening on
         self.election: Election | None = None
         self.budget = VIEW
-        self._route: Mapping[str, Any] | None = None
+        self._route: JsonMapping | None = None
         self._providers: dict[tuple[Any, ...], Any] = {}  # a route's provider, made once
         self._watch: asyncio.Task[None] | None = None
         self._asks: tuple[Any, ...] | None = None  # the route the writer's compactor asks
@@ -156,11 +157,11 @@ class ChatHost:
     async def answer(
         self,
         kind: RequestKind,
-        req: Mapping[str, Any],
+        req: JsonMapping,
         progress: Show,
         stop: asyncio.Event,
         waiting: Waiting | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The reply to one request of the chat's kinds; a store that cannot be read or
         written raises, with its cause. A settle wait's lines go to `progress`, its
         progress lines with their fields to `waiting` when given."""
@@ -237,7 +238,7 @@ class ChatHost:
 
     # ------------------------------------------------------------ the rest
 
-    def status(self) -> dict[str, Any] | None:
+    def status(self) -> JsonObject | None:
         """The chat as the owner holds it, for `eukhe status` (None: not opened yet)."""
         if self.store is None:
             return None

@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from eukhe import waits
 from eukhe.events import QUIET
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.owner.log import logged
 from eukhe.store.processes import same
 
@@ -75,7 +76,7 @@ class Recovery:
     def say(self, line: str) -> None:
         logged(line)
 
-    async def orphans(self, runs: list[str], about: Mapping[str, Any]) -> None:
+    async def orphans(self, runs: list[str], about: JsonMapping) -> None:
         """A client (`about`: its greeting) closed with `runs` in flight: once its
         process is gone (the connection closes before a process that exits is gone,
         and a run whose process still runs is not taken from it), take up every run
@@ -94,7 +95,7 @@ class Recovery:
         except Exception as e:  # the store cannot be opened, or recovery broke: said, never fatal
             self.say(f"recovery failed: {type(e).__name__}: {e}; `eukhe resume` finishes those runs")
 
-    async def _gone(self, about: Mapping[str, Any]) -> bool:
+    async def _gone(self, about: JsonMapping) -> bool:
         """Whether the client's process is gone, within `gone_wait` (another host's
         process cannot be looked at: taken for gone, and its runs' executors say)."""
         if about.get("host") not in (None, socket.gethostname()):
@@ -108,7 +109,7 @@ class Recovery:
             await clock.sleep_until(min(end, clock.now() + GONE_POLL))
         return True
 
-    async def now(self, cut: list[str]) -> dict[str, Any]:
+    async def now(self, cut: list[str]) -> JsonObject:
         """Re-enqueue every run a dead process left and run it here to its end, in the
         background; every run this owner is finishing, and what it said of each, after
         what it said of the runs it finished since a client last asked (told once: a

@@ -23,7 +23,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from eukhe.client import protocol
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import open_home, private_open, private_write
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.owner.chat_host import ChatHost
 from eukhe.owner.log import logged
 from eukhe.owner.turns import Stopped, Turns
@@ -63,17 +64,17 @@ class Conn:
 
     origin: int
     writer: asyncio.StreamWriter
-    hello: dict[str, Any] = field(default_factory=dict)
+    hello: JsonObject = field(default_factory=dict)
     since: float = field(default_factory=time.time)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     slots: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's slot id -> its task
     leases: dict[int, int] = field(default_factory=dict)  # client's lease id -> key (once granted)
     waits: dict[int, asyncio.Task[None]] = field(default_factory=dict)  # client's lease id -> its wait
-    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # the runs it executes
-    asked: dict[int, dict[str, Any]] = field(default_factory=dict)  # slot id -> provider, class, state
+    runs: dict[str, JsonObject] = field(default_factory=dict)  # the runs it executes
+    asked: dict[int, JsonObject] = field(default_factory=dict)  # slot id -> provider, class, state
     views: dict[int, asyncio.Event] = field(default_factory=dict)  # a settle wait's request id -> its stop
 
-    def send(self, obj: dict[str, Any]) -> None:
+    def send(self, obj: JsonObject) -> None:
         if self.writer.is_closing():
             return
         try:
@@ -87,11 +88,11 @@ class Owner:
     def __init__(
         self,
         home: Path,
-        settings: Mapping[str, Any] | None = None,
+        settings: JsonMapping | None = None,
         idle: float = IDLE,
         lease_holders: LeaseHolderStore | None = None,
-        orphans: Callable[[list[str], Mapping[str, Any]], Awaitable[None]] | None = None,
-        recover: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None,
+        orphans: Callable[[list[str], JsonMapping], Awaitable[None]] | None = None,
+        recover: Callable[[list[str]], Awaitable[JsonObject]] | None = None,
         busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.home = home
@@ -177,7 +178,7 @@ class Owner:
 
     # ------------------------------------------------------------ the holder in the store
 
-    def _record(self, holder: Entry | None, about: dict[str, Any]) -> None:
+    def _record(self, holder: Entry | None, about: JsonObject) -> None:
         """The lease's holder into the store (None: free), so that an owner after this
         one knows a turn that may still run."""
         if self.lease_holders is None or (holder is not None and holder.origin == OLD):
@@ -284,7 +285,7 @@ class Owner:
         task.add_done_callback(conn.tasks.discard)
         return task
 
-    def _handle(self, conn: Conn, req: dict[str, Any]) -> None:
+    def _handle(self, conn: Conn, req: JsonObject) -> None:
         rid = req.get("id")
         try:
             kind = RequestKind(req.get("kind"))
@@ -366,7 +367,7 @@ class Owner:
         except (KeyError, TypeError, ValueError) as e:
             conn.send({"id": rid, "error": f"{kind.value}: malformed request: {type(e).__name__}: {e}"})
 
-    async def _admit(self, conn: Conn, rid: Any, sid: int, req: dict[str, Any]) -> None:
+    async def _admit(self, conn: Conn, rid: Any, sid: int, req: JsonObject) -> None:
         """Wait for a slot (no deadline: the client's release or its connection ends
         the wait, by cancelling this task), reply, and hold it until then; a
         preemption is an event, and so is a wait, when the client asks to be told
@@ -400,7 +401,7 @@ class Owner:
             conn.slots.pop(sid, None)
             conn.asked.pop(sid, None)
 
-    async def _memory(self, conn: Conn, rid: Any, kind: RequestKind, req: dict[str, Any]) -> None:
+    async def _memory(self, conn: Conn, rid: Any, kind: RequestKind, req: JsonObject) -> None:
         """A request of the chat, answered by the chat this owner holds; a settle wait
         says its progress (a line a second, with the lines it waits for and the seconds
         to its deadline), and ends early on UNVIEW (or with the connection)."""
@@ -429,7 +430,7 @@ class Owner:
         except Exception as e:
             conn.send({"id": rid, "error": f"recovery failed: {type(e).__name__}: {e}"})
 
-    async def _lease(self, conn: Conn, rid: Any, lid: int, req: dict[str, Any]) -> None:
+    async def _lease(self, conn: Conn, rid: Any, lid: int, req: JsonObject) -> None:
         about = {
             "session": req.get("session"),
             "run": req.get("run"),
@@ -453,7 +454,7 @@ class Owner:
 
     # ------------------------------------------------------------ status
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> JsonObject:
         holder = self.turns.holder
         about = self.turns.about
         providers = {}

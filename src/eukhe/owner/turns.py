@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonObject
 from eukhe.rules import lease
 from eukhe.rules.lease import Kind, Op, Step
 from eukhe.rules.wait import End
@@ -29,9 +29,9 @@ class Stopped(EukheError):
 @dataclass
 class Turns:
     state: lease.Lease = field(default_factory=lease.start)
-    about: dict[int, dict[str, Any]] = field(default_factory=dict)  # key -> who holds or waits, since when
+    about: dict[int, JsonObject] = field(default_factory=dict)  # key -> who holds or waits, since when
     _grants: dict[int, asyncio.Future[None]] = field(default_factory=dict)
-    on_holder: Callable[[lease.Entry | None, dict[str, Any]], None] = lambda holder, about: None
+    on_holder: Callable[[lease.Entry | None, JsonObject], None] = lambda holder, about: None
 
     def step(self, op: Op) -> Step:
         """One operation of the model (asks go through `_ask`, which keeps what each
@@ -52,12 +52,12 @@ class Turns:
             self.on_holder(h, {} if h is None else self.about.get(h.key, {}))
         return st
 
-    def adopt(self, origin: int, about: dict[str, Any]) -> int:
+    def adopt(self, origin: int, about: JsonObject) -> int:
         """A holder from before this owner (a turn that may still run): it holds the
         free lease at once, until its origin crashes."""
         return self._ask(origin, about).key
 
-    async def acquire(self, origin: int, about: dict[str, Any], cancel: asyncio.Event | None = None) -> int:
+    async def acquire(self, origin: int, about: JsonObject, cancel: asyncio.Event | None = None) -> int:
         """Wait for the lease, then hold it; its key. A cancel (or the caller's
         cancellation) stops the wait and leaves nothing: `Stopped` (or the
         CancelledError) goes on."""
@@ -76,7 +76,7 @@ class Turns:
         self._stop(st.key)
         raise Stopped(f"the wait for the root-turn lease (key {st.key}) was cancelled")
 
-    def _ask(self, origin: int, about: dict[str, Any]) -> Step:
+    def _ask(self, origin: int, about: JsonObject) -> Step:
         """An ask; its holder (when it holds at once) is said with what it is about."""
         st = lease.step(self.state, Op(Kind.ASK, origin))
         self.about[st.key] = about

@@ -20,10 +20,10 @@ import fnmatch
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from eukhe.ai.errors import redact
 from eukhe.ai.models import BUILTIN, ModelError, parse_name, route
+from eukhe.json_types import JsonMapping
 from eukhe.rules import aux_fallback
 from eukhe.rules.aux_fallback import CHECKS, NONE_SHOWN, Ask, Purpose, Reason, Shown
 
@@ -61,7 +61,7 @@ class Choice:
     notice: str | None
 
 
-def declared_models(settings: Mapping[str, Any], selectors: Iterable[str]) -> Available:
+def declared_models(settings: JsonMapping, selectors: Iterable[str]) -> Available:
     """The available-models list from settings: the `models` object (name -> {"contextWindow":
     tokens}) when set; else every name of `selectors` whose provider is known (built in, or
     under `providers`), its context window unknown. A `models` value that is not such an
@@ -97,7 +97,7 @@ def declared_models(settings: Mapping[str, Any], selectors: Iterable[str]) -> Av
     return available
 
 
-def secrets(settings: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+def secrets(settings: JsonMapping, env: Mapping[str, str]) -> list[str]:
     """Every API key the settings point to: the environment variables named by each
     provider's `apiKeyEnv` (built in or set), and any `apiKey` written in settings."""
     providers = settings.get("providers")
@@ -128,7 +128,7 @@ class AuxiliaryRoute:
     def __init__(
         self,
         session_model: str,
-        settings: Mapping[str, Any],
+        settings: JsonMapping,
         *,
         env: Mapping[str, str] | None = None,
         session_models: Sequence[str] | None = None,

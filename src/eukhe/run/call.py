@@ -9,7 +9,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from eukhe.admission import AdmissionError, Queued, Registry, run_in_slot
 from eukhe.ai.guard import guard
@@ -23,6 +23,7 @@ BACKGROUND_SLOT_WAIT = 600.0
 """Seconds background work (compaction, subagents) may wait for a slot, preemptions included."""
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,8 @@ class ModelCall:
         return reply
 
     async def kept(
-        self, work: Callable[[], Awaitable[Any]], refused: Callable[[Failure], Any], sent: dict[str, ToolCall]
-    ) -> Any:
+        self, work: Callable[[], Awaitable[T]], refused: Callable[[Failure], R], sent: dict[str, ToolCall]
+    ) -> T | R | Reply:
         """A deferred job's start or poll holding a slot (`admitted`); a reply it gives, as its
         step records it (`redacted`)."""
         got = await self.admitted(work, refused)
@@ -99,7 +100,7 @@ class ModelCall:
             sent.update({c.id: c for c in reply.calls})
         return redacted.reply(reply, self.redact)
 
-    async def admitted(self, work: Callable[[], Awaitable[T]], refused: Callable[[Failure], Any]) -> Any:
+    async def admitted(self, work: Callable[[], Awaitable[T]], refused: Callable[[Failure], R]) -> T | R:
         """`work` holding a slot of the provider (H3). A session request waits only for
         session requests ahead of it; background work yields to it and asks again
         within BACKGROUND_SLOT_WAIT. A full queue or no slot in time is a retryable

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from eukhe import fault_injection
 from eukhe.children.ledger import Ledger
 from eukhe.children.watch import Seen, Watcher
 from eukhe.ids import name_of
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
 from eukhe.run.context import process
@@ -55,7 +56,7 @@ class Children:
     max_depth: int
     stall_ms: int
     ledger: Ledger
-    start: Callable[[str, RunSpec, dict[str, Any]], Awaitable[None]]  # the child's run and task
+    start: Callable[[str, RunSpec, JsonObject], Awaitable[None]]  # the child's run and task
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
@@ -147,7 +148,7 @@ async def stop_run(cid: str) -> None:
 class DurablePort:
     """The task's port as recorded steps of its workflow: a restart replays them."""
 
-    spec: Mapping[str, Any]
+    spec: JsonMapping
 
     @property
     def cid(self) -> str:
@@ -169,7 +170,7 @@ class DurablePort:
             return None
 
     async def read(self) -> Seen:
-        async def poll() -> dict[str, Any]:
+        async def poll() -> JsonObject:
             s = await read(self.cid)
             return {"reading": s.reading.value, "token": s.token, "detail": s.detail}
 
@@ -216,7 +217,7 @@ class DurablePort:
 
 
 @DBOS.workflow(name=CHILD_TASK)
-async def child_task(spec: dict[str, Any]) -> dict[str, Any]:
+async def child_task(spec: JsonObject) -> JsonObject:
     """A child's task: watch it until it ends (or stalls, or cannot be reached), then
     deliver its report exactly once. `spec`: child, name, session (the parent's, where
     the report goes), stallMs, mode (report or silent)."""

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eukhe.admission import Registry
 from eukhe.ai.models import OnFirstRequest
@@ -19,6 +19,7 @@ from eukhe.children.ledger import Ledger
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import RequestKind
 from eukhe.client.remote_chat import Remote
+from eukhe.json_types import JsonMapping
 from eukhe.memory.access import Local, Memory
 from eukhe.memory.chat import Chat
 from eukhe.memory.compactor import asker
@@ -32,6 +33,9 @@ from eukhe.store.reports import Reports
 Show = Callable[..., None]
 """(run id, kind, text, data=None): a line of a run (`eukhe.events` has the kinds), with
 the fields of its event when it has some (a wait's deadline, a tool result's size)."""
+
+if TYPE_CHECKING:  # its SDK loads only for a run with servers (`run.workflow._servers`)
+    from eukhe.mcp.servers import Servers
 
 
 def _registry() -> Registry:
@@ -70,7 +74,7 @@ class ProcessContext:
     inbox: Reports | None = None  # the parents' inbox of child reports, made on first use
     pictures: Images | None = None  # the attached images' table, made on first use
     # run -> its MCP servers (`eukhe.mcp.servers.Servers`), while it runs here: its subagents share them
-    mcp: dict[str, Any] = field(default_factory=dict)
+    mcp: dict[str, Servers] = field(default_factory=dict)
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
     # interactive agent's person); None: nobody (headless: `eukhe run`, the owner's recovered runs)
     asker: Asker | None = None
@@ -109,7 +113,7 @@ class ProcessContext:
             self.chat = Local(Chat(ChatStore(self.chat_url, self.redact), ask, route.model, budget=budget))
         return self.chat
 
-    def route(self, session: str, model: str, settings: Mapping[str, Any]) -> AuxiliaryRoute:
+    def route(self, session: str, model: str, settings: JsonMapping) -> AuxiliaryRoute:
         """The session's auxiliary route: it keeps the rows the session has shown."""
         if session not in self.routes:
             self.routes[session] = AuxiliaryRoute(model, settings)

@@ -15,6 +15,7 @@ from eukhe import waits
 from eukhe.errors import Code, EukheError
 from eukhe.humanize import counted
 from eukhe.ids import is_root, name_of, run_id, run_line
+from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
@@ -132,7 +133,7 @@ async def _ended(run: str) -> Any:
     ending: asyncio.Future[None] = loop.create_future()
     process().ending[run] = (loop, ending)
     try:
-        handle: WorkflowHandleAsync[dict[str, Any]] = await DBOS.retrieve_workflow_async(run)
+        handle: WorkflowHandleAsync[JsonObject] = await DBOS.retrieve_workflow_async(run)
         slow = asyncio.ensure_future(handle.get_result(polling_interval_sec=timing().idle_poll))
         try:
             parts: set[asyncio.Future[Any]] = {slow, ending}
@@ -147,7 +148,7 @@ async def _ended(run: str) -> Any:
         process().ending.pop(run, None)
 
 
-async def result(run: str) -> dict[str, Any]:
+async def result(run: str) -> JsonObject:
     """How a run ended. The wait ends on Ctrl-C too: the runs this process executes
     are aborted (and end within their grace); a run another process picked up is
     left to it, with a line that says so."""
@@ -198,8 +199,8 @@ async def drive(
     spec: RunSpec | None,
     session: str | None,
     say: Say,
-    ended: Callable[[dict[str, Any]], None] = lambda out: None,
-    recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None = None,
+    ended: Callable[[JsonObject], None] = lambda out: None,
+    recover_with: Callable[[list[str]], Awaitable[JsonObject]] | None = None,
     announced: str | None = None,
 ) -> bool:
     """Take up what a dead process left, run `spec` (if any) as the session's next
@@ -248,7 +249,7 @@ async def live_children(session: str) -> list[str]:
     return sorted(w.workflow_id.removesuffix(".task") for w in found)
 
 
-async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[dict[str, Any]], None]) -> bool:
+async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[JsonObject], None]) -> bool:
     """While the session's children work, wait for their reports; reports waiting (none
     placed by a run) start the session's next run, whose prompt they are. Ctrl-C closes
     the session: what is waiting is withdrawn and stays owed, delivered once the session
@@ -277,7 +278,7 @@ async def _followups(spec: RunSpec, session: str, say: Say, ended: Callable[[dic
 
 
 async def _taken_up(
-    say: Say, recover_with: Callable[[list[str]], Awaitable[dict[str, Any]]] | None
+    say: Say, recover_with: Callable[[list[str]], Awaitable[JsonObject]] | None
 ) -> tuple[list[str], bool]:
     """The runs a dead process left, taken up by the owner (it runs them) when there is
     one, else here; and whether the owner took them. The owner is told which runs this

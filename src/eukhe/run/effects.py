@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
+from eukhe.json_types import JsonObject
 
 T = TypeVar("T")
 
@@ -48,7 +49,7 @@ class Effects(Protocol):
         replay_safe: bool,
         permit: Callable[[], Awaitable[dict[str, Any]]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
-    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+    ) -> tuple[JsonObject, tuple[str, bool] | None]:
         """The permission gate's decision on one call (`permit`, as `Permit.json`), then,
         if it runs, the call (`work(outside)`, as `tool`); its result None when it does
         not run. A durable run records the decision, so a replay asks nobody again."""
@@ -86,7 +87,7 @@ class Direct:
         replay_safe: bool,
         permit: Callable[[], Awaitable[dict[str, Any]]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
-    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+    ) -> tuple[JsonObject, tuple[str, bool] | None]:
         got = await permit()
         return got, (await work(bool(got["outside"])) if got["runs"] else None)
 

@@ -23,7 +23,9 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 
 Markup = Literal["hermes", "qwen3", "qwen-xml", "kimi", "dsml"]
 
@@ -33,7 +35,7 @@ class Call:
     """One tool call rebuilt from markup."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Scan:
     text: str
 
 
-def scan(text: str, tools: Mapping[str, Mapping[str, Any]]) -> Scan:
+def scan(text: str, tools: Mapping[str, JsonMapping]) -> Scan:
     """Scan `text` for leaked tool-call markup against the offered `tools` (name -> JSON Schema).
 
     No markup: no calls, no leak, the text unchanged. Markup whose every call parses and names an
@@ -87,7 +89,7 @@ class _Raw:
 
     number: int
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
     modes: dict[str, str]  # parameter -> _TEXT / _JSONISH / _RAW; absent = JSON value kept as given
 
 
@@ -222,7 +224,7 @@ def _json_error(what: str, err: json.JSONDecodeError) -> _Bad:
     return _Bad(f"the JSON of {what} does not parse: {_json_message(err.msg, err.pos)}")
 
 
-def _loads(body: str, what: str) -> Any:
+def _loads(body: str, what: str) -> JsonValue:
     try:
         return json.loads(body)
     except json.JSONDecodeError as err:
@@ -231,7 +233,7 @@ def _loads(body: str, what: str) -> Any:
         raise _Bad(f"the JSON of {what} does not parse: {type(err).__name__}") from None
 
 
-def _object_arguments(value: Any, number: int) -> dict[str, Any]:
+def _object_arguments(value: JsonValue, number: int) -> JsonObject:
     """JSON arguments as given; a JSON string that holds a JSON object is unwrapped once."""
     if value is None:
         return {}
@@ -308,7 +310,7 @@ def _qwen3(f: _Finder, start: int, wrapped: bool, number: int) -> tuple[int, lis
             break
         n = number + len(raws)
         name = m.group(1).strip()
-        args: dict[str, Any] = {}
+        args: JsonObject = {}
         pos = end = m.end()
         while True:
             at = _skip_ws(text, pos)
@@ -374,7 +376,7 @@ def _qwen_xml(f: _Finder, start: int, number: int) -> tuple[int, list[_Raw]]:
         if m is None:
             raise _Bad(f"call {n} inside <tool_calls> is not a <NAME .../> element")
         name = m.group(1)
-        args: dict[str, Any] = {}
+        args: JsonObject = {}
         for a in _ATTR.finditer(m.group(2)):
             args[a.group(1)] = _unescape_attr(a.group(2) if a.group(2) is not None else a.group(3))
         pos = end = m.end()
@@ -437,7 +439,7 @@ def _token_calls(
     start: int,
     tokens: _Tokens,
     number: int,
-    read: Callable[[str, str, int], tuple[str, dict[str, Any]]],
+    read: Callable[[str, str, int], tuple[str, JsonObject]],
 ) -> tuple[int, list[_Raw]]:
     text = f.text
     sm = tokens.section.match(text, start)
@@ -485,14 +487,14 @@ def _token_calls(
     return end, raws
 
 
-def _read_kimi(ident: str, body: str, number: int) -> tuple[str, dict[str, Any]]:
+def _read_kimi(ident: str, body: str, number: int) -> tuple[str, JsonObject]:
     m = _K_ID.fullmatch(ident.strip())
     if m is None:
         raise _Bad(f"call {number} has no readable tool name: {_short(ident.strip())}")
     return m.group(1), _object_arguments(_loads(_strip_fence(body), f"call {number}"), number)
 
 
-def _read_deepseek(head: str, body: str, number: int) -> tuple[str, dict[str, Any]]:
+def _read_deepseek(head: str, body: str, number: int) -> tuple[str, JsonObject]:
     head = head.strip()
     if head == "function":  # V3: function<sep>NAME\n```json\n{...}\n```
         first, _, rest = body.lstrip().partition("\n")
@@ -532,7 +534,7 @@ def _dsml(f: _Finder, start: int, number: int) -> tuple[int, list[_Raw]]:
                 raise _Bad(f"unexpected text after call {n - 1} inside <｜DSML｜function_calls>")
             break
         name = im.group(1).strip()
-        args: dict[str, Any] = {}
+        args: JsonObject = {}
         modes: dict[str, str] = {}
         pos = end = im.end()
         while True:
@@ -574,7 +576,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NO = object()
 
 
-def _schema_types(schema: Any, depth: int = 0) -> list[str]:
+def _schema_types(schema: JsonValue, depth: int = 0) -> list[str]:
     """The JSON types a property schema allows, in the order it lists them."""
     if not isinstance(schema, Mapping) or depth > 8:
         return []
@@ -597,7 +599,7 @@ def _schema_types(schema: Any, depth: int = 0) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _as_json_container(value: str, kind: type) -> Any:
+def _as_json_container(value: str, kind: type) -> JsonValue:
     stripped = value.strip()
     try:
         parsed = json.loads(stripped)
@@ -611,7 +613,7 @@ def _as_json_container(value: str, kind: type) -> Any:
     return parsed if isinstance(parsed, kind) else _NO
 
 
-def _as_type(value: str, kind: str) -> Any:
+def _as_type(value: str, kind: str) -> JsonValue:
     """`value` converted to JSON type `kind`, or _NO."""
     s = value.strip()
     if kind in ("integer", "int"):
@@ -646,7 +648,7 @@ def _as_type(value: str, kind: str) -> Any:
     return _NO
 
 
-def _typed(key: str, value: Any, mode: str, schema: Any, number: int) -> Any:
+def _typed(key: str, value: JsonValue, mode: str, schema: JsonValue, number: int) -> JsonValue:
     if not isinstance(value, str) or mode == _RAW:
         return value
     kinds = _schema_types(schema)
@@ -672,14 +674,14 @@ def _typed(key: str, value: Any, mode: str, schema: Any, number: int) -> Any:
 _KNOWN_TYPES = frozenset(["integer", "int", "number", "float", "boolean", "bool", "null", "array", "object"])
 
 
-def _check(raw: _Raw, tools: Mapping[str, Mapping[str, Any]]) -> Call:
+def _check(raw: _Raw, tools: Mapping[str, JsonMapping]) -> Call:
     if raw.name not in tools:
         raise _Bad(f"tool {raw.name!r} is not offered")
     schema = tools[raw.name]
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(properties, Mapping):
         properties = {}
-    arguments: dict[str, Any] = {}
+    arguments: JsonObject = {}
     for key, value in raw.arguments.items():
         mode = raw.modes.get(key)
         if mode is None:
@@ -787,7 +789,7 @@ def _parse(f: _Finder, m: re.Match[str], markup: Markup, number: int) -> tuple[i
     return _token_calls(f, start, _DEEPSEEK, number, _read_deepseek)
 
 
-def _scan(text: str, tools: Mapping[str, Mapping[str, Any]]) -> Scan:
+def _scan(text: str, tools: Mapping[str, JsonMapping]) -> Scan:
     f = _Finder(text)
     quotes = _Quotes(f)
     spans: list[tuple[int, int]] = []

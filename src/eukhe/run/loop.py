@@ -30,6 +30,7 @@ from eukhe.ai.jobs import deadline as ai_deadline
 from eukhe.ai.provider import Deferred, Provider
 from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as run_rule
 from eukhe.rules.recovery import Act, Out
@@ -53,7 +54,7 @@ ToolRunner = Callable[..., Awaitable[tuple[str, bool]]]
 lets run outside the sandbox."""
 Permitter = Callable[[ToolCall], Awaitable[Any]]
 """The permission gate (`run.permit.Gate.permit`): whether a call runs, and where."""
-Scan = Callable[[str, Mapping[str, Mapping[str, Any]]], Any]
+Scan = Callable[[str, Mapping[str, JsonMapping]], Any]
 Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
 """A compaction (H4): given the run's messages so far, log them into the chat and give
 the run's new system prompt with the newly pinned view, `{"system": ...}`, or say why
@@ -115,7 +116,7 @@ class _Turn:
     # the calls of the reply in flight as the model sent them, by id: its step records them
     # redacted, and only the tools (and the permission gate that decides on them) get these
     sent: dict[str, ToolCall] = field(default_factory=dict)
-    offered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    offered: dict[str, JsonObject] = field(default_factory=dict)
 
     def go(
         self, step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run], x: run_rule.Input
@@ -625,7 +626,7 @@ class RunLoop:
     # ---------------------------------------------------------------- reading replies
 
     def _classify(
-        self, reply: Reply, ctx: Sequence[Message], offered: Mapping[str, Mapping[str, Any]]
+        self, reply: Reply, ctx: Sequence[Message], offered: Mapping[str, JsonMapping]
     ) -> tuple[run_rule.Input, recovery.Reply, tuple[ToolCall, ...] | None, Any]:
         """The run's input for the reply as it came, and what recovery reads of it: the
         runtime reads the reply (the leak scan, the repeat check), the rule says what it is

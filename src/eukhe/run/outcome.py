@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from eukhe.ai.request import Message, Request
+from eukhe.json_types import JsonObject
 from eukhe.run.usage import Tally
 from eukhe.settings.run import Price
 
@@ -32,11 +32,11 @@ class RunOutcome:
     cut: bool = False  # answered with text cut at the output limit (stop reason length)
     transcript: list[Message] = field(default_factory=list)  # failed messages included
     requests: list[Request] = field(default_factory=list)  # what was sent, notes included
-    denials: list[dict[str, Any]] = field(default_factory=list)  # calls the permission rule denied
+    denials: list[JsonObject] = field(default_factory=list)  # calls the permission rule denied
     usage: Tally = field(default_factory=Tally)  # every reply's tokens, failed ones too, once each
     price: Price | None = None  # the model's, from the settings: the usage's cost
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         error = {"kind": self.code, "message": self.message} if self.code else None
         return {
             "outcome": self.outcome,

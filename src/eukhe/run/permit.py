@@ -23,6 +23,7 @@ from typing import Any
 from eukhe import waits
 from eukhe.ai.reply import ToolCall
 from eukhe.bash.reader import split
+from eukhe.json_types import JsonObject
 from eukhe.rules import confine
 from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
@@ -59,7 +60,7 @@ class Permit:
     why: str = ""
     rule: str = ""
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {
             "runs": self.runs,
             "outside": self.outside,

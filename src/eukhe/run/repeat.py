@@ -11,17 +11,18 @@ message does not.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from eukhe.ai.request import Message
+from eukhe.json_types import JsonMapping
 
 INTENT = "i"
 """The top-level intent field some tools take: not part of a call's identity."""
 
 
-def canonical_arguments(arguments: Mapping[str, Any] | None) -> str:
+def canonical_arguments(arguments: JsonMapping | None) -> str:
     """The arguments as one JSON text: keys sorted at every depth, intent dropped."""
     args = {k: v for k, v in (arguments or {}).items() if k != INTENT}
     return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)

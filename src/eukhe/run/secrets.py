@@ -14,11 +14,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from eukhe.ai.models import key_variables
 from eukhe.ai.reply import Failure, Reply, Thinking, ToolCall
 from eukhe.ai.request import Message
+from eukhe.json_types import JsonMapping, JsonValue
 from eukhe.mcp.config import servers
 from eukhe.settings.load import SettingsError, value
 from eukhe.settings.secrets import Redaction, secret_values, tool_environment
@@ -37,7 +37,7 @@ class Secrets:
 
 
 def secrets(
-    settings: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None
+    settings: JsonMapping, environ: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> Secrets:
     """A run's secrets under `settings` (its providers' `apiKeyEnv`, `shell.environment.keep`),
     from `environ` (None: this process's environment, where the keys are read from); `cwd`:
@@ -49,14 +49,14 @@ def secrets(
 
 
 def redaction(
-    settings: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None
+    settings: JsonMapping, environ: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> Redaction:
     """Every secret value known under `settings` and `environ` (None: this process's), taken
     out as one redaction. `cwd`: the project, whose MCP servers (`.mcp.json` included) count
     as eukhe starts them, their variables expanded; None: the servers of `settings` only, as
     written."""
     environ = os.environ if environ is None else environ
-    trees: list[Any] = [settings]
+    trees: list[JsonValue] = [settings]
     if cwd is not None:
         try:
             configs, _ = servers(cwd, environ)
@@ -67,7 +67,7 @@ def redaction(
     return Redaction(secret_values(environ, trees, keys, _kept(settings)))
 
 
-def _kept(settings: Mapping[str, Any]) -> list[str]:
+def _kept(settings: JsonMapping) -> list[str]:
     """`shell.environment.keep`: the variables the tools get on purpose, which come back
     as they are. Malformed, it keeps none here (the run refuses it where it starts)."""
     try:

@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import dataclasses
 import signal
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
+from eukhe.json_types import JsonMapping
 from eukhe.run import leak
 from eukhe.run.loop import ABORT_GRACE, RunLoop, ToolRunner
 from eukhe.run.outcome import RunOutcome
@@ -21,11 +22,11 @@ from eukhe.tools import BUILTIN, Context, call
 T = TypeVar("T")
 
 
-def tool_specs(tools: Mapping[str, Any]) -> tuple[Tool, ...]:
+def tool_specs(tools: JsonMapping) -> tuple[Tool, ...]:
     return tuple(Tool(t.name, t.description, dict(t.schema)) for t in tools.values())
 
 
-def runner(tools: Mapping[str, Any], ctx: Context) -> ToolRunner:
+def runner(tools: JsonMapping, ctx: Context) -> ToolRunner:
     """Each call with the run's context; `outside`: one the permission rule lets run outside
     the sandbox (a person's answer, the user's rule) gets a context whose sandbox is off."""
 
@@ -84,7 +85,7 @@ async def turn(
     settings: Settings,
     cwd: Path,
     show: Callable[[str, str], None],
-    tools: Mapping[str, Any] = BUILTIN,
+    tools: JsonMapping = BUILTIN,
 ) -> RunOutcome:
     """Run one turn; Ctrl-C (SIGINT) aborts it cleanly, ending within one phase."""
     ctx = Context(cwd=cwd)

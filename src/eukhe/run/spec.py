@@ -9,7 +9,6 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from eukhe.admission import limits_from
 from eukhe.ai.image import Image, ImageError, refusal, takes_images
@@ -17,6 +16,7 @@ from eukhe.ai.listed import looking
 from eukhe.ai.models import Route, parse_name, resolve
 from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.tools import PREFIX as MCP_PREFIX
 from eukhe.memory.tool import DATE, ZOOM
 from eukhe.run.mentions import Attached, attach, with_images
@@ -88,7 +88,7 @@ class Parent:
     session: str
     depth: int
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {"parent": self.run, "session": self.session, "depth": self.depth}
 
 
@@ -104,7 +104,7 @@ class RunSpec:
     system: str = ""
     base_url: str | None = None
     api: str | None = None
-    settings: Mapping[str, Any] = field(default_factory=dict)  # the run settings, as a dict
+    settings: JsonMapping = field(default_factory=dict)  # the run settings, as a dict
     sandbox: str | None = None  # None: the settings' (`settings.permissions.in_force`)
     approval: str | None = None
     steps: int = 1  # the layout of its recorded steps (`STEPS`)
@@ -120,8 +120,8 @@ class RunSpec:
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
-    def json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def json(self) -> JsonObject:
+        out: JsonObject = {
             "prompt": self.prompt,
             "system": self.system,
             "model": self.model,
@@ -150,7 +150,7 @@ class RunSpec:
         return out
 
     @classmethod
-    def of(cls, spec: Mapping[str, Any]) -> RunSpec:
+    def of(cls, spec: JsonMapping) -> RunSpec:
         """A workflow's input as a store holds it, of this eukhe or an earlier one."""
         child = spec.get("child")
         return cls(
@@ -197,7 +197,7 @@ class Setup:
     """A session's runs as the settings and the project make them."""
 
     cwd: Path
-    settings: dict[str, Any]
+    settings: JsonObject
     model: str
     base_url: str | None
     api: str | None
@@ -287,7 +287,7 @@ class Setup:
         )
 
 
-def read_instructions(cwd: Path, settings: Mapping[str, Any]) -> Instructions:
+def read_instructions(cwd: Path, settings: JsonMapping) -> Instructions:
     """The home's and the project's instruction files, within `context.instructionsBytes`."""
     budget = value(settings, "context.instructionsBytes", int, INSTRUCTIONS_BYTES)
     return load_instructions(home(), cwd, budget)

@@ -20,6 +20,7 @@ from typing import Any
 
 from eukhe.ai.reply import Usage
 from eukhe.humanize import tokens
+from eukhe.json_types import JsonObject
 from eukhe.settings.run import Price
 
 __all__ = ["Tally"]
@@ -63,8 +64,8 @@ class Tally:
         fresh = max(self.input - self.cached, 0)
         return (fresh * price.input + self.cached * cached + self.output * price.output) / MILLION
 
-    def json(self, price: Price | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def json(self, price: Price | None = None) -> JsonObject:
+        out: JsonObject = {
             "input": self.input,
             "output": self.output,
             "cached": self.cached,

@@ -21,7 +21,7 @@ import functools
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -39,6 +39,7 @@ from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
 from eukhe.ids import name_of
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.config import gate_ms
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory import turn
@@ -154,7 +155,7 @@ class RecordedEffects:
         replay_safe: bool,
         permit: Callable[[], Awaitable[dict[str, Any]]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
-    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+    ) -> tuple[JsonObject, tuple[str, bool] | None]:
         if self.layout < 2:
             return await self._gated_in_place(call, replay_safe, permit, work)
         if not self.carries or call.name in self.in_workflow:  # layout 2: the decision a step of its own
@@ -176,7 +177,7 @@ class RecordedEffects:
         replay_safe: bool,
         permit: Callable[[], Awaitable[dict[str, Any]]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
-    ) -> tuple[dict[str, Any], tuple[str, bool] | None]:
+    ) -> tuple[JsonObject, tuple[str, bool] | None]:
         """`gated` for a run of layout 1 (eukhe 0.1), which had no `permit` step: the
         decision rides in the call's own first step (a replay-safe call's `tool`, another's
         `intent`), so the run's recorded steps replay by their names and order, and a call
@@ -258,7 +259,7 @@ async def _nothing() -> None:
 
 def _both(
     permit: Callable[[], Awaitable[dict[str, Any]]], work: Callable[[bool], Awaitable[tuple[str, bool]]]
-) -> Callable[[], Awaitable[dict[str, Any]]]:
+) -> Callable[[], Awaitable[JsonObject]]:
     """A call's decision and, if it runs, the call, as one step's work."""
 
     async def both() -> dict[str, Any]:
@@ -274,18 +275,18 @@ def _ungated() -> dict[str, Any]:
 
 
 @DBOS.workflow(name=WORKFLOW)
-async def run_workflow(spec: dict[str, Any]) -> dict[str, Any]:
+async def run_workflow(spec: JsonObject) -> JsonObject:
     """A run of a root session (`run_workflow_body`)."""
     return await run_workflow_body(spec)
 
 
 @DBOS.workflow(name=CHILD_RUN)
-async def child_run(spec: dict[str, Any]) -> dict[str, Any]:
+async def child_run(spec: JsonObject) -> JsonObject:
     """A subagent's run (`run_workflow_body`), started by its parent's run (`_start_child`)."""
     return await run_workflow_body(spec)
 
 
-async def _start_child(cid: str, spec: RunSpec, watch: dict[str, Any]) -> None:
+async def _start_child(cid: str, spec: RunSpec, watch: JsonObject) -> None:
     """Start a child's run and its task, under their ids, from the parent's workflow."""
     with SetWorkflowID(cid):
         await DBOS.start_workflow_async(child_run, spec.json())
@@ -293,7 +294,7 @@ async def _start_child(cid: str, spec: RunSpec, watch: dict[str, Any]) -> None:
         await DBOS.start_workflow_async(child_task, watch)
 
 
-async def run_workflow_body(input: dict[str, Any]) -> dict[str, Any]:
+async def run_workflow_body(input: JsonObject) -> JsonObject:
     """One run of a session. `input`: its `RunSpec` as the store holds it. The
     provider's key is read from this process's environment, never stored.
 
@@ -328,7 +329,7 @@ async def run_workflow_body(input: dict[str, Any]) -> dict[str, Any]:
         await here.running(run_id, session, "ended")
 
 
-async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> dict[str, Any]:
+async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> JsonObject:
     here = process()
     cwd = Path(spec.cwd)
     settings = spec.run_settings()
@@ -564,7 +565,7 @@ async def _take(session: str, run: str, key: str, steers: bool = True, followups
     return [r.text for r in got]
 
 
-def _compactor(spec: RunSpec, settings: Mapping[str, Any], session: Any, budget: int) -> Any:
+def _compactor(spec: RunSpec, settings: JsonMapping, session: Any, budget: int) -> Any:
     """The compactor's route: `auxiliaryModel` when it can run the compaction pass,
     else the session model's (H7.1). A model on the session's provider takes the same
     `--base-url` and `--api`."""

@@ -10,11 +10,11 @@ never in the host's /tmp, which every user shares.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from eukhe.home import HomeError, private_dir
+from eukhe.json_types import JsonMapping
 from eukhe.sandbox.bwrap import WORKSPACE_WRITE, Sandbox, why_not
 from eukhe.settings.keys import SANDBOX_MODES
 from eukhe.settings.load import SettingsError, value
@@ -28,7 +28,7 @@ def session_tmp(home: Path, session: str) -> Path:
     return home / "sandbox" / name / "tmp"
 
 
-def _writable(settings: Mapping[str, Any], project: Path, user_home: Path) -> tuple[Path, ...]:
+def _writable(settings: JsonMapping, project: Path, user_home: Path) -> tuple[Path, ...]:
     paths = value(settings, "sandbox.writable", list, [])
     out = []
     for p in paths:
@@ -45,7 +45,7 @@ def _writable(settings: Mapping[str, Any], project: Path, user_home: Path) -> tu
 
 
 def for_run(
-    settings: Mapping[str, Any],
+    settings: JsonMapping,
     project: Path,
     home: Path,
     session: str,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.child import STALL_MS
 from eukhe.rules.mcp import GATE_MS, STARTUP_MS, TOOL_MS
 from eukhe.rules.permission import ASK_TIMEOUT_MS
@@ -52,7 +52,7 @@ class Key:
 
     name: str
     kind: str
-    default: Any
+    default: JsonValue
     says: str
 
 
@@ -168,7 +168,7 @@ WANT = {
 """How each kind is named in an error."""
 
 
-def fits(kind: str, v: Any) -> bool:
+def fits(kind: str, v: JsonValue) -> bool:
     """Whether the value `v` is of the kind."""
     if kind == "whole":
         return isinstance(v, int) and not isinstance(v, bool) and v >= 0
@@ -200,9 +200,9 @@ def fits(kind: str, v: Any) -> bool:
     return isinstance(v, Mapping)
 
 
-def defaults() -> dict[str, Any]:
+def defaults() -> JsonObject:
     """Every default as a nested object, as a settings file would hold it."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for k in KEYS:
         *parents, last = k.name.split(".")
         node = out

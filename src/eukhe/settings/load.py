@@ -8,11 +8,11 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from eukhe.errors import Code, EukheError
 from eukhe.filekind import kind
 from eukhe.home import home
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
 from eukhe.rules.child import stall_ms
@@ -33,7 +33,7 @@ CAP = 1 << 20
 """The largest settings file eukhe reads, in bytes."""
 
 
-def read(path: Path) -> dict[str, Any]:
+def read(path: Path) -> JsonObject:
     """One settings file ({} when there is none), checked (`check`). Read the way skill
     files are: opened without blocking, a regular file only, at most CAP bytes, so a
     FIFO, a device or a huge file is an error and never a hang."""
@@ -86,25 +86,25 @@ def read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _json_kind(v: Any) -> str:
+def _json_kind(v: JsonValue) -> str:
     kinds = {dict: "an object", list: "a list", str: "a string", bool: "true or false", type(None): "null"}
     return kinds.get(type(v), "a number")
 
 
-def _shown(v: Any) -> str:
+def _shown(v: JsonValue) -> str:
     r = repr(v)
     return r if len(r) <= 80 else r[:79] + "…"
 
 
-def at_path(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = tree
+def at_path(tree: JsonMapping, path: tuple[str, ...]) -> JsonValue:
+    node: JsonValue = tree
     for part in path:
         node = node[part]
     return node
 
 
-def has_path(tree: Mapping[str, Any], path: tuple[str, ...]) -> bool:
-    node: Any = tree
+def has_path(tree: JsonMapping, path: tuple[str, ...]) -> bool:
+    node: JsonValue = tree
     for part in path:
         if not isinstance(node, Mapping) or part not in node:
             return False
@@ -129,7 +129,7 @@ MODEL_FIELDS = {
 }
 
 
-def check(data: Mapping[str, Any], f: Path) -> None:
+def check(data: JsonMapping, f: Path) -> None:
     """The one check of a settings file, for every command: each known key it sets has
     the key's kind, each object on the way to one is an object, and each provider and
     model is an object whose known fields have their kinds. The error names the file,
@@ -159,7 +159,7 @@ def check(data: Mapping[str, Any], f: Path) -> None:
                     raise SettingsError(f"setting {key}.{entry}.{field_}={got} in {f}: expected {WANT[want]}")
 
 
-def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def merge(base: JsonMapping, over: JsonMapping) -> JsonObject:
     out = dict(base)
     for k, v in over.items():
         out[k] = merge(out[k], v) if isinstance(out.get(k), Mapping) and isinstance(v, Mapping) else v
@@ -172,7 +172,7 @@ class Loaded:
     line a key an untrusted folder ignores; `trusted`, the project folder's record
     (None: never asked); `held`, the keys held back."""
 
-    values: dict[str, Any]
+    values: JsonObject
     notices: tuple[str, ...] = ()
     trusted: bool | None = None
     held: tuple[Held, ...] = ()
@@ -182,7 +182,7 @@ def project_file(project: Path) -> Path:
     return project / ".eukhe" / "settings.json"
 
 
-def project_layer(project: Path, env: Mapping[str, str] | None = None) -> tuple[dict[str, Any], Loaded]:
+def project_layer(project: Path, env: Mapping[str, str] | None = None) -> tuple[JsonObject, Loaded]:
     """The project's file as it applies (in full where trusted), and what it held back."""
     f = project_file(project)
     data = read(f)
@@ -209,14 +209,14 @@ def loaded(project: Path | None = None, env: Mapping[str, str] | None = None) ->
     return Loaded(merge(merged, layer), said.notices, said.trusted, said.held)
 
 
-def load(project: Path | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def load(project: Path | None = None, env: Mapping[str, str] | None = None) -> JsonObject:
     """The settings in effect (`loaded`'s values)."""
     return loaded(project, env).values
 
 
-def value(settings: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+def value(settings: JsonMapping, key: str, kind: type, default: JsonValue) -> JsonValue:
     """The dotted key's value, checked against its kind (bool is not an int here)."""
-    node: Any = settings
+    node: JsonValue = settings
     for part in key.split("."):
         if not isinstance(node, Mapping) or part not in node:
             return default
@@ -228,7 +228,7 @@ def value(settings: Mapping[str, Any], key: str, kind: type, default: Any) -> An
     return node
 
 
-def model_limit(settings: Mapping[str, Any], model: str | None, key: str, what: str) -> int:
+def model_limit(settings: JsonMapping, model: str | None, key: str, what: str) -> int:
     """`models.<provider/model>.<key>` (0 when unset). Read from the `models` object by
     the whole name, which may hold dots. `what`: what the number is, for the error."""
     models = settings.get("models")
@@ -243,19 +243,19 @@ def model_limit(settings: Mapping[str, Any], model: str | None, key: str, what: 
     return n
 
 
-def max_output_tokens(settings: Mapping[str, Any], model: str | None) -> int:
+def max_output_tokens(settings: JsonMapping, model: str | None) -> int:
     """The most tokens a reply may have (0: the provider's own limit)."""
     what = "the most tokens a reply may have; leave it out for the provider's own limit"
     return model_limit(settings, model, "maxOutputTokens", what)
 
 
-def context_window(settings: Mapping[str, Any], model: str | None) -> int:
+def context_window(settings: JsonMapping, model: str | None) -> int:
     """The model's context window in tokens (0: unknown, so no threshold compaction)."""
     what = "the model's context window in tokens; leave it out when unknown"
     return model_limit(settings, model, "contextWindow", what)
 
 
-def price(settings: Mapping[str, Any], model: str | None) -> Price | None:
+def price(settings: JsonMapping, model: str | None) -> Price | None:
     """`models.<model>.price` (its shape checked by `check`), or None when unset."""
     models = settings.get("models")
     spec = models.get(model) if isinstance(models, Mapping) and model else None
@@ -266,7 +266,7 @@ def price(settings: Mapping[str, Any], model: str | None) -> Price | None:
     return Price(float(p["input"]), float(p["output"]), None if cached is None else float(cached))
 
 
-def reasoning_effort(settings: Mapping[str, Any], model: str | None) -> str | None:
+def reasoning_effort(settings: JsonMapping, model: str | None) -> str | None:
     """`models.<model>.reasoningEffort`, or None when unset."""
     models = settings.get("models")
     spec = models.get(model) if isinstance(models, Mapping) and model else None
@@ -274,7 +274,7 @@ def reasoning_effort(settings: Mapping[str, Any], model: str | None) -> str | No
     return effort.strip() if isinstance(effort, str) and effort.strip() else None
 
 
-def run_settings(settings: Mapping[str, Any], model: str | None = None) -> Settings:
+def run_settings(settings: JsonMapping, model: str | None = None) -> Settings:
     """The settings a run of `model` reads."""
     d = Settings()
     return Settings(
@@ -314,7 +314,7 @@ class ChildSettings:
     budget_ms: int
 
 
-def child_settings(settings: Mapping[str, Any]) -> ChildSettings:
+def child_settings(settings: JsonMapping) -> ChildSettings:
     budget = value(settings, "toolBlockingBudgetMs", int, 0)
     return ChildSettings(
         stall_ms(value(settings, "subagentStallMs", int, 0)),
@@ -323,7 +323,7 @@ def child_settings(settings: Mapping[str, Any]) -> ChildSettings:
     )
 
 
-def memory_settings(settings: Mapping[str, Any]) -> MemorySettings:
+def memory_settings(settings: JsonMapping) -> MemorySettings:
     """`memory.viewBytes` (default VIEW) and `memory.settleTimeoutMs` (0 or unset: 20 s)."""
     budget = value(settings, "memory.viewBytes", int, _view.VIEW)
     if budget < SMALLEST_VIEW:

@@ -25,9 +25,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from eukhe.home import home
+from eukhe.json_types import JsonMapping, JsonValue
 from eukhe.rules.child import stall_ms
 from eukhe.rules.permission import Cfg, Kind, Mode, Policy, Rule, Source
 from eukhe.settings.approvals import approvals, approvals_path
@@ -125,7 +125,7 @@ def _read(text: str, kind: Kind, source: Source, where: str, key: str, at: _Anch
     return Written(kind, text.strip(), source, where, rules)
 
 
-def _layer(data: Mapping[str, Any], source: Source, where: Path, at: _Anchors) -> dict[Kind, list[Written]]:
+def _layer(data: JsonMapping, source: Source, where: Path, at: _Anchors) -> dict[Kind, list[Written]]:
     out: dict[Kind, list[Written]] = {k: [] for k in Kind}
     for key in RULE_KEYS:
         path = tuple(key.split("."))
@@ -135,7 +135,7 @@ def _layer(data: Mapping[str, Any], source: Source, where: Path, at: _Anchors) -
     return out
 
 
-def _pick(key: str, layers: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[Any, str]:
+def _pick(key: str, layers: Sequence[tuple[str, JsonMapping]]) -> tuple[JsonValue, str]:
     """The key's value in the last layer that sets it, and that layer's name."""
     path = tuple(key.split("."))
     for where, data in reversed(layers):

@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from eukhe.home import home
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.settings.keys import BY_NAME, defaults
 from eukhe.settings.load import Loaded, at_path, has_path, merge, project_file, project_layer, read
 from eukhe.settings.secrets import masked, masked_leaf
@@ -32,18 +32,18 @@ class Resolved:
     at, in merge order, and whether it exists; notices: the keys of the project's file
     an untrusted folder ignores (`settings.trust`)."""
 
-    values: dict[str, Any]
+    values: JsonObject
     sources: dict[str, str]
     files: tuple[tuple[Path, bool], ...]
     notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores
 
-    def get(self, key: str) -> Any:
-        node: Any = self.values
+    def get(self, key: str) -> JsonValue:
+        node: JsonValue = self.values
         for part in key.split("."):
             node = node[part]
         return node
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {
             "settings": masked(self.values),  # a value under a secret-looking key shows as ***
             "sources": self.sources,
@@ -64,7 +64,7 @@ class Resolved:
             out.append(f"{left.ljust(width)}  ({self.sources[k]}{note})")
         return out
 
-    def _leaf(self, key: str) -> Any:
+    def _leaf(self, key: str) -> JsonValue:
         path = tuple(key.split("."))
         return masked_leaf(path, at_path(self.values, path))
 
@@ -74,7 +74,7 @@ def _under_known(key: str) -> bool:
     return any(key.startswith(k + ".") for k, spec in BY_NAME.items() if spec.kind == "object")
 
 
-def leaves(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def leaves(tree: JsonMapping, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every leaf's path: a value that is not an object, an empty object, or a known
     key's whole value (a list of names is one leaf, `providers` is walked)."""
     out: list[tuple[str, ...]] = []
@@ -91,7 +91,7 @@ def leaves(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[
 def resolve(project: Path | None = None, env: Mapping[str, str] | None = None) -> Resolved:
     """The settings in effect in `project` (None: the user's only)."""
     user = home(env) / "settings.json"
-    layers: list[tuple[str, dict[str, Any]]] = [(DEFAULT, defaults()), (str(user), read(user))]
+    layers: list[tuple[str, JsonObject]] = [(DEFAULT, defaults()), (str(user), read(user))]
     looked: list[tuple[Path, bool]] = [(user, user.is_file())]
     said = Loaded({})
     if project is not None:
@@ -99,7 +99,7 @@ def resolve(project: Path | None = None, env: Mapping[str, str] | None = None) -
         data, said = project_layer(project, env)
         looked.append((f, f.is_file()))
         layers.append((str(f), data))
-    merged: dict[str, Any] = {}
+    merged: JsonObject = {}
     for _, data in layers:
         merged = merge(merged, data)
     sources: dict[str, str] = {}

@@ -14,7 +14,8 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any
+
+from eukhe.json_types import JsonValue
 
 __all__ = [
     "MASK",
@@ -137,7 +138,7 @@ class Redaction:
             return text
         return self._pattern.sub(REDACTED, text)
 
-    def deep(self, value: Any) -> Any:
+    def deep(self, value: JsonValue) -> JsonValue:
         """`value` with every string in it redacted, the keys of its dicts too: a JSON-like
         value (dicts, lists, tuples; any other leaf is kept as it is). Strings are redacted
         before they are serialized, so no escaping hides a value."""
@@ -177,7 +178,7 @@ a provider's `headers`. A value there is secret when its name looks secret."""
 
 def secret_values(
     environ: Mapping[str, str],
-    trees: Iterable[Any] = (),
+    trees: Iterable[JsonValue] = (),
     hidden: Collection[str] = (),
     keep: Sequence[str] = (),
 ) -> tuple[str, ...]:
@@ -198,7 +199,7 @@ def secret_values(
     return tuple(sorted((v for v in out if len(v) >= MIN_KEY and "${" not in v), key=lambda v: (-len(v), v)))
 
 
-def _under_secret_keys(tree: Any, path: tuple[str, ...]) -> Iterator[str]:
+def _under_secret_keys(tree: JsonValue, path: tuple[str, ...]) -> Iterator[str]:
     if isinstance(tree, Mapping):
         for k, v in tree.items():
             yield from _under_secret_keys(v, (*path, str(k)))
@@ -229,13 +230,13 @@ def secret_setting(name: str) -> bool:
     return bool(words) and words[-1].lower() in SECRET_WORDS
 
 
-def masked_leaf(path: Sequence[str], v: Any) -> Any:
+def masked_leaf(path: Sequence[str], v: JsonValue) -> JsonValue:
     """A leaf of the settings at the dotted `path` as it may be shown: MASK under any key
     that looks secret, as `masked` shows its tree."""
     return MASK if v is not None and any(secret_setting(p) for p in path) else v
 
 
-def masked(tree: Any) -> Any:
+def masked(tree: JsonValue) -> JsonValue:
     """Settings as they may be shown: each value under a key that looks secret, MASK (a null
     stays null: it says no secret is set)."""
     if not isinstance(tree, Mapping):

@@ -27,10 +27,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, SANDBOX_MODES
 from eukhe.settings.locked import locked, write
 
@@ -245,10 +245,10 @@ def _inside(p: str, project: Path) -> bool:
     return covers(real(project), os.path.realpath(full))
 
 
-def no_wider(name: str, value: Any, user: Mapping[str, Any]) -> tuple[bool, Any]:
+def no_wider(name: str, value: JsonValue, user: JsonMapping) -> tuple[bool, JsonValue]:
     """Whether the `NARROW` key's `value` gives no more rights than the user's own (their
     settings' value, else the default), and that value."""
-    node: Any = user
+    node: JsonValue = user
     for part in name.split("."):
         node = node.get(part, BY_NAME[name].default) if isinstance(node, Mapping) else BY_NAME[name].default
     order = RIGHTS[name]
@@ -256,14 +256,14 @@ def no_wider(name: str, value: Any, user: Mapping[str, Any]) -> tuple[bool, Any]
 
 
 def untrusted(
-    data: Mapping[str, Any], project: Path, user: Mapping[str, Any] | None = None
-) -> tuple[dict[str, Any], list[Held]]:
+    data: JsonMapping, project: Path, user: JsonMapping | None = None
+) -> tuple[JsonObject, list[Held]]:
     """The project's settings as an untrusted folder applies them, and the keys it holds
     back. `user`: the user's own settings, which a `NARROW` key may narrow, not widen."""
     held: list[Held] = []
 
-    def walk(node: Mapping[str, Any], prefix: tuple[str, ...]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def walk(node: JsonMapping, prefix: tuple[str, ...]) -> JsonObject:
+        out: JsonObject = {}
         for k, v in node.items():
             path = (*prefix, str(k))
             known = side(path)
@@ -302,18 +302,18 @@ def untrusted(
     return walk(data, ()), held
 
 
-def _entries(name: str, node: Any, held: list[Held]) -> Any:
+def _entries(name: str, node: JsonValue, held: list[Held]) -> JsonValue:
     """An `ENTRIES` key's value as an untrusted folder applies it: each entry's `SAFE` fields;
     the rest held back, one `Held` a field (`models.<m>.price`)."""
     if not isinstance(node, Mapping):
         return node  # a malformed value: validation names it
     fields = FIELDS[name]
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for entry, spec in node.items():
         if not isinstance(spec, Mapping):
             out[entry] = spec
             continue
-        kept: dict[str, Any] = {}
+        kept: JsonObject = {}
         for f, v in spec.items():
             s, does = fields.get(str(f), (Side.TRUST, UNKNOWN))
             if s is Side.SAFE:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from xml.sax.saxutils import escape
 
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.settings import home as settings_home
 from eukhe.settings import load as load_settings
 from eukhe.skills._prompts import load_prompts
@@ -24,7 +24,7 @@ class ResourceSnapshot:
     prompts: tuple[Template, ...]
     diagnostics: Mapping[str, tuple[Diagnostic, ...]]
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {
             "skills": [s.json() for s in self.skills],
             "prompts": [t.json() for t in self.prompts],
@@ -32,7 +32,7 @@ class ResourceSnapshot:
         }
 
 
-def _paths(settings: Mapping[str, Any], key: str) -> list[str]:
+def _paths(settings: JsonMapping, key: str) -> list[str]:
     v = settings.get(key)
     return [p for p in v if isinstance(p, str)] if isinstance(v, list) else []
 
@@ -40,7 +40,7 @@ def _paths(settings: Mapping[str, Any], key: str) -> list[str]:
 def get_resource_snapshot(
     project: Path | None = None,
     env: Mapping[str, str] | None = None,
-    settings: Mapping[str, Any] | None = None,
+    settings: JsonMapping | None = None,
     skill_paths: Sequence[str | Path] = (),
     prompt_paths: Sequence[str | Path] = (),
 ) -> ResourceSnapshot:

@@ -33,6 +33,7 @@ from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, Thinking, ToolCall, Usage
 from eukhe.ai.request import Message, Request, Tool
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonValue
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.sessions import Carried
 
@@ -83,7 +84,7 @@ class StoredError(EukheError):
         return f"StoredError({self.kind!r}, {str(self)!r})"
 
 
-def encode(v: Any, redact: Redaction = NO_SECRETS) -> Any:
+def encode(v: JsonValue, redact: Redaction = NO_SECRETS) -> JsonValue:
     """`v` as JSON values, tagged where JSON cannot say it; each of its strings `redact`ed
     (a dict's keys too), before JSON escapes them."""
     if isinstance(v, str):
@@ -118,7 +119,7 @@ def encode(v: Any, redact: Redaction = NO_SECRETS) -> Any:
     )
 
 
-def decode(v: Any) -> Any:
+def decode(v: JsonValue) -> JsonValue:
     """The value `encode` gave `v` from; a tag or type not registered is a CodecError."""
     if isinstance(v, list):
         return [decode(x) for x in v]
@@ -153,7 +154,7 @@ def decode(v: Any) -> Any:
     )
 
 
-def _hashable(k: Any) -> Any:
+def _hashable(k: JsonValue) -> JsonValue:
     if isinstance(k, (list, dict, set)):
         raise CodecError(f"a row holds a key that cannot be one: {type(k).__name__}")
     return k

@@ -21,16 +21,15 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig
 
 from eukhe import __version__
 from eukhe.home import HomeError, open_home, private_dir, private_file
+from eukhe.json_types import JsonMapping
 from eukhe.settings.load import read
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store import guard
@@ -106,7 +105,7 @@ def _quiet(home: Path) -> None:
 
 
 def open_store(
-    home: Path, settings: Mapping[str, Any], recovers: bool = True, redact: Redaction = NO_SECRETS
+    home: Path, settings: JsonMapping, recovers: bool = True, redact: Redaction = NO_SECRETS
 ) -> Store:
     """Launch DBOS on the store; the run workflow is registered on import of
     `eukhe.run.workflow`, which this module's caller imports first. `recovers`:

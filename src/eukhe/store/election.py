@@ -9,8 +9,6 @@ always writes it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
@@ -23,8 +21,10 @@ class Election:
     def __init__(self, url: str) -> None:
         self.url = url
         self.shared = engine_url(url).startswith("postgresql")
-        self._engine: Any = None
-        self._conn: Any = None  # the connection that holds the lock, while this process writes
+        self._engine: sa.Engine | None = None
+        self._conn: sa.Connection | None = (
+            None  # the connection that holds the lock, while this process writes
+        )
         self.why = ""  # why the last try failed, when it failed
 
     @property

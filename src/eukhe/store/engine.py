@@ -4,6 +4,7 @@ is atomic) and a busy writer waited for up to 30 s rather than failed."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -23,13 +24,13 @@ def serialized(url: str) -> sa.Engine:
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")
-        def _sqlite(dbapi: Any, _record: Any) -> None:
+        def _sqlite(dbapi: sqlite3.Connection, _record: object) -> None:
             _connected(dbapi)
 
     return engine
 
 
-def _connected(dbapi: Any, foreign_keys: bool = False) -> None:
+def _connected(dbapi: sqlite3.Connection, foreign_keys: bool = False) -> None:
     """A new SQLite connection of the store: IMMEDIATE transactions, a busy writer waited
     for, and commits that wait for no fsync (the journal is in WAL mode: a kill loses none)."""
     dbapi.isolation_level = "IMMEDIATE"
@@ -48,7 +49,7 @@ def system_engine(url: str) -> sa.Engine | None:
     engine = sa.create_engine(engine_url(url))
 
     @event.listens_for(engine, "connect")
-    def _sqlite(dbapi: Any, _record: Any) -> None:
+    def _sqlite(dbapi: sqlite3.Connection, _record: object) -> None:
         _connected(dbapi, foreign_keys=True)  # as DBOS's own engine has it
 
     with engine.connect() as c:

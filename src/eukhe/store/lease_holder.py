@@ -10,11 +10,11 @@ lease each, and never clear or adopt each other's holder."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonObject
 from eukhe.store.urls import cause, engine_url, private_store, shown
 
 TURN = "eukhe_turn_holder"
@@ -48,7 +48,7 @@ class Holder:
     run: str
     since: float
 
-    def about(self) -> dict[str, Any]:
+    def about(self) -> JsonObject:
         return {"session": self.session, "run": self.run, "pid": self.pid, "since": self.since}
 
 

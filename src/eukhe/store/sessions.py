@@ -10,13 +10,14 @@ reads the same).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dbos import DBOS
+from dbos import DBOS, DBOSClient
 
 from eukhe.ai.request import Message
+from eukhe.json_types import JsonMapping, JsonObject
 
 WORKFLOW = "eukhe.run"
 """The DBOS name of a session's run (these names are in every store: they never change)."""
@@ -29,8 +30,11 @@ NAMES = [WORKFLOW, CHILD_RUN, CHILD_TASK]
 IN_FLIGHT = ("PENDING", "ENQUEUED")
 ENDED = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 
+Workflows = type[DBOS] | DBOSClient
+"""Where the runs are read: this process's DBOS, or a client of the store (`eukhe` commands)."""
 
-async def runs(session: str, db: Any = DBOS) -> list[Any]:
+
+async def runs(session: str, db: Workflows = DBOS) -> list[Any]:
     """The session's runs (DBOS workflow statuses), oldest first. `db`: DBOS in a
     process that runs work, or a DBOSClient in one that only reads."""
     found = await db.list_workflows_async(workflow_id_prefix=f"{session}/", name=WORKFLOW)
@@ -51,7 +55,7 @@ def value_of(output: Any) -> Any:
     return output.value if isinstance(output, Carried) else output
 
 
-def messages_of(steps: Iterable[Mapping[str, Any]]) -> list[Message]:
+def messages_of(steps: Iterable[JsonMapping]) -> list[Message]:
     """A run's messages from its recorded steps, in order: a `message` step's own (the
     layouts before 3), and those carried by any step."""
     out: list[Message] = []
@@ -63,11 +67,11 @@ def messages_of(steps: Iterable[Mapping[str, Any]]) -> list[Message]:
     return out
 
 
-async def transcript(run: str, db: Any = DBOS) -> list[Message]:
+async def transcript(run: str, db: Workflows = DBOS) -> list[Message]:
     return messages_of(await db.list_workflow_steps_async(run))
 
 
-async def shown(w: Any, db: Any = DBOS) -> list[Message]:
+async def shown(w: Any, db: Workflows = DBOS) -> list[Message]:
     """A run's transcript as a face shows it (`w`: its workflow status): a run in flight
     whose messages have not yet been recorded (they ride on the step after them) shows
     its prompt, from its input."""
@@ -91,7 +95,7 @@ FOLLOWUP = "(the reports of its subagents)"
 """What a follow-up run (its prompt: the reports waiting for the session) shows as its prompt."""
 
 
-def inputs(shown: Sequence[Any]) -> Iterator[dict[str, Any]]:
+def inputs(shown: Sequence[Any]) -> Iterator[JsonObject]:
     """The inputs a session's shown runs started with (`w.input`'s first argument: the run's
     spec as the store holds it; a fork with no run of its own: its parent's), the last first.
     A session opened again runs where it ran (its model, base URL and API): the agent's
@@ -102,7 +106,7 @@ def inputs(shown: Sequence[Any]) -> Iterator[dict[str, Any]]:
             yield dict(args[0])
 
 
-def last_input(shown: Sequence[Any]) -> dict[str, Any] | None:
+def last_input(shown: Sequence[Any]) -> JsonObject | None:
     """The input the last of a session's shown runs started with, or None when none holds one."""
     return next(inputs(shown), None)
 
@@ -127,7 +131,7 @@ def _time(ms: int | None) -> datetime.datetime | None:
     return datetime.datetime.fromtimestamp(ms / 1000) if ms else None
 
 
-async def rows(db: Any = DBOS) -> list[Row]:
+async def rows(db: Workflows = DBOS) -> list[Row]:
     """Every session, the most recently started last."""
     by: dict[str, list[Any]] = {}
     for w in await db.list_workflows_async(name=WORKFLOW):
@@ -139,7 +143,7 @@ async def rows(db: Any = DBOS) -> list[Row]:
     return sorted(out, key=lambda r: r.started or datetime.datetime.min)
 
 
-async def latest_in(cwd: str, db: Any = DBOS) -> str | None:
+async def latest_in(cwd: str, db: Workflows = DBOS) -> str | None:
     """The session whose newest root run started in the folder `cwd` (`eukhe -c`), or None."""
     newest: tuple[int, str] | None = None
     for w in await db.list_workflows_async(name=WORKFLOW):
@@ -153,7 +157,7 @@ async def latest_in(cwd: str, db: Any = DBOS) -> str | None:
     return newest[1] if newest else None
 
 
-async def subagents(db: Any = DBOS) -> list[dict[str, Any]]:
+async def subagents(db: Workflows = DBOS) -> list[JsonObject]:
     """Every subagent whose task has not ended (watched, or owing its report), with what
     its watch last published: its phase, quiet seconds, ms left, failed polls."""
     found = await db.list_workflows_async(

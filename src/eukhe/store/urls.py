@@ -9,10 +9,10 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, private_file
+from eukhe.json_types import JsonMapping
 
 __all__ = ["StoreError", "cause", "database_url", "engine_url", "private_store", "shown", "sqlite_path"]
 
@@ -23,7 +23,7 @@ class StoreError(EukheError, RuntimeError):
     code = Code.STORE
 
 
-def database_url(home: Path, settings: Mapping[str, Any]) -> str:
+def database_url(home: Path, settings: JsonMapping) -> str:
     """`durable.databaseUrl`, else SQLite at `$EUKHE_HOME/eukhe.sqlite`."""
     durable = settings.get("durable")
     url = durable.get("databaseUrl") if isinstance(durable, Mapping) else None

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from eukhe.ai.models import key_variables
 from eukhe.home import home
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.settings.secrets import tool_environment
 from eukhe.tools.reach import Check, standalone
 
@@ -121,7 +122,7 @@ class Tool(Protocol):
         ...
 
     @property
-    def schema(self) -> Mapping[str, Any]:
+    def schema(self) -> JsonMapping:
         """A JSON Schema object for the tool's arguments (a JSON-serializable dict)."""
         ...
 
@@ -130,7 +131,7 @@ class Tool(Protocol):
         """Whether running the call again has no effect beyond the first run (true of reads)."""
         ...
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         """Run with arguments `validate` has passed; `call` catches what it raises."""
         ...
 
@@ -148,7 +149,7 @@ _TYPES: dict[str, tuple[str, Any]] = {
 }
 
 
-def describe(value: Any, limit: int = 60) -> str:
+def describe(value: JsonValue, limit: int = 60) -> str:
     """A value as JSON (as the model wrote it), cut to `limit` characters."""
     try:
         text = json.dumps(value, ensure_ascii=False)
@@ -161,7 +162,7 @@ def _where(path: str) -> str:
     return f"argument '{path}'" if path else "arguments"
 
 
-def validate(schema: Mapping[str, Any], args: Any, path: str = "") -> str | None:
+def validate(schema: JsonMapping, args: JsonValue, path: str = "") -> str | None:
     """None if `args` fits `schema`, else a message naming the argument and why.
 
     Knows the subset the tools use: `type` (one or a list), `properties`, `required`,
@@ -184,7 +185,7 @@ def validate(schema: Mapping[str, Any], args: Any, path: str = "") -> str | None
         if "maximum" in schema and args > schema["maximum"]:
             return f"{_where(path)}: must be at most {schema['maximum']}, got {describe(args)}"
     if isinstance(args, dict):
-        props: Mapping[str, Any] = schema.get("properties", {})
+        props: JsonMapping = schema.get("properties", {})
         for name in schema.get("required", ()):
             if name not in args:
                 return f"missing required argument '{_join(path, name)}'"
@@ -213,7 +214,7 @@ def _join(path: str, name: str) -> str:
 # --- calling -------------------------------------------------------------------------------------------
 
 
-async def call(tools: Mapping[str, Tool], name: str, args: Any, ctx: Context) -> Result:
+async def call(tools: Mapping[str, Tool], name: str, args: JsonValue, ctx: Context) -> Result:
     """Run tool `name` with `args`: every failure but cancellation becomes an error `Result`."""
     tool = tools.get(name)
     if tool is None:

@@ -26,9 +26,10 @@ import signal
 import subprocess
 from collections.abc import Awaitable
 from enum import Enum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from eukhe import waits
+from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
 from eukhe.sandbox import ending
 from eukhe.sandbox.bwrap import Sandbox
@@ -83,7 +84,7 @@ class _End(Enum):
     TIMEOUT = "timeout"
 
 
-async def _race(aw: Awaitable[Any], cancel: asyncio.Event, timeout: float | None) -> _End:
+async def _race(aw: Awaitable[object], cancel: asyncio.Event, timeout: float | None) -> _End:
     """`waits.race` of `aw` for at most `timeout` seconds, until `cancel` is set."""
     clock = waits.LoopClock()
     deadline = None if timeout is None else clock.now() + timeout
@@ -118,7 +119,7 @@ class Bash:
         "is a fresh shell: cd and variables do not carry over. Commands run in a sandbox: the "
         "project is writable, the rest read-only, no network."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "The command, run with bash -c."},
@@ -143,7 +144,7 @@ class Bash:
     }
     replay_safe = False
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         lim = ctx.limits
         command: str = args["command"]
         timeout = min(float(args.get("timeout", lim.bash_timeout)), lim.bash_timeout_max)
@@ -318,7 +319,7 @@ def _noted(result: Result, notes: list[str], error: bool) -> Result:
     return Result(text + "\n".join(notes), result.is_error or error)
 
 
-async def _both(a: Awaitable[Any], b: Awaitable[Any]) -> None:
+async def _both(a: Awaitable[object], b: Awaitable[object]) -> None:
     await asyncio.gather(a, b)
 
 

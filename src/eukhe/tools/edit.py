@@ -7,10 +7,11 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from eukhe.filekind import kind
 from eukhe.humanize import counted
+from eukhe.json_types import JsonObject
 from eukhe.tools.base import Context, Limits, Result
 from eukhe.tools.files import SNIFF, amount, binary_message, is_binary, resolve, why
 from eukhe.tools.reach import Check, Refused, Slot, slot
@@ -188,7 +189,7 @@ class Edit:
         "`new_text` replaces it (empty deletes it). The write is atomic and keeps the file's permissions. "
         "Paths are relative to the working directory."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "The file to edit."},
@@ -200,7 +201,7 @@ class Edit:
     }
     replay_safe = False
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         return await asyncio.to_thread(
             _edit, args["path"], args["old_text"], args["new_text"], ctx.cwd, ctx.limits, ctx.boundary()
         )

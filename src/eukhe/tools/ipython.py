@@ -11,8 +11,9 @@ Not replay-safe: a cell has effects (files, processes, the kernel's state) a sec
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from eukhe.json_types import JsonObject
 from eukhe.tools.base import Context, Result
 
 __all__ = ["IPYTHON", "IPython", "bounded"]
@@ -33,7 +34,7 @@ class IPython:
         "if it still runs; waits are capped at the budget), h.poll(), h.tail(n), h.output(), h.kill(), "
         "h.bytes; `jobs` lists them. Long output keeps its start and end with the middle cut."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {
             "code": {"type": "string", "description": "The cell to run (give this or `job`)."},
@@ -52,7 +53,7 @@ class IPython:
     }
     replay_safe = False
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         kernel = ctx.kernel
         if kernel is None:
             return Result("no Python kernel is offered in this run, so 'ipython' cannot run code here", True)

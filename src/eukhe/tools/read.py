@@ -8,8 +8,9 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import IO, ClassVar
 
+from eukhe.json_types import JsonObject
 from eukhe.rules.confine import Act
 from eukhe.tools.base import Context, Limits, Result
 from eukhe.tools.files import SNIFF, amount, binary_message, is_binary, resolve, why
@@ -154,7 +155,7 @@ class Read:
         "first line, from 1) and `limit` (how many lines) to read part of a long file; output is capped "
         "and says where to continue. Binary files are refused. Paths are relative to the working directory."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "The file to read."},
@@ -166,7 +167,7 @@ class Read:
     }
     replay_safe = True
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         return await asyncio.to_thread(
             _read, args["path"], args.get("offset"), args.get("limit"), ctx.cwd, ctx.limits, ctx.boundary()
         )

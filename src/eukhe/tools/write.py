@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from eukhe.json_types import JsonObject
 from eukhe.tools.base import Context, Result
 from eukhe.tools.files import resolve, why
 from eukhe.tools.reach import Check, Refused, slot
@@ -48,7 +49,7 @@ class Write:
         "The write is atomic and keeps an existing file's permissions. To change part of a file, "
         "use edit. Paths are relative to the working directory."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "The file to write."},
@@ -59,7 +60,7 @@ class Write:
     }
     replay_safe = False
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         return await asyncio.to_thread(_write, args["path"], args["content"], ctx.cwd, ctx.boundary())
 
 

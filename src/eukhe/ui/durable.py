@@ -16,6 +16,7 @@ from dbos import DBOS
 from eukhe.ai.request import Message
 from eukhe.client.client import ask_once
 from eukhe.client.protocol import RequestKind
+from eukhe.json_types import JsonObject
 from eukhe.memory.chat import Chat
 from eukhe.memory.tables import ChatStore
 from eukhe.rules.child import Fate
@@ -40,7 +41,7 @@ class SessionRuntime:
         self.runtime = runtime
 
     @classmethod
-    def open(cls, home: Path, settings: dict[str, Any], show: Show, asker: Asker) -> SessionRuntime:
+    def open(cls, home: Path, settings: JsonObject, show: Show, asker: Asker) -> SessionRuntime:
         return cls(open_runtime(home, settings, show, asker=asker))
 
     @property
@@ -137,13 +138,13 @@ class SessionRuntime:
     async def start(self, spec: RunSpec, session: str) -> str:
         return await driver.start(spec, session)
 
-    async def result(self, run: str) -> dict[str, Any]:
+    async def result(self, run: str) -> JsonObject:
         return await driver.result(run)
 
     async def live_children(self, session: str) -> list[str]:
         return await driver.live_children(session)
 
-    async def subagents(self) -> list[dict[str, Any]]:
+    async def subagents(self) -> list[JsonObject]:
         return await sessions.subagents(DBOS)
 
     def queue(self, session: str, text: str, after: bool) -> str:
@@ -161,7 +162,7 @@ class SessionRuntime:
     def close_parent(self, session: str) -> None:
         self.process.reports().close_parent(session)
 
-    def chat(self, settings: dict[str, Any]) -> tuple[ChatStore, Chat]:
+    def chat(self, settings: JsonObject) -> tuple[ChatStore, Chat]:
         """The chat as the store has it now, to read (the owner writes it); close the
         store after."""
         store = ChatStore(self.store.url)

@@ -3,10 +3,8 @@ and the interactive agent's scrollback mark and style them the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from eukhe.admission._limits import UNLIMITED
+from eukhe.json_types import JsonMapping
 from eukhe.terminal import neutralized
 
 MARKS = {
@@ -54,7 +52,7 @@ def printable(text: str) -> str:
     return neutralized(text.expandtabs(4))
 
 
-def provider_line(name: str, p: Mapping[str, Any]) -> str:
+def provider_line(name: str, p: JsonMapping) -> str:
     """A provider's slots in the owner's status, in words: held against its limit ("no
     limit" for a provider with none set), and what is queued in each class."""
     limit = p.get("limit")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from eukhe.ai.image import ImageError
 from eukhe.events import Event, event, of_session, outcome_text
 from eukhe.ids import new_session, valid_session
+from eukhe.json_types import JsonObject
 from eukhe.process_exit import leave
 from eukhe.run.mentions import Attached
 from eukhe.run.spec import Setup, setup
@@ -61,8 +62,8 @@ class Session:
     durable: SessionRuntime | None = None  # the store and the runtime, once open
     failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
     ready: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[Any] | None = None  # the run at work, its follow-ups included
-    children: asyncio.Task[Any] | None = None
+    task: asyncio.Future[None] | None = None  # the run at work, its follow-ups included
+    children: asyncio.Future[None] | None = None
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
     known: list[str] = field(default_factory=list)  # the home's sessions, for /session's completion
     reopened: bool = False  # its transcript shown (a session opened again)
@@ -276,7 +277,7 @@ class Session:
                 return
             prompt = None
 
-    async def _run(self, prompt: str | None, follow: str | None = None) -> dict[str, Any]:
+    async def _run(self, prompt: str | None, follow: str | None = None) -> JsonObject:
         assert self.made is not None
         loop = asyncio.get_running_loop()
         attached: Attached | None = None

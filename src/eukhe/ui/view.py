@@ -17,6 +17,7 @@ from typing import Any
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, tally, used_line
 from eukhe.humanize import counted, seconds, tokens
 from eukhe.ids import is_root, name_of
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.ui.lines import marked, printable
 
 PARTIAL = 4_000
@@ -48,14 +49,14 @@ class View:
     partial: str = ""  # streamed text since its last newline
     run: str | None = None  # the session's run at work (None: the prompt is idle)
     waits: dict[str, Event] = field(default_factory=dict)  # what the run waits for now, by what
-    budget: Mapping[str, Any] = field(default_factory=dict)  # {"used": {...}, "caps": {...}}
+    budget: JsonMapping = field(default_factory=dict)  # {"used": {...}, "caps": {...}}
     queued: list[Queued] = field(default_factory=list)
-    children: list[dict[str, Any]] = field(default_factory=list)  # the session's subagents, as polled
+    children: list[JsonObject] = field(default_factory=list)  # the session's subagents, as polled
     results: list[Event] = field(default_factory=list)  # tool results, openable by number (1 first)
     tools: dict[str, int] = field(default_factory=dict)  # tool call id -> its number
     heard: float = 0.0  # when the run's stream last gave an event
     note: str = ""  # a line under the prompt: the last command's answer, a hint
-    usage: Mapping[str, Any] = field(default_factory=dict)  # the root run's tokens so far ("usage" event)
+    usage: JsonMapping = field(default_factory=dict)  # the root run's tokens so far ("usage" event)
     spent: dict[str, float] = field(default_factory=dict)  # the session's: every root outcome's usage summed
     runs_counted: int = 0  # the root outcomes `spent` sums
     _budget_of: str | None = None  # the run whose budgets `budget` holds
@@ -119,7 +120,7 @@ class View:
         return Line(*marked(e.type, e.text))
 
     @staticmethod
-    def outcome_line(out: Mapping[str, Any]) -> str:
+    def outcome_line(out: JsonMapping) -> str:
         error = out.get("error") or {}
         head = {"answered": "✓ answered", "failed": "✗ failed", "aborted": "■ aborted"}.get(
             str(out.get("outcome")), str(out.get("outcome"))

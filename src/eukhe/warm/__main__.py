@@ -37,7 +37,7 @@ import tempfile
 import threading
 import traceback
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import eukhe
 import eukhe.ai.anthropic
@@ -49,6 +49,7 @@ import eukhe.cli.stored
 import eukhe.run.workflow
 from eukhe.client import protocol
 from eukhe.client.handoff import identity, limits
+from eukhe.json_types import JsonObject
 from eukhe.owner.log import logged
 
 LIBRARIES = (
@@ -115,7 +116,7 @@ def threads_running() -> str | None:
     )
 
 
-def _child(req: dict[str, Any], fds: list[int], conn: socket.socket) -> NoReturn:
+def _child(req: JsonObject, fds: list[int], conn: socket.socket) -> NoReturn:
     """Become `eukhe ARGV` in the client's folder and environment; never returns."""
     code = 1
     try:
@@ -152,7 +153,7 @@ def _child(req: dict[str, Any], fds: list[int], conn: socket.socket) -> NoReturn
         os._exit(code)
 
 
-def _streams(io: dict[str, Any]) -> None:
+def _streams(io: JsonObject) -> None:
     """The standard streams as the client's Python made them (encoding, errors, buffering)."""
     enc, errors = str(io["encoding"]), str(io["errors"])
     sys.stdin = open(0, encoding=enc, errors=errors, closefd=False)  # noqa: SIM115
@@ -169,7 +170,7 @@ def _die_with(conn: socket.socket) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
+def _request(conn: socket.socket) -> tuple[JsonObject, list[int]]:
     """One request, its JSON line read whole (a stream may split it), and its descriptors,
     from a process of this user's only."""
     _, uid = protocol.peer(conn)
@@ -203,7 +204,7 @@ def _size(limit: int) -> float:
     return float("inf") if limit == resource.RLIM_INFINITY else float(limit)
 
 
-def _unreachable(req: dict[str, Any]) -> str | None:
+def _unreachable(req: JsonObject) -> str | None:
     """Why the child could not take the client's limits and niceness, or None: a process
     may lower its hard limits and raise its niceness, not the other way."""
     mine = limits()
@@ -240,7 +241,7 @@ class Template:
         self.inode = os.stat(path).st_ino
         self.open = True
 
-    def why_not(self, req: dict[str, Any]) -> str | None:
+    def why_not(self, req: JsonObject) -> str | None:
         """Why this template cannot run the request as the client would have, or None."""
         missing = sorted(FIELDS - req.keys())
         if missing:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.errors import Code, EukheError
+from eukhe.json_types import JsonMapping
 
 STOPS = ("stop", "length", "toolUse")
 
@@ -213,25 +214,25 @@ def _turn(r: Any, where: str) -> Turn:
     )
 
 
-def _str(r: Mapping[str, Any], key: str, where: str) -> str:
+def _str(r: JsonMapping, key: str, where: str) -> str:
     v = r.get(key, "")
     if not isinstance(v, str):
         raise ScriptError(f"{where}: {key}: expected a string, got {type(v).__name__}")
     return v
 
 
-def _int(r: Mapping[str, Any], key: str, where: str, default: int) -> int:
+def _int(r: JsonMapping, key: str, where: str, default: int) -> int:
     v = r.get(key, default)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise ScriptError(f"{where}: {key}={v!r}: expected a whole number >= 0")
     return v
 
 
-def _opt_int(r: Mapping[str, Any], key: str, where: str) -> int | None:
+def _opt_int(r: JsonMapping, key: str, where: str) -> int | None:
     return _int(r, key, where, 0) if key in r else None
 
 
-def _opt_str(r: Mapping[str, Any], key: str, where: str) -> str | None:
+def _opt_str(r: JsonMapping, key: str, where: str) -> str | None:
     return _str(r, key, where) if key in r else None
 
 

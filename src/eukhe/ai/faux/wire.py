@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from eukhe.ai.faux.script import Turn, pieces
+from eukhe.json_types import JsonObject
 
 
 def stream_error(api: str, turn: Turn) -> bytes:
@@ -31,7 +32,7 @@ def sse(data: Any, event: str | None = None) -> bytes:
 
 
 def chat(turn: Turn, model: str, rid: str) -> list[bytes]:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    def chunk(delta: JsonObject, finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         return sse(
             {"id": rid, "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [choice]}
@@ -101,7 +102,7 @@ def anthropic(turn: Turn, model: str, rid: str) -> list[bytes]:
     out = [sse(start, "message_start")]
     index = 0
 
-    def block(kind: str, first: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+    def block(kind: str, first: JsonObject, deltas: list[JsonObject]) -> None:
         nonlocal index
         out.append(
             sse(
@@ -152,8 +153,8 @@ def anthropic(turn: Turn, model: str, rid: str) -> list[bytes]:
 # ---------------------------------------------------------------- responses
 
 
-def response_object(turn: Turn, model: str, rid: str, status: str) -> dict[str, Any]:
-    output: list[dict[str, Any]] = []
+def response_object(turn: Turn, model: str, rid: str, status: str) -> JsonObject:
+    output: list[JsonObject] = []
     if status == "completed":
         if turn.thinking:
             output.append(
@@ -281,9 +282,9 @@ def responses(turn: Turn, model: str, rid: str) -> list[bytes]:
     return out
 
 
-def chat_completion(turn: Turn, model: str, rid: str) -> dict[str, Any]:
+def chat_completion(turn: Turn, model: str, rid: str) -> JsonObject:
     """The same reply as one JSON chat.completion (a request with stream false)."""
-    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+    message: JsonObject = {"role": "assistant", "content": turn.text or None}
     if turn.thinking:
         message["reasoning_content"] = turn.thinking
     if turn.calls:
@@ -311,7 +312,7 @@ def chat_completion(turn: Turn, model: str, rid: str) -> dict[str, Any]:
     }
 
 
-def overflow(path: str, size: int, window: int) -> dict[str, Any]:
+def overflow(path: str, size: int, window: int) -> JsonObject:
     """The body of each wire's context-overflow error (HTTP 400), in its provider's words,
     for a request of `size` bytes to a model whose window is `window` bytes (4 a token)."""
     have, limit = size // 4, window // 4

@@ -32,8 +32,9 @@ its line.
 from __future__ import annotations
 
 import re
-from typing import IO, Any
+from typing import IO
 
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.memory.imports._common import (
     Diagnostics,
     Taken,
@@ -157,7 +158,7 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
     return Taken(session, transcript.finish(), (*notes, *unknown.notes()))
 
 
-def user_words(content: Any) -> str | None:
+def user_words(content: JsonValue) -> str | None:
     """The user's words in a `user` record's content, or None when it holds none."""
     if isinstance(content, str):
         text = text_of(content)
@@ -181,11 +182,11 @@ def user_words(content: Any) -> str | None:
     return text
 
 
-def assistant_text(content: Any) -> str | None:
+def assistant_text(content: JsonValue) -> str | None:
     """The text blocks of an assistant record, joined, or None when it has none."""
     return "\n\n".join(text_blocks(content)) or None
 
 
-def _origin(d: dict[str, Any]) -> str | None:
+def _origin(d: JsonObject) -> str | None:
     origin = d.get("origin")
     return origin.get("kind") if isinstance(origin, dict) else None

@@ -29,8 +29,9 @@ keeps its number.
 
 from __future__ import annotations
 
-from typing import IO, Any
+from typing import IO
 
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.memory.imports._common import (
     Diagnostics,
     Taken,
@@ -131,9 +132,7 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
     return Taken(session, transcript.finish(), unknown.notes())
 
 
-def _item(
-    payload: dict[str, Any], line: int, date: str | None, users: list[Said], agents: list[Said]
-) -> None:
+def _item(payload: JsonObject, line: int, date: str | None, users: list[Said], agents: list[Said]) -> None:
     if payload.get("type") != "message":
         return
     role = payload.get("role")
@@ -148,5 +147,5 @@ def _item(
             agents.append((line, "\n\n".join(parts), date))
 
 
-def _texts(content: Any) -> list[str]:
+def _texts(content: JsonValue) -> list[str]:
     return text_blocks(content, ("input_text", "output_text", "text"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
-from typing import Any
 
+from eukhe.json_types import JsonValue
 from eukhe.memory.imports._types import Diagnostic, Item
 
 MAX_DIAGNOSTICS = 100
@@ -62,7 +62,7 @@ class Unknown:
         return (f"{self.later} more {'line' if self.later == 1 else 'lines'} of unknown types skipped",)
 
 
-def iso_date(value: Any) -> str | None:
+def iso_date(value: JsonValue) -> str | None:
     """A source timestamp as ISO 8601 in UTC (milliseconds), or None: an ISO 8601
     string (a trailing Z allowed), or a number of milliseconds since the epoch."""
     try:
@@ -126,14 +126,14 @@ class Taken:
     notes: tuple[str, ...] = ()
 
 
-def text_of(value: Any) -> str | None:
+def text_of(value: JsonValue) -> str | None:
     """A string, stripped, or None when it is not a string or is blank."""
     if isinstance(value, str) and value.strip():
         return value.strip()
     return None
 
 
-def text_blocks(content: Any, types: tuple[str, ...] = ("text",)) -> list[str]:
+def text_blocks(content: JsonValue, types: tuple[str, ...] = ("text",)) -> list[str]:
     """The non-blank texts of a content that is a string, or a list of blocks
     `{"type": one of types, "text": ...}` (other blocks: thinking, tool calls,
     images, passed over)."""

@@ -16,8 +16,9 @@ records that only one format writes decide.
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import IO
 
+from eukhe.json_types import JsonObject
 from eukhe.memory.imports import _claude, _codex, _eukhe
 from eukhe.memory.imports._lines import MAX_LINE_BYTES, parse
 from eukhe.memory.imports._types import CLAUDE, CODEX, EUKHE, PI, Format
@@ -76,7 +77,7 @@ def detect(f: IO[bytes], size: int) -> tuple[Format | None, str]:
     return None, f"{NOT_ONE} (line {line} {fault})"
 
 
-def classify(d: dict[str, Any]) -> Format | None:
+def classify(d: JsonObject) -> Format | None:
     """The format one record belongs to, or None when it does not tell."""
     if _eukhe.is_export(d):
         return EUKHE

@@ -16,19 +16,18 @@ run's id and the message's place in it.
 
 from __future__ import annotations
 
-from typing import Any
-
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.memory.imports._common import Diagnostics, Taken, Transcript, text_of
 
 MAX_BYTES = 64 << 20
 """An export larger than this (64 MiB) is refused: it is read whole."""
 
 
-def is_export(value: Any) -> bool:
+def is_export(value: JsonValue) -> bool:
     return isinstance(value, dict) and "session" in value and isinstance(value.get("runs"), list)
 
 
-def read(doc: dict[str, Any], ident: str, diags: Diagnostics) -> Taken:
+def read(doc: JsonObject, ident: str, diags: Diagnostics) -> Taken:
     session = doc.get("session") if isinstance(doc.get("session"), str) and doc.get("session") else None
     if session is None:
         diags.add("session is not a string: keys use the file's path instead")

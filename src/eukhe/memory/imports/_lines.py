@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
 
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.memory.imports._common import Diagnostics
 
 MAX_LINE_BYTES = 1 << 20
@@ -19,7 +20,7 @@ _BOM = b"\xef\xbb\xbf"
 
 def records(
     f: IO[bytes], diags: Diagnostics | None, max_line: int = MAX_LINE_BYTES
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Iterator[tuple[int, JsonObject]]:
     """Each line of `f` that holds a JSON object, with its number (from 1). Blank
     lines are passed over; any other line that is not a JSON object is reported to
     `diags` (None: passed over silently, as detection reads)."""
@@ -54,7 +55,7 @@ def records(
         yield number, value
 
 
-def parse(raw: bytes) -> tuple[str | None, Any]:
+def parse(raw: bytes) -> tuple[str | None, JsonValue]:
     """(None, the object) for a line holding a JSON object, else (what is wrong, None)."""
     nul = raw.find(b"\x00")
     if nul >= 0:
@@ -100,7 +101,7 @@ def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
 
 
-def _kind(value: Any) -> str:
+def _kind(value: JsonValue) -> str:
     if isinstance(value, list):
         return "an array"
     if isinstance(value, str):

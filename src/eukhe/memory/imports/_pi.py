@@ -29,8 +29,9 @@ version-1 entry.
 
 from __future__ import annotations
 
-from typing import IO, Any
+from typing import IO
 
+from eukhe.json_types import JsonValue
 from eukhe.memory.imports._common import Diagnostics, Taken, Transcript, Unknown, iso_date, text_blocks
 from eukhe.memory.imports._lines import records
 
@@ -106,5 +107,5 @@ def read(f: IO[bytes], ident: str, diags: Diagnostics) -> Taken:
     return Taken(session, transcript.finish(), (*unknown.notes(), *roles.notes()))
 
 
-def _text(content: Any) -> str | None:
+def _text(content: JsonValue) -> str | None:
     return "\n\n".join(text_blocks(content)) or None

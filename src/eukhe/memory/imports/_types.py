@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from eukhe.json_types import JsonObject
 
 Kind = Literal["user", "talk"]
 
@@ -38,7 +40,7 @@ class Item:
     date: str | None
     line: int | None = None
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {"kind": self.kind, "text": self.text, "key": self.key, "date": self.date, "line": self.line}
 
 
@@ -60,7 +62,7 @@ class Diagnostic:
     def __str__(self) -> str:
         return self.text
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {"path": self.path, "line": self.line, "message": self.message}
 
 
@@ -101,7 +103,7 @@ class FileReport:
         notes = f" ({'; '.join(self.notes)})" if self.notes else ""
         return f"{self.path}: {what}: {took}{tail}{notes}"
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         return {
             "path": self.path,
             "format": self.format.name if self.format else None,

@@ -31,18 +31,21 @@ import re
 import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pathspec
 
 from eukhe import waits
+from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
 from eukhe.settings.secrets import MIN_KEY, Redaction
 from eukhe.tools.search import confined
 from eukhe.tools.search.walk import DIR_FLAGS, Walked, open_file, walk_fds
+
+T = TypeVar("T")
 
 __all__ = [
     "BINARY_SNIFF",
@@ -512,13 +515,13 @@ async def _in_thread(
 # ---------------------------------------------------------------- ripgrep
 
 
-def _raw(d: dict[str, Any]) -> bytes:
+def _raw(d: JsonObject) -> bytes:
     if "text" in d:
         return str(d["text"]).encode("utf-8", errors="surrogateescape")
     return base64.b64decode(d.get("bytes", ""))
 
 
-def _path(d: dict[str, Any]) -> Path:
+def _path(d: JsonObject) -> Path:
     if "text" in d:
         return Path(d["text"])
     return Path(os.fsdecode(base64.b64decode(d.get("bytes", ""))))
@@ -775,7 +778,9 @@ async def hits(
     return found
 
 
-async def _race(work: Any, deadline: float, cancel: asyncio.Event, grace: float = 0.0) -> waits.Raced[Any]:
+async def _race(
+    work: Awaitable[T], deadline: float, cancel: asyncio.Event, grace: float = 0.0
+) -> waits.Raced[T]:
     """`work` raced against the search's deadline and the run's abort; a work that cleans up
     when cancelled (ripgrep's process) is given `grace` seconds to, a thread none."""
     return await waits.race(work, deadline, cancel, waits.LoopClock(), grace=grace)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from eukhe.json_types import JsonObject
 from eukhe.tools.base import Context, Result
 from eukhe.tools.search import engines
 from eukhe.tools.search.engines import Root
@@ -23,7 +24,7 @@ class Glob:
         "the top only), relative to `path` (default: the working directory). Returns paths, newest "
         "first. Skips hidden files and files .gitignore ignores."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "description": "The pattern, as in .gitignore."},
@@ -37,7 +38,7 @@ class Glob:
     def __init__(self, engine: str = "auto") -> None:
         self.engine = engine  # "auto": ripgrep when installed, else Python's; or "rg", or "python"
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         pattern: str = args["pattern"]
         if not pattern.strip() or pattern.startswith("!"):
             return Result(f"the pattern {pattern!r} picks nothing: give one such as '*.py' or 'src/**'", True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from eukhe.json_types import JsonObject
 from eukhe.tools.base import Context, Result
 from eukhe.tools.search import engines
 from eukhe.tools.search.engines import Found, Root
@@ -66,7 +67,7 @@ class Grep:
         "Skips hidden, .gitignore'd and binary files. `glob` picks files (`*.py`, `src/**/*.ts`); "
         "`context` adds lines around each match. No look-around or back-references; (?i) ignores case."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "description": "The regular expression."},
@@ -93,7 +94,7 @@ class Grep:
     def __init__(self, engine: str = "auto") -> None:
         self.engine = engine  # "auto": ripgrep when installed, else Python's; or "rg", or "python"
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         pattern: str = args["pattern"]
         bad = refusal(pattern) or _compiles(pattern)
         if bad:
@@ -107,9 +108,7 @@ class Grep:
         finally:
             close(start)
 
-    async def _search(
-        self, args: dict[str, Any], ctx: Context, start: Root, pattern: str, path: str
-    ) -> Result:
+    async def _search(self, args: JsonObject, ctx: Context, start: Root, pattern: str, path: str) -> Result:
         lim = ctx.limits
         want = int(args.get("limit", LIMIT))
         context = int(args.get("context", 0))

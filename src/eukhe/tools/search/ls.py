@@ -6,8 +6,9 @@ import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from eukhe.json_types import JsonObject
 from eukhe.rules.confine import Act
 from eukhe.tools.base import Context, Result
 from eukhe.tools.files import resolve, why
@@ -92,14 +93,14 @@ class Ls:
         "List a folder's entries (default: the working directory): folders end in `/`, files show "
         "their size. Hidden entries and what .gitignore ignores are left out, and counted."
     )
-    schema: ClassVar[dict[str, Any]] = {
+    schema: ClassVar[JsonObject] = {
         "type": "object",
         "properties": {"path": {"type": "string", "description": "The folder to list (default: '.')."}},
         "additionalProperties": False,
     }
     replay_safe = True
 
-    async def run(self, args: dict[str, Any], ctx: Context) -> Result:
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
         path = args.get("path") or "."
         return await asyncio.to_thread(
             _list, path, ctx.cwd, ctx.readable, ctx.limits.read_max_output, ctx.boundary()
