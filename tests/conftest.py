@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from eukhe.client.handoff import OWNER_FORK
 from eukhe.timing import VARIABLE
+from tests import forks
 
 POLLS = {
     "report_poll": 0.1,
@@ -37,6 +39,10 @@ def _owners_end_soon() -> Iterator[None]:
         # no warm template beside each test's owner: it imports all of eukhe again (about a
         # CPU-second) for a home whose few runs seldom use it; tests/cli/test_handoff.py asks for one
         mp.setenv("EUKHE_WARM", "0")
+        # each test's owner forked by the worker's template (tests/forks.py), its imports done
+        # (a third of a CPU-second each, some 220 owners a suite); tests/owner/test_owner_fork.py
+        # shows both ways, and a test that starts its own Python's processes gets real ones
+        mp.setenv(OWNER_FORK, forks.socket_path())
         mp.setenv(VARIABLE, json.dumps(POLLS))
         yield
 

@@ -27,12 +27,19 @@ START_DEADLINE = 60.0  # seconds the template may take to import and listen
 STREAMS = {"encoding": "utf-8", "errors": "strict", "lines": False}  # as a child's into pipes
 
 
+def socket_path() -> str:
+    """The worker's template's socket, the same for every template it starts (a fresh one
+    takes the old one's place): the tests' owners are forked there too (`EUKHE_OWNER_FORK`)."""
+    return os.path.join(tempfile.gettempdir(), f"eukhe-forks-{os.getpid()}", "fork.sock")
+
+
 class Template:
     """The worker's template process and its socket."""
 
     def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="eukhe-forks-")
-        self.path = os.path.join(self.dir, "fork.sock")
+        self.path = socket_path()
+        self.dir = os.path.dirname(self.path)
+        os.makedirs(self.dir, mode=0o700, exist_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-P", "-m", "eukhe.warm", self.path],
             cwd=ROOT,

@@ -12,13 +12,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from eukhe.client.handoff import OWNER_FORK
 from tests import forks
 
 DEADLINE = 60.0  # seconds any one wait of these tests may take
 
 
 def env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {**os.environ, "EUKHE_HOME": str(home), **(extra or {})}
+    """The environment of `eukhe` in a test: a test that sets what Python reads as it starts
+    gets a real owner as well as a real process (the template's would not read it)."""
+    real = {} if _forked(extra) else {OWNER_FORK: ""}
+    return {**os.environ, "EUKHE_HOME": str(home), **real, **(extra or {})}
 
 
 def _forked(extra: dict[str, str] | None) -> bool:

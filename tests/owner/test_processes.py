@@ -9,15 +9,27 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
 from eukhe.client.client import alive, read_info
+from eukhe.client.handoff import OWNER_FORK
 from eukhe.store.codec import Codec
 from tests.proc import DEADLINE, Reader, env, eukhe, owner_log, start, until
 
 ONE_SLOT = {"providers": {"vllm": {"concurrency": 1}}}
+
+
+@pytest.fixture(autouse=True)
+def _real_owners(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """These tests are about the owner's own process, as a user's first run starts it
+    (`python -P -m eukhe.owner`): none is forked by the tests' template."""
+    monkeypatch.setenv(OWNER_FORK, "")
+    yield
 
 
 def run_args(server: FauxServer, prompt: str, *more: str) -> list[str]:

@@ -28,6 +28,7 @@ from typing import Any
 
 from eukhe import waits
 from eukhe.client import protocol
+from eukhe.client.handoff import ForkedOwner, fork_owner
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, open_home, private_open
@@ -324,7 +325,7 @@ def _ours(writer: asyncio.StreamWriter, path: Path) -> None:
         )
 
 
-async def _open_soon(proc: subprocess.Popen[bytes], home: Path) -> Streams:
+async def _open_soon(proc: subprocess.Popen[bytes] | ForkedOwner, home: Path) -> Streams:
     """Connect once the owner listens (another client's owner may win the home: the
     one we started then ends, and the winner answers). One that ended because an
     owner that is going away still held the home is started again. An owner that
@@ -352,11 +353,15 @@ def _last_line(home: Path) -> str:
     return lines[-1] if lines else "its log is empty"
 
 
-def spawn_owner(home: Path) -> subprocess.Popen[bytes]:
-    """Start the home's owner, detached (its own session, its output in its log)."""
+def spawn_owner(home: Path) -> subprocess.Popen[bytes] | ForkedOwner:
+    """Start the home's owner, detached (its own session, its output in its log): forked by
+    the template `EUKHE_OWNER_FORK` names, if one will (`handoff.fork_owner`), else a process."""
     open_home(home)  # made private, or tightened with a notice here, where a person sees it
     log = private_open(protocol.log_path(home), os.O_WRONLY | os.O_APPEND)  # the child keeps it
     try:
+        forked = fork_owner(home, log)
+        if forked is not None:
+            return forked
         return subprocess.Popen(
             # -P, and the home as its folder: `-m` would put the folder it starts in (the
             # client's project, a stranger's clone maybe) first on its path, and an `eukhe/`

@@ -80,10 +80,12 @@ def limits() -> dict[str, list[int]]:
     }
 
 
-def request(argv: Sequence[str], cwd: str, env: dict[str, str], io: JsonObject, umask: int) -> bytes:
+def request(
+    argv: Sequence[str], cwd: str, env: dict[str, str], io: JsonObject, umask: int, owner: bool = False
+) -> bytes:
     """The request's line: the run to become, and who asks (with what limits and niceness:
-    a run under `ulimit` or `nice` stays under them)."""
-    req = {
+    a run under `ulimit` or `nice` stays under them); `owner`: a home's owner instead."""
+    req: JsonObject = {
         "argv": list(argv),
         "argv0": sys.argv[0] if sys.argv else "eukhe",
         "cwd": cwd,
@@ -94,6 +96,8 @@ def request(argv: Sequence[str], cwd: str, env: dict[str, str], io: JsonObject, 
         "nice": os.getpriority(os.PRIO_PROCESS, 0),
         "identity": identity(),
     }
+    if owner:
+        req["owner"] = True
     return json.dumps(req).encode() + b"\n"
 
 
@@ -108,18 +112,88 @@ def connect(where: Path) -> socket.socket | None:
     is not safe: the run in this process says why)."""
     try:
         protocol.socket_folder(where)
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except (OSError, protocol.UnsafeSocket):
+        return None
+    return _connect(protocol.warm_path(where))
+
+
+def _connect(path: Path) -> socket.socket | None:
+    """A connection to the template listening at `path`, known to be this user's, or None."""
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError:
         return None
     try:
         conn.settimeout(ANSWER_DEADLINE)
-        conn.connect(str(protocol.warm_path(where)))
+        conn.connect(str(path))
         if protocol.peer(conn)[1] != os.getuid():  # not ours: nothing (the environment's keys) is sent
             raise OSError("the template's socket is another user's")
     except OSError:
         conn.close()
         return None
     return conn
+
+
+OWNER_FORK = "EUKHE_OWNER_FORK"
+"""A warm template's socket that forks a home's owner, when set: the owner starts with its
+imports done (a test suite starts hundreds of owners, `tests/forks.py`). Unset, or a
+template that is not this user's or refuses: the owner is a process of its own, as always."""
+
+
+class ForkedOwner:
+    """A home's owner a template forked: its pid, and its exit status once the template
+    says it (`poll`, as `subprocess.Popen.poll`)."""
+
+    def __init__(self, conn: socket.socket, pid: int, buf: bytearray) -> None:
+        self.conn, self.pid, self.buf = conn, pid, buf
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is not None:
+            return self.returncode
+        ready, _, _ = select.select([self.conn], [], [], 0)
+        if not ready and b"\n" not in self.buf:
+            return None
+        got = read_line(self.conn, self.buf, time.monotonic() + ANSWER_DEADLINE)
+        if got is not None and "status" in got:
+            self.returncode = int(got["status"])
+        elif got is None:  # the template went first: the owner, its orphan, may still run
+            try:
+                os.kill(self.pid, 0)
+                return None
+            except ProcessLookupError:
+                self.returncode = 1
+        if self.returncode is not None:
+            self.conn.close()
+        return self.returncode
+
+
+def fork_owner(home_dir: Path, log: int) -> ForkedOwner | None:
+    """The home's owner forked by the template `EUKHE_OWNER_FORK` names, its output into
+    `log`; None when no template is named, none is this user's there, or it refuses."""
+    path = os.environ.get(OWNER_FORK)
+    if not path:
+        return None
+    conn = _connect(Path(path))
+    if conn is None:
+        return None
+    where = str(home_dir.absolute())
+    env = {**os.environ, "EUKHE_HOME": where}  # as the client meant it
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    buf = bytearray()
+    try:
+        socket.send_fds(
+            conn, [request(["owner"], where, env, stdio(), _umask(), owner=True)], [devnull, log, log]
+        )
+        got = read_line(conn, buf, time.monotonic() + ANSWER_DEADLINE)
+    except OSError:
+        got = None
+    finally:
+        os.close(devnull)
+    if got is None or "pid" not in got:  # refused (another Python, sources changed): a process of its own
+        conn.close()
+        return None
+    return ForkedOwner(conn, int(got["pid"]), buf)
 
 
 def read_line(conn: socket.socket, buf: bytearray, deadline: float | None) -> JsonObject | None:

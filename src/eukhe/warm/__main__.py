@@ -17,6 +17,10 @@ another eukhe, or eukhe's sources changed since it started: it then ends, and th
 runs in its own process). The child dies with its client: the connection's end is its
 kill (a `kill -9` of `eukhe run` is a crash, as without the template).
 
+A request with {"owner": true} forks a home's owner instead (`python -m eukhe.owner`, for
+`EUKHE_OWNER_FORK`, `client.handoff.fork_owner`): in a session of its own, its output in the
+owner's log, and it does not die with the connection (its client ends long before it).
+
 The template listens only to its own user (SO_PEERCRED). It ends with the owner: at the
 owner's death (PR_SET_PDEATHSIG) or a SIGTERM it stops listening, and ends once its last
 child has."""
@@ -46,6 +50,7 @@ import eukhe.ai.openai_responses
 import eukhe.cli.entry
 import eukhe.cli.main
 import eukhe.cli.stored
+import eukhe.owner.__main__
 import eukhe.run.workflow
 from eukhe.client import protocol
 from eukhe.client.handoff import identity, limits
@@ -138,10 +143,15 @@ def _child(req: JsonObject, fds: list[int], conn: socket.socket) -> NoReturn:
         os.environ.update({str(k): str(v) for k, v in dict(req["env"]).items()})
         tempfile.tempdir = None  # read again from TMPDIR, as a new process would
         _streams(dict(req["stdio"]))
-        threading.Thread(target=_die_with, args=(conn,), daemon=True).start()
         sys.argv = [str(req["argv0"]), *map(str, req["argv"])]
-        eukhe.cli.entry.main(hand=False)  # a command ends the process itself (eukhe.process_exit)
-        code = 0
+        if req.get("owner") is True:  # a home's owner: a daemon in a session of its own, which
+            os.setsid()  # outlives the client that started it (the template says when it ends)
+            conn.close()
+            code = eukhe.owner.__main__.main()  # or it ends the process itself
+        else:
+            threading.Thread(target=_die_with, args=(conn,), daemon=True).start()
+            eukhe.cli.entry.main(hand=False)  # a command ends the process itself (eukhe.process_exit)
+            code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:
