@@ -24,6 +24,7 @@ from eukhe.client import handoff
 
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE = 60.0  # seconds the template may take to import and listen
+AGENT_TOO = "import runpy, eukhe.ui.app; runpy.run_module('eukhe.warm', run_name='__main__', alter_sys=True)"
 STREAMS = {"encoding": "utf-8", "errors": "strict", "lines": False}  # as a child's into pipes
 
 
@@ -41,7 +42,9 @@ class Template:
         self.dir = os.path.dirname(self.path)
         os.makedirs(self.dir, mode=0o700, exist_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "eukhe.warm", self.path],
+            # eukhe's warm template, with the interactive agent's imports done too (the tmux
+            # tests' terminals run it handed over: tests/ui/handed.py)
+            [sys.executable, "-P", "-c", AGENT_TOO, self.path],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

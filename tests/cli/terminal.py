@@ -13,7 +13,10 @@ import tty
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import forks
+
 DEADLINE = 120.0  # seconds one command may take
+HANDED = Path(__file__).parents[1] / "handed.py"
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,8 @@ def on_pty(*args: str, cwd: Path, stdout_piped: bool = False, extra: dict[str, s
     reader.start()
     env = {**os.environ, "EUKHE_HOME": str(cwd / "home"), "TERM": "xterm-256color", **(extra or {})}
     try:
-        p = subprocess.Popen(
-            [sys.executable, "-m", "eukhe", *args],
+        p = subprocess.Popen(  # forked by the worker's template, the pty its terminal
+            [sys.executable, str(HANDED), forks.template().path, *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,

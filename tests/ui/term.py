@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import forks
+
+HANDED = Path(__file__).parents[1] / "handed.py"
 TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(
     TMUX is None, reason="tmux is not installed: apt-get install tmux (make test does, as root)"
@@ -44,7 +47,9 @@ class Term:
         self.cwd, self.home = cwd, home
         full = {"EUKHE_HOME": str(home), "TERM": "xterm-256color", **(env or {})}
         exports = " ".join(f"{k}={_quoted(v)}" for k, v in full.items())
-        command = " ".join(_quoted(a) for a in [sys.executable, "-m", "eukhe", *args])
+        # the agent forked by the worker's template (its imports done), this terminal its own
+        handed = [sys.executable, str(HANDED), forks.template().path]
+        command = " ".join(_quoted(a) for a in [*handed, *args])
         # the pane stays after eukhe exits, so its last screen can still be read
         self._tmux("new-session", "-d", "-x", str(COLUMNS), "-y", str(ROWS), "-c", str(cwd),
                    f"env {exports} {command}; echo '[eukhe exited]' $?; sleep 600")  # fmt: skip

@@ -4,10 +4,7 @@ model on loopback, typed into and read from the screen."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,11 +24,7 @@ def session_of(text: str) -> str:
 
 
 def show(session: str, cwd: Path, home: Path) -> dict[str, Any]:
-    env = {**os.environ, "EUKHE_HOME": str(home)}
-    done = subprocess.run(
-        [sys.executable, "-m", "eukhe", "session", "show", "--json", session],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    done = eukhe("session", "show", "--json", session, cwd=cwd, home=home, timeout=60)
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 

@@ -114,10 +114,10 @@ def connect(where: Path) -> socket.socket | None:
         protocol.socket_folder(where)
     except (OSError, protocol.UnsafeSocket):
         return None
-    return _connect(protocol.warm_path(where))
+    return connect_path(protocol.warm_path(where))
 
 
-def _connect(path: Path) -> socket.socket | None:
+def connect_path(path: Path) -> socket.socket | None:
     """A connection to the template listening at `path`, known to be this user's, or None."""
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -174,7 +174,7 @@ def fork_owner(home_dir: Path, log: int) -> ForkedOwner | None:
     path = os.environ.get(OWNER_FORK)
     if not path:
         return None
-    conn = _connect(Path(path))
+    conn = connect_path(Path(path))
     if conn is None:
         return None
     where = str(home_dir.absolute())
@@ -222,13 +222,18 @@ def read_line(conn: socket.socket, buf: bytearray, deadline: float | None) -> Js
 
 
 def hand_off(argv: Sequence[str]) -> None:
-    """Run `eukhe ARGV` in a child of the warm template and end with it; returns only
+    """Run `eukhe ARGV` in a child of the home's warm template and end with it; returns only
     when nothing was handed over."""
     if os.environ.get("EUKHE_WARM") == "0":
         return
     conn = connect(home())
-    if conn is None:
-        return
+    if conn is not None:
+        handed(argv, conn)
+
+
+def handed(argv: Sequence[str], conn: socket.socket) -> None:
+    """`eukhe ARGV` run by the template at the other end of `conn`, this process its face
+    (signals relayed, its exit status ours); returns only when nothing was handed over."""
     pid: list[int] = []
     pending: list[int] = []
 
