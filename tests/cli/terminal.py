@@ -26,9 +26,12 @@ class Shown:
     code: int
 
 
-def on_pty(*args: str, cwd: Path, stdout_piped: bool = False, extra: dict[str, str] | None = None) -> Shown:
-    """Run `python -m eukhe ARGS` with stderr (and stdout, unless `stdout_piped`) on a pty;
-    `extra`: more of its environment."""
+def on_pty(
+    *args: str, cwd: Path, stdout_piped: bool = False, extra: dict[str, str] | None = None, own: bool = False
+) -> Shown:
+    """Run `eukhe ARGS` with stderr (and stdout, unless `stdout_piped`) on a pty, forked by the
+    worker's template (`tests/handed.py`); `own`: as `python -m eukhe`, a process of its own
+    (as the home's own hand-off needs); `extra`: more of its environment."""
     master, slave = pty.openpty()
     tty.setraw(slave)  # no newline translation: the bytes written are the bytes read
     got: list[bytes] = []
@@ -47,8 +50,10 @@ def on_pty(*args: str, cwd: Path, stdout_piped: bool = False, extra: dict[str, s
     reader.start()
     env = {**os.environ, "EUKHE_HOME": str(cwd / "home"), "TERM": "xterm-256color", **(extra or {})}
     try:
-        p = subprocess.Popen(  # forked by the worker's template, the pty its terminal
-            [sys.executable, str(HANDED), forks.template().path, *args],
+        p = subprocess.Popen(
+            [sys.executable, "-m", "eukhe", *args]
+            if own
+            else [sys.executable, str(HANDED), forks.template().path, *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,

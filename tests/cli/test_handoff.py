@@ -257,7 +257,7 @@ def test_a_handed_run_on_a_terminal_draws_its_status_line_there(tmp_path: Path) 
         _, template = warmed(server, tmp_path)
         shown: list[Shown] = []
         argv = ("run", "--model", "vllm/m", "--base-url", server.url, "hi")
-        t = threading.Thread(target=lambda: shown.append(on_pty(*argv, cwd=tmp_path, extra=WARM)))
+        t = threading.Thread(target=lambda: shown.append(on_pty(*argv, cwd=tmp_path, extra=WARM, own=True)))
         t.start()
         try:
             until("the handed run", lambda: len(children(template)) == 1 or not t.is_alive())

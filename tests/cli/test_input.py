@@ -28,20 +28,8 @@ def project(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def run_and_settings(repo: Path, home: Path) -> list[subprocess.CompletedProcess[str]]:
     """`eukhe run` and `eukhe settings` in the folder, each bounded: a hang fails the test."""
-    out = []
-    for args in (("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "hello"), ("settings",)):
-        out.append(
-            subprocess.run(
-                [sys.executable, "-m", "eukhe", *args],
-                cwd=repo,
-                env=env(home),
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-            )
-        )
-    return out
+    run = ("run", "--model", "vllm/m", "--base-url", "http://127.0.0.1:9/v1", "hello")
+    return [eukhe(*args, cwd=repo, home=home, timeout=60) for args in (run, ("settings",))]
 
 
 @pytest.mark.parametrize(
