@@ -289,3 +289,24 @@ def test_tools_offers_only_the_tools_named_and_an_unknown_name_is_refused(tmp_pa
     wrong = eukhe("run", "--model", "vllm/m", "--tools", "read,shell", "x", cwd=tmp_path)
     assert wrong.returncode == 2
     assert wrong.stderr.startswith("eukhe run: --tools: no tool is named 'shell'; eukhe's are read, grep,")
+
+
+def test_a_tool_not_offered_is_not_run_when_the_model_calls_it_anyway(tmp_path: Path) -> None:
+    """The attack: `--tools read`, and a hostile model calls `write` and `bash` all the same.
+    Neither runs; each call's result says so."""
+    calls = [
+        {"name": "write", "arguments": {"path": "planted.txt", "content": "x"}, "id": "w"},
+        {"name": "bash", "arguments": {"command": "touch bashed.txt"}, "id": "b"},
+    ]
+    with FauxServer(parse([{"calls": calls}, "Done."])) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--tools", "read",
+            "--sandbox", "danger-full-access", "--approval", "never", "--json", "go",
+            cwd=tmp_path,
+        )  # fmt: skip
+        results = [m for m in server.seen[1].body["messages"] if m.get("role") == "tool"]
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "planted.txt").exists() and not (tmp_path / "bashed.txt").exists()
+    assert len(results) == 2 and all("write" in r["content"] or "bash" in r["content"] for r in results), (
+        results
+    )

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,6 +22,10 @@ from eukhe.memory.report import status_json, status_lines, zoomed
 from eukhe.settings import home
 from eukhe.terminal import json_text
 
+if TYPE_CHECKING:  # the store's half loads them only for a command that reads the chat
+    from eukhe.memory.chat import Chat
+    from eukhe.memory.tables import ChatStore
+
 chat_app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -30,14 +34,16 @@ chat_app = typer.Typer(
 )
 
 
-def _store() -> Any:
+def _store() -> ChatStore:
     """The chat's tables in this home's store (`cli/stored.py`)."""
-    return halves.stored().chat_store()
+    store: ChatStore = halves.stored().chat_store()
+    return store
 
 
-def _chat(store: Any) -> Any:
+def _chat(store: ChatStore) -> Chat:
     """The chat as loaded from the store (no compactor: reading only)."""
-    return halves.stored().chat(store)
+    chat: Chat = halves.stored().chat(store)
+    return chat
 
 
 @chat_app.command("import")

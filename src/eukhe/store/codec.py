@@ -84,7 +84,7 @@ class StoredError(EukheError):
         return f"StoredError({self.kind!r}, {str(self)!r})"
 
 
-def encode(v: JsonValue, redact: Redaction = NO_SECRETS) -> JsonValue:
+def encode(v: Any, redact: Redaction = NO_SECRETS) -> JsonValue:  # any value this store keeps
     """`v` as JSON values, tagged where JSON cannot say it; each of its strings `redact`ed
     (a dict's keys too), before JSON escapes them."""
     if isinstance(v, str):
@@ -119,7 +119,7 @@ def encode(v: JsonValue, redact: Redaction = NO_SECRETS) -> JsonValue:
     )
 
 
-def decode(v: JsonValue) -> JsonValue:
+def decode(v: JsonValue) -> Any:
     """The value `encode` gave `v` from; a tag or type not registered is a CodecError."""
     if isinstance(v, list):
         return [decode(x) for x in v]
@@ -154,7 +154,7 @@ def decode(v: JsonValue) -> JsonValue:
     )
 
 
-def _hashable(k: JsonValue) -> JsonValue:
+def _hashable(k: JsonValue) -> Any:
     if isinstance(k, (list, dict, set)):
         raise CodecError(f"a row holds a key that cannot be one: {type(k).__name__}")
     return k
