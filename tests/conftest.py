@@ -16,6 +16,7 @@ import pytest
 from eukhe.client.handoff import OWNER_FORK
 from eukhe.timing import VARIABLE
 from tests import forks
+from tests.sinks import Kept
 
 POLLS = {
     "report_poll": 0.1,
@@ -76,6 +77,18 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     finally:
         workflow.begin(workflow.ProcessContext())
         s.close()
+
+
+@pytest.fixture
+def durable_runtime(store: Any, tmp_path: Path) -> Any:
+    """The durable runtime over `store`, its process's lines kept (`tests.sinks.Kept`, as
+    `runtime.process.sink`)."""
+    from eukhe.run import workflow
+    from eukhe.run.driver import Runtime
+
+    return Runtime(
+        tmp_path / "home", store, workflow.begin(workflow.ProcessContext(chat_url=store.url, sink=Kept()))
+    )
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from eukhe.humanize import counted, dollars, tokens
 from eukhe.ids import is_root, name_of
@@ -108,10 +108,6 @@ def event(type_: str, text: str = "", run: str | None = None, data: JsonMapping 
     return Event(type_, text, run, dict(data or {}), round(time.time(), 3))
 
 
-Sink = Callable[[Event], None]
-"""Where the events of a process go: a printer, the event stream, the interactive view."""
-
-
 def tally(out: JsonMapping) -> str:
     """A run's counts in words: its model calls, then those that were not a plain answer
     (tool rounds, notes, retries) and the calls denied, each only when there was one:
@@ -157,13 +153,14 @@ def outcome_text(out: JsonMapping) -> str:
     return f"{out.get('outcome')}{why}"
 
 
-def of_session(session: str | None, run: str, kind: str, text: str, data: JsonMapping | None) -> Event | None:
+def seen_by(session: str | None, e: Event) -> Event | None:
     """A run's event as the session's view shows it: its own runs as they are; its
     subagents' under their names (`[c1.1] ...`), without their streamed text (their
     answer is their report); a run taken up from a dead process under its id, without
     its text; None for what the view does not show."""
+    run = e.run or ""
     if session is not None and run.startswith(f"{session}/"):
         if is_root(run):
-            return event(kind, text, run, data)
-        return None if kind == "text" else event(kind, f"[{name_of(run)}] {text}", run, data)
-    return None if kind == "text" else event(kind, f"[{run}] {text}", run, data)
+            return e
+        return None if e.type == "text" else replace(e, text=f"[{name_of(run)}] {e.text}")
+    return None if e.type == "text" else replace(e, text=f"[{run}] {e.text}")

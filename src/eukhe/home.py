@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,16 +161,24 @@ class Tightened:
         return line
 
 
-def open_home(path: Path | None = None, say: Callable[[str], None] | None = None) -> Path:
+def open_home(path: Path | None = None) -> Path:
+    """The home, private (`made_private`); what was tightened said in one line on stderr."""
+    path, line = made_private(path)
+    if line is not None:
+        print(line, file=sys.stderr, flush=True)
+    return path
+
+
+def made_private(path: Path | None = None) -> tuple[Path, str | None]:
     """The home, private: made 0700 when missing; when it is there, it must be this
     user's, and whatever in it other users could read is made private (folders 0700,
-    files 0600), said in one line (`say`, default stderr). A home of another user is
-    refused: it could read and change everything eukhe keeps."""
+    files 0600), and the one line that says so (None: nothing was changed). A home of
+    another user is refused: it could read and change everything eukhe keeps."""
     path = home() if path is None else path
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        return private_dir(path)
+        return private_dir(path), None
     except OSError as e:
         raise HomeError(
             f"cannot open the home {path}: {e.strerror or e}; fix: set EUKHE_HOME to a folder of yours"
@@ -190,14 +198,7 @@ def open_home(path: Path | None = None, say: Callable[[str], None] | None = None
         except OSError as e:
             done.failed.append((path, e.strerror or str(e)))
     tighten(path, done)
-    line = done.notice()
-    if line is not None:
-        (say or _stderr)(line)
-    return path
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    return path, done.notice()
 
 
 OPAQUE = frozenset({"checkpoints"})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eukhe.home import HomeError, open_home
+from eukhe.home import HomeError, made_private, open_home
 from tests.home.modes import loose, modes
 from tests.proc import eukhe
 
@@ -54,9 +54,8 @@ def test_opening_names_what_it_tightened_inside_a_private_home_and_leaves_symlin
     (home / "link").symlink_to(outside)
     (home / "trust.json").write_text("{}")
     os.chmod(home / "trust.json", 0o664)
-    said: list[str] = []
-    open_home(home, said.append)
-    assert said == [f"eukhe: in the home {home}, what other users could read was made private: 1 file 0600"]
+    _, said = made_private(home)
+    assert said == f"eukhe: in the home {home}, what other users could read was made private: 1 file 0600"
     assert modes(home)["trust.json"] == "0o600"
     assert oct(os.stat(outside).st_mode & 0o777) == "0o644"  # not the home's: left as it is
 

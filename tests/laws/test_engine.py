@@ -279,12 +279,13 @@ def test_an_interrupted_check_leaves_no_prover_running() -> None:
     """A check that breaks off (Ctrl-C, a bug in a walk) stops its provers: none is left
     running, and none queued starts, for the process to wait on at its exit."""
 
-    def interrupt(line: str) -> None:
-        raise KeyboardInterrupt
+    class Interrupt:
+        def line(self, text: str) -> None:
+            raise KeyboardInterrupt
 
     chosen = [areas.AREAS[name] for name in ("wait", "skill_load", "compactor")]  # quick walks, long proofs
     with pytest.raises(KeyboardInterrupt):
-        engine.check(chosen, progress=interrupt)
+        engine.check(chosen, progress=Interrupt())
     end = time.monotonic() + 10
     while provers_alive() and time.monotonic() < end:
         time.sleep(0.05)

@@ -1,6 +1,6 @@
 """A long session: 100 turns of one session against the faux server with a small view
 budget; the first 96 in this process, through the same code `eukhe run --session`
-runs (the durable store and `driver.drive`), the last 4 through the real CLI. Every
+runs (the durable store and `Runtime.drive`), the last 4 through the real CLI. Every
 turn's request carries a view that fits the budget (the run's own messages come
 after it), no request holds a tool call without its result or the reverse, and no
 turn waits past its settle deadline.
@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
+from tests.sinks import Kept
 
 BUDGET = 1_500
 TURNS, CLI_TURNS = 100, 4
@@ -75,7 +76,8 @@ def pairs_whole(messages: list[dict[str, Any]]) -> bool:
 @pytest.mark.slow
 def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
     from eukhe.ids import new_session
-    from eukhe.run import driver, workflow
+    from eukhe.run import workflow
+    from eukhe.run.driver import Runtime
     from eukhe.run.spec import RunSpec
     from eukhe.store import durable
 
@@ -89,15 +91,17 @@ def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
     waits: list[float] = []
     with FauxServer(parse(script())) as server:
         store = durable.open_store(home, settings)
-        workflow.begin(workflow.ProcessContext(chat_url=store.url))
+        kept = Kept()
+        runtime = Runtime(home, store, workflow.begin(workflow.ProcessContext(chat_url=store.url, sink=kept)))
         try:
             for n in range(TURNS - CLI_TURNS):
                 spec = RunSpec(prompt=prompt(n), model="vllm/m", base_url=server.url, cwd=str(tmp_path))
-                got: list[dict[str, Any]] = []
+                kept.outcomes.clear()
                 began = time.monotonic()
-                asyncio.run(driver.drive(spec, session, lambda s: None, got.append))
+                asyncio.run(runtime.drive(spec, session, by_owner=False))
                 waits.append(time.monotonic() - began)
-                assert got and got[0]["outcome"] == "answered", (n, got)
+                got = [out for _, out in kept.outcomes]
+                assert got and got[0].outcome == "answered", (n, got)
         finally:
             workflow.begin(workflow.ProcessContext())
             store.close()

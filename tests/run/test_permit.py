@@ -45,7 +45,7 @@ class Person:
         self.answers = list(answers)
         self.asked: list[Asked] = []
 
-    async def __call__(self, q: Asked) -> tuple[Answer, str]:
+    async def ask(self, q: Asked) -> tuple[Answer, str]:
         self.asked.append(q)
         got = self.answers.pop(0) if self.answers else None
         if got is None:

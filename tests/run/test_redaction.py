@@ -21,13 +21,14 @@ from eukhe.ai.reply import Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Tool
 from eukhe.memory.log import Entry, EntryKind
 from eukhe.memory.tables import ChatStore
+from eukhe.run.context import ProcessContext
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import RunOutcome
-from eukhe.runtime import redacted
 from eukhe.settings.secrets import REDACTED, Redaction
 from eukhe.store.codec import Codec
 from eukhe.store.reports import STEER, Reports
 from eukhe.store.sessions import Carried
+from tests.sinks import Kept
 
 SECRET = 'sk-"run"\\key-é-0123456789'
 TOOLS = (Tool("bash", "run a command", {"type": "object", "properties": {"command": {"type": "string"}}}),)
@@ -159,12 +160,12 @@ def test_the_chats_tables_and_the_inbox_write_no_secret_value(tmp_path: Path) ->
 
 def test_every_line_a_process_shows_passes_its_redaction() -> None:
     """What a run shows past its loop (a steer, a subagent's report, a notice) goes through
-    the process's own redaction, made by the composition root."""
-    got: list[Any] = []
-    show = redacted(lambda *line: got.append(line), Redaction((SECRET,)))
-    show("r1", "child", f"report: {SECRET}", {"state": "placed", "id": f"x{SECRET}"})
-    show("r1", "notice", f"said {SECRET}")
-    assert got == [
+    the process's own redaction (`ProcessContext.show`) before its face's sink sees it."""
+    kept = Kept()
+    here = ProcessContext(sink=kept, redact=Redaction((SECRET,)))
+    here.show("r1", "child", f"report: {SECRET}", {"state": "placed", "id": f"x{SECRET}"})
+    here.show("r1", "notice", f"said {SECRET}")
+    assert [(e.run, e.type, e.text, e.data) for e in kept.events] == [
         ("r1", "child", f"report: {REDACTED}", {"state": "placed", "id": f"x{REDACTED}"}),
-        ("r1", "notice", f"said {REDACTED}", None),
+        ("r1", "notice", f"said {REDACTED}", {}),
     ]

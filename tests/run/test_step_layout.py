@@ -14,7 +14,7 @@ import pytest
 from dbos import DBOS
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.run import driver
+from eukhe.run.driver import Runtime
 from eukhe.run.spec import STEPS, RunSpec
 from eukhe.store import sessions
 
@@ -30,20 +30,20 @@ ROUND = {
 }
 
 
-def recorded(cwd: Path, layout: int) -> list[dict[str, Any]]:
+def recorded(runtime: Runtime, cwd: Path, layout: int) -> list[dict[str, Any]]:
     (cwd / "a.txt").write_text("alpha\n")
     (cwd / "b.txt").write_text("beta\n")
     with FauxServer(parse(SCRIPT)) as server:
         spec = RunSpec(prompt="read both", model="vllm/m", base_url=server.url, cwd=str(cwd), steps=layout)
-        got: list[dict[str, Any]] = []
 
         async def run() -> list[dict[str, Any]]:
-            await driver.drive(spec, "s", lambda s: None, got.append)
+            await runtime.drive(spec, "s", by_owner=False)
             [w] = await sessions.runs("s")
             return sorted(await DBOS.list_workflow_steps_async(w.workflow_id), key=lambda s: s["function_id"])
 
         steps = asyncio.run(run())
-    assert got and got[0]["outcome"] == "answered", got
+    got = [out for _, out in runtime.process.sink.outcomes]
+    assert got and got[0].outcome == "answered", got
     return steps
 
 
@@ -53,9 +53,9 @@ def test_eukhe_starts_its_runs_under_the_layout_of_two_steps_a_round() -> None:
 
 @pytest.mark.parametrize("layout", [3, 2, 1])
 def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
-    store: Any, tmp_path: Path, layout: int
+    durable_runtime: Runtime, tmp_path: Path, layout: int
 ) -> None:
-    steps = recorded(tmp_path, layout)
+    steps = recorded(durable_runtime, tmp_path, layout)
     names = [s["function_name"] for s in steps]
     if layout == 3:
         # the pinned view, the reports waiting (none), two rounds, the answer, the chat's log
@@ -74,11 +74,13 @@ def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
     ], got
 
 
-def test_a_layout_1_run_asks_the_gate_inside_its_calls_own_steps(store: Any, tmp_path: Path) -> None:
+def test_a_layout_1_run_asks_the_gate_inside_its_calls_own_steps(
+    durable_runtime: Runtime, tmp_path: Path
+) -> None:
     """A run of eukhe 0.1's layout (as one begun then resumes) has no `permit` step, and its
     calls go through the gate all the same: a read the rules deny is not run."""
     (tmp_path / "home" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read"]}}))
-    steps = recorded(tmp_path, 1)
+    steps = recorded(durable_runtime, tmp_path, 1)
     names = [s["function_name"] for s in steps]
     assert names[2:-1] == ["message", *ROUND[1], *ROUND[1], "model", "message"], names
     results = [m.content for m in sessions.messages_of(steps) if m.role == "tool"]

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from eukhe.run import driver
+from eukhe.run.driver import Busy, Runtime
 from eukhe.run.spec import RunSpec
 from eukhe.store import sessions
 
 
 def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
-    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    durable_runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counted = sessions.runs
     both = asyncio.Event()
@@ -39,7 +39,9 @@ def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
     async def start_both() -> list[Any]:
         return list(
             await asyncio.gather(
-                driver.start(spec("A"), "s"), driver.start(spec("B"), "s"), return_exceptions=True
+                durable_runtime.start(spec("A"), "s"),
+                durable_runtime.start(spec("B"), "s"),
+                return_exceptions=True,
             )
         )
 
@@ -47,7 +49,7 @@ def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
     started = [x for x in (a, b) if isinstance(x, str)]
     refused = [x for x in (a, b) if isinstance(x, BaseException)]
     assert started == ["s/0001"] and len(refused) == 1, (a, b)
-    assert isinstance(refused[0], driver.Busy)
+    assert isinstance(refused[0], Busy)
     assert str(refused[0]) == (
         "session s: another process started run s/0001 at the same moment; "
         "wait for it to end, then send your prompt again"

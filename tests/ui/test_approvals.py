@@ -72,9 +72,9 @@ def test_the_asker_hands_its_question_to_the_apps_loop_and_the_key_back_to_the_r
 ) -> None:
     app, run = loops
     approvals = Approvals(lambda work: app.call_soon_threadsafe(work), View())
-    first = asyncio.run_coroutine_threadsafe(approvals(asked("touch a")), run)
+    first = asyncio.run_coroutine_threadsafe(approvals.ask(asked("touch a")), run)
     until(app, lambda: approvals.current is not None)
-    second = asyncio.run_coroutine_threadsafe(approvals(asked("touch b")), run)
+    second = asyncio.run_coroutine_threadsafe(approvals.ask(asked("touch b")), run)
     until(app, lambda: len(approvals.waiting) == 2)
     lines = [text for _, text in approvals.lines()]
     assert lines == ["? bash asks: an ask rule matches it · 1 more waiting", "  touch a", KEYS]
@@ -97,7 +97,7 @@ def test_an_ask_the_gates_race_ends_leaves_the_screen(
 
     async def ask(deadline: float, cancel: asyncio.Event | None = None) -> End:
         clock = waits.LoopClock()
-        return (await waits.race(approvals(asked("touch a")), clock.now() + deadline, cancel, clock)).end
+        return (await waits.race(approvals.ask(asked("touch a")), clock.now() + deadline, cancel, clock)).end
 
     timed = asyncio.run_coroutine_threadsafe(ask(0.5), run)
     until(app, lambda: approvals.current is not None)
@@ -126,7 +126,7 @@ def test_an_edit_is_asked_as_its_diff_and_a_long_call_is_printed_whole_above(
         "the approval policy is untrusted, and it is not read-only",
         "edit a.py: ...",
     )
-    asyncio.run_coroutine_threadsafe(approvals(edit), run)
+    asyncio.run_coroutine_threadsafe(approvals.ask(edit), run)
     until(app, lambda: approvals.current is not None)
     shown = approvals.lines()
     assert [text for _, text in shown[1:-1]] == [
@@ -140,7 +140,7 @@ def test_an_edit_is_asked_as_its_diff_and_a_long_call_is_printed_whole_above(
     assert not view.lines  # it fits: nothing printed above
     approvals.answer(Answer.ONCE)
     long = "\n".join(f"echo {i}" for i in range(40))
-    asyncio.run_coroutine_threadsafe(approvals(asked(long)), run)
+    asyncio.run_coroutine_threadsafe(approvals.ask(asked(long)), run)
     until(app, lambda: approvals.current is not None)
     assert approvals.lines()[-2][1] == "  … 40 lines: the whole call is printed above"
     printed = [ln.text for ln in view.take()]

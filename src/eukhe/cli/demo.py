@@ -75,7 +75,7 @@ def demo(printer: Printer, as_json: bool) -> RunOutcome:
         (Path(tmp) / "notes.txt").write_text(NOTES)
         provider = OpenAIChat("faux", base_url=server.url, timeout=30)
         settings = Settings(stream_idle_timeout_ms=1500)
-        return run_to_end(turn(provider, "faux-model", TASK, settings, Path(tmp), printer.show))
+        return run_to_end(turn(provider, "faux-model", TASK, settings, Path(tmp), printer))
 
 
 def serve(script: str, port: int) -> None:

@@ -1,7 +1,6 @@
-"""The command line's three heavy halves, each loaded by the first command that needs
-it. These are the command line's only imports made inside functions: without them
-`eukhe --help` and the commands that run no work would wait a second or more for
-libraries they never use.
+"""The command line's heavy halves, each loaded by the first command that needs it. These
+are the command line's only imports made inside functions: without them `eukhe --help` and
+the commands that run no work would wait a second or more for libraries they never use.
 
 - `stored`: the home's store (DBOS, SQLAlchemy), for runs, sessions, the chat and
   the store itself;
@@ -9,32 +8,94 @@ libraries they never use.
 - `demo`: the faux model and a provider's SDK, for `eukhe demo` and `eukhe faux serve`;
 - `mcp_check`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`.
 
-Each returns its module, whose names its callers use as they would an import's."""
+Each hands out its module typed by the protocol below (a module implements a protocol with
+its functions), so a caller's use of a half is checked as an import's would be."""
 
 from __future__ import annotations
 
-from types import ModuleType
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, Protocol
+
+from eukhe.json_types import JsonObject
+
+if TYPE_CHECKING:  # the halves' own types: loaded by them, never by this module
+    from eukhe.cli.printer import Printer, RunView
+    from eukhe.mcp.check import Row
+    from eukhe.mcp.config import ServerConfig
+    from eukhe.memory.chat import Chat
+    from eukhe.memory.log import Entry
+    from eukhe.memory.tables import ChatStore
+    from eukhe.run.outcome import RunOutcome
+    from eukhe.run.session_service import Transcript
+    from eukhe.run.spec import RunSpec
+    from eukhe.store.migrate import Migrated
+    from eukhe.store.sessions import Row as SessionRow
 
 
-def stored() -> ModuleType:
+class Stored(Protocol):
+    """`cli/stored.py`: the runs, the session service's reads, the chat, the store itself."""
+
+    def run_here(
+        self, settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None
+    ) -> NoReturn: ...
+    def rows(self) -> list[SessionRow]: ...
+    def subagents(self) -> list[JsonObject]: ...
+    def transcript(self, session: str) -> Transcript: ...
+    def route(self, session: str) -> JsonObject: ...
+    def own_runs(self, session: str) -> list[tuple[int, bool, str]]: ...
+    def fork(self, parent: str, at: int | None) -> tuple[str, int]: ...
+    def rewind_conversation(self, session: str, first: int, last: int) -> str: ...
+    def chat_store(self) -> ChatStore: ...
+    def chat(self, store: ChatStore) -> Chat: ...
+    async def import_entries(self, where: Path, entries: list[Entry]) -> tuple[int, int, int]: ...
+    def migrate_home(self) -> tuple[str, Migrated | None, str]: ...
+
+
+class Lawbook(Protocol):
+    """`cli/lawbook.py`: `eukhe laws`."""
+
+    def check(
+        self, area: list[str] | None, json_out: bool, no_proofs: bool, examples: int | None, jobs: int = 1
+    ) -> int: ...
+
+
+class Demo(Protocol):
+    """`cli/demo.py`: the scripted task, and the faux model on loopback."""
+
+    REAL_MODEL: str  # what to run next, against a real model
+
+    def demo(self, printer: Printer, as_json: bool) -> RunOutcome: ...
+    def serve(self, script: str, port: int) -> None: ...
+
+
+class McpCheck(Protocol):
+    """`mcp/check.py`: each server started, listed and tested."""
+
+    async def check(self, configs: Sequence[ServerConfig]) -> list[Row]: ...
+    def listing(self, rows: Sequence[Row]) -> list[str]: ...
+    def tested(self, r: Row) -> list[str]: ...
+
+
+def stored() -> Stored:
     from eukhe.cli import stored as half
 
     return half
 
 
-def lawbook() -> ModuleType:
+def lawbook() -> Lawbook:
     from eukhe.cli import lawbook as half
 
     return half
 
 
-def demo() -> ModuleType:
+def demo() -> Demo:
     from eukhe.cli import demo as half
 
     return half
 
 
-def mcp_check() -> ModuleType:
+def mcp_check() -> McpCheck:
     from eukhe.mcp import check as half
 
     return half

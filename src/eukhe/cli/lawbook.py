@@ -27,19 +27,25 @@ def check(
         echo(f"eukhe laws: unknown area {unknown[0]!r}; the areas are: {', '.join(AREAS)}", err=True)
         raise typer.Exit(2)
     areas = [AREAS[n] for n in names]
-    start = time.monotonic()
-
-    def progress(line: str) -> None:
-        if not json_out:
-            echo(f"  … {line} [{time.monotonic() - start:.0f} s]", err=True)
 
     walk = spread.walker(jobs) if jobs > 1 else engine.walk_all
+    progress: engine.Progress = engine.QUIET if json_out else Lines(time.monotonic())
     report = engine.check(areas, proofs=not no_proofs, examples=examples, progress=progress, walk=walk)
     if json_out:
         typer.echo(json.dumps(as_json(report), indent=2))
     else:
         table(report)
     return 0 if report.passed else 1
+
+
+class Lines:
+    """The check's progress, a line on stderr each, with the seconds since `start`."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+
+    def line(self, text: str) -> None:
+        echo(f"  … {text} [{time.monotonic() - self.start:.0f} s]", err=True)
 
 
 def as_json(report: Report) -> dict[str, object]:

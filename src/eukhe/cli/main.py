@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -22,7 +21,7 @@ from eukhe.cli.folder_settings import notices, settings_here
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.options import flag, valueless_help
 from eukhe.cli.output import echo, echo_json, width
-from eukhe.cli.printer import Printer, Stream
+from eukhe.cli.printer import Printer, RunView, Stream, finished
 from eukhe.cli.prompt import PromptError, prompt_of
 from eukhe.cli.rewind import rewind
 from eukhe.cli.store import store_app
@@ -30,7 +29,6 @@ from eukhe.cli.trust import trust_command
 from eukhe.humanize import clipped, counted
 from eukhe.ids import new_session, run_id, run_line, valid_session
 from eukhe.json_types import JsonObject
-from eukhe.run.outcome import RunOutcome
 from eukhe.run.spec import NoModel, RunSpec, ToolsError, chosen_tools, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice
@@ -81,18 +79,6 @@ def laws(
 
 def _printer(as_json: bool, events: bool = False) -> Printer | Stream:
     return Stream() if events else Printer(as_json)
-
-
-EXIT_CODES = {"answered": 0, "failed": 1, "aborted": 130}
-
-
-def _finish(outcome: RunOutcome | JsonObject, as_json: bool, printer: Printer | Stream) -> int:
-    """Print how a run ended; its exit code. `outcome`: a RunOutcome or its json()."""
-    out = outcome if isinstance(outcome, dict) else outcome.json()
-    printer.outcome(out)
-    if as_json:
-        echo_json(out)
-    return EXIT_CODES.get(out["outcome"], 1)
 
 
 @app.command("run")
@@ -186,7 +172,7 @@ def run_command(
         raise typer.Exit(2) from None
     if model is None and session is not None:  # a session continued runs where it ran
         _session_id(session)
-        ran = halves.stored().read("route", session) or {}
+        ran = halves.stored().route(session)
         model = ran.get("model") or None
         base_url = base_url if base_url is not None else ran.get("baseUrl")
         api = api if api is not None else ran.get("api")
@@ -220,20 +206,13 @@ def run_command(
         announced = run_line(session, run_id(session, 1))
         printer.say(announced)
     notices([said] if (said := unlisted()) else [])
-    _durable(settings, printer, spec, session, lambda out: _finish(out, as_json, printer), announced)
+    _durable(settings, RunView(printer, session, as_json, announced), spec, session)
 
 
-def _durable(
-    settings: JsonObject,
-    printer: Printer | Stream,
-    spec: RunSpec | None,
-    session: str | None,
-    finish: Callable[[JsonObject], int] = lambda out: 0,
-    announced: str | None = None,
-) -> NoReturn:
+def _durable(settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None) -> NoReturn:
     """Run `spec` (if any) and what dead processes left, through the store's half, and
-    end the process with its exit code. `announced`: the run's line, already shown."""
-    halves.stored().run_here(settings, printer, spec, session, finish, announced)
+    end the process with its exit code."""
+    halves.stored().run_here(settings, view, spec, session)
     raise AssertionError("not reached: run_here ends the process")
 
 
@@ -251,7 +230,7 @@ def resume() -> None:
     except SettingsError as e:
         echo(f"eukhe resume: {e}", err=True)
         raise typer.Exit(2) from None
-    _durable(settings, _printer(False), None, None)
+    _durable(settings, RunView(_printer(False), None), None, None)
 
 
 @app.command("sessions")
@@ -259,7 +238,7 @@ def sessions_command(
     as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the sessions: id, started, runs, last prompt, outcome."""
-    rows = halves.stored().read("rows")
+    rows = halves.stored().rows()
     if as_json:
         echo_json({"sessions": [
             {"id": r.session, "started": r.started.isoformat() if r.started else None, "runs": r.runs,
@@ -285,19 +264,20 @@ def session_show(
     as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
     """Print a session's transcript, run by run (a fork's: its parent's runs up to the fork first)."""
-    found = halves.stored().read("show", session) or {"runs": [], "notes": []}
-    if not found["runs"] and not found["notes"]:
+    found = halves.stored().transcript(session)
+    if not found.runs and not found.notes:
         echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
     if as_json:
         echo_json({"session": session, "runs": [
-            {"run": rid, "outcome": outcome, "messages": [_message_json(m) for m in msgs]}
-            for rid, outcome, msgs in found["runs"]], "rewinds": found["notes"]})  # fmt: skip
+            {"run": r.run, "outcome": r.outcome, "messages": [_message_json(m) for m in r.messages]}
+            for r in found.runs], "rewinds": found.notes})  # fmt: skip
         return
-    for note in found["notes"]:
+    for note in found.notes:
         echo(f"── {note}")
-    for rid, outcome, msgs in found["runs"]:
-        echo(f"── run {rid} ({outcome})")
+    for r in found.runs:
+        rid, msgs = r.run, r.messages
+        echo(f"── run {rid} ({r.outcome})")
         for m in msgs:
             head = f"{m.role}{' (failed)' if m.is_error and m.role == 'assistant' else ''}"
             echo(f"{head}: {m.content}")
@@ -339,7 +319,7 @@ def demo(
     every recovery shows as it happens, and the run ends answered."""
     script = halves.demo()
     printer = Printer(as_json)
-    code = _finish(script.demo(printer, as_json), as_json, printer)
+    code = finished(printer, script.demo(printer, as_json), as_json)
     if not as_json:
         echo("\n" + script.REAL_MODEL)
     raise typer.Exit(code)

@@ -20,7 +20,7 @@ from eukhe.cli.output import echo, echo_json, width
 from eukhe.client import protocol
 from eukhe.client.client import OwnerError, alive, ask_once, read_info
 from eukhe.client.protocol import RequestKind
-from eukhe.home import HomeError, exposed, open_home
+from eukhe.home import HomeError, exposed, made_private
 from eukhe.json_types import JsonObject
 from eukhe.rules.child import CHILD_POLL_FAILURES
 from eukhe.settings import SettingsError, home
@@ -36,7 +36,7 @@ def subagents() -> list[JsonObject] | str:
     """The subagents whose task has not ended, or why the store cannot say (a part of
     `eukhe status`, which never fails for it). A store no run has used has none."""
     try:
-        return list(halves.stored().read("subagents"))
+        return halves.stored().subagents()
     except (typer.Exit, click.exceptions.Exit, SystemExit):
         return "the run store cannot be read (above)"
     except Exception as e:
@@ -206,7 +206,9 @@ def _private(home: Path, bad: Any) -> None:
         echo(f"✓ home: {home} does not exist yet; the first run makes it, yours alone")
         return
     try:
-        open_home(home, say=lambda line: echo(f"✓ {line.removeprefix('eukhe: ')}"))
+        _, line = made_private(home)
+        if line is not None:
+            echo(f"✓ {line.removeprefix('eukhe: ')}")
         protocol.socket_folder(home)
     except (HomeError, protocol.UnsafeSocket) as e:
         bad(str(e))

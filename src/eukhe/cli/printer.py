@@ -19,9 +19,12 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from eukhe.cli.output import echo_json
 from eukhe.cli.status_line import StatusLine
-from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, tally, used_line
+from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, seen_by, tally, used_line
+from eukhe.ids import run_line
 from eukhe.json_types import JsonObject
+from eukhe.run.outcome import RunOutcome
 from eukhe.terminal import neutralized
 from eukhe.ui.lines import marked
 
@@ -186,3 +189,51 @@ class Stream:
 
     def outcome(self, out: JsonObject) -> None:
         self.event(event("outcome", outcome_text(out), data=out))
+
+
+EXIT_CODES = {"answered": 0, "failed": 1, "aborted": 130}
+
+
+def finished(printer: Printer | Stream, outcome: RunOutcome, as_json: bool) -> int:
+    """Print how a run ended (and its JSON with `--json`); its exit code."""
+    out = outcome.json()
+    printer.outcome(out)
+    if as_json:
+        echo_json(out)
+    return EXIT_CODES.get(out["outcome"], 1)
+
+
+class RunView:
+    """The command line's `RunSink` (`run.sink`): the runs' events as `session`'s view
+    shows them (None: every run's, as `eukhe resume` shows the runs it finishes), the
+    runtime's lines, and each run's end; `code` is the exit code of the last one.
+    `announced`: the line already shown for the run expected to start (a new session's
+    first), not said again."""
+
+    def __init__(
+        self,
+        printer: Printer | Stream,
+        session: str | None,
+        as_json: bool = False,
+        announced: str | None = None,
+    ) -> None:
+        self.printer, self.session, self.as_json, self.announced = printer, session, as_json, announced
+        self.code = 0
+
+    def event(self, e: Event) -> None:
+        seen = seen_by(self.session, e)
+        if seen is not None:
+            self.printer.event(seen)
+
+    def say(self, text: str) -> None:
+        self.printer.say(text)
+
+    def started(self, run: str, prompt: str | None) -> None:
+        line = run_line(run.rpartition("/")[0], run)
+        if prompt is None:
+            self.say(f"{line}: the reports of its subagents")
+        elif line != self.announced:
+            self.say(line)
+
+    def ended(self, run: str | None, outcome: RunOutcome) -> None:
+        self.code = finished(self.printer, outcome, self.as_json)

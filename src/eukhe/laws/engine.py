@@ -36,7 +36,7 @@ import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 Pred = Callable[..., bool]
 
@@ -710,6 +710,20 @@ def collect(proofs: list[Proof], verdicts: dict[str, Verdict]) -> None:
 # ---------------------------------------------------------------- the run
 
 
+class Progress(Protocol):
+    """Where the check says how far it has come (`eukhe laws`: a line on stderr)."""
+
+    def line(self, text: str) -> None: ...
+
+
+class Quiet:
+    def line(self, text: str) -> None:
+        pass
+
+
+QUIET = Quiet()
+
+
 @dataclass
 class Report:
     laws: list[tuple[str, Verdict]]
@@ -721,9 +735,7 @@ class Report:
         return all(v.passed for _, v in self.laws) and all(m.killed_by for m in self.mutants)
 
 
-Walk = Callable[
-    [Sequence[Area], dict[str, dict[str, Verdict]], int | None, Callable[[str], None]], list[MutantVerdict]
-]
+Walk = Callable[[Sequence[Area], dict[str, dict[str, Verdict]], int | None, Progress], list[MutantVerdict]]
 """Every area's histories walked and sampled into its verdicts, and its mutants tried."""
 
 
@@ -731,7 +743,7 @@ def walk_all(
     areas: Sequence[Area],
     verdicts: dict[str, dict[str, Verdict]],
     examples: int | None,
-    progress: Callable[[str], None],
+    progress: Progress,
 ) -> list[MutantVerdict]:
     """The areas one after another, in this process (`spread.walker` deals them to processes)."""
     return [m for a in areas for m in walk_area(a, verdicts[a.name], examples, progress)]
@@ -741,7 +753,7 @@ def check(
     areas: Sequence[Area],
     proofs: bool = True,
     examples: int | None = None,
-    progress: Callable[[str], None] = lambda line: None,
+    progress: Progress = QUIET,
     walk: Walk = walk_all,
 ) -> Report:
     """Check every law of the areas and every mutant. The provers run in other
@@ -764,7 +776,7 @@ def check(
             for v in verdicts[a.name].values():
                 v.seconds += waited / max(len(a.laws), 1)
             if proofs:
-                progress(f"{a.name}: proofs collected (waited {waited:.1f} s)")
+                progress.line(f"{a.name}: proofs collected (waited {waited:.1f} s)")
     except BaseException:  # an interrupted or broken check leaves no prover behind
         provers.stop()
         raise
@@ -773,19 +785,19 @@ def check(
 
 
 def walk_area(
-    a: Area, vs: dict[str, Verdict], examples: int | None, progress: Callable[[str], None]
+    a: Area, vs: dict[str, Verdict], examples: int | None, progress: Progress
 ) -> list[MutantVerdict]:
     """The area's histories walked and sampled against its laws, and its mutants tried."""
     t1 = time.monotonic()
     exhausted(a, vs, check_exhaustive(a, a.model, vs), time.monotonic() - t1)
-    progress(f"{a.name}: walked every history within {a.bounds} ({time.monotonic() - t1:.1f} s)")
+    progress.line(f"{a.name}: walked every history within {a.bounds} ({time.monotonic() - t1:.1f} s)")
     n = examples if examples is not None else a.samples
     t1 = time.monotonic()
     sampled(a, vs, n, check_sampled_laws(a, a.model, n), time.monotonic() - t1)
-    progress(f"{a.name}: sampled {n} histories, every law over each ({time.monotonic() - t1:.1f} s)")
+    progress.line(f"{a.name}: sampled {n} histories, every law over each ({time.monotonic() - t1:.1f} s)")
     t1 = time.monotonic()
     mutants = [check_mutant(a, mu) for mu in a.mutants]
-    progress(f"{a.name}: tried {len(a.mutants)} mutants ({time.monotonic() - t1:.1f} s)")
+    progress.line(f"{a.name}: tried {len(a.mutants)} mutants ({time.monotonic() - t1:.1f} s)")
     return mutants
 
 

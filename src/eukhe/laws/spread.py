@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.pool import AsyncResult
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 from eukhe.laws.engine import (
     Area,
     MutantVerdict,
+    Progress,
     Verdict,
     Walk,
     check_exhaustive,
@@ -105,7 +106,7 @@ def walker(jobs: int) -> Walk:
         areas: Sequence[Area],
         verdicts: dict[str, dict[str, Verdict]],
         examples: int | None,
-        progress: Callable[[str], None],
+        progress: Progress,
     ) -> list[MutantVerdict]:
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # its exit kills the workers
             ours = [a for a in areas if _importable(where_of(a), a)]
@@ -140,7 +141,7 @@ def _walks(pool: Any, a: Area) -> list[AsyncResult[Any]]:
 
 
 def _collect(
-    t: _Tasks, vs: dict[str, Verdict], examples: int | None, progress: Callable[[str], None]
+    t: _Tasks, vs: dict[str, Verdict], examples: int | None, progress: Progress
 ) -> list[MutantVerdict]:
     a = t.area
     found: dict[str, str] = {}
@@ -153,13 +154,13 @@ def _collect(
         for name, n in cases.items():
             vs[name].cases["exhaustive"] = vs[name].cases.get("exhaustive", 0) + n
     exhausted(a, vs, found, spent)
-    progress(
+    progress.line(
         f"{a.name}: walked every history within {a.bounds} ({spent:.1f} s of CPU in {len(t.walks)} parts)"
     )
     n = examples if examples is not None else a.samples
     failed, spent = _get(t.samples, f"the {a.name} area's samples")
     sampled(a, vs, n, failed, spent)
-    progress(f"{a.name}: sampled {n} histories, every law over each ({spent:.1f} s of CPU)")
+    progress.line(f"{a.name}: sampled {n} histories, every law over each ({spent:.1f} s of CPU)")
     mutants = [_get(r, f"the mutant {mu.name!r}") for mu, r in zip(a.mutants, t.mutants, strict=True)]
-    progress(f"{a.name}: tried {len(a.mutants)} mutants")
+    progress.line(f"{a.name}: tried {len(a.mutants)} mutants")
     return list(mutants)

@@ -12,8 +12,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eukhe.client import protocol
 from eukhe.home import HomeError, home
@@ -25,17 +25,20 @@ from eukhe.settings.load import load
 from eukhe.store.lease_holder import LeaseHolderError, LeaseHolderStore
 from eukhe.store.urls import StoreError, database_url
 
+if TYPE_CHECKING:  # the owner listens before it loads the run's machinery
+    from eukhe.run.sink import RunSink
+
 CLOSE_GRACE = 5.0
 """Seconds the run store has to close when the owner ends."""
 
 
-async def _runtime(where: Path, show: Callable[..., None]) -> Runs:
+async def _runtime(where: Path, sink: RunSink) -> Runs:
     """The runtime of the runs this owner takes up, opened in a thread (DBOS's launch
     blocks). Loaded here, on a recovery's first need, not above: the owner listens
     before it imports DBOS and the providers."""
     from eukhe.runtime import open_runtime
 
-    return await asyncio.to_thread(open_runtime, where, load(where), show, user=False, recovers=True)
+    return await asyncio.to_thread(open_runtime, where, load(where), sink, user=False, recovers=True)
 
 
 def _warm(where: Path) -> subprocess.Popen[bytes] | None:

@@ -16,13 +16,17 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from eukhe import waits
-from eukhe.events import QUIET
+from eukhe.events import QUIET, Event
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.owner.log import logged
 from eukhe.store.processes import same
+
+if TYPE_CHECKING:  # the owner listens before it loads the run's machinery
+    from eukhe.run.outcome import RunOutcome
+    from eukhe.run.sink import RunSink
 
 GONE_POLL = 0.1
 """Seconds between two looks for a closed client's process to be gone."""
@@ -48,8 +52,8 @@ class Runs(Protocol):
     def close(self) -> None: ...
 
 
-Opener = Callable[[Path, Callable[..., None]], Awaitable[Runs]]
-"""Opens the owner's runtime for the home, its runs' events to the given show: given
+Opener = Callable[[Path, "RunSink"], Awaitable[Runs]]
+"""Opens the owner's runtime for the home, its runs' events to the given sink: given
 by the owner's entry, which loads the run's machinery (DBOS, the providers) only when
 a recovery first needs it, so the owner listens soon."""
 
@@ -73,8 +77,21 @@ class Recovery:
         telling = bool(self.untold) and time.monotonic() - self.untold_at < UNTOLD_KEEP
         return self.busy > 0 or telling
 
+    # ---------------------------------------------------------------- its runs' sink (`run.sink.RunSink`)
+
     def say(self, line: str) -> None:
         logged(line)
+
+    def event(self, e: Event) -> None:
+        """A recovered run's line in the log: not its streamed text, nor the quiet kinds."""
+        if e.type != "text" and e.type not in QUIET:
+            self.say(f"[{e.run}] {e.type}: {e.text}")
+
+    def started(self, run: str, prompt: str | None) -> None:
+        pass  # the owner starts no run: it finishes the ones it took up
+
+    def ended(self, run: str | None, outcome: RunOutcome) -> None:
+        pass  # said by `Runtime.finish`, which ends every run it takes up
 
     async def orphans(self, runs: list[str], about: JsonMapping) -> None:
         """A client (`about`: its greeting) closed with `runs` in flight: once its
@@ -161,12 +178,7 @@ class Recovery:
         """The owner's runtime, opened on first need: its runs' slots from this owner, as
         a client's; no lease (no user waits on them)."""
         if self._runtime is None:
-
-            def show(run: str, kind: str, text: str, data: object = None) -> None:
-                if kind != "text" and kind not in QUIET:
-                    self.say(f"[{run}] {kind}: {text}")
-
-            self._runtime = await self.opener(self.home, show)
+            self._runtime = await self.opener(self.home, self)
         return self._runtime
 
     def close(self) -> None:

@@ -19,6 +19,7 @@ from eukhe.children.ledger import Ledger
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import RequestKind
 from eukhe.client.remote_chat import Remote
+from eukhe.events import event
 from eukhe.json_types import JsonMapping
 from eukhe.memory.access import Local, Memory
 from eukhe.memory.chat import Chat
@@ -26,13 +27,10 @@ from eukhe.memory.compactor import asker
 from eukhe.memory.tables import ChatStore
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.permit import Asker
+from eukhe.run.sink import RunSink, Silent
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.images import Images
 from eukhe.store.reports import Reports
-
-Show = Callable[..., None]
-"""(run id, kind, text, data=None): a line of a run (`eukhe.events` has the kinds), with
-the fields of its event when it has some (a wait's deadline, a tool result's size)."""
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`run.workflow._servers`)
     from eukhe.mcp.servers import Servers
@@ -54,7 +52,7 @@ class ProcessContext:
     its process's `ProcessContext` with `process()`: the one object of the process, never
     assigned to piecemeal."""
 
-    show: Show = lambda run, kind, text, data=None: None
+    sink: RunSink = field(default_factory=Silent)  # where its runs show themselves: its face's
     chat_url: str | None = None  # the store the chat lives in (None: the runs have no chat)
     # where model requests take their slots: the owner's (RemoteRegistry), else this process's own
     # (a Registry or a RemoteRegistry: the loop takes either, as `admission.run_in_slot` does)
@@ -81,6 +79,13 @@ class ProcessContext:
     # the secret values this process knows (`run.secrets.redaction`), out of every row its inbox
     # and its own chat write and every request its chat's compactor sends
     redact: Redaction = NO_SECRETS
+
+    def show(self, run: str, kind: str, text: str, data: JsonMapping | None = None) -> None:
+        """A line of `run` (`eukhe.events` has the kinds), with the fields of its event when it
+        has some (a wait's deadline, a tool result's size), to the sink: its text and fields
+        through the process's secrets, whatever part of a run shows it (a notice, a steer, a
+        subagent's report, a wait)."""
+        self.sink.event(event(kind, self.redact(text), run, self.redact.deep(data)))
 
     def reports(self) -> Reports:
         """The parents' inbox of child reports, in the runs' store."""
@@ -143,9 +148,9 @@ class ProcessContext:
     def interrupt(self) -> None:
         """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""
         mine = [signal for run, signal in list(self.cancels.items()) if run in self.own]
-        for loop, event in [*mine, *([self.stop] if self.stop else [])]:
+        for loop, cancel in [*mine, *([self.stop] if self.stop else [])]:
             with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
-                loop.call_soon_threadsafe(event.set)
+                loop.call_soon_threadsafe(cancel.set)
 
 
 _PROCESS: list[ProcessContext] = []  # the process's one ProcessContext, once `begin` made it

@@ -3,11 +3,13 @@ the command line's exit code, the agent's view and the JSON of `eukhe run --json
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from eukhe.ai.request import Message, Request
-from eukhe.json_types import JsonObject
+from eukhe.errors import Code
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.run.usage import Tally
 from eukhe.settings.run import Price
 
@@ -35,6 +37,37 @@ class RunOutcome:
     denials: list[JsonObject] = field(default_factory=list)  # calls the permission rule denied
     usage: Tally = field(default_factory=Tally)  # every reply's tokens, failed ones too, once each
     price: Price | None = None  # the model's, from the settings: the usage's cost
+    cost: float | None = None  # the usage's cost as the store recorded it (`of`), priced when it ended
+    calls: int = 0  # the model calls the store recorded (`of`): its requests are not kept there
+
+    @staticmethod
+    def of(obj: JsonMapping) -> RunOutcome:
+        """An outcome from its JSON (`json`), as a run's workflow returned it to the store: the
+        one place a face's outcome is read back from DBOS. Anything else is a failure that says so."""
+        try:
+            ending = Ending(str(obj.get("outcome")))
+        except ValueError:
+            return RunOutcome(
+                Ending.FAILED, code=Code.RUN.kind, message=f"a run ended without an outcome: {obj!r:.200}"
+            )
+        error = _mapping(obj.get("error"))
+        usage = _mapping(obj.get("usage"))
+        cost = usage.get("cost")
+        denials = obj.get("denials")
+        return RunOutcome(
+            ending,
+            answer=str(obj.get("answer") or ""),
+            code=None if error.get("kind") is None else str(error["kind"]),
+            message=None if error.get("message") is None else str(error["message"]),
+            rounds=int(obj.get("rounds") or 0),
+            notes=int(obj.get("notes") or 0),
+            retries=int(obj.get("retries") or 0),
+            cut=bool(obj.get("cut")),
+            denials=[dict(d) for d in denials if isinstance(d, Mapping)] if isinstance(denials, list) else [],
+            usage=Tally.of(usage),
+            cost=float(cost) if isinstance(cost, int | float) else None,
+            calls=int(obj.get("calls") or 0),
+        )
 
     def json(self) -> JsonObject:
         error = {"kind": self.code, "message": self.message} if self.code else None
@@ -42,11 +75,22 @@ class RunOutcome:
             "outcome": self.outcome,
             "answer": self.answer,
             "error": error,
-            "calls": len(self.requests),  # model calls, each sent request (a note's and a retry's too)
+            # model calls, each sent request (a note's and a retry's too)
+            "calls": len(self.requests) or self.calls,
             "rounds": self.rounds,
             "notes": self.notes,
             "retries": self.retries,
             "cut": self.cut,
             "denials": self.denials,
-            "usage": self.usage.json(self.price),
+            "usage": self._usage(),
         }
+
+    def _usage(self) -> JsonObject:
+        usage = self.usage.json(self.price)
+        if "cost" not in usage and self.cost is not None:
+            usage["cost"] = self.cost
+        return usage
+
+
+def _mapping(value: JsonValue) -> JsonMapping:
+    return value if isinstance(value, Mapping) else {}

@@ -15,10 +15,10 @@ import asyncio
 import functools
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from eukhe import waits
 from eukhe.ai.reply import ToolCall
@@ -35,8 +35,12 @@ from eukhe.tools.reach import where_of
 SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
 """The tools that read under a folder they are given (`tools.search`)."""
 
-Asker = Callable[["Asked"], Awaitable[tuple[Answer, str]]]
-"""A person's answer to an ask, and their reason for a no ("" none); the gate races it."""
+
+class Asker(Protocol):
+    """Who answers a run's asks: the interactive agent's person (`ui.approvals`)."""
+
+    async def ask(self, asked: Asked) -> tuple[Answer, str]:
+        """A person's answer to an ask, and their reason for a no ("" none); the gate races it."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +205,7 @@ class Gate:
             self.show("ask", f"{c.name}: {q.text[:200]} ({q.why})", until)
             try:
                 raced = await waits.race(
-                    self.ask(q), self.clock.now() + self.timeout, self.cancel, self.clock
+                    self.ask.ask(q), self.clock.now() + self.timeout, self.cancel, self.clock
                 )
             finally:
                 self.show("waited", "", {"wait": "ask"})

@@ -12,10 +12,12 @@ from typing import Any, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
+from eukhe.events import event
 from eukhe.json_types import JsonMapping
 from eukhe.run import leak
 from eukhe.run.loop import ABORT_GRACE, RunLoop, ToolRunner
 from eukhe.run.outcome import RunOutcome
+from eukhe.run.sink import EventSink
 from eukhe.settings.run import Settings
 from eukhe.tools import BUILTIN, Context, call
 
@@ -84,11 +86,15 @@ async def turn(
     prompt: str,
     settings: Settings,
     cwd: Path,
-    show: Callable[[str, str], None],
+    sink: EventSink,
     tools: JsonMapping = BUILTIN,
 ) -> RunOutcome:
-    """Run one turn; Ctrl-C (SIGINT) aborts it cleanly, ending within one phase."""
+    """Run one turn, its lines to `sink`; Ctrl-C (SIGINT) aborts it cleanly, ending within one phase."""
     ctx = Context(cwd=cwd)
+
+    def show(kind: str, text: str, data: JsonMapping | None = None) -> None:
+        sink.event(event(kind, text, None, data))
+
     g = RunLoop(
         provider,
         model,

@@ -53,7 +53,7 @@ from eukhe.run import notes
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
-from eukhe.run.context import ProcessContext, Show, begin, process
+from eukhe.run.context import ProcessContext, begin, process
 from eukhe.run.kernel import LazyKernel
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -70,7 +70,7 @@ from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
 from eukhe.tools import BUILTIN, Context
 from eukhe.tools.ipython import IPYTHON
 
-__all__ = ["ProcessContext", "RecordedEffects", "Show", "begin", "process", "run_workflow"]
+__all__ = ["ProcessContext", "RecordedEffects", "begin", "process", "run_workflow"]
 
 T = TypeVar("T")
 
@@ -369,8 +369,8 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> JsonObject
     refused = effort_refusal(route.api, settings.reasoning_effort)
     if refused is not None:  # the effort is not sent; the interactive agent shows this once a session
         here.show(run_id, "effort", refused)
-    if box.notice() is not None:  # said once; each refused call says it again as its result
-        here.show(run_id, "sandbox", box.notice())
+    if (unavailable := box.notice()) is not None:  # said once; each refused call says it again as its result
+        here.show(run_id, "sandbox", unavailable)
     asker = getattr(here, "asker", None)  # a person answers asks only where the interactive agent is
     gate = Gate(
         Session(rights.cfg(person=asker is not None, sandbox=box.unavailable is None)),

@@ -55,7 +55,7 @@ class Approvals:
     reasoning: bool = False  # n was pressed: the reason line takes the keys
     changed: Callable[[], None] = lambda: None  # the app's redraw (and its focus)
 
-    async def __call__(self, asked: Asked) -> tuple[Answer, str]:
+    async def ask(self, asked: Asked) -> tuple[Answer, str]:
         """The person's answer to `asked` (called on the run's loop)."""
         p = Pending(asked)
         self.post(lambda: self._arrive(p))

@@ -138,10 +138,10 @@ async def _session(s: Session, arg: str) -> list[str]:
     if not valid_session(arg):
         raise CommandError(f"session id {arg!r}: use letters, digits, '-', '_' or '.'")
     durable = _durable(s)
-    found = await durable.runs(arg)
+    found = await durable.sessions.runs(arg)
     if not found:
         raise CommandError(f"no session {arg!r} (/sessions lists them)")
-    out = [f"session {arg}: {counted(len(found), 'run')}", *await durable.transcript(arg)]
+    out = [f"session {arg}: {counted(len(found), 'run')}", *(await durable.sessions.transcript(arg)).lines()]
     s.id = arg
     s.view.children = []
     return out
@@ -154,14 +154,14 @@ async def _fork(s: Session, arg: str) -> list[str]:
         raise CommandError(f"/fork {arg}: give a run's number, or nothing for the last run")
     durable = _durable(s)
     try:
-        new, upto = await durable.fork(s.id, int(arg) if arg else None)
+        new, upto = await durable.sessions.fork(s.id, int(arg) if arg else None)
     except EukheError as e:  # the store's: no such run, or it cannot be written
         raise CommandError(str(e)) from None
     old, s.id = s.id, new
     s.view.children = []
     return [
         f"forked session {old} after its run {upto}: this is session {new}",
-        *await durable.transcript(new),
+        *(await durable.sessions.transcript(new)).lines(),
     ]
 
 
@@ -174,7 +174,7 @@ async def _rewind(s: Session, arg: str) -> list[str]:
     if s.working:
         raise CommandError("a run is at work: rewind once it ends")
     durable = _durable(s)
-    runs = await durable.numbered(s.id)
+    runs = await durable.sessions.numbered(s.id)
     words = arg.split()
     if not words:
         if not runs:
@@ -193,7 +193,7 @@ async def _rewind(s: Session, arg: str) -> list[str]:
         out += await _rewind_files(s, first, yes)
     if part in ("conversation", "both"):
         if yes:
-            out.append(await durable.rewind_conversation(home(), s.id, first, last))
+            out.append(await durable.sessions.rewind_conversation(s.id, first, last))
         else:
             ended = f"run {first}" if first == last else f"runs {first} to {last}"
             out.append(f"the conversation: {ended} would end in this session's transcript")

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eukhe.ai.image import ImageError
-from eukhe.events import Event, event, of_session, outcome_text
+from eukhe.events import Event, event, outcome_text, seen_by
 from eukhe.ids import new_session, valid_session
-from eukhe.json_types import JsonObject
 from eukhe.process_exit import leave
 from eukhe.run.mentions import Attached
+from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
@@ -72,6 +72,7 @@ class Session:
     unlisted: Callable[[], str | None] = lambda: None  # whether the server lists the model (`ai.listed`)
     aborting: bool = False  # Ctrl-C was pressed and the run at work has not ended yet
     held: list[str] = field(default_factory=list)  # typed since that Ctrl-C: the next run's prompt
+    current: str | None = None  # the run at work, or the last one, once started
 
     def __post_init__(self) -> None:
         self.approvals = Approvals(self.post, self.view)
@@ -87,22 +88,22 @@ class Session:
         except Exception as e:
             self.failed = str(e) or type(e).__name__
             hint = "; /model provider/model opens it with that model" if self.made is None else ""
-            self._say(f"the session cannot run: {self.failed}{hint}")
+            self.say(f"the session cannot run: {self.failed}{hint}")
             for line in _notices(self.cwd):  # what the folder's settings held back may be why
-                self._say(line)
+                self.say(line)
             if self.durable is not None and self.options.session is not None:
                 await self._reopened()  # its transcript shows, whatever the model
             return
         finally:
             self.ready.set()
         assert self.made is not None
-        self._say(f"session {self.id} · model {self.made.model} · {self.cwd}")
+        self.say(f"session {self.id} · model {self.made.model} · {self.cwd}")
         if self.fresh:
-            self._say(self.fresh)
+            self.say(self.fresh)
         for line in self.made.notices:  # the folder's keys it does not apply: it is not trusted
-            self._say(line)
+            self.say(line)
         if unlisted := await asyncio.to_thread(self.unlisted):  # a local server ignores a wrong name
-            self._say(unlisted)
+            self.say(unlisted)
         for kind, line in self.made.diagnostics():
             self.view.add(event("diagnostic", f"{kind} {line}"))
         await self._taken_up()
@@ -122,14 +123,18 @@ class Session:
         if o.session is not None and not valid_session(o.session):
             raise ValueError(f"session id {o.session!r}: use letters, digits, '-', '_' or '.'")
         if self.durable is None:  # opened once: a boot again (/model) finds it open
-            self.durable = SessionRuntime.open(home(), loaded(self.cwd).values, self._show, self.approvals)
+            self.durable = SessionRuntime.open(home(), loaded(self.cwd).values, self, self.approvals)
         if o.latest and o.session is None and not self.id:
             o.session = self.durable.latest_in(self.cwd)
             if o.session is None:  # said once the session opens
                 self.fresh = "no session has run in this folder yet (-c): this one is new"
         self.id = o.session or self.id or new_session()
         model, base_url, api = o.model, o.base_url, o.api
-        ran = self.durable.last_spec(self.id) if model is None and o.session is not None else None
+        ran = (
+            asyncio.run(self.durable.sessions.last_spec(self.id))
+            if model is None and o.session is not None
+            else None
+        )
         if ran is not None:  # a session opened again runs where it ran, unless the flags say otherwise
             model = ran.model
             base_url = base_url if base_url is not None else ran.base_url
@@ -148,12 +153,12 @@ class Session:
     async def _taken_up(self) -> None:
         """The runs a dead process left go to the owner, which finishes them."""
         try:
-            said = await self.opened.taken_up(home())
+            said = await self.opened.taken_up()
         except Exception as e:  # the owner is the one to take them up: say so and go on
-            self._say(f"the owner could not take up cut-off runs: {e}")
+            self.say(f"the owner could not take up cut-off runs: {e}")
             return
         for line in said:
-            self._say(line)
+            self.say(line)
 
     async def _reopened(self) -> None:
         """A session opened again shows as it is: its transcript, and a run still in
@@ -161,33 +166,44 @@ class Session:
         if self.reopened:  # shown once, by a boot that failed, before a boot again
             return
         self.reopened = True
-        found = await self.opened.runs(self.id)
-        for line in await self.opened.transcript(self.id):
-            self._say(line)
+        found = await self.opened.sessions.runs(self.id)
+        for line in (await self.opened.sessions.transcript(self.id)).lines():
+            self.say(line)
         live = self.opened.in_flight(found)
         if live:
-            self._say(f"run {live[-1]} is in flight; its end shows here")
+            self.say(f"run {live[-1]} is in flight; its end shows here")
             self.task = asyncio.ensure_future(self._runs(None, follow=live[-1]))
 
     async def sessions(self) -> list[Any]:
         """The home's sessions (`store.sessions.Row`), the newest last; `known` keeps their ids."""
         try:
-            rows = await self.opened.rows()
+            rows = await self.opened.sessions.rows()
         except Exception as e:
-            self._say(f"the sessions could not be read: {e}")
+            self.say(f"the sessions could not be read: {e}")
             return []
         self.known = [r.session for r in rows]
         return rows
 
-    def _show(self, run: str, kind: str, text: str, data: Any = None) -> None:
-        """A run's event, from DBOS's loop: only this session's (its runs and children)."""
-        if run.startswith(f"{self.id}/"):
-            e = of_session(self.id, run, kind, text, data)
-            if e is not None:
-                self.post(lambda: self.view.add(e))
+    # ---------------------------------------------------------------- its runs' sink (`run.sink.RunSink`)
 
-    def _say(self, text: str) -> None:
+    def event(self, e: Event) -> None:
+        """A run's event, from DBOS's loop: only this session's (its runs and children)."""
+        if e.run is not None and e.run.startswith(f"{self.id}/"):
+            seen = seen_by(self.id, e)
+            if seen is not None:
+                self.post(lambda: self.view.add(seen))
+
+    def say(self, text: str) -> None:
+        """A line of the session's own (on the app's loop, where its runs are awaited)."""
         self.view.add(event("say", text))
+
+    def started(self, run: str, prompt: str | None) -> None:
+        self.current = run
+        self.view.started(run, prompt)
+
+    def ended(self, run: str | None, outcome: RunOutcome) -> None:
+        out = outcome.json()
+        self.view.add(event("outcome", outcome_text(out), run, out))
 
     def add(self, e: Event) -> None:
         self.view.add(e)
@@ -211,7 +227,7 @@ class Session:
         try:
             rid = await asyncio.to_thread(self.opened.queue, self.id, text, after)
         except Exception as e:
-            self._say(f"not queued ({e}); it is back in the prompt")
+            self.say(f"not queued ({e}); it is back in the prompt")
             self.restore(text)
             return
         self.view.queue(Queued(rid, "follow-up" if after else "steer", text))
@@ -230,7 +246,7 @@ class Session:
             self.durable.process.interrupt()
         elif self.task is not None:
             self.task.cancel()
-            self._say("aborted before it started: the store was still opening")
+            self.say("aborted before it started: the store was still opening")
 
     # ---------------------------------------------------------------- the runs
 
@@ -243,7 +259,7 @@ class Session:
         until nothing waits or one is aborted."""
         await self.ready.wait()
         if self.failed:
-            self._say(f"the session cannot run: {self.failed}")
+            self.say(f"the session cannot run: {self.failed}")
             return
         try:
             await self._go_on(prompt, follow)
@@ -259,9 +275,9 @@ class Session:
                 out = await self._run(prompt, follow)
                 follow = None
             except Exception as e:  # a run that could not start: said with its cause
-                self._say(f"the run did not start: {type(e).__name__}: {e}")
+                self.say(f"the run did not start: {type(e).__name__}: {e}")
                 return
-            aborted = out.get("outcome") == "aborted"
+            aborted = out.outcome is Ending.ABORTED
             if aborted:
                 await self._withdraw()
             self.aborting = False
@@ -277,7 +293,7 @@ class Session:
                 return
             prompt = None
 
-    async def _run(self, prompt: str | None, follow: str | None = None) -> JsonObject:
+    async def _run(self, prompt: str | None, follow: str | None = None) -> RunOutcome:
         assert self.made is not None
         loop = asyncio.get_running_loop()
         attached: Attached | None = None
@@ -287,22 +303,22 @@ class Session:
                 prompt = self.made.expand(prompt)
                 attached = await asyncio.to_thread(self.made.attach, prompt, typed)  # @path, images
             except (SkillError, ImageError) as e:
-                self._say(str(e))
-                return {"outcome": "failed"}
+                self.say(str(e))
+                return RunOutcome(Ending.FAILED, message=str(e))
             for line in attached.said:
-                self._say(line)
+                self.say(line)
             prompt = attached.prompt
         self.opened.process.stop = (loop, asyncio.Event())
         changed = await asyncio.to_thread(self.made.instructions_changed)  # a new run's turn: read again
         if changed is not None:
-            self._say(changed)
-        rid = follow or await self.opened.start(self.made.spec(prompt, attached), self.id)
-        self.view.started(rid, prompt)
-        try:
-            out = await self.opened.result(rid)
+            self.say(changed)
+        if follow is not None:  # a run in flight already: shown as started here
+            self.started(follow, prompt)
+        try:  # a new run shows as started through `started`, once the runtime has its id
+            out = await self.opened.runtime.run(self.made.spec(prompt, attached), self.id, follow)
         finally:
             self.view.ended()
-        self.view.add(event("outcome", outcome_text(out), rid, out))
+        self.ended(self.current, out)
         return out
 
     async def _waiting(self) -> int:
@@ -310,7 +326,7 @@ class Session:
         try:
             return await asyncio.to_thread(self.opened.queued, self.id)
         except Exception as e:
-            self._say(f"the session's waiting messages could not be read: {e}")
+            self.say(f"the session's waiting messages could not be read: {e}")
             return 0
 
     async def _withdraw(self) -> None:
@@ -333,9 +349,9 @@ class Session:
         while True:
             try:
                 live = await self.opened.live_children(self.id)
-                found = await self.opened.subagents() if live else []
+                found = await self.opened.sessions.subagents() if live else []
             except Exception as e:
-                self._say(f"the session's subagents could not be read: {e}")
+                self.say(f"the session's subagents could not be read: {e}")
                 return
             self.view.children = [k for k in found if k.get("session") == self.id]
             if not self.working and await self._waiting():
