@@ -31,7 +31,8 @@ from dbos import DBOS
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ids import new_session
-from eukhe.run import children, driver, workflow
+from eukhe.run import children, workflow
+from eukhe.run.driver import Runtime
 from eukhe.run.spec import RunSpec
 from eukhe.store import durable, sessions
 
@@ -95,7 +96,7 @@ def main() -> None:
         home.mkdir(mode=0o700)
         os.environ["EUKHE_HOME"] = str(home)
         store = durable.open_store(home, {})
-        workflow.begin(workflow.ProcessContext(chat_url=store.url))
+        runtime = Runtime(home, store, workflow.begin(workflow.ProcessContext(chat_url=store.url)))
         started: dict[int, float] = {}
         first: dict[int, float] = {}
         spawn = children.Children.spawn
@@ -111,7 +112,7 @@ def main() -> None:
                 threading.Thread(target=watch_requests, args=(server, first, stop), daemon=True).start()
                 for k in range(a.spawns):
                     spec = RunSpec(prompt=f"go {k} ", model="vllm/m", base_url=server.url, cwd=tmp)
-                    asyncio.run(driver.drive(spec, new_session() + f"-{k}", lambda s: None))
+                    asyncio.run(runtime.drive(spec, new_session() + f"-{k}", by_owner=False))
                 stop.set()
                 cid = next(iter(sorted(w.workflow_id for w in asyncio.run(_children()))))
 

@@ -6,7 +6,7 @@
 On one faux server, side by side in each repeat:
 - eukhe: an N-round task (one `read` call a round, then the answer) and a 0-round task,
   each a durable run as `eukhe run` makes it (`open_runtime`, its owner warm, then the
-  run driver); its round is (N-round time - 0-round time) / N;
+  runtime); its round is (N-round time - 0-round time) / N;
 - pydantic-ai's `DBOSAgent` on the same DBOS and SQLite, the same tasks, its `read` a
   DBOS step (so a round records its tool result, as eukhe's does). It runs in a process
   of its own, on a SQLite file beside eukhe's: DBOS is one per process, and eukhe's
@@ -44,10 +44,11 @@ from pydantic_ai.providers.openai import OpenAIProvider
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
+from eukhe.events import Event
 from eukhe.ids import new_session
-from eukhe.run import driver
+from eukhe.run.outcome import RunOutcome
 from eukhe.run.spec import STEPS, RunSpec
-from eukhe.runtime import open_runtime
+from eukhe.runtime import Runtime, open_runtime
 from eukhe.store import sessions
 
 TASK = "Read one file a round, then say done."
@@ -83,15 +84,37 @@ def peer(url: str, cwd: Path, recorded: bool) -> DBOSAgent[None, str]:
     return DBOSAgent(Agent(model, name="recorded" if recorded else "plain", tools=[tool]))
 
 
-async def through_eukhe(url: str, cwd: Path, prompt: str) -> tuple[float, int]:
+class Ends:
+    """The bench's `RunSink`: the runs' ends, nothing shown."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[RunOutcome] = []
+
+    def event(self, e: Event) -> None:
+        pass
+
+    def say(self, text: str) -> None:
+        pass
+
+    def started(self, run: str, prompt: str | None) -> None:
+        pass
+
+    def ended(self, run: str | None, outcome: RunOutcome) -> None:
+        self.outcomes.append(outcome)
+
+
+async def through_eukhe(runtime: Runtime, url: str, cwd: Path, prompt: str) -> tuple[float, int]:
     """Seconds for one durable run of `prompt`, and the DBOS steps it recorded."""
     spec = RunSpec(prompt=prompt, model="vllm/m", base_url=url, cwd=str(cwd), steps=STEPS)
     session = new_session()
-    got: list[dict[str, Any]] = []
+    ends = runtime.process.sink
+    assert isinstance(ends, Ends)
+    ends.outcomes.clear()
     t = time.perf_counter()
-    await driver.drive(spec, session, lambda s: None, got.append)
+    await runtime.drive(spec, session, by_owner=False)
     took = time.perf_counter() - t
-    assert got and got[0]["outcome"] == "answered", got
+    got = ends.outcomes
+    assert got and got[0].outcome == "answered", got
     [w] = await sessions.runs(session)
     return took, len(await DBOS.list_workflow_steps_async(w.workflow_id))
 
@@ -183,18 +206,19 @@ def through_peer_process(url: str, cwd: Path, rounds: int) -> list[tuple[float, 
     return [(t, s) for t, s in json.loads(done.stdout.strip().splitlines()[-1])]
 
 
-async def through_eukhe_both(url: str, cwd: Path) -> tuple[float, int, float, int]:
-    (t_n, s_n), (t_0, s_0) = await through_eukhe(url, cwd, TASK), await through_eukhe(url, cwd, ZERO)
+async def through_eukhe_both(runtime: Runtime, url: str, cwd: Path) -> tuple[float, int, float, int]:
+    (t_n, s_n) = await through_eukhe(runtime, url, cwd, TASK)
+    (t_0, s_0) = await through_eukhe(runtime, url, cwd, ZERO)
     return t_n, s_n, t_0, s_0
 
 
-def measure(url: str, cwd: Path, rounds: int, repeat: int) -> dict[str, list[float]]:
+def measure(runtime: Runtime, url: str, cwd: Path, rounds: int, repeat: int) -> dict[str, list[float]]:
     keys = ("eukhe", "peer", "plain", "steps", "zero_steps", "peer_steps", "zero")
     keys += ("n", "peer_n", "peer_0", "plain_n", "plain_0")  # the totals the rounds come from
     out: dict[str, list[float]] = {k: [] for k in keys}
-    asyncio.run(through_eukhe(url, cwd, ZERO))  # warm: the owner up, the store's tables read
+    asyncio.run(through_eukhe(runtime, url, cwd, ZERO))  # warm: the owner up, the store's tables read
     for _ in range(repeat):  # each repeat runs both, so drift on the machine hits both
-        e_n, s_n, e_0, s_0 = asyncio.run(through_eukhe_both(url, cwd))
+        e_n, s_n, e_0, s_0 = asyncio.run(through_eukhe_both(runtime, url, cwd))
         (p_n, ps_n), (p_0, ps_0), (q_n, _), (q_0, _) = through_peer_process(url, cwd, rounds)
         out["eukhe"].append((e_n - e_0) / rounds)
         out["peer"].append((p_n - p_0) / rounds)
@@ -227,9 +251,9 @@ def main() -> None:
         for n in range(rounds):
             (cwd / f"f{n}.txt").write_text(f"contents {n}\n")
         with FauxServer(parse(script(rounds))) as server:
-            runtime = open_runtime(home, {}, lambda *a: None)
+            runtime = open_runtime(home, {}, Ends())
             try:
-                got = measure(server.url, cwd, rounds, repeat)
+                got = measure(runtime, server.url, cwd, rounds, repeat)
                 warm(home)
                 procs = [eukhe_run(server.url, cwd, home) for _ in range(repeat)]
             finally:
