@@ -17,13 +17,13 @@ EXEMPT = ("rules", "laws", "json_types.py")
 
 CEILING = {
     "ai": 54,  # the SDKs' streamed events and errors, as the SDKs type them (not at all)
-    "run": 42,  # the permission decision as a dict, the loop's races, the workflow's chat
+    "run": 41,  # the permission decision as a dict, the loop's races, the workflow's chat
     "store": 19,  # DBOS's workflow statuses and steps, the codec's values
     "cli": 10,  # typer's options, the DBOS client the store half reads with
     "tools": 12,  # the tools' context: chat, kernel, children, sandbox (above the tools' layer)
     "ui": 9,  # prompt_toolkit's and rich's objects, the store's rows
     "mcp": 10,  # the MCP SDK's messages and results
-    "memory": 10,  # the compactor's provider, the store's rows
+    "memory": 9,  # the compactor's provider, the store's rows
     "client": 7,
     "owner": 7,
     "children": 5,
@@ -33,7 +33,7 @@ CEILING = {
 }
 """The most lines naming `Any` each package may have."""
 
-TOTAL = 191
+TOTAL = 189
 """The most in all, as issue 41 asks."""
 
 

@@ -19,6 +19,7 @@ PUBLIC = {
     "Registry",
     "Slot",
     "SlotTimeout",
+    "Slots",
     "Statistics",
     "limits_from",
     "run_in_slot",

@@ -21,7 +21,7 @@ from `providers.<name>.concurrency` and `providers.<name>.queueLimit`
 from eukhe.admission._controller import Controller, OnQueued, Queued, Slot, Statistics
 from eukhe.admission._errors import AdmissionError, Preempted, QueueFull, SlotTimeout
 from eukhe.admission._limits import DEFAULT_QUEUE_LIMIT, UNLIMITED, Limits, limits_from
-from eukhe.admission._registry import Registry, run_in_slot
+from eukhe.admission._registry import Registry, Slots, run_in_slot
 
 __all__ = [
     "DEFAULT_QUEUE_LIMIT",
@@ -36,6 +36,7 @@ __all__ = [
     "Registry",
     "Slot",
     "SlotTimeout",
+    "Slots",
     "Statistics",
     "limits_from",
     "run_in_slot",

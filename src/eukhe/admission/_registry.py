@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol, TypeVar
 
 from eukhe.admission._controller import Controller, OnQueued, Slot, Statistics
 from eukhe.admission._errors import Preempted
@@ -13,6 +14,23 @@ from eukhe.admission._limits import limits_from
 from eukhe.json_types import JsonMapping
 
 T = TypeVar("T")
+
+
+class Slots(Protocol):
+    """Where a process's model requests take their slots: its own `Registry`, or the home's
+    owner's controllers through `client.admission.RemoteRegistry` (each slot an async
+    context, held for the request)."""
+
+    def configure(self, settings: JsonMapping) -> None: ...
+
+    def slot(
+        self,
+        provider: str,
+        *,
+        interactive: bool,
+        deadline: float | None = None,
+        on_queued: OnQueued | None = None,
+    ) -> AbstractAsyncContextManager[object]: ...
 
 
 class Registry:
@@ -60,12 +78,12 @@ class Registry:
 
 
 async def run_in_slot(
-    body: Callable[[Slot], Awaitable[T]],
+    body: Callable[[object], Awaitable[T]],
     provider: str,
     *,
     interactive: bool,
     deadline: float,
-    registry: Registry,
+    registry: Slots,
     on_queued: OnQueued | None = None,
 ) -> T:
     """`await body(slot)` holding a slot of the provider, and its result.

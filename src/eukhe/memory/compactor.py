@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from eukhe.admission import AdmissionError, Registry, run_in_slot
+from eukhe.admission import AdmissionError, Slots, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.reply import Done, Failure, FailureKind, Reply
 from eukhe.ai.request import Message, Request
@@ -189,14 +189,14 @@ def request_tokens(budget: int) -> int:
     return (budget + 2 * rule.NODE + len(prompts.COMPACTOR) + 1) // 3 + LINE_TOKENS
 
 
-def asker(provider: Any, registry: Registry, idle: float = 120.0) -> Ask:
+def asker(provider: Any, registry: Slots, idle: float = 120.0) -> Ask:
     """`ask` over a provider: its stream read to its end under the stream guards, in a
     background slot of its admission (a session request preempts it and it asks
     again, H3). A refused slot is a failed reply, never an exception."""
     name = str(getattr(provider, "name", "model"))
 
     async def ask(request: Request) -> Reply:
-        async def body(_slot: Any) -> Reply:
+        async def body(_slot: object) -> Reply:
             last: Any = None
             async for event in guard(provider.stream(request), name, idle=idle):
                 last = event

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from eukhe.admission import AdmissionError, Queued, Registry, run_in_slot
+from eukhe.admission import AdmissionError, Queued, Slots, run_in_slot
 from eukhe.ai.guard import guard
 from eukhe.ai.provider import Provider
 from eukhe.ai.reply import Done, Event, Failure, FailureKind, Reply, TextDelta, ToolCall
@@ -33,7 +33,7 @@ class ModelCall:
     compaction and subagents are background work)."""
 
     provider: Provider
-    admission: Registry
+    admission: Slots
     show: Callable[..., None]
     redact: Redaction
     interactive: bool

@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eukhe.admission import Registry
+from eukhe.admission import Registry, Slots
 from eukhe.ai.models import OnFirstRequest
 from eukhe.children.ledger import Ledger
 from eukhe.client.client import Client, OwnerError
@@ -55,8 +55,7 @@ class ProcessContext:
     sink: RunSink = field(default_factory=Silent)  # where its runs show themselves: its face's
     chat_url: str | None = None  # the store the chat lives in (None: the runs have no chat)
     # where model requests take their slots: the owner's (RemoteRegistry), else this process's own
-    # (a Registry or a RemoteRegistry: the loop takes either, as `admission.run_in_slot` does)
-    admission: Any = field(default_factory=_registry)
+    admission: Slots = field(default_factory=_registry)
     # the home's owner's connection, when the process has an owner: the chat goes through it
     # (its one writer), and it is told where each run starts and ends
     owner: Callable[[], Awaitable[Client]] | None = None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from eukhe import waits
-from eukhe.admission import Registry
+from eukhe.admission import Registry, Slots
 from eukhe.ai.image import Image
 from eukhe.ai.jobs import Job, PollFailed
 from eukhe.ai.jobs import deadline as ai_deadline
@@ -150,7 +150,7 @@ class RunLoop:
     system: str = ""  # the system prompt (e.g. the skills offered)
     interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
     # every model request holds a slot of its provider while it runs (the owner's, in a durable run)
-    admission: Registry = field(default_factory=Registry)
+    admission: Slots = field(default_factory=Registry)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
     compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
     # the user messages placed at a round end (`children.delivery`: its place, a durable step of its own,
