@@ -226,7 +226,7 @@ RANS: tuple[Ran, ...] = (
 """The ways a hook ends that the exhaustive walk judges."""
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)
 def rans(seed: int) -> tuple[Ran, ...]:
     """The hooks' ends of a walk: `RANS`, or (seed >= 0) 24 drawn: any status from -64 to
     300, answers of every kind, stderr up to 2000 characters, timeouts, aborts."""
@@ -418,8 +418,10 @@ def _shows(line: str, r: Ran) -> bool:
         named = "no exit status" in line
     elif r.status == 0:
         named = "JSON" in line
+    elif r.status < 0:
+        named = f"signal {-r.status}" in line
     else:
-        named = str(abs(r.status)) in line
+        named = f"exited {r.status}" in line
     err = r.stderr.strip()
     if not err:
         return named
