@@ -123,6 +123,13 @@ SPEC_LAWS = {
         "retry_remote_keeps_backoff",
         "retry_wait_capped",
     ],
+    "hook": [  # ours (issue 42): the user's hooks, each bounded, its failure shown, fired once
+        "hook_ends",
+        "hook_failure_shown",
+        "hook_guard_fails_closed",
+        "stop_hook_bounded",
+        "hook_fires_once",
+    ],
 }
 
 
@@ -162,6 +169,11 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "retry_local_refusal_once",
         "retry_remote_keeps_backoff",
         "retry_wait_capped",
+        "hook_ends",
+        "hook_failure_shown",
+        "hook_guard_fails_closed",
+        "stop_hook_bounded",
+        "hook_fires_once",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -331,4 +343,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "classify",
         "mcp",
         "retry",
+        "hook",
     }

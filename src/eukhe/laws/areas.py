@@ -11,6 +11,7 @@ from eukhe.laws import (
     classify,
     compactor,
     confine,
+    hook,
     lease,
     mcp,
     permission,
@@ -45,4 +46,5 @@ AREAS: dict[str, Area] = {
     "confine": confine.AREA,
     "mcp": mcp.AREA,
     "retry": retry.AREA,
+    "hook": hook.AREA,
 }
