@@ -30,6 +30,7 @@ CEILING = {
     "kernel": 4,  # jupyter_client's messages
     "admission": 1,
     "waits": 1,
+    "hooks": 0,  # a hook's payload and answer are JSON (json_types), every other seam typed
 }
 """The most lines naming `Any` each package may have."""
 

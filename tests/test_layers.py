@@ -44,6 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the built-in tools", ("tools",)),
     ("MCP servers as tools", ("mcp",)),
     ("the Python kernel", ("kernel",)),
+    ("the user's hook commands, each one bounded (rules.hook)", ("hooks",)),
     ("persistence: the DBOS launch, its codec, URLs, the session queries", ("store",)),
     # the chat's tables live in the store's database (through store.engine), so the
     # memory stands on the store, not the other way round

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.child import STALL_MS
+from eukhe.rules.hook import MAX_STOP_BLOCKS
 from eukhe.rules.mcp import GATE_MS, STARTUP_MS, TOOL_MS
 from eukhe.rules.permission import ASK_TIMEOUT_MS
 from eukhe.rules.queue import SETTLE_TIMEOUT
@@ -144,6 +145,19 @@ KEYS: tuple[Key, ...] = (
         "whole",
         GATE_MS,
         "a turn's first request waits this long for MCP servers still starting; 0 = no wait",
+    ),
+    Key(
+        "hooks",
+        "object",
+        {},
+        "commands run at a session's events, by event (Claude Code's shape): matcher, hooks: "
+        "type command, command, timeout (s), onFailure, env",
+    ),
+    Key(
+        "hookLimits.maxStopBlocks",
+        "whole",
+        MAX_STOP_BLOCKS,
+        "how many times Stop hooks may keep one run going before it ends failed",
     ),
 )
 

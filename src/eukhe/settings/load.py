@@ -37,6 +37,15 @@ def read(path: Path) -> JsonObject:
     """One settings file ({} when there is none), checked (`check`). Read the way skill
     files are: opened without blocking, a regular file only, at most CAP bytes, so a
     FIFO, a device or a huge file is an error and never a hang."""
+    data = read_object(path)
+    check(data, path)
+    return data
+
+
+def read_object(path: Path) -> JsonObject:
+    """A JSON object file ({} when there is none), read as `read` reads one, its keys not
+    checked as eukhe's: another program's settings (Claude Code's `.claude/settings.json`,
+    whose `sandbox` and `permissions` mean its own things), of which eukhe reads one key."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -82,7 +91,6 @@ def read(path: Path) -> JsonObject:
         raise SettingsError(f"settings file {path}: nested too deeply to be settings") from e
     if not isinstance(data, dict):
         raise SettingsError(f"settings file {path}: expected a JSON object, got {_json_kind(data)}")
-    check(data, path)
     return data
 
 

@@ -87,6 +87,10 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "mcp.startupTimeoutMs": (Side.TRUST, "sets how long a run waits for an MCP server to start"),
     "mcp.toolTimeoutMs": (Side.TRUST, "sets how long a run waits for an MCP tool call"),
     "mcp.startupGateMs": (Side.TRUST, "sets how long each turn waits for MCP servers still starting"),
+    "hooks": (Side.TRUST, "runs the commands it names on your machine at the session's events (a "
+              "PreToolUse hook also decides which tool calls run)"),
+    # a project could let your own Stop hooks keep every run going far longer
+    "hookLimits.maxStopBlocks": (Side.TRUST, "sets how many times Stop hooks may keep a run going"),
 }  # fmt: skip
 
 FIELDS: Mapping[str, Mapping[str, tuple[Side, str]]] = {
@@ -114,6 +118,9 @@ UNKNOWN = "is not a setting eukhe knows; what it would do cannot be told"
 
 NAMED = frozenset({"mcpServers"})
 """`TRUST` keys whose notice names the entries of the object it holds back (the servers)."""
+
+COUNTED = frozenset({"hooks"})
+"""`TRUST` keys whose notice counts the commands it holds back, by event (`counted`)."""
 
 
 class TrustError(EukheError, RuntimeError):
@@ -280,7 +287,10 @@ def untrusted(
                 out[k] = v
             elif s is Side.TRUST:
                 named = name in NAMED and isinstance(v, Mapping) and v
-                held.append(Held(name, f"{does} ({', '.join(map(str, v))})" if named else does))
+                if name in COUNTED:
+                    held.append(Held(name, f"{does} ({counted(v)})"))
+                else:
+                    held.append(Held(name, f"{does} ({', '.join(map(str, v))})" if named else does))
             elif s is Side.NARROW:
                 ok, mine = no_wider(name, v, user or {})
                 if ok:
@@ -322,6 +332,24 @@ def _entries(name: str, node: JsonValue, held: list[Held]) -> JsonValue:
                 held.append(Held(f"{name}.{entry}.{f}", does))
         out[entry] = kept
     return out
+
+
+def counted(hooks: JsonValue) -> str:
+    """What a `hooks` object holds, for a notice: its commands by event (`3 hooks: PreToolUse 2,
+    Stop 1`), each entry of an event's list counted by its own `hooks` list. Total: a
+    malformed value counts what can be counted."""
+    if not isinstance(hooks, Mapping):
+        return "0 hooks"
+    by_event: dict[str, int] = {}
+    for event, groups in hooks.items():
+        n = 0
+        for g in groups if isinstance(groups, list) else []:
+            inner = g.get("hooks") if isinstance(g, Mapping) else None
+            n += len(inner) if isinstance(inner, list) else 0
+        by_event[str(event)] = n
+    total = sum(by_event.values())
+    parts = ", ".join(f"{e} {n}" for e, n in by_event.items() if n)
+    return f"{total} hook{'' if total == 1 else 's'}" + (f": {parts}" if parts else "")
 
 
 def notice(file: Path, h: Held, folder: Path) -> str:
