@@ -97,7 +97,7 @@ class Setup:
     secrets: Secrets  # the tools' environment, and every secret value known
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunParts:
     """A run's parts, each made once. `system`: its system prompt (the pinned view, then its
     MCP servers' instructions); `compact`: its compaction into the chat (None: no chat)."""
