@@ -84,7 +84,7 @@ LAZY: dict[tuple[str, str], str] = {
         "the faux model and the OpenAI SDK load only for `eukhe demo` and `eukhe faux serve`"
     ),
     ("eukhe.run.kernel", "eukhe.kernel"): "jupyter_client loads only for a run's first cell",
-    ("eukhe.run.workflow", "eukhe.mcp.servers"): "the mcp SDK loads only for a run with MCP servers",
+    ("eukhe.run.assemble", "eukhe.mcp.servers"): "the mcp SDK loads only for a run with MCP servers",
     ("eukhe.cli.halves", "eukhe.mcp.check"): "the mcp SDK loads only for `eukhe mcp list` and `test`",
     ("eukhe.ui.commands", "eukhe.mcp.check"): "the mcp SDK loads only when /mcp is asked",
     ("eukhe.ui.session", "eukhe.ui.durable"): (

@@ -32,7 +32,7 @@ from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.images import Images
 from eukhe.store.reports import Reports
 
-if TYPE_CHECKING:  # its SDK loads only for a run with servers (`run.workflow._servers`)
+if TYPE_CHECKING:  # its SDK loads only for a run with servers (`run.assemble._servers`)
     from eukhe.mcp.servers import Servers
 
 

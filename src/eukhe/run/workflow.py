@@ -11,6 +11,9 @@ without a copy kept anywhere else.
 A tool that is not replay-safe records its intent first; when the restart finds
 the intent recorded and the call not finished, the call is not run again and its
 result says it was interrupted (H7.4).
+
+What a run is made of, and in which order, is `run.assemble`'s; this module is its
+durable glue.
 """
 
 from __future__ import annotations
@@ -18,57 +21,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import os
-import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from dbos import DBOS, SetWorkflowID
 
 from eukhe import fault_injection
-from eukhe.ai.effort import effort_refusal
-from eukhe.ai.models import ModelError, provider_for, resolve
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
 from eukhe.children.delivery import Delivery
-from eukhe.children.ledger import Ledger, with_ledger
-from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
+from eukhe.children.tools import SPAWN, STOP_CHILD
 from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
-from eukhe.ids import name_of
-from eukhe.json_types import JsonMapping, JsonObject
-from eukhe.mcp.config import gate_ms
-from eukhe.mcp.config import servers as mcp_servers
+from eukhe.json_types import JsonObject
 from eukhe.memory import turn
-from eukhe.memory.access import settle
-from eukhe.memory.compactor import request_tokens
+from eukhe.memory.access import Memory, settle
 from eukhe.memory.log import now
-from eukhe.memory.tool import DATE, ZOOM
-from eukhe.rules.aux_fallback import Purpose
-from eukhe.rules.permission import Session
 from eukhe.run import notes
-from eukhe.run.auxiliary import AuxiliaryRoute
+from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
-from eukhe.run.kernel import LazyKernel
-from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.permit import Gate, Permit
-from eukhe.run.secrets import secrets
-from eukhe.run.session import runner, scanner, tool_specs
+from eukhe.run.permit import Permit
 from eukhe.run.spec import STEPS, RunSpec
-from eukhe.sandbox.session import for_run
-from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
-from eukhe.settings.approvals import approve
-from eukhe.settings.permissions import in_force
+from eukhe.settings import home
 from eukhe.store.reports import USERS
 from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
-from eukhe.tools import BUILTIN, Context
-from eukhe.tools.ipython import IPYTHON
 
 __all__ = ["ProcessContext", "RecordedEffects", "begin", "process", "run_workflow"]
 
@@ -330,208 +311,78 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
 
 
 async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> JsonObject:
+    """The run's parts made once (`run.assemble`), then the run over them (`_run`); a part
+    that cannot be made is the run's failure, with its code."""
     here = process()
-    cwd = Path(spec.cwd)
-    settings = spec.run_settings()
     try:
-        everything = load(cwd)
-        registry = here.admission
-        registry.configure(everything)  # this provider's slots: providers.<name>.concurrency, queueLimit
-        route = resolve(spec.model, everything, spec.base_url, spec.api)
-    except (ModelError, SettingsError) as e:
-        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
-    try:
-        memory = memory_settings(everything)
-        kids = child_settings(everything)
-        kept = secrets(everything, cwd=cwd)  # the tools' environment and every secret value known
-    except SettingsError as e:
-        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
-    provider = provider_for(route, redact=kept.redact)  # no body it sends holds one
-    compactor = functools.partial(_compactor, spec, everything, route, memory.view_bytes)
-    parent = spec.child  # a child's run starts from the view at its spawn, and logs nothing
-    chat = None if parent else here.memory(compactor, memory.view_bytes)
-    session = spec.session or run_id
-    ledger = Ledger()
-    depth = parent.depth if parent else 0
-    children = Children(spec, run_id, session, depth, kids.max_depth, kids.stall_ms, ledger, _start_child)
-    ledger.children = children.tokens
-    try:  # what its calls may do: the rules in force, the mode, the policy, the ask's deadline
-        rights = in_force(cwd, sandbox=spec.sandbox, approval=spec.approval)
-    except SettingsError as e:
-        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
-    try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
-        made = functools.partial(
-            for_run, user_home=Path.home(), temp=Path(tempfile.gettempdir()), flag=rights.mode.value
-        )
-        box = await asyncio.to_thread(made, everything, cwd, home(), session)
-    except SettingsError as e:
-        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
-    refused = effort_refusal(route.api, settings.reasoning_effort)
-    if refused is not None:  # the effort is not sent; the interactive agent shows this once a session
-        here.show(run_id, "effort", refused)
-    if (unavailable := box.notice()) is not None:  # said once; each refused call says it again as its result
-        here.show(run_id, "sandbox", unavailable)
-    asker = getattr(here, "asker", None)  # a person answers asks only where the interactive agent is
-    gate = Gate(
-        Session(rights.cfg(person=asker is not None, sandbox=box.unavailable is None)),
-        cwd,
-        home(),
-        asker,
-        timeout=rights.ask_timeout_ms / 1000,
-        cancel=cancel,
-        writable=box.writable,
-        approve=functools.partial(approve, home(), cwd),
-        show=functools.partial(here.show, run_id),
-        label=name_of(run_id) if parent else "",
-    )
-    ctx = Context(
-        cwd=cwd,
-        chat=chat,
-        cancel=cancel,
-        children=children,
-        env=kept.env,
-        sandbox=box,
-        readable=gate.readable,
-        reach=gate.opened,
-        hidden=kept.redact.values,
-    )
-    base = system = spec.system
-    compact = None
-    if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
-        aux = here.route(session, spec.model, everything)
-        notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
-        try:
-            await notice()
-            view = await _pinned(chat, memory.settle_ms, show, ctx.cancel)
-        except OwnerError as e:  # the owner holds the chat and did not answer: the turn fails with why
-            return RunOutcome(Ending.FAILED, code=Code.CHAT.kind, message=f"the chat memory: {e}").json()
-        system = turn.system(system, view)
-        compact = functools.partial(_compact, chat, run_id, base, memory.settle_ms, show, notice, ctx.cancel)
-    children.system = system
-    shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
-    try:  # else its own, started now; the first request waits for them the startup gate at most
-        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id))
-    except SettingsError as e:
-        return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e)).json()
-    if servers is not None:
-        here.mcp[run_id] = servers
-    ctx.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
-    try:
-        tools = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
-        if children.may_spawn:
-            tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
-        if parent:
-            tools[PROGRESS.name] = PROGRESS
-        # made on its first cell; it dies with the run
-        kernel = LazyKernel(cwd, kids.budget_ms, kept.env, box)
-        ctx.kernel, ledger.jobs = kernel, kernel.output_bytes
-        tools[IPYTHON.name] = IPYTHON
-        if servers is not None:  # ready or cached servers' tools, after the startup gate at most
-            offered, said, section = await servers.offered(gate_ms(everything), ctx.cancel)
-            for line in said:
-                here.show(run_id, "notice", line)
-            tools |= offered
-            gate.reads = frozenset(name for name, t in offered.items() if t.replay_safe)
-            system = f"{system}\n\n{section}" if section else system
-        if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
-            tools = {name: tool for name, tool in tools.items() if name in spec.tools}
-        steerable = spec.steers  # an interactive session: its user may steer the run
+        async with assemble(spec, run_id, cancel, here, start_child=_start_child, pin=_pinned) as parts:
+            return await _run(spec, run_id, here, parts)
+    except Unassembled as e:
+        return e.outcome.json()
 
-        async def take(key: str, steers: bool, followups: bool) -> list[str]:
-            """A take of the run at the place `key` names, as a recorded step (a replay reaches
-            the same place and gets what the step recorded)."""
-            got = functools.partial(_take, session, run_id, key, steers=steers, followups=followups)
-            return list(await DBOS.run_step_async({"name": "reports"}, got))
 
-        # a run that spawned children, or whose user may steer it, takes what waits for it at
-        # each round end (a step only then: the rounds of the others cost nothing more); the
-        # rest waits for the session's next run's start, or starts it
-        delivery = Delivery(take, wanted=lambda: bool(children.spawned) or steerable)
-        in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
-        with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
-            await asyncio.to_thread(here.reports().reopen, session)
-        placed = await delivery.start()
-        prompt = spec.prompt
-        if prompt is None:  # a follow-up run: its children's reports are its prompt
-            if not placed:
-                return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
-            prompt, placed = placed[-1], placed[:-1]
-        fx = RecordedEffects(lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps)
-        shadow = Shadow(project_of(cwd), home())
-        fx.checkpoint = functools.partial(shadow.take, run_id)
-        g = RunLoop(
-            provider,
-            route.model,
-            tool_specs(tools),
-            runner(tools, ctx),
-            settings,
-            scan=scanner(),
-            show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
-            cancel=ctx.cancel,
-            effects=with_ledger(fx, ledger),
-            background=spec.deferred is not None,
-            window=spec.deferred,
-            poll_interval=spec.poll_seconds,
-            system=system,
-            interactive=True,  # every run's requests are session requests (H3.1: only the compactor's yield)
-            replay_safe=frozenset(name for name, t in tools.items() if getattr(t, "replay_safe", False)),
-            compact=compact,
-            admission=registry,
-            inbox=delivery.round_end,
-            redact=kept.redact,
-            permit=gate.permit,  # a 0.1 run's too: its records replay, the rest is asked (`RecordedEffects`)
-            # by SHA-256, so what a replay reads is what the run first read
-            image_data=await asyncio.to_thread(here.images().read, spec.images) if spec.images else {},
-        )
-        if parent:
-            here.children[run_id] = ledger  # its parent's polls read its token here
-        try:
-            out = await g.run(str(prompt), [Message("user", text) for text in placed], images=spec.images)
-            if parent and children.spawned:  # a child ends once its own children have reported
-                out = await delivery.until_reported(
-                    g.run, out, functools.partial(_working, children), DBOS.sleep_async, cancel
-                )
-        finally:
-            here.children.pop(run_id, None)
-            if fx.checkpointed:  # its files at its end: what differs later, a person changed
-                with contextlib.suppress(Exception):
-                    await shadow.record(f"{run_id}.after")
-            with contextlib.suppress(Exception):
-                await provider.close()
-            with contextlib.suppress(Exception):  # its jobs and their processes end with it
-                removed = await kernel.close()  # what its sandbox's guard removed since, said
-                if removed:
-                    here.show(run_id, "sandbox", removed)
-        if chat is not None:  # the run's last messages ride on its log step
-            await _logged(
-                chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), fx.step
+async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts) -> JsonObject:
+    """What waits for the run placed, its loop run, its provider and kernel closed, its
+    messages logged into the chat."""
+    session, parent, chat, children = spec.session or run_id, spec.child, parts.chat, parts.children
+    steerable = spec.steers  # an interactive session: its user may steer the run
+
+    async def take(key: str, steers: bool, followups: bool) -> list[str]:
+        """A take of the run at the place `key` names, as a recorded step (a replay reaches
+        the same place and gets what the step recorded)."""
+        got = functools.partial(_take, session, run_id, key, steers=steers, followups=followups)
+        return list(await DBOS.run_step_async({"name": "reports"}, got))
+
+    # a run that spawned children, or whose user may steer it, takes what waits for it at
+    # each round end (a step only then: the rounds of the others cost nothing more); the
+    # rest waits for the session's next run's start, or starts it
+    delivery = Delivery(take, wanted=lambda: bool(children.spawned) or steerable)
+    in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
+    with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
+        await asyncio.to_thread(here.reports().reopen, session)
+    placed = await delivery.start()
+    prompt = spec.prompt
+    if prompt is None:  # a follow-up run: its children's reports are its prompt
+        if not placed:
+            return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
+        prompt, placed = placed[-1], placed[:-1]
+    effects = RecordedEffects(
+        lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps
+    )
+    shadow = Shadow(project_of(parts.setup.cwd), home())
+    effects.checkpoint = functools.partial(shadow.take, run_id)
+    # by SHA-256, so what a replay reads is what the run first read
+    images = await asyncio.to_thread(here.images().read, spec.images) if spec.images else {}
+    loop = parts.loop(effects, delivery.round_end, here.admission, images)
+    if parent:
+        here.children[run_id] = parts.ledger  # its parent's polls read its token here
+    try:
+        out = await loop.run(str(prompt), [Message("user", text) for text in placed], images=spec.images)
+        if parent and children.spawned:  # a child ends once its own children have reported
+            out = await delivery.until_reported(
+                loop.run, out, functools.partial(_working, children), DBOS.sleep_async, parts.context.cancel
             )
-        await fx.flush()
-        here.ended(run_id)
-        return out.json()
     finally:
-        here.mcp.pop(run_id, None)
-        if servers is not None:  # the last run to let go closes them, each within its bound
-            await servers.release()
+        here.children.pop(run_id, None)
+        if effects.checkpointed:  # its files at its end: what differs later, a person changed
+            with contextlib.suppress(Exception):
+                await shadow.record(f"{run_id}.after")
+        with contextlib.suppress(Exception):
+            await parts.provider.close()
+        with contextlib.suppress(Exception):  # its jobs and their processes end with it
+            removed = await parts.kernel.close()  # what its sandbox's guard removed since, said
+            if removed:
+                here.show(run_id, "sandbox", removed)
+    if chat is not None:  # the run's last messages ride on its log step
+        await _logged(
+            chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), effects.step
+        )
+    await effects.flush()
+    here.ended(run_id)
+    return out.json()
 
 
-def _servers(cwd: Path, show: Callable[[str, str], None]) -> Any:
-    """The run's MCP servers, started; None when none is configured. The SDK loads here
-    only: its import takes most of a second."""
-    configs, said = mcp_servers(cwd, os.environ)
-    for line in said:
-        show("notice", line)
-    if not configs:
-        return None
-    from eukhe.mcp.servers import Servers
-
-    servers = Servers(configs, os.environ, home() / "mcp", show=show)
-    servers.start()
-    return servers
-
-
-async def _working(children: Any) -> bool:
+async def _working(children: Children) -> bool:
     """Whether any of the run's children is still at work (its task in flight), as a step."""
 
     async def live() -> bool:
@@ -565,29 +416,7 @@ async def _take(session: str, run: str, key: str, steers: bool = True, followups
     return [r.text for r in got]
 
 
-def _compactor(spec: RunSpec, settings: JsonMapping, session: Any, budget: int) -> Any:
-    """The compactor's route: `auxiliaryModel` when it can run the compaction pass,
-    else the session model's (H7.1). A model on the session's provider takes the same
-    `--base-url` and `--api`."""
-    choice = AuxiliaryRoute(spec.model, settings).choose(Purpose.COMPACTION, request_tokens(budget))
-    if choice.auxiliary:
-        same = choice.model.partition("/")[0] == spec.model.partition("/")[0]
-        over = (spec.base_url, spec.api) if same else (None, None)
-        with contextlib.suppress(ModelError):  # checked by the route: the session model then
-            return resolve(choice.model, settings, *over)
-    return session
-
-
-async def _notice(chat: Any, route: Any, memory: Any, show: Callable[[str], None]) -> None:
-    """The compaction pass's row, shown in the session whose turn waits on the
-    compactor (H7.2): once per session, purpose, selector and reason."""
-    if await chat.unbuilt():
-        choice = route.choose(Purpose.COMPACTION, request_tokens(memory.view_bytes))
-        if choice.notice:
-            show(choice.notice)
-
-
-async def _pinned(chat: Any, settle_ms: int, show: Callable[..., None], cancel: asyncio.Event) -> str:
+async def _pinned(chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event) -> str:
     """The settled view, as a durable step: a replay sends the same view byte for byte.
     The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted).
     `show` (kind, text, data): the wait as the run's events (`memory.access.settle`)."""
@@ -600,30 +429,8 @@ async def _pinned(chat: Any, settle_ms: int, show: Callable[..., None], cancel: 
     return result
 
 
-async def _compact(
-    chat: Any,
-    run: str,
-    base: str,
-    settle_ms: int,
-    show: Callable[..., None],
-    notice: Callable[[], Awaitable[None]],
-    cancel: asyncio.Event,
-    transcript: Sequence[Message],
-) -> dict[str, str]:
-    """A compaction inside the run (H4): its messages so far into the chat, then a newer
-    settled view, which the run pins as its new system prompt. The loop runs it as one
-    durable step, so a replay goes on from the same view byte for byte."""
-    try:
-        await chat.log(turn.entries(run, transcript, now()))
-        await notice()
-        got = await settle(chat, settle_ms, show, cancel)
-    except Exception as e:  # the store, or the owner that holds the chat: the phase fails with why
-        return {"error": f"the chat could not take the run's messages and give a new view: {e}"}
-    return {"system": turn.system(base, str(got.text))}
-
-
 async def _logged(
-    chat: Any,
+    chat: Memory,
     run: str,
     transcript: list[Message],
     show: Callable[[str], None],

@@ -1,0 +1,420 @@
+"""A run's parts, built once (`assemble`), as pi builds a session in one factory: its
+settings, route and secrets resolved (`setup`), then its provider, chat memory,
+subagents, sandbox, permission gate, tools' context, MCP servers, kernel and tools
+(`RunParts`), each typed by what it is.
+
+They are made in the order a run has always made them: what it shows, and what it waits
+for, come in the same order, so a replay meets the same steps. The durable steps taken on
+the way (the pinned view) and the child workflows a subagent starts are the workflow's
+(`run.workflow`), handed in: this module records nothing itself."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from eukhe.admission import Slots
+from eukhe.ai.effort import effort_refusal
+from eukhe.ai.models import ModelError, Route, provider_for, resolve
+from eukhe.ai.provider import Provider
+from eukhe.ai.request import Message
+from eukhe.children.ledger import Ledger, with_ledger
+from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
+from eukhe.client.client import OwnerError
+from eukhe.errors import Code, EukheError
+from eukhe.ids import name_of
+from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.mcp.config import gate_ms
+from eukhe.mcp.config import servers as mcp_servers
+from eukhe.memory import turn
+from eukhe.memory.access import Memory, settle
+from eukhe.memory.compactor import request_tokens
+from eukhe.memory.log import now
+from eukhe.memory.tool import DATE, ZOOM
+from eukhe.rules.aux_fallback import Purpose
+from eukhe.rules.permission import Session
+from eukhe.run.auxiliary import AuxiliaryRoute
+from eukhe.run.children import Children
+from eukhe.run.context import ProcessContext
+from eukhe.run.effects import Effects
+from eukhe.run.kernel import LazyKernel
+from eukhe.run.loop import Compact, RunLoop
+from eukhe.run.outcome import Ending, RunOutcome
+from eukhe.run.permit import Gate
+from eukhe.run.secrets import Secrets, secrets
+from eukhe.run.session import runner, scanner, tool_specs
+from eukhe.run.spec import RunSpec
+from eukhe.sandbox.bwrap import Sandbox
+from eukhe.sandbox.session import for_run
+from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
+from eukhe.settings.approvals import approve
+from eukhe.settings.load import ChildSettings, MemorySettings
+from eukhe.settings.permissions import in_force
+from eukhe.settings.run import Settings
+from eukhe.tools import BUILTIN, Context, Tool
+from eukhe.tools.ipython import IPYTHON
+
+if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
+    from eukhe.mcp.servers import Servers
+
+Show = Callable[..., None]
+"""(kind, text, data=None): a line of the run (`eukhe.events` has the kinds), with the fields
+of its event when it has some: `ProcessContext.show` with the run's id."""
+
+StartChild = Callable[[str, RunSpec, JsonObject], Awaitable[None]]
+"""(child id, its spec, its watch): start a child's run and its task (`run.workflow._start_child`)."""
+
+Pin = Callable[[Memory, int, Show, asyncio.Event], Awaitable[str]]
+"""(chat, settle ms, show, cancel): the settled view, as a durable step (`run.workflow._pinned`)."""
+
+
+class Unassembled(EukheError):
+    """A run whose parts could not be made: `outcome` is its failure as the run returns it,
+    with the code of what failed (its settings, its model's route, its chat)."""
+
+    def __init__(self, outcome: RunOutcome) -> None:
+        super().__init__(outcome.message)
+        self.outcome = outcome
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a run reads from its spec and its settings, once, before it makes anything."""
+
+    cwd: Path
+    run_settings: Settings  # the spec's own: rounds, retries, effort, price
+    loaded: JsonObject  # the settings in force (`settings.load`)
+    route: Route  # where its model is served
+    memory_settings: MemorySettings  # the view's budget and the settle wait
+    child_settings: ChildSettings  # its subagents' depth and stall, the tools' blocking budget
+    secrets: Secrets  # the tools' environment, and every secret value known
+
+
+@dataclass(frozen=True)
+class RunParts:
+    """A run's parts, each made once. `system`: its system prompt (the pinned view, then its
+    MCP servers' instructions); `compact`: its compaction into the chat (None: no chat)."""
+
+    spec: RunSpec
+    setup: Setup
+    provider: Provider
+    chat: Memory | None  # None: a subagent's run (it logs nothing), or a process with no chat
+    ledger: Ledger
+    children: Children
+    sandbox: Sandbox
+    gate: Gate
+    context: Context
+    system: str
+    compact: Compact | None
+    servers: Servers | None  # None: none configured
+    kernel: LazyKernel
+    tools: dict[str, Tool]
+    show: Show  # (kind, text, data=None): the run's events
+
+    def loop(
+        self,
+        effects: Effects,
+        inbox: Callable[[bool], Awaitable[list[str]]],
+        admission: Slots,
+        image_data: Mapping[str, bytes],
+    ) -> RunLoop:
+        """The run's loop over its parts: `effects`, the workflow's recorded steps; `inbox`,
+        what waits for it at a round end; `admission`, where its requests take their slots."""
+        spec = self.spec
+        return RunLoop(
+            self.provider,
+            self.setup.route.model,
+            tool_specs(self.tools),
+            runner(self.tools, self.context),
+            self.setup.run_settings,
+            scan=scanner(),
+            show=self.show,
+            cancel=self.context.cancel,
+            effects=with_ledger(effects, self.ledger),
+            background=spec.deferred is not None,
+            window=spec.deferred,
+            poll_interval=spec.poll_seconds,
+            system=self.system,
+            interactive=True,  # every run's requests are session requests (H3.1: only the compactor's yield)
+            replay_safe=frozenset(name for name, t in self.tools.items() if getattr(t, "replay_safe", False)),
+            compact=self.compact,
+            admission=admission,
+            inbox=inbox,
+            redact=self.setup.secrets.redact,
+            # a 0.1 run's too: its records replay, the rest is asked (`run.workflow.RecordedEffects`)
+            permit=self.gate.permit,
+            image_data=image_data,
+        )
+
+
+def setup(spec: RunSpec, here: ProcessContext) -> Setup:
+    """The run's settings, its model's route and its secrets, read once; `here`'s admission
+    registry takes the provider's slots from them. Unassembled: a setting or a route that
+    does not hold."""
+    cwd = Path(spec.cwd)
+    run_settings = spec.run_settings()
+    try:
+        loaded = load(cwd)
+        here.admission.configure(loaded)  # this provider's slots: providers.<name>.concurrency, queueLimit
+        route = resolve(spec.model, loaded, spec.base_url, spec.api)
+    except (ModelError, SettingsError) as e:
+        raise Unassembled(_failed(e)) from e
+    try:
+        memory = memory_settings(loaded)
+        children = child_settings(loaded)
+        kept = secrets(loaded, cwd=cwd)  # the tools' environment and every secret value known
+    except SettingsError as e:
+        raise Unassembled(_failed(e)) from e
+    return Setup(
+        cwd,
+        run_settings,
+        loaded,
+        route,
+        memory_settings=memory,
+        child_settings=children,
+        secrets=kept,
+    )
+
+
+@contextlib.asynccontextmanager
+async def assemble(
+    spec: RunSpec,
+    run_id: str,
+    cancel: asyncio.Event,
+    here: ProcessContext,
+    start_child: StartChild,
+    pin: Pin,
+) -> AsyncIterator[RunParts]:
+    """The run's parts, made once, in this order: its setup, provider, chat, subagents,
+    sandbox (in the mode in force), gate, tools' context, pinned view (`pin`, a durable
+    step), MCP servers (its parent's, else its own, started), kernel and tools. On exit
+    its servers are let go (the last run to hold them closes them). Unassembled, before
+    anything is let go: a part that cannot be made, and why."""
+    base = setup(spec, here)
+    cwd, memory = base.cwd, base.memory_settings
+    provider: Provider = provider_for(base.route, redact=base.secrets.redact)  # no body it sends holds one
+    compactor = functools.partial(_compactor, spec, base.loaded, base.route, memory.view_bytes)
+    parent = spec.child  # a child's run starts from the view at its spawn, and logs nothing
+    chat = None if parent else here.memory(compactor, memory.view_bytes)
+    session = spec.session or run_id
+    ledger = Ledger()
+    depth = parent.depth if parent else 0
+    limits = base.child_settings
+    children = Children(spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, start_child)
+    ledger.children = children.tokens
+    sandbox, gate = await _confined(spec, run_id, cancel, here, base)
+    context = Context(
+        cwd=cwd,
+        chat=chat,
+        cancel=cancel,
+        children=children,
+        env=base.secrets.env,
+        sandbox=sandbox,
+        readable=gate.readable,
+        reach=gate.opened,
+        hidden=base.secrets.redact.values,
+    )
+    system, compact = spec.system, None
+    if chat is not None:  # the turn starts from the settled view, pinned for the whole run
+        system, compact = await _pinned_system(spec, run_id, here, base, chat, pin, context.cancel)
+    children.system = system
+    shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
+    try:  # else its own, started now; the first request waits for them the startup gate at most
+        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id))
+    except SettingsError as e:
+        raise Unassembled(_failed(e)) from e
+    if servers is not None:
+        here.mcp[run_id] = servers
+    context.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
+    try:
+        kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
+        context.kernel, ledger.jobs = kernel, kernel.output_bytes  # it dies with the run
+        tools, system = await _tools(spec, run_id, here, base, chat, children, gate, servers, system)
+        yield RunParts(
+            spec=spec,
+            setup=base,
+            provider=provider,
+            chat=chat,
+            ledger=ledger,
+            children=children,
+            sandbox=sandbox,
+            gate=gate,
+            context=context,
+            system=system,
+            compact=compact,
+            servers=servers,
+            kernel=kernel,
+            tools=tools,
+            show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
+        )
+    finally:
+        here.mcp.pop(run_id, None)
+        if servers is not None:  # the last run to let go closes them, each within its bound
+            await servers.release()
+
+
+def _failed(e: ModelError | SettingsError) -> RunOutcome:
+    return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e))
+
+
+async def _confined(
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup
+) -> tuple[Sandbox, Gate]:
+    """Where the run's calls run and what they may do: the rules in force, the mode, the
+    policy, the ask's deadline; its sandbox; what it says of them once; its gate."""
+    try:
+        rights = in_force(base.cwd, sandbox=spec.sandbox, approval=spec.approval)
+    except SettingsError as e:
+        raise Unassembled(_failed(e)) from e
+    try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
+        made = functools.partial(
+            for_run, user_home=Path.home(), temp=Path(tempfile.gettempdir()), flag=rights.mode.value
+        )
+        session = spec.session or run_id
+        sandbox = await asyncio.to_thread(made, base.loaded, base.cwd, home(), session)
+    except SettingsError as e:
+        raise Unassembled(_failed(e)) from e
+    refused = effort_refusal(base.route.api, base.run_settings.reasoning_effort)
+    if refused is not None:  # the effort is not sent; the interactive agent shows this once a session
+        here.show(run_id, "effort", refused)
+    if (unavailable := sandbox.notice()) is not None:  # said once; each refused call says it again
+        here.show(run_id, "sandbox", unavailable)
+    asker = here.asker  # a person answers asks only where the interactive agent is
+    gate = Gate(
+        Session(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
+        base.cwd,
+        home(),
+        asker,
+        timeout=rights.ask_timeout_ms / 1000,
+        cancel=cancel,
+        writable=sandbox.writable,
+        approve=functools.partial(approve, home(), base.cwd),
+        show=functools.partial(here.show, run_id),
+        label=name_of(run_id) if spec.child else "",
+    )
+    return sandbox, gate
+
+
+async def _pinned_system(
+    spec: RunSpec,
+    run_id: str,
+    here: ProcessContext,
+    base: Setup,
+    chat: Memory,
+    pin: Pin,
+    cancel: asyncio.Event,
+) -> tuple[str, Compact]:
+    """The run's system prompt from the settled view `pin` pins, and its compaction into
+    the chat. Unassembled: the owner holds the chat and did not answer."""
+    session, memory = spec.session or run_id, base.memory_settings
+    show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
+    aux = here.route(session, spec.model, base.loaded)
+    notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
+    try:
+        await notice()
+        view = await pin(chat, memory.settle_ms, show, cancel)
+    except OwnerError as e:  # the turn fails with why
+        failed = RunOutcome(Ending.FAILED, code=Code.CHAT.kind, message=f"the chat memory: {e}")
+        raise Unassembled(failed) from e
+    compact = functools.partial(_compact, chat, run_id, spec.system, memory.settle_ms, show, notice, cancel)
+    return turn.system(spec.system, view), compact
+
+
+async def _tools(
+    spec: RunSpec,
+    run_id: str,
+    here: ProcessContext,
+    base: Setup,
+    chat: Memory | None,
+    children: Children,
+    gate: Gate,
+    servers: Servers | None,
+    system: str,
+) -> tuple[dict[str, Tool], str]:
+    """The tools the run offers, and its system prompt with its MCP servers' instructions:
+    the built-in ones, the chat's, the subagents', the kernel's, its servers' ready or
+    cached ones (after the startup gate at most), then only those `--tools` names."""
+    tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
+    if children.may_spawn:
+        tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
+    if spec.child:
+        tools[PROGRESS.name] = PROGRESS
+    tools[IPYTHON.name] = IPYTHON
+    if servers is not None:
+        offered, said, section = await servers.offered(gate_ms(base.loaded), gate.cancel)  # the run's abort
+        for line in said:
+            here.show(run_id, "notice", line)
+        tools |= offered
+        gate.reads = frozenset(name for name, t in offered.items() if t.replay_safe)
+        system = f"{system}\n\n{section}" if section else system
+    if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
+        tools = {name: tool for name, tool in tools.items() if name in spec.tools}
+    return tools, system
+
+
+def _servers(cwd: Path, show: Callable[[str, str], None]) -> Servers | None:
+    """The run's MCP servers, started; None when none is configured. The SDK loads here
+    only: its import takes most of a second."""
+    configs, said = mcp_servers(cwd, os.environ)
+    for line in said:
+        show("notice", line)
+    if not configs:
+        return None
+    from eukhe.mcp.servers import Servers
+
+    servers = Servers(configs, os.environ, home() / "mcp", show=show)
+    servers.start()
+    return servers
+
+
+def _compactor(spec: RunSpec, settings: JsonMapping, session: Route, budget: int) -> Route:
+    """The compactor's route: `auxiliaryModel` when it can run the compaction pass,
+    else the session model's (H7.1). A model on the session's provider takes the same
+    `--base-url` and `--api`."""
+    choice = AuxiliaryRoute(spec.model, settings).choose(Purpose.COMPACTION, request_tokens(budget))
+    if choice.auxiliary:
+        same = choice.model.partition("/")[0] == spec.model.partition("/")[0]
+        over = (spec.base_url, spec.api) if same else (None, None)
+        with contextlib.suppress(ModelError):  # checked by the route: the session model then
+            return resolve(choice.model, settings, *over)
+    return session
+
+
+async def _notice(
+    chat: Memory, route: AuxiliaryRoute, memory: MemorySettings, show: Callable[[str], None]
+) -> None:
+    """The compaction pass's row, shown in the session whose turn waits on the
+    compactor (H7.2): once per session, purpose, selector and reason."""
+    if await chat.unbuilt():
+        choice = route.choose(Purpose.COMPACTION, request_tokens(memory.view_bytes))
+        if choice.notice:
+            show(choice.notice)
+
+
+async def _compact(
+    chat: Memory,
+    run: str,
+    base: str,
+    settle_ms: int,
+    show: Show,
+    notice: Callable[[], Awaitable[None]],
+    cancel: asyncio.Event,
+    transcript: Sequence[Message],
+) -> dict[str, str]:
+    """A compaction inside the run (H4): its messages so far into the chat, then a newer
+    settled view, which the run pins as its new system prompt. The loop runs it as one
+    durable step, so a replay goes on from the same view byte for byte."""
+    try:
+        await chat.log(turn.entries(run, transcript, now()))
+        await notice()
+        got = await settle(chat, settle_ms, show, cancel)
+    except Exception as e:  # the store, or the owner that holds the chat: the phase fails with why
+        return {"error": f"the chat could not take the run's messages and give a new view: {e}"}
+    return {"system": turn.system(base, str(got.text))}
