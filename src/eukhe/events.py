@@ -58,6 +58,7 @@ TYPES = {
     "mcp": "an MCP server ready, restarting after a death, or failed with its cause; a call's progress",
     "mcp_state": "an MCP server's routine state change: starting, closing, closed",
     "child": "a subagent: started, ended, its report",
+    "hook": "the user's hooks of an event: started, ended with their verdict, a failure with its cause",
     "say": "the process: runs resumed, runs left, the session",
 }
 """Every type of event, and what it reports."""

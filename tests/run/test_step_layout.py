@@ -1,4 +1,4 @@
-"""What a durable run records (`run.spec.STEPS`): under layout 3 a tool round is two steps,
+"""What a durable run records (`run.spec.STEPS`): under layouts 3 and 4 a tool round is two steps,
 the reply and the call, every message riding on the step after it; a run that began under
 layout 2 records (and so replays) a step a message and a `permit` step, as it did; one that
 began under layout 1 (eukhe 0.1) the steps 0.1 recorded, the gate's decision inside them."""
@@ -24,6 +24,7 @@ SCRIPT = [
     {"results": 2, "text": "They say alpha and beta."},
 ]
 ROUND = {
+    4: ["model", "tool"],
     3: ["model", "tool"],
     2: ["model", "message", "permit", "tool", "message"],
     1: ["model", "message", "tool", "message"],
@@ -47,19 +48,19 @@ def recorded(runtime: Runtime, cwd: Path, layout: int) -> list[dict[str, Any]]:
     return steps
 
 
-def test_eukhe_starts_its_runs_under_the_layout_of_two_steps_a_round() -> None:
-    assert STEPS == 3
+def test_eukhe_starts_its_runs_under_the_layout_of_two_steps_a_round_with_its_hooks() -> None:
+    assert STEPS == 4
 
 
-@pytest.mark.parametrize("layout", [3, 2, 1])
+@pytest.mark.parametrize("layout", [4, 3, 2, 1])
 def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
     durable_runtime: Runtime, tmp_path: Path, layout: int
 ) -> None:
     steps = recorded(durable_runtime, tmp_path, layout)
     names = [s["function_name"] for s in steps]
-    if layout == 3:
+    if layout >= 3:  # 4: no hook is configured, so none records a step
         # the pinned view, the reports waiting (none), two rounds, the answer, the chat's log
-        assert names == ["view", "reports", *ROUND[3], *ROUND[3], "model", "log"], names
+        assert names == ["view", "reports", *ROUND[layout], *ROUND[layout], "model", "log"], names
     else:
         assert names[:2] == ["view", "reports"] and names[-1] == "log", names
         assert names[2:-1] == ["message", *ROUND[layout], *ROUND[layout], "model", "message"], names

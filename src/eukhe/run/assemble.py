@@ -29,6 +29,7 @@ from eukhe.children.ledger import Ledger, with_ledger
 from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
 from eukhe.client.client import OwnerError
 from eukhe.errors import Code, EukheError
+from eukhe.hooks.config import load as load_hooks
 from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.config import gate_ms
@@ -44,6 +45,7 @@ from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.children import Children
 from eukhe.run.context import ProcessContext
 from eukhe.run.effects import Effects
+from eukhe.run.hook_events import FIRST_LAYOUT, RunHooks
 from eukhe.run.kernel import LazyKernel
 from eukhe.run.loop import Compact, RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -117,6 +119,7 @@ class RunParts:
     kernel: LazyKernel
     tools: dict[str, Tool]
     show: Show  # (kind, text, data=None): the run's events
+    hooks: RunHooks | None  # the user's hooks (`run.hook_events`); None: none, or a run begun before them
 
     def loop(
         self,
@@ -151,6 +154,7 @@ class RunParts:
             # a 0.1 run's too: its records replay, the rest is asked (`run.workflow.RecordedEffects`)
             permit=self.gate.permit,
             image_data=image_data,
+            user_hooks=self.hooks,
         )
 
 
@@ -210,6 +214,7 @@ async def assemble(
     children = Children(spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, start_child)
     ledger.children = children.tokens
     sandbox, gate = await _confined(spec, run_id, cancel, here, base)
+    gate.hooks = hooks = _hooks(spec, run_id, cancel, here, base)
     context = Context(
         cwd=cwd,
         chat=chat,
@@ -253,11 +258,38 @@ async def assemble(
             kernel=kernel,
             tools=tools,
             show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
+            hooks=hooks,
         )
     finally:
         here.mcp.pop(run_id, None)
         if servers is not None:  # the last run to let go closes them, each within its bound
             await servers.release()
+
+
+def _hooks(
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup
+) -> RunHooks | None:
+    """The run's hooks (`hooks.config`: the home's, a trusted project's): None for a run begun
+    under a step layout before them (it replays what it recorded), or with none in effect.
+    What a project's `.claude/` held back is said (its `.eukhe/settings.json`'s, the settings'
+    own notice says); a guard's entry that cannot be read fails the run, never lets it go
+    unguarded."""
+    if spec.steps < FIRST_LAYOUT:
+        return None
+    try:
+        got = load_hooks(base.cwd, os.environ)
+    except SettingsError as e:
+        raise Unassembled(_failed(e)) from e
+    for line in got.notices:
+        if ".claude" in line:
+            here.show(run_id, "notice", line)
+    if not got.hooks.matchers:
+        return None
+    show = functools.partial(here.show, run_id)
+    session = spec.session or run_id
+    return RunHooks(
+        got.hooks, session, run_id, base.cwd, base.secrets.env, cancel, show, spec.child is not None
+    )
 
 
 def _failed(e: ModelError | SettingsError) -> RunOutcome:

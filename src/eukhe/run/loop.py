@@ -40,6 +40,7 @@ from eukhe.run import notes
 from eukhe.run import secrets as redacted
 from eukhe.run.call import ModelCall, refused
 from eukhe.run.effects import Direct, Effects
+from eukhe.run.hook_events import RunHooks, followed
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.repeat import rounds_in_a_row, same_calls
 from eukhe.settings.run import Settings
@@ -164,6 +165,8 @@ class RunLoop:
     # the bytes of the images the prompt attaches (`Message.images`), by SHA-256: read from the
     # store's image table, they ride on each request, never on a recorded step
     image_data: Mapping[str, bytes] = field(default_factory=dict)
+    # the run's PostToolUse hooks (`run.hook_events`): what they say follows a call's result
+    user_hooks: RunHooks | None = None
 
     def __post_init__(self) -> None:
         shown = self.show  # every event the run shows goes through here, its text and fields redacted
@@ -602,6 +605,8 @@ class RunLoop:
         )
         call = c if sent is None else sent
         content, error = await (self.run_tool(call, outside=True) if outside else self.run_tool(call))
+        if self.user_hooks is not None:  # inside the call's step: a replay reads what they said
+            content = followed(content, await self.user_hooks.post_tool(call, content, error))
         content = self.redact(content)  # what is stored, shown and sent back to the model
         shown = {"id": c.id, "name": c.name, "error": error, "chars": len(content)}
         self.show("result", content[:RESULT_SHOWN], shown)

@@ -288,3 +288,9 @@ def denied(tool: str, why: str, rule: str, how: str, reason: str = "") -> str:
     said = f" The user's reason: {reason}" if reason else ""
     tail = f"; {how}" if how else ""
     return f"Tool {tool} was not run: permission denied: {why}{by}{tail}.{said}"
+
+
+def hook_denied(tool: str, reason: str) -> str:
+    """The result of a call a PreToolUse hook denied (exit 2, a deny, or a guard that failed):
+    not run, and the hook's reason."""
+    return f"Tool {tool} was not run: a PreToolUse hook denied it: {reason or 'no reason given'}"

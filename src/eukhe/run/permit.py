@@ -27,9 +27,11 @@ from eukhe.json_types import JsonObject
 from eukhe.rules import confine
 from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
+from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
 from eukhe.run import notes
+from eukhe.run.hook_events import RunHooks
 from eukhe.tools.reach import where_of
 
 SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
@@ -112,6 +114,7 @@ class Gate:
     reads: frozenset[str] = frozenset()  # MCP tools that only read: their home server says so
     user: Path = field(default_factory=Path.home)  # the user's home, where their secret places are
     approved: tuple[str, ...] = ()  # the real paths a person said yes to, this run
+    hooks: RunHooks | None = None  # the run's PreToolUse hooks: they may deny a call first
 
     # ------------------------------------------------------------ reading a call
 
@@ -181,7 +184,15 @@ class Gate:
 
     async def permit(self, c: ToolCall) -> Permit:
         """Whether the call runs (and where), or what it gets instead. An ask waits for the
-        person's answer, its deadline or the run's abort, whichever comes first."""
+        person's answer, its deadline or the run's abort, whichever comes first. The run's
+        PreToolUse hooks come first: their deny (a guard that fails denies) is the call's
+        denial; what they let by, eukhe's own rules still judge."""
+        if self.hooks is not None:
+            v = await self.hooks.pre_tool(c)
+            if v.kind is HookKind.DENY:
+                return Permit(
+                    False, result=notes.hook_denied(c.name, v.reason), why="hook", rule="PreToolUse hook"
+                )
         call = self.call_of(c)
         s = rule.call_step(self.session, call)
         if s.pending is None:

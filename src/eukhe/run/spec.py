@@ -70,9 +70,11 @@ def chosen_tools(names: str) -> tuple[str, ...]:
     return chosen
 
 
-STEPS = 3
+STEPS = 4
 """The layout of a run's recorded steps: 2 has a `permit` step before each tool call; 3
-records no `message` step, the messages riding on the step after them (`Carried`). A run
+records no `message` step, the messages riding on the step after them (`Carried`); 4 fires
+the user's hooks, the answers of UserPromptSubmit and Stop hooks each a `hook` step of its
+own (`run.hook_events`). A run
 replays its steps as they were recorded under its own layout. One that began under 1
 (eukhe 0.1) had no `permit` step: it resumes through the permission gate all the same, the
 decision riding in each call's own first step (`run.workflow.RecordedEffects`), and a call 0.1

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import time
 from collections.abc import Awaitable, Callable
@@ -39,11 +40,16 @@ from eukhe.json_types import JsonObject
 from eukhe.memory import turn
 from eukhe.memory.access import Memory, settle
 from eukhe.memory.log import now
+from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop
+from eukhe.rules.hook import Event as HookEvent
+from eukhe.rules.hook import Kind as HookKind
 from eukhe.run import notes
 from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
+from eukhe.run.hook_events import HOOK_BLOCKED, RunHooks, recorded
+from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Permit
 from eukhe.run.spec import STEPS, RunSpec
@@ -356,12 +362,19 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     loop = parts.loop(effects, delivery.round_end, here.admission, images)
     if parent:
         here.children[run_id] = parts.ledger  # its parent's polls read its token here
+    hooks = parts.hooks
     try:
-        out = await loop.run(str(prompt), [Message("user", text) for text in placed], images=spec.images)
+        asked = await _submitted(hooks, effects, str(prompt)) if spec.prompt is not None else str(prompt)
+        if isinstance(asked, RunOutcome):  # a UserPromptSubmit hook blocked it: no round is made
+            out = asked
+        else:
+            out = await loop.run(asked, [Message("user", text) for text in placed], images=spec.images)
         if parent and children.spawned:  # a child ends once its own children have reported
             out = await delivery.until_reported(
                 loop.run, out, functools.partial(_working, children), DBOS.sleep_async, parts.context.cancel
             )
+        if hooks is not None:  # its Stop (a subagent's: SubagentStop) hooks may keep it going, counted
+            out = await _stopped(hooks, effects, loop, out)
     finally:
         here.children.pop(run_id, None)
         if effects.checkpointed:  # its files at its end: what differs later, a person changed
@@ -380,6 +393,44 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     await effects.flush()
     here.ended(run_id)
     return out.json()
+
+
+async def _submitted(hooks: RunHooks | None, effects: RecordedEffects, prompt: str) -> str | RunOutcome:
+    """The prompt as the run's UserPromptSubmit hooks leave it (their context after it), or
+    the run's failure when they block it; their answer a `hook` step of the run."""
+    if hooks is None or not hooks.has(HookEvent.USER_PROMPT_SUBMIT):
+        return prompt
+    v = await recorded(effects.step, functools.partial(hooks.prompt, prompt))
+    if v.kind is HookKind.BLOCK or v.stop:
+        why = v.reason or v.stop_reason or "no reason given"
+        return RunOutcome(
+            Ending.FAILED, code=HOOK_BLOCKED, message=f"a UserPromptSubmit hook blocked the prompt: {why}"
+        )
+    return f"{prompt}\n\n{v.context}" if v.context else prompt
+
+
+async def _stopped(hooks: RunHooks, effects: RecordedEffects, loop: RunLoop, out: RunOutcome) -> RunOutcome:
+    """The run after its Stop hooks: each block (a `hook` step) its next prompt, the run going
+    on from its conversation so far, until the hooks let it end or its blocks pass the cap
+    (`rules.hook.after_stop`): then it fails with `STOP_LIMIT`, whatever the hooks say."""
+    event = HookEvent.SUBAGENT_STOP if hooks.subagent else HookEvent.STOP
+    blocks = 0
+    while out.outcome is Ending.ANSWERED and hooks.has(event) and not hooks.cancel.is_set():
+        v = await recorded(effects.step, functools.partial(hooks.stop, blocks, out.answer))
+        blocks, next_ = after_stop(blocks, hooks.hooks.max_stop_blocks, v)
+        if next_ is StopNext.END:
+            return out
+        if next_ is StopNext.FAIL:
+            cap = hooks.hooks.max_stop_blocks
+            why = f": {v.reason[:200]}" if v.reason else ""
+            message = (
+                f"the {event.value} hooks blocked the run's end {cap} times (hookLimits.maxStopBlocks){why}"
+            )
+            return dataclasses.replace(out, outcome=Ending.FAILED, code=STOP_LIMIT, message=message)
+        earlier = out
+        out = await loop.run(v.reason or f"A {event.value} hook asked to go on.", (), earlier.transcript)
+        out.usage.merge(earlier.usage)  # every reply's tokens, the runs before the block's too
+    return out
 
 
 async def _working(children: Children) -> bool:

@@ -1,0 +1,192 @@
+"""A run's hooks (issue 42): the events it fires, each with its payload in Claude Code's
+field names, through `hooks.runner` (every hook bounded) and judged by `rules.hook`.
+
+Where each fires, and where its answer is recorded, so that a replay after a crash reads
+what the hooks answered instead of running them again (`hook_fires_once`):
+
+- `UserPromptSubmit`, before the run's first round: its own `hook` step (a block ends the
+  run failed with `HOOK_BLOCKED`, the reason its message; context joins the prompt);
+- `PreToolUse`, in the permission gate, inside the step that records the call's decision
+  (a deny is the call's denial, the hook's reason given to the model; a guard that fails
+  denies, `hook_guard_fails_closed`); eukhe's own rules still judge what the hooks let by;
+- `PostToolUse`, inside the call's own step: a block's reason and any context follow the
+  tool's result, for the model to read;
+- `Stop` (a root session's run) and `SubagentStop` (a subagent's), when the run answers:
+  their own `hook` step; a block is the run's next prompt, counted against
+  `hookLimits.maxStopBlocks` (`stop_hook_bounded`).
+
+Only runs begun under step layout 4 (`run.spec.STEPS`) fire hooks in steps of their own: a
+run begun earlier replays the steps it recorded, none of them a hook's.
+
+Every hook's start, end and failure is one of the run's `hook` events."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from eukhe import waits
+from eukhe.ai.reply import ToolCall
+from eukhe.hooks.config import Hooks
+from eukhe.hooks.runner import run_event
+from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.rules import hook as rule
+
+HOOK_BLOCKED = "hook_blocked"
+"""The failure's kind of a run whose prompt a UserPromptSubmit hook blocked."""
+
+FIRST_LAYOUT = 4
+"""The step layout from which a run records its hooks' answers in steps of their own."""
+
+
+class Show(Protocol):
+    def __call__(self, kind: str, text: str, data: JsonMapping | None = None) -> None: ...
+
+
+@dataclass
+class RunHooks:
+    """The hooks of one run: who it is (`session`, `run`), where it runs, the environment its
+    tools get, its cancel, and where its events go."""
+
+    hooks: Hooks
+    session: str
+    run: str
+    cwd: Path
+    env: Mapping[str, str]
+    cancel: asyncio.Event
+    show: Show
+    subagent: bool = False
+    clock: waits.Clock = field(default_factory=waits.LoopClock)
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def has(self, event: rule.Event, tool: str | None = None) -> bool:
+        return bool(self.hooks.for_event(event, tool))
+
+    def _payload(self, event: rule.Event, fields: JsonMapping) -> JsonObject:
+        return {
+            "session_id": self.session,
+            "transcript_path": "",
+            "cwd": str(self.cwd),
+            "hook_event_name": event.value,
+            "run_id": self.run,
+            **fields,
+        }
+
+    async def fire(self, event: rule.Event, fields: JsonMapping, tool: str | None = None) -> rule.Verdict:
+        """The event's hooks run (those its matcher takes), each bounded, their verdicts
+        combined; each one's start, end and failure shown."""
+        hooks = self.hooks.for_event(event, tool)
+        if not hooks:
+            return rule.Verdict()
+        what = f"{event.value}" + (f" {rule.claude_name(tool)}" if tool else "")
+        self.show("hook", f"{what}: {len(hooks)} hook{'s' if len(hooks) > 1 else ''}", {"state": "started"})
+        got = await run_event(
+            event,
+            hooks,
+            self._payload(event, fields),
+            cwd=self.cwd,
+            env=self.env,
+            environ=self.environ,
+            cancel=self.cancel,
+            clock=self.clock,
+        )
+        for failure in got.verdict.failures:
+            self.show("hook", failure, {"state": "failed"})
+        for message in got.verdict.messages:
+            self.show("hook", message, {"state": "message"})
+        took = max((r.seconds for r in got.runs), default=0.0)
+        said = f"{what}: {got.verdict.kind.value}" + (
+            f": {got.verdict.reason[:200]}" if got.verdict.reason else ""
+        )
+        self.show(
+            "hook", said, {"state": "ended", "verdict": got.verdict.kind.value, "seconds": round(took, 3)}
+        )
+        return got.verdict
+
+    def _input(self, c: ToolCall) -> JsonObject:
+        """The call's arguments, with Claude Code's names beside eukhe's where they differ
+        (`file_path`, absolute; `old_string`, `new_string`): a hook written for Claude Code
+        reads them where it looks."""
+        given: JsonObject = dict(c.arguments or {})
+        path = given.get("path")
+        if c.name in ("read", "write", "edit") and isinstance(path, str):
+            given["file_path"] = str(self.cwd / path)
+        for ours, theirs in (("old_text", "old_string"), ("new_text", "new_string")):
+            if c.name == "edit" and ours in given:
+                given[theirs] = given[ours]
+        return given
+
+    async def pre_tool(self, c: ToolCall) -> rule.Verdict:
+        fields = {"tool_name": rule.claude_name(c.name), "tool_input": self._input(c)}
+        return await self.fire(rule.Event.PRE_TOOL_USE, fields, c.name)
+
+    async def post_tool(self, c: ToolCall, content: str, error: bool) -> rule.Verdict:
+        fields = {
+            "tool_name": rule.claude_name(c.name),
+            "tool_input": self._input(c),
+            "tool_response": {"content": content, "is_error": error},
+        }
+        return await self.fire(rule.Event.POST_TOOL_USE, fields, c.name)
+
+    async def prompt(self, text: str) -> rule.Verdict:
+        return await self.fire(rule.Event.USER_PROMPT_SUBMIT, {"prompt": text})
+
+    async def stop(self, blocks: int, answer: str) -> rule.Verdict:
+        event = rule.Event.SUBAGENT_STOP if self.subagent else rule.Event.STOP
+        fields = {"stop_hook_active": rule.stop_hook_active(blocks), "last_assistant_message": answer}
+        return await self.fire(event, fields)
+
+
+def verdict_json(v: rule.Verdict) -> JsonObject:
+    """A verdict as its step records it."""
+    return {
+        "kind": v.kind.value,
+        "reason": v.reason,
+        "context": v.context,
+        "failures": list(v.failures),
+        "stop": v.stop,
+        "stopReason": v.stop_reason,
+        "messages": list(v.messages),
+    }
+
+
+def verdict_of(obj: object) -> rule.Verdict:
+    """A verdict as a step recorded it (anything else: nothing to say)."""
+    if not isinstance(obj, dict):
+        return rule.Verdict()
+    try:
+        kind = rule.Kind(obj.get("kind"))
+    except ValueError:
+        return rule.Verdict()
+    return rule.Verdict(
+        kind,
+        str(obj.get("reason") or ""),
+        str(obj.get("context") or ""),
+        tuple(str(x) for x in obj.get("failures") or ()),
+        bool(obj.get("stop")),
+        str(obj.get("stopReason") or ""),
+        tuple(str(x) for x in obj.get("messages") or ()),
+    )
+
+
+async def recorded(
+    step: Callable[[str, Callable[[], Awaitable[JsonObject]]], Awaitable[JsonObject]],
+    fire: Callable[[], Awaitable[rule.Verdict]],
+) -> rule.Verdict:
+    """The hooks' verdict as the run's `hook` step: a replay reads the record and runs nothing."""
+
+    async def work() -> JsonObject:
+        return verdict_json(await fire())
+
+    return verdict_of(await step("hook", work))
+
+
+def followed(content: str, v: rule.Verdict) -> str:
+    """A tool's result with what its PostToolUse hooks said after it, for the model."""
+    said = [f"[PostToolUse hook] {v.reason}"] if v.kind is rule.Kind.BLOCK and v.reason else []
+    said += [f"[PostToolUse hook context] {v.context}"] if v.context else []
+    return "\n\n".join([content, *said]) if said else content

@@ -1,0 +1,210 @@
+"""The user's hooks in a real `eukhe run` against the faux model (issue 42): real hook
+scripts on disk, in both styles Claude Code's docs show (a shell script and a Python script),
+in the home's settings as users write them. A PreToolUse guard that exits 2 or answers
+`permissionDecision: deny` keeps the call from running and the model reads why; a guard that
+crashes denies; a PostToolUse hook formats the file an edit wrote; UserPromptSubmit adds
+context; a Stop hook keeps the run going until its condition holds, and one that always
+blocks ends the run with its named failure at the cap; a project's hooks run only once the
+folder is trusted."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from tests.proc import eukhe
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def script(tmp_path: Path, name: str, text: str) -> str:
+    """A hook script on disk, executable; the command that runs it."""
+    f = tmp_path / "hooks" / name
+    f.parent.mkdir(exist_ok=True)
+    f.write_text(text)
+    f.chmod(0o755)
+    return f"{sys.executable} {f}" if name.endswith(".py") else str(f)
+
+
+def home_with(tmp_path: Path, hooks: dict[str, Any], **more: Any) -> Path:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    (home / "settings.json").write_text(json.dumps({"hooks": hooks, **more}))
+    return home
+
+
+def on(event: str, command: str, matcher: str | None = None, **hook: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, **hook}]}
+    return {event: [{"matcher": matcher, **entry} if matcher is not None else entry]}
+
+
+def run(tmp_path: Path, home: Path, turns: list[dict[str, Any]], prompt: str = "go") -> tuple[Any, list[Any]]:
+    """`eukhe run --json PROMPT` against `turns`: its process, and the requests the model got."""
+    with FauxServer(parse(turns)) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--json", prompt, cwd=tmp_path, home=home
+        )
+        return done, [s.body for s in server.seen]
+
+
+def outcome(done: Any) -> dict[str, Any]:
+    return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
+def said_to_model(body: Any) -> str:
+    return json.dumps(body["messages"], ensure_ascii=False)
+
+
+GUARD_SH = """#!/bin/bash
+# Claude Code's docs' shape: the payload on stdin, exit 2 with the reason on stderr blocks.
+input=$(cat)
+if echo "$input" | grep -q 'rm -rf'; then
+  echo "Blocked: rm -rf is not allowed in this project" >&2
+  exit 2
+fi
+exit 0
+"""
+
+GUARD_PY = """import json, sys
+data = json.load(sys.stdin)
+command = data["tool_input"].get("command", "")
+if data["hook_event_name"] == "PreToolUse" and data["tool_name"] == "Bash" and "touch" in command:
+    print(json.dumps({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "touching files is for the build, not the agent",
+    }}))
+sys.exit(0)
+"""
+
+
+def test_a_pre_tool_use_hook_that_exits_2_blocks_the_call_and_the_model_reads_why(tmp_path: Path) -> None:
+    (tmp_path / "victim").write_text("keep me")
+    home = home_with(tmp_path, on("PreToolUse", script(tmp_path, "guard.sh", GUARD_SH), "Bash"))
+    done, seen = run(tmp_path, home, [{"results": 0, **bash("rm -rf victim")}, {"results": 1, "text": "ok"}])
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "victim").read_text() == "keep me"
+    told = said_to_model(seen[-1])
+    assert "a PreToolUse hook denied it: Blocked: rm -rf is not allowed in this project" in told, told
+    [denial] = outcome(done)["denials"]
+    assert denial["rule"] == "PreToolUse hook" and denial["tool"] == "bash"
+
+
+def test_a_pre_tool_use_hook_that_answers_deny_in_json_blocks_the_call(tmp_path: Path) -> None:
+    home = home_with(tmp_path, on("PreToolUse", script(tmp_path, "guard.py", GUARD_PY), "Bash|Write"))
+    done, seen = run(tmp_path, home, [{"results": 0, **bash("touch made")}, {"results": 1, "text": "ok"}])
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "made").exists()
+    assert "touching files is for the build, not the agent" in said_to_model(seen[-1])
+
+
+def test_a_guard_that_crashes_denies_the_call_and_says_why(tmp_path: Path) -> None:
+    """A guard whose command is missing (exit 127) fails closed: the call it guards does not run."""
+    home = home_with(tmp_path, on("PreToolUse", "jq-that-is-not-installed -r .tool_input", "Bash"))
+    done, seen = run(tmp_path, home, [{"results": 0, **bash("touch made")}, {"results": 1, "text": "ok"}])
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "made").exists()
+    told = said_to_model(seen[-1])
+    assert "the guard failed" in told and "exited 127" in told, told
+    assert "PreToolUse hook `jq-that-is-not-installed -r .tool_input` exited 127" in done.stderr, done.stderr
+
+
+def test_a_post_tool_use_hook_formats_the_file_an_edit_wrote(tmp_path: Path) -> None:
+    formatter = script(
+        tmp_path,
+        "format.py",
+        "import json, sys, pathlib\n"
+        "data = json.load(sys.stdin)\n"
+        "p = pathlib.Path(data['tool_input']['file_path'])\n"
+        "p.write_text(p.read_text().upper())\n",
+    )
+    (tmp_path / "notes.txt").write_text("hello world\n")
+    home = home_with(tmp_path, on("PostToolUse", formatter, "Edit|Write"))
+    edit = {"name": "edit", "arguments": {"path": "notes.txt", "old_text": "world", "new_text": "there"}}
+    done, _ = run(tmp_path, home, [{"results": 0, "calls": [edit]}, {"results": 1, "text": "edited"}])
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "HELLO THERE\n"
+
+
+def test_a_user_prompt_submit_hook_adds_its_context_to_the_prompt(tmp_path: Path) -> None:
+    context = script(tmp_path, "context.sh", "#!/bin/bash\necho 'The build is green as of today.'\n")
+    home = home_with(tmp_path, on("UserPromptSubmit", context))
+    done, seen = run(tmp_path, home, [{"results": 0, "text": "noted"}], prompt="how is the build?")
+    assert done.returncode == 0, done.stderr
+    told = said_to_model(seen[0])
+    assert "how is the build?" in told and "The build is green as of today." in told, told
+
+
+def test_a_user_prompt_submit_hook_that_blocks_ends_the_run_before_any_round(tmp_path: Path) -> None:
+    block = script(tmp_path, "block.sh", "#!/bin/bash\necho 'no prompts about secrets' >&2\nexit 2\n")
+    home = home_with(tmp_path, on("UserPromptSubmit", block))
+    done, seen = run(tmp_path, home, [{"results": 0, "text": "never"}], prompt="print the secrets")
+    assert done.returncode == 1 and seen == [], done.stderr
+    out = outcome(done)
+    assert out["error"] == {
+        "kind": "hook_blocked",
+        "message": "a UserPromptSubmit hook blocked the prompt: no prompts about secrets",
+    }
+
+
+def test_a_stop_hook_keeps_the_run_going_until_its_file_exists(tmp_path: Path) -> None:
+    until = script(
+        tmp_path,
+        "until.sh",
+        "#!/bin/bash\n"
+        'if [ -f "$CLAUDE_PROJECT_DIR/done.txt" ]; then exit 0; fi\n'
+        "echo 'write done.txt before you stop' >&2\n"
+        "exit 2\n",
+    )
+    home = home_with(tmp_path, on("Stop", until))
+    write = {"name": "write", "arguments": {"path": "done.txt", "content": "done\n"}}
+    turns = [  # a reply with `results` is never used up: the first that fits answers
+        {"results": 0, "when": "write done.txt before you stop", "calls": [write]},
+        {"results": 0, "text": "finished"},
+        {"results": 1, "text": "now it is written"},
+    ]
+    done, seen = run(tmp_path, home, turns)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "done.txt").exists() and outcome(done)["answer"] == "now it is written"
+    assert len(seen) == 3
+
+
+def test_a_stop_hook_that_always_blocks_ends_the_run_with_its_failure_at_the_cap(tmp_path: Path) -> None:
+    never = script(tmp_path, "never.sh", "#!/bin/bash\necho 'keep going' >&2\nexit 2\n")
+    home = home_with(tmp_path, on("Stop", never), hookLimits={"maxStopBlocks": 3})
+    done, seen = run(tmp_path, home, [{"results": 0, "text": "finished"}])
+    assert done.returncode == 1, done.stderr
+    assert len(seen) == 4  # the first answer, then one a block, three blocks in all
+    assert outcome(done)["error"] == {
+        "kind": "stop_hook_limit",
+        "message": "the Stop hooks blocked the run's end 3 times (hookLimits.maxStopBlocks): keep going",
+    }
+
+
+def test_a_projects_hooks_run_only_once_the_folder_is_trusted(tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    (project / ".claude").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    hook = {"type": "command", "command": f"touch {marker}"}
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}})
+    )
+    home = tmp_path / "home"
+    turns = [{"results": 0, "text": "hi"}]
+    with FauxServer(parse(turns)) as server:
+        args = ("run", "--model", "vllm/m", "--base-url", server.url, "hello")
+        untrusted = eukhe(*args, cwd=project, home=home)
+        assert untrusted.returncode == 0, untrusted.stderr
+        assert not marker.exists()
+        shown = untrusted.stdout + untrusted.stderr
+        assert ".claude/settings.json: hooks is ignored: this folder is not trusted" in shown, shown
+        trusted = eukhe("trust", str(project), cwd=project, home=home)
+        assert trusted.returncode == 0, trusted.stderr
+        again = eukhe(*args, cwd=project, home=home)
+    assert again.returncode == 0, again.stderr
+    assert marker.exists()
