@@ -26,7 +26,7 @@ from eukhe.rules.wait import End
 from eukhe.run.context import ProcessContext
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.session import on_ctrl_c, run_to_end
+from eukhe.run.session import run_to_end
 from eukhe.run.spec import RunSpec
 from eukhe.run.workflow import run_workflow
 from eukhe.store import sessions
@@ -84,7 +84,7 @@ class Runtime:
         process's runs (`ProcessContext.interrupt`); its result."""
 
         async def main() -> T:
-            on_ctrl_c(asyncio.get_running_loop(), self.process.interrupt)
+            waits.on_ctrl_c(asyncio.get_running_loop(), self.process.interrupt)
             return await work
 
         return run_to_end(main())

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import signal
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +20,7 @@ from eukhe.run.outcome import RunOutcome
 from eukhe.run.sink import EventSink
 from eukhe.settings.run import Settings
 from eukhe.tools import BUILTIN, Context, call
+from eukhe.waits import on_ctrl_c
 
 T = TypeVar("T")
 
@@ -46,20 +47,6 @@ def runner(tools: JsonMapping, ctx: Context) -> ToolRunner:
 
 def scanner() -> Any:
     return leak.scan
-
-
-def on_ctrl_c(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> bool:
-    """Ctrl-C (SIGINT) calls `callback` on `loop`; whether it was set. Not off the main
-    thread (no signals come there), nor in a process started deaf to SIGINT: a script's
-    background job (`eukhe run ... &`) is, and by POSIX it stays so, as the client of a
-    handed run does (`client/handoff.py`); the script's own Ctrl-C then leaves it running."""
-    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        return False
-    try:
-        loop.add_signal_handler(signal.SIGINT, callback)
-    except (NotImplementedError, RuntimeError, ValueError):
-        return False
-    return True
 
 
 def run_to_end(work: Coroutine[Any, Any, T]) -> T:
