@@ -31,6 +31,7 @@ from typing import Protocol
 
 from eukhe import waits
 from eukhe.ai.reply import ToolCall
+from eukhe.hooks import payload
 from eukhe.hooks.config import Hooks
 from eukhe.hooks.runner import run_event
 from eukhe.json_types import JsonMapping, JsonObject
@@ -67,14 +68,7 @@ class RunHooks:
         return bool(self.hooks.for_event(event, tool))
 
     def _payload(self, event: rule.Event, fields: JsonMapping) -> JsonObject:
-        return {
-            "session_id": self.session,
-            "transcript_path": "",
-            "cwd": str(self.cwd),
-            "hook_event_name": event.value,
-            "run_id": self.run,
-            **fields,
-        }
+        return {**payload.base(event, self.session, self.run, self.cwd), **fields}
 
     async def fire(self, event: rule.Event, fields: JsonMapping, tool: str | None = None) -> rule.Verdict:
         """The event's hooks run (those its matcher takes), each bounded, their verdicts
@@ -107,38 +101,22 @@ class RunHooks:
         )
         return got.verdict
 
-    def _input(self, c: ToolCall) -> JsonObject:
-        """The call's arguments, with Claude Code's names beside eukhe's where they differ
-        (`file_path`, absolute; `old_string`, `new_string`): a hook written for Claude Code
-        reads them where it looks."""
-        given: JsonObject = dict(c.arguments or {})
-        path = given.get("path")
-        if c.name in ("read", "write", "edit") and isinstance(path, str):
-            given["file_path"] = str(self.cwd / path)
-        for ours, theirs in (("old_text", "old_string"), ("new_text", "new_string")):
-            if c.name == "edit" and ours in given:
-                given[theirs] = given[ours]
-        return given
-
     async def pre_tool(self, c: ToolCall) -> rule.Verdict:
-        fields = {"tool_name": rule.claude_name(c.name), "tool_input": self._input(c)}
+        fields = payload.tool_fields(c.name, c.arguments or {}, self.cwd)
         return await self.fire(rule.Event.PRE_TOOL_USE, fields, c.name)
 
     async def post_tool(self, c: ToolCall, content: str, error: bool) -> rule.Verdict:
-        fields = {
-            "tool_name": rule.claude_name(c.name),
-            "tool_input": self._input(c),
-            "tool_response": {"content": content, "is_error": error},
-        }
+        fields = payload.tool_fields(c.name, c.arguments or {}, self.cwd) | payload.response_fields(
+            content, error
+        )
         return await self.fire(rule.Event.POST_TOOL_USE, fields, c.name)
 
     async def prompt(self, text: str) -> rule.Verdict:
-        return await self.fire(rule.Event.USER_PROMPT_SUBMIT, {"prompt": text})
+        return await self.fire(rule.Event.USER_PROMPT_SUBMIT, payload.prompt_fields(text))
 
     async def stop(self, blocks: int, answer: str) -> rule.Verdict:
         event = rule.Event.SUBAGENT_STOP if self.subagent else rule.Event.STOP
-        fields = {"stop_hook_active": rule.stop_hook_active(blocks), "last_assistant_message": answer}
-        return await self.fire(event, fields)
+        return await self.fire(event, payload.stop_fields(blocks, answer))
 
 
 def verdict_json(v: rule.Verdict) -> JsonObject:
