@@ -18,6 +18,7 @@ from eukhe.cli import halves
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
 from eukhe.cli.folder_settings import notices, settings_here
+from eukhe.cli.hooks import hooks_app
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.options import flag, valueless_help
 from eukhe.cli.output import echo, echo_json, width
@@ -331,6 +332,7 @@ app.command("trust")(trust_command)
 app.command("rewind")(rewind)
 app.add_typer(store_app, name="store")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(hooks_app, name="hooks")
 
 faux_app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="The scripted faux model.", rich_markup_mode="markdown"

@@ -1,6 +1,6 @@
 """Running an event's hooks, each one bounded (`rules.hook`'s `hook_ends`).
 
-The API, for the run's workflow (and `eukhe hooks test`):
+The API, for the run's workflow (and `eukhe hooks test`, through `run_event_blocking`):
 
     got = await run_event(
         event, hooks.for_event(event, tool), payload,
@@ -69,6 +69,7 @@ __all__ = [
     "answer",
     "environment",
     "run_event",
+    "run_event_blocking",
     "run_hook",
 ]
 
@@ -123,6 +124,41 @@ async def run_event(
             tasks.append(group.create_task(run_hook(event, h, data, cwd, env, environ, cancel, clock)))
     runs = tuple(t.result() for t in tasks)
     return EventRun(rule.combine([rule.verdict(event, r.ran) for r in runs]), runs)
+
+
+def run_event_blocking(
+    event: rule.Event,
+    hooks: Sequence[Hook],
+    payload: JsonMapping,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    environ: Mapping[str, str],
+) -> EventRun:
+    """`run_event` on an event loop of its own, to its end, on the loop's clock, Ctrl-C its
+    cancel (every hook's group killed at once, each one's run `aborted`): for a command
+    that runs an event's hooks by themselves (`eukhe hooks test`)."""
+
+    async def go() -> EventRun:
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        caught = waits.on_ctrl_c(loop, cancel.set)
+        try:
+            return await run_event(
+                event,
+                hooks,
+                payload,
+                cwd=cwd,
+                env=env,
+                environ=environ,
+                cancel=cancel,
+                clock=waits.LoopClock(),
+            )
+        finally:
+            if caught:
+                loop.remove_signal_handler(signal.SIGINT)
+
+    return asyncio.run(go())
 
 
 def environment(hook: Hook, cwd: Path, env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:

@@ -19,6 +19,8 @@ from eukhe.client.client import OwnerError, ask_once
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.events import event
+from eukhe.hooks.config import load as load_hooks
+from eukhe.hooks.report import listing as hooks_listing
 from eukhe.humanize import clipped, counted
 from eukhe.ids import valid_session
 from eukhe.mcp.config import servers as mcp_servers
@@ -298,6 +300,15 @@ async def _permissions(s: Session, arg: str) -> list[str]:
         raise CommandError(str(e)) from None
 
 
+async def _hooks(s: Session, arg: str) -> list[str]:
+    """The hooks in effect here, by event, and what was held back (`eukhe hooks list`)."""
+    try:
+        got = await asyncio.to_thread(load_hooks, s.cwd, os.environ)
+    except SettingsError as e:
+        raise CommandError(str(e)) from None
+    return hooks_listing(got, s.cwd)
+
+
 async def _open(s: Session, arg: str) -> list[str]:
     results = s.view.results
     if not results:
@@ -378,6 +389,7 @@ COMMANDS: dict[str, Command] = {
         Command("status", "", "the run, its wait and budgets; the owner, the lease, the providers", _status),
         Command("settings", "", "the settings in effect and where each came from", _settings),
         Command("permissions", "", "each rule in force and its source; the mode, the policy", _permissions),
+        Command("hooks", "", "the hooks in effect: by event, each one's command and source", _hooks),
         Command("open", "[N]", "a tool result whole (the last one without N)", _open),
         Command(
             "context", "", "the instruction files (AGENTS.md, CLAUDE.md) loaded, and their sizes", _context
