@@ -17,7 +17,7 @@ EXEMPT = ("rules", "laws", "json_types.py")
 
 CEILING = {
     "ai": 54,  # the SDKs' streamed events and errors, as the SDKs type them (not at all)
-    "run": 34,  # the permission decision as a dict, the loop's races
+    "run": 33,  # the permission decision as a dict, the loop's races
     "store": 19,  # DBOS's workflow statuses and steps, the codec's values
     "cli": 10,  # typer's options, the DBOS client the store half reads with
     "tools": 12,  # the tools' context: chat, kernel, children, sandbox (above the tools' layer)
@@ -34,7 +34,7 @@ CEILING = {
 }
 """The most lines naming `Any` each package may have."""
 
-TOTAL = 183
+TOTAL = 182
 """The most in all, as issue 41 asks."""
 
 

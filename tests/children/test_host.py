@@ -38,7 +38,7 @@ async def _said(text: str) -> str:
 
 @DBOS.workflow(name="eukhe.test.stop")
 async def stops(cid: str) -> None:
-    port = children.DurablePort({"child": cid, "session": "s"})
+    port = children.DurablePort({"child": cid, "session": "s"}, workflow.process())
     await port.stop()
 
 
@@ -51,18 +51,26 @@ def test_a_live_child_whose_probes_fail_is_a_failed_poll(store: Any) -> None:
     async def polls() -> list[Any]:
         with SetWorkflowID("s/0001.c1"):
             handle = await DBOS.start_workflow_async(a_child, 1.0, "answered")
-        elsewhere = await children.read("s/0001.c1")  # in flight, its ledger not here
+        elsewhere = await children.read(
+            "s/0001.c1", workflow.process().children
+        )  # in flight, its ledger not here
         ledger = Ledger()
         ledger.note("a first note")
         workflow.process().children["s/0001.c1"] = ledger
-        here = await children.read("s/0001.c1")
+        here = await children.read("s/0001.c1", workflow.process().children)
         del workflow.process().children["s/0001.c1"]
         await handle.get_result()
-        ended = await children.read("s/0001.c1")
+        ended = await children.read("s/0001.c1", workflow.process().children)
         with SetWorkflowID("s/0001.c2"):
             failed = await DBOS.start_workflow_async(a_child, 0.0, "failed")
         await failed.get_result()
-        return [elsewhere, here, ended, await children.read("s/0001.c2"), await children.read("s/0001.c9")]
+        return [
+            elsewhere,
+            here,
+            ended,
+            await children.read("s/0001.c2", workflow.process().children),
+            await children.read("s/0001.c9", workflow.process().children),
+        ]
 
     elsewhere, here, ended, failed, gone = asyncio.run(polls())
     assert elsewhere.reading is Reading.FAILED and "in another process" in elsewhere.detail

@@ -211,7 +211,9 @@ async def assemble(
     ledger = Ledger()
     depth = parent.depth if parent else 0
     limits = base.child_settings
-    children = Children(spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, start_child)
+    children = Children(
+        spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, start_child, here.children
+    )
     ledger.children = children.tokens
     sandbox, gate = await _confined(spec, run_id, cancel, here, base)
     gate.hooks = hooks = _hooks(spec, run_id, cancel, here, base)

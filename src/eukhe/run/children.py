@@ -20,9 +20,8 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from dbos import DBOS
 
@@ -33,8 +32,9 @@ from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
-from eukhe.run.context import process
+from eukhe.run.context import ProcessContext, process
 from eukhe.run.spec import Parent, RunSpec
+from eukhe.store.reports import Reports
 from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT
 
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
@@ -57,6 +57,8 @@ class Children:
     stall_ms: int
     ledger: Ledger
     start: Callable[[str, RunSpec, JsonObject], Awaitable[None]]  # the child's run and task
+    # the ledgers of the child runs this process runs (`ProcessContext.children`): their tokens
+    ledgers: Mapping[str, Ledger] = field(default_factory=dict)
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
@@ -65,7 +67,7 @@ class Children:
         """Its children's tokens: a child this process runs gives its token now; one that
         ended (or runs elsewhere) keeps the last one read, so the sum never goes back."""
 
-        here = process().children
+        here = self.ledgers
         for cid in self.spawned:
             if cid in here:
                 self.last[cid] = int(here[cid].token())
@@ -107,7 +109,7 @@ class Children:
 # ---------------------------------------------------------------- reading a child
 
 
-async def read(cid: str) -> Seen:
+async def read(cid: str, ledgers: Mapping[str, Ledger]) -> Seen:
     """One poll of a child: how its run ended, or its token when this process runs it.
     A run in flight elsewhere (another process, or queued for recovery) cannot be read:
     a failed poll, as is any error of the store. No such run: its worker is gone."""
@@ -125,18 +127,17 @@ async def read(cid: str) -> Seen:
         error = (out.get("error") or {}).get("message") if out else None
         why = error or (str(st.error) if st.error else st.status.lower())
         return Seen(Reading.ERRORED, detail=f"{out.get('outcome') or st.status.lower()}: {why}")
-    ledger = process().children.get(cid)
+    ledger = ledgers.get(cid)
     if ledger is None:
         return Seen(Reading.FAILED, detail=f"run {cid} is {st.status.lower()} in another process")
     return Seen(Reading.TOKEN, ledger.token())
 
 
-async def stop_run(cid: str) -> None:
+async def stop_run(cid: str, here: ProcessContext) -> None:
     """Stop a child's run: its cancel, when this process runs it (it ends aborted within
     its grace, its kernel and jobs with it); else DBOS's cancel, which the process that
     runs it obeys at its next step. Its session (transcript) is kept."""
 
-    here = process()
     if cid in here.cancels:
         here.abort(cid)
         return
@@ -146,9 +147,11 @@ async def stop_run(cid: str) -> None:
 
 @dataclass
 class DurablePort:
-    """The task's port as recorded steps of its workflow: a restart replays them."""
+    """The task's port as recorded steps of its workflow: a restart replays them. `here`:
+    the process the task runs in."""
 
     spec: JsonMapping
+    here: ProcessContext
 
     @property
     def cid(self) -> str:
@@ -171,7 +174,7 @@ class DurablePort:
 
     async def read(self) -> Seen:
         async def poll() -> JsonObject:
-            s = await read(self.cid)
+            s = await read(self.cid, self.here.children)
             return {"reading": s.reading.value, "token": s.token, "detail": s.detail}
 
         got = await DBOS.run_step_async({"name": "poll"}, poll)
@@ -179,13 +182,12 @@ class DurablePort:
 
     async def stop(self) -> None:
         async def stop() -> None:
-            await stop_run(self.cid)
+            await stop_run(self.cid, self.here)
 
         await DBOS.run_step_async({"name": "stop"}, stop)
 
-    def _reports(self) -> Any:
-
-        return process().reports()
+    def _reports(self) -> Reports:
+        return self.here.reports()
 
     async def fate(self, rid: str) -> Fate:
         async def fate() -> str:
@@ -209,8 +211,7 @@ class DurablePort:
         return Fate(await DBOS.run_step_async({"name": "submit"}, submit))
 
     def show(self, text: str) -> None:
-
-        process().show(self.cid.rpartition(".c")[0], "child", text)
+        self.here.show(self.cid.rpartition(".c")[0], "child", text)
 
     async def publish(self, state: dict[str, object]) -> None:
         await DBOS.set_event_async("watch", state)
@@ -223,9 +224,9 @@ async def child_task(spec: JsonObject) -> JsonObject:
     the report goes), stallMs, mode (report or silent)."""
     cfg = child.limits(int(spec.get("stallMs") or 0))
     mode = Mode(spec.get("mode") or Mode.REPORT.value)
-    port = DurablePort(spec)
+    here, tid = process(), task_id(str(spec["child"]))  # DBOS calls the task by name: its process read here
+    port = DurablePort(spec, here)
     port.show(f"child {spec['name']} started")
-    here, tid = process(), task_id(str(spec["child"]))
     await here.running(tid, str(spec["session"]), "started")  # its owner takes it up if this process dies
     try:
         w = Watcher(cfg, port, str(spec["child"]), str(spec["name"]), child.task(cfg, mode))

@@ -299,10 +299,10 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
     await here.running(run_id, session, "started")
     try:
         if here.lease is None or run_id not in here.own:
-            return await _turn(spec, run_id, cancel)
+            return await _turn(spec, run_id, cancel, here)
         events = functools.partial(here.show, run_id)  # its wait for the lease: whose turn, then waited
         async with here.lease(session, run_id, cancel, events=events):
-            return await _turn(spec, run_id, cancel)
+            return await _turn(spec, run_id, cancel, here)
     except LeaseStopped:
         return RunOutcome(
             Ending.ABORTED,
@@ -316,10 +316,9 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
         await here.running(run_id, session, "ended")
 
 
-async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event) -> JsonObject:
+async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> JsonObject:
     """The run's parts made once (`run.assemble`), then the run over them (`_run`); a part
     that cannot be made is the run's failure, with its code."""
-    here = process()
     try:
         async with assemble(spec, run_id, cancel, here, start_child=_start_child, pin=_pinned) as parts:
             return await _run(spec, run_id, here, parts)
@@ -336,7 +335,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     async def take(key: str, steers: bool, followups: bool) -> list[str]:
         """A take of the run at the place `key` names, as a recorded step (a replay reaches
         the same place and gets what the step recorded)."""
-        got = functools.partial(_take, session, run_id, key, steers=steers, followups=followups)
+        got = functools.partial(_take, here, session, run_id, key, steers=steers, followups=followups)
         return list(await DBOS.run_step_async({"name": "reports"}, got))
 
     # a run that spawned children, or whose user may steer it, takes what waits for it at
@@ -445,12 +444,13 @@ async def _working(children: Children) -> bool:
     return bool(await DBOS.run_step_async({"name": "children"}, live))
 
 
-async def _take(session: str, run: str, key: str, steers: bool = True, followups: bool = True) -> list[str]:
+async def _take(
+    here: ProcessContext, session: str, run: str, key: str, steers: bool = True, followups: bool = True
+) -> list[str]:
     """The messages waiting for the session's run, placed by this run at the place `key`
     names (`rules.child.key`): its children's reports, and the user's steers and
     follow-ups as asked; the same key again takes the same. A store that cannot be read
     places none now; they wait for the next take."""
-    here = process()
     try:
         take = functools.partial(here.reports().take, steers=steers, followups=followups)
         got = await asyncio.to_thread(take, session, f"{run}#{key}")
