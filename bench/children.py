@@ -69,7 +69,7 @@ def watch_requests(server: FauxServer, seen: dict[int, float], stop: threading.E
 
 @DBOS.workflow(name="eukhe.bench.polls")
 async def polls(cid: str, n: int) -> list[float]:
-    port = children.DurablePort({"child": cid, "session": "bench"})
+    port = children.DurablePort({"child": cid, "session": "bench"}, workflow.process())
     out = []
     for _ in range(n):
         began = time.perf_counter()
