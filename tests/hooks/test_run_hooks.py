@@ -208,3 +208,26 @@ def test_a_projects_hooks_run_only_once_the_folder_is_trusted(tmp_path: Path) ->
         again = eukhe(*args, cwd=project, home=home)
     assert again.returncode == 0, again.stderr
     assert marker.exists()
+
+
+def test_a_crash_between_a_guards_answer_and_its_record_does_not_run_the_guard_again(tmp_path: Path) -> None:
+    """The run dies just after its PreToolUse guard answered (kept in the store), before the
+    step that decides the call is recorded; resumed, it reads the answer: the guard ran once,
+    and the call it allowed ran."""
+    asked = tmp_path / "asked"
+    guard = script(tmp_path, "count.sh", f"#!/bin/bash\ncat > /dev/null\necho asked >> {asked}\nexit 0\n")
+    home = home_with(tmp_path, on("PreToolUse", guard, "Bash"))
+    marker = tmp_path / "crashed"
+    crash = {"EUKHE_CRASH_AT": f"hook_answered:{marker}"}
+    turns = [{"results": 0, **bash("touch made")}, {"results": 1, "text": "made it"}]
+    with FauxServer(parse(turns)) as server:
+        args = ("run", "--model", "vllm/m", "--base-url", server.url, "go")
+        crashed = eukhe(*args, cwd=tmp_path, home=home, extra=crash)
+        assert crashed.returncode != 0 and marker.exists(), crashed.stderr
+        assert asked.read_text() == "asked\n" and not (tmp_path / "made").exists()
+        resumed = eukhe("resume", cwd=tmp_path, home=home, extra=crash)
+        assert resumed.returncode == 0, resumed.stderr
+        listed = eukhe("sessions", "--json", cwd=tmp_path, home=home)
+    assert [s["outcome"] for s in json.loads(listed.stdout)["sessions"]] == ["answered"], listed.stdout
+    assert asked.read_text() == "asked\n"  # once, across the crash
+    assert (tmp_path / "made").exists()

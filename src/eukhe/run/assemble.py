@@ -60,6 +60,7 @@ from eukhe.settings.approvals import approve
 from eukhe.settings.load import ChildSettings, MemorySettings
 from eukhe.settings.permissions import in_force
 from eukhe.settings.run import Settings
+from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
 
@@ -289,8 +290,22 @@ def _hooks(
         return None
     show = functools.partial(here.show, run_id)
     session = spec.session or run_id
+    try:
+        answers = here.hook_answers()
+    except HookAnswerError as e:  # no table to keep their answers in: they run unrecorded, said
+        here.show(run_id, "hook", f"the hooks' answers cannot be kept: {e}", {"state": "failed"})
+        answers = None
     return RunHooks(
-        got.hooks, session, run_id, base.cwd, base.secrets.env, cancel, show, spec.child is not None
+        got.hooks,
+        session,
+        run_id,
+        base.cwd,
+        base.secrets.env,
+        cancel,
+        show,
+        spec.child is not None,
+        answers=answers,
+        redact=base.secrets.redact,
     )
 
 

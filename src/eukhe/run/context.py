@@ -29,6 +29,7 @@ from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.permit import Asker
 from eukhe.run.sink import RunSink, Silent
 from eukhe.settings.secrets import NO_SECRETS, Redaction
+from eukhe.store.hook_answers import HookAnswers
 from eukhe.store.images import Images
 from eukhe.store.reports import Reports
 
@@ -70,6 +71,7 @@ class ProcessContext:
     children: dict[str, Ledger] = field(default_factory=dict)  # child run -> its ledger, while it runs here
     inbox: Reports | None = None  # the parents' inbox of child reports, made on first use
     pictures: Images | None = None  # the attached images' table, made on first use
+    answered: HookAnswers | None = None  # the hooks' answers table, made on first use
     # run -> its MCP servers (`eukhe.mcp.servers.Servers`), while it runs here: its subagents share them
     mcp: dict[str, Servers] = field(default_factory=dict)
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
@@ -101,6 +103,12 @@ class ProcessContext:
                 raise RuntimeError("this process has no store for attached images")
             self.pictures = Images(self.chat_url)
         return self.pictures
+
+    def hook_answers(self) -> HookAnswers | None:
+        """The table of what the runs' hooks answered, in the runs' store (None: no store)."""
+        if self.answered is None and self.chat_url is not None:
+            self.answered = HookAnswers(self.chat_url)
+        return self.answered
 
     def memory(self, compactor: Callable[[], Any], budget: int) -> Memory | None:
         """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process

@@ -29,13 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from eukhe import waits
+from eukhe import fault_injection, waits
 from eukhe.ai.reply import ToolCall
 from eukhe.hooks import payload
 from eukhe.hooks.config import Hooks
 from eukhe.hooks.runner import run_event
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import hook as rule
+from eukhe.settings.secrets import NO_SECRETS, Redaction
+from eukhe.store.hook_answers import HookAnswerError, HookAnswers
 
 HOOK_BLOCKED = "hook_blocked"
 """The failure's kind of a run whose prompt a UserPromptSubmit hook blocked."""
@@ -63,6 +65,13 @@ class RunHooks:
     subagent: bool = False
     clock: waits.Clock = field(default_factory=waits.LoopClock)
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # where their answers are kept by the step they fire in (None: nowhere, a run with no store),
+    # through the process's secrets
+    answers: HookAnswers | None = None
+    redact: Redaction = NO_SECRETS
+    # the recorded step the hooks fire in, if any (the workflow's: DBOS's step id; DBOS loads
+    # only with the store, never for a command that runs no work)
+    step: Callable[[], int | None] = lambda: None
 
     def has(self, event: rule.Event, tool: str | None = None) -> bool:
         return bool(self.hooks.for_event(event, tool))
@@ -77,6 +86,13 @@ class RunHooks:
         if not hooks:
             return rule.Verdict()
         what = f"{event.value}" + (f" {rule.claude_name(tool)}" if tool else "")
+        key = self._key(event)
+        if key is not None and (kept := await self._kept(key)) is not None:  # answered before a crash
+            v = verdict_of(kept)
+            self.show(
+                "hook", f"{what}: {v.kind.value}, as answered before the run was cut off", {"state": "ended"}
+            )
+            return v
         self.show("hook", f"{what}: {len(hooks)} hook{'s' if len(hooks) > 1 else ''}", {"state": "started"})
         got = await run_event(
             event,
@@ -99,7 +115,34 @@ class RunHooks:
         self.show(
             "hook", said, {"state": "ended", "verdict": got.verdict.kind.value, "seconds": round(took, 3)}
         )
+        if key is not None:
+            await self._keep(key, got.verdict)
         return got.verdict
+
+    def _key(self, event: rule.Event) -> tuple[str, int, str] | None:
+        """Where the event's answer is kept: the run, the recorded step the hooks fire in, the
+        event (None: no store, or not inside a step: nothing to replay)."""
+        step = self.step()
+        return None if self.answers is None or step is None else (self.run, step, event.value)
+
+    async def _kept(self, key: tuple[str, int, str]) -> JsonObject | None:
+        assert self.answers is not None
+        try:
+            return await asyncio.to_thread(self.answers.get, *key)
+        except HookAnswerError as e:  # the store cannot say: the hooks run (said)
+            self.show("hook", f"the hooks' earlier answer could not be read: {e}", {"state": "failed"})
+            return None
+
+    async def _keep(self, key: tuple[str, int, str], v: rule.Verdict) -> None:
+        """The answer kept before the step's own record: a crash in between reads it again
+        (`hook_fires_once`). A store that cannot keep it is said; the run goes on."""
+        assert self.answers is not None
+        try:
+            await asyncio.to_thread(self.answers.keep, *key, self.redact.deep(verdict_json(v)))
+        except HookAnswerError as e:
+            self.show("hook", f"the hooks' answer could not be kept: {e}", {"state": "failed"})
+            return
+        fault_injection.reached("hook_answered")  # kept, the step not yet recorded
 
     async def pre_tool(self, c: ToolCall) -> rule.Verdict:
         fields = payload.tool_fields(c.name, c.arguments or {}, self.cwd)

@@ -362,6 +362,8 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     if parent:
         here.children[run_id] = parts.ledger  # its parent's polls read its token here
     hooks = parts.hooks
+    if hooks is not None:  # their answers kept by the step they fire in
+        hooks.step = _step_id
     try:
         asked = await _submitted(hooks, effects, str(prompt)) if spec.prompt is not None else str(prompt)
         if isinstance(asked, RunOutcome):  # a UserPromptSubmit hook blocked it: no round is made
@@ -392,6 +394,10 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     await effects.flush()
     here.ended(run_id)
     return out.json()
+
+
+def _step_id() -> int | None:
+    return DBOS.step_id
 
 
 async def _submitted(hooks: RunHooks | None, effects: RecordedEffects, prompt: str) -> str | RunOutcome:
