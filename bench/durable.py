@@ -44,9 +44,9 @@ from pydantic_ai.providers.openai import OpenAIProvider
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client import protocol
-from eukhe.events import Event
 from eukhe.ids import new_session
 from eukhe.run.outcome import RunOutcome
+from eukhe.run.sink import Silent
 from eukhe.run.spec import STEPS, RunSpec
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.store import sessions
@@ -84,20 +84,11 @@ def peer(url: str, cwd: Path, recorded: bool) -> DBOSAgent[None, str]:
     return DBOSAgent(Agent(model, name="recorded" if recorded else "plain", tools=[tool]))
 
 
-class Ends:
+class Ends(Silent):
     """The bench's `RunSink`: the runs' ends, nothing shown."""
 
     def __init__(self) -> None:
         self.outcomes: list[RunOutcome] = []
-
-    def event(self, e: Event) -> None:
-        pass
-
-    def say(self, text: str) -> None:
-        pass
-
-    def started(self, run: str, prompt: str | None) -> None:
-        pass
 
     def ended(self, run: str | None, outcome: RunOutcome) -> None:
         self.outcomes.append(outcome)
