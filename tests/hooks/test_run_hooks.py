@@ -231,3 +231,19 @@ def test_a_crash_between_a_guards_answer_and_its_record_does_not_run_the_guard_a
     assert [s["outcome"] for s in json.loads(listed.stdout)["sessions"]] == ["answered"], listed.stdout
     assert asked.read_text() == "asked\n"  # once, across the crash
     assert (tmp_path / "made").exists()
+
+
+def test_the_event_stream_carries_each_hooks_wait_its_end_and_its_failure(tmp_path: Path) -> None:
+    home = home_with(tmp_path, on("PreToolUse", "exit 7", "Bash", timeout=5))
+    turns = [{"results": 0, **bash("touch made")}, {"results": 1, "text": "ok"}]
+    with FauxServer(parse(turns)) as server:
+        args = ("run", "--model", "vllm/m", "--base-url", server.url, "--events", "go")
+        done = eukhe(*args, cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
+    got = [json.loads(line) for line in done.stdout.splitlines()]
+    hooks = [e for e in got if e["type"] == "hook" or (e["type"] == "waited" and e.get("wait") == "hook")]
+    started, waited, failed, ended = hooks  # the wait ends as the hooks do, then what they said
+    assert started["wait"] == "hook" and 0 < started["deadline"] - started["at"] <= 7.5, started
+    assert failed["state"] == "failed" and failed["text"] == "PreToolUse hook `exit 7` exited 7", failed
+    assert waited["type"] == "waited"
+    assert ended["state"] == "ended" and ended["verdict"] == "deny", ended

@@ -82,6 +82,17 @@ def test_the_status_line_shows_the_newest_wait_with_its_exit_and_the_budgets() -
     assert "rounds 2/250 notes 1/8 retries 1/3" in v.status()
 
 
+def test_a_running_hook_shows_in_the_status_line_with_its_countdown() -> None:
+    clock = Clock()
+    v = View(clock=clock)
+    v.started(RUN, "go")
+    v.add(ev("hook", "PreToolUse Bash: 1 hook", state="started", wait="hook", deadline=clock.t + 12))
+    clock.t += 2
+    assert "PreToolUse Bash: 1 hook: running, ended in 10 s at the latest" in v.status()
+    v.add(ev("waited", wait="hook"))
+    assert "running" not in v.status()
+
+
 def test_memory_and_lease_waits_show_in_the_status_line_not_the_scrollback() -> None:
     clock = Clock()
     v = View(clock=clock)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,17 +94,24 @@ class RunHooks:
                 "hook", f"{what}: {v.kind.value}, as answered before the run was cut off", {"state": "ended"}
             )
             return v
-        self.show("hook", f"{what}: {len(hooks)} hook{'s' if len(hooks) > 1 else ''}", {"state": "started"})
-        got = await run_event(
-            event,
-            hooks,
-            self._payload(event, fields),
-            cwd=self.cwd,
-            env=self.env,
-            environ=self.environ,
-            cancel=self.cancel,
-            clock=self.clock,
-        )
+        # a wait with its exit, as every wait of a run shows: the latest the turn waits for them
+        # (their longest timeout plus the grace), ended by `waited` (the status line's countdown)
+        longest = max(rule.deadline(rule.begin(0, h.timeout_ms)) for h in hooks) / 1000
+        until = {"state": "started", "wait": "hook", "deadline": round(time.time() + longest, 3)}
+        self.show("hook", f"{what}: {len(hooks)} hook{'s' if len(hooks) > 1 else ''}", until)
+        try:
+            got = await run_event(
+                event,
+                hooks,
+                self._payload(event, fields),
+                cwd=self.cwd,
+                env=self.env,
+                environ=self.environ,
+                cancel=self.cancel,
+                clock=self.clock,
+            )
+        finally:
+            self.show("waited", "", {"wait": "hook"})
         for failure in got.verdict.failures:
             self.show("hook", failure, {"state": "failed"})
         for message in got.verdict.messages:

@@ -260,6 +260,8 @@ class View:
             )
         if what == "slot":
             return e.text or f"waiting for a slot of {d.get('provider', 'the provider')}"
+        if what == "hook":  # the user's hooks of an event: killed by then at the latest
+            return f"{e.text}: running, ended in {left} at the latest"
         if what == "ask":
             who = "" if e.run is None or is_root(e.run) else f"{name_of(e.run)}: "
             return f"{who}{d.get('tool') or 'a tool'} waits for your answer: denied in {left} without one"
