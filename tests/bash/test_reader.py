@@ -153,6 +153,7 @@ WORD = st.lists(st.one_of(PLAIN, ESCAPED, SINGLE, DOUBLE, ANSI), min_size=1, max
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(WORD, min_size=0, max_size=4))
 @example(["$'\\\\'\\'"])  # found by this test: a $'…' string bash ends before tree-sitter-bash does
+@example(["==''"])  # found by this test: `==` a token of its own to tree-sitter-bash, text to bash
 def test_words_are_bashs_words(args: list[str]) -> None:
     """bash, with no command found on its PATH, hands each command's words to
     `command_not_found_handle`, which prints them: where `split` reads a command whole,
