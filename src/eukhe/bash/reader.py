@@ -514,9 +514,7 @@ class _Walk:
                     literal = False
                 else:
                     texts.append(_double_quoted(raw[raw.index('"') + 1 : -1]))
-            elif (
-                kind in ("==", "=~", "!=") and not n.is_named
-            ):  # tree-sitter's tokens; bash's plain text here
+            elif kind in ("==", "=~", "!=") and not n.is_named:  # tokens to tree-sitter, text to bash
                 texts.append(raw)
             elif kind == "$" and not n.is_named:
                 if not (raw == "$" and i + 1 < len(flat) and flat[i + 1].type == "string"):
