@@ -88,7 +88,8 @@ class RunHooks:
             return rule.Verdict()
         what = f"{event.value}" + (f" {rule.claude_name(tool)}" if tool else "")
         key = self._key(event)
-        if key is not None and (kept := await self._kept(key)) is not None:  # answered before a crash
+        kept = await self._kept(key) if key is not None else None
+        if rule.fire(kept is not None) is rule.Fire.REPLAY:  # answered before a crash: read, not run
             v = verdict_of(kept)
             self.show(
                 "hook", f"{what}: {v.kind.value}, as answered before the run was cut off", {"state": "ended"}
