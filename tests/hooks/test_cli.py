@@ -61,7 +61,6 @@ def test_list_shows_every_hook_by_event_with_its_matcher_timeout_and_source(tmp_
         "onFailure": "deny",
         "env": [],
         "source": str(source),
-        "fired": True,
     }
     assert got["events"]["Stop"][0]["onFailure"] == "allow" and got["notices"] == []
     assert got["cwd"] == str(tmp_path) and got["maxStopBlocks"] == rule.MAX_STOP_BLOCKS

@@ -27,21 +27,25 @@ def test_the_listing_groups_by_event_with_matcher_timeout_onfailure_env_and_sour
             Matcher(STOP, "", (done,)),
             Matcher(PRE, "Bash", (guard,)),
             Matcher(PRE, "*", (lint,)),
-            Matcher(rule.Event.SESSION_START, "", (start,)),
+            Matcher(rule.Event.SESSION_START, "startup", (start,)),
+            Matcher(rule.Event.PRE_COMPACT, "", (start,)),
         ),
         3,
     )
     got = listing(Loaded(hooks, ("a notice",)), Path("/p"))
     assert got == [
         "hooks in effect in /p:",
-        "SessionStart (1 hook): read, not fired yet",
-        "  echo hi",
+        "SessionStart (1 hook)",
+        "  [startup] echo hi",
         f"    timeout 60 s (the default) · onFailure deny · from {HOME}",
         "PreToolUse (2 hooks)",
         "  [Bash] ./guard.sh",
         f"    timeout 10 s · onFailure deny · from {HOME}",
         "  [every tool] ruff format . ⏎ ruff check .",
         f"    timeout 60 s (the default) · onFailure allow · env GITHUB_TOKEN · from {TEAM}",
+        "PreCompact (1 hook)",
+        "  [every trigger] echo hi",
+        f"    timeout 60 s (the default) · onFailure deny · from {HOME}",
         "Stop (1 hook)",
         "  make test",
         f"    timeout 1.5 s · onFailure deny · from {HOME}",
@@ -50,7 +54,7 @@ def test_the_listing_groups_by_event_with_matcher_timeout_onfailure_env_and_sour
         "  a notice",
     ]
     as_json = listing_json(Loaded(hooks), Path("/p"))
-    assert list(as_json["events"]) == ["SessionStart", "PreToolUse", "Stop"]
+    assert list(as_json["events"]) == ["SessionStart", "PreToolUse", "PreCompact", "Stop"]
     assert as_json["maxStopBlocks"] == 3 and as_json["notices"] == []
 
 

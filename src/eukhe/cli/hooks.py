@@ -127,11 +127,11 @@ def test_command(
         echo(f"eukhe: {line}", err=True)
     name = payload.eukhe_name(tool) if tool is not None else None
     what = event.value + (f" {rule.claude_name(name)}" if name else "")
-    hooks = got.hooks.for_event(event, name)
+    sample = payload.sample(event, name, arguments, cwd)
+    hooks = got.hooks.for_event(event, name if tool_event else payload.subject(event, sample))
     if not hooks:
         echo(f"no hook of {what} is in effect here (eukhe hooks list shows them all)")
         return
-    sample = payload.sample(event, name, arguments, cwd)
     echo(f"{what}: {counted(len(hooks), 'hook')}, on stdin: {json.dumps(sample, ensure_ascii=False)}")
     ran = run_event_blocking(event, hooks, sample, cwd=cwd, env=env, environ=os.environ)
     for line in report.ran_lines(event, ran):

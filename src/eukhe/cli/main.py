@@ -199,7 +199,10 @@ def run_command(
     if max_tool_rounds is not None:
         made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
     made.deferred, made.poll_seconds, made.tools = deferred, poll_interval, offered
-    spec = made.spec(prompt, attached)
+    # its SessionStart hooks' source: a new session, or one continued
+    spec = dataclasses.replace(
+        made.spec(prompt, attached), session_start="startup" if session is None else "resume"
+    )
     settings = made.settings
     announced = None
     if session is None:  # a new session's first run: its line before the store loads (half a second)

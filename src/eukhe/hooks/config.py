@@ -28,7 +28,8 @@ the default: a guard that fails denies its call; "allow": it lets the call throu
 failure still shown) and `env` (the names of the variables of eukhe's own environment the
 hook also sees; it sees the tools' environment, without secrets, besides). `matcher` (a
 regular expression over a tool's Claude Code name, `rules.hook.matches`; empty or `*`:
-every tool) counts for the tool events only (`rules.hook.MATCHED`). Other fields are
+every tool) counts for the tool events, and for the events whose matcher is over a field of
+theirs (`rules.hook.MATCHED_ON`: a SessionStart's `source`, ...). Other fields are
 ignored, as Claude Code's other fields would be.
 
 What cannot be read, and what becomes of it (every line names the file and the key):
@@ -119,17 +120,18 @@ class Hooks:
     matchers: tuple[Matcher, ...] = ()
     max_stop_blocks: int = rule.MAX_STOP_BLOCKS
 
-    def for_event(self, event: rule.Event, tool: str | None = None) -> list[Hook]:
-        """The hooks `event` runs, in the order configured: for a tool event
-        (`rule.MATCHED`), those whose matcher takes `tool` (eukhe's name; None: no tool,
-        which only an empty or `*` matcher takes); for any other, all of them. A command
+    def for_event(self, event: rule.Event, subject: str | None = None) -> list[Hook]:
+        """The hooks `event` runs, in the order configured: for an event with a matcher
+        (`rule.has_matcher`), those whose matcher takes `subject` (a tool event's tool, by
+        eukhe's name; a SessionStart's source, ...; None: none, which only an empty or `*`
+        matcher takes); for any other, all of them. A command
         configured twice runs once (Claude Code's deduplication), as first configured."""
         out: list[Hook] = []
         seen: set[str] = set()
         for m in self.matchers:
             if m.event is not event:
                 continue
-            if event in rule.MATCHED and not rule.matches(m.matcher, tool or ""):
+            if rule.has_matcher(event) and not rule.matches(m.matcher, subject or ""):
                 continue
             for h in m.hooks:
                 if h.command not in seen:
@@ -192,7 +194,7 @@ def _matcher(event: rule.Event, where: str, spec: JsonValue, f: Path) -> Matcher
     matcher = spec.get("matcher", "")
     if not isinstance(matcher, str):
         raise _bad(f"{where}.matcher", matcher, f, "a string (a regular expression over tool names)")
-    if event in rule.MATCHED and matcher not in ("", "*"):
+    if rule.has_matcher(event) and matcher not in ("", "*"):
         try:
             re.compile(matcher)
         except re.error as e:

@@ -12,12 +12,14 @@ from eukhe.rules import hook as rule
 
 __all__ = [
     "SAMPLE_INPUTS",
+    "asked_fields",
     "base",
     "eukhe_name",
     "prompt_fields",
     "response_fields",
     "sample",
     "stop_fields",
+    "subject",
     "tool_fields",
     "tool_input",
 ]
@@ -83,6 +85,11 @@ def response_fields(content: str, error: bool) -> JsonObject:
     return {"tool_response": {"content": content, "is_error": error}}
 
 
+def asked_fields(why: str) -> JsonObject:
+    """PermissionRequest's own field beside the call's: why eukhe's rules ask about it."""
+    return {"permission_reason": why}
+
+
 def prompt_fields(text: str) -> JsonObject:
     return {"prompt": text}
 
@@ -99,8 +106,11 @@ _SAMPLE_FIELDS: dict[rule.Event, JsonObject] = {
     rule.Event.SUBAGENT_STOP: stop_fields(0, "hello (a sample answer from eukhe hooks test)"),
     rule.Event.SESSION_START: {"source": "startup"},
     rule.Event.SESSION_END: {"reason": "other"},
-    rule.Event.PRE_COMPACT: {"trigger": "manual", "custom_instructions": ""},
-    rule.Event.NOTIFICATION: {"message": "a sample notification from eukhe hooks test"},
+    rule.Event.PRE_COMPACT: {"trigger": "auto", "custom_instructions": ""},
+    rule.Event.NOTIFICATION: {
+        "message": "a sample notification from eukhe hooks test",
+        "notification_type": "permission_prompt",
+    },
 }
 
 
@@ -117,3 +127,11 @@ def sample(event: rule.Event, tool: str | None, arguments: JsonMapping | None, c
             out |= response_fields("hello\n" if name == "bash" and arguments is None else "", False)
         return out
     return out | _SAMPLE_FIELDS.get(event, {})
+
+
+def subject(event: rule.Event, fields: JsonMapping) -> str | None:
+    """What an event's matcher is over, in its payload (`rule.MATCHED_ON`); a tool event's
+    tool is eukhe's name, given apart (None: neither)."""
+    key = rule.MATCHED_ON.get(event)
+    got = fields.get(key) if key is not None else None
+    return got if isinstance(got, str) else None

@@ -13,18 +13,7 @@ from eukhe.humanize import counted, seconds
 from eukhe.json_types import JsonObject
 from eukhe.rules import hook as rule
 
-__all__ = ["FIRED", "clean", "ended", "listing", "listing_json", "ran_lines"]
-
-FIRED = frozenset(
-    {
-        rule.Event.USER_PROMPT_SUBMIT,
-        rule.Event.PRE_TOOL_USE,
-        rule.Event.POST_TOOL_USE,
-        rule.Event.STOP,
-        rule.Event.SUBAGENT_STOP,
-    }
-)
-"""The events a run fires today (`run.hook_events`); the others' hooks are read, not run."""
+__all__ = ["clean", "ended", "listing", "listing_json", "ran_lines"]
 
 DOCS = "docs/hooks.md"
 
@@ -40,11 +29,13 @@ def _timeout(h: Hook) -> str:
 
 
 def _matched(m: Matcher) -> str:
-    """The matcher as a listing shows it: a tool event's (`[Bash] `, `[every tool] `);
-    nothing for the others, which take no matcher."""
-    if m.event not in rule.MATCHED:
+    """The matcher as a listing shows it: a tool event's (`[Bash] `, `[every tool] `), another
+    event's with a matcher (`[startup] `, `[every source] `); nothing for the others, which
+    take no matcher."""
+    if not rule.has_matcher(m.event):
         return ""
-    return "[every tool] " if m.matcher in ("", "*") else f"[{m.matcher}] "
+    every = "every tool" if m.event in rule.MATCHED else f"every {rule.MATCHED_ON[m.event]}"
+    return f"[{every}] " if m.matcher in ("", "*") else f"[{m.matcher}] "
 
 
 def listing(got: Loaded, where: Path) -> list[str]:
@@ -59,9 +50,7 @@ def listing(got: Loaded, where: Path) -> list[str]:
         n = sum(len(m.hooks) for m in mine)
         if not n:
             continue
-        out.append(
-            f"{event.value} ({counted(n, 'hook')})" + ("" if event in FIRED else ": read, not fired yet")
-        )
+        out.append(f"{event.value} ({counted(n, 'hook')})")
         for m in mine:
             for h in m.hooks:
                 out.append(f"  {_matched(m)}{_one_line(h.command)}")
@@ -89,7 +78,7 @@ def listing(got: Loaded, where: Path) -> list[str]:
 def listing_json(got: Loaded, where: Path) -> JsonObject:
     """`listing` as one JSON object: `cwd`, `events` (each event's hooks, in order, each
     with `matcher`, `command`, `timeout` in seconds, `timeoutDefault`, `onFailure`, `env`,
-    `source`, and `fired`), `maxStopBlocks` and `notices`."""
+    and `source`), `maxStopBlocks` and `notices`."""
     events: JsonObject = {}
     for event in rule.Event:
         hooks: list[JsonObject] = [
@@ -101,7 +90,6 @@ def listing_json(got: Loaded, where: Path) -> JsonObject:
                 "onFailure": "allow" if h.open_on_failure else "deny",
                 "env": list(h.env_names),
                 "source": str(h.source),
-                "fired": event in FIRED,
             }
             for m in got.hooks.matchers
             if m.event is event

@@ -344,10 +344,11 @@ def _text(obj: JsonMapping, key: str) -> str:
 
 def answer(stdout: bytes, over: bool = False) -> rule.Answer | None:
     """A hook's stdout as the rule reads it: nothing, `Answer()`; a JSON object, its Claude
-    Code fields; text that does not start with `{`, `Answer(plain=text)`; text that starts
-    with `{` and is no JSON object of Claude Code's fields (one of them of the wrong kind
-    too), None. `over`: stdout went past `STDOUT_KEPT`, so what was kept is not all it
-    said: None."""
+    Code fields (a PermissionRequest hook's `decision.behavior` and `.message` as a
+    PreToolUse hook's `permissionDecision` and its reason); text that does not start with
+    `{`, `Answer(plain=text)`; text that starts with `{` and is no JSON object of Claude
+    Code's fields (one of them of the wrong kind too), None. `over`: stdout went past
+    `STDOUT_KEPT`, so what was kept is not all it said: None."""
     if over:
         return None
     text = stdout.decode("utf-8", "replace").strip()
@@ -368,6 +369,12 @@ def answer(stdout: bytes, over: bool = False) -> rule.Answer | None:
             return None
         decision = got.get("decision")
         permission = specific.get("permissionDecision")
+        permission_reason = _text(specific, "permissionDecisionReason")
+        asked = specific.get("decision")  # PermissionRequest's: {"behavior": "allow" | "deny", "message"}
+        if asked is not None:
+            if not isinstance(asked, Mapping) or not isinstance(asked.get("behavior"), str):
+                return None
+            permission, permission_reason = asked["behavior"], _text(asked, "message")
         proceed = got.get("continue", True)
         if not isinstance(decision, str | None) or not isinstance(permission, str | None):
             return None
@@ -380,7 +387,7 @@ def answer(stdout: bytes, over: bool = False) -> rule.Answer | None:
             stop_reason=_text(got, "stopReason"),
             system_message=_text(got, "systemMessage"),
             permission=permission,
-            permission_reason=_text(specific, "permissionDecisionReason"),
+            permission_reason=permission_reason,
             context=_text(specific, "additionalContext"),
             updated_input="updatedInput" in specific,
         )

@@ -83,7 +83,22 @@ BLOCKABLE = frozenset(
 """The events a hook's exit 2 blocks (Claude Code's); at the others its stderr is only shown."""
 
 MATCHED = frozenset({Event.PRE_TOOL_USE, Event.PERMISSION_REQUEST, Event.POST_TOOL_USE})
-"""The events whose matcher names a tool (the others match everything, as Claude Code's do)."""
+"""The events whose matcher names a tool."""
+
+MATCHED_ON: Mapping[Event, str] = {
+    Event.SESSION_START: "source",
+    Event.PRE_COMPACT: "trigger",
+    Event.NOTIFICATION: "notification_type",
+    Event.SESSION_END: "reason",
+}
+"""The events whose matcher is over one of their payload's fields, as Claude Code's are
+(`startup|resume`, `auto`, `permission_prompt`); the events in neither set match everything
+(UserPromptSubmit, Stop, SubagentStop)."""
+
+
+def has_matcher(event: Event) -> bool:
+    return event in MATCHED or event in MATCHED_ON
+
 
 CLAUDE_NAMES: Mapping[str, str] = {
     "bash": "Bash",

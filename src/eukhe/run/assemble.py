@@ -231,7 +231,7 @@ async def assemble(
     )
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        system, compact = await _pinned_system(spec, run_id, here, base, chat, pin, context.cancel)
+        system, compact = await _pinned_system(spec, run_id, here, base, chat, pin, context.cancel, hooks)
     children.system = system
     shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
@@ -290,7 +290,7 @@ def _hooks(
         return None
     show = functools.partial(here.show, run_id)
     session = spec.session or run_id
-    try:
+    try:  # kept by the run's steps
         answers = here.hook_answers()
     except HookAnswerError as e:  # no table to keep their answers in: they run unrecorded, said
         here.show(run_id, "hook", f"the hooks' answers cannot be kept: {e}", {"state": "failed"})
@@ -307,6 +307,24 @@ def _hooks(
         answers=answers,
         redact=base.secrets.redact,
     )
+
+
+def session_hooks(
+    cwd: Path, session: str, run_id: str, here: ProcessContext, cancel: asyncio.Event
+) -> RunHooks | None:
+    """A session's hooks outside its runs (SessionEnd), as its runs' are made, shown as run
+    `run_id`'s (its last): no step keeps their answers. None: none in effect, or settings
+    that cannot be read (said)."""
+    try:
+        kept = secrets(load(cwd), cwd=cwd)
+        got = load_hooks(cwd, os.environ)
+    except SettingsError as e:
+        here.show(run_id, "hook", f"the session's hooks could not be read: {e}", {"state": "failed"})
+        return None
+    if not got.hooks.matchers:
+        return None
+    show = functools.partial(here.show, run_id)
+    return RunHooks(got.hooks, session, run_id, cwd, kept.env, cancel, show, redact=kept.redact)
 
 
 def _failed(e: ModelError | SettingsError) -> RunOutcome:
@@ -359,9 +377,11 @@ async def _pinned_system(
     chat: Memory,
     pin: Pin,
     cancel: asyncio.Event,
+    hooks: RunHooks | None,
 ) -> tuple[str, Compact]:
     """The run's system prompt from the settled view `pin` pins, and its compaction into
-    the chat. Unassembled: the owner holds the chat and did not answer."""
+    the chat (its PreCompact hooks first). Unassembled: the owner holds the chat and did not
+    answer."""
     session, memory = spec.session or run_id, base.memory_settings
     show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
     aux = here.route(session, spec.model, base.loaded)
@@ -372,7 +392,9 @@ async def _pinned_system(
     except OwnerError as e:  # the turn fails with why
         failed = RunOutcome(Ending.FAILED, code=Code.CHAT.kind, message=f"the chat memory: {e}")
         raise Unassembled(failed) from e
-    compact = functools.partial(_compact, chat, run_id, spec.system, memory.settle_ms, show, notice, cancel)
+    compact = functools.partial(
+        _compact, chat, run_id, spec.system, memory.settle_ms, show, notice, cancel, hooks
+    )
     return turn.system(spec.system, view), compact
 
 
@@ -455,11 +477,15 @@ async def _compact(
     show: Show,
     notice: Callable[[], Awaitable[None]],
     cancel: asyncio.Event,
+    hooks: RunHooks | None,
     transcript: Sequence[Message],
 ) -> dict[str, str]:
-    """A compaction inside the run (H4): its messages so far into the chat, then a newer
-    settled view, which the run pins as its new system prompt. The loop runs it as one
-    durable step, so a replay goes on from the same view byte for byte."""
+    """A compaction inside the run (H4): its PreCompact hooks (`auto`: the run's context is
+    full; what they say is shown, they block nothing), its messages so far into the chat,
+    then a newer settled view, which the run pins as its new system prompt. The loop runs it
+    as one durable step, so a replay goes on from the same view byte for byte."""
+    if hooks is not None:
+        await hooks.pre_compact("auto")
     try:
         await chat.log(turn.entries(run, transcript, now()))
         await notice()

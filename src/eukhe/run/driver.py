@@ -23,6 +23,7 @@ from eukhe.humanize import counted
 from eukhe.ids import is_root, name_of, run_id
 from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
+from eukhe.run.assemble import session_hooks
 from eukhe.run.context import ProcessContext
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
@@ -306,6 +307,7 @@ class Runtime:
             sink.ended(rid, out)
             if await self._followups(spec, session):
                 return True
+            await self.session_end(Path(spec.cwd), session, rid, "other")
             if rest and taken.by_owner:
                 sink.say(
                     f"the owner finishes {counted(len(rest), 'recovered run')}; `eukhe status` shows them"
@@ -316,6 +318,14 @@ class Runtime:
                     f"finishing {counted(len(rest), 'recovered run')}; Ctrl-C leaves them for `eukhe resume`"
                 )
         return await self.finish(rest, sink.say)
+
+    async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
+        """The session's SessionEnd hooks (`reason`: Claude Code's, "other" for `eukhe run`,
+        "prompt_input_exit" for the agent), each bounded, Ctrl-C ending them; shown as its
+        last run's (`run`)."""
+        hooks = session_hooks(cwd, session, run, self.process, self._stop())
+        if hooks is not None:
+            await hooks.session_end(reason)
 
     async def live_children(self, session: str) -> list[str]:
         """The session's children whose task has not ended: still watched, or owing a report."""

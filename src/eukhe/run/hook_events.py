@@ -73,21 +73,28 @@ class RunHooks:
     # the recorded step the hooks fire in, if any (the workflow's: DBOS's step id; DBOS loads
     # only with the store, never for a command that runs no work)
     step: Callable[[], int | None] = lambda: None
+    beside: set[asyncio.Future[rule.Verdict]] = field(default_factory=set)  # notifications running
 
-    def has(self, event: rule.Event, tool: str | None = None) -> bool:
-        return bool(self.hooks.for_event(event, tool))
+    def has(self, event: rule.Event, subject: str | None = None) -> bool:
+        return bool(self.hooks.for_event(event, subject))
 
     def _payload(self, event: rule.Event, fields: JsonMapping) -> JsonObject:
         return {**payload.base(event, self.session, self.run, self.cwd), **fields}
 
-    async def fire(self, event: rule.Event, fields: JsonMapping, tool: str | None = None) -> rule.Verdict:
-        """The event's hooks run (those its matcher takes), each bounded, their verdicts
-        combined; each one's start, end and failure shown."""
-        hooks = self.hooks.for_event(event, tool)
+    async def fire(
+        self, event: rule.Event, fields: JsonMapping, subject: str | None = None, *, waited: bool = True
+    ) -> rule.Verdict:
+        """The event's hooks run (those its matcher takes of `subject`: a tool event's tool, a
+        SessionStart's source, ...), each bounded, their verdicts combined; each one's start,
+        end and failure shown. `waited`: the run waits for them, so their wait is shown with
+        its deadline, and their answer is kept by the step they fire in; else (a
+        notification) they run beside the run, neither."""
+        hooks = self.hooks.for_event(event, subject)
         if not hooks:
             return rule.Verdict()
+        tool = subject if event in rule.MATCHED else None
         what = f"{event.value}" + (f" {rule.claude_name(tool)}" if tool else "")
-        key = self._key(event)
+        key = self._key(event) if waited else None
         kept = await self._kept(key) if key is not None else None
         if rule.fire(kept is not None) is rule.Fire.REPLAY:  # answered before a crash: read, not run
             v = verdict_of(kept)
@@ -98,7 +105,9 @@ class RunHooks:
         # a wait with its exit, as every wait of a run shows: the latest the turn waits for them
         # (their longest timeout plus the grace), ended by `waited` (the status line's countdown)
         longest = max(rule.deadline(rule.begin(0, h.timeout_ms)) for h in hooks) / 1000
-        until = {"state": "started", "wait": "hook", "deadline": round(time.time() + longest, 3)}
+        until: JsonObject = {"state": "started"}
+        if waited:
+            until |= {"wait": "hook", "deadline": round(time.time() + longest, 3)}
         self.show("hook", f"{what}: {len(hooks)} hook{'s' if len(hooks) > 1 else ''}", until)
         try:
             got = await run_event(
@@ -112,7 +121,8 @@ class RunHooks:
                 clock=self.clock,
             )
         finally:
-            self.show("waited", "", {"wait": "hook"})
+            if waited:
+                self.show("waited", "", {"wait": "hook"})
         for failure in got.verdict.failures:
             self.show("hook", failure, {"state": "failed"})
         for message in got.verdict.messages:
@@ -169,6 +179,38 @@ class RunHooks:
     async def stop(self, blocks: int, answer: str) -> rule.Verdict:
         event = rule.Event.SUBAGENT_STOP if self.subagent else rule.Event.STOP
         return await self.fire(event, payload.stop_fields(blocks, answer))
+
+    async def permission_request(self, c: ToolCall, why: str) -> rule.Verdict:
+        """Before a person is asked about a call: the hooks may answer for them."""
+        fields = payload.tool_fields(c.name, c.arguments or {}, self.cwd) | payload.asked_fields(why)
+        return await self.fire(rule.Event.PERMISSION_REQUEST, fields, c.name)
+
+    async def session_start(self, source: str) -> rule.Verdict:
+        return await self.fire(rule.Event.SESSION_START, {"source": source}, source)
+
+    async def pre_compact(self, trigger: str) -> rule.Verdict:
+        fields = {"trigger": trigger, "custom_instructions": ""}
+        return await self.fire(rule.Event.PRE_COMPACT, fields, trigger)
+
+    async def session_end(self, reason: str) -> rule.Verdict:
+        return await self.fire(rule.Event.SESSION_END, {"reason": reason}, reason)
+
+    def notify(self, kind: str, message: str) -> None:
+        """A Notification's hooks, beside the run (a person is asked meanwhile): each bounded
+        as every hook is; `close` ends those still running with the run."""
+        if not self.has(rule.Event.NOTIFICATION, kind):
+            return
+        fields = {"message": message, "notification_type": kind}
+        task = asyncio.ensure_future(self.fire(rule.Event.NOTIFICATION, fields, kind, waited=False))
+        self.beside.add(task)
+        task.add_done_callback(self.beside.discard)
+
+    async def close(self) -> None:
+        """The run ends: the notifications' hooks still running are ended (their process
+        groups killed, `hooks.runner`)."""
+        for task in list(self.beside):
+            task.cancel()
+        await asyncio.gather(*self.beside, return_exceptions=True)
 
 
 def verdict_json(v: rule.Verdict) -> JsonObject:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from eukhe.humanize import seconds as in_words
+from eukhe.rules.hook import Event
 from eukhe.rules.recovery import ARGUMENTS_SHOWN, CAPS, RCfg
 from eukhe.run.repeat import canonical_arguments
 
@@ -290,7 +291,7 @@ def denied(tool: str, why: str, rule: str, how: str, reason: str = "") -> str:
     return f"Tool {tool} was not run: permission denied: {why}{by}{tail}.{said}"
 
 
-def hook_denied(tool: str, reason: str) -> str:
-    """The result of a call a PreToolUse hook denied (exit 2, a deny, or a guard that failed):
-    not run, and the hook's reason."""
-    return f"Tool {tool} was not run: a PreToolUse hook denied it: {reason or 'no reason given'}"
+def hook_denied(tool: str, reason: str, event: Event) -> str:
+    """The result of a call a PreToolUse or PermissionRequest hook denied (exit 2, a deny, or
+    a guard that failed): not run, and the hook's reason."""
+    return f"Tool {tool} was not run: a {event.value} hook denied it: {reason or 'no reason given'}"

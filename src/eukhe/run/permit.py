@@ -27,6 +27,7 @@ from eukhe.json_types import JsonObject
 from eukhe.rules import confine
 from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
+from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
@@ -114,7 +115,9 @@ class Gate:
     reads: frozenset[str] = frozenset()  # MCP tools that only read: their home server says so
     user: Path = field(default_factory=Path.home)  # the user's home, where their secret places are
     approved: tuple[str, ...] = ()  # the real paths a person said yes to, this run
-    hooks: RunHooks | None = None  # the run's PreToolUse hooks: they may deny a call first
+    # the run's hooks: PreToolUse may deny a call first, PermissionRequest answer an ask, and a
+    # Notification's run beside the ask
+    hooks: RunHooks | None = None
 
     # ------------------------------------------------------------ reading a call
 
@@ -191,7 +194,10 @@ class Gate:
             v = await self.hooks.pre_tool(c)
             if v.kind is HookKind.DENY:
                 return Permit(
-                    False, result=notes.hook_denied(c.name, v.reason), why="hook", rule="PreToolUse hook"
+                    False,
+                    result=notes.hook_denied(c.name, v.reason, HookEvent.PRE_TOOL_USE),
+                    why="hook",
+                    rule="PreToolUse hook",
                 )
         call = self.call_of(c)
         s = rule.call_step(self.session, call)
@@ -202,7 +208,10 @@ class Gate:
         asked = s.asked
         assert asked is not None
         answer, reason = Answer.NO, ""
-        if self.ask is None:  # the rule says headless asks never come here; a gate without a person denies
+        hooked = await self._hooks_answer(c, asked.why.value)
+        if hooked is not None:  # the PermissionRequest hooks answered for the person
+            end, (answer, reason) = End.EVENT, hooked
+        elif self.ask is None:  # the rule says headless asks never come here; a gate without a person denies
             end = End.CANCEL
         else:
             who = f"{self.label} · {c.name}" if self.label else c.name
@@ -214,6 +223,8 @@ class Gate:
                 "deadline": round(time.time() + self.timeout, 3),
             }
             self.show("ask", f"{c.name}: {q.text[:200]} ({q.why})", until)
+            if self.hooks is not None:  # the person's Notification hooks, beside the ask
+                self.hooks.notify("permission_prompt", f"eukhe needs your permission to use {c.name}")
             try:
                 raced = await waits.race(
                     self.ask.ask(q), self.clock.now() + self.timeout, self.cancel, self.clock
@@ -230,7 +241,23 @@ class Gate:
             self.approved = (*self.approved, *(r.path for r in call.reaches))
         if end is End.EVENT and answer is Answer.PROJECT:
             self.approve(rule.granted(call, answer))
+        if hooked is not None and answer is Answer.NO:
+            why = notes.hook_denied(c.name, reason, HookEvent.PERMISSION_REQUEST)
+            return Permit(False, result=why, why="hook", rule="PermissionRequest hook")
         return self._permit(c, call, d, reason)
+
+    async def _hooks_answer(self, c: ToolCall, why: str) -> tuple[Answer, str] | None:
+        """What the PermissionRequest hooks answer for the person asked about `c`: their
+        allow, a yes to this call; their deny (a guard that fails denies), a no with its
+        reason; anything else (an ask, nothing), None: the person is asked."""
+        if self.hooks is None:
+            return None
+        v = await self.hooks.permission_request(c, why)
+        if v.kind is HookKind.DENY:
+            return Answer.NO, v.reason
+        if v.kind is HookKind.ALLOW:
+            return Answer.ONCE, ""
+        return None
 
     def _permit(self, c: ToolCall, call: Call, d: Decision, reason: str) -> Permit:
         ruled = rule_text(self.session.cfg.rules[d.rule]) if 0 <= d.rule < len(self.session.cfg.rules) else ""

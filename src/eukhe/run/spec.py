@@ -118,6 +118,9 @@ class RunSpec:
     claim: str | None = None  # its start's own mark (`run.driver.start`)
     images: tuple[Image, ...] = ()  # the prompt's attached images, by reference
     tools: tuple[str, ...] | None = None  # `--tools`: the only tools it offers, by name; None: all
+    # the first run a face starts in a session: "startup" (a new one) or "resume" (one opened
+    # again), its SessionStart hooks' source; None: any other run
+    session_start: str | None = None
     # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -149,6 +152,8 @@ class RunSpec:
             out["images"] = [i.json() for i in self.images]
         if self.tools is not None:
             out["tools"] = list(self.tools)
+        if self.session_start is not None:
+            out["sessionStart"] = self.session_start
         return out
 
     @classmethod
@@ -174,6 +179,7 @@ class RunSpec:
             claim=spec.get("claim"),
             images=tuple(Image.of(i) for i in spec.get("images") or ()),
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
+            session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
         )
 
     def run_settings(self) -> Settings:

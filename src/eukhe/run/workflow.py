@@ -40,9 +40,10 @@ from eukhe.json_types import JsonObject
 from eukhe.memory import turn
 from eukhe.memory.access import Memory, settle
 from eukhe.memory.log import now
-from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop
+from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
+from eukhe.rules.hook import Verdict as HookVerdict
 from eukhe.run import notes
 from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
@@ -365,7 +366,10 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     if hooks is not None:  # their answers kept by the step they fire in
         hooks.step = _step_id
     try:
-        asked = await _submitted(hooks, effects, str(prompt)) if spec.prompt is not None else str(prompt)
+        start = spec.session_start
+        asked = (
+            await _submitted(hooks, effects, str(prompt), start) if spec.prompt is not None else str(prompt)
+        )
         if isinstance(asked, RunOutcome):  # a UserPromptSubmit hook blocked it: no round is made
             out = asked
         else:
@@ -378,6 +382,8 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
             out = await _stopped(hooks, effects, loop, out)
     finally:
         here.children.pop(run_id, None)
+        if hooks is not None:  # its notifications' hooks end with it
+            await hooks.close()
         if effects.checkpointed:  # its files at its end: what differs later, a person changed
             with contextlib.suppress(Exception):
                 await shadow.record(f"{run_id}.after")
@@ -400,17 +406,31 @@ def _step_id() -> int | None:
     return DBOS.step_id
 
 
-async def _submitted(hooks: RunHooks | None, effects: RecordedEffects, prompt: str) -> str | RunOutcome:
-    """The prompt as the run's UserPromptSubmit hooks leave it (their context after it), or
-    the run's failure when they block it; their answer a `hook` step of the run."""
-    if hooks is None or not hooks.has(HookEvent.USER_PROMPT_SUBMIT):
+async def _submitted(
+    hooks: RunHooks | None, effects: RecordedEffects, prompt: str, start: str | None
+) -> str | RunOutcome:
+    """The prompt as the run's SessionStart hooks (the first run a face starts in a session:
+    `start` its source) and UserPromptSubmit hooks leave it (their context after it), or the
+    run's failure when they block it (or say `continue: false`); their answers one `hook` step
+    of the run."""
+    starts = hooks is not None and start is not None and hooks.has(HookEvent.SESSION_START, start)
+    if hooks is None or not (starts or hooks.has(HookEvent.USER_PROMPT_SUBMIT)):
         return prompt
-    v = await recorded(effects.step, functools.partial(hooks.prompt, prompt))
+
+    async def fired() -> HookVerdict:
+        assert hooks is not None
+        first = await hooks.session_start(start) if starts and start is not None else HookVerdict()
+        return combine([first, await hooks.prompt(prompt)])
+
+    v = await recorded(effects.step, fired)
     if v.kind is HookKind.BLOCK or v.stop:
         why = v.reason or v.stop_reason or "no reason given"
-        return RunOutcome(
-            Ending.FAILED, code=HOOK_BLOCKED, message=f"a UserPromptSubmit hook blocked the prompt: {why}"
+        what = (
+            "a UserPromptSubmit hook blocked the prompt"
+            if v.kind is HookKind.BLOCK
+            else "a hook stopped the run"
         )
+        return RunOutcome(Ending.FAILED, code=HOOK_BLOCKED, message=f"{what}: {why}")
     return f"{prompt}\n\n{v.context}" if v.context else prompt
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ class Session:
     aborting: bool = False  # Ctrl-C was pressed and the run at work has not ended yet
     held: list[str] = field(default_factory=list)  # typed since that Ctrl-C: the next run's prompt
     current: str | None = None  # the run at work, or the last one, once started
+    began: bool = False  # a run with a prompt started here: the session's SessionStart hooks fired
 
     def __post_init__(self) -> None:
         self.approvals = Approvals(self.post, self.view)
@@ -314,8 +316,12 @@ class Session:
             self.say(changed)
         if follow is not None:  # a run in flight already: shown as started here
             self.started(follow, prompt)
+        spec = self.made.spec(prompt, attached)
+        if prompt is not None and not self.began:  # its SessionStart hooks fire with it
+            self.began = True
+            spec = dataclasses.replace(spec, session_start="resume" if self.options.session else "startup")
         try:  # a new run shows as started through `started`, once the runtime has its id
-            out = await self.opened.runtime.run(self.made.spec(prompt, attached), self.id, follow)
+            out = await self.opened.runtime.run(spec, self.id, follow)
         finally:
             self.view.ended()
         self.ended(self.current, out)
@@ -369,6 +375,9 @@ class Session:
         if self.working or self.failed or self.durable is None:
             leave(0)  # the owner takes up a run left in flight once this process is gone
         durable = self.opened
+        if self.began and self.current is not None:  # its SessionEnd hooks, each bounded
+            with contextlib.suppress(Exception):
+                await durable.runtime.session_end(self.cwd, self.id, self.current, "prompt_input_exit")
         with contextlib.suppress(Exception):
             if await durable.live_children(self.id):
                 await asyncio.to_thread(durable.close_parent, self.id)
