@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
+from tests.cli.test_run_compaction import compacted_run
 from tests.proc import eukhe
 
 
@@ -247,3 +248,72 @@ def test_the_event_stream_carries_each_hooks_wait_its_end_and_its_failure(tmp_pa
     assert failed["state"] == "failed" and failed["text"] == "PreToolUse hook `exit 7` exited 7", failed
     assert waited["type"] == "waited"
     assert ended["state"] == "ended" and ended["verdict"] == "deny", ended
+
+
+SESSION_START_PY = """import json, sys
+data = json.load(sys.stdin)
+with open(sys.argv[1], "a") as f:
+    f.write(json.dumps(data) + "\\n")
+print("Context from SessionStart: the build is green on " + data["source"])
+"""
+
+
+def test_session_start_adds_its_context_to_a_new_sessions_run_and_says_resume_for_one_continued(
+    tmp_path: Path,
+) -> None:
+    """A new session's run fires SessionStart with source `startup`, its stdout the model's
+    context; a run of the same session continued (`--session`) fires it with `resume`, and a
+    `startup` matcher does not take that."""
+    said = tmp_path / "starts.jsonl"
+    starting = script(tmp_path, "start.py", SESSION_START_PY)
+    only_new = tmp_path / "only-new"
+    hooks = {
+        "SessionStart": [
+            {"hooks": [{"type": "command", "command": f"{starting} {said}"}]},
+            {"matcher": "startup", "hooks": [{"type": "command", "command": f"touch {only_new}"}]},
+        ]
+    }
+    home = home_with(tmp_path, hooks)
+    done, seen = run(tmp_path, home, [{"results": 0, "text": "hi"}], prompt="hello")
+    assert done.returncode == 0, done.stderr
+    assert "Context from SessionStart: the build is green on startup" in said_to_model(seen[0])
+    [first] = [json.loads(line) for line in said.read_text().splitlines()]
+    assert first["hook_event_name"] == "SessionStart" and first["source"] == "startup"
+    assert only_new.exists()
+    only_new.unlink()
+    with FauxServer(parse([{"results": 0, "text": "again"}])) as server:
+        args = (
+            "run",
+            "--model",
+            "vllm/m",
+            "--base-url",
+            server.url,
+            "--session",
+            first["session_id"],
+            "more",
+        )
+        again = eukhe(*args, cwd=tmp_path, home=home)
+    assert again.returncode == 0, again.stderr
+    second = json.loads(said.read_text().splitlines()[1])
+    assert second["source"] == "resume" and second["session_id"] == first["session_id"]
+    assert not only_new.exists()
+
+
+def test_session_end_fires_once_the_run_has_answered(tmp_path: Path) -> None:
+    said = tmp_path / "ended.json"
+    home = home_with(tmp_path, on("SessionEnd", f"cat > {said}"))
+    done, _ = run(tmp_path, home, [{"results": 0, "text": "hi"}])
+    assert done.returncode == 0, done.stderr
+    got = json.loads(said.read_text())
+    assert got["hook_event_name"] == "SessionEnd" and got["reason"] == "other"
+    assert got["run_id"].endswith("/0001") and got["session_id"] == got["run_id"].rpartition("/")[0]
+
+
+def test_pre_compact_fires_with_its_trigger_before_a_run_compacts_and_the_run_goes_on(tmp_path: Path) -> None:
+    said = tmp_path / "compacting.json"
+    hook = {"type": "command", "command": f"cat > {said}; echo 'saved the plan' >&2; exit 2"}
+    done, _ = compacted_run(tmp_path, {"hooks": {"PreCompact": [{"matcher": "auto", "hooks": [hook]}]}})
+    got = json.loads(said.read_text())
+    assert got["hook_event_name"] == "PreCompact" and got["trigger"] == "auto"
+    assert json.loads(done.stdout)["outcome"] == "answered"  # its exit 2 blocks nothing: its stderr is shown
+    assert "saved the plan" in done.stderr

@@ -4,16 +4,23 @@ field names, through `hooks.runner` (every hook bounded) and judged by `rules.ho
 Where each fires, and where its answer is recorded, so that a replay after a crash reads
 what the hooks answered instead of running them again (`hook_fires_once`):
 
-- `UserPromptSubmit`, before the run's first round: its own `hook` step (a block ends the
-  run failed with `HOOK_BLOCKED`, the reason its message; context joins the prompt);
+- `SessionStart` (the first run a face starts in a session, `RunSpec.session_start`) and
+  `UserPromptSubmit`, before the run's first round: one `hook` step of their own (a block
+  ends the run failed with `HOOK_BLOCKED`, the reason its message; context joins the prompt);
 - `PreToolUse`, in the permission gate, inside the step that records the call's decision
   (a deny is the call's denial, the hook's reason given to the model; a guard that fails
   denies, `hook_guard_fails_closed`); eukhe's own rules still judge what the hooks let by;
+- `PermissionRequest`, in the same step, where the rules would ask a person: the hooks may
+  answer for them; `Notification` (`permission_prompt`) runs beside the ask, unrecorded,
+  and ends with the run (`RunHooks.close`);
 - `PostToolUse`, inside the call's own step: a block's reason and any context follow the
   tool's result, for the model to read;
+- `PreCompact` (`auto`), inside the compaction's step, before it: shown, it blocks nothing;
 - `Stop` (a root session's run) and `SubagentStop` (a subagent's), when the run answers:
   their own `hook` step; a block is the run's next prompt, counted against
-  `hookLimits.maxStopBlocks` (`stop_hook_bounded`).
+  `hookLimits.maxStopBlocks` (`stop_hook_bounded`);
+- `SessionEnd`, outside any run (`run.driver.Runtime.session_end`): `eukhe run`'s once its
+  run has ended, the agent's as it is left.
 
 Only runs begun under step layout 4 (`run.spec.STEPS`) fire hooks in steps of their own: a
 run begun earlier replays the steps it recorded, none of them a hook's.

@@ -1,0 +1,79 @@
+"""The tie of the hook rule to a whole run (`rules.hook`, through the durable runtime in
+this process): swap the rule's function and the run does what the swapped one says, so what
+a run does with its hooks' answers is the rule's to decide, not a copy of it in the runtime.
+(`tests/hooks/test_runner.py` ties `step` and `verdict` to the runner the same way.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.rules import hook as rule
+from eukhe.run import workflow
+from eukhe.run.driver import Runtime
+from eukhe.run.outcome import RunOutcome
+from eukhe.run.spec import STEPS, RunSpec
+
+# blocks the run's first end, lets the second go (Claude Code's docs' advice: read stop_hook_active)
+ONCE = (
+    "python3 -c 'import json,sys; d=json.load(sys.stdin); "
+    'sys.exit(0 if d["stop_hook_active"] else (print("check the tests", file=sys.stderr) or 2))\''
+)
+
+
+def ran(runtime: Runtime, cwd: Path, hooks: dict[str, Any], turns: list[dict[str, Any]]) -> RunOutcome:
+    (cwd / "home" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    with FauxServer(parse(turns)) as server:
+        spec = RunSpec(prompt="go", model="vllm/m", base_url=server.url, cwd=str(cwd), steps=STEPS)
+        asyncio.run(runtime.drive(spec, "s", by_owner=False))
+    [(_, out)] = runtime.process.sink.outcomes
+    return out
+
+
+STOP = {"Stop": [{"hooks": [{"type": "command", "command": ONCE}]}]}
+TWO_ENDS = [{"when": "check the tests", "text": "second"}, {"results": 0, "text": "first"}]
+
+
+def test_the_rule_lets_a_stop_hook_keep_the_run_going_once(durable_runtime: Runtime, tmp_path: Path) -> None:
+    out = ran(durable_runtime, tmp_path, STOP, TWO_ENDS)
+    assert (out.outcome, out.answer) == ("answered", "second")
+
+
+def test_swapping_after_stop_ends_the_run_where_the_swapped_rule_says(
+    durable_runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_second_chance(blocks: int, cap: int, v: rule.Verdict) -> tuple[int, rule.StopNext]:
+        return blocks, rule.StopNext.FAIL if v.kind is rule.Kind.BLOCK else rule.StopNext.END
+
+    monkeypatch.setattr(workflow, "after_stop", no_second_chance)
+    out = ran(durable_runtime, tmp_path, STOP, TWO_ENDS)
+    assert (out.outcome, out.code) == ("failed", rule.STOP_LIMIT), out
+
+
+GUARD = {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo no >&2; exit 2"}]}]
+}
+TOUCH = [
+    {"results": 0, "calls": [{"name": "bash", "arguments": {"command": "touch made"}}]},
+    {"results": 1, "text": "done"},
+]
+
+
+def test_the_rule_runs_a_guard_that_has_not_answered(durable_runtime: Runtime, tmp_path: Path) -> None:
+    out = ran(durable_runtime, tmp_path, GUARD, TOUCH)
+    assert out.outcome == "answered" and not (tmp_path / "made").exists()
+    assert [d["rule"] for d in out.denials] == ["PreToolUse hook"]
+
+
+def test_swapping_fire_replays_an_answer_never_given_and_the_guard_never_runs(
+    durable_runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rule, "fire", lambda recorded: rule.Fire.REPLAY)
+    out = ran(durable_runtime, tmp_path, GUARD, TOUCH)
+    assert out.outcome == "answered" and out.denials == []
+    assert (tmp_path / "made").exists()
