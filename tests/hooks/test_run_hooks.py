@@ -317,3 +317,27 @@ def test_pre_compact_fires_with_its_trigger_before_a_run_compacts_and_the_run_go
     assert got["hook_event_name"] == "PreCompact" and got["trigger"] == "auto"
     assert json.loads(done.stdout)["outcome"] == "answered"  # its exit 2 blocks nothing: its stderr is shown
     assert "saved the plan" in done.stderr
+
+
+def test_a_sessions_hooks_fire_once_each_and_a_subagents_end_is_a_subagent_stop(tmp_path: Path) -> None:
+    """A run that spawns a subagent, then the run its report starts: SessionStart once (the
+    session's first run, not the subagent's nor the follow-up's), SubagentStop once with the
+    subagent's answer, Stop for each root run, and SessionEnd once, after them all."""
+    said = tmp_path / "events.jsonl"
+    keep = f"cat >> {said}; echo >> {said}"
+    events = ("SessionStart", "SubagentStop", "Stop", "SessionEnd")
+    home = home_with(tmp_path, {e: [{"hooks": [{"type": "command", "command": keep}]}] for e in events})
+    turns = [
+        {"when": "count to two", "results": 0, "text": "one, two"},
+        {"when": "[child-exited", "results": 0, "text": "my child counted"},
+        {"when": "go", "results": 0, "calls": [{"name": "spawn", "arguments": {"task": "count to two"}}]},
+        {"when": "go", "results": 1, "text": "spawned it"},
+    ]
+    done, _ = run(tmp_path, home, turns)
+    assert done.returncode == 0, done.stderr
+    got = [json.loads(line) for line in said.read_text().splitlines() if line.strip()]
+    names = [g["hook_event_name"] for g in got]
+    assert names[0] == "SessionStart" and names[-1] == "SessionEnd", names
+    assert sorted(names) == sorted(["SessionStart", "SubagentStop", "Stop", "Stop", "SessionEnd"]), names
+    [child] = [g for g in got if g["hook_event_name"] == "SubagentStop"]
+    assert child["last_assistant_message"] == "one, two" and child["stop_hook_active"] is False
