@@ -299,11 +299,18 @@ def test_session_start_adds_its_context_to_a_new_sessions_run_and_says_resume_fo
     assert not only_new.exists()
 
 
-def test_session_end_fires_once_the_run_has_answered(tmp_path: Path) -> None:
+def test_session_end_fires_once_the_run_has_answered_and_before_its_outcome_is_said(tmp_path: Path) -> None:
     said = tmp_path / "ended.json"
-    home = home_with(tmp_path, on("SessionEnd", f"cat > {said}"))
-    done, _ = run(tmp_path, home, [{"results": 0, "text": "hi"}])
+    home = home_with(tmp_path, on("SessionEnd", f"cat > {said}; echo 'bye' >&2; exit 1"))
+    with FauxServer(parse([{"results": 0, "text": "hi"}])) as server:
+        args = ("run", "--model", "vllm/m", "--base-url", server.url, "--events", "go")
+        done = eukhe(*args, cwd=tmp_path, home=home)
     assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[-1]["type"] == "outcome" and events[-1]["outcome"] == "answered", events[-1]
+    failed = [e["text"] for e in events if e["type"] == "hook" and e.get("state") == "failed"]
+    assert len(failed) == 1 and failed[0].startswith("SessionEnd hook `cat > "), failed
+    assert failed[0].endswith("` exited 1: bye"), failed
     got = json.loads(said.read_text())
     assert got["hook_event_name"] == "SessionEnd" and got["reason"] == "other"
     assert got["run_id"].endswith("/0001") and got["session_id"] == got["run_id"].rpartition("/")[0]
@@ -323,8 +330,9 @@ def test_a_sessions_hooks_fire_once_each_and_a_subagents_end_is_a_subagent_stop(
     """A run that spawns a subagent, then the run its report starts: SessionStart once (the
     session's first run, not the subagent's nor the follow-up's), SubagentStop once with the
     subagent's answer, Stop for each root run, and SessionEnd once, after them all."""
-    said = tmp_path / "events.jsonl"
-    keep = f"cat >> {said}; echo >> {said}"
+    said = tmp_path / "events"
+    said.mkdir()
+    keep = f"cat > {said}/$(date +%s%N)-$$"  # a file each: a subagent's hooks run beside its parent's
     events = ("SessionStart", "SubagentStop", "Stop", "SessionEnd")
     home = home_with(tmp_path, {e: [{"hooks": [{"type": "command", "command": keep}]}] for e in events})
     turns = [
@@ -335,7 +343,7 @@ def test_a_sessions_hooks_fire_once_each_and_a_subagents_end_is_a_subagent_stop(
     ]
     done, _ = run(tmp_path, home, turns)
     assert done.returncode == 0, done.stderr
-    got = [json.loads(line) for line in said.read_text().splitlines() if line.strip()]
+    got = [json.loads(f.read_text()) for f in sorted(said.iterdir(), key=lambda f: int(f.name.split("-")[0]))]
     names = [g["hook_event_name"] for g in got]
     assert names[0] == "SessionStart" and names[-1] == "SessionEnd", names
     assert sorted(names) == sorted(["SessionStart", "SubagentStop", "Stop", "Stop", "SessionEnd"]), names

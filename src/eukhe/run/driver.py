@@ -68,6 +68,17 @@ class TakenUp:
 
 
 @dataclass
+class Closing:
+    """The session `eukhe run` drives, closing: its last run, and whether its SessionEnd
+    hooks fired."""
+
+    cwd: Path
+    session: str
+    run: str = ""
+    fired: bool = False
+
+
+@dataclass
 class Runtime:
     """A process's durable runtime: its home, its store and its `ProcessContext` (whose
     sink is where everything it shows goes). Every face and the owner's recovery run
@@ -303,11 +314,12 @@ class Runtime:
                 )
             return True
         if spec is not None and session is not None:
-            rid, out = await self._asked(spec, session)
-            sink.ended(rid, out)
-            if await self._followups(spec, session):
+            closing = Closing(Path(spec.cwd), session)
+            await self._shown(closing, *(await self._asked(spec, session)))
+            if await self._followups(spec, session, closing):
                 return True
-            await self.session_end(Path(spec.cwd), session, rid, "other")
+            if not closing.fired:  # its subagents ended with no report to run: it ends now
+                await self.session_end(closing.cwd, session, closing.run, "other")
             if rest and taken.by_owner:
                 sink.say(
                     f"the owner finishes {counted(len(rest), 'recovered run')}; `eukhe status` shows them"
@@ -334,7 +346,20 @@ class Runtime:
         )
         return sorted(w.workflow_id.removesuffix(".task") for w in found)
 
-    async def _followups(self, spec: RunSpec, session: str) -> bool:
+    async def _shown(self, closing: Closing, run: str, out: RunOutcome) -> None:
+        """A run of the session `eukhe run` drives has ended: shown; when nothing more of the
+        session is to come (no subagent at work, no report waiting), its SessionEnd hooks
+        fire first, so that its outcome is the last thing said of it."""
+        closing.run = run
+        more = await self.live_children(closing.session) or await asyncio.to_thread(
+            self.process.reports().queued, closing.session
+        )
+        if not more:
+            await self.session_end(closing.cwd, closing.session, run, "other")
+            closing.fired = True
+        self.process.sink.ended(run, out)
+
+    async def _followups(self, spec: RunSpec, session: str, closing: Closing) -> bool:
         """While the session's children work, wait for their reports; reports waiting (none
         placed by a run) start the session's next run, whose prompt they are. Ctrl-C closes
         the session: what is waiting is withdrawn and stays owed, delivered once the session
@@ -349,8 +374,9 @@ class Runtime:
                 sink.say(f"waiting for {counted(len(live), 'subagent')}: {', '.join(map(name_of, live))}")
             shown = live
             if await asyncio.to_thread(reports.queued, session):
-                rid, out = await self._asked(dataclasses.replace(spec, prompt=None), session)
-                sink.ended(rid, out)
+                await self._shown(
+                    closing, *(await self._asked(dataclasses.replace(spec, prompt=None), session))
+                )
                 continue
             if not live:
                 return False
