@@ -351,10 +351,8 @@ class Runtime:
         session is to come (no subagent at work, no report waiting), its SessionEnd hooks
         fire first, so that its outcome is the last thing said of it."""
         closing.run = run
-        more = await self.live_children(closing.session) or await asyncio.to_thread(
-            self.process.reports().queued, closing.session
-        )
-        if not more:
+        live = await self.live_children(closing.session)
+        if not live and not await asyncio.to_thread(self.process.reports().queued, closing.session):
             await self.session_end(closing.cwd, closing.session, run, "other")
             closing.fired = True
         self.process.sink.ended(run, out)
