@@ -6,7 +6,8 @@ the commands that run no work would wait a second or more for libraries they nev
   the store itself;
 - `lawbook`: the laws and their engine (Hypothesis, CrossHair), for `eukhe laws`;
 - `demo`: the faux model and a provider's SDK, for `eukhe demo` and `eukhe faux serve`;
-- `mcp_check`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`.
+- `mcp_check`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`;
+- `editor`: the Agent Client Protocol's SDK and the store, for `eukhe acp`.
 
 Each hands out its module typed by the protocol below (a module implements a protocol with
 its functions), so a caller's use of a half is checked as an import's would be."""
@@ -77,6 +78,12 @@ class McpCheck(Protocol):
     def tested(self, r: Row) -> list[str]: ...
 
 
+class EditorFace(Protocol):
+    """`acp/serve.py`: `eukhe acp`, the editor face on stdio."""
+
+    def main(self) -> None: ...
+
+
 def stored() -> Stored:
     from eukhe.cli import stored as half
 
@@ -97,5 +104,11 @@ def demo() -> Demo:
 
 def mcp_check() -> McpCheck:
     from eukhe.mcp import check as half
+
+    return half
+
+
+def editor() -> EditorFace:
+    from eukhe.acp import serve as half
 
     return half

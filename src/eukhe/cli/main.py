@@ -226,6 +226,12 @@ def _session_id(session: str | None) -> None:
         raise typer.Exit(2)
 
 
+@app.command("acp")
+def acp_command() -> None:
+    """Serve an editor (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdio."""
+    halves.editor().main()
+
+
 @app.command("resume")
 def resume() -> None:
     """Finish every run a dead eukhe process left in flight."""

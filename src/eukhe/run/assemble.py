@@ -365,6 +365,7 @@ async def _confined(
         approve=functools.partial(approve, home(), base.cwd),
         show=functools.partial(here.show, run_id),
         label=name_of(run_id) if spec.child else "",
+        run=run_id,
     )
     return sandbox, gate
 

@@ -67,6 +67,10 @@ BYTES_PER_TOKEN = 3
 RESULT_SHOWN = 2_000
 """Characters of a tool's result its event carries: the view shows a line of it, and opens it."""
 
+ARGUMENTS_SHOWN = 64 * 1024
+"""The most of a call's arguments (bytes of JSON) its `tool` event carries whole: an editor
+shows the file it names and the change it makes; a bigger call shows only its text."""
+
 RESERVE = 16_384
 """Tokens of the context window kept free for the reply (at most a quarter of it), unless
 maxOutputTokens says how many a reply may have."""
@@ -582,7 +586,7 @@ class RunLoop:
             arguments = c.raw or json.dumps(c.arguments)
             denial = {"tool": c.name, "arguments": arguments, "cause": got["why"], "rule": got["rule"]}
             outcome.denials.append(denial)
-            self.show("denied", str(got["result"]), denial)
+            self.show("denied", str(got["result"]), {**denial, "id": c.id})
         return out
 
     async def _permitted(self, c: ToolCall) -> dict[str, Any]:
@@ -598,11 +602,12 @@ class RunLoop:
         """Shown as it runs (`c`, as recorded), and its result as it ends (a replay after a
         crash shows only what runs again); the tool runs `sent`, the call as the model sent it
         (None: `c`)."""
-        self.show(
-            "tool",
-            f"{c.name} {self.redact(c.raw or json.dumps(c.arguments))[:200]}",
-            {"id": c.id, "name": c.name},
-        )
+        shown_call: JsonObject = {"id": c.id, "name": c.name}
+        if (
+            c.arguments is not None and len(c.raw or "") <= ARGUMENTS_SHOWN
+        ):  # an editor shows the file and diff
+            shown_call["arguments"] = self.redact.deep(c.arguments)
+        self.show("tool", f"{c.name} {self.redact(c.raw or json.dumps(c.arguments))[:200]}", shown_call)
         call = c if sent is None else sent
         content, error = await (self.run_tool(call, outside=True) if outside else self.run_tool(call))
         if self.user_hooks is not None:  # inside the call's step: a replay reads what they said

@@ -54,6 +54,9 @@ class Asked:
     arguments: str
     why: str
     text: str  # the call whole: the command, or the file and what changes
+    run: str = ""  # the run that asks (a face with several sessions answers in the right one)
+    timeout: float = 0.0  # seconds the gate waits for the answer (its race ends the ask then)
+    call: str = ""  # the call's id, as the run's events name it
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ class Gate:
     # the run's hooks: PreToolUse may deny a call first, PermissionRequest answer an ask, and a
     # Notification's run beside the ask
     hooks: RunHooks | None = None
+    run: str = ""  # the run whose calls it judges, named in its asks
 
     # ------------------------------------------------------------ reading a call
 
@@ -215,7 +219,9 @@ class Gate:
             end = End.CANCEL
         else:
             who = f"{self.label} · {c.name}" if self.label else c.name
-            q = Asked(who, c.raw or str(c.arguments), asked.why.value, _whole(c))
+            q = Asked(
+                who, c.raw or str(c.arguments), asked.why.value, _whole(c), self.run, self.timeout, c.id
+            )
             until = {
                 "wait": "ask",
                 "tool": c.name,

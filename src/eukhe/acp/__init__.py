@@ -1,0 +1,1 @@
+"""The editor face: eukhe as an Agent Client Protocol agent (`eukhe acp`)."""

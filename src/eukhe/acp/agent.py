@@ -1,0 +1,394 @@
+"""`eukhe acp`: eukhe as an Agent Client Protocol agent, for an editor (Zed, JetBrains' IDEs,
+Neovim). Each editor session is one of eukhe's durable sessions, and each `session/prompt`
+one run through the same runtime as the other faces (`run.driver.Runtime`).
+
+What it may do is the model's (`rules.acp`): a prompt is answered exactly once (when its run
+ends; after `session/cancel`, `cancelled`, by the run's abort grace at the latest), every
+permission request ends once (the editor's choice, its deadline, the cancel), and
+`session/new` and `session/load` answer within `SETUP_MS` or fail with their cause.
+
+Runs execute on DBOS's loop, in another thread: what they show (`RunSink`) and what they ask
+(`Asker`) come here through `loop.call_soon_threadsafe` and `run_coroutine_threadsafe`,
+and every session update is sent from this loop, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PermissionOption,
+    PromptCapabilities,
+    PromptResponse,
+    ToolCallUpdate,
+)
+from dbos import DBOS
+
+from acp import PROTOCOL_VERSION, RequestError
+from eukhe import __version__, waits
+from eukhe.acp.turns import Session
+from eukhe.acp.updates import Update, call_id, of_event, replayed
+from eukhe.ai.image import ImageError
+from eukhe.ai.models import ModelError
+from eukhe.events import Event, seen_by
+from eukhe.ids import new_session, valid_session
+from eukhe.rules import acp as rule
+from eukhe.rules.permission import Answer
+from eukhe.rules.wait import End
+from eukhe.run.outcome import Ending, RunOutcome
+from eukhe.run.permit import Asked
+from eukhe.run.session_service import Sessions
+from eukhe.run.spec import NoModel, setup
+from eukhe.runtime import Runtime, open_runtime
+from eukhe.settings import SettingsError, home, loaded
+from eukhe.skills import SkillError
+from eukhe.store.urls import StoreError
+
+T = TypeVar("T")
+
+CHOICES = (
+    PermissionOption(option_id="once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="session", name="Always, this session", kind="allow_always"),
+    PermissionOption(option_id="project", name="Always, in this project", kind="allow_always"),
+    PermissionOption(option_id="no", name="Deny", kind="reject_once"),
+)
+"""eukhe's answers to an ask (`rules.permission.Answer`), as the editor offers them."""
+
+ANSWERS = {"once": Answer.ONCE, "session": Answer.SESSION, "project": Answer.PROJECT, "no": Answer.NO}
+
+INVALID_REQUEST, INVALID_PARAMS, FAILED = -32600, -32602, -32603
+"""JSON-RPC's error codes; the message of each error eukhe answers is its cause, in words."""
+
+RESPONSES = {
+    rule.Reason.END_TURN: "end_turn",
+    rule.Reason.MAX_TOKENS: "max_tokens",
+    rule.Reason.MAX_TURN_REQUESTS: "max_turn_requests",
+    rule.Reason.CANCELLED: "cancelled",
+}
+
+
+def _text_of(blocks: list[Any]) -> str:
+    """A prompt's content as eukhe's prompt: its text, and each resource's text after it,
+    named by its URI."""
+    parts: list[str] = []
+    for b in blocks:
+        kind = getattr(b, "type", "")
+        if kind == "text":
+            parts.append(str(b.text))
+        elif kind == "resource_link":
+            parts.append(f"[{b.name}]({b.uri})")
+        elif kind == "resource":
+            r = b.resource
+            text = getattr(r, "text", None)
+            parts.append(
+                f"<resource uri={r.uri!r}>\n{text}\n</resource>" if text is not None else f"({r.uri})"
+            )
+    return "\n\n".join(p for p in parts if p)
+
+
+class Editor:
+    """The agent an editor talks to: its sessions, the runtime (opened with the first
+    session), and the connection (`on_connect`)."""
+
+    def __init__(self, clock: waits.Clock | None = None) -> None:
+        self.clock = clock or waits.LoopClock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.conn: Any = None  # the SDK's connection to the editor (its `Client`)
+        self.sessions: dict[str, Session] = {}
+        self.runtime: Runtime | None = None
+        self.said: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()  # updates, sent in order
+        self.sender: asyncio.Task[None] | None = None
+
+    def ms(self) -> int:
+        return int(self.clock.now() * 1000)
+
+    # ---------------------------------------------------------------- the protocol's requests
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self.loop = asyncio.get_running_loop()
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+            ),
+            agent_info=Implementation(name="eukhe", title="eukhe", version=__version__),
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        s = await self._bounded("session/new", self._open(cwd, new_session(), resumed=False))
+        return NewSessionResponse(session_id=s.id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        if not valid_session(session_id):
+            raise RequestError(INVALID_PARAMS, f"session id {session_id!r} is not one of eukhe's")
+
+        async def load() -> Session:
+            s = await self._open(cwd, session_id, resumed=True)
+            assert self.runtime is not None
+            found = await Sessions(self.runtime.store.url, self.runtime.home, DBOS).transcript(session_id)
+            if not found.runs:
+                raise RequestError(INVALID_PARAMS, f"no eukhe session {session_id!r} has run in this home")
+            for r in found.runs:
+                for u in replayed(r.messages):
+                    self.said.put_nowait((s.id, u))
+            return s
+
+        await self._bounded("session/load", load())
+        await self._flushed()
+        return LoadSessionResponse()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        s = self._session(session_id)
+        if s.turn is not None and s.turn.answered is None:
+            raise RequestError(
+                INVALID_REQUEST,
+                "a turn is at work in this session: wait for its answer, or session/cancel it",
+            )
+        assert self.runtime is not None
+        text = _text_of(prompt)
+        if not text.strip():
+            raise RequestError(INVALID_PARAMS, "the prompt has no text")
+        try:
+            spec = s.made.spec(s.made.expand(text))
+        except (SkillError, ImageError) as e:
+            raise RequestError(INVALID_PARAMS, str(e)) from e
+        spec = dataclasses.replace(spec, session_start=s.start_source())
+        s.turn, s.run, s.inputs = rule.begin(self.ms()), None, asyncio.Queue()
+        s.abort = self.runtime.process.abort
+        ended: dict[str, RunOutcome] = {}
+        task = asyncio.ensure_future(self.runtime.run(spec, s.id))
+        task.add_done_callback(lambda t: s.inputs.put_nowait(self._run_ended(t, ended)))
+        return await self._turn(s, ended)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        s = self.sessions.get(session_id)
+        if s is not None and s.turn is not None:
+            s.inputs.put_nowait(rule.Input(rule.Kind.CANCEL, self.ms()))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        raise RequestError.method_not_found("session/set_mode")
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    # ---------------------------------------------------------------- a turn
+
+    def _run_ended(self, task: asyncio.Future[RunOutcome], ended: dict[str, RunOutcome]) -> rule.Input:
+        """The run's end as the turn's input: its outcome's answer (a run that could not start
+        or be waited for: failed, with its cause)."""
+        if task.cancelled():
+            out = RunOutcome(Ending.ABORTED, code="aborted", message="the run's wait was cancelled")
+        elif (e := task.exception()) is not None:
+            out = RunOutcome(Ending.FAILED, code="run_error", message=f"{type(e).__name__}: {e}")
+        else:
+            out = task.result()
+        ended["out"] = out
+        return rule.Input(rule.Kind.RUN_ENDED, self.ms(), rule.answer_of(out.outcome, out.code, out.cut))
+
+    async def _turn(self, s: Session, ended: dict[str, RunOutcome]) -> PromptResponse:
+        """The turn's inputs in order, each the model's step, until it says to respond."""
+        while True:
+            assert s.turn is not None
+            wake = rule.wake(s.turn)
+            got = await waits.race(s.inputs.get(), None if wake is None else wake / 1000, None, self.clock)
+            x = got.result() if got.end is End.EVENT else rule.Input(rule.Kind.TICK, self.ms())
+            for a in s.step(x):
+                if a.do is rule.Do.ABORT and s.run is not None:
+                    s.abort(s.run)
+                elif a.do is rule.Do.RESPOND:
+                    await self._flushed()  # every update of the turn before its answer
+                    return _response(a.reason, ended.get("out"))
+
+    def started(self, run: str) -> None:
+        """The runtime started a session's run (from the sink, on this loop): its id, which a
+        cancel that came before it aborts now."""
+        s = self.sessions.get(run.partition("/")[0])
+        if s is None or s.turn is None or s.run is not None:
+            return
+        s.run = run
+        if s.turn.cancelled_at is not None:
+            s.abort(run)
+
+    # ---------------------------------------------------------------- asks
+
+    async def ask(self, q: Asked) -> tuple[Answer, str]:
+        """A permission request to the editor, in the session whose run asks; the gate's race
+        ends it at its deadline or the run's abort (this coroutine is cancelled then)."""
+        s = self.sessions.get(q.run.partition("/")[0])
+        if s is None or s.turn is None:
+            return Answer.NO, "no editor session holds this run"
+        s.asks += 1
+        aid, now = s.asks, self.ms()
+        if s.step(rule.Input(rule.Kind.ASK, now, ask=aid, deadline=now + int(q.timeout * 1000))):
+            return Answer.NO, "the turn was cancelled"
+        s.inputs.put_nowait(rule.Input(rule.Kind.TICK, now))  # the turn looks again by the ask's deadline
+        call = ToolCallUpdate(
+            tool_call_id=call_id(q.run, q.call), title=f"{q.tool}: {q.text[:200]}", status="pending"
+        )
+        try:
+            got = await self.conn.request_permission(session_id=s.id, tool_call=call, options=list(CHOICES))
+        except (ConnectionError, RequestError) as e:
+            return Answer.NO, f"the editor did not answer the permission request: {e}"
+        if not s.step(rule.Input(rule.Kind.CHOSEN, self.ms(), ask=aid)):
+            return Answer.NO, "the editor answered after the request had ended"
+        outcome = got.outcome
+        if isinstance(outcome, AllowedOutcome) and outcome.option_id in ANSWERS:
+            answer = ANSWERS[outcome.option_id]
+            return answer, "the editor's user said no" if answer is Answer.NO else ""
+        return Answer.NO, "the editor cancelled the permission request"
+
+    # ---------------------------------------------------------------- what runs show
+
+    def event(self, e: Event) -> None:
+        """A run's event (on this loop): its session's updates, queued in order."""
+        s = self.sessions.get((e.run or "").partition("/")[0])
+        if s is None:
+            return
+        seen = seen_by(s.id, e)
+        if seen is None:
+            return
+        for u in of_event(seen, str(s.cwd)):
+            self.said.put_nowait((s.id, u))
+
+    async def send(self) -> None:
+        """The updates, one at a time, in order; an editor that went away loses the rest."""
+        while True:
+            session, update = await self.said.get()
+            try:
+                with contextlib.suppress(ConnectionError, RequestError):
+                    await self.conn.session_update(session_id=session, update=update)
+            finally:
+                self.said.task_done()
+
+    async def _flushed(self) -> None:
+        if self.sender is None:
+            self.sender = asyncio.ensure_future(self.send())
+        await self.said.join()
+
+    # ---------------------------------------------------------------- opening
+
+    async def _bounded(self, what: str, work: Awaitable[T]) -> T:
+        """`work` as the model bounds a setup request: its result, or a failure at `SETUP_MS`."""
+        began = rule.Setup(self.ms())
+        raced = await waits.race(work, (began.started + rule.SETUP_MS) / 1000, None, self.clock)
+        s, _ = rule.setup_step(began, raced.end is End.EVENT, self.ms())
+        if s.failed:
+            waited = f"{rule.SETUP_MS // 1000} s (opening the store and the model)"
+            raise RequestError(FAILED, f"{what} did not answer within {waited}")
+        return raced.result()
+
+    async def _open(self, cwd: str, session: str, resumed: bool) -> Session:
+        where = Path(cwd)
+        if not where.is_absolute() or not where.is_dir():
+            raise RequestError(INVALID_PARAMS, f"cwd {cwd!r}: not an absolute path to a folder")
+        try:
+            made = await asyncio.to_thread(setup, where)
+            if self.runtime is None:
+                self.runtime = await asyncio.to_thread(self._runtime)
+        except (SettingsError, ModelError, NoModel, StoreError) as e:
+            raise RequestError(FAILED, str(e)) from e
+        if self.sender is None:
+            self.sender = asyncio.ensure_future(self.send())
+        s = Session(session, where, made, resumed=resumed)
+        self.sessions[session] = s
+        return s
+
+    def _runtime(self) -> Runtime:
+        assert self.loop is not None
+        sink = Sink(self.loop, self)
+        return open_runtime(home(), loaded(Path.cwd()).values, sink, asker=Asker(self.loop, self.ask))
+
+    def _session(self, session_id: str) -> Session:
+        s = self.sessions.get(session_id)
+        if s is None:
+            raise RequestError(
+                INVALID_PARAMS, f"no session {session_id!r}: session/new or session/load first"
+            )
+        return s
+
+    async def closed(self) -> None:
+        """The editor closed the connection: each turn's model says what becomes of its run
+        (left in flight, to the home's owner)."""
+        for s in self.sessions.values():
+            for a in s.step(rule.Input(rule.Kind.CLOSED, self.ms())):
+                if a.do is rule.Do.LEAVE and s.run is not None:
+                    print(
+                        f"eukhe acp: the editor left; run {s.run} is left to the home's owner",
+                        file=sys.stderr,
+                    )
+
+
+def _response(reason: rule.Reason | None, out: RunOutcome | None) -> PromptResponse:
+    if reason is None or reason is rule.Reason.FAILED:
+        message = out.message if out is not None else "the run ended without an outcome"
+        kind = out.code if out is not None else "run_error"
+        raise RequestError(FAILED, f"the run failed: {message}", {"kind": kind})
+    return PromptResponse(stop_reason=RESPONSES[reason])  # type: ignore[arg-type]
+
+
+class Sink:
+    """The runtime's `RunSink` for the editor face: each line hops to the face's loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, editor: Editor) -> None:
+        self.loop, self.editor = loop, editor
+
+    def _post(self, work: Callable[[], None]) -> None:
+        with contextlib.suppress(RuntimeError):  # the face's loop has closed: nobody is there
+            self.loop.call_soon_threadsafe(work)
+
+    def event(self, e: Event) -> None:
+        self._post(lambda: self.editor.event(e))
+
+    def say(self, text: str) -> None:
+        print(f"eukhe acp: {text}", file=sys.stderr)
+
+    def started(self, run: str, prompt: str | None) -> None:
+        self._post(lambda: self.editor.started(run))
+
+    def ended(self, run: str | None, outcome: RunOutcome) -> None:
+        return None
+
+
+class Asker:
+    """The runtime's `Asker` for the editor face: each ask runs on the face's loop."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, ask: Callable[[Asked], Awaitable[tuple[Answer, str]]]
+    ) -> None:
+        self.loop, self._ask = loop, ask
+
+    async def ask(self, asked: Asked) -> tuple[Answer, str]:
+        fut = asyncio.run_coroutine_threadsafe(_awaited(self._ask(asked)), self.loop)
+        return await asyncio.wrap_future(fut)
+
+
+async def _awaited(work: Awaitable[T]) -> T:
+    return await work

@@ -1,0 +1,124 @@
+"""A session's events (`eukhe.events`) as the Agent Client Protocol's `session/update`s: the
+answer as message chunks, each tool call as a `tool_call` (with the file it touches and the
+change it makes) and its result as a `tool_call_update`, a denied call as a failed one, and
+eukhe's own lines (notes, retries, hooks, subagents, notices) as thought chunks the editor
+shows beside the answer. A stored session's transcript is replayed the same way
+(`replayed`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from acp import (
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.schema import ToolCallLocation, ToolKind
+
+from eukhe.ai.request import Message
+from eukhe.events import QUIET, Event
+
+KINDS: Mapping[str, ToolKind] = {
+    "read": "read",
+    "write": "edit",
+    "edit": "edit",
+    "bash": "execute",
+    "ipython": "execute",
+    "grep": "search",
+    "glob": "search",
+    "ls": "search",
+    "web_fetch": "fetch",
+    "spawn": "think",
+}
+"""eukhe's tools as the protocol's kinds of tool call (an editor picks its icon); any other: other."""
+
+SAID = frozenset(QUIET | {"text", "tool", "result", "denied", "calls", "ask", "outcome", "run", "usage"})
+"""Events that are not said as eukhe's lines: the answer, the calls, the waits the status shows."""
+
+Update = Any  # one of the protocol's session updates (the SDK's pydantic models)
+
+
+def call_id(run: str | None, call: object) -> str:
+    """A tool call's id in the editor: the run's and the call's (two runs of a session may
+    both have a call `call_0`)."""
+    return f"{run or ''}#{call}"
+
+
+def _path(cwd: str, arguments: Mapping[str, Any]) -> str | None:
+    p = arguments.get("path")
+    return os.path.join(cwd, p) if isinstance(p, str) and p else None
+
+
+def _started(e: Event, cwd: str) -> Update:
+    name = str(e.data.get("name") or "")
+    arguments = e.data.get("arguments")
+    args: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
+    path = _path(cwd, args)
+    content = []
+    if name == "edit" and path is not None:
+        content = [tool_diff_content(path, str(args.get("new_text") or ""), str(args.get("old_text") or ""))]
+    elif name == "write" and path is not None:
+        content = [tool_diff_content(path, str(args.get("content") or ""))]
+    return start_tool_call(
+        call_id(e.run, e.data.get("id")),
+        e.text,
+        kind=KINDS.get(name, "other"),
+        status="in_progress",
+        content=content or None,
+        locations=[ToolCallLocation(path=path)] if path is not None else None,
+        raw_input=dict(args) if args else None,
+    )
+
+
+def of_event(e: Event, cwd: str) -> Iterator[Update]:
+    """What the editor is sent for one event of the session (as `events.seen_by` gives it)."""
+    if e.type == "text":
+        if e.text:
+            yield update_agent_message_text(e.text)
+    elif e.type == "tool":
+        yield _started(e, cwd)
+    elif e.type == "result":
+        failed = bool(e.data.get("error"))
+        yield update_tool_call(
+            call_id(e.run, e.data.get("id")),
+            status="failed" if failed else "completed",
+            content=[tool_content(text_block(e.text))],
+        )
+    elif e.type == "denied":
+        yield start_tool_call(
+            call_id(e.run, e.data.get("id")),
+            f"{e.data.get('tool', '')} (denied)",
+            kind=KINDS.get(str(e.data.get("tool") or ""), "other"),
+            status="failed",
+            content=[tool_content(text_block(e.text))],
+        )
+    elif e.type not in SAID and e.text:
+        yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
+
+
+def replayed(messages: list[Message]) -> Iterator[Update]:
+    """A stored session's conversation, as `session/load` sends it: the person's words, the
+    answers, and each tool call with its result."""
+    for m in messages:
+        if m.role == "user":
+            yield update_user_message_text(m.content)
+        elif m.role == "assistant":
+            if m.content:
+                yield update_agent_message_text(m.content)
+            for c in m.calls:
+                yield start_tool_call(
+                    call_id("", c.id), c.name, kind=KINDS.get(c.name, "other"), status="completed"
+                )
+        elif m.role == "tool":
+            content = [tool_content(text_block(m.content))]
+            yield update_tool_call(
+                call_id("", m.call_id), status="failed" if m.is_error else "completed", content=content
+            )

@@ -1,0 +1,254 @@
+"""`eukhe acp` driven as an editor drives it: the protocol's own SDK on the client side,
+the real `eukhe` process on the other end of the pipes, and the faux model on loopback. A
+prompt is answered once with its stop reason after its answer streamed as message chunks;
+a tool call and its result are a `tool_call` and its `tool_call_update`, an edit with its
+diff; a permission request answered each way; a cancel mid-stream and during an ask; a
+session made by `eukhe run` loaded; and a hostile editor's garbage answered with errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    RequestPermissionResponse,
+)
+
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.rules.run import ABORT_GRACE
+from tests import forks
+from tests.proc import env, eukhe
+
+HANDED = Path(__file__).parents[1] / "handed.py"
+WAIT = 30.0
+
+
+class Editor:
+    """The editor's side: keeps every update, answers each permission request with `answer`
+    (an option id; None: cancelled; "never": never answers)."""
+
+    def __init__(self, answer: str | None = "once") -> None:
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+        self.answer = answer
+        self.got_ask = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> Any:
+        self.asked.append(tool_call)
+        self.got_ask.set()
+        if self.answer == "never":
+            await asyncio.Event().wait()
+        if self.answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=self.answer, outcome="selected"))
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    def text(self) -> str:
+        return "".join(
+            u.content.text for u in self.updates if getattr(u, "session_update", "") == "agent_message_chunk"
+        )
+
+    def kinds(self) -> list[str]:
+        return [getattr(u, "session_update", "") for u in self.updates]
+
+
+def home_for(tmp_path: Path, url: str, settings: dict[str, Any] | None = None) -> Path:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    base = {"model": "vllm/m", "providers": {"vllm": {"baseUrl": url}}}
+    (home / "settings.json").write_text(json.dumps({**base, **(settings or {})}))
+    return home
+
+
+@asynccontextmanager
+async def editor_on(tmp_path: Path, home: Path, client: Editor) -> AsyncIterator[tuple[Any, Any]]:
+    """`eukhe acp` in `tmp_path` (forked by the test's template), connected and initialized."""
+    args = [str(HANDED), forks.template().path, "acp"]
+    async with spawn_agent_process(
+        lambda agent: client, sys.executable, *args, env=env(home), cwd=tmp_path
+    ) as (
+        conn,
+        proc,
+    ):
+        got = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), WAIT)
+        assert got.agent_capabilities.load_session
+        yield conn, proc
+
+
+def drive(work: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(work(), 90))
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def test_a_prompt_streams_its_answer_and_is_answered_once_with_end_turn(tmp_path: Path) -> None:
+    script = [{"results": 0, "text": "Hello from the faux model.", "chunks": 4}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor()
+            async with editor_on(tmp_path, home_for(tmp_path, server.url), client) as (conn, _):
+                s = await asyncio.wait_for(conn.new_session(cwd=str(tmp_path), mcp_servers=[]), WAIT)
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("hi")]), WAIT
+                )
+                assert got.stop_reason == "end_turn"
+                assert client.text() == "Hello from the faux model."
+                assert client.kinds().count("agent_message_chunk") >= 2  # it streamed
+
+    drive(go)
+
+
+def test_an_edit_is_a_tool_call_with_its_diff_then_its_update(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    edit = {"name": "edit", "arguments": {"path": "a.txt", "old_text": "hello", "new_text": "hello, world"}}
+    script = [{"results": 0, "calls": [edit]}, {"results": 1, "text": "Edited."}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor()
+            async with editor_on(tmp_path, home_for(tmp_path, server.url), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("edit")]), WAIT
+                )
+                assert got.stop_reason == "end_turn"
+        [start] = [u for u in client.updates if getattr(u, "session_update", "") == "tool_call"]
+        assert start.kind == "edit" and start.status == "in_progress"
+        assert [loc.path for loc in start.locations] == [str(tmp_path / "a.txt")]
+        [diff] = start.content
+        assert (diff.path, diff.old_text, diff.new_text) == (str(tmp_path / "a.txt"), "hello", "hello, world")
+        [done] = [u for u in client.updates if getattr(u, "session_update", "") == "tool_call_update"]
+        assert done.tool_call_id == start.tool_call_id and done.status == "completed"
+        assert (tmp_path / "a.txt").read_text() == "hello, world\n"
+
+    drive(go)
+
+
+ASKS = {"permissions": {"ask": ["Bash(touch *)"]}}
+
+
+@pytest.mark.parametrize(("answer", "runs"), [("once", True), ("no", False), (None, False)])
+def test_a_permission_request_is_answered_each_way(tmp_path: Path, answer: str | None, runs: bool) -> None:
+    script = [{"results": 0, **bash("touch made")}, {"results": 1, "text": "Done."}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor(answer)
+            async with editor_on(tmp_path, home_for(tmp_path, server.url, ASKS), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("go")]), WAIT
+                )
+                assert got.stop_reason == "end_turn"
+        [asked] = client.asked
+        assert "touch made" in asked.title
+        assert (tmp_path / "made").exists() is runs
+
+    drive(go)
+
+
+def test_a_cancel_during_an_ask_ends_the_ask_and_answers_the_prompt_cancelled(tmp_path: Path) -> None:
+    script = [{"results": 0, **bash("touch made")}, {"results": 1, "text": "Done."}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor("never")
+            async with editor_on(tmp_path, home_for(tmp_path, server.url, ASKS), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                prompt = asyncio.ensure_future(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("go")])
+                )
+                await asyncio.wait_for(client.got_ask.wait(), WAIT)
+                cancelled = time.monotonic()
+                await conn.cancel(session_id=s.session_id)
+                got = await asyncio.wait_for(prompt, ABORT_GRACE + 5)
+                assert got.stop_reason == "cancelled"
+                assert time.monotonic() - cancelled <= ABORT_GRACE + 1
+        assert not (tmp_path / "made").exists()
+
+    drive(go)
+
+
+def test_a_cancel_mid_stream_answers_the_prompt_cancelled_within_the_grace(tmp_path: Path) -> None:
+    words = " ".join(f"w{i}" for i in range(200))
+    script = [{"text": words, "chunks": 200, "delay": 0.05}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor()
+            async with editor_on(tmp_path, home_for(tmp_path, server.url), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                prompt = asyncio.ensure_future(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("count")])
+                )
+                while "w3" not in client.text():
+                    await asyncio.sleep(0.02)
+                cancelled = time.monotonic()
+                await conn.cancel(session_id=s.session_id)
+                got = await asyncio.wait_for(prompt, ABORT_GRACE + 5)
+                assert got.stop_reason == "cancelled"
+                assert time.monotonic() - cancelled <= ABORT_GRACE + 1
+                assert "w199" not in client.text()
+
+    drive(go)
+
+
+def test_a_session_eukhe_run_made_loads_as_its_conversation(tmp_path: Path) -> None:
+    script = [{"results": 0, "text": "The answer from the terminal."}]
+    with FauxServer(parse(script)) as server:
+        home = home_for(tmp_path, server.url)
+        ran = eukhe("run", "--json", "a question from the terminal", cwd=tmp_path, home=home)
+        assert ran.returncode == 0, ran.stderr
+        listed = eukhe("sessions", "--json", cwd=tmp_path, home=home)
+        [row] = json.loads(listed.stdout)["sessions"]
+
+        async def go() -> None:
+            client = Editor()
+            async with editor_on(tmp_path, home, client) as (conn, _):
+                await asyncio.wait_for(
+                    conn.load_session(cwd=str(tmp_path), session_id=row["id"], mcp_servers=[]), WAIT
+                )
+            kinds = client.kinds()
+            assert kinds == ["user_message_chunk", "agent_message_chunk"], kinds
+            assert client.updates[0].content.text == "a question from the terminal"
+            assert client.text() == "The answer from the terminal."
+
+        drive(go)
+
+
+def test_a_prompt_to_no_session_and_garbage_lines_get_errors_and_the_editor_goes_on(tmp_path: Path) -> None:
+    script = [{"results": 0, "text": "Still here."}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor()
+            async with editor_on(tmp_path, home_for(tmp_path, server.url), client) as (conn, proc):
+                with pytest.raises(RequestError, match="no session"):
+                    await asyncio.wait_for(conn.prompt(session_id="nope", prompt=[text_block("hi")]), WAIT)
+                proc.stdin.write(b'this is no json\n[1, 2]\n{"jsonrpc": "2.0"}\n')
+                await proc.stdin.drain()
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("hi")]), WAIT
+                )
+                assert got.stop_reason == "end_turn" and client.text() == "Still here."
+
+    drive(go)
