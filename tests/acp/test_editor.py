@@ -252,3 +252,55 @@ def test_a_prompt_to_no_session_and_garbage_lines_get_errors_and_the_editor_goes
                 assert got.stop_reason == "end_turn" and client.text() == "Still here."
 
     drive(go)
+
+
+def test_a_permission_request_nobody_answers_ends_at_its_deadline_as_a_denial_that_says_so(
+    tmp_path: Path,
+) -> None:
+    script = [{"results": 0, **bash("touch made")}, {"results": 1, "text": "Done."}]
+    settings = {"permissions": {"ask": ["Bash(touch *)"], "askTimeoutMs": 1000}}
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor("never")
+            async with editor_on(tmp_path, home_for(tmp_path, server.url, settings), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("go")]), WAIT
+                )
+                assert got.stop_reason == "end_turn"
+            told = [str(m["content"]) for m in server.seen[-1].body["messages"] if m["role"] == "tool"]
+            assert any("nobody answered within 1 s (permissions.askTimeoutMs)" in t for t in told), told
+        assert len(client.asked) == 1 and not (tmp_path / "made").exists()
+
+    drive(go)
+
+
+def test_an_editor_that_closes_mid_turn_leaves_its_run_to_the_owner_which_finishes_it(tmp_path: Path) -> None:
+    slow = {"when": "long", "text": " ".join(f"s{i}" for i in range(20)), "chunks": 20, "delay": 0.05}
+    script = [slow, slow, {"when": "and next?", "text": "The next one."}]  # cut off, then the owner's
+    with FauxServer(parse(script)) as server:
+        home = home_for(tmp_path, server.url)
+        client = Editor()
+        sid: list[str] = []
+
+        async def go() -> None:
+            async with editor_on(tmp_path, home, client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                sid.append(s.session_id)
+                prompt = asyncio.ensure_future(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("long")])
+                )
+                while "s3" not in client.text():
+                    await asyncio.sleep(0.02)
+                prompt.cancel()  # the editor goes away with the turn at work
+
+        drive(go)
+        # the session's next run waits for the cut-off one, which the owner finishes
+        after = eukhe("run", "--session", sid[0], "--json", "and next?", cwd=tmp_path, home=home)
+        assert after.returncode == 0, after.stderr
+        runs = eukhe("session", "show", "--json", sid[0], cwd=tmp_path, home=home)
+    got = json.loads(runs.stdout)["runs"]
+    assert [r["outcome"] for r in got] == ["answered", "answered"], got
+    assert got[0]["messages"][-1]["content"].endswith("s19")  # the owner ran it to its end
+    assert got[1]["messages"][-1]["content"] == "The next one."

@@ -16,9 +16,9 @@ import os
 import sys
 from typing import Any, BinaryIO, cast
 
-from acp import Agent
 from acp.agent.connection import AgentSideConnection
 
+from acp import Agent
 from eukhe.acp.agent import Editor
 from eukhe.process_exit import leave
 
@@ -108,10 +108,12 @@ async def _serve(given_in: BinaryIO, given_out: BinaryIO) -> None:
     # the SDK's Agent protocol names every method of the protocol; the router answers those
     # eukhe has not (fork, resume, list, config) with "method not found"
     conn = AgentSideConnection(cast(Agent, editor), Lines(reader, writer), listening=False)
-    try:
-        await conn.listen()
-    finally:
-        await editor.closed()
+    await conn.listen()
+    await editor.closed()
+    # now, before the loop's teardown cancels anything: a run in flight is cut off as a closed
+    # terminal's is, never aborted, and the home's owner takes it up (DBOS's threads are not
+    # waited for)
+    leave(0)
 
 
 def main() -> None:
@@ -121,4 +123,4 @@ def main() -> None:
         asyncio.run(_serve(given_in, given_out))
     except KeyboardInterrupt:
         leave(130)
-    leave(0)  # DBOS's threads are not waited for: the owner takes up what is left
+    leave(1)  # not reached: `_serve` leaves
