@@ -304,3 +304,29 @@ def test_an_editor_that_closes_mid_turn_leaves_its_run_to_the_owner_which_finish
     assert [r["outcome"] for r in got] == ["answered", "answered"], got
     assert got[0]["messages"][-1]["content"].endswith("s19")  # the owner ran it to its end
     assert got[1]["messages"][-1]["content"] == "The next one."
+
+
+def test_a_prompt_while_a_turn_works_steers_it_and_is_answered_with_it(tmp_path: Path) -> None:
+    script = [
+        {"when": "use the blue one", "text": "Steered to blue."},
+        {"when": "paint it", "results": 0, **bash("sleep 1")},
+    ]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor()
+            async with editor_on(tmp_path, home_for(tmp_path, server.url), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                first = asyncio.ensure_future(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("paint it")])
+                )
+                while "tool_call" not in client.kinds():
+                    await asyncio.sleep(0.02)
+                steer = conn.prompt(session_id=s.session_id, prompt=[text_block("use the blue one")])
+                got = await asyncio.wait_for(asyncio.gather(first, steer), WAIT)
+                assert [g.stop_reason for g in got] == ["end_turn", "end_turn"]
+                assert client.text() == "Steered to blue."
+            last = json.dumps(server.seen[-1].body["messages"])
+            assert "use the blue one" in last and "paint it" in last  # one run took both
+
+    drive(go)

@@ -51,10 +51,11 @@ from eukhe.rules.wait import End
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Asked
 from eukhe.run.session_service import Sessions
-from eukhe.run.spec import NoModel, setup
+from eukhe.run.spec import NoModel, RunSpec, setup
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
+from eukhe.store.reports import STEER
 from eukhe.store.urls import StoreError
 
 T = TypeVar("T")
@@ -166,27 +167,43 @@ class Editor:
         return LoadSessionResponse()
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        """A turn: one run, answered once. A prompt while a turn is at work is a steer: it
+        reaches the run at its next round's end, and is answered with that turn; one the run
+        ended before taking is the session's next run, answered when that run ends."""
         s = self._session(session_id)
-        if s.turn is not None and s.turn.answered is None:
-            raise RequestError(
-                INVALID_REQUEST,
-                "a turn is at work in this session: wait for its answer, or session/cancel it",
-            )
         assert self.runtime is not None
         text = _text_of(prompt)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt has no text")
+        if s.turn is not None and s.turn.answered is None:
+            return await self._steer(s, text)
         try:
             spec = s.made.spec(s.made.expand(text))
         except (SkillError, ImageError) as e:
             raise RequestError(INVALID_PARAMS, str(e)) from e
-        spec = dataclasses.replace(spec, session_start=s.start_source())
+        return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source()))
+
+    async def _run_turn(self, s: Session, spec: RunSpec) -> PromptResponse:
+        assert self.runtime is not None
         s.turn, s.run, s.inputs = rule.begin(self.ms()), None, asyncio.Queue()
+        s.answer = asyncio.get_running_loop().create_future()
         s.abort = self.runtime.process.abort
         ended: dict[str, RunOutcome] = {}
         task = asyncio.ensure_future(self.runtime.run(spec, s.id))
         task.add_done_callback(lambda t: s.inputs.put_nowait(self._run_ended(t, ended)))
         return await self._turn(s, ended)
+
+    async def _steer(self, s: Session, text: str) -> PromptResponse:
+        assert self.runtime is not None
+        reports = self.runtime.process.reports()
+        await asyncio.to_thread(reports.say, s.id, STEER, text)
+        joined = s.answer
+        assert joined is not None  # a turn at work has its answer's future
+        with contextlib.suppress(RequestError):  # the turn it joined failed: its own answer says so
+            await asyncio.shield(joined)
+        if await asyncio.to_thread(reports.queued, s.id):  # not taken: the session's next run
+            return await self._run_turn(s, s.made.spec(None))
+        return await joined
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         s = self.sessions.get(session_id)
@@ -225,7 +242,15 @@ class Editor:
                     s.abort(s.run)
                 elif a.do is rule.Do.RESPOND:
                     await self._flushed()  # every update of the turn before its answer
-                    return _response(a.reason, ended.get("out"))
+                    assert s.answer is not None
+                    try:
+                        answered = _response(a.reason, ended.get("out"))
+                    except RequestError as e:
+                        s.answer.set_exception(e)
+                        s.answer.exception()  # its steers read it, if any: none is owed
+                        raise
+                    s.answer.set_result(answered)  # a steer that joined the turn is answered with it
+                    return answered
 
     def started(self, run: str) -> None:
         """The runtime started a session's run (from the sink, on this loop): its id, which a
@@ -317,6 +342,7 @@ class Editor:
             raise RequestError(FAILED, str(e)) from e
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
+        made.steers = True  # a prompt while a turn works is a steer
         s = Session(session, where, made, resumed=resumed)
         self.sessions[session] = s
         return s

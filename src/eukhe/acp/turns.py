@@ -6,17 +6,14 @@ All of it lives on the face's loop; the runs' threads reach it through `post`.""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from acp.schema import PromptResponse
+
 from eukhe.rules import acp as rule
 from eukhe.run.spec import Setup
-
-
-def now_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 @dataclass
@@ -34,6 +31,8 @@ class Session:
     asks: int = 0  # the permission requests sent, for their ids
     inputs: asyncio.Queue[rule.Input] = field(default_factory=asyncio.Queue)  # the turn's, in order
     abort: Callable[[str], None] = lambda run: None  # the run's abort (`ProcessContext.abort`)
+    # the turn's answer, for the steers that joined it (a failure: its error)
+    answer: asyncio.Future[PromptResponse] | None = None
 
     def start_source(self) -> str | None:
         """The SessionStart hooks' source of the run about to start (None: not the first)."""
