@@ -226,9 +226,10 @@ def test_a_session_eukhe_run_made_loads_as_its_conversation(tmp_path: Path) -> N
                 await asyncio.wait_for(
                     conn.load_session(cwd=str(tmp_path), session_id=row["id"], mcp_servers=[]), WAIT
                 )
-            kinds = client.kinds()
+            kinds = [k for k in client.kinds() if k != "available_commands_update"]
             assert kinds == ["user_message_chunk", "agent_message_chunk"], kinds
-            assert client.updates[0].content.text == "a question from the terminal"
+            said = [u for u in client.updates if getattr(u, "session_update", "") == "user_message_chunk"]
+            assert said[0].content.text == "a question from the terminal"
             assert client.text() == "The answer from the terminal."
 
         drive(go)
@@ -328,5 +329,37 @@ def test_a_prompt_while_a_turn_works_steers_it_and_is_answered_with_it(tmp_path:
                 assert client.text() == "Steered to blue."
             last = json.dumps(server.seen[-1].body["messages"])
             assert "use the blue one" in last and "paint it" in last  # one run took both
+
+    drive(go)
+
+
+def test_the_editor_gets_eukhes_modes_and_commands_and_in_read_only_a_write_is_asked(tmp_path: Path) -> None:
+    write = {"name": "write", "arguments": {"path": "new.txt", "content": "x\n"}}
+    script = [{"results": 0, "calls": [write]}, {"results": 1, "text": "Tried."}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            home = home_for(tmp_path, server.url)
+            (home / "prompts").mkdir()
+            (home / "prompts" / "review.md").write_text(
+                "---\ndescription: review the diff\n---\nReview $ARGUMENTS\n"
+            )
+            client = Editor("no")
+            async with editor_on(tmp_path, home, client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                assert [m.id for m in s.modes.available_modes] == ["read-only", "workspace-write"]
+                assert s.modes.current_mode_id == "workspace-write"
+                await conn.set_session_mode(session_id=s.session_id, mode_id="read-only")
+                with pytest.raises(RequestError, match="eukhe's modes here are"):
+                    await conn.set_session_mode(session_id=s.session_id, mode_id="danger-full-access")
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("go")]), WAIT
+                )
+                assert got.stop_reason == "end_turn"
+        [listed] = [
+            u for u in client.updates if getattr(u, "session_update", "") == "available_commands_update"
+        ]
+        assert [(c.name, c.description) for c in listed.available_commands] == [("review", "review the diff")]
+        assert len(client.asked) == 1 and not (tmp_path / "new.txt").exists()  # workspace-write would not ask
 
     drive(go)

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from acp.helpers import update_available_commands
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
@@ -33,6 +34,9 @@ from acp.schema import (
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
     ToolCallUpdate,
 )
 from dbos import DBOS
@@ -40,7 +44,7 @@ from dbos import DBOS
 from acp import PROTOCOL_VERSION, RequestError
 from eukhe import __version__, waits
 from eukhe.acp.turns import Session
-from eukhe.acp.updates import Update, call_id, of_event, replayed
+from eukhe.acp.updates import Update, call_id, commands, of_event, replayed
 from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
 from eukhe.events import Event, seen_by
@@ -54,6 +58,7 @@ from eukhe.run.session_service import Sessions
 from eukhe.run.spec import NoModel, RunSpec, setup
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import SettingsError, home, loaded
+from eukhe.settings.permissions import in_force
 from eukhe.skills import SkillError
 from eukhe.store.reports import STEER
 from eukhe.store.urls import StoreError
@@ -67,6 +72,13 @@ CHOICES = (
     PermissionOption(option_id="no", name="Deny", kind="reject_once"),
 )
 """eukhe's answers to an ask (`rules.permission.Answer`), as the editor offers them."""
+
+MODES = {
+    "read-only": "Read only: no tool writes, and bash runs in a read-only sandbox",
+    "workspace-write": "Workspace: tools write in the project, bash in a sandbox that writes only there",
+}
+"""The sandbox modes an editor may pick (`session/set_mode`); `danger-full-access` is the
+settings' or the command line's alone."""
 
 ANSWERS = {"once": Answer.ONCE, "session": Answer.SESSION, "project": Answer.PROJECT, "no": Answer.NO}
 
@@ -143,7 +155,7 @@ class Editor:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         s = await self._bounded("session/new", self._open(cwd, new_session(), resumed=False))
-        return NewSessionResponse(session_id=s.id)
+        return NewSessionResponse(session_id=s.id, modes=self._modes(s))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -162,9 +174,9 @@ class Editor:
                     self.said.put_nowait((s.id, u))
             return s
 
-        await self._bounded("session/load", load())
+        s = await self._bounded("session/load", load())
         await self._flushed()
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=self._modes(s))
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         """A turn: one run, answered once. A prompt while a turn is at work is a steer: it
@@ -210,8 +222,13 @@ class Editor:
         if s is not None and s.turn is not None:
             s.inputs.put_nowait(rule.Input(rule.Kind.CANCEL, self.ms()))
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
-        raise RequestError.method_not_found("session/set_mode")
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """The sandbox its next runs take: one of `MODES` (full access is never a click away)."""
+        s = self._session(session_id)
+        if mode_id not in MODES:
+            raise RequestError(INVALID_PARAMS, f"mode {mode_id!r}: eukhe's modes here are {', '.join(MODES)}")
+        s.made.sandbox = mode_id
+        return SetSessionModeResponse()
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
@@ -345,7 +362,16 @@ class Editor:
         made.steers = True  # a prompt while a turn works is a steer
         s = Session(session, where, made, resumed=resumed)
         self.sessions[session] = s
+        self.said.put_nowait((s.id, update_available_commands(commands(made))))
         return s
+
+    def _modes(self, s: Session) -> SessionModeState:
+        try:
+            current = in_force(s.cwd).mode.value
+        except SettingsError:
+            current = "workspace-write"
+        offered = [SessionMode(id=k, name=k, description=v) for k, v in MODES.items()]
+        return SessionModeState(current_mode_id=current, available_modes=offered)
 
     def _runtime(self) -> Runtime:
         assert self.loop is not None

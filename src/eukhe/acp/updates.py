@@ -11,6 +11,14 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from acp.schema import (
+    AvailableCommand,
+    AvailableCommandInput,
+    ToolCallLocation,
+    ToolKind,
+    UnstructuredCommandInput,
+)
+
 from acp import (
     start_tool_call,
     text_block,
@@ -21,10 +29,9 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import ToolCallLocation, ToolKind
-
 from eukhe.ai.request import Message
 from eukhe.events import QUIET, Event
+from eukhe.run.spec import Setup
 
 KINDS: Mapping[str, ToolKind] = {
     "read": "read",
@@ -102,6 +109,21 @@ def of_event(e: Event, cwd: str) -> Iterator[Update]:
         )
     elif e.type not in SAID and e.text:
         yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
+
+
+def commands(made: Setup) -> list[AvailableCommand]:
+    """The session's prompt templates (`/name`) and skills (`/skill:name`), as the editor's
+    slash commands: the prompt that starts with one runs it (`Setup.expand`)."""
+    out = [
+        AvailableCommand(
+            name=t.name,
+            description=t.description or f"the prompt template {t.name}",
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=t.argument_hint or "arguments")),
+        )
+        for t in made.snapshot.prompts
+    ]
+    out += [AvailableCommand(name=f"skill:{k.name}", description=k.description) for k in made.snapshot.skills]
+    return out
 
 
 def replayed(messages: list[Message]) -> Iterator[Update]:
