@@ -11,7 +11,7 @@ through the durable runtime and asks this module what to do:
   exactly once: when its run ends; after a cancel, `cancelled`, when the run ends or at the
   cancel plus `CANCEL_GRACE_MS`, whichever comes first (`acp_prompt_answered_once`). A
   closed connection answers nothing more, and leaves the run to the home's owner, as a
-  closed terminal does;
+  closed terminal does (an ask the run sends then ends at once: nobody would answer it);
 - the same `step` ends each permission request once: by the editor's choice, by its
   deadline (a denial that says so), or by the turn's cancel, every pending one at once
   (`acp_ask_ends`); an answer that comes after is ignored;
@@ -148,9 +148,9 @@ def step(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
     Closed, nothing more is done, but an ask the run still sends ends at once (`cancelled`:
     no editor is there to answer it, and nothing looks at its deadline). The connection
-    closing ends every pending ask and leaves the run (LEAVE). A run's end
-    answers the turn once: with its reason, or `cancelled` after a cancel. A cancel aborts
-    the run and ends every pending ask `cancelled`, once. An ask is kept pending until the
+    closing ends every pending ask and leaves the run (LEAVE). A run's end answers the turn
+    once: with its reason, or `cancelled` after a cancel. A cancel aborts the run and ends
+    every pending ask `cancelled`, once. An ask is kept pending until the
     editor's choice (which ends it, once) or its deadline. At the cancel plus
     `CANCEL_GRACE_MS`, a turn not answered yet is answered `cancelled`."""
     if t.closed:
