@@ -130,6 +130,11 @@ SPEC_LAWS = {
         "stop_hook_bounded",
         "hook_fires_once",
     ],
+    "acp": [  # ours (issue 43): the editor face: every prompt answered once, every ask ended
+        "acp_prompt_answered_once",
+        "acp_ask_ends",
+        "acp_setup_bounded",
+    ],
 }
 
 
@@ -174,6 +179,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "hook_guard_fails_closed",
         "stop_hook_bounded",
         "hook_fires_once",
+        "acp_prompt_answered_once",
+        "acp_ask_ends",
+        "acp_setup_bounded",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -344,4 +352,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "mcp",
         "retry",
         "hook",
+        "acp",
     }

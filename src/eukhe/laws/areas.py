@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eukhe.laws import (
+    acp,
     admission,
     aux_fallback,
     child,
@@ -47,4 +48,5 @@ AREAS: dict[str, Area] = {
     "mcp": mcp.AREA,
     "retry": retry.AREA,
     "hook": hook.AREA,
+    "acp": acp.AREA,
 }

@@ -11,7 +11,7 @@ through the durable runtime and asks this module what to do:
   exactly once: when its run ends; after a cancel, `cancelled`, when the run ends or at the
   cancel plus `CANCEL_GRACE_MS`, whichever comes first (`acp_prompt_answered_once`). A
   closed connection answers nothing more, and leaves the run to the home's owner, as a
-  closed terminal does;
+  closed terminal does (an ask the run sends then ends at once: nobody would answer it);
 - the same `step` ends each permission request once: by the editor's choice, by its
   deadline (a denial that says so), or by the turn's cancel, every pending one at once
   (`acp_ask_ends`); an answer that comes after is ignored;
@@ -146,12 +146,16 @@ def _end_asks(t: Turn, how: AskEnd, now: int, only_due: bool) -> tuple[Turn, lis
 def step(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The turn after one input (at times that never go back), and what the runtime does.
 
-    Closed, nothing more is done. The connection closing leaves the run (LEAVE). A run's end
-    answers the turn once: with its reason, or `cancelled` after a cancel. A cancel aborts
-    the run and ends every pending ask `cancelled`, once. An ask is kept pending until the
+    Closed, nothing more is done, but an ask the run still sends ends at once (`cancelled`:
+    no editor is there to answer it, and nothing looks at its deadline). The connection
+    closing ends every pending ask and leaves the run (LEAVE). A run's end answers the turn
+    once: with its reason, or `cancelled` after a cancel. A cancel aborts the run and ends
+    every pending ask `cancelled`, once. An ask is kept pending until the
     editor's choice (which ends it, once) or its deadline. At the cancel plus
     `CANCEL_GRACE_MS`, a turn not answered yet is answered `cancelled`."""
     if t.closed:
+        if x.kind is Kind.ASK:  # the run goes on, left to the owner: no editor answers its ask
+            return t, [Action(Do.END_ASK, ask=x.ask, how=AskEnd.CANCELLED)]
         return t, []
     if x.kind is Kind.CLOSED:
         t, ended = _end_asks(t, AskEnd.CANCELLED, x.now, only_due=False)

@@ -1,0 +1,104 @@
+"""The laws of the editor face (issue 43) are there by the issue's names, and each kills the
+breaks meant for it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from eukhe.laws import acp as laws
+from eukhe.laws import areas, engine
+from eukhe.rules import acp
+from eukhe.rules.acp import CANCEL_GRACE_MS, AskEnd, Kind, Reason
+
+MEANT = {
+    "a turn answered again when its run ends after the grace": "acp_prompt_answered_once",
+    "a run ending during a cancel left unanswered (waits for the grace)": "acp_prompt_answered_once",
+    "the run's own reason after a cancel": "acp_prompt_answered_once",
+    "a cancel answered at once, before its run stops": "acp_prompt_answered_once",
+    "the close aborts the run": "acp_prompt_answered_once",
+    "the close answers the turn": "acp_prompt_answered_once",
+    "the cancel's grace a ms late": "acp_prompt_answered_once",
+    "wake forgets the cancel's grace": "acp_prompt_answered_once",
+    "answer_of: a cut answer told end_turn": "acp_prompt_answered_once",
+    "answer_of: the rounds' cap told as a failure": "acp_prompt_answered_once",
+    "a late answer ends its ask again": "acp_ask_ends",
+    "an ask's deadline a ms late": "acp_ask_ends",
+    "an ask's deadline a ms early": "acp_ask_ends",
+    "the cancel leaves the asks pending": "acp_ask_ends",
+    "an ask sent after the close waits (the first draft)": "acp_ask_ends",
+    "wake forgets the asks' deadlines": "acp_ask_ends",
+    "a setup request with no bound": "acp_setup_bounded",
+    "a setup request answered twice (late work after the failure)": "acp_setup_bounded",
+    "a setup request's bound a ms late": "acp_setup_bounded",
+}
+
+
+def test_the_issue_s_laws_by_name() -> None:
+    assert areas.AREAS["acp"] is laws.AREA
+    assert [law.name for law in laws.AREA.laws] == [
+        "acp_prompt_answered_once",
+        "acp_ask_ends",
+        "acp_setup_bounded",
+    ]
+
+
+def test_every_law_passes_and_every_break_is_killed_by_its_law() -> None:
+    report = engine.check([laws.AREA], proofs=False, examples=40)
+    assert report.passed, [(n, v.failures) for n, v in report.laws if v.failures]
+    killed = {m.name: m.killed_by for m in report.mutants}
+    assert all(killed.values())
+    for name, law in MEANT.items():
+        assert killed[name] == law, name
+    by_law = {law.name: sum(1 for k in killed.values() if k == law.name) for law in laws.AREA.laws}
+    assert min(by_law.values()) >= 2, by_law
+
+
+def test_the_setup_law_is_proven() -> None:
+    verdicts = {law.name: engine.Verdict(law.name, law.rule) for law in laws.AREA.laws}
+    engine.collect(engine.prove(laws.AREA, verdicts, timeout=60), verdicts)
+    v = verdicts["acp_setup_bounded"]
+    assert v.methods == ["proven"] and not v.failures and v.cases["proven"] == 3, v
+
+
+def walk(cfg: laws.ACfg, *xs: laws.TIn) -> laws.TState:
+    s = laws.start(laws.MODEL, cfg)
+    for x in xs:
+        t = laws.nxt(laws.MODEL, cfg, s, x)
+        for law in laws.LAWS[:2]:
+            assert law.history is not None and law.history(laws.MODEL, cfg, None, s, x, t), (law.name, x)
+        s = t
+    assert isinstance(s, laws.TState)
+    return s
+
+
+def test_a_cancelled_run_that_never_stops_is_answered_at_the_grace_and_only_then() -> None:
+    cfg = laws.ACfg(laws.Track.TURN, window=5_000, asks=2, jump=10_000)
+    s = walk(
+        cfg,
+        laws.TIn(Kind.ASK, 0, ask=1),
+        laws.TIn(Kind.CANCEL, 10),
+        laws.TIn(Kind.ASK, 20, ask=2),  # the aborting run asks again: ended at once
+        laws.TIn(Kind.TICK, 10 + CANCEL_GRACE_MS),
+        laws.TIn(Kind.RUN_ENDED, 9_000, outcome=0),  # it answered in the end: too late to say so
+        laws.TIn(Kind.CHOSEN, 9_000, ask=1),
+        laws.TIn(Kind.CLOSED, 9_000),
+    )
+    assert s.responses == (Reason.CANCELLED,) and s.aborts == 1 and s.leaves == 0
+    assert s.ends == ((1, AskEnd.CANCELLED), (2, AskEnd.CANCELLED))
+
+
+def test_the_walk_catches_a_model_that_answers_nothing_after_the_close() -> None:
+    """The first draft of `rules.acp` did nothing once closed, so an ask the left run sent
+    then waited for ever: the ask law's counterexample, two inputs deep."""
+
+    def draft(t: acp.Turn, x: acp.Input) -> tuple[acp.Turn, list[acp.Action]]:
+        return (t, []) if t.closed else acp.step(t, x)
+
+    model = replace(laws.MODEL, step=draft)
+    cfg = laws.ACfg(laws.Track.TURN, window=1_000, asks=1, jump=10_000)
+    s = laws.start(model, cfg)
+    s = laws.nxt(model, cfg, s, laws.TIn(Kind.CLOSED, 0))
+    x = laws.TIn(Kind.ASK, 0, ask=1)
+    t = laws.nxt(model, cfg, s, x)
+    assert isinstance(t, laws.TState) and laws.pending(t) == [1]
+    assert not laws.acp_ask_ends(model, cfg, None, s, x, t)
