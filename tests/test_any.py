@@ -31,6 +31,7 @@ CEILING = {
     "admission": 1,
     "waits": 1,
     "hooks": 0,  # a hook's payload and answer are JSON (json_types), every other seam typed
+    "acp": 0,  # the protocol's SDK types every message; JSON-RPC's own are json_types
 }
 """The most lines naming `Any` each package may have."""
 

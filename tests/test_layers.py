@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # entry points: they put a process together
     ("the owner process's entry", ("owner.__main__",)),
     ("the interactive agent", ("ui",)),
+    ("the editor face: the Agent Client Protocol on stdio", ("acp",)),
     ("the command line", ("cli", "__main__", "__init__")),
     ("the warm template's entry: it forks the command line", ("warm",)),
 ]
@@ -87,13 +88,14 @@ LAZY: dict[tuple[str, str], str] = {
     ("eukhe.run.assemble", "eukhe.mcp.servers"): "the mcp SDK loads only for a run with MCP servers",
     ("eukhe.cli.halves", "eukhe.mcp.check"): "the mcp SDK loads only for `eukhe mcp list` and `test`",
     ("eukhe.ui.commands", "eukhe.mcp.check"): "the mcp SDK loads only when /mcp is asked",
+    ("eukhe.cli.halves", "eukhe.acp.serve"): "the protocol's SDK and the store load only for `eukhe acp`",
     ("eukhe.ui.session", "eukhe.ui.durable"): (
         "the agent's store half (DBOS, SQLAlchemy) loads in the boot thread, behind the prompt"
     ),
 }
 """Every import made inside a function, each with its reason."""
 
-MOST_LAZY = 14
+MOST_LAZY = 15
 """At most this many imports inside functions in all (issue 25; the kernel's, issue 26): the graph
 stays in sight."""
 

@@ -17,19 +17,22 @@ import asyncio
 import contextlib
 import dataclasses
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from acp.helpers import update_available_commands
+from acp.helpers import ContentBlock, update_available_commands
 from acp.schema import (
+    AcpMcpServer,
     AgentCapabilities,
     AllowedOutcome,
     ClientCapabilities,
+    HttpMcpServer,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
     McpCapabilities,
+    McpServerStdio,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
@@ -37,11 +40,12 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    SseMcpServer,
     ToolCallUpdate,
 )
 from dbos import DBOS
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import PROTOCOL_VERSION, Client, RequestError
 from eukhe import __version__, waits
 from eukhe.acp.turns import Session
 from eukhe.acp.updates import Update, call_id, commands, of_event, replayed
@@ -64,6 +68,9 @@ from eukhe.store.reports import STEER
 from eukhe.store.urls import StoreError
 
 T = TypeVar("T")
+
+McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
+"""An editor's MCP server, as `session/new` names it (not started yet: docs/editor.md)."""
 
 CHOICES = (
     PermissionOption(option_id="once", name="Allow once", kind="allow_once"),
@@ -93,7 +100,7 @@ RESPONSES = {
 }
 
 
-def _text_of(blocks: list[Any]) -> str:
+def _text_of(blocks: Sequence[ContentBlock]) -> str:
     """A prompt's content as eukhe's prompt: its text, and each resource's text after it,
     named by its URI."""
     parts: list[str] = []
@@ -119,7 +126,7 @@ class Editor:
     def __init__(self, clock: waits.Clock | None = None) -> None:
         self.clock = clock or waits.LoopClock()
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.conn: Any = None  # the SDK's connection to the editor (its `Client`)
+        self.conn: Client | None = None  # the SDK's connection to the editor
         self.sessions: dict[str, Session] = {}
         self.runtime: Runtime | None = None
         self.said: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()  # updates, sent in order
@@ -128,9 +135,15 @@ class Editor:
     def ms(self) -> int:
         return int(self.clock.now() * 1000)
 
+    @property
+    def client(self) -> Client:
+        if self.conn is None:
+            raise ConnectionError("no editor is connected")
+        return self.conn
+
     # ---------------------------------------------------------------- the protocol's requests
 
-    def on_connect(self, conn: Any) -> None:
+    def on_connect(self, conn: Client) -> None:
         self.conn = conn
 
     async def initialize(
@@ -138,7 +151,7 @@ class Editor:
         protocol_version: int,
         client_capabilities: ClientCapabilities | None = None,
         client_info: Implementation | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> InitializeResponse:
         self.loop = asyncio.get_running_loop()
         return InitializeResponse(
@@ -152,13 +165,13 @@ class Editor:
         )
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self, cwd: str, mcp_servers: list[McpServer] | None = None, **kwargs: object
     ) -> NewSessionResponse:
         s = await self._bounded("session/new", self._open(cwd, new_session(), resumed=False))
         return NewSessionResponse(session_id=s.id, modes=self._modes(s))
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None, **kwargs: object
     ) -> LoadSessionResponse:
         if not valid_session(session_id):
             raise RequestError(INVALID_PARAMS, f"session id {session_id!r} is not one of eukhe's")
@@ -178,7 +191,7 @@ class Editor:
         await self._flushed()
         return LoadSessionResponse(modes=self._modes(s))
 
-    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+    async def prompt(self, prompt: list[ContentBlock], session_id: str, **kwargs: object) -> PromptResponse:
         """A turn: one run, answered once. A prompt while a turn is at work is a steer: it
         reaches the run at its next round's end, and is answered with that turn; one the run
         ended before taking is the session's next run, answered when that run ends."""
@@ -217,12 +230,14 @@ class Editor:
             return await self._run_turn(s, s.made.spec(None))
         return await joined
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+    async def cancel(self, session_id: str, **kwargs: object) -> None:
         s = self.sessions.get(session_id)
         if s is not None and s.turn is not None:
             s.inputs.put_nowait(rule.Input(rule.Kind.CANCEL, self.ms()))
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: object
+    ) -> SetSessionModeResponse:
         """The sandbox its next runs take: one of `MODES` (full access is never a click away)."""
         s = self._session(session_id)
         if mode_id not in MODES:
@@ -230,7 +245,7 @@ class Editor:
         s.made.sandbox = mode_id
         return SetSessionModeResponse()
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+    async def authenticate(self, method_id: str, **kwargs: object) -> None:
         return None
 
     # ---------------------------------------------------------------- a turn
@@ -296,7 +311,7 @@ class Editor:
             tool_call_id=call_id(q.run, q.call), title=f"{q.tool}: {q.text[:200]}", status="pending"
         )
         try:
-            got = await self.conn.request_permission(session_id=s.id, tool_call=call, options=list(CHOICES))
+            got = await self.client.request_permission(session_id=s.id, tool_call=call, options=list(CHOICES))
         except (ConnectionError, RequestError) as e:
             return Answer.NO, f"the editor did not answer the permission request: {e}"
         if not s.step(rule.Input(rule.Kind.CHOSEN, self.ms(), ask=aid)):
@@ -326,7 +341,7 @@ class Editor:
             session, update = await self.said.get()
             try:
                 with contextlib.suppress(ConnectionError, RequestError):
-                    await self.conn.session_update(session_id=session, update=update)
+                    await self.client.session_update(session_id=session, update=update)
             finally:
                 self.said.task_done()
 
@@ -348,6 +363,7 @@ class Editor:
         return raced.result()
 
     async def _open(self, cwd: str, session: str, resumed: bool) -> Session:
+        self.loop = asyncio.get_running_loop()  # an editor may skip initialize: its runs reach this loop
         where = Path(cwd)
         if not where.is_absolute() or not where.is_dir():
             raise RequestError(INVALID_PARAMS, f"cwd {cwd!r}: not an absolute path to a folder")

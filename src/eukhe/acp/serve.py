@@ -14,19 +14,20 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any, BinaryIO, cast
+from typing import BinaryIO, cast
 
 from acp.agent.connection import AgentSideConnection
 
 from acp import Agent
 from eukhe.acp.agent import Editor
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.process_exit import leave
 
 LINE_MAX = 50 * 1024 * 1024
 """The longest message read (an image in a prompt is big); a longer line is refused, not read."""
 
 
-def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+def _error(msg_id: JsonValue, code: int, message: str) -> JsonObject:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
@@ -38,7 +39,7 @@ class Lines:
         self.reader, self.writer = reader, writer
         self.lock = asyncio.Lock()
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: JsonObject) -> None:
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         async with self.lock:
             self.writer.write(data)
@@ -62,7 +63,7 @@ class Lines:
             await self.send(_error(None, -32600, f"Invalid request: a message over {LINE_MAX} bytes"))
             return b""
 
-    async def receive(self) -> dict[str, Any] | None:
+    async def receive(self) -> JsonObject | None:
         while True:
             line = await self._line()
             if line is None:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from typing import Any
 
+from acp.helpers import SessionUpdate
 from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
     ToolCallLocation,
     ToolKind,
     UnstructuredCommandInput,
+    UsageUpdate,
 )
 
 from acp import (
@@ -31,6 +32,7 @@ from acp import (
 )
 from eukhe.ai.request import Message
 from eukhe.events import QUIET, Event
+from eukhe.json_types import JsonMapping
 from eukhe.run.spec import Setup
 
 KINDS: Mapping[str, ToolKind] = {
@@ -50,7 +52,8 @@ KINDS: Mapping[str, ToolKind] = {
 SAID = frozenset(QUIET | {"text", "tool", "result", "denied", "calls", "ask", "outcome", "run", "usage"})
 """Events that are not said as eukhe's lines: the answer, the calls, the waits the status shows."""
 
-Update = Any  # one of the protocol's session updates (the SDK's pydantic models)
+Update = SessionUpdate | UsageUpdate
+"""One of the protocol's session updates (the SDK's models)."""
 
 
 def call_id(run: str | None, call: object) -> str:
@@ -59,7 +62,7 @@ def call_id(run: str | None, call: object) -> str:
     return f"{run or ''}#{call}"
 
 
-def _path(cwd: str, arguments: Mapping[str, Any]) -> str | None:
+def _path(cwd: str, arguments: JsonMapping) -> str | None:
     p = arguments.get("path")
     return os.path.join(cwd, p) if isinstance(p, str) and p else None
 
@@ -67,7 +70,7 @@ def _path(cwd: str, arguments: Mapping[str, Any]) -> str | None:
 def _started(e: Event, cwd: str) -> Update:
     name = str(e.data.get("name") or "")
     arguments = e.data.get("arguments")
-    args: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
+    args: JsonMapping = arguments if isinstance(arguments, Mapping) else {}
     path = _path(cwd, args)
     content = []
     if name == "edit" and path is not None:
