@@ -20,6 +20,7 @@ import pytest
 from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
+    McpServerStdio,
     RequestPermissionResponse,
 )
 
@@ -361,5 +362,31 @@ def test_the_editor_gets_eukhes_modes_and_commands_and_in_read_only_a_write_is_a
         ]
         assert [(c.name, c.description) for c in listed.available_commands] == [("review", "review the diff")]
         assert len(client.asked) == 1 and not (tmp_path / "new.txt").exists()  # workspace-write would not ask
+
+    drive(go)
+
+
+TIME = Path(__file__).resolve().parents[2] / ".venv-mcp" / "bin" / "mcp-server-time"
+
+
+def test_an_editors_mcp_server_is_started_for_its_session_and_its_tool_used(tmp_path: Path) -> None:
+    if not TIME.exists():
+        pytest.skip(f"{TIME} is not installed: make mcpservers installs it")
+    call = {"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}}
+    script = [{"results": 0, "calls": [call]}, {"results": 1, "text": "It is late."}]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor("once")
+            gated = {"mcp": {"startupGateMs": 20_000}}  # the first request waits for the server
+            async with editor_on(tmp_path, home_for(tmp_path, server.url, gated), client) as (conn, _):
+                time_server = McpServerStdio(name="time", command=str(TIME), args=[], env=[])
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[time_server])
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("time?")]), WAIT
+                )
+                assert got.stop_reason == "end_turn"
+            [result] = [str(m["content"]) for m in server.seen[-1].body["messages"] if m["role"] == "tool"]
+            assert "UTC" in result and "not run" not in result, result
 
     drive(go)

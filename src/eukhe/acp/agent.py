@@ -53,6 +53,7 @@ from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
 from eukhe.events import Event, seen_by
 from eukhe.ids import new_session, valid_session
+from eukhe.json_types import JsonObject
 from eukhe.rules import acp as rule
 from eukhe.rules.permission import Answer
 from eukhe.rules.wait import End
@@ -70,7 +71,7 @@ from eukhe.store.urls import StoreError
 T = TypeVar("T")
 
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
-"""An editor's MCP server, as `session/new` names it (not started yet: docs/editor.md)."""
+"""An editor's MCP server, as `session/new` names it."""
 
 CHOICES = (
     PermissionOption(option_id="once", name="Allow once", kind="allow_once"),
@@ -98,6 +99,24 @@ RESPONSES = {
     rule.Reason.MAX_TURN_REQUESTS: "max_turn_requests",
     rule.Reason.CANCELLED: "cancelled",
 }
+
+
+def _servers_of(given: Sequence[McpServer] | None) -> JsonObject:
+    """An editor's MCP servers in `mcpServers`' shape (`mcp.config`): stdio and HTTP ones;
+    another kind is kept by name, for the run to say it is not started."""
+    out: JsonObject = {}
+    for m in given or ():
+        if isinstance(m, McpServerStdio):
+            out[m.name] = {
+                "command": m.command,
+                "args": list(m.args),
+                "env": {e.name: e.value for e in m.env},
+            }
+        elif isinstance(m, HttpMcpServer):
+            out[m.name] = {"type": "http", "url": m.url, "headers": {h.name: h.value for h in m.headers}}
+        else:
+            out[m.name] = {"type": m.type}
+    return out
 
 
 def _text_of(blocks: Sequence[ContentBlock]) -> str:
@@ -159,7 +178,7 @@ class Editor:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="eukhe", title="eukhe", version=__version__),
         )
@@ -167,7 +186,7 @@ class Editor:
     async def new_session(
         self, cwd: str, mcp_servers: list[McpServer] | None = None, **kwargs: object
     ) -> NewSessionResponse:
-        s = await self._bounded("session/new", self._open(cwd, new_session(), resumed=False))
+        s = await self._bounded("session/new", self._open(cwd, new_session(), resumed=False, mcp=mcp_servers))
         return NewSessionResponse(session_id=s.id, modes=self._modes(s))
 
     async def load_session(
@@ -177,7 +196,7 @@ class Editor:
             raise RequestError(INVALID_PARAMS, f"session id {session_id!r} is not one of eukhe's")
 
         async def load() -> Session:
-            s = await self._open(cwd, session_id, resumed=True)
+            s = await self._open(cwd, session_id, resumed=True, mcp=mcp_servers)
             assert self.runtime is not None
             found = await Sessions(self.runtime.store.url, self.runtime.home, DBOS).transcript(session_id)
             if not found.runs:
@@ -206,7 +225,7 @@ class Editor:
             spec = s.made.spec(s.made.expand(text))
         except (SkillError, ImageError) as e:
             raise RequestError(INVALID_PARAMS, str(e)) from e
-        return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source()))
+        return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source(), mcp=s.mcp))
 
     async def _run_turn(self, s: Session, spec: RunSpec) -> PromptResponse:
         assert self.runtime is not None
@@ -227,7 +246,7 @@ class Editor:
         with contextlib.suppress(RequestError):  # the turn it joined failed: its own answer says so
             await asyncio.shield(joined)
         if await asyncio.to_thread(reports.queued, s.id):  # not taken: the session's next run
-            return await self._run_turn(s, s.made.spec(None))
+            return await self._run_turn(s, dataclasses.replace(s.made.spec(None), mcp=s.mcp))
         return await joined
 
     async def cancel(self, session_id: str, **kwargs: object) -> None:
@@ -362,7 +381,7 @@ class Editor:
             raise RequestError(FAILED, f"{what} did not answer within {waited}")
         return raced.result()
 
-    async def _open(self, cwd: str, session: str, resumed: bool) -> Session:
+    async def _open(self, cwd: str, session: str, resumed: bool, mcp: Sequence[McpServer] | None) -> Session:
         self.loop = asyncio.get_running_loop()  # an editor may skip initialize: its runs reach this loop
         where = Path(cwd)
         if not where.is_absolute() or not where.is_dir():
@@ -376,7 +395,7 @@ class Editor:
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
         made.steers = True  # a prompt while a turn works is a steer
-        s = Session(session, where, made, resumed=resumed)
+        s = Session(session, where, made, resumed=resumed, mcp=_servers_of(mcp))
         self.sessions[session] = s
         self.said.put_nowait((s.id, update_available_commands(commands(made))))
         return s

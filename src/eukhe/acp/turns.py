@@ -12,6 +12,7 @@ from pathlib import Path
 
 from acp.schema import PromptResponse
 
+from eukhe.json_types import JsonObject
 from eukhe.rules import acp as rule
 from eukhe.run.spec import Setup
 
@@ -25,6 +26,7 @@ class Session:
     cwd: Path
     made: Setup
     resumed: bool = False  # opened with session/load: its first run's source is "resume"
+    mcp: JsonObject = field(default_factory=dict)  # the editor's MCP servers, for each run (`RunSpec.mcp`)
     began: bool = False
     turn: rule.Turn | None = None
     run: str | None = None  # the run at work, once the runtime started it

@@ -333,11 +333,18 @@ def _trust(env: Mapping[str, str], project: Path) -> tuple[bool, str | None]:
         return False, f"{e}; this folder is taken as untrusted"
 
 
-def servers(cwd: Path, env: Mapping[str, str]) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
+EDITOR = Path("session/new (the editor's MCP servers)")
+"""Where an editor's servers are said to come from (`eukhe acp`)."""
+
+
+def servers(
+    cwd: Path, env: Mapping[str, str], editor: JsonMapping | None = None
+) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
     """The servers in effect in the project `cwd`, in the order first configured, and
     the notice lines of the servers held back (see the module's docstring). `env`:
     the environment variables expand from, and the timeouts' overrides (callers pass
-    `os.environ`). Raises SettingsError."""
+    `os.environ`). `editor`: the servers an editor gave the session, in this file's shape,
+    trusted as the home's (the person's own editor named them). Raises SettingsError."""
     user_file = home_file(env)
     user = read(user_file)
     layer, said = project_layer(cwd, env)  # `.eukhe/settings.json` as it applies here
@@ -356,6 +363,8 @@ def servers(cwd: Path, env: Mapping[str, str]) -> tuple[tuple[ServerConfig, ...]
         lines += [notice(claude, h, cwd) for h in untrusted({KEY: found}, cwd)[1]]
     lines += [notice(said_file, h, cwd) for h in held]
     layers.append((said_file, entries(layer, said_file), False))
+    if editor:
+        layers.append((EDITOR, dict(editor), True))
     # one bad server is left out and said, never the others (a Claude Code file may hold an
     # sse server, or a variable unset here)
     chosen: dict[str, tuple[Entry, Path, bool] | None] = {}

@@ -235,7 +235,7 @@ async def assemble(
     children.system = system
     shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
-        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id))
+        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id), spec.mcp)
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     if servers is not None:
@@ -431,10 +431,10 @@ async def _tools(
     return tools, system
 
 
-def _servers(cwd: Path, show: Callable[[str, str], None]) -> Servers | None:
-    """The run's MCP servers, started; None when none is configured. The SDK loads here
-    only: its import takes most of a second."""
-    configs, said = mcp_servers(cwd, os.environ)
+def _servers(cwd: Path, show: Callable[[str, str], None], editor: JsonMapping) -> Servers | None:
+    """The run's MCP servers (the configured ones and an editor's), started; None when there
+    are none. The SDK loads here only: its import takes most of a second."""
+    configs, said = mcp_servers(cwd, os.environ, editor)
     for line in said:
         show("notice", line)
     if not configs:

@@ -121,6 +121,9 @@ class RunSpec:
     # the first run a face starts in a session: "startup" (a new one) or "resume" (one opened
     # again), its SessionStart hooks' source; None: any other run
     session_start: str | None = None
+    # the MCP servers an editor gave its session (`mcpServers`' shape, trusted as the home's),
+    # started beside the configured ones
+    mcp: JsonMapping = field(default_factory=dict)
     # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -154,6 +157,8 @@ class RunSpec:
             out["tools"] = list(self.tools)
         if self.session_start is not None:
             out["sessionStart"] = self.session_start
+        if self.mcp:
+            out["mcp"] = dict(self.mcp)
         return out
 
     @classmethod
@@ -180,6 +185,7 @@ class RunSpec:
             images=tuple(Image.of(i) for i in spec.get("images") or ()),
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
+            mcp=dict(spec.get("mcp") or {}),
         )
 
     def run_settings(self) -> Settings:
