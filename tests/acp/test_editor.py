@@ -100,12 +100,21 @@ def bash(command: str) -> dict[str, Any]:
 
 
 def test_a_prompt_streams_its_answer_and_is_answered_once_with_end_turn(tmp_path: Path) -> None:
+    """... and the session's hooks fire in the editor too: SessionStart with its first run,
+    SessionEnd once the editor has gone."""
     script = [{"results": 0, "text": "Hello from the faux model.", "chunks": 4}]
+    said = tmp_path / "said"
+    keep = {
+        "hooks": [
+            {"type": "command", "command": f"jq -r .hook_event_name >> {said} 2>/dev/null || cat >> {said}"}
+        ]
+    }
+    hooks = {"hooks": {"SessionStart": [keep], "SessionEnd": [keep]}}
 
     async def go() -> None:
         with FauxServer(parse(script)) as server:
             client = Editor()
-            async with editor_on(tmp_path, home_for(tmp_path, server.url), client) as (conn, _):
+            async with editor_on(tmp_path, home_for(tmp_path, server.url, hooks), client) as (conn, _):
                 s = await asyncio.wait_for(conn.new_session(cwd=str(tmp_path), mcp_servers=[]), WAIT)
                 got = await asyncio.wait_for(
                     conn.prompt(session_id=s.session_id, prompt=[text_block("hi")]), WAIT
@@ -115,6 +124,12 @@ def test_a_prompt_streams_its_answer_and_is_answered_once_with_end_turn(tmp_path
                 assert client.kinds().count("agent_message_chunk") >= 2  # it streamed
 
     drive(go)
+    text = said.read_text()
+    assert (
+        "SessionStart" in text
+        and "SessionEnd" in text
+        and text.index("SessionStart") < text.index("SessionEnd")
+    )
 
 
 def test_an_edit_is_a_tool_call_with_its_diff_then_its_update(tmp_path: Path) -> None:

@@ -423,14 +423,20 @@ class Editor:
 
     async def closed(self) -> None:
         """The editor closed the connection: each turn's model says what becomes of its run
-        (left in flight, to the home's owner)."""
+        (left in flight, to the home's owner); a session with no run at work ends, its
+        SessionEnd hooks each bounded."""
         for s in self.sessions.values():
+            left = False
             for a in s.step(rule.Input(rule.Kind.CLOSED, self.ms())):
                 if a.do is rule.Do.LEAVE and s.run is not None:
+                    left = True
                     print(
                         f"eukhe acp: the editor left; run {s.run} is left to the home's owner",
                         file=sys.stderr,
                     )
+            if not left and s.began and s.run is not None and self.runtime is not None:
+                with contextlib.suppress(Exception):  # its hooks' failures are shown as they happen
+                    await self.runtime.session_end(s.cwd, s.id, s.run, "other")
 
 
 def _response(reason: rule.Reason | None, out: RunOutcome | None) -> PromptResponse:
