@@ -19,6 +19,7 @@ from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.tools import PREFIX as MCP_PREFIX
 from eukhe.memory.tool import DATE, ZOOM
+from eukhe.run.deadline import Deadline
 from eukhe.run.mentions import Attached, attach, with_images
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
@@ -121,6 +122,12 @@ class RunSpec:
     # the first run a face starts in a session: "startup" (a new one) or "resume" (one opened
     # again), its SessionStart hooks' source; None: any other run
     session_start: str | None = None
+    # `--timeout`: when the invocation ends at the latest, absolute, so that whoever executes the
+    # run (this process, or the owner after a crash) honours it; its subagents' and follow-ups' too
+    deadline: Deadline | None = None
+    # when it was asked for (epoch seconds, `run.driver.start`): its start takes only the user's
+    # messages queued by then (`run.workflow`)
+    asked: float | None = None
     # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -154,6 +161,10 @@ class RunSpec:
             out["tools"] = list(self.tools)
         if self.session_start is not None:
             out["sessionStart"] = self.session_start
+        if self.deadline is not None:
+            out["deadline"] = self.deadline.json()
+        if self.asked is not None:
+            out["askedAt"] = self.asked
         return out
 
     @classmethod
@@ -180,6 +191,8 @@ class RunSpec:
             images=tuple(Image.of(i) for i in spec.get("images") or ()),
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
+            deadline=Deadline.of(spec["deadline"]) if isinstance(spec.get("deadline"), Mapping) else None,
+            asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
         )
 
     def run_settings(self) -> Settings:
@@ -221,6 +234,7 @@ class Setup:
     route_api: str = ""  # the API the model is served with (openai-chat, openai-responses, anthropic)
     route: Route | None = None  # where the model is served
     tools: tuple[str, ...] | None = None  # --tools: the only tools its runs offer; None: all
+    deadline: Deadline | None = None  # --timeout: when its runs end at the latest
 
     def unlisted(self) -> Callable[[], str | None]:
         """The look at whether a local server lists the model (`ai.listed`), begun now:
@@ -292,6 +306,7 @@ class Setup:
             deferred=self.deferred,
             poll_seconds=self.poll_seconds,
             tools=self.tools,
+            deadline=self.deadline,
         )
 
 
