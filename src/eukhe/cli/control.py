@@ -207,7 +207,7 @@ class Control:
                 loop.call_soon_threadsafe(self.inbox.put_nowait, item)
 
         threading.Thread(target=read_lines, args=(stdin, post), daemon=True, name="eukhe-control").start()
-        waits.on_ctrl_c(loop, self._ctrl_c)
+        waits.on_ctrl_c(loop, self.interrupted.set)  # the loop below aborts the run at work (`_stopped`)
         self.process.stop = (loop, asyncio.Event())
         timer = self.runtime.stop_at(self.made.deadline)
         deadline = self.made.deadline
@@ -233,15 +233,13 @@ class Control:
                 timer.cancel()
         return self.view.code
 
-    def _ctrl_c(self) -> None:
-        self.process.interrupt()
-        self.interrupted.set()
-
     async def _stopped(self, end: End) -> None:
-        """Ctrl-C or the deadline: the run at work ends within its grace (its own deadline,
-        or the cancel `_ctrl_c` set), and its turn with it; a deadline that found none at
-        work ends the session with an outcome that says so."""
+        """Ctrl-C or the deadline: the run at work ends within its grace (by its own deadline,
+        or its cancel, set here), and its turn with it; a deadline that found none at work
+        ends the session with an outcome that says so."""
         turn = self.turn
+        if end is End.CANCEL:  # Ctrl-C: the run at work aborted, as `eukhe run` aborts it
+            self.process.interrupt()
         if turn is not None:
             await waits.race(asyncio.shield(turn), _CLOCK.now() + 3 * ABORT_GRACE, None, _CLOCK)
             if turn.done():
