@@ -348,6 +348,9 @@ class Control:
         except (SkillError, ImageError, OSError) as e:
             self._respond(req.id, req.command, str(e))
             return
+        except Exception as e:  # whatever else the expansion met: said, and the session goes on
+            self._respond(req.id, req.command, f"the prompt could not be expanded: {type(e).__name__}: {e}")
+            return
         for line in attached.said:
             self.view.say(line)
         spec = self.made.spec(attached.prompt, attached)
@@ -358,6 +361,9 @@ class Control:
             run = await self.runtime.start(spec, self.session)
         except Busy as e:
             self._respond(req.id, req.command, str(e))
+            return
+        except Exception as e:  # the store: said, and the session goes on
+            self._respond(req.id, req.command, f"the run did not start: {type(e).__name__}: {e}")
             return
         self.began, self.aborted = True, False
         self._respond(req.id, req.command, data={"run": run})
