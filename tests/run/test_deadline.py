@@ -3,10 +3,14 @@ deadline that turns a run it aborted into a failure of kind `timeout`."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 
-from eukhe.run.deadline import TIMEOUT, Deadline, DurationError, duration, in_words
+from eukhe.run.deadline import TIMEOUT, Deadline, DurationError, abort_at, duration, in_words
 from eukhe.run.outcome import Ending, RunOutcome
+from eukhe.waits import ManualClock
 
 
 def test_a_duration_is_a_number_and_its_unit_or_several() -> None:
@@ -43,3 +47,23 @@ def test_a_deadline_ends_a_run_failed_with_its_counts_kept() -> None:
     assert Deadline.of(d.json()) == d
     with pytest.raises(ValueError, match="a run's deadline holds numbers"):
         Deadline.of({"at": "soon", "seconds": 1})
+
+
+def test_the_deadline_aborts_the_run_at_its_time_and_a_cancel_first_is_not_a_timeout() -> None:
+    async def main() -> tuple[bool, bool, bool]:
+        clock = ManualClock()
+        cancel = asyncio.Event()
+        timer = asyncio.ensure_future(abort_at(Deadline(time.time() + 100, 100), cancel, clock))
+        await asyncio.sleep(0)
+        clock.advance(90)
+        await asyncio.sleep(0)
+        early = cancel.is_set()
+        clock.advance(11)
+        fired = await asyncio.wait_for(timer, 5)
+        ctrl_c = asyncio.Event()
+        other = asyncio.ensure_future(abort_at(Deadline(time.time() + 100, 100), ctrl_c, clock))
+        await asyncio.sleep(0)
+        ctrl_c.set()  # Ctrl-C before the deadline: an abort, not a timeout
+        return early, fired and cancel.is_set(), await asyncio.wait_for(other, 5)
+
+    assert asyncio.run(main()) == (False, True, False)

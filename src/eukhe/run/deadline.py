@@ -9,14 +9,18 @@ several (`90s`, `5m`, `1h30m`, `2.5s`)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
 import re
+import time
 from dataclasses import dataclass
 
+from eukhe import waits
 from eukhe.errors import Code, EukheError
 from eukhe.humanize import counted
 from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.rules.wait import End
 from eukhe.run.outcome import Ending, RunOutcome
 
 TIMEOUT = "timeout"
@@ -101,3 +105,15 @@ class Deadline:
         if not isinstance(at, int | float) or not isinstance(seconds, int | float):
             raise ValueError(f"a run's deadline holds numbers at and seconds, not {dict(obj)!r:.100}")
         return cls(float(at), float(seconds))
+
+
+async def abort_at(deadline: Deadline, cancel: asyncio.Event, clock: waits.Clock | None = None) -> bool:
+    """Set the run's `cancel` (its abort, as Ctrl-C sets it) at its deadline; whether it was
+    that, not the cancel first (Ctrl-C, `eukhe abort`). The deadline is on the epoch, shared
+    by every process; the wait is on `clock` (the loop's), from the time left now."""
+    clock = clock or waits.LoopClock()
+    raced = await waits.race(cancel.wait(), clock.now() + (deadline.at - time.time()), None, clock)
+    if raced.end is End.DEADLINE:
+        cancel.set()
+        return True
+    return False

@@ -28,7 +28,7 @@ from typing import Any, TypeVar, cast
 
 from dbos import DBOS, SetWorkflowID
 
-from eukhe import fault_injection, waits
+from eukhe import fault_injection
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
 from eukhe.children.delivery import Delivery
@@ -46,13 +46,12 @@ from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.hook import Verdict as HookVerdict
-from eukhe.rules.wait import End
 from eukhe.run import notes
 from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
-from eukhe.run.deadline import TIMEOUT, Deadline
+from eukhe.run.deadline import TIMEOUT, abort_at
 from eukhe.run.hook_events import HOOK_BLOCKED, RunHooks, recorded
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -309,7 +308,7 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
         late = RunOutcome(Ending.ABORTED)
         return deadline.ended(late, "its deadline had passed when it was to go on").json()
     cancel = asyncio.Event()
-    timer = asyncio.ensure_future(_timer(deadline, cancel)) if deadline is not None else None
+    timer = asyncio.ensure_future(abort_at(deadline, cancel)) if deadline is not None else None
     try:
         out = await _body(spec, run_id, cancel, here)
     finally:
@@ -319,17 +318,6 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
     if deadline is not None and fired and out.get("outcome") == Ending.ABORTED:  # its deadline aborted it
         return {**out, "outcome": Ending.FAILED, "error": {"kind": TIMEOUT, "message": deadline.message}}
     return out
-
-
-async def _timer(deadline: Deadline, cancel: asyncio.Event) -> bool:
-    """Abort the run (its `cancel`, as Ctrl-C does) at its deadline; whether it was that, not
-    its cancel first. The deadline is on the epoch, the wait on the loop's clock."""
-    clock = waits.LoopClock()
-    raced = await waits.race(cancel.wait(), clock.now() + (deadline.at - time.time()), None, clock)
-    if raced.end is End.DEADLINE:
-        cancel.set()
-        return True
-    return False
 
 
 async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> JsonObject:
