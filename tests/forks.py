@@ -77,11 +77,19 @@ def template(fresh: bool = False) -> Template:
 class Forked:
     """A forked `eukhe` process, as `subprocess.Popen(..., stdout=PIPE, stderr=PIPE, text=True)`."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], fresh: bool = False) -> None:
+    def __init__(
+        self, argv: list[str], cwd: Path, env: dict[str, str], fresh: bool = False, stdin: bool = False
+    ) -> None:
         self.args = ["eukhe", *argv]
         self.returncode: int | None = None
         t = template(fresh)
-        ends = [os.open(os.devnull, os.O_RDONLY)]
+        self.stdin: IO[str] | None = None
+        if stdin:  # a pipe the test writes (`self.stdin`), as Popen's stdin=PIPE
+            in_r, in_w = os.pipe()
+            self.stdin = open(in_w, "w")  # noqa: SIM115
+            ends = [in_r]
+        else:
+            ends = [os.open(os.devnull, os.O_RDONLY)]
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         ends += [out_w, err_w]
@@ -103,7 +111,9 @@ class Forked:
             self._conn.close()  # edited since the template started (a checkout being worked on): a new one
             self.stdout.close()
             self.stderr.close()
-            self.__init__(argv, cwd, env, fresh=True)  # type: ignore[misc]
+            if self.stdin is not None:
+                self.stdin.close()
+            self.__init__(argv, cwd, env, fresh=True, stdin=stdin)  # type: ignore[misc]
             return
         if got is None or "pid" not in got:
             raise RuntimeError(f"the fork template did not fork `eukhe {' '.join(argv)}`: {got}")

@@ -52,14 +52,18 @@ def eukhe(
     )
 
 
-def start(*args: str, cwd: Path, home: Path, extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`eukhe ARGS` started, its stdout and stderr pipes."""
+def start(
+    *args: str, cwd: Path, home: Path, extra: dict[str, str] | None = None, stdin: bool = False
+) -> subprocess.Popen[str]:
+    """`eukhe ARGS` started, its stdout and stderr pipes; `stdin`: its standard input a pipe
+    the test writes (`p.stdin`), else empty."""
     if _forked(extra):
-        return forks.Forked(list(args), cwd, env(home, extra))  # type: ignore[return-value]
+        return forks.Forked(list(args), cwd, env(home, extra), stdin=stdin)  # type: ignore[return-value]
     return subprocess.Popen(
         [sys.executable, "-m", "eukhe", *args],
         cwd=cwd,
         env=env(home, extra),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

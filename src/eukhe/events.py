@@ -60,6 +60,7 @@ TYPES = {
     "child": "a subagent: started, ended, its report",
     "hook": "the user's hooks of an event: started, ended with their verdict, a failure with its cause",
     "say": "the process: runs resumed, runs left, the session",
+    "response": "`eukhe run --control`: the answer to a request, its success or why not",
 }
 """Every type of event, and what it reports."""
 

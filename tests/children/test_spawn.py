@@ -223,13 +223,18 @@ def test_ctrl_c_leaves_the_children_running_and_the_next_run_gets_their_reports(
         {"when": "go", "results": 1, "text": "spawned"},
     ]
     with FauxServer(parse(script)) as server:
-        p = start("run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=tmp_path, home=home)
+        p = start(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--events", "go", cwd=tmp_path, home=home
+        )
         out = Reader(p)
-        until("the wait for the child", lambda: any("waiting for 1 subagent" in x for x in out.err))
+        until("the wait for the child", lambda: any("waiting for 1 subagent" in x for x in out.out))
         p.send_signal(signal.SIGINT)
         p.wait(timeout=30)
-        err = "".join(out.to_end().err)
-        assert "left 1 subagent running: their reports wait for this session's next run" in err, err
+        events = [json.loads(x) for x in out.to_end().out]
+        said = [e["text"] for e in events if e["type"] == "say"]
+        assert "left 1 subagent running: their reports wait for this session's next run" in said, said
+        # the line that says so comes before the run's outcome: the stream ends with it
+        assert events[-1]["type"] == "outcome" and events[-1]["answer"] == "spawned", events[-1]
         [row] = sessions(tmp_path, home)
         cid = f"{row['id']}/0001.c1"
 

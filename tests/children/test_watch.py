@@ -5,6 +5,7 @@ submission is seen."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from eukhe.children import texts
 from eukhe.children.watch import Seen, Watcher
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Owe, Phase, Reading, Task
-from eukhe.store.reports import Reports, submission
+from eukhe.store.reports import FOLLOWUP, STEER, Reports, submission
 
 
 @dataclass
@@ -206,6 +207,20 @@ def test_a_resend_under_a_known_id_is_dropped_and_a_closed_parent_admits_nothing
     assert reports.withdraw("x:report:0") is Fate.PLACED  # a withdrawal that lost to placement
     reports.close_parent("s")
     assert reports.submit("x:report:1", "s", "x", "two") is Fate.WITHDRAWN
+
+
+def test_a_runs_start_takes_only_the_users_messages_queued_before_it_was_asked_for(reports: Reports) -> None:
+    """A steer or a follow-up sent just after a prompt is for a later place of its run (a
+    round end) or the next run, never placed before the prompt at its start; a child's
+    report is taken whenever it came."""
+    reports.say("s", FOLLOWUP, "queued before")
+    asked = time.time()
+    time.sleep(0.01)
+    reports.say("s", STEER, "sent after")
+    reports.submit("x:report:0", "s", "x", "a report")
+    assert [r.text for r in reports.take("s", "s/0001#start", until=asked)] == ["queued before", "a report"]
+    assert [r.text for r in reports.take("s", "s/0001#start", until=asked)] == ["queued before", "a report"]
+    assert [r.text for r in reports.take("s", "s/0001#g1r1")] == ["sent after"]  # its next round end
 
 
 def test_the_watch_asks_the_rules(reports: Reports, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -100,7 +100,7 @@ def test_a_run_handed_to_the_template_is_its_child_and_ends_as_it_would_have(tmp
         home, template = warmed(server, tmp_path)
         url = ("--base-url", server.url)
         # the prompt from the client's stdin, the answer on its stdout
-        p = run(home, tmp_path, *model, *url, stdin=subprocess.PIPE)
+        p = run(home, tmp_path, *model, *url, "-", stdin=subprocess.PIPE)
         out, err = p.communicate("say it", timeout=DEADLINE)
         assert p.returncode == 0, err
         assert out == "done\n", (out, err)

@@ -103,13 +103,11 @@ def test_a_prompt_that_is_not_utf_8_is_refused_with_why(tmp_path: Path) -> None:
     assert b"eukhe run: the prompt argument is not valid UTF-8: byte 0xff at character 4" in done.stderr
 
 
-def test_a_prompt_is_read_from_standard_input_for_a_dash_or_no_argument_off_a_terminal(
-    tmp_path: Path,
-) -> None:
+def test_a_prompt_is_read_from_standard_input_for_a_dash_or_stdin(tmp_path: Path) -> None:
     home, repo, _ = project(tmp_path)
     long = "summarize this: " + "x" * 200_000  # over what one argument may hold on Linux (128 KiB)
     with FauxServer(parse([{"when": "summarize this", "text": "summarized"}])) as server:
-        for args in (["-"], []):
+        for args in (["-"], ["--stdin"]):
             done = subprocess.run(
                 [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", server.url,
                  "--json", *args],
@@ -123,15 +121,18 @@ def test_a_prompt_is_read_from_standard_input_for_a_dash_or_no_argument_off_a_te
 
 def test_standard_input_is_never_read_when_the_prompt_is_an_argument(tmp_path: Path) -> None:
     never = io.BytesIO(b"not this")
-    assert prompt_of("this", never, is_terminal=False) == "this" and never.tell() == 0
+    assert prompt_of("this", never) == "this" and never.tell() == 0
     with pytest.raises(PromptError, match=r"^no prompt: give it as an argument"):
-        prompt_of(None, never, is_terminal=True)
+        prompt_of(None, never)  # terminal or not: a missing prompt is never read from standard input
+    assert never.tell() == 0
     with pytest.raises(
         PromptError, match=r"^the prompt on standard input is not valid UTF-8: byte 0xff at byte 2$"
     ):
-        prompt_of("-", io.BytesIO(b"ab\xff"), is_terminal=False)
+        prompt_of("-", io.BytesIO(b"ab\xff"))
     with pytest.raises(PromptError, match=r"over 16,777,216 bytes"):
-        prompt_of("-", io.BytesIO(b"x" * (PROMPT_MAX + 1)), is_terminal=False)
+        prompt_of("-", io.BytesIO(b"x" * (PROMPT_MAX + 1)))
+    assert prompt_of("explain", io.BytesIO(b"the log\n"), from_stdin=True) == "explain\n\nthe log\n"
+    assert prompt_of("explain", io.BytesIO(b""), from_stdin=True) == "explain"  # an empty log: the argument
     assert eukhe("run", "--help", cwd=tmp_path, home=tmp_path).returncode == 0
 
 

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from eukhe.run.deadline import Deadline
 from eukhe.run.spec import Parent, RunSpec
 
 FULL = RunSpec(
@@ -28,6 +29,8 @@ FULL = RunSpec(
     claim="ab12",
     session_start="resume",
     mcp={"time": {"command": "mcp-server-time", "args": []}},
+    deadline=Deadline(1764637855.5, 90.0),
+    asked=1764637800.25,
 )
 
 
@@ -41,14 +44,17 @@ def test_the_dict_keeps_the_keys_every_store_holds() -> None:
     assert set(FULL.json()) == {
         "prompt", "system", "model", "baseUrl", "api", "cwd", "settings", "sandbox", "approval",
         "steps", "steers", "deferred", "pollSeconds", "session", "child", "claim", "sessionStart", "mcp",
+        "deadline", "askedAt",
     }  # fmt: skip
     assert FULL.json()["child"] == {"parent": "s/0001", "session": "s", "depth": 1}
+    assert FULL.json()["deadline"] == {"at": 1764637855.5, "seconds": 90.0}
 
 
 def test_a_dict_an_earlier_eukhe_wrote_reads_with_the_defaults() -> None:
     old = {"prompt": "hi", "model": "vllm/m", "baseUrl": None, "api": None, "cwd": "/w", "settings": {}}
     got = RunSpec.of({**old, "followup": True})  # a key no longer written is ignored
     assert (got.steps, got.steers, got.poll_seconds, got.session, got.child) == (1, False, 5.0, None, None)
+    assert (got.deadline, got.asked) == (None, None)  # no deadline: a run of an earlier eukhe has none
     assert got.prompt == "hi" and got.system == ""
 
 

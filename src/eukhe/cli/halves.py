@@ -2,8 +2,8 @@
 are the command line's only imports made inside functions: without them `eukhe --help` and
 the commands that run no work would wait a second or more for libraries they never use.
 
-- `stored`: the home's store (DBOS, SQLAlchemy), for runs, sessions, the chat and
-  the store itself;
+- `stored`: the home's store (DBOS, SQLAlchemy), for runs (`eukhe run --control`'s
+  too), sessions, the chat and the store itself;
 - `lawbook`: the laws and their engine (Hypothesis, CrossHair), for `eukhe laws`;
 - `demo`: the faux model and a provider's SDK, for `eukhe demo` and `eukhe faux serve`;
 - `mcp_check`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`;
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the halves' own types: loaded by them, never by this module
     from eukhe.memory.tables import ChatStore
     from eukhe.run.outcome import RunOutcome
     from eukhe.run.session_service import Transcript
-    from eukhe.run.spec import RunSpec
+    from eukhe.run.spec import RunSpec, Setup
     from eukhe.store.migrate import Migrated
     from eukhe.store.sessions import Row as SessionRow
 
@@ -40,6 +40,7 @@ class Stored(Protocol):
     def run_here(
         self, settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None
     ) -> NoReturn: ...
+    def control_here(self, made: Setup, view: RunView, session: str, given: bool) -> NoReturn: ...
     def rows(self) -> list[SessionRow]: ...
     def subagents(self) -> list[JsonObject]: ...
     def transcript(self, session: str) -> Transcript: ...

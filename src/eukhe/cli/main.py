@@ -6,6 +6,8 @@ import contextlib
 import dataclasses
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -30,7 +32,8 @@ from eukhe.cli.trust import trust_command
 from eukhe.humanize import clipped, counted
 from eukhe.ids import new_session, run_id, run_line, valid_session
 from eukhe.json_types import JsonObject
-from eukhe.run.spec import NoModel, RunSpec, ToolsError, chosen_tools, setup
+from eukhe.run.deadline import Deadline, DurationError, duration
+from eukhe.run.spec import NoModel, RunSpec, Setup, ToolsError, chosen_tools, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice
 from eukhe.skills import SkillError, get_resource_snapshot
@@ -88,7 +91,7 @@ def run_command(
         str | None,
         typer.Argument(
             metavar="PROMPT",
-            help="What to do; `-` (or nothing, off a terminal) reads it from standard input.",
+            help="What to do; `-` reads it from standard input (which is read only then, or with --stdin).",
         ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="provider/model, e.g. openai/gpt-4.1")] = None,
@@ -144,6 +147,31 @@ def run_command(
             "(over models.<m>.reasoningEffort).",
         ),
     ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--timeout",
+            metavar="DURATION",
+            help="End by then (90s, 5m, 1h30m): a run still at work is aborted and fails, kind "
+            "timeout, exit code 124; its subagents and follow-up runs too.",
+        ),
+    ] = None,
+    from_stdin: Annotated[
+        bool,
+        flag(
+            "--stdin",
+            help="Read the prompt from standard input, after PROMPT when one is given "
+            "(cat log | eukhe run --stdin 'explain').",
+        ),
+    ] = False,
+    control: Annotated[
+        bool,
+        flag(
+            "--control",
+            help="Take requests on standard input, one JSON object a line (prompt, steer, follow_up, "
+            "abort, state), and print the events as --events does (docs/run.md).",
+        ),
+    ] = False,
     image: Annotated[
         list[str] | None,
         typer.Option(
@@ -155,19 +183,28 @@ def run_command(
 ) -> None:
     """Run one turn against a model, with the built-in tools, until it ends. The run is
     durable: if the process dies, the next `eukhe run` or `eukhe resume` finishes it."""
-    if as_json and events:
-        echo("eukhe run: --json and --events both print to stdout: choose one", err=True)
+    if as_json and (events or control):
+        other = "--control" if control else "--events"
+        echo(f"eukhe run: --json and {other} both print to stdout: choose one", err=True)
+        raise typer.Exit(2)
+    if control and (prompt is not None or from_stdin or image):
+        asked = "PROMPT, --stdin or --image"
+        echo(
+            f"eukhe run: --control takes its prompts as requests on standard input: give no {asked}", err=True
+        )
         raise typer.Exit(2)
     try:  # before the prompt is read: a wrong flag costs no typing
         for option, given in (("--sandbox", sandbox), ("--approval", approval)):
             if given is not None:
                 choice(option, given)
         offered = None if tools is None else chosen_tools(tools)
-    except (SettingsError, ToolsError) as e:
+        # absolute from now: the whole invocation (the store's opening too) ends by then
+        deadline = None if timeout is None else Deadline.after(duration(timeout), time.time())
+    except (SettingsError, ToolsError, DurationError) as e:
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
     try:
-        prompt = prompt_of(prompt, sys.stdin.buffer, sys.stdin.isatty())
+        prompt = "" if control else prompt_of(prompt, sys.stdin.buffer, from_stdin)
     except PromptError as e:
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
@@ -183,13 +220,16 @@ def run_command(
         )  # a model that cannot be used fails here, before any run
         notices(made.notices)
         unlisted = made.unlisted()  # begun now; said before the run (a local server ignores a wrong name)
-        printer = _printer(as_json, events)
+        printer = _printer(as_json, events or control)
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
-        attached = made.attach(made.expand(prompt), prompt, image or ())  # @path: the file after the prompt
-        for line in attached.said:
-            printer.say(line)
-        prompt = attached.prompt
+        if not control:  # a control session's prompts are expanded as each comes
+            attached = made.attach(
+                made.expand(prompt), prompt, image or ()
+            )  # @path: the file after the prompt
+            for line in attached.said:
+                printer.say(line)
+            prompt = attached.prompt
     except (SettingsError, ModelError, NoModel, SkillError, ImageError) as e:
         with contextlib.suppress(SettingsError):  # what the folder's settings held back may be why
             notices(loaded(Path.cwd()).notices)
@@ -198,7 +238,9 @@ def run_command(
     _session_id(session)
     if max_tool_rounds is not None:
         made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
-    made.deferred, made.poll_seconds, made.tools = deferred, poll_interval, offered
+    made.deferred, made.poll_seconds, made.tools, made.deadline = deferred, poll_interval, offered, deadline
+    if control:
+        _controlled(made, printer, session, unlisted)
     # its SessionStart hooks' source: a new session, or one continued
     spec = dataclasses.replace(
         made.spec(prompt, attached), session_start="startup" if session is None else "resume"
@@ -211,6 +253,18 @@ def run_command(
         printer.say(announced)
     notices([said] if (said := unlisted()) else [])
     _durable(settings, RunView(printer, session, as_json, announced), spec, session)
+
+
+def _controlled(
+    made: Setup, printer: Printer | Stream, session: str | None, unlisted: Callable[[], str | None]
+) -> NoReturn:
+    """`eukhe run --control`: the session's runs as requests on standard input ask for them
+    (`cli/control.py`), through the store's half; the process ends with the last run's code."""
+    made.steers = True  # a steer request reaches the run at work, at its next round end
+    given = session is not None
+    session = session or new_session()
+    notices([said] if (said := unlisted()) else [])
+    halves.stored().control_here(made, RunView(printer, session), session, given)
 
 
 def _durable(settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None) -> NoReturn:

@@ -15,16 +15,19 @@ terminal. `--events` (Stream) is JSON, escaped as it is.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from typing import Any, TextIO
 
 from eukhe.cli.output import echo_json
 from eukhe.cli.status_line import StatusLine
+from eukhe.errors import Code
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, seen_by, tally, used_line
 from eukhe.ids import run_line
-from eukhe.json_types import JsonObject
-from eukhe.run.outcome import RunOutcome
+from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.run.deadline import TIMEOUT
+from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.terminal import neutralized
 from eukhe.ui.lines import marked
 
@@ -191,7 +194,18 @@ class Stream:
         self.event(event("outcome", outcome_text(out), data=out))
 
 
-EXIT_CODES = {"answered": 0, "failed": 1, "aborted": 130}
+EXIT_CODES = {"answered": 0, "failed": 1, "usage": 2, "timeout": 124, "aborted": 130}
+"""`eukhe run`'s exit codes: by the run's outcome, but a failure of kind `timeout` (its
+`--timeout` ran out, as coreutils' `timeout` exits) is 124, and 2 is a command that could not
+run (a wrong option, settings, no prompt, the store)."""
+
+
+def exit_code(out: JsonMapping) -> int:
+    """The exit code of an outcome (its JSON): `EXIT_CODES`."""
+    error = out.get("error") or {}
+    if out.get("outcome") == "failed" and error.get("kind") == TIMEOUT:
+        return EXIT_CODES["timeout"]
+    return EXIT_CODES.get(str(out.get("outcome")), 1)
 
 
 def finished(printer: Printer | Stream, outcome: RunOutcome, as_json: bool) -> int:
@@ -200,15 +214,21 @@ def finished(printer: Printer | Stream, outcome: RunOutcome, as_json: bool) -> i
     printer.outcome(out)
     if as_json:
         echo_json(out)
-    return EXIT_CODES.get(out["outcome"], 1)
+    return exit_code(out)
 
 
 class RunView:
     """The command line's `RunSink` (`run.sink`): the runs' events as `session`'s view
     shows them (None: every run's, as `eukhe resume` shows the runs it finishes), the
-    runtime's lines, and each run's end; `code` is the exit code of the last one.
-    `announced`: the line already shown for the run expected to start (a new session's
-    first), not said again."""
+    runtime's lines, and each run's end; `code` is the exit code of the last one, and
+    `current` the run at work. `announced`: the line already shown for the run expected
+    to start (a new session's first), not said again.
+
+    An outcome is the last thing it prints until another run starts: what comes after
+    one meanwhile (a subagent's last line, a recovered run's, as the process ends) is held,
+    printed before the next run, or, when none comes, on stderr as the process ends
+    (`leftover`). So `--events` always ends with an outcome. Lines come from DBOS's
+    thread and the command's; a lock keeps the check and the print one step."""
 
     def __init__(
         self,
@@ -219,21 +239,65 @@ class RunView:
     ) -> None:
         self.printer, self.session, self.as_json, self.announced = printer, session, as_json, announced
         self.code = 0
+        self.current: str | None = None
+        self._lock = threading.Lock()
+        self._after = False  # an outcome was printed, and no run has started since
+        self._held: list[Event] = []
 
     def event(self, e: Event) -> None:
         seen = seen_by(self.session, e)
         if seen is not None:
-            self.printer.event(seen)
+            self._print(seen)
 
     def say(self, text: str) -> None:
-        self.printer.say(text)
+        self._print(event("say", text))
+
+    def _print(self, e: Event) -> None:
+        with self._lock:
+            if self._after:
+                self._held.append(e)
+            else:
+                self.printer.event(e)
 
     def started(self, run: str, prompt: str | None) -> None:
+        with self._lock:  # what came after the last outcome, before this run's own lines
+            held, self._held, self._after = self._held, [], False
+            for e in held:
+                if e.run != run:
+                    self.printer.event(e)
+        self.current = run
         line = run_line(run.rpartition("/")[0], run)
         if prompt is None:
-            self.say(f"{line}: the reports of its subagents")
+            self.say(f"{line}: what waited for it (follow-ups, subagents' reports)")
         elif line != self.announced:
             self.say(line)
+        for e in held:
+            if e.run == run:
+                self._print(e)
 
     def ended(self, run: str | None, outcome: RunOutcome) -> None:
-        self.code = finished(self.printer, outcome, self.as_json)
+        with self._lock:
+            self.code = finished(self.printer, outcome, self.as_json)
+            self._after = True
+        if run is None or run == self.current:
+            self.current = None
+
+    def refused(self, why: str) -> None:
+        """The run could not start (`eukhe: why`, exit 2): on the event stream, a failed
+        outcome says it, so that the stream still ends with one."""
+        if isinstance(self.printer, Stream):
+            self.ended(None, RunOutcome(Ending.FAILED, code=Code.RUN.kind, message=why))
+        else:
+            with self._lock:
+                self.printer.say(f"eukhe: {why}")
+        self.code = EXIT_CODES["usage"]
+
+    def leftover(self) -> None:
+        """What came after the last outcome, as the process ends: on stderr, as text."""
+        with self._lock:
+            held, self._held = self._held, []
+        for e in held:
+            if e.text and e.type not in QUIET:
+                sys.stderr.write(neutralized(e.text if e.type == "say" else marked(e.type, e.text)[0]) + "\n")
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()

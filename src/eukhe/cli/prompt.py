@@ -1,6 +1,8 @@
 """Where `eukhe run` takes its prompt from: its argument, or standard input when the
-argument is `-` or missing while standard input is not a terminal (a prompt is then
-not bound by the system's limit on arguments). Otherwise standard input is never read."""
+argument is `-` or `--stdin` is given (a prompt is then not bound by the system's limit on
+arguments; with both, standard input's text follows the argument). Otherwise standard input
+is never read, whether or not it is a terminal: a script's inherited pipe that never closes
+must not hold a run."""
 
 from __future__ import annotations
 
@@ -36,14 +38,23 @@ def checked(text: str, where: str) -> str:
     return text
 
 
-def prompt_of(arg: str | None, stdin: BinaryIO, is_terminal: bool) -> str:
-    """The prompt: `arg`, or standard input's text for `-` or a missing argument off a terminal."""
-    if arg is not None and arg != "-":
+NO_PROMPT = (
+    'no prompt: give it as an argument (eukhe run "task"), or `-` or --stdin to read it from standard input'
+)
+
+
+def prompt_of(arg: str | None, stdin: BinaryIO, from_stdin: bool = False) -> str:
+    """The prompt: `arg`; standard input's text for `-`, or with `--stdin` (`from_stdin`),
+    after `arg` when there is one (`cat log | eukhe run --stdin "explain"`). Standard input
+    is read only then: an inherited pipe that never closes never holds a run."""
+    if arg == "-":
+        arg, from_stdin = None, True
+    if not from_stdin:
+        if arg is None:
+            raise PromptError(NO_PROMPT)
         return checked(arg, "argument")
-    if arg is None and is_terminal:
-        raise PromptError(
-            'no prompt: give it as an argument (eukhe run "task"), or `-` to read it from standard input'
-        )
+    if arg is not None:
+        checked(arg, "argument")
     raw = stdin.read(PROMPT_MAX + 1)
     if len(raw) > PROMPT_MAX:
         raise PromptError(
@@ -55,6 +66,10 @@ def prompt_of(arg: str | None, stdin: BinaryIO, is_terminal: bool) -> str:
         raise PromptError(
             f"the prompt on standard input is not valid UTF-8: byte 0x{raw[e.start]:02x} at byte {e.start}"
         ) from e
-    if not text.strip():
-        raise PromptError("the prompt on standard input is empty")
-    return text
+    if arg is None:
+        if not text.strip():
+            raise PromptError("the prompt on standard input is empty")
+        return text
+    if not text.strip():  # an empty log after the argument: the argument alone
+        return arg
+    return checked(f"{arg}\n\n{text}", "argument with standard input after it")

@@ -6,12 +6,14 @@ never do."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import typer
 
+from eukhe.cli.control import Control
 from eukhe.cli.folder_settings import settings_here
 from eukhe.cli.output import echo
 from eukhe.cli.printer import RunView
@@ -24,7 +26,7 @@ from eukhe.memory.chat import Chat
 from eukhe.memory.log import Entry
 from eukhe.memory.tables import ChatStore, ChatStoreError
 from eukhe.run.session_service import Sessions, Transcript
-from eukhe.run.spec import RunSpec
+from eukhe.run.spec import RunSpec, Setup
 from eukhe.runtime import Busy, leave, open_runtime
 from eukhe.settings import SettingsError, home, memory_settings
 from eukhe.store import durable, sessions
@@ -45,21 +47,39 @@ def run_here(settings: JsonObject, view: RunView, spec: RunSpec | None, session:
     try:  # the owner runs what is recovered; this process only once it recovers itself
         runtime = open_runtime(home(), settings, view)
     except StoreError as e:
-        echo(f"eukhe: {e}", err=True)
-        raise typer.Exit(2) from None
+        view.refused(str(e))
+        leave(view.code)
     try:
         runtime.to_end(runtime.drive(spec, session))
     except Busy as e:
-        echo(f"eukhe: {e}", err=True)
-        view.code = 2  # runs recovered meanwhile stay in flight, resumable
+        view.refused(str(e))  # runs recovered meanwhile stay in flight, resumable
     except BaseException:
         runtime.close()
         raise
+    view.leftover()
     # Every run this process waited for has its end in the store (`Runtime.result` reads it
     # there), and a run left in flight is the owner's or `eukhe resume`'s, as after a kill:
     # DBOS's threads are not joined, nor the interpreter torn down (about 1 s of 2.7 s, a
     # 0-round run).
     leave(view.code)
+
+
+def control_here(made: Setup, view: RunView, session: str, given: bool) -> NoReturn:
+    """`eukhe run --control`: open the run store and serve the session's requests on
+    standard input (`cli/control.py`) to its end; the process ends with the last run's
+    exit code."""
+    try:
+        runtime = open_runtime(home(), made.settings, view)
+    except StoreError as e:
+        view.refused(str(e))
+        leave(view.code)
+    try:
+        code = runtime.to_end(Control(runtime, made, view, session, given).serve(sys.stdin.buffer))
+    except BaseException:
+        runtime.close()
+        raise
+    view.leftover()
+    leave(code)
 
 
 # ---------------------------------------------------------------- reading the runs

@@ -91,6 +91,7 @@ class Children:
             child=Parent(self.run, self.session, self.depth + 1),
             deferred=None,
             claim=None,
+            asked=None,  # its start takes every report that waits for it (its deadline is its parent's)
             session_start=None,  # a subagent's run starts no session: its end is a SubagentStop
         )
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:

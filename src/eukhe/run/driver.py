@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
 from eukhe.run.assemble import session_hooks
 from eukhe.run.context import ProcessContext
+from eukhe.run.deadline import TIMEOUT, Deadline
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.session import run_to_end
@@ -69,13 +71,17 @@ class TakenUp:
 
 @dataclass
 class Closing:
-    """The session `eukhe run` drives, closing: its last run, and whether its SessionEnd
-    hooks fired."""
+    """The session a face drives, closing: its last run, whether its SessionEnd hooks fired,
+    and the outcome of its last run while it is held (`Runtime.turn`). `ends`: the session
+    ends with this work (`eukhe run`); False: more may come (`eukhe run --control`), and its
+    SessionEnd hooks are the face's to fire."""
 
     cwd: Path
     session: str
     run: str = ""
     fired: bool = False
+    ends: bool = True
+    held: RunOutcome | None = None
 
 
 @dataclass
@@ -87,6 +93,7 @@ class Runtime:
     home: Path
     store: Store
     process: ProcessContext
+    deadline: Deadline | None = None  # `--timeout`: when its waits on runs end (`stop_at`)
 
     def close(self) -> None:
         self.store.close()
@@ -190,9 +197,8 @@ class Runtime:
 
         def begin() -> str | None:  # the synchronous start hands the run to DBOS's loop
             with SetWorkflowID(rid):
-                DBOS.start_workflow(
-                    run_workflow, dataclasses.replace(spec, session=session, claim=claim).json()
-                )
+                asked = dataclasses.replace(spec, session=session, claim=claim, asked=time.time())
+                DBOS.start_workflow(run_workflow, asked.json())
             st = DBOS.get_workflow_status(rid)
             args = (st.input or {}).get("args") if st is not None and isinstance(st.input, dict) else None
             return str(args[0].get("claim")) if args and isinstance(args[0], dict) else None
@@ -258,6 +264,8 @@ class Runtime:
             message = (
                 f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
             )
+            if self.deadline is not None and self.deadline.passed(time.time()):
+                return self.deadline.ended(RunOutcome(Ending.ABORTED), message)
             return RunOutcome(Ending.ABORTED, code="aborted", message=message)
         try:
             out = task.result()
@@ -274,8 +282,8 @@ class Runtime:
     # ---------------------------------------------------------------- many runs
 
     async def finish(self, ids: list[str], say: Say) -> bool:
-        """Wait for recovered runs to end (`run`), saying how each ended. Ctrl-C leaves the
-        rest in flight, resumable, and says so; whether it did."""
+        """Wait for recovered runs to end (`run`), saying how each ended. Ctrl-C (or the
+        deadline) leaves the rest in flight, resumable, and says so; whether it did."""
         stop = self._stop()
         for n, rid in enumerate(ids):
             task = asyncio.ensure_future(self.run(None, rid.partition("/")[0], follow=rid))
@@ -291,45 +299,95 @@ class Runtime:
 
     async def drive(self, spec: RunSpec | None, session: str | None, by_owner: bool = True) -> bool:
         """Take up what a dead process left, run `spec` (if any) as the session's next run,
-        and wait for what must be waited for; whether some were left in flight (Ctrl-C).
-        Each run it starts shows its start and its end through the sink.
+        and wait for what must be waited for; whether some were left in flight (Ctrl-C, or
+        the spec's deadline). Each run it starts shows its start and its end through the
+        sink, and with a spec the last thing it says is always a run's outcome.
 
         `by_owner`: the home's owner takes the cut-off runs up and finishes them: a run
         waits only for the session's own cut-off run, which must end first, as the
         session's order wants; `eukhe resume` (no spec) waits for them all. Else this
         process recovers them, and the session's own run never waits behind other
-        sessions' recovered runs: they run beside it as background work, and are waited
-        for after its outcome."""
+        sessions' recovered runs: they run beside it as background work, and what is left
+        of them when the session's work ends, `eukhe resume` (or the owner) finishes."""
         sink = self.process.sink
         self.process.stop = (asyncio.get_running_loop(), asyncio.Event())
+        timer = self.stop_at(spec.deadline if spec is not None else None)
+        try:
+            mine, rest = await self.take_up(session, by_owner, runs=spec is not None)
+            if await self.finish(mine, sink.say):
+                if spec is not None:
+                    sink.ended(None, self.not_started(mine))
+                return True
+            if spec is None or session is None:
+                return await self.finish(rest, sink.say)
+            return await self.turn(spec, session, Closing(Path(spec.cwd), session))
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    async def take_up(self, session: str | None, by_owner: bool, runs: bool) -> tuple[list[str], list[str]]:
+        """The runs dead processes left, taken up (`_taken_up`): the session's own, which its
+        next run waits for, and the rest. `runs`: a run of the session is to come, so what
+        happens to the rest is said now, before it (its outcome is the last thing said)."""
+        sink = self.process.sink
         taken = await self._taken_up(by_owner)
         mine = [r for r in taken.runs if session is not None and r.startswith(f"{session}/") and is_root(r)]
         rest = [r for r in taken.runs if r not in mine]
-        if spec is not None and mine:
+        if runs and rest:
+            some = counted(len(rest), "recovered run")
+            sink.say(
+                f"the owner finishes {some}; `eukhe status` shows them"
+                if taken.by_owner
+                else f"{some} of other sessions run beside this one; "
+                "what is left of them at its end, `eukhe resume` finishes"
+            )
+        if runs and mine:
             sink.say(f"waiting for run {mine[-1]} of this session to end first")
-        if await self.finish(mine, sink.say):
-            if spec is not None:
-                sink.ended(
-                    None, RunOutcome(Ending.ABORTED, code="aborted", message="not started: Ctrl-C came first")
-                )
-            return True
-        if spec is not None and session is not None:
-            closing = Closing(Path(spec.cwd), session)
-            await self._shown(closing, *(await self._asked(spec, session)))
-            if await self._followups(spec, session, closing):
-                return True
-            if not closing.fired:  # its subagents ended with no report to run: it ends now
-                await self.session_end(closing.cwd, session, closing.run, "other")
-            if rest and taken.by_owner:
-                sink.say(
-                    f"the owner finishes {counted(len(rest), 'recovered run')}; `eukhe status` shows them"
-                )
-                return False
-            if rest:
-                sink.say(
-                    f"finishing {counted(len(rest), 'recovered run')}; Ctrl-C leaves them for `eukhe resume`"
-                )
-        return await self.finish(rest, sink.say)
+        return mine, rest
+
+    def not_started(self, mine: list[str]) -> RunOutcome:
+        """The outcome of a run that never started: the wait for the session's cut-off run
+        was cut, by Ctrl-C or by the deadline."""
+        if self.deadline is not None and self.deadline.passed(time.time()):
+            why = f"not started: run {mine[-1]} of this session was still at work"
+            return self.deadline.ended(RunOutcome(Ending.ABORTED), why)
+        return RunOutcome(Ending.ABORTED, code="aborted", message="not started: Ctrl-C came first")
+
+    def stop_at(self, deadline: Deadline | None) -> asyncio.Task[None] | None:
+        """`--timeout`: at `deadline` this process stops waiting on runs (`stop`, as Ctrl-C
+        does), while each run ends by its own deadline (`run.workflow`) within its grace;
+        the timer's task (None: no deadline), to cancel once the waits are over."""
+        self.deadline = deadline
+        if deadline is None:
+            return None
+
+        async def at() -> None:
+            await _CLOCK.sleep_until(_CLOCK.now() + (deadline.at - time.time()))
+            if self.process.stop is not None:  # the one of the waits now (a control session's turn's)
+                self.process.stop[1].set()
+
+        return asyncio.ensure_future(at())
+
+    async def turn(self, spec: RunSpec, session: str, closing: Closing, started: str | None = None) -> bool:
+        """The session's run of `spec` (or the run `started`, which `start` began), then what
+        it leads to: while its subagents work, the runs their reports start, and the runs the
+        follow-ups queued meanwhile start (`_followups`). Each run's outcome is said as it
+        ends, but held while more of the session may come (a subagent at work, a message
+        waiting): it is said before the next run starts, or as the wait ends, after the
+        session's SessionEnd hooks, so that the last thing said is always an outcome.
+        Whether the wait was cut (Ctrl-C, an abort, the deadline)."""
+        if started is None:
+            run, out = await self._asked(spec, session)
+        else:
+            self.process.sink.started(started, spec.prompt)
+            run, out = started, await self.result(started)
+        await self._shown(closing, run, out)
+        cut = await self._followups(spec, session, closing)
+        if not cut and closing.ends and not closing.fired:  # its subagents ended with no report to run
+            await self.session_end(closing.cwd, session, closing.run, "other")
+            closing.fired = True
+        self._said(closing, cut)
+        return cut
 
     async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
         """The session's SessionEnd hooks (`reason`: Claude Code's, "other" for `eukhe run`,
@@ -347,40 +405,59 @@ class Runtime:
         return sorted(w.workflow_id.removesuffix(".task") for w in found)
 
     async def _shown(self, closing: Closing, run: str, out: RunOutcome) -> None:
-        """A run of the session `eukhe run` drives has ended: shown; when nothing more of the
-        session is to come (no subagent at work, no report waiting), its SessionEnd hooks
-        fire first, so that its outcome is the last thing said of it."""
+        """A run of the session has ended: its outcome said now when nothing more of the
+        session is to come (no subagent at work, no message waiting), after the session's
+        SessionEnd hooks when it ends with it (`closing.ends`); else held (`_said`)."""
         closing.run = run
         live = await self.live_children(closing.session)
-        if not live and not await asyncio.to_thread(self.process.reports().queued, closing.session):
+        queued = await asyncio.to_thread(self.process.reports().queued, closing.session)
+        if live or queued:
+            closing.held = out
+            return
+        if closing.ends:
             await self.session_end(closing.cwd, closing.session, run, "other")
             closing.fired = True
         self.process.sink.ended(run, out)
 
+    def _said(self, closing: Closing, cut: bool = False) -> None:
+        """The outcome `_shown` held, said now; `cut`: the wait for the session's subagents
+        was cut, and when by the deadline, the outcome says so."""
+        out, closing.held = closing.held, None
+        if out is None:
+            return
+        deadline = self.deadline
+        if cut and deadline is not None and deadline.passed(time.time()) and out.code != TIMEOUT:
+            out = deadline.ended(out, "the session's subagents were still at work")
+        self.process.sink.ended(closing.run, out)
+
     async def _followups(self, spec: RunSpec, session: str, closing: Closing) -> bool:
         """While the session's children work, wait for their reports; reports waiting (none
-        placed by a run) start the session's next run, whose prompt they are. Ctrl-C closes
-        the session: what is waiting is withdrawn and stays owed, delivered once the session
-        runs again, and the children go on (`eukhe status` lists them); whether it came."""
+        placed by a run), or follow-ups, start the session's next run, whose prompt they
+        are. Ctrl-C (an abort, the deadline) closes the session: no run starts, what is
+        waiting is withdrawn and stays owed, delivered once the session runs again, and the
+        children go on (`eukhe status` lists them); whether it came."""
         sink = self.process.sink
         reports = self.process.reports()
         stop = self._stop()
         shown: list[str] = []
         while True:
             live = await self.live_children(session)
+            queued = await asyncio.to_thread(reports.queued, session)
+            if stop.is_set() and (live or queued):
+                if live:
+                    await asyncio.to_thread(reports.close_parent, session)
+                    left = counted(len(live), "subagent")
+                    sink.say(f"left {left} running: their reports wait for this session's next run")
+                return True
             if live != shown and live:
                 sink.say(f"waiting for {counted(len(live), 'subagent')}: {', '.join(map(name_of, live))}")
             shown = live
-            if await asyncio.to_thread(reports.queued, session):
+            if queued:
+                self._said(closing)  # the last run's outcome, before the next run starts
                 await self._shown(
                     closing, *(await self._asked(dataclasses.replace(spec, prompt=None), session))
                 )
                 continue
             if not live:
                 return False
-            raced = await waits.race(stop.wait(), _CLOCK.now() + timing().child_poll, None, _CLOCK)
-            if raced.end is End.EVENT:
-                await asyncio.to_thread(reports.close_parent, session)
-                left = counted(len(live), "subagent")
-                sink.say(f"left {left} running: their reports wait for this session's next run")
-                return True
+            await waits.race(stop.wait(), _CLOCK.now() + timing().child_poll, None, _CLOCK)

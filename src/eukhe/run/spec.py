@@ -19,6 +19,7 @@ from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.tools import PREFIX as MCP_PREFIX
 from eukhe.memory.tool import DATE, ZOOM
+from eukhe.run.deadline import Deadline
 from eukhe.run.mentions import Attached, attach, with_images
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
@@ -124,6 +125,12 @@ class RunSpec:
     # the MCP servers an editor gave its session (`mcpServers`' shape, trusted as the home's),
     # started beside the configured ones
     mcp: JsonMapping = field(default_factory=dict)
+    # `--timeout`: when the invocation ends at the latest, absolute, so that whoever executes the
+    # run (this process, or the owner after a crash) honours it; its subagents' and follow-ups' too
+    deadline: Deadline | None = None
+    # when it was asked for (epoch seconds, `run.driver.start`): its start takes only the user's
+    # messages queued by then (`run.workflow`)
+    asked: float | None = None
     # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -159,6 +166,10 @@ class RunSpec:
             out["sessionStart"] = self.session_start
         if self.mcp:
             out["mcp"] = dict(self.mcp)
+        if self.deadline is not None:
+            out["deadline"] = self.deadline.json()
+        if self.asked is not None:
+            out["askedAt"] = self.asked
         return out
 
     @classmethod
@@ -186,6 +197,8 @@ class RunSpec:
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
             mcp=dict(spec.get("mcp") or {}),
+            deadline=Deadline.of(spec["deadline"]) if isinstance(spec.get("deadline"), Mapping) else None,
+            asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
         )
 
     def run_settings(self) -> Settings:
@@ -227,6 +240,7 @@ class Setup:
     route_api: str = ""  # the API the model is served with (openai-chat, openai-responses, anthropic)
     route: Route | None = None  # where the model is served
     tools: tuple[str, ...] | None = None  # --tools: the only tools its runs offer; None: all
+    deadline: Deadline | None = None  # --timeout: when its runs end at the latest
 
     def unlisted(self) -> Callable[[], str | None]:
         """The look at whether a local server lists the model (`ai.listed`), begun now:
@@ -298,6 +312,7 @@ class Setup:
             deferred=self.deferred,
             poll_seconds=self.poll_seconds,
             tools=self.tools,
+            deadline=self.deadline,
         )
 
 

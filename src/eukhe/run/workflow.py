@@ -40,6 +40,8 @@ from eukhe.json_types import JsonObject
 from eukhe.memory import turn
 from eukhe.memory.access import Memory, settle
 from eukhe.memory.log import now
+from eukhe.rules.child import At, Place
+from eukhe.rules.child import key as place_key
 from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
@@ -49,6 +51,7 @@ from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
+from eukhe.run.deadline import TIMEOUT, abort_at
 from eukhe.run.hook_events import HOOK_BLOCKED, RunHooks, recorded
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -57,6 +60,9 @@ from eukhe.run.spec import STEPS, RunSpec
 from eukhe.settings import home
 from eukhe.store.reports import USERS
 from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
+
+START = place_key(Place(At.START))
+"""The key of a run's start, where it takes what waited for it (`rules.child.key`)."""
 
 __all__ = ["ProcessContext", "RecordedEffects", "begin", "process", "run_workflow"]
 
@@ -294,8 +300,30 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
     here = process()
     spec = RunSpec.of(input)
     run_id = str(DBOS.workflow_id)
-    session = spec.session or run_id
+    deadline = spec.deadline
+    if deadline is not None and deadline.passed(time.time()):
+        # begun, or taken up after a crash, past its deadline: it ends now, before any step (a
+        # replay cut short would meet its recorded steps out of order)
+        here.ended(run_id)
+        late = RunOutcome(Ending.ABORTED)
+        return deadline.ended(late, "its deadline had passed when it was to go on").json()
     cancel = asyncio.Event()
+    timer = asyncio.ensure_future(abort_at(deadline, cancel)) if deadline is not None else None
+    try:
+        out = await _body(spec, run_id, cancel, here)
+    finally:
+        if timer is not None and not timer.done():
+            timer.cancel()
+    fired = timer is not None and timer.done() and not timer.cancelled() and timer.result()
+    if deadline is not None and fired and out.get("outcome") == Ending.ABORTED:  # its deadline aborted it
+        return {**out, "outcome": Ending.FAILED, "error": {"kind": TIMEOUT, "message": deadline.message}}
+    return out
+
+
+async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> JsonObject:
+    """The run under its id, its `cancel` in the process's map (Ctrl-C and `eukhe abort` set
+    it), the root-turn lease held for a user's own run."""
+    session = spec.session or run_id
     here.cancels[run_id] = (asyncio.get_running_loop(), cancel)
     await here.running(run_id, session, "started")
     try:
@@ -335,8 +363,11 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
 
     async def take(key: str, steers: bool, followups: bool) -> list[str]:
         """A take of the run at the place `key` names, as a recorded step (a replay reaches
-        the same place and gets what the step recorded)."""
-        got = functools.partial(_take, here, session, run_id, key, steers=steers, followups=followups)
+        the same place and gets what the step recorded). A run with a prompt takes at its
+        start only the user's messages queued before it was asked for: one sent after it
+        (a steer, a follow-up) is for a later place, never placed before its prompt."""
+        until = spec.asked if key == START and spec.prompt is not None else None
+        got = functools.partial(_take, here, session, run_id, key, steers, followups, until)
         return list(await DBOS.run_step_async({"name": "reports"}, got))
 
     # a run that spawned children, or whose user may steer it, takes what waits for it at
@@ -471,14 +502,20 @@ async def _working(children: Children) -> bool:
 
 
 async def _take(
-    here: ProcessContext, session: str, run: str, key: str, steers: bool = True, followups: bool = True
+    here: ProcessContext,
+    session: str,
+    run: str,
+    key: str,
+    steers: bool = True,
+    followups: bool = True,
+    until: float | None = None,
 ) -> list[str]:
     """The messages waiting for the session's run, placed by this run at the place `key`
     names (`rules.child.key`): its children's reports, and the user's steers and
-    follow-ups as asked; the same key again takes the same. A store that cannot be read
-    places none now; they wait for the next take."""
+    follow-ups as asked (`until`: those queued by then); the same key again takes the same.
+    A store that cannot be read places none now; they wait for the next take."""
     try:
-        take = functools.partial(here.reports().take, steers=steers, followups=followups)
+        take = functools.partial(here.reports().take, steers=steers, followups=followups, until=until)
         got = await asyncio.to_thread(take, session, f"{run}#{key}")
         if got:
             fault_injection.reached("taken")  # placed in the store, the step not yet recorded

@@ -219,16 +219,26 @@ class Reports:
 
         return str(self._tx(f"queue a message to session {session}", insert))
 
-    def take(self, session: str, taker: str, steers: bool = True, followups: bool = True) -> list[Report]:
+    def take(
+        self,
+        session: str,
+        taker: str,
+        steers: bool = True,
+        followups: bool = True,
+        until: float | None = None,
+    ) -> list[Report]:
         """Place every queued message of the session, oldest first, for `taker` (a run and
         the key of its place): the children's reports, and the user's steers and
-        follow-ups as asked; the same taker again gets the same messages back."""
+        follow-ups as asked (`until`: only those queued by then, epoch seconds); the same
+        taker again gets the same messages back."""
         left = [s for s, wanted in ((STEER, steers), (FOLLOWUP, followups)) if not wanted]
+        wanted: sa.ColumnElement[bool] = _reports.c.child.not_in(left)
+        if until is not None:  # a user's message queued later is for a later place
+            wanted = wanted & (_reports.c.child.not_in(USERS) | (_reports.c.at <= until))
 
         def take(c: sa.Connection) -> list[Report]:
             mine = (_reports.c.session == session) & (
-                ((_reports.c.fate == Fate.QUEUED.value) & _reports.c.child.not_in(left))
-                | (_reports.c.taker == taker)
+                ((_reports.c.fate == Fate.QUEUED.value) & wanted) | (_reports.c.taker == taker)
             )
             rows = c.execute(
                 sa.select(_reports.c.id, _reports.c.child, _reports.c.text, _reports.c.fate, _reports.c.taker)
