@@ -8,6 +8,7 @@ session made by `eukhe run` loaded; and a hostile editor's garbage answered with
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sys
 import time
@@ -24,11 +25,12 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp import PROTOCOL_VERSION, RequestError, image_block, spawn_agent_process, text_block
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.rules.run import ABORT_GRACE
 from tests import forks
 from tests.proc import env, eukhe
+from tests.run.test_images import encoded
 
 HANDED = Path(__file__).parents[1] / "handed.py"
 WAIT = 30.0
@@ -405,3 +407,27 @@ def test_an_editors_mcp_server_is_started_for_its_session_and_its_tool_used(tmp_
             assert "UTC" in result and "not run" not in result, result
 
     drive(go)
+
+
+def test_an_image_in_a_prompt_reaches_the_model_and_one_for_a_text_model_is_refused(tmp_path: Path) -> None:
+    png = base64.b64encode(encoded("PNG", 4, 4)).decode()
+    script = [{"results": 0, "text": "A small square."}]
+    takes = {"models": {"vllm/m": {"input": ["text", "image"]}}}
+
+    async def go(settings: dict[str, Any]) -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor()
+            async with editor_on(tmp_path, home_for(tmp_path, server.url, settings), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                blocks = [text_block("what is this?"), image_block(png, "image/png")]
+                if not settings:
+                    with pytest.raises(RequestError, match="does not take images"):
+                        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=blocks), WAIT)
+                    return
+                got = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=blocks), WAIT)
+                assert got.stop_reason == "end_turn"
+            sent = json.dumps(server.seen[-1].body["messages"])
+            assert f"data:image/png;base64,{png}" in sent
+
+    drive(lambda: go(takes))
+    drive(lambda: go({}))

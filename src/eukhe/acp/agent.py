@@ -14,6 +14,8 @@ and every session update is sent from this loop, in order."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import dataclasses
 import sys
@@ -28,6 +30,7 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     HttpMcpServer,
+    ImageContentBlock,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -119,6 +122,19 @@ def _servers_of(given: Sequence[McpServer] | None) -> JsonObject:
     return out
 
 
+def _pictures_of(blocks: Sequence[ContentBlock]) -> list[tuple[str, bytes]]:
+    """A prompt's images, each named and decoded; one that is no base64 is an ImageError."""
+    out: list[tuple[str, bytes]] = []
+    for i, b in enumerate(blocks):
+        if isinstance(b, ImageContentBlock):
+            name = b.uri or f"image {i + 1} of the prompt"
+            try:
+                out.append((name, base64.b64decode(b.data, validate=True)))
+            except (binascii.Error, ValueError) as e:
+                raise ImageError(f"{name}: its data is no base64 ({e})") from e
+    return out
+
+
 def _text_of(blocks: Sequence[ContentBlock]) -> str:
     """A prompt's content as eukhe's prompt: its text, and each resource's text after it,
     named by its URI."""
@@ -177,7 +193,7 @@ class Editor:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(image=False, embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="eukhe", title="eukhe", version=__version__),
@@ -222,9 +238,10 @@ class Editor:
         if s.turn is not None and s.turn.answered is None:
             return await self._steer(s, text)
         try:
-            spec = s.made.spec(s.made.expand(text))
+            attached = s.made.attach(s.made.expand(text), text, pictures=_pictures_of(prompt))
         except (SkillError, ImageError) as e:
             raise RequestError(INVALID_PARAMS, str(e)) from e
+        spec = s.made.spec(attached.prompt, attached)
         return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source(), mcp=s.mcp))
 
     async def _run_turn(self, s: Session, spec: RunSpec) -> PromptResponse:

@@ -17,11 +17,11 @@ link led; the person sees both.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eukhe.ai.image import Image, ImageError
+from eukhe.ai.image import Image, ImageError, image_of
 from eukhe.ownfiles import Refused, decide
 from eukhe.rules.confine import Act
 from eukhe.run.images import bound_for, is_image_path, pasted, read_image
@@ -125,14 +125,19 @@ def _boundary(shown: str, cwd: Path, refused: list[Refused]) -> Callable[[Act, s
     return check
 
 
-def with_images(a: Attached, paths: list[str], cwd: Path) -> Attached:
-    """`a` with the images `eukhe run --image` names: one that cannot be read is an ImageError
-    (the person asked for it by a flag, so the run does not start without it)."""
+def with_images(
+    a: Attached, paths: list[str], cwd: Path, pictures: Sequence[tuple[str, bytes]] = ()
+) -> Attached:
+    """`a` with the images `eukhe run --image` names, and the `pictures` given as bytes (an
+    editor's prompt carries them inline), each with its name: one that cannot be read or
+    attached is an ImageError (the person asked for it, so the run does not start without it)."""
     images, data = list(a.images), dict(a.image_data)
     marks: list[str] = []
     for shown in paths:
         image, got = read_image(shown, cwd)
         _add(image, got, images, data, marks)
+    for name, picture in pictures:
+        _add(image_of(picture, name), picture, images, data, marks)
     prompt = a.prompt + "\n\n" + "\n".join(marks) if marks else a.prompt
     return Attached(prompt, a.said, tuple(images), data)
 

@@ -281,12 +281,14 @@ class Setup:
         """`/name args` through its template; `/skill:name args` with the skill's text."""
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
 
-    def attach(self, prompt: str, typed: str, images: Sequence[str] = ()) -> Attached:
+    def attach(
+        self, prompt: str, typed: str, images: Sequence[str] = (), pictures: Sequence[tuple[str, bytes]] = ()
+    ) -> Attached:
         """The expanded prompt with the files that the person's own `@path` mentions (in
         `typed`, not in a template's text) name attached after it, and the images they name
-        (`images`: `eukhe run --image`). Images for a model that takes none are an ImageError,
-        before any request."""
-        got = with_images(attach(prompt, self.cwd, typed=typed), list(images), self.cwd)
+        (`images`: `eukhe run --image`) or give (`pictures`: an editor's, by name and bytes).
+        Images for a model that takes none are an ImageError, before any request."""
+        got = with_images(attach(prompt, self.cwd, typed=typed), list(images), self.cwd, pictures)
         provider, model = parse_name(self.model)
         if got.images and not takes_images(provider, model, self.settings):
             raise ImageError(refusal(provider, model))
