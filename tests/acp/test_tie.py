@@ -16,6 +16,7 @@ from acp import text_block
 from eukhe.acp.agent import Editor
 from eukhe.acp.turns import Session
 from eukhe.rules import acp as rule
+from eukhe.run.mentions import Attached
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import RunSpec
 
@@ -31,7 +32,10 @@ class Made:
     def expand(self, text: str) -> str:
         return text
 
-    def spec(self, prompt: str | None) -> RunSpec:
+    def attach(self, prompt: str, typed: str, pictures: object = ()) -> Attached:
+        return Attached(prompt)
+
+    def spec(self, prompt: str | None, attached: object = None) -> RunSpec:
         return RunSpec(model="vllm/m", cwd=str(self.cwd), prompt=prompt)
 
 
@@ -74,6 +78,8 @@ def cancelled_turn(tmp_path: Path) -> tuple[str, list[str]]:
         editor.sessions["s"] = Session("s", tmp_path, Made(tmp_path))  # type: ignore[arg-type]
         prompt = asyncio.ensure_future(editor.prompt([text_block("go")], "s"))
         while editor.sessions["s"].run is None:
+            if prompt.done():  # it failed before its run started: say why
+                prompt.result()
             await asyncio.sleep(0.01)
         await editor.cancel("s")
         got = await asyncio.wait_for(prompt, 10)
@@ -81,7 +87,7 @@ def cancelled_turn(tmp_path: Path) -> tuple[str, list[str]]:
             runtime.process.stop.set()
         return got.stop_reason, runtime.process.aborted
 
-    return asyncio.run(go())
+    return asyncio.run(asyncio.wait_for(go(), 20))
 
 
 def test_the_model_aborts_the_run_and_answers_cancelled(tmp_path: Path) -> None:
