@@ -369,7 +369,27 @@ class Editor:
         if seen is None:
             return
         for u in of_event(seen, str(s.cwd)):
-            self.said.put_nowait((s.id, u))
+            self._say(s, u)
+
+    def _say(self, s: Session, update: Update) -> None:
+        """An update of `s`, sent in order; held until the editor has the session's id (a new
+        session's updates come after `session/new`'s answer, which names it)."""
+        if s.known:
+            self.said.put_nowait((s.id, update))
+        else:
+            s.held.append(update)
+
+    def sent(self, message: JsonObject) -> None:
+        """A message is out (the transport's word): an answer that names a new session lets its
+        held updates go."""
+        result = message.get("result")
+        named = result.get("sessionId") if isinstance(result, dict) else None
+        s = self.sessions.get(named) if isinstance(named, str) else None
+        if s is not None and not s.known:
+            s.known = True
+            for u in s.held:
+                self.said.put_nowait((s.id, u))
+            s.held.clear()
 
     async def send(self) -> None:
         """The updates, one at a time, in order; an editor that went away loses the rest."""
@@ -412,9 +432,9 @@ class Editor:
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
         made.steers = True  # a prompt while a turn works is a steer
-        s = Session(session, where, made, resumed=resumed, mcp=_servers_of(mcp))
+        s = Session(session, where, made, resumed=resumed, mcp=_servers_of(mcp), known=resumed)
         self.sessions[session] = s
-        self.said.put_nowait((s.id, update_available_commands(commands(made))))
+        self._say(s, update_available_commands(commands(made)))
         return s
 
     def _modes(self, s: Session) -> SessionModeState:

@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import BinaryIO, cast
 
 from acp.agent.connection import AgentSideConnection
@@ -35,8 +36,10 @@ class Lines:
     """The protocol's messages, one JSON object a line, over the editor's pipes; what is not
     one is answered with its error and skipped, never a reason to stop listening."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sent: Callable[[JsonObject], None]
+    ) -> None:
+        self.reader, self.writer, self.sent = reader, writer, sent
         self.lock = asyncio.Lock()
 
     async def send(self, message: JsonObject) -> None:
@@ -44,6 +47,7 @@ class Lines:
         async with self.lock:
             self.writer.write(data)
             await self.writer.drain()
+        self.sent(message)  # the editor's face orders what follows an answer after it
 
     async def _line(self) -> bytes | None:
         """The next line (None: the pipe closed); one past `LINE_MAX`: b"" after it is skipped."""
@@ -108,7 +112,7 @@ async def _serve(given_in: BinaryIO, given_out: BinaryIO) -> None:
     editor = Editor()
     # the SDK's Agent protocol names every method of the protocol; the router answers those
     # eukhe has not (fork, resume, list, config) with "method not found"
-    conn = AgentSideConnection(cast(Agent, editor), Lines(reader, writer), listening=False)
+    conn = AgentSideConnection(cast(Agent, editor), Lines(reader, writer, editor.sent), listening=False)
     await conn.listen()
     await editor.closed()
     # now, before the loop's teardown cancels anything: a run in flight is cut off as a closed
