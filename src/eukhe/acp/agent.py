@@ -341,6 +341,11 @@ class Editor:
         s.asks += 1
         aid, now = s.asks, self.ms()
         if s.step(rule.Input(rule.Kind.ASK, now, ask=aid, deadline=now + int(q.timeout * 1000))):
+            if s.turn.answered is not None and s.turn.cancelled_at is None:  # a subagent that outlived it
+                return (
+                    Answer.NO,
+                    "the editor's turn has been answered: nobody is there to ask until its next prompt",
+                )
             return Answer.NO, "the turn was cancelled"
         s.inputs.put_nowait(rule.Input(rule.Kind.TICK, now))  # the turn looks again by the ask's deadline
         call = ToolCallUpdate(
