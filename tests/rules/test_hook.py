@@ -207,3 +207,10 @@ def test_a_stop_hook_that_always_blocks_ends_the_run_failed_at_the_cap() -> None
 
 def test_a_recorded_event_is_replayed_never_run_again() -> None:
     assert hook.fire(False) is Fire.RUN and hook.fire(True) is Fire.REPLAY
+
+
+def test_a_permission_request_verdict_answers_the_ask_only_when_it_allows_or_denies() -> None:
+    assert hook.answers_ask(hook.Verdict(hook.Kind.DENY, "no")) is hook.Kind.DENY
+    assert hook.answers_ask(hook.Verdict(hook.Kind.ALLOW)) is hook.Kind.ALLOW
+    for kind in (hook.Kind.ASK, hook.Kind.PASS, hook.Kind.BLOCK):
+        assert hook.answers_ask(hook.Verdict(kind)) is None

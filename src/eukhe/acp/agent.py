@@ -407,9 +407,11 @@ class Editor:
                 self.said.task_done()
 
     async def _flushed(self) -> None:
+        """The updates queued so far are out, before an answer that follows them; an editor that
+        has stopped reading is waited for `SETUP_MS` at most (its answer then goes as it can)."""
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
-        await self.said.join()
+        await waits.race(self.said.join(), self.clock.now() + rule.SETUP_MS / 1000, None, self.clock)
 
     # ---------------------------------------------------------------- opening
 

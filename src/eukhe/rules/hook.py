@@ -373,6 +373,13 @@ def combine(verdicts: Sequence[Verdict]) -> Verdict:
     )
 
 
+def answers_ask(v: Verdict) -> Kind | None:
+    """What a PermissionRequest verdict does to the ask it came before: a deny (a guard that
+    failed included) is a no with its reason, an allow a yes to this call (ALLOW); anything
+    else (an ask, nothing to say) leaves the ask to the person (None)."""
+    return v.kind if v.kind in (Kind.DENY, Kind.ALLOW) else None
+
+
 # ---------------------------------------------------------------- stop_hook_bounded
 
 

@@ -29,6 +29,7 @@ from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
+from eukhe.rules.hook import answers_ask
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
 from eukhe.run import notes
@@ -259,11 +260,10 @@ class Gate:
         if self.hooks is None:
             return None
         v = await self.hooks.permission_request(c, why)
-        if v.kind is HookKind.DENY:
-            return Answer.NO, v.reason
-        if v.kind is HookKind.ALLOW:
-            return Answer.ONCE, ""
-        return None
+        said = answers_ask(v)
+        if said is None:
+            return None
+        return (Answer.NO, v.reason) if said is HookKind.DENY else (Answer.ONCE, "")
 
     def _permit(self, c: ToolCall, call: Call, d: Decision, reason: str) -> Permit:
         ruled = rule_text(self.session.cfg.rules[d.rule]) if 0 <= d.rule < len(self.session.cfg.rules) else ""
