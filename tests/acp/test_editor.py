@@ -21,6 +21,7 @@ import pytest
 from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
+    EnvVariable,
     McpServerStdio,
     RequestPermissionResponse,
 )
@@ -384,6 +385,7 @@ def test_the_editor_gets_eukhes_modes_and_commands_and_in_read_only_a_write_is_a
 
 
 TIME = Path(__file__).resolve().parents[2] / ".venv-mcp" / "bin" / "mcp-server-time"
+TOKEN = "editor-token-7f3a9c1d"
 
 
 def test_an_editors_mcp_server_is_started_for_its_session_and_its_tool_used(tmp_path: Path) -> None:
@@ -397,7 +399,8 @@ def test_an_editors_mcp_server_is_started_for_its_session_and_its_tool_used(tmp_
             client = Editor("once")
             gated = {"mcp": {"startupGateMs": 20_000}}  # the first request waits for the server
             async with editor_on(tmp_path, home_for(tmp_path, server.url, gated), client) as (conn, _):
-                time_server = McpServerStdio(name="time", command=str(TIME), args=[], env=[])
+                token = EnvVariable(name="TIME_TOKEN", value=TOKEN)  # an editor's server's secret
+                time_server = McpServerStdio(name="time", command=str(TIME), args=[], env=[token])
                 s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[time_server])
                 got = await asyncio.wait_for(
                     conn.prompt(session_id=s.session_id, prompt=[text_block("time?")]), WAIT
@@ -407,6 +410,8 @@ def test_an_editors_mcp_server_is_started_for_its_session_and_its_tool_used(tmp_
             assert "UTC" in result and "not run" not in result, result
 
     drive(go)
+    stored = b"".join(f.read_bytes() for f in (tmp_path / "home").rglob("*") if f.is_file())
+    assert TOKEN.encode() not in stored  # the editor's servers are never written to the home
 
 
 def test_an_image_in_a_prompt_reaches_the_model_and_one_for_a_text_model_is_refused(tmp_path: Path) -> None:

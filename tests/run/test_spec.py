@@ -28,7 +28,6 @@ FULL = RunSpec(
     child=Parent("s/0001", "s", 1),
     claim="ab12",
     session_start="resume",
-    mcp={"time": {"command": "mcp-server-time", "args": []}},
     deadline=Deadline(1764637855.5, 90.0),
     asked=1764637800.25,
 )
@@ -43,7 +42,7 @@ def test_a_spec_comes_back_from_its_dict_as_it_was() -> None:
 def test_the_dict_keeps_the_keys_every_store_holds() -> None:
     assert set(FULL.json()) == {
         "prompt", "system", "model", "baseUrl", "api", "cwd", "settings", "sandbox", "approval",
-        "steps", "steers", "deferred", "pollSeconds", "session", "child", "claim", "sessionStart", "mcp",
+        "steps", "steers", "deferred", "pollSeconds", "session", "child", "claim", "sessionStart",
         "deadline", "askedAt",
     }  # fmt: skip
     assert FULL.json()["child"] == {"parent": "s/0001", "session": "s", "depth": 1}

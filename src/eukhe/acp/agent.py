@@ -242,7 +242,7 @@ class Editor:
         except (SkillError, ImageError) as e:
             raise RequestError(INVALID_PARAMS, str(e)) from e
         spec = s.made.spec(attached.prompt, attached)
-        return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source(), mcp=s.mcp))
+        return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source()))
 
     async def _run_turn(self, s: Session, spec: RunSpec) -> PromptResponse:
         assert self.runtime is not None
@@ -263,7 +263,7 @@ class Editor:
         with contextlib.suppress(RequestError):  # the turn it joined failed: its own answer says so
             await asyncio.shield(joined)
         if await asyncio.to_thread(reports.queued, s.id):  # not taken: the session's next run
-            return await self._run_turn(s, dataclasses.replace(s.made.spec(None), mcp=s.mcp))
+            return await self._run_turn(s, s.made.spec(None))
         return await joined
 
     async def cancel(self, session_id: str, **kwargs: object) -> None:
@@ -439,8 +439,10 @@ class Editor:
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
         made.steers = True  # a prompt while a turn works is a steer
-        s = Session(session, where, made, resumed=resumed, mcp=_servers_of(mcp), known=resumed)
+        s = Session(session, where, made, resumed=resumed, known=resumed)
         self.sessions[session] = s
+        assert self.runtime is not None
+        self.runtime.process.editors[session] = _servers_of(mcp)  # its runs start them (never stored)
         self._say(s, update_available_commands(commands(made)))
         return s
 

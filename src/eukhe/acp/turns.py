@@ -13,7 +13,6 @@ from pathlib import Path
 from acp.schema import PromptResponse
 
 from eukhe.acp.updates import Update
-from eukhe.json_types import JsonObject
 from eukhe.rules import acp as rule
 from eukhe.run.spec import Setup
 
@@ -27,7 +26,6 @@ class Session:
     cwd: Path
     made: Setup
     resumed: bool = False  # opened with session/load: its first run's source is "resume"
-    mcp: JsonObject = field(default_factory=dict)  # the editor's MCP servers, for each run (`RunSpec.mcp`)
     known: bool = True  # the editor has its id: a new session's, once session/new's answer is out
     held: list[Update] = field(default_factory=list)  # its updates until then
     began: bool = False

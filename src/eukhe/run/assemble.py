@@ -235,7 +235,8 @@ async def assemble(
     children.system = system
     shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
-        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id), spec.mcp)
+        given = here.editors.get(session, {})  # an editor's own servers (`eukhe acp`), never stored
+        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id), given)
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     if servers is not None:

@@ -72,6 +72,9 @@ class ProcessContext:
     inbox: Reports | None = None  # the parents' inbox of child reports, made on first use
     pictures: Images | None = None  # the attached images' table, made on first use
     answered: HookAnswers | None = None  # the hooks' answers table, made on first use
+    # session -> the MCP servers its editor gave it (`eukhe acp`, `mcpServers`' shape): kept in this
+    # process only, never in a run's spec, since their env and headers may hold secrets
+    editors: dict[str, JsonMapping] = field(default_factory=dict)
     # run -> its MCP servers (`eukhe.mcp.servers.Servers`), while it runs here: its subagents share them
     mcp: dict[str, Servers] = field(default_factory=dict)
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the

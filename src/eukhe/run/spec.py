@@ -122,9 +122,6 @@ class RunSpec:
     # the first run a face starts in a session: "startup" (a new one) or "resume" (one opened
     # again), its SessionStart hooks' source; None: any other run
     session_start: str | None = None
-    # the MCP servers an editor gave its session (`mcpServers`' shape, trusted as the home's),
-    # started beside the configured ones
-    mcp: JsonMapping = field(default_factory=dict)
     # `--timeout`: when the invocation ends at the latest, absolute, so that whoever executes the
     # run (this process, or the owner after a crash) honours it; its subagents' and follow-ups' too
     deadline: Deadline | None = None
@@ -164,8 +161,6 @@ class RunSpec:
             out["tools"] = list(self.tools)
         if self.session_start is not None:
             out["sessionStart"] = self.session_start
-        if self.mcp:
-            out["mcp"] = dict(self.mcp)
         if self.deadline is not None:
             out["deadline"] = self.deadline.json()
         if self.asked is not None:
@@ -196,7 +191,6 @@ class RunSpec:
             images=tuple(Image.of(i) for i in spec.get("images") or ()),
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
-            mcp=dict(spec.get("mcp") or {}),
             deadline=Deadline.of(spec["deadline"]) if isinstance(spec.get("deadline"), Mapping) else None,
             asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
         )
