@@ -17,6 +17,7 @@ from eukhe.laws import (
     mcp,
     permission,
     permission_ask,
+    pinned,
     progress,
     queue,
     recovery,
@@ -49,4 +50,5 @@ AREAS: dict[str, Area] = {
     "retry": retry.AREA,
     "hook": hook.AREA,
     "acp": acp.AREA,
+    "pinned": pinned.AREA,
 }

@@ -232,14 +232,15 @@ def mark(budget: int) -> int:
     return budget - budget // REFIT
 
 
-def fit(v: View, sizes: Mapping[Node, int], built: Collection[Node], budget: int) -> View:
-    """Once the view is over `budget` bytes, merge the most due pair with a built parent
-    until it is down to the refit mark or no such pair is left. (`most_due` merge after
+def fit(v: View, sizes: Mapping[Node, int], built: Collection[Node], budget: int, pinned: int = 0) -> View:
+    """Once the view and `pinned` bytes beside it (what a view carries after the chat:
+    `rules.pinned`) are over `budget` bytes, merge the most due pair with a built parent
+    until both are down to the refit mark or no such pair is left. (`most_due` merge after
     merge; a merge changes only its level's pairs and the next one's, so only their
     leftmost pairs are looked at again.)"""
-    if v.size <= budget:
+    if v.size + pinned <= budget:
         return v
-    low = mark(budget)
+    low = mark(budget) - pinned
     total = v.total
     leftmost = [_leftmost(v, k, built) for k in range(len(v.pairs))]
     while v.size > low:
