@@ -83,6 +83,7 @@ class Remote:
         show: Show | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
+        pinned: int = 0,
     ) -> Settled:
         def progress(msg: JsonObject) -> None:
             """A line of the owner's settle wait: with its fields when it has them."""
@@ -92,7 +93,10 @@ class Remote:
             elif show is not None:
                 show(text)
 
-        got = await self._ask(RequestKind.VIEW, cancel, progress=progress, settleMs=settle_ms, **self._about)
+        pin = {"pinned": pinned} if pinned else {}  # an owner of an earlier eukhe reads no pins
+        got = await self._ask(
+            RequestKind.VIEW, cancel, progress=progress, settleMs=settle_ms, **pin, **self._about
+        )
         return Settled(str(got["text"]), bool(got["settled"]), int(got["pending"]), float(got["waited"]))
 
     async def log(self, entries: Sequence[Entry]) -> int:

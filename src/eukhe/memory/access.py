@@ -31,9 +31,11 @@ class Memory(Protocol):
         show: Show | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
+        pinned: int = 0,
     ) -> Settled:
         """The view once its lines are built, or `settle_ms` from now, or at `cancel` (H2).
-        `show`: the wait's lines; `waiting`: its progress lines with their fields, instead."""
+        `show`: the wait's lines; `waiting`: its progress lines with their fields, instead;
+        `pinned`: the bytes the turn puts beside the view (`rules.pinned`), which it fits with."""
         ...
 
     async def log(self, entries: Sequence[Entry]) -> int:
@@ -68,8 +70,10 @@ class Local:
         show: Show | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
+        pinned: int = 0,
     ) -> Settled:
-        return await self.chat.settled(self.chat.clock.now() + settle_ms / 1000, show, cancel, waiting)
+        deadline = self.chat.clock.now() + settle_ms / 1000
+        return await self.chat.settled(deadline, show, cancel, waiting, pinned)
 
     async def log(self, entries: Sequence[Entry]) -> int:
         return len(self.chat.log(entries))
@@ -86,14 +90,19 @@ class Local:
 
 
 async def settle(
-    memory: Memory, settle_ms: int, show: Callable[..., None], cancel: asyncio.Event | None = None
+    memory: Memory,
+    settle_ms: int,
+    show: Callable[..., None],
+    cancel: asyncio.Event | None = None,
+    pinned: int = 0,
 ) -> Settled:
     """A turn's settle wait (`Memory.settled`), shown as the events of its run (`show`:
     kind, text, data, as `eukhe.events` has them): each progress line as a "memory"
     event with the wait's fields, `{"wait": "memory", "pending": N, "deadline": epoch
     seconds}` (the deadline made here, from the seconds left as the chat counts them on
     its own clock), then "waited" once the wait ends, however it ends; the line that says
-    how it ended, a plain "memory" line. A view that needs no wait shows nothing."""
+    how it ended, a plain "memory" line. A view that needs no wait shows nothing. `pinned`:
+    the bytes the turn puts beside the view."""
     shown = False
 
     def waiting(line: str, pending: int, seconds: float) -> None:
@@ -103,7 +112,7 @@ async def settle(
         show("memory", line, {"wait": "memory", "pending": pending, "deadline": deadline})
 
     try:
-        return await memory.settled(settle_ms, lambda line: show("memory", line), cancel, waiting)
+        return await memory.settled(settle_ms, lambda line: show("memory", line), cancel, waiting, pinned)
     finally:
         if shown:
             show("waited", "", {"wait": "memory"})

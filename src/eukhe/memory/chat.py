@@ -326,18 +326,26 @@ class Chat:
 
     # ---------------------------------------------------------------- a turn's wait
 
+    def pin(self, pinned: int) -> None:
+        """The view fitted with `pinned` bytes beside it (`rules.pinned`: what the turn's
+        view carries after the chat), so the two together fit the budget."""
+        self.view = v.fit(self.view, self._sizes, self._lines.keys(), self.budget, pinned)
+
     async def settled(
         self,
         deadline: float,
         show: Show | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
+        pinned: int = 0,
     ) -> Settled:
         """The view once every unbuilt line of it is built, or at `deadline` (on this chat's
         clock), or at `cancel`: never an error. `show` gets the wait's progress, once a
         second, and how it ended; `waiting`, when given, gets the progress instead, with
-        its fields."""
+        its fields. `pinned`: the bytes the turn puts beside the view, which the view and
+        its merges leave room for."""
         self._pump()
+        self.pin(pinned)
         began = self.clock.now()
         needed = v.unbuilt(self.view, self._lines.keys())
         if needed:
@@ -357,7 +365,7 @@ class Chat:
                 self._waiters -= 1
                 if self._waiters == 0:
                     self._apply(q.UNWAIT)
-        await self._merged(deadline, show, cancel, waiting)
+        await self._merged(deadline, show, cancel, waiting, pinned)
         pending = len(v.unbuilt(self.view, self._lines.keys()))
         waited = self.clock.now() - began
         cancelled = cancel is not None and cancel.is_set()
@@ -375,18 +383,23 @@ class Chat:
         show: Show | None,
         cancel: asyncio.Event | None,
         waiting: Waiting | None = None,
+        pinned: int = 0,
     ) -> None:
-        """Every line of the view is built and still it is over its budget: the merges
-        that fit it are under way (a merge waits while a turn waits for lines, and starts
-        when it ends), so wait for them too, within the same deadline. Not when no job
-        runs: then nothing would come. The lines it waits for: the merges running."""
-        while (
-            self.view.size > self.budget
-            and self._jobs
-            and not v.unbuilt(self.view, self._lines.keys())
-            and self.clock.now() < deadline
-            and not (cancel is not None and cancel.is_set())
-        ):
+        """Every line of the view is built and still it is over its budget (with the
+        `pinned` bytes beside it): the merges that fit it are under way (a merge waits while
+        a turn waits for lines, and starts when it ends), so wait for them too, within the
+        same deadline. Not when no job runs: then nothing would come. The lines it waits
+        for: the merges running."""
+        while True:
+            self.pin(pinned)  # the lines built meanwhile let it merge further
+            if not (
+                self.view.size + pinned > self.budget
+                and self._jobs
+                and not v.unbuilt(self.view, self._lines.keys())
+                and self.clock.now() < deadline
+                and not (cancel is not None and cancel.is_set())
+            ):
+                return
             seconds = deadline - self.clock.now()
             line = (
                 f"memory: the view is {self.view.size} of {self.budget} bytes; waiting for its merges, "

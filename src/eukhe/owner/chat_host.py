@@ -177,10 +177,11 @@ class ChatHost:
             memory = Local(Chat(store, budget=self.budget))  # read from the store: writes nothing
         match kind:
             case RequestKind.VIEW:
+                pinned = int(req.get("pinned") or 0)  # the bytes the turn puts beside the view
                 if self.writes:
-                    got = await memory.settled(int(req["settleMs"]), progress, stop, waiting)
+                    got = await memory.settled(int(req["settleMs"]), progress, stop, waiting, pinned)
                 else:
-                    got = await self._read_view(int(req["settleMs"]), progress, stop, waiting)
+                    got = await self._read_view(int(req["settleMs"]), progress, stop, waiting, pinned)
                 return {
                     "text": got.text,
                     "settled": got.settled,
@@ -205,11 +206,16 @@ class ChatHost:
                 raise ValueError(f"{kind.value} is no request of the chat")
 
     async def _read_view(
-        self, settle_ms: int, progress: Show, stop: asyncio.Event, waiting: Waiting | None = None
+        self,
+        settle_ms: int,
+        progress: Show,
+        stop: asyncio.Event,
+        waiting: Waiting | None = None,
+        pinned: int = 0,
     ) -> Settled:
         """The view of an owner that does not write: read from the store every drain poll (`timing`)
         until the inbox holds nothing more and the view's lines are built, or at the
-        settle deadline, or at `stop`; then as it is."""
+        settle deadline, or at `stop`; then as it is, fitted with the `pinned` bytes beside it."""
         store = self._start()
         clock = waits.LoopClock()
         began = clock.now()
@@ -234,6 +240,7 @@ class ChatHost:
         pending = unbuilt + len(handed)
         if pending:
             progress(settle_ended(stop.is_set(), unbuilt))
+        chat.pin(pinned)
         return Settled(chat.render(), pending == 0, unbuilt, clock.now() - began)
 
     # ------------------------------------------------------------ the rest

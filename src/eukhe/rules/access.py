@@ -81,6 +81,7 @@ class Why(Enum):
     OUTSIDE_WORKSPACE = "it writes outside the workspace"
     SANDBOXED = "it runs in the sandbox"
     READS = "it only reads"
+    SESSION_STATE = "it changes only the session's task list, nothing on disk"
     INSIDE = "it stays inside the workspace"
     MCP = "an MCP tool runs outside the sandbox, and its server does not say it only reads"
     HEADLESS = "no person can answer an ask here"

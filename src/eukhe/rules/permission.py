@@ -127,6 +127,7 @@ RULE_TOOLS = {
     "write": "Edit",
     "edit": "Edit",
     "ipython": "IPython",
+    "todo": "TodoWrite",
 }
 """How rules name eukhe's tools (Claude Code's names; `Write` rules are taken as `Edit`)."""
 
@@ -135,6 +136,10 @@ MCP_PREFIX = "mcp__"
 
 RUNS_CODE = frozenset({"bash", "ipython"})
 """The tools whose calls run code, in the sandbox."""
+
+SESSION_TOOLS = frozenset({"todo"})
+"""The tools that change only the session's own state (its task list), nothing on disk of the
+user's: allowed without asking, unless a rule of the user's names them."""
 
 FILE_TOOLS = frozenset({"write", "edit"})
 """The tools that write files themselves (outside the sandbox: the rule is their confinement)."""
@@ -356,6 +361,8 @@ def judge(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision
     if i >= 0:
         out = cfg.mode is Mode.FULL or (call.tool in FILE_TOOLS and call.writes and not call.in_workspace)
         return Decision(Verdict.OUTSIDE if out else Verdict.ALLOW, Why.ALLOW_RULE, i)
+    if call.tool in SESSION_TOOLS and not call.writes:
+        return Decision(Verdict.ALLOW, Why.SESSION_STATE)
     reads = not call.writes and all(read_only(w) for w in call.commands) and call.tool != "ipython"
     if cfg.policy is Policy.UNTRUSTED and not reads:
         return Decision(Verdict.ASK, Why.UNTRUSTED)

@@ -39,8 +39,11 @@ from eukhe.memory.access import Memory, settle
 from eukhe.memory.compactor import request_tokens
 from eukhe.memory.log import now
 from eukhe.memory.tool import DATE, ZOOM
+from eukhe.rules import pinned
 from eukhe.rules.aux_fallback import Purpose
 from eukhe.rules.permission import Session
+from eukhe.rules.pinned import Pins
+from eukhe.run import notes, tasks
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.children import Children
 from eukhe.run.context import ProcessContext
@@ -63,6 +66,7 @@ from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
+from eukhe.tools.todo import TODO
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
     from eukhe.mcp.servers import Servers
@@ -74,8 +78,9 @@ of its event when it has some: `ProcessContext.show` with the run's id."""
 StartChild = Callable[[str, RunSpec, JsonObject], Awaitable[None]]
 """(child id, its spec, its watch): start a child's run and its task (`run.workflow._start_child`)."""
 
-Pin = Callable[[Memory, int, Show, asyncio.Event], Awaitable[str]]
-"""(chat, settle ms, show, cancel): the settled view, as a durable step (`run.workflow._pinned`)."""
+Pin = Callable[[Memory, int, Show, asyncio.Event, int], Awaitable[str]]
+"""(chat, settle ms, show, cancel, pinned bytes): the settled view, fitted with the bytes pinned
+beside it, as a durable step (`run.workflow._pinned`)."""
 
 
 class Unassembled(EukheError):
@@ -228,6 +233,7 @@ async def assemble(
         readable=gate.readable,
         reach=gate.opened,
         hidden=base.secrets.redact.values,
+        todo=None if parent else tasks.shown(functools.partial(here.show, run_id), base.secrets.redact),
     )
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
@@ -388,16 +394,15 @@ async def _pinned_system(
     show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
     aux = here.route(session, spec.model, base.loaded)
     notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
+    pins = Pins(spec.tasks)  # at its start, the session's list (its prompt is its first message)
     try:
         await notice()
-        view = await pin(chat, memory.settle_ms, show, cancel)
+        view = await pin(chat, memory.settle_ms, show, cancel, pinned.size(pins))
     except OwnerError as e:  # the turn fails with why
         failed = RunOutcome(Ending.FAILED, code=Code.CHAT.kind, message=f"the chat memory: {e}")
         raise Unassembled(failed) from e
-    compact = functools.partial(
-        _compact, chat, run_id, spec.system, memory.settle_ms, show, notice, cancel, hooks
-    )
-    return turn.system(spec.system, view), compact
+    compact = functools.partial(_compact, chat, run_id, spec, memory.settle_ms, show, notice, cancel, hooks)
+    return turn.system(spec.system, pinned.attach(view, pins)), compact
 
 
 async def _tools(
@@ -420,6 +425,8 @@ async def _tools(
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
     tools[IPYTHON.name] = IPYTHON
+    if not spec.child:
+        tools[TODO.name] = TODO
     if servers is not None:
         offered, said, section = await servers.offered(gate_ms(base.loaded), gate.cancel)  # the run's abort
         for line in said:
@@ -474,7 +481,7 @@ async def _notice(
 async def _compact(
     chat: Memory,
     run: str,
-    base: str,
+    spec: RunSpec,
     settle_ms: int,
     show: Show,
     notice: Callable[[], Awaitable[None]],
@@ -484,14 +491,18 @@ async def _compact(
 ) -> dict[str, str]:
     """A compaction inside the run (H4): its PreCompact hooks (`auto`: the run's context is
     full; what they say is shown, they block nothing), its messages so far into the chat,
-    then a newer settled view, which the run pins as its new system prompt. The loop runs it
-    as one durable step, so a replay goes on from the same view byte for byte."""
+    then a newer settled view with the pins after it (`rules.pinned`: the list the run holds
+    now, from its whole transcript, and the person's last request), which the run pins as
+    its new system prompt, and the note it goes on from. The loop runs it as one durable
+    step, so a replay goes on from the same view byte for byte."""
     if hooks is not None:
         await hooks.pre_compact("auto")
+    pins = tasks.pins(spec, transcript)
     try:
         await chat.log(turn.entries(run, transcript, now()))
         await notice()
-        got = await settle(chat, settle_ms, show, cancel)
+        got = await settle(chat, settle_ms, show, cancel, pinned.size(pins))
     except Exception as e:  # the store, or the owner that holds the chat: the phase fails with why
         return {"error": f"the chat could not take the run's messages and give a new view: {e}"}
-    return {"system": turn.system(base, str(got.text))}
+    system = turn.system(spec.system, pinned.attach(str(got.text), pins))
+    return {"system": system, "note": notes.compacted_pinned()} if pins.request else {"system": system}

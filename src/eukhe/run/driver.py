@@ -30,6 +30,7 @@ from eukhe.run.deadline import TIMEOUT, Deadline
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.session import run_to_end
+from eukhe.run.session_service import Sessions
 from eukhe.run.spec import RunSpec
 from eukhe.run.workflow import run_workflow
 from eukhe.store import sessions
@@ -187,6 +188,11 @@ class Runtime:
             )
         for image in spec.images:  # kept once in the store's image table; the run reads them there
             await asyncio.to_thread(self.process.images().keep, image, spec.image_data[image.sha256])
+        # what its views pin: the list its session's last run ended with, the person's last request
+        pins = await Sessions(self.store.url, self.home, DBOS).pins(session)
+        pinned = dataclasses.replace(
+            spec, tasks=pins.tasks, request="" if spec.prompt is not None else pins.request
+        )
         rid = run_id(session, len(runs) + 1)
         # two processes may count the same next id: DBOS then hands the second the run the first
         # started, so each start carries a claim of its own and checks the run under the id is its
@@ -197,7 +203,7 @@ class Runtime:
 
         def begin() -> str | None:  # the synchronous start hands the run to DBOS's loop
             with SetWorkflowID(rid):
-                asked = dataclasses.replace(spec, session=session, claim=claim, asked=time.time())
+                asked = dataclasses.replace(pinned, session=session, claim=claim, asked=time.time())
                 DBOS.start_workflow(run_workflow, asked.json())
             st = DBOS.get_workflow_status(rid)
             args = (st.input or {}).get("args") if st is not None and isinstance(st.input, dict) else None

@@ -58,8 +58,8 @@ Permitter = Callable[[ToolCall], Awaitable[Any]]
 Scan = Callable[[str, Mapping[str, JsonMapping]], Any]
 Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
 """A compaction (H4): given the run's messages so far, log them into the chat and give
-the run's new system prompt with the newly pinned view, `{"system": ...}`, or say why
-not, `{"error": ...}`."""
+the run's new system prompt with the newly pinned view, `{"system": ...}` (and `"note"`, the
+message the run goes on from, when not `notes.compacted`'s), or say why not, `{"error": ...}`."""
 
 BYTES_PER_TOKEN = 3
 """The threshold's estimate of a request's tokens from its bytes: low, so it errs early."""
@@ -281,7 +281,7 @@ class RunLoop:
         entry = "system" in got
         if entry:
             t.system = got["system"]
-            t.ctx = [Message("user", notes.compacted(t.prompt))]
+            t.ctx = [Message("user", got.get("note") or notes.compacted(t.prompt))]
             finished, prepared = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
             if not finished:  # the new request's hooks, under the run's cancel as in prepare
                 t.go(self.step, run_rule.ABORT)

@@ -225,6 +225,17 @@ def compacted(prompt: str) -> str:
     )
 
 
+def compacted_pinned() -> str:
+    """The user message a compacted run goes on from when its view pins the person's last
+    request (`rules.pinned`): the request is there, after the chat, with the task list."""
+    return (
+        "Harness note: this run's messages so far (the user's request, your tool calls and their results) "
+        "were moved into the chat in the system prompt, as its newest lines, because the context grew too "
+        "long. Zoom into a line to read it whole. After the chat come your task list and the person's "
+        "last request: go on with that request from where you stopped; do not start over."
+    )
+
+
 def compaction_failed(overflow: bool, cause: str, message: str = "") -> str:
     """The run's error when a compaction cannot go on (H4: overflow needs its entry);
     `message`: the provider's words on the overflow."""

@@ -17,7 +17,10 @@ from eukhe.ai.request import Message
 from eukhe.json_types import JsonObject
 from eukhe.memory.chat import Chat
 from eukhe.memory.tables import ChatStore
+from eukhe.rules import todo
+from eukhe.rules.pinned import Pins, asked
 from eukhe.run import rewind as lineage
+from eukhe.run import tasks
 from eukhe.run.spec import RunSpec
 from eukhe.store import sessions
 from eukhe.store.lineage import Lineage, LineageError, Lineages, forked_from, shown_runs
@@ -117,6 +120,21 @@ class Sessions:
         """The input the session's last shown run started with (`eukhe run --session`: its
         model, base URL and API), or None."""
         return sessions.last_input((await self.shown(session))[0])
+
+    async def pins(self, session: str) -> Pins:
+        """The session's task list and the person's last request as its last shown run left
+        them (a fork's: its parent's up to its point; a rewind's ended runs left out): the
+        list that run started with and its `todo` calls (`run.tasks`), the request its spec
+        held. A session with no run holds neither."""
+        runs, _ = await self.shown(session)
+        if not runs:
+            return Pins()
+        w = runs[-1]
+        given = sessions.last_input([w]) or {}
+        prompt = given.get("prompt")
+        request = asked(str(given.get("request") or ""), None if prompt is None else str(prompt))
+        made = tasks.writes(await sessions.transcript(w.workflow_id, self.db))
+        return Pins(todo.current(todo.of_json(given.get("tasks")), made), request)
 
     async def last_spec(self, session: str) -> RunSpec | None:
         """The spec the session's last run started with (its model, base URL and API; a fork

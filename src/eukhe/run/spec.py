@@ -19,6 +19,9 @@ from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.tools import PREFIX as MCP_PREFIX
 from eukhe.memory.tool import DATE, ZOOM
+from eukhe.rules import todo
+from eukhe.rules.pinned import asked
+from eukhe.rules.todo import Task
 from eukhe.run.deadline import Deadline
 from eukhe.run.mentions import Attached, attach, with_images
 from eukhe.settings import home, loaded, run_settings
@@ -37,6 +40,7 @@ from eukhe.skills import (
 )
 from eukhe.tools import BUILTIN
 from eukhe.tools.ipython import IPYTHON
+from eukhe.tools.todo import TODO
 
 NO_MODEL = (
     "no model configured: pass --model provider/model "
@@ -47,9 +51,10 @@ NO_MODEL = (
 """What a session with no model says; `settings`: the home's settings file in effect."""
 
 
-TOOLS = (*BUILTIN, IPYTHON.name, ZOOM.name, DATE.name, SPAWN.name, STOP_CHILD.name, PROGRESS.name)
+TOOLS = (*BUILTIN, IPYTHON.name, ZOOM.name, DATE.name, SPAWN.name, STOP_CHILD.name, PROGRESS.name, TODO.name)
 """The name of every tool of eukhe's own a run may offer (some only where they apply: the
-chat's to a session's runs, `progress` to a subagent); an MCP server's are `mcp__<server>__<tool>`."""
+chat's to a session's runs, `progress` to a subagent, `todo` to a root run); an MCP server's
+are `mcp__<server>__<tool>`."""
 
 
 class ToolsError(EukheError, ValueError):
@@ -128,6 +133,10 @@ class RunSpec:
     # when it was asked for (epoch seconds, `run.driver.start`): its start takes only the user's
     # messages queued by then (`run.workflow`)
     asked: float | None = None
+    # the session's task list when it started, and the person's last request when its prompt is
+    # not theirs (a follow-up): what its views pin (`rules.pinned`, `Sessions.pins`)
+    tasks: tuple[Task, ...] = ()
+    request: str = ""
     # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -165,6 +174,10 @@ class RunSpec:
             out["deadline"] = self.deadline.json()
         if self.asked is not None:
             out["askedAt"] = self.asked
+        if self.tasks:
+            out["tasks"] = todo.json_of(self.tasks)
+        if self.request:
+            out["request"] = self.request
         return out
 
     @classmethod
@@ -193,7 +206,14 @@ class RunSpec:
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
             deadline=Deadline.of(spec["deadline"]) if isinstance(spec.get("deadline"), Mapping) else None,
             asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
+            tasks=todo.of_json(spec.get("tasks")),
+            request=str(spec.get("request") or ""),
         )
+
+    def last_request(self) -> str:
+        """The person's last request while it runs (`rules.pinned.asked`): its prompt, or for
+        a follow-up the one before."""
+        return asked(self.request, self.prompt)
 
     def run_settings(self) -> Settings:
         """Its run settings; a key this eukhe does not know is dropped."""

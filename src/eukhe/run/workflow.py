@@ -530,13 +530,14 @@ async def _take(
     return [r.text for r in got]
 
 
-async def _pinned(chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event) -> str:
+async def _pinned(chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int = 0) -> str:
     """The settled view, as a durable step: a replay sends the same view byte for byte.
     The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted).
-    `show` (kind, text, data): the wait as the run's events (`memory.access.settle`)."""
+    `show` (kind, text, data): the wait as the run's events (`memory.access.settle`);
+    `pinned`: the bytes the run pins beside the view (`rules.pinned`)."""
 
     async def view() -> str:
-        got = await settle(chat, settle_ms, show, cancel)
+        got = await settle(chat, settle_ms, show, cancel, pinned)
         return str(got.text)
 
     result: str = await DBOS.run_step_async({"name": "view"}, view)

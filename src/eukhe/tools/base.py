@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from eukhe.ai.models import key_variables
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
+from eukhe.rules.todo import Tasks
 from eukhe.settings.secrets import tool_environment
 from eukhe.tools.reach import Check, standalone
 
@@ -103,6 +104,9 @@ class Context:
     """The secret values the run keeps from the model (its redaction's): a search never reads
     a file that holds one, whatever its pattern, so whether a pattern matches one is never
     told either."""
+    todo: Callable[[Tasks], object] | None = None
+    """Where the list a `todo` call writes goes: the run shows it (its `todo` event); None: the
+    run keeps no task list."""
 
     def boundary(self) -> Check:
         """What the tools ask before they touch what they opened."""
