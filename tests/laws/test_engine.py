@@ -135,6 +135,11 @@ SPEC_LAWS = {
         "acp_ask_ends",
         "acp_setup_bounded",
     ],
+    "pinned": [  # ours (issue 44): every compaction's view holds the task list and the last request
+        "pinned_list_in_view",
+        "pinned_request_in_view",
+        "pinned_view_fits",
+    ],
 }
 
 
@@ -182,6 +187,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "acp_prompt_answered_once",
         "acp_ask_ends",
         "acp_setup_bounded",
+        "pinned_list_in_view",
+        "pinned_request_in_view",
+        "pinned_view_fits",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -353,4 +361,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "retry",
         "hook",
         "acp",
+        "pinned",
     }
