@@ -42,6 +42,7 @@ TYPES = {
     "poll": "a deferred job is polled",
     "stream": "a request's reply streams: quiet for `idle` seconds is a stall",
     "steer": "a user's message to a run at work: queued, placed, or the next run's prompt",
+    "todo": "the run's task list, as its todo call replaced it: its items and their states",
     "outcome": "how the run ended",
     # waits and what the process around the runs says
     "memory": "the chat memory: the turn's wait for its view, and how it ended",

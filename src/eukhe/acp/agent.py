@@ -51,13 +51,14 @@ from dbos import DBOS
 from acp import PROTOCOL_VERSION, Client, RequestError
 from eukhe import __version__, waits
 from eukhe.acp.turns import Session
-from eukhe.acp.updates import Update, call_id, commands, of_event, replayed
+from eukhe.acp.updates import Update, call_id, commands, of_event, plan, replayed
 from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
 from eukhe.events import Event, seen_by
 from eukhe.ids import new_session, valid_session
 from eukhe.json_types import JsonObject
 from eukhe.rules import acp as rule
+from eukhe.rules import todo
 from eukhe.rules.permission import Answer
 from eukhe.rules.wait import End
 from eukhe.run.outcome import Ending, RunOutcome
@@ -214,12 +215,16 @@ class Editor:
         async def load() -> Session:
             s = await self._open(cwd, session_id, resumed=True, mcp=mcp_servers)
             assert self.runtime is not None
-            found = await Sessions(self.runtime.store.url, self.runtime.home, DBOS).transcript(session_id)
+            stored = Sessions(self.runtime.store.url, self.runtime.home, DBOS)
+            found = await stored.transcript(session_id)
             if not found.runs:
                 raise RequestError(INVALID_PARAMS, f"no eukhe session {session_id!r} has run in this home")
             for r in found.runs:
                 for u in replayed(r.messages):
                     self.said.put_nowait((s.id, u))
+            listed = (await stored.pins(session_id)).tasks
+            if listed:  # its task list, as the plan
+                self.said.put_nowait((s.id, plan(todo.json_of(listed))))
             return s
 
         s = await self._bounded("session/load", load())

@@ -1,6 +1,7 @@
 """A session's events (`eukhe.events`) as the Agent Client Protocol's `session/update`s: the
 answer as message chunks, each tool call as a `tool_call` (with the file it touches and the
-change it makes) and its result as a `tool_call_update`, a denied call as a failed one, and
+change it makes) and its result as a `tool_call_update`, a denied call as a failed one, the
+task list as the `plan`, and
 eukhe's own lines (notes, retries, hooks, subagents, notices) as thought chunks the editor
 shows beside the answer. A stored session's transcript is replayed the same way
 (`replayed`)."""
@@ -8,12 +9,13 @@ shows beside the answer. A stored session's transcript is replayed the same way
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from acp.helpers import SessionUpdate
 from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
+    PlanEntryStatus,
     ToolCallLocation,
     ToolKind,
     UnstructuredCommandInput,
@@ -21,12 +23,14 @@ from acp.schema import (
 )
 
 from acp import (
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
@@ -49,7 +53,9 @@ KINDS: Mapping[str, ToolKind] = {
 }
 """eukhe's tools as the protocol's kinds of tool call (an editor picks its icon); any other: other."""
 
-SAID = frozenset(QUIET | {"text", "tool", "result", "denied", "calls", "ask", "outcome", "run", "usage"})
+SAID = frozenset(
+    QUIET | {"text", "tool", "result", "denied", "calls", "ask", "outcome", "run", "usage", "todo"}
+)
 """Events that are not said as eukhe's lines: the answer, the calls, the waits the status shows."""
 
 Update = SessionUpdate | UsageUpdate
@@ -110,8 +116,29 @@ def of_event(e: Event, cwd: str) -> Iterator[Update]:
             status="failed",
             content=[tool_content(text_block(e.text))],
         )
+    elif e.type == "todo":
+        items = e.data.get("items")
+        yield plan(items if isinstance(items, list) else [])
     elif e.type not in SAID and e.text:
         yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
+
+
+STATUS: Mapping[str, PlanEntryStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "done": "completed",
+}
+"""A task's state as the protocol's plan entry has it."""
+
+
+def plan(items: Sequence[object]) -> Update:
+    """The session's task list (a `todo` event's items) as the protocol's `plan` update: the
+    whole list each time, as the protocol wants it (an empty one clears it)."""
+    return update_plan(
+        plan_entry(str(i.get("text") or ""), status=STATUS.get(str(i.get("state")), "pending"))
+        for i in items
+        if isinstance(i, Mapping)
+    )
 
 
 def commands(made: Setup) -> list[AvailableCommand]:

@@ -67,6 +67,7 @@ STYLE = Style.from_dict(
         "status.working": "reverse bold",
         "queued": "ansicyan",
         "child": "ansicyan",
+        "todo": "ansicyan",
         "note": "ansiyellow",
         "prompt": "bold",
         "ask": "ansiyellow bold",
@@ -173,6 +174,9 @@ class Agent:
         def children() -> StyleAndTextTuples:
             return [("class:child", "\n".join(view.children_lines()))]
 
+        def todo() -> StyleAndTextTuples:
+            return [("class:todo", "\n".join(view.todo_lines()))]
+
         def queued() -> StyleAndTextTuples:
             lines = [f"queued {q.kind}: {q.text.splitlines()[0] if q.text else ''}" for q in view.queued]
             return [("class:queued", "\n".join(lines))]
@@ -214,6 +218,10 @@ class Agent:
                 ConditionalContainer(
                     Window(FormattedTextControl(queued), dont_extend_height=True),
                     Condition(lambda: bool(view.queued)),
+                ),
+                ConditionalContainer(  # the session's task list, above the prompt
+                    Window(FormattedTextControl(todo), wrap_lines=True, dont_extend_height=True),
+                    Condition(lambda: bool(view.todo)),
                 ),
                 ConditionalContainer(
                     Window(FormattedTextControl(question), wrap_lines=True, dont_extend_height=True),

@@ -26,6 +26,7 @@ MARKS = {
     "slot": ("⧗ slot", "yellow"),
     "child": ("⑂ child", "cyan"),
     "steer": ("↳ steer", "cyan"),
+    "todo": ("☐ tasks", "cyan"),
     "say": ("·", "dim"),
 }
 """How each kind of line is marked and styled."""

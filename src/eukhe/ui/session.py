@@ -23,6 +23,7 @@ from eukhe.ai.image import ImageError
 from eukhe.events import Event, event, outcome_text, seen_by
 from eukhe.ids import new_session, valid_session
 from eukhe.process_exit import leave
+from eukhe.rules import todo
 from eukhe.run.mentions import Attached
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import Setup, setup
@@ -171,6 +172,7 @@ class Session:
         found = await self.opened.sessions.runs(self.id)
         for line in (await self.opened.sessions.transcript(self.id)).lines():
             self.say(line)
+        self.view.todo = todo.json_of((await self.opened.sessions.pins(self.id)).tasks)  # above the prompt
         live = self.opened.in_flight(found)
         if live:
             self.say(f"run {live[-1]} is in flight; its end shows here")

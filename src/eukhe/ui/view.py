@@ -59,6 +59,7 @@ class View:
     usage: JsonMapping = field(default_factory=dict)  # the root run's tokens so far ("usage" event)
     spent: dict[str, float] = field(default_factory=dict)  # the session's: every root outcome's usage summed
     runs_counted: int = 0  # the root outcomes `spent` sums
+    todo: list[JsonObject] = field(default_factory=list)  # the task list, as its last "todo" event has it
     _budget_of: str | None = None  # the run whose budgets `budget` holds
     _mcp_said: set[str] = field(default_factory=set)  # each run starts its servers: each line once
     _settle_said: bool = False  # why a settle wait ran out and the way out: said once a session
@@ -84,6 +85,8 @@ class View:
         if e.type == "run" and root:  # nothing spent yet
             caps = dict(e.data.get("caps") or {})
             self.budget, self._budget_of = {"used": dict.fromkeys(caps, 0), "caps": caps}, e.run
+        if e.type == "todo" and root:
+            self.todo = [dict(i) for i in e.data.get("items") or [] if isinstance(i, Mapping)]
         if e.type == "steer":
             self.queued = [q for q in self.queued if q.id != e.data.get("id")]
         if e.type == "tool":
@@ -267,6 +270,14 @@ class View:
             return f"{who}{d.get('tool') or 'a tool'} waits for your answer: denied in {left} without one"
         return e.text or str(what)
 
+    def todo_lines(self) -> list[str]:
+        """The task list above the prompt: a line an item, its state as a mark; a long list
+        shows its first TODO_SHOWN items and how many more."""
+        out = [f"{_TODO_MARKS.get(str(i.get('state')), '?')} {i.get('text', '')}" for i in self.todo]
+        if len(out) > TODO_SHOWN:
+            out = [*out[: TODO_SHOWN - 1], f"  … and {len(out) - TODO_SHOWN + 1} more"]
+        return out
+
     def children_lines(self) -> list[str]:
         """A line a subagent: its name, state and progress clock."""
         out = []
@@ -285,6 +296,11 @@ class View:
 _WAIT_LINES = frozenset({"memory", "slot", "lease"})
 """Types whose waiting events show in the status line, not the scrollback (their other
 events, such as how a memory wait ended, are lines)."""
+
+TODO_SHOWN = 10
+"""Lines the task list takes above the prompt at most."""
+
+_TODO_MARKS = {"pending": "☐", "in_progress": "◐", "done": "☑"}
 
 _OUTCOME_STYLE = {"answered": "green", "failed": "red", "aborted": "yellow"}
 
