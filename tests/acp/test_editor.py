@@ -135,10 +135,25 @@ def test_a_prompt_streams_its_answer_and_is_answered_once_with_end_turn(tmp_path
     )
 
 
+ITEMS = [{"text": "greet the world", "state": "in_progress"}, {"text": "say so", "state": "pending"}]
+TODO = {"name": "todo", "arguments": {"items": ITEMS}}
+PLAN = [("greet the world", "in_progress", "medium"), ("say so", "pending", "medium")]
+
+
+def plans(client: Editor) -> list[list[tuple[str, str, str]]]:
+    """Each `plan` update the editor got: its entries (content, status, priority)."""
+    return [
+        [(e.content, e.status, e.priority) for e in u.entries]
+        for u in client.updates
+        if getattr(u, "session_update", "") == "plan"
+    ]
+
+
 def test_an_edit_is_a_tool_call_with_its_diff_then_its_update(tmp_path: Path) -> None:
+    """... and the task list the model wrote before it is the editor's plan."""
     (tmp_path / "a.txt").write_text("hello\n")
     edit = {"name": "edit", "arguments": {"path": "a.txt", "old_text": "hello", "new_text": "hello, world"}}
-    script = [{"results": 0, "calls": [edit]}, {"results": 1, "text": "Edited."}]
+    script = [{"results": 0, "calls": [TODO, edit]}, {"results": 2, "text": "Edited."}]
 
     async def go() -> None:
         with FauxServer(parse(script)) as server:
@@ -149,13 +164,16 @@ def test_an_edit_is_a_tool_call_with_its_diff_then_its_update(tmp_path: Path) ->
                     conn.prompt(session_id=s.session_id, prompt=[text_block("edit")]), WAIT
                 )
                 assert got.stop_reason == "end_turn"
-        [start] = [u for u in client.updates if getattr(u, "session_update", "") == "tool_call"]
-        assert start.kind == "edit" and start.status == "in_progress"
+        assert plans(client) == [PLAN]
+        [start] = [
+            u for u in client.updates if getattr(u, "session_update", "") == "tool_call" and u.kind == "edit"
+        ]
+        assert start.status == "in_progress"
         assert [loc.path for loc in start.locations] == [str(tmp_path / "a.txt")]
         [diff] = start.content
         assert (diff.path, diff.old_text, diff.new_text) == (str(tmp_path / "a.txt"), "hello", "hello, world")
-        [done] = [u for u in client.updates if getattr(u, "session_update", "") == "tool_call_update"]
-        assert done.tool_call_id == start.tool_call_id and done.status == "completed"
+        [done] = [u for u in client.updates if getattr(u, "tool_call_id", "") == start.tool_call_id][1:]
+        assert done.session_update == "tool_call_update" and done.status == "completed"
         assert (tmp_path / "a.txt").read_text() == "hello, world\n"
 
     drive(go)
@@ -231,7 +249,8 @@ def test_a_cancel_mid_stream_answers_the_prompt_cancelled_within_the_grace(tmp_p
 
 
 def test_a_session_eukhe_run_made_loads_as_its_conversation(tmp_path: Path) -> None:
-    script = [{"results": 0, "text": "The answer from the terminal."}]
+    """... and with its task list as the plan."""
+    script = [{"results": 0, "calls": [TODO]}, {"results": 1, "text": "The answer from the terminal."}]
     with FauxServer(parse(script)) as server:
         home = home_for(tmp_path, server.url)
         ran = eukhe("run", "--json", "a question from the terminal", cwd=tmp_path, home=home)
@@ -246,7 +265,14 @@ def test_a_session_eukhe_run_made_loads_as_its_conversation(tmp_path: Path) -> N
                     conn.load_session(cwd=str(tmp_path), session_id=row["id"], mcp_servers=[]), WAIT
                 )
             kinds = [k for k in client.kinds() if k != "available_commands_update"]
-            assert kinds == ["user_message_chunk", "agent_message_chunk"], kinds
+            assert kinds == [
+                "user_message_chunk",
+                "tool_call",
+                "tool_call_update",
+                "agent_message_chunk",
+                "plan",
+            ]
+            assert plans(client) == [PLAN]
             said = [u for u in client.updates if getattr(u, "session_update", "") == "user_message_chunk"]
             assert said[0].content.text == "a question from the terminal"
             assert client.text() == "The answer from the terminal."

@@ -16,8 +16,14 @@ from eukhe.events import SCHEMA, TYPES, VERSION, Event
 from eukhe.ui.view import View
 from tests.ui.term import Term, faux_home, needs_tmux
 
+ITEMS = [{"text": "read a.txt", "state": "in_progress"}, {"text": "say what it says", "state": "pending"}]
 SCRIPT: list[Any] = [
-    {"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+    {
+        "calls": [
+            {"name": "todo", "arguments": {"items": ITEMS}},
+            {"name": "read", "arguments": {"path": "a.txt"}},
+        ]
+    },
     {"error": {"status": 503, "body": {"error": {"message": "busy, try again"}}}},
     {"thinking": "only thinking, no answer"},
     {"text": "The file says alpha.\nThat is all.", "chunks": 4},
@@ -61,8 +67,10 @@ def test_the_event_stream_has_its_schema(tmp_path: Path) -> None:
         assert kind in kinds, kind
     retry = next(e for e in events if e["type"] == "retry")
     assert retry["wait"] == "retry" and retry["deadline"] > retry["at"]
-    result = next(e for e in events if e["type"] == "result")
-    assert result["name"] == "read" and result["error"] is False and result["text"] == "1\talpha"
+    result = next(e for e in events if e["type"] == "result" and e["name"] == "read")
+    assert result["error"] is False and result["text"] == "1\talpha"
+    [listed] = [e for e in events if e["type"] == "todo"]  # the task list, as the todo call wrote it
+    assert listed["items"] == ITEMS and listed["text"] == "0 of 2 done; in progress: read a.txt"
     assert SCHEMA.endswith(f"/{VERSION}") and (Path(__file__).parents[2] / "docs" / "events.md").exists()
 
 
@@ -76,9 +84,15 @@ def test_the_view_and_the_event_stream_report_the_same_events(tmp_path: Path) ->
         t.ready()
         t.send(PROMPT)
         text = t.until("✓ answered")
+        # the task list stays above the prompt: after the run, just above the idle status line
+        idle = t.until(
+            "the list above the idle prompt", lambda h: "◐ read a.txt\n☐ say what it says\n ready" in h
+        )
     lines = [ln.rstrip() for ln in text.splitlines()]
     start = lines.index(f"› {PROMPT}") + 1
     end = next(i for i, ln in enumerate(lines) if ln.startswith("✓ answered")) + 1
     assert lines[start:end] == expected
+    assert "☐ tasks: 0 of 2 done; in progress: read a.txt" in expected
+    assert idle.rindex("◐ read a.txt") > idle.rindex("✓ answered")
     assert any(ln.startswith("↻ note:") for ln in expected)
     assert any(ln.startswith("⏳ retry:") for ln in expected)
