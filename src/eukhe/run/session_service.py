@@ -17,8 +17,8 @@ from eukhe.ai.request import Message
 from eukhe.json_types import JsonObject
 from eukhe.memory.chat import Chat
 from eukhe.memory.tables import ChatStore
-from eukhe.rules import todo
-from eukhe.rules.pinned import Pins, asked
+from eukhe.rules import pinned, todo
+from eukhe.rules.pinned import Pins
 from eukhe.run import rewind as lineage
 from eukhe.run import tasks
 from eukhe.run.spec import RunSpec
@@ -132,7 +132,7 @@ class Sessions:
         w = runs[-1]
         given = sessions.last_input([w]) or {}
         prompt = given.get("prompt")
-        request = asked(str(given.get("request") or ""), None if prompt is None else str(prompt))
+        request = pinned.asked(str(given.get("request") or ""), None if prompt is None else str(prompt))
         made = tasks.writes(await sessions.transcript(w.workflow_id, self.db))
         return Pins(todo.current(todo.of_json(given.get("tasks")), made), request)
 

@@ -19,8 +19,7 @@ from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.tools import PREFIX as MCP_PREFIX
 from eukhe.memory.tool import DATE, ZOOM
-from eukhe.rules import todo
-from eukhe.rules.pinned import asked
+from eukhe.rules import pinned, todo
 from eukhe.rules.todo import Task
 from eukhe.run.deadline import Deadline
 from eukhe.run.mentions import Attached, attach, with_images
@@ -213,7 +212,7 @@ class RunSpec:
     def last_request(self) -> str:
         """The person's last request while it runs (`rules.pinned.asked`): its prompt, or for
         a follow-up the one before."""
-        return asked(self.request, self.prompt)
+        return pinned.asked(self.request, self.prompt)
 
     def run_settings(self) -> Settings:
         """Its run settings; a key this eukhe does not know is dropped."""
