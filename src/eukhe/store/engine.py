@@ -69,7 +69,10 @@ class Tables:
         self.url = url
         try:
             self._engine = serialized(url)
-            self.meta.create_all(self._engine, checkfirst=True)
+            try:
+                self.meta.create_all(self._engine, checkfirst=True)
+            except sa.exc.OperationalError:  # another opener made them between the check and the make
+                self.meta.create_all(self._engine, checkfirst=True)
         except Exception as e:
             raise self.error(f"cannot open {self.what} in the store at {shown(url)}: {cause(e)}") from e
 
