@@ -25,6 +25,7 @@ from eukhe.humanize import clipped, counted
 from eukhe.ids import valid_session
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.memory.report import status_json, status_lines, zoomed
+from eukhe.rules import todo
 from eukhe.rules.rewind import rewindable
 from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.run.spec import Setup, setup
@@ -146,7 +147,13 @@ async def _session(s: Session, arg: str) -> list[str]:
     out = [f"session {arg}: {counted(len(found), 'run')}", *(await durable.sessions.transcript(arg)).lines()]
     s.id = arg
     s.view.children = []
+    await _relisted(s)
     return out
+
+
+async def _relisted(s: Session) -> None:
+    """The task list above the prompt: the one of the session now open, as it stands."""
+    s.view.todo = todo.json_of((await _durable(s).sessions.pins(s.id)).tasks)
 
 
 async def _fork(s: Session, arg: str) -> list[str]:
@@ -161,6 +168,7 @@ async def _fork(s: Session, arg: str) -> list[str]:
         raise CommandError(str(e)) from None
     old, s.id = s.id, new
     s.view.children = []
+    await _relisted(s)
     return [
         f"forked session {old} after its run {upto}: this is session {new}",
         *(await durable.sessions.transcript(new)).lines(),
@@ -196,6 +204,7 @@ async def _rewind(s: Session, arg: str) -> list[str]:
     if part in ("conversation", "both"):
         if yes:
             out.append(await durable.sessions.rewind_conversation(s.id, first, last))
+            await _relisted(s)  # the list the ended runs wrote ends with them
         else:
             ended = f"run {first}" if first == last else f"runs {first} to {last}"
             out.append(f"the conversation: {ended} would end in this session's transcript")
