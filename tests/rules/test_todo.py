@@ -73,6 +73,9 @@ def test_the_pins_follow_the_chat_and_count_in_its_fit() -> None:
     )
     assert pinned.size(p) == len(text.encode()) - len("<chat>\n</chat>") and pinned.size(Pins()) == 0
     assert pinned.attach("<chat>\n</chat>", Pins()) == "<chat>\n</chat>"  # nothing to pin: nothing added
+    assert (
+        pinned.unpinned(text, p) == "<chat>\n</chat>" == pinned.unpinned("<chat>\n</chat>", p)
+    )  # a subagent's
     long = "é" * REQUEST
     assert f"(its first {REQUEST} of {2 * REQUEST} bytes)" in pinned.block(Pins((), long))
     assert pinned.asked("before", None) == "before" and pinned.asked("before", "now") == "now"

@@ -77,6 +77,12 @@ def attach(chat: str, p: Pins) -> str:
     return chat + SEP + b if b else chat
 
 
+def unpinned(text: str, p: Pins) -> str:
+    """`text` without the pins `attach` put at its end (as it is, when they are not there)."""
+    b = block(p)
+    return text.removesuffix(SEP + b) if b else text
+
+
 def fit(v: view.View, sizes: Mapping[Node, int], built: Collection[Node], budget: int, p: Pins) -> view.View:
     """The view fitted with the pins beside it: `rules.view.fit` with their bytes."""
     return view.fit(v, sizes, built, budget, size(p))

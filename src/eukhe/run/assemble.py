@@ -238,7 +238,7 @@ async def assemble(
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
         system, compact = await _pinned_system(spec, run_id, here, base, chat, pin, context.cancel, hooks)
-    children.system = system
+    children.system = pinned.unpinned(system, Pins(spec.tasks))  # its subagents': the view, not its list
     shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
         given = here.editors.get(session, {})  # an editor's own servers (`eukhe acp`), never stored
