@@ -1,8 +1,8 @@
 """The laws of the pins (`rules.pinned`, `rules.todo`): every view a compaction builds
 holds the session's task list and the person's last request, and with them still fits
 its budget as H1's lines let the chat fit, whatever came before: messages and built
-lines in any order, `todo` calls accepted or refused, runs with a prompt or without,
-any number of compactions in a run.
+lines, `todo` calls accepted or refused, runs with a prompt or without, compactions one
+after another in a run.
 
 The walk is a session: its chat (messages logged, lines built, the view fitted after
 each as the live chat does), and its runs. A run starts from the list its session ended
@@ -79,7 +79,7 @@ class PCfg:
 class S:
     """The session: its chat (view, built lines, every node's bytes), its run (the list it
     started with, its calls, its compactions so far), the request held, and the text the
-    run's last compaction built ("": none yet) with the view it rendered."""
+    compaction of the step that made this state built ("": the step made none)."""
 
     view: view.View
     built: frozenset[Node]
@@ -127,7 +127,9 @@ def _texts(s: S) -> dict[Node, str]:
 
 
 def _buildable(s: S) -> list[Node]:
-    """Unbuilt nodes whose children are built (level 0: any unbuilt message)."""
+    """Unbuilt nodes whose children are built (level 0: any unbuilt message), lowest level
+    first, oldest first: the walk builds the first (the order of lines does not change what
+    a view pins, and `tests/rules/test_view.py` walks every order of the fit itself)."""
     total = s.view.total
     out = []
     for level in range(total.bit_length()):
