@@ -5,6 +5,7 @@ from __future__ import annotations
 from eukhe.laws import (
     acp,
     admission,
+    agent,
     aux_fallback,
     child,
     child_take,
@@ -49,4 +50,5 @@ AREAS: dict[str, Area] = {
     "retry": retry.AREA,
     "hook": hook.AREA,
     "acp": acp.AREA,
+    "agent": agent.AREA,
 }

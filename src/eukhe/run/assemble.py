@@ -215,6 +215,7 @@ async def assemble(
     children = Children(
         spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, start_child, here.children
     )
+    children.settings = base.loaded  # a defined agent's model is resolved in them
     ledger.children = children.tokens
     sandbox, gate = await _confined(spec, run_id, cancel, here, base)
     gate.hooks = hooks = _hooks(spec, run_id, cancel, here, base)
@@ -416,7 +417,7 @@ async def _tools(
     cached ones (after the startup gate at most), then only those `--tools` names."""
     tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     if children.may_spawn:
-        tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
+        tools |= {SPAWN.name: SPAWN.offering(spec.agents), STOP_CHILD.name: STOP_CHILD}
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
     tools[IPYTHON.name] = IPYTHON
@@ -429,6 +430,7 @@ async def _tools(
         system = f"{system}\n\n{section}" if section else system
     if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
         tools = {name: tool for name, tool in tools.items() if name in spec.tools}
+    children.offered = tuple(tools)  # a defined agent's tools are some of these (`rules.agent.tools_for`)
     return tools, system
 
 

@@ -27,6 +27,7 @@ from eukhe.settings.load import value
 from eukhe.settings.permissions import in_force
 from eukhe.settings.run import Price, Settings
 from eukhe.skills import (
+    Agent,
     Instructions,
     ResourceSnapshot,
     expand,
@@ -119,6 +120,7 @@ class RunSpec:
     claim: str | None = None  # its start's own mark (`run.driver.start`)
     images: tuple[Image, ...] = ()  # the prompt's attached images, by reference
     tools: tuple[str, ...] | None = None  # `--tools`: the only tools it offers, by name; None: all
+    agents: tuple[Agent, ...] = ()  # the subagents users define, which its `spawn` starts by name
     # the first run a face starts in a session: "startup" (a new one) or "resume" (one opened
     # again), its SessionStart hooks' source; None: any other run
     session_start: str | None = None
@@ -159,6 +161,8 @@ class RunSpec:
             out["images"] = [i.json() for i in self.images]
         if self.tools is not None:
             out["tools"] = list(self.tools)
+        if self.agents:
+            out["agents"] = [a.json() for a in self.agents]
         if self.session_start is not None:
             out["sessionStart"] = self.session_start
         if self.deadline is not None:
@@ -190,6 +194,7 @@ class RunSpec:
             claim=spec.get("claim"),
             images=tuple(Image.of(i) for i in spec.get("images") or ()),
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
+            agents=tuple(Agent.of(a) for a in spec.get("agents") or ()),
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
             deadline=Deadline.of(spec["deadline"]) if isinstance(spec.get("deadline"), Mapping) else None,
             asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
@@ -223,7 +228,7 @@ class Setup:
     base_url: str | None
     api: str | None
     run: Settings
-    snapshot: ResourceSnapshot  # skills, templates, and each that failed
+    snapshot: ResourceSnapshot  # skills, templates, agents, and each that failed
     notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores (`settings.trust`)
     sandbox: str | None = None  # --sandbox: the user's mode for these runs, over the settings
     approval: str | None = None  # --approval: the user's policy for these runs, over the settings
@@ -257,14 +262,15 @@ class Setup:
         return f"the instruction files changed ({files}): they enter at this turn"
 
     def diagnostics(self) -> list[tuple[str, str]]:
-        """Each skill and template that did not load, as ("skill" | "prompt", "path: error"),
+        """Each skill, template and agent that did not load, as ("skill" | "prompt" | "agent",
+        "path: error"),
         then each instruction file that was not, as ("instruction file", "path: not loaded:
         why"): a face says them as the session starts (a repository's `AGENTS.md` that links
         out of it is refused, and the person sees where it led)."""
         return [
             (kind[:-1], f"{d.path}: {d.error}")
-            for kind in ("skills", "prompts")
-            for d in self.snapshot.diagnostics[kind]
+            for kind in ("skills", "prompts", "agents")
+            for d in self.snapshot.diagnostics.get(kind, ())
         ] + [
             ("instruction file", f"{p.path}: not loaded: {p.problem}")
             for p in self.instructions.parts
@@ -308,6 +314,7 @@ class Setup:
             deferred=self.deferred,
             poll_seconds=self.poll_seconds,
             tools=self.tools,
+            agents=self.snapshot.agents,
             deadline=self.deadline,
         )
 
