@@ -135,6 +135,11 @@ SPEC_LAWS = {
         "acp_ask_ends",
         "acp_setup_bounded",
     ],
+    "agent": [  # ours (issue 44): a subagent users define loads or is said, and never widens its tools
+        "agent_loaded_or_said",
+        "agent_never_widens",
+        "agent_inherits_unnamed",
+    ],
 }
 
 
@@ -182,6 +187,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "acp_prompt_answered_once",
         "acp_ask_ends",
         "acp_setup_bounded",
+        "agent_loaded_or_said",
+        "agent_never_widens",
+        "agent_inherits_unnamed",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 

@@ -35,6 +35,9 @@ MAX_PROMPT = 64 * 1024
 carries its prompt in its spec)."""
 MAX_AGENTS = 64
 """Agents loaded at most; those after are said and left out."""
+MAX_PROMPTS = 256 * 1024
+"""Characters of all the agents' prompts together, at most: an agent that would pass them is
+said and left out."""
 LISTED = 24
 """Agents the `spawn` tool describes by name and description; the rest by name only."""
 LISTED_DESCRIPTION = 200
@@ -409,9 +412,12 @@ def message(p: Problem, f: File, name: str, winner: str, lim: skill_load.Limits 
     return f"agent losing a name collision: {quoted(name)} was loaded first from {winner}"
 
 
-def too_many(path: str) -> str:
-    """Why an agent past `MAX_AGENTS` is left out."""
-    return f"not loaded: more than {MAX_AGENTS} agents are defined ({path} and those after it are left out)"
+def too_many() -> str:
+    """Why an agent past `MAX_AGENTS` agents or `MAX_PROMPTS` characters of prompts is left out."""
+    return (
+        f"not loaded: the agents before it make {MAX_AGENTS} agents or {MAX_PROMPTS} characters of "
+        "prompts, the most a session carries (every run of it carries them)"
+    )
 
 
 def untrusted(project: str) -> str:

@@ -89,13 +89,9 @@ class _Loader:
             real = os.path.realpath(path)
         except (OSError, ValueError):
             real = path
-        if real in self.files:  # reached twice (a link to a folder already read): one definition
+        if real in self.files:  # loaded already (through a link): one definition
             return
-        self.files.add(real)
         if os.path.isdir(path):  # a folder named *.md: not a definition
-            return
-        if len(self.agents) >= rule.MAX_AGENTS:
-            self.said(path, rule.too_many(path))
             return
         got = read_text(path, bound, rule.MAX_PROMPT)
         if got.text is None:
@@ -107,7 +103,12 @@ class _Loader:
         if not checked.loads:
             self.said(path, *checked.messages)
             return
+        carried = sum(len(a.prompt) for a in self.agents) + len(checked.prompt)
+        if len(self.agents) >= rule.MAX_AGENTS or carried > rule.MAX_PROMPTS:
+            self.said(path, rule.too_many())
+            return
         self.winners[checked.name] = path
+        self.files.add(real)
         self.agents.append(
             Agent(
                 name=checked.name,
