@@ -262,11 +262,11 @@ class Setup:
         return f"the instruction files changed ({files}): they enter at this turn"
 
     def diagnostics(self) -> list[tuple[str, str]]:
-        """Each skill, template and agent that did not load, as ("skill" | "prompt" | "agent",
-        "path: error"),
-        then each instruction file that was not, as ("instruction file", "path: not loaded:
-        why"): a face says them as the session starts (a repository's `AGENTS.md` that links
-        out of it is refused, and the person sees where it led)."""
+        """Each skill, template and agent that did not load, as ("skill" | "prompt" |
+        "agent", "path: error"), then each instruction file that was not, as ("instruction
+        file", "path: not loaded: why"): a face says them as the session starts (a
+        repository's `AGENTS.md` that links out of it is refused, and the person sees where
+        it led)."""
         return [
             (kind[:-1], f"{d.path}: {d.error}")
             for kind in ("skills", "prompts", "agents")
