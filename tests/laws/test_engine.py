@@ -361,4 +361,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "retry",
         "hook",
         "acp",
+        "agent",
     }
