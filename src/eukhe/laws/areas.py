@@ -12,6 +12,7 @@ from eukhe.laws import (
     classify,
     compactor,
     confine,
+    fetch,
     hook,
     lease,
     mcp,
@@ -49,4 +50,5 @@ AREAS: dict[str, Area] = {
     "retry": retry.AREA,
     "hook": hook.AREA,
     "acp": acp.AREA,
+    "fetch": fetch.AREA,
 }
