@@ -284,7 +284,7 @@ def test_an_ask_timeout_of_0_is_refused(world: World) -> None:
     f = world.settings({"permissions": {"askTimeoutMs": 0}})
     want = (
         f"setting permissions.askTimeoutMs=0 in {f}: "
-        "expected a whole number of milliseconds >= 1 (every ask has a deadline)"
+        "expected a whole number of milliseconds >= 1 (every wait has a deadline)"
     )
     with pytest.raises(SettingsError, match=f"^{re.escape(want)}$"):
         in_force(world.repo, world.env)

@@ -98,6 +98,12 @@ def refused(address: str) -> str | None:
     return next((why for net, why in V4 if ip in net), None)
 
 
+def literal_refused(name: str) -> str | None:
+    """Why a host written as an IP address is refused (None: allowed, or a name, which only
+    its resolved addresses tell)."""
+    return refused(name) if _is_ip(name) else None
+
+
 def host(text: str) -> str:
     """A host as rules and fetches compare it: lower case, no trailing dot, no brackets."""
     return text.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
