@@ -54,8 +54,6 @@ CLOSE_S = 2.0
 USER_AGENT = f"eukhe/{__version__} (web_fetch)"
 ACCEPT = "text/html, text/markdown, text/plain, application/pdf;q=0.9, */*;q=0.5"
 
-Convert = Callable[[bytes, str, "str | None"], tuple[str, str]]
-
 
 class _Refused(Exception):
     """A hop that cannot go on: its words are the result's."""
@@ -144,7 +142,6 @@ class WebFetch:
     bounds: rule.Cfg = field(default_factory=rule.Cfg)
     named: Callable[[str], bool] = lambda host: False
     clock: waits.Clock = field(default_factory=waits.LoopClock)
-    convert: Convert | None = None  # None: `tools.web.convert`, loaded at the first page
 
     name: ClassVar[str] = "web_fetch"
     description: ClassVar[str] = (
@@ -340,8 +337,8 @@ class WebFetch:
             return Result(f"web_fetch {url}: {words or end.value}", end in rule.ERRORS)
         body = bytes(run.body)
         content_type = response.headers.get("content-type", "")
-        convert = self.convert if self.convert is not None else await asyncio.to_thread(_converter)
-        raced = await waits.race(asyncio.to_thread(convert, body, content_type, response.charset_encoding),
+        # CPU work on up to maxBytes, off the event loop (fetches beside it go on); the abort ends the wait
+        raced = await waits.race(asyncio.to_thread(_converted, body, content_type, response.charset_encoding),
                                  None, ctx.cancel)  # fmt: skip
         if raced.end is not Ended.EVENT:
             return Result(f"web_fetch {url}: the run was aborted while the page was converted", True)
@@ -353,12 +350,12 @@ class WebFetch:
                       response.status_code >= 400)  # fmt: skip
 
 
-def _converter() -> Convert:
-    """`tools.web.convert`'s `converted`, imported at the first page (markdownify and pypdf
-    cost a tenth of a second each to import), off the event loop."""
+def _converted(body: bytes, content_type: str, charset: str | None) -> tuple[str, str]:
+    """`tools.web.convert.converted`, its module imported at the first page (markdownify and
+    pypdf cost a tenth of a second each to import), in the thread that converts."""
     from eukhe.tools.web.convert import converted
 
-    return converted
+    return converted(body, content_type, charset)
 
 
 def _refused(url: str, host: str, ip: str, why: str) -> str:
