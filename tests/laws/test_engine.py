@@ -98,6 +98,7 @@ SPEC_LAWS = {
         "perm_headless_never_waits",
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
+        "perm_fetch_asks",  # issue 44: a web fetch asks unless a rule allows its host
     ],
     "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
     "confine": [  # ours (issue 40): where a tool may reach, decided on the object it opens
@@ -134,6 +135,16 @@ SPEC_LAWS = {
         "acp_prompt_answered_once",
         "acp_ask_ends",
         "acp_setup_bounded",
+    ],
+    "fetch": [  # ours (issue 44): every web fetch ends by its bounds, side by side, its cause said
+        "fetch_ends",
+        "fetch_within_bound",
+        "fetch_side_by_side",
+        "fetch_cause_said",
+        "fetch_bytes_bounded",
+        "fetch_bytes_end",
+        "fetch_redirects_capped",
+        "fetch_address_guarded",
     ],
 }
 
@@ -182,6 +193,15 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "acp_prompt_answered_once",
         "acp_ask_ends",
         "acp_setup_bounded",
+        "perm_fetch_asks",
+        "fetch_ends",
+        "fetch_within_bound",
+        "fetch_side_by_side",
+        "fetch_cause_said",
+        "fetch_bytes_bounded",
+        "fetch_bytes_end",
+        "fetch_redirects_capped",
+        "fetch_address_guarded",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
