@@ -98,6 +98,7 @@ SPEC_LAWS = {
         "perm_headless_never_waits",
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
+        "perm_fetch_asks",  # issue 44: a web fetch asks unless a rule allows its host
     ],
     "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
     "confine": [  # ours (issue 40): where a tool may reach, decided on the object it opens
@@ -139,6 +140,16 @@ SPEC_LAWS = {
         "agent_loaded_or_said",
         "agent_never_widens",
         "agent_inherits_unnamed",
+    ],
+    "fetch": [  # ours (issue 44): every web fetch ends by its bounds, side by side, its cause said
+        "fetch_ends",
+        "fetch_within_bound",
+        "fetch_side_by_side",
+        "fetch_cause_said",
+        "fetch_bytes_bounded",
+        "fetch_bytes_end",
+        "fetch_redirects_capped",
+        "fetch_address_guarded",
     ],
 }
 
@@ -190,6 +201,15 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "agent_loaded_or_said",
         "agent_never_widens",
         "agent_inherits_unnamed",
+        "perm_fetch_asks",
+        "fetch_ends",
+        "fetch_within_bound",
+        "fetch_side_by_side",
+        "fetch_cause_said",
+        "fetch_bytes_bounded",
+        "fetch_bytes_end",
+        "fetch_redirects_capped",
+        "fetch_address_guarded",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -362,4 +382,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "hook",
         "acp",
         "agent",
+        "fetch",
     }

@@ -158,10 +158,19 @@ def test_path_rules_match_as_claude_codes_gitignore_reading_does(spec: str, path
         ("write", "rules name tools as Claude Code does: Write, not write"),
         ("Web Fetch", '\'Web Fetch\' is not a tool name (a letter, then letters, digits, "_" or "-")'),
         (
-            "WebFetch(domain:example.com)",
-            "only Bash, Read, Edit and Write rules take a (pattern); "
-            "write WebFetch alone for every call of it",
+            "IPython(print)",
+            "only Bash, Read, Edit, Write and WebFetch rules take a (pattern); "
+            "write IPython alone for every call of it",
         ),
+        (
+            "WebFetch(https://example.com/a)",
+            "a WebFetch rule names a host as domain:HOST, e.g. WebFetch(domain:example.com)",
+        ),
+        (
+            "WebFetch(domain:example.com:8080)",
+            "domain:example.com:8080 is not a host (no scheme, port, path or wildcard but a leading *.)",
+        ),
+        ("WebFetch(domain:)", "domain: names no host; write WebFetch alone for every host"),
         ("Read(../secrets)", '".." is not read in a path rule: name the folder from //, ~/ or /'),
         (
             "Read(!keep.txt)",
@@ -275,7 +284,7 @@ def test_an_ask_timeout_of_0_is_refused(world: World) -> None:
     f = world.settings({"permissions": {"askTimeoutMs": 0}})
     want = (
         f"setting permissions.askTimeoutMs=0 in {f}: "
-        "expected a whole number of milliseconds >= 1 (every ask has a deadline)"
+        "expected a whole number of milliseconds >= 1 (every wait has a deadline)"
     )
     with pytest.raises(SettingsError, match=f"^{re.escape(want)}$"):
         in_force(world.repo, world.env)

@@ -13,6 +13,7 @@ from eukhe.laws import (
     classify,
     compactor,
     confine,
+    fetch,
     hook,
     lease,
     mcp,
@@ -51,4 +52,5 @@ AREAS: dict[str, Area] = {
     "hook": hook.AREA,
     "acp": acp.AREA,
     "agent": agent.AREA,
+    "fetch": fetch.AREA,
 }

@@ -83,6 +83,7 @@ class Why(Enum):
     READS = "it only reads"
     INSIDE = "it stays inside the workspace"
     MCP = "an MCP tool runs outside the sandbox, and its server does not say it only reads"
+    NETWORK = "it reaches the network, which the sandbox keeps from bash too"
     HEADLESS = "no person can answer an ask here"
     NEVER = "the approval policy is never"
     ANSWERED = "a person allowed it"

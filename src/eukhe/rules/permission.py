@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from eukhe.rules import confine
+from eukhe.rules import address, confine
 from eukhe.rules.access import (
     Cfg,
     Decision,
@@ -93,7 +93,8 @@ class Call:
     whole; `paths`: the files it names, absolute and resolved; `writes`: it may change
     files; `outside`: bash asks to run outside the sandbox; `reaches`: the places it would
     touch, as `rules.confine` reads them (a file tool's path; what a command writes that is
-    eukhe's own or a protected name: the sandbox confines the rest of bash)."""
+    eukhe's own or a protected name: the sandbox confines the rest of bash); `hosts`: the
+    host a web fetch names (`rules.address.host_of`; none when its URL names none)."""
 
     tool: str
     commands: tuple[tuple[str, ...], ...] = ()
@@ -102,6 +103,7 @@ class Call:
     writes: bool = False
     outside: bool = False
     reaches: tuple[Reach, ...] = ()
+    hosts: tuple[str, ...] = ()
 
     @property
     def in_workspace(self) -> bool:
@@ -127,6 +129,7 @@ RULE_TOOLS = {
     "write": "Edit",
     "edit": "Edit",
     "ipython": "IPython",
+    "web_fetch": address.TOOL,
 }
 """How rules name eukhe's tools (Claude Code's names; `Write` rules are taken as `Edit`)."""
 
@@ -138,6 +141,10 @@ RUNS_CODE = frozenset({"bash", "ipython"})
 
 FILE_TOOLS = frozenset({"write", "edit"})
 """The tools that write files themselves (outside the sandbox: the rule is their confinement)."""
+
+NETWORK_TOOLS = frozenset({"web_fetch"})
+"""The tools that reach the network from eukhe's own process: they ask unless a rule allows
+them (or the mode is full access), since the sandbox keeps the network from bash too."""
 
 WRAPPERS = frozenset(
     {"env", "nice", "nohup", "timeout", "time", "command", "exec", "xargs", "sudo", "stdbuf", "doas"}
@@ -268,8 +275,11 @@ def command_matches(pattern: str, words: tuple[str, ...]) -> bool:
     return glob(pattern, text, slash=True)
 
 
-def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | None) -> bool:
-    """Whether `rule` matches one part of `call`: a simple command (`words`) or a path."""
+def matches(
+    rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | None, host: str | None = None
+) -> bool:
+    """Whether `rule` matches one part of `call`: a simple command (`words`), a path, or
+    the host a web fetch names."""
     tool = rule_tool(rule.tool)
     if rule.pattern is None:
         server = tool.startswith(MCP_PREFIX) and "__" not in tool[len(MCP_PREFIX) :]
@@ -278,6 +288,8 @@ def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | N
         return command_matches(rule.pattern, words)
     if path is not None:
         return confine.names(rule, Act.WRITE if call.writes else Act.READ, path)
+    if host is not None and tool == address.TOOL and call.tool in NETWORK_TOOLS:
+        return address.domain_matches(rule.pattern, host)
     return False
 
 
@@ -293,6 +305,8 @@ def _first(rules: tuple[Rule, ...], kind: Kind, call: Call) -> int:
                 return i
         if any(matches(r, call, None, p) for p in call.paths):
             return i
+        if any(matches(r, call, None, None, h) for h in call.hosts):
+            return i
     return -1
 
 
@@ -306,7 +320,7 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
     # a command's parts are its simple commands (the files it names are for deny and ask
     # rules: `Read(.env)` denies `cat .env`); a file tool's part is its path
     paths = call.paths if call.tool != "bash" else ()
-    parts = [("c", w) for w in call.commands] + [("p", p) for p in paths]
+    parts = [("c", w) for w in call.commands] + [("p", p) for p in paths] + [("h", h) for h in call.hosts]
     if not parts:
         return -1
     first = -1
@@ -317,6 +331,9 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
                 hit = i
                 break
             if kind == "p" and isinstance(part, str) and matches(r, call, None, part):
+                hit = i
+                break
+            if kind == "h" and isinstance(part, str) and matches(r, call, None, None, part):
                 hit = i
                 break
         if hit < 0:
@@ -361,6 +378,8 @@ def judge(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision
         return Decision(Verdict.ASK, Why.UNTRUSTED)
     if cfg.mode is Mode.FULL:
         return Decision(Verdict.OUTSIDE, Why.FULL_ACCESS)
+    if call.tool in NETWORK_TOOLS:
+        return Decision(Verdict.ASK, Why.NETWORK)
     if call.tool.startswith(MCP_PREFIX) and call.writes:
         return Decision(Verdict.ASK, Why.MCP)
     if call.tool in RUNS_CODE and not cfg.sandbox:
@@ -414,8 +433,8 @@ def settle(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer) -> D
 
 def granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
     """The rules a person's "always" adds: one allow rule a simple command (as it finally
-    runs), or the tool's paths; none for a call that asked to leave the sandbox (an
-    escape is asked each time) or that the parser could not read whole."""
+    runs), the tool's paths, or the host a web fetch names; none for a call that asked to
+    leave the sandbox (an escape is asked each time) or that the parser could not read whole."""
     if answer in (Answer.ONCE, Answer.NO) or call.outside or not call.whole or call.protected:
         return ()
     source = Source.SESSION if answer is Answer.SESSION else Source.APPROVED
@@ -424,6 +443,8 @@ def granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
         return tuple(Rule(Kind.ALLOW, "Bash", " ".join(final(w)), source) for w in call.commands if final(w))
     if call.paths:
         return tuple(Rule(Kind.ALLOW, tool, p, source) for p in call.paths)
+    if call.tool in NETWORK_TOOLS:  # the host it names, never every host (none: nothing kept)
+        return tuple(Rule(Kind.ALLOW, tool, address.DOMAIN + h, source) for h in call.hosts)
     return (Rule(Kind.ALLOW, tool, None, source),)
 
 

@@ -16,7 +16,7 @@ import functools
 import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ from eukhe.memory.access import Memory, settle
 from eukhe.memory.compactor import request_tokens
 from eukhe.memory.log import now
 from eukhe.memory.tool import DATE, ZOOM
+from eukhe.rules import fetch as fetch_rule
 from eukhe.rules.aux_fallback import Purpose
 from eukhe.rules.permission import Session
 from eukhe.run.auxiliary import AuxiliaryRoute
@@ -55,7 +56,7 @@ from eukhe.run.session import runner, scanner, tool_specs
 from eukhe.run.spec import RunSpec
 from eukhe.sandbox.bwrap import Sandbox
 from eukhe.sandbox.session import for_run
-from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
+from eukhe.settings import SettingsError, child_settings, fetch_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
 from eukhe.settings.load import ChildSettings, MemorySettings
 from eukhe.settings.permissions import in_force
@@ -63,6 +64,7 @@ from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
+from eukhe.tools.web import WebFetch
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
     from eukhe.mcp.servers import Servers
@@ -98,6 +100,7 @@ class Setup:
     memory_settings: MemorySettings  # the view's budget and the settle wait
     child_settings: ChildSettings  # its subagents' depth and stall, the tools' blocking budget
     secrets: Secrets  # the tools' environment, and every secret value known
+    fetch: fetch_rule.Cfg = field(default_factory=fetch_rule.Cfg)  # a web fetch's bounds (`webFetch.*`)
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ def setup(spec: RunSpec, here: ProcessContext) -> Setup:
     try:
         memory = memory_settings(loaded)
         children = child_settings(loaded)
+        bounds = fetch_settings(loaded)
         kept = secrets(loaded, cwd=cwd)  # the tools' environment and every secret value known
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
@@ -185,6 +189,7 @@ def setup(spec: RunSpec, here: ProcessContext) -> Setup:
         memory_settings=memory,
         child_settings=children,
         secrets=kept,
+        fetch=bounds,
     )
 
 
@@ -413,14 +418,16 @@ async def _tools(
     system: str,
 ) -> tuple[dict[str, Tool], str]:
     """The tools the run offers, and its system prompt with its MCP servers' instructions:
-    the built-in ones, the chat's, the subagents', the kernel's, its servers' ready or
-    cached ones (after the startup gate at most), then only those `--tools` names."""
+    the built-in ones, the chat's, the subagents', the kernel's, `web_fetch` (with the run's
+    bounds, and its gate's word on which hosts a rule names), its servers' ready or cached
+    ones (after the startup gate at most), then only those `--tools` names."""
     tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     if children.may_spawn:
         tools |= {SPAWN.name: SPAWN.offering(spec.agents), STOP_CHILD.name: STOP_CHILD}
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
     tools[IPYTHON.name] = IPYTHON
+    tools[WebFetch.name] = WebFetch(base.fetch, gate.names_host)
     if servers is not None:
         offered, said, section = await servers.offered(gate_ms(base.loaded), gate.cancel)  # the run's abort
         for line in said:

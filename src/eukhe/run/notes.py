@@ -271,6 +271,15 @@ def git_unasked(why: str) -> str:
     return f"{why}: no rule allows it; run it in the interactive agent, which asks"
 
 
+def fetch_unasked(why: str, host: str) -> str:
+    """How to allow a web fetch that asked where no person can answer: the rule that names
+    its host."""
+    return (
+        f"{why}: allow it with a rule in permissions.allow: WebFetch(domain:{host}), or run it in the "
+        "interactive agent, which asks"
+    )
+
+
 def mcp_headless(tool: str) -> str:
     """How to allow an MCP tool's call that asked where no person can answer: its own rule,
     or its server's (`mcp__<server>` names all its tools)."""

@@ -24,7 +24,7 @@ from eukhe import waits
 from eukhe.ai.reply import ToolCall
 from eukhe.bash.reader import split
 from eukhe.json_types import JsonObject
-from eukhe.rules import confine
+from eukhe.rules import address, confine
 from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
 from eukhe.rules.hook import Event as HookEvent
@@ -152,6 +152,11 @@ class Gate:
         placed = confine.decide(self.session.cfg, self._reach(Act.SEARCH, p))
         return d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE) and placed.verdict is not Verdict.DENY
 
+    def names_host(self, host: str) -> bool:
+        """Whether an allow rule in force names the host itself (`rules.address.named`): what
+        lets a web fetch reach a loopback, private or link-local address (`tools.web`)."""
+        return address.named(self.session.cfg.rules, host)
+
     def opened(self, act: Act, real: str) -> str | None:
         """The boundary on the object a tool has opened (`tools.reach.Check`): None when it
         may touch it, else why not. Nobody is asked now: what would ask is touched only
@@ -186,6 +191,9 @@ class Gate:
             return Call(c.name, paths=(path,), reaches=(self._reach(act, path),))
         if c.name.startswith(rule.MCP_PREFIX):  # it may do anything, unless its home server says it reads
             return Call(c.name, writes=c.name not in self.reads)
+        if c.name in rule.NETWORK_TOOLS:  # the host its URL names, as the fetch reads it (`tools.web`)
+            host = address.host_of(str(args.get("url") or ""))
+            return Call(c.name, hosts=(host,) if host else ())
         return Call(c.name, writes=c.name == "ipython")
 
     # ------------------------------------------------------------ deciding
@@ -284,6 +292,8 @@ class Gate:
         asked = rule.judge(self.session.cfg, call)
         if asked.why is Why.GIT:
             return notes.git_unasked(asked.why.value)
+        if asked.why is Why.NETWORK and call.hosts:
+            return notes.fetch_unasked(asked.why.value, call.hosts[0])
         if asked.why not in (Why.OUTSIDE_READ, Why.OUTSIDE_WORKSPACE) or not call.reaches:
             return ""
         r = call.reaches[0]
@@ -300,4 +310,6 @@ def _whole(c: ToolCall) -> str:
         return f"write {args.get('path')}:\n{args.get('content') or ''}"
     if c.name == "edit":
         return f"edit {args.get('path')}:\n- {args.get('old_text') or ''}\n+ {args.get('new_text') or ''}"
+    if c.name in rule.NETWORK_TOOLS:
+        return f"fetch {args.get('url')}"
     return f"{c.name} {c.raw or c.arguments}"

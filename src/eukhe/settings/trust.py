@@ -81,6 +81,12 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "permissions.approval": (Side.NARROW, "would ask you less often than your own approval policy"),
     "permissions.askTimeoutMs": (Side.SAFE, ""),
     "context.instructionsBytes": (Side.SAFE, ""),
+    # how long a fetch waits and how much it reads: a project could make each one wait an hour
+    "webFetch.connectTimeoutMs": (Side.TRUST, "sets how long a web fetch waits to connect"),
+    "webFetch.firstByteTimeoutMs": (Side.TRUST, "sets how long a web fetch waits for an answer"),
+    "webFetch.totalTimeoutMs": (Side.TRUST, "sets how long a web fetch may take"),
+    "webFetch.maxBytes": (Side.TRUST, "sets how much of a page a web fetch reads into memory"),
+    "webFetch.maxRedirects": (Side.SAFE, ""),
     "mcpServers": (Side.TRUST, "starts the MCP servers it names: their programs run on your machine, "
                    "their URLs get what their headers send"),
     # how long a run waits on your own servers: a project could make every turn wait an hour
