@@ -264,8 +264,9 @@ def test_the_users_flags_win_and_may_widen(world: World) -> None:
 
 def test_every_narrow_key_orders_its_values() -> None:
     narrow = {k for k, (s, _) in SIDES.items() if s is Side.NARROW}
-    assert narrow == set(RIGHTS) == {"permissions.approval", "sandbox.mode"}
+    assert narrow == set(RIGHTS) == {"permissions.approval", "sandbox.mode", "permissions.defaultMode"}
     assert RIGHTS["permissions.approval"] == ("never", "untrusted", "on-request")
+    assert RIGHTS["permissions.defaultMode"] == ("plan", "default")  # plan mode is the narrower
     assert RIGHTS["sandbox.mode"] == ("read-only", "workspace-write", "danger-full-access")
     assert SIDES["permissions.deny"][0] is Side.SAFE and SIDES["permissions.ask"][0] is Side.SAFE
     assert SIDES["permissions.allow"][0] is Side.TRUST

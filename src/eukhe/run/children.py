@@ -60,6 +60,7 @@ class Children:
     # the ledgers of the child runs this process runs (`ProcessContext.children`): their tokens
     ledgers: Mapping[str, Ledger] = field(default_factory=dict)
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
+    planning: Callable[[], bool] = lambda: False  # whether the run is in plan mode now (its gate's)
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
 
@@ -93,6 +94,7 @@ class Children:
             claim=None,
             asked=None,  # its start takes every report that waits for it (its deadline is its parent's)
             session_start=None,  # a subagent's run starts no session: its end is a SubagentStop
+            permission_mode="plan" if self.planning() else "default",  # its parent's mode now
         )
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:
             # another provider: its own endpoint, from the settings
