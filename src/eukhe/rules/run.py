@@ -304,8 +304,9 @@ def poll_failed(cfg: Cfg, s: Run, x: Input) -> Run:
 
 def round_end(cfg: Cfg, s: Run, x: Input) -> Run:
     """Rounds::finish and RoundEnd::reset: a control stop ends the run uncounted (answered
-    when the round gave the run's answer: a plan nobody here can approve); otherwise the round counts and at the cap the run fails, even with a continuation
-    queued (cap first); a queued continuation then takes over with its own count.
+    when the round gave the run's answer: a plan nobody here can approve); otherwise the
+    round counts and at the cap the run fails, even with a continuation queued (cap
+    first); a queued continuation then takes over with its own count.
     Otherwise a new generation: the round's calls and results are logged, budgets
     are full, no note."""
     if x.stop:
