@@ -332,3 +332,19 @@ def test_the_gate_asks_the_plan_rule_swapped_a_write_runs_in_plan_mode(
     cfg = dataclasses.replace(interactive(()), plan=True)
     out, runner, _ = run(tmp_path, [{"results": 0, **WRITE_X}, {"results": 1, "text": "ok"}], cfg)
     assert runner.ran == [("x.txt", False)] and results(out) == ["ran"]
+
+
+def test_a_persons_mode_change_reaches_every_gate_of_their_session_at_work_and_no_other(
+    tmp_path: Path,
+) -> None:
+    from eukhe.run.context import ProcessContext
+
+    async def main() -> list[bool]:
+        loop, here = asyncio.get_running_loop(), ProcessContext()
+        gates = [Gate(Session(interactive(())), tmp_path, tmp_path / "home") for _ in range(3)]
+        here.gates = {run: (loop, g) for run, g in zip(("s/0001", "s/0001.c1", "t/0001"), gates, strict=True)}
+        here.plan_mode("s", True)  # from the agent's thread: each on its run's loop
+        await asyncio.sleep(0.05)
+        return [g.session.cfg.plan for g in gates]
+
+    assert asyncio.run(main()) == [True, True, False]
