@@ -7,6 +7,7 @@ whether it writes, whether it asks to leave the sandbox, whether it touches eukh
 files) is judged against the rules (allow, ask, deny; Claude Code's syntax), the
 sandbox mode, the approval policy, whether a person can answer, and whether the
 sandbox can run here. In order:
+0. Plan mode, before everything (`planned`, below).
 1. Where it reaches, first: `rules.confine` decides every place the call would touch
    (the home, a process's memory, a secret place, eukhe's configuration: denied in
    every mode; a `.git` written, or a place outside the workspace: asked). A denial

@@ -294,7 +294,8 @@ class Agent:
         def _(e: KeyPressEvent) -> None:
             self._command("/open")
 
-        @kb.add("s-tab")  # Claude Code's key: plan mode on or off (never a wider mode)
+        # Claude Code's key: plan mode on or off (never a wider mode); in a completion menu, back
+        @kb.add("s-tab", filter=Condition(lambda: self.buffer.complete_state is None))
         def _(e: KeyPressEvent) -> None:
             session.plan_mode()
 
