@@ -32,6 +32,7 @@ SPEC_LAWS = {
         "run_cut_names_the_request",
         "run_note_is_never_logged",
         "run_steer_enters_at_a_round_end",  # ours (issue 15): steering enters at round ends only
+        "run_stop_answers_as_told",  # ours (issue 44): a plan nobody here can approve is the answer
         "run_steer_never_splits_a_call",
     ],
     "recovery": [
@@ -101,6 +102,7 @@ SPEC_LAWS = {
         "perm_fetch_asks",  # issue 44: a web fetch asks unless a rule allows its host
     ],
     "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
+    "plan": ["plan_mode_writes_nothing", "plan_mode_left_by_a_person"],  # ours (issue 44): plan mode
     "confine": [  # ours (issue 40): where a tool may reach, decided on the object it opens
         "confine_outside_asks",
         "confine_home_never",
@@ -175,6 +177,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
         "perm_ask_settles",
+        "run_stop_answers_as_told",
+        "plan_mode_writes_nothing",
+        "plan_mode_left_by_a_person",
         "confine_outside_asks",
         "confine_home_never",
         "confine_protected_never_written",

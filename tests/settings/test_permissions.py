@@ -252,6 +252,25 @@ def test_a_project_narrows_the_approval_policy_and_the_sandbox_mode_but_widens_t
     assert (got.policy, got.mode) == (Policy.ON_REQUEST, Mode.FULL)
 
 
+def test_plan_mode_is_the_settings_a_project_turns_it_on_anywhere_and_off_only_when_trusted(
+    world: World,
+) -> None:
+    w = world
+    mine = w.settings({"permissions": {"defaultMode": "plan"}})
+    got = in_force(w.repo, w.env)
+    assert (got.plan, got.plan_from, got.cfg(True, True).plan) == (True, str(mine), True)
+    assert in_force(w.repo, w.env, permission_mode="default").cfg(True, True).plan is False  # the flag's
+    f = w.project({"permissions": {"defaultMode": "default"}})  # wider than the user's plan: held back
+    got = in_force(w.repo, w.env)
+    assert got.plan and any('("default" is wider than your "plan")' in n for n in got.held)
+    w.settings({})
+    w.project({"permissions": {"defaultMode": "plan"}})  # narrower: taken in an untrusted folder
+    assert (in_force(w.repo, w.env).plan, in_force(w.repo, w.env).plan_from) == (True, str(f))
+    want = '--permission-mode \'bypassPermissions\' on the command line: expected one of "plan", "default"'
+    with pytest.raises(SettingsError, match=f"^{re.escape(want)}$"):
+        in_force(w.repo, w.env, permission_mode="bypassPermissions")
+
+
 def test_the_users_flags_win_and_may_widen(world: World) -> None:
     w = world
     w.project({"permissions": {"approval": "never"}, "sandbox": {"mode": "read-only"}})
@@ -273,8 +292,9 @@ def test_the_users_flags_win_and_may_widen(world: World) -> None:
 
 def test_every_narrow_key_orders_its_values() -> None:
     narrow = {k for k, (s, _) in SIDES.items() if s is Side.NARROW}
-    assert narrow == set(RIGHTS) == {"permissions.approval", "sandbox.mode"}
+    assert narrow == set(RIGHTS) == {"permissions.approval", "sandbox.mode", "permissions.defaultMode"}
     assert RIGHTS["permissions.approval"] == ("never", "untrusted", "on-request")
+    assert RIGHTS["permissions.defaultMode"] == ("plan", "default")  # plan mode is the narrower
     assert RIGHTS["sandbox.mode"] == ("read-only", "workspace-write", "danger-full-access")
     assert SIDES["permissions.deny"][0] is Side.SAFE and SIDES["permissions.ask"][0] is Side.SAFE
     assert SIDES["permissions.allow"][0] is Side.TRUST

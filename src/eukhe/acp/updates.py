@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 
-from acp.helpers import SessionUpdate
+from acp.helpers import SessionUpdate, update_current_mode
 from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
@@ -32,6 +32,7 @@ from acp import (
 )
 from eukhe.ai.request import Message
 from eukhe.events import QUIET, Event
+from eukhe.ids import is_root
 from eukhe.json_types import JsonMapping
 from eukhe.run.spec import Setup
 
@@ -110,6 +111,11 @@ def of_event(e: Event, cwd: str) -> Iterator[Update]:
             status="failed",
             content=[tool_content(text_block(e.text))],
         )
+    elif e.type == "mode" and is_root(e.run or ""):  # the editor's mode picker follows plan mode
+        mode = "plan" if e.data.get("plan") else str(e.data.get("mode") or "")
+        if mode in ("plan", "read-only", "workspace-write"):
+            yield update_current_mode(mode)
+        yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
     elif e.type not in SAID and e.text:
         yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
 

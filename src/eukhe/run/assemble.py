@@ -65,6 +65,7 @@ from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
 from eukhe.tools.web import WebFetch
+from eukhe.tools.plan import EXIT_PLAN_TOOL
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
     from eukhe.mcp.servers import Servers
@@ -248,6 +249,8 @@ async def assemble(
     if servers is not None:
         here.mcp[run_id] = servers
     context.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
+    children.planning = lambda: gate.session.cfg.plan  # a subagent of a run in plan mode plans too
+    here.gates[run_id] = (asyncio.get_running_loop(), gate)  # a person's mode change reaches it
     try:
         kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
         context.kernel, ledger.jobs = kernel, kernel.output_bytes  # it dies with the run
@@ -271,6 +274,7 @@ async def assemble(
             hooks=hooks,
         )
     finally:
+        here.gates.pop(run_id, None)
         here.mcp.pop(run_id, None)
         if servers is not None:  # the last run to let go closes them, each within its bound
             await servers.release()
@@ -344,7 +348,9 @@ async def _confined(
     """Where the run's calls run and what they may do: the rules in force, the mode, the
     policy, the ask's deadline; its sandbox; what it says of them once; its gate."""
     try:
-        rights = in_force(base.cwd, sandbox=spec.sandbox, approval=spec.approval)
+        rights = in_force(
+            base.cwd, sandbox=spec.sandbox, approval=spec.approval, permission_mode=spec.permission_mode
+        )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
@@ -374,6 +380,8 @@ async def _confined(
         label=name_of(run_id) if spec.child else "",
         run=run_id,
     )
+    if rights.plan:  # said once, as its faces show it
+        gate.show_mode("as its parent" if spec.child else "")
     return sandbox, gate
 
 
@@ -428,6 +436,8 @@ async def _tools(
         tools[PROGRESS.name] = PROGRESS
     tools[IPYTHON.name] = IPYTHON
     tools[WebFetch.name] = WebFetch(base.fetch, gate.names_host)
+    if gate.session.cfg.plan or gate.ask is not None:  # in plan mode, or where a person may turn it on
+        tools[EXIT_PLAN_TOOL.name] = EXIT_PLAN_TOOL
     if servers is not None:
         offered, said, section = await servers.offered(gate_ms(base.loaded), gate.cancel)  # the run's abort
         for line in said:

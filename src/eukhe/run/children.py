@@ -69,6 +69,7 @@ class Children:
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
     settings: JsonMapping = field(default_factory=dict)  # in force: an agent's model resolves in them
     offered: tuple[str, ...] = ()  # the tools the run offers: a defined agent's are some of them
+    planning: Callable[[], bool] = lambda: False  # whether the run is in plan mode now (its gate's)
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
 
@@ -109,6 +110,7 @@ class Children:
             claim=None,
             asked=None,  # its start takes every report that waits for it (its deadline is its parent's)
             session_start=None,  # a subagent's run starts no session: its end is a SubagentStop
+            permission_mode="plan" if self.planning() else "default",  # its parent's mode now
         )
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:
             # another provider: its own endpoint, from the settings

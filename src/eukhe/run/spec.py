@@ -38,6 +38,7 @@ from eukhe.skills import (
 )
 from eukhe.tools import BUILTIN
 from eukhe.tools.ipython import IPYTHON
+from eukhe.tools.plan import EXIT_PLAN_TOOL
 
 NO_MODEL = (
     "no model configured: pass --model provider/model "
@@ -48,9 +49,19 @@ NO_MODEL = (
 """What a session with no model says; `settings`: the home's settings file in effect."""
 
 
-TOOLS = (*BUILTIN, IPYTHON.name, ZOOM.name, DATE.name, SPAWN.name, STOP_CHILD.name, PROGRESS.name)
+TOOLS = (
+    *BUILTIN,
+    IPYTHON.name,
+    ZOOM.name,
+    DATE.name,
+    SPAWN.name,
+    STOP_CHILD.name,
+    PROGRESS.name,
+    EXIT_PLAN_TOOL.name,
+)
 """The name of every tool of eukhe's own a run may offer (some only where they apply: the
-chat's to a session's runs, `progress` to a subagent); an MCP server's are `mcp__<server>__<tool>`."""
+chat's to a session's runs, `progress` to a subagent, `exit_plan` where plan mode may be on);
+an MCP server's are `mcp__<server>__<tool>`."""
 
 
 class ToolsError(EukheError, ValueError):
@@ -111,6 +122,8 @@ class RunSpec:
     settings: JsonMapping = field(default_factory=dict)  # the run settings, as a dict
     sandbox: str | None = None  # None: the settings' (`settings.permissions.in_force`)
     approval: str | None = None
+    # "plan" or "default" (`--permission-mode`, a face's mode change); None: the settings'
+    permission_mode: str | None = None
     steps: int = 1  # the layout of its recorded steps (`STEPS`)
     steers: bool = False  # an interactive session's: its user may steer the run
     deferred: str | None = None  # a deferred answer's window (15m, 1h, 24h)
@@ -165,6 +178,8 @@ class RunSpec:
             out["agents"] = [a.json() for a in self.agents]
         if self.session_start is not None:
             out["sessionStart"] = self.session_start
+        if self.permission_mode is not None:
+            out["permissionMode"] = self.permission_mode
         if self.deadline is not None:
             out["deadline"] = self.deadline.json()
         if self.asked is not None:
@@ -185,6 +200,7 @@ class RunSpec:
             settings=dict(spec.get("settings") or {}),
             sandbox=spec.get("sandbox"),
             approval=spec.get("approval"),
+            permission_mode=None if spec.get("permissionMode") is None else str(spec["permissionMode"]),
             steps=int(spec.get("steps") or 1),
             steers=bool(spec.get("steers")),
             deferred=spec.get("deferred"),
@@ -232,6 +248,9 @@ class Setup:
     notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores (`settings.trust`)
     sandbox: str | None = None  # --sandbox: the user's mode for these runs, over the settings
     approval: str | None = None  # --approval: the user's policy for these runs, over the settings
+    # --permission-mode, or the person's mode change (Shift+Tab): "plan" or "default", over the settings
+    permission_mode: str | None = None
+    plan_default: bool = False  # plan mode as the settings have it when the session opens
     steers: bool = False  # the interactive agent's runs: the user may steer them
     deferred: str | None = None  # --deferred: each run asks for a deferred answer in this window
     poll_seconds: float = 5.0
@@ -240,6 +259,11 @@ class Setup:
     route: Route | None = None  # where the model is served
     tools: tuple[str, ...] | None = None  # --tools: the only tools its runs offer; None: all
     deadline: Deadline | None = None  # --timeout: when its runs end at the latest
+
+    @property
+    def planning(self) -> bool:
+        """Whether its next run starts in plan mode."""
+        return self.permission_mode == "plan" if self.permission_mode else self.plan_default
 
     def unlisted(self) -> Callable[[], str | None]:
         """The look at whether a local server lists the model (`ai.listed`), begun now:
@@ -309,6 +333,7 @@ class Setup:
             settings=dataclasses.asdict(self.run),
             sandbox=self.sandbox,
             approval=self.approval,
+            permission_mode=self.permission_mode,
             steps=STEPS,
             steers=self.steers,
             deferred=self.deferred,
@@ -333,10 +358,11 @@ def setup(
     sandbox: str | None = None,
     approval: str | None = None,
     effort: str | None = None,
+    permission_mode: str | None = None,
 ) -> Setup:
     """The session's setup; a model that cannot be used, or settings that cannot be read
-    (permissions too, with the `--sandbox` and `--approval` flags), fail here with their
-    cause, before any run (SettingsError, ModelError, NoModel)."""
+    (permissions too, with the `--sandbox`, `--approval` and `--permission-mode` flags),
+    fail here with their cause, before any run (SettingsError, ModelError, NoModel)."""
     got = loaded(cwd)
     settings = got.values
     name = model or settings.get("model")
@@ -350,9 +376,11 @@ def setup(
         )
     limits_from(settings, route.provider)  # and so do its admission limits
     snapshot = get_resource_snapshot(cwd, settings=settings)
-    in_force(cwd, None, sandbox, approval)  # every rule, the mode, the policy and the deadline read
+    # every rule, the mode, the policy, plan mode and the deadline read
+    rights = in_force(cwd, None, sandbox, approval, permission_mode=permission_mode)
     made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
     made.instructions = read_instructions(cwd, settings)
     made.sandbox, made.approval = sandbox, approval
+    made.permission_mode, made.plan_default = permission_mode, rights.plan
     made.route_api, made.route = route.api, route
     return made

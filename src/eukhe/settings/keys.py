@@ -41,6 +41,9 @@ SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 """`sandbox.mode`'s values, narrowest first (`eukhe.sandbox.bwrap` says what each allows)."""
 APPROVAL_POLICIES = ("never", "untrusted", "on-request")
 """`permissions.approval`'s values, narrowest first (`rules.permission.Policy` says what each does)."""
+PERMISSION_MODES = ("plan", "default")
+"""`permissions.defaultMode`'s values, narrowest first (Claude Code's key; its other modes are
+eukhe's `sandbox.mode` and `permissions.approval`): plan mode, or the sandbox mode as it is."""
 RULE_KEYS = ("permissions.deny", "permissions.ask", "permissions.allow")
 """The rule lists, in the order the permission rule reads them (Claude Code's syntax: `rule_syntax`)."""
 
@@ -49,8 +52,9 @@ RULE_KEYS = ("permissions.deny", "permissions.ask", "permissions.allow")
 class Key:
     """One setting: dotted name, kind (`whole`, `bool`, `model`, `names`, `paths`,
     `globs`, `text`, `object`, `sandbox`: a `SANDBOX_MODES` value, `approval`: an
-    `APPROVAL_POLICIES` value, `rules`: a list of rules, `deadline`: a whole number >= 1,
-    `positive`: a whole number >= 1), default, and what it does."""
+    `APPROVAL_POLICIES` value, `permission_mode`: a `PERMISSION_MODES` value, `rules`: a
+    list of rules, `deadline`: a whole number >= 1, `positive`: a whole number >= 1),
+    default, and what it does."""
 
     name: str
     kind: str
@@ -126,6 +130,13 @@ KEYS: tuple[Key, ...] = (
         "on-request",
         "when to ask: on-request (leaving the sandbox, ask rules), untrusted (all but reads), "
         "never (what would ask is denied)",
+    ),
+    Key(
+        "permissions.defaultMode",
+        "permission_mode",
+        "default",
+        "plan: each run starts in plan mode (nothing writes or runs until you approve the model's "
+        "plan); default: the sandbox mode as it is",
     ),
     Key(
         "permissions.askTimeoutMs",
@@ -205,6 +216,7 @@ WANT = {
     "object": "an object",
     "sandbox": "one of " + ", ".join(f'"{m}"' for m in SANDBOX_MODES),
     "approval": "one of " + ", ".join(f'"{m}"' for m in APPROVAL_POLICIES),
+    "permission_mode": "one of " + ", ".join(f'"{m}"' for m in PERMISSION_MODES),
     "rules": 'a list of rules such as "Bash(npm test)", "Read(//etc/**)" or "WebFetch"',
     "deadline": "a whole number of milliseconds >= 1 (every wait has a deadline)",
     "positive": "a whole number >= 1",
@@ -230,6 +242,8 @@ def fits(kind: str, v: JsonValue) -> bool:
         return v in SANDBOX_MODES
     if kind == "approval":
         return v in APPROVAL_POLICIES
+    if kind == "permission_mode":
+        return v in PERMISSION_MODES
     if kind == "rules":  # each rule's syntax: `load.check`
         return isinstance(v, list) and all(isinstance(x, str) for x in v)
     if kind in ("deadline", "positive"):

@@ -64,6 +64,7 @@ async def _help(s: Session, arg: str) -> list[str]:
         "Ctrl-C aborts the run (what you queued comes back to the prompt; what you send after it "
         "is the next run); at an idle prompt, "
         "Ctrl-C twice exits, as does Ctrl-D. Ctrl-O opens the last tool result.",
+        "Shift+Tab turns plan mode on or off: nothing writes or runs until you approve the model's plan.",
         "/NAME args sends a prompt template; /skill:NAME args hands the model a skill.",
     ]
     return lines + keys
