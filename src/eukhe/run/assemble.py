@@ -64,8 +64,8 @@ from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
-from eukhe.tools.web import WebFetch
 from eukhe.tools.plan import EXIT_PLAN_TOOL
+from eukhe.tools.web import WebFetch
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
     from eukhe.mcp.servers import Servers
