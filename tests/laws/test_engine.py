@@ -388,4 +388,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "acp",
         "agent",
         "fetch",
+        "plan",
     }

@@ -56,7 +56,7 @@ def laws(
             "--area",
             help="Check only this area (run, recovery, classify, wait, lease, admission, aux_fallback, "
             "skill_load, compactor, queue, child_watch, progress, child, child_take, permission, "
-            "permission_ask, confine, mcp, retry, hook, acp, agent, fetch); repeatable.",
+            "permission_ask, confine, mcp, retry, hook, acp, agent, fetch, plan); repeatable.",
         ),
     ] = None,
     as_json: Annotated[bool, flag("--json", help="Print one JSON object instead of the table.")] = False,
