@@ -34,6 +34,7 @@ from eukhe.ids import new_session
 from eukhe.run import children, workflow
 from eukhe.run.driver import Runtime
 from eukhe.run.spec import RunSpec
+from eukhe.skills import Agent
 from eukhe.store import durable, sessions
 
 
@@ -101,9 +102,11 @@ def main() -> None:
         first: dict[int, float] = {}
         spawn = children.Children.spawn
 
-        async def timed(self: children.Children, prompt: str, model: str | None) -> str:
+        async def timed(
+            self: children.Children, prompt: str, model: str | None, agent: Agent | None = None
+        ) -> str:
             started[int(prompt.split()[1])] = time.perf_counter()
-            return await spawn(self, prompt, model)
+            return await spawn(self, prompt, model, agent)
 
         children.Children.spawn = timed  # type: ignore[method-assign]
         stop = threading.Event()

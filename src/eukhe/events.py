@@ -33,6 +33,7 @@ TYPES = {
     "tool": "a tool call starts running",
     "result": "a tool call's result",
     "denied": "the permission rule denied a tool call: its tool, arguments, cause and rule; it did not run",
+    "mode": "plan mode on or off: at the run's start, by a person's mode change, or by an approved plan",
     "note": "a harness note: the reply is retried with it",
     "retry": "a transient failure: the request is retried after a wait",
     "cut": "the answer hit the output limit",

@@ -392,7 +392,7 @@ def test_the_editor_gets_eukhes_modes_and_commands_and_in_read_only_a_write_is_a
             client = Editor("no")
             async with editor_on(tmp_path, home, client) as (conn, _):
                 s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-                assert [m.id for m in s.modes.available_modes] == ["read-only", "workspace-write"]
+                assert [m.id for m in s.modes.available_modes] == ["read-only", "workspace-write", "plan"]
                 assert s.modes.current_mode_id == "workspace-write"
                 await conn.set_session_mode(session_id=s.session_id, mode_id="read-only")
                 with pytest.raises(RequestError, match="eukhe's modes here are"):

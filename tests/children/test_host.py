@@ -121,3 +121,20 @@ def test_a_run_at_the_depth_limit_is_offered_no_spawn() -> None:
     assert not kids.may_spawn
     got = asyncio.run(SPAWN.run({"task": "more"}, Context(Path("."), children=kids)))
     assert got.is_error and got.content == "spawn: this run is at the subagent depth limit (2)"
+
+
+def test_a_subagent_starts_in_the_mode_its_parent_is_in_at_its_spawn() -> None:
+    from eukhe.run.spec import RunSpec
+
+    started: list[RunSpec] = []
+
+    async def start(cid: str, spec: RunSpec, watch: dict[str, Any]) -> None:
+        started.append(spec)
+
+    kids = children.Children(RunSpec("vllm/m", "."), "s/0001", "s", 0, 2, 0, Ledger(), start)
+    planning = [True]  # the parent's gate: in plan mode, then its plan approved
+    kids.planning = lambda: planning[0]
+    asyncio.run(kids.spawn("look around", None))
+    planning[0] = False
+    asyncio.run(kids.spawn("do it", None))
+    assert [s.permission_mode for s in started] == ["plan", "default"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.rules.permission import Why
 from tests.proc import eukhe
 
 
@@ -81,3 +82,42 @@ def test_the_never_policy_and_a_read_only_sandbox_deny_a_write(tmp_path: Path) -
     assert not (tmp_path / "new.txt").exists()
     [denial] = json.loads(done.stdout.splitlines()[-1])["denials"]
     assert denial["cause"] == "the approval policy is never"
+
+
+def test_plan_mode_denies_write_edit_and_bash_and_the_plan_is_the_headless_runs_answer(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("old\n")
+    plan = "# Plan\n\n1. Write new.txt.\n2. Change a.txt to say new."
+    tries = [
+        {"name": "write", "arguments": {"path": "new.txt", "content": "x\n"}},
+        {"name": "edit", "arguments": {"path": "a.txt", "old_text": "old", "new_text": "new"}},
+        {"name": "bash", "arguments": {"command": "ls > listed.txt"}},
+        {"name": "read", "arguments": {"path": "a.txt"}},
+    ]
+    script = [
+        {"results": 0, "calls": tries},
+        {"results": 4, "calls": [{"name": "exit_plan", "arguments": {"plan": plan}}]},
+        {"results": 5, "text": "never asked: the run ended with the plan"},
+    ]
+    with FauxServer(parse(script)) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "--json", "--permission-mode", "plan",
+            "change the files", cwd=tmp_path, home=home_with(tmp_path, {}),
+        )  # fmt: skip
+        seen = [r for r in server.seen if r.body.get("tools")]  # the run's, not the chat compactor's
+    assert done.returncode == 0, done.stderr
+    assert len(seen) == 2  # the plan ended the run: no request after it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "home"]
+    assert (tmp_path / "a.txt").read_text() == "old\n"
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert (out["outcome"], out["answer"], out["calls"]) == ("answered", plan, 2)
+    assert [(d["tool"], d["cause"]) for d in out["denials"]] == [
+        (t, Why.PLAN.value) for t in ("write", "edit", "bash")
+    ]
+    write, edit, bash_, read = [m["content"] for m in seen[1].body["messages"] if m["role"] == "tool"]
+    for tool, result in (("write", write), ("edit", edit), ("bash", bash_)):
+        assert result.startswith(f"Tool {tool} was not run: permission denied: plan mode is on"), result
+        assert "call exit_plan with your plan" in result
+    assert read.strip().endswith("old")  # a read keeps its usual decision
+    assert "exit_plan" in {t["function"]["name"] for t in seen[0].body["tools"]}

@@ -32,6 +32,7 @@ SPEC_LAWS = {
         "run_cut_names_the_request",
         "run_note_is_never_logged",
         "run_steer_enters_at_a_round_end",  # ours (issue 15): steering enters at round ends only
+        "run_stop_answers_as_told",  # ours (issue 44): a plan nobody here can approve is the answer
         "run_steer_never_splits_a_call",
     ],
     "recovery": [
@@ -98,8 +99,10 @@ SPEC_LAWS = {
         "perm_headless_never_waits",
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
+        "perm_fetch_asks",  # issue 44: a web fetch asks unless a rule allows its host
     ],
     "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
+    "plan": ["plan_mode_writes_nothing", "plan_mode_left_by_a_person"],  # ours (issue 44): plan mode
     "confine": [  # ours (issue 40): where a tool may reach, decided on the object it opens
         "confine_outside_asks",
         "confine_home_never",
@@ -135,6 +138,21 @@ SPEC_LAWS = {
         "acp_ask_ends",
         "acp_setup_bounded",
     ],
+    "agent": [  # ours (issue 44): a subagent users define loads or is said, and never widens its tools
+        "agent_loaded_or_said",
+        "agent_never_widens",
+        "agent_inherits_unnamed",
+    ],
+    "fetch": [  # ours (issue 44): every web fetch ends by its bounds, side by side, its cause said
+        "fetch_ends",
+        "fetch_within_bound",
+        "fetch_side_by_side",
+        "fetch_cause_said",
+        "fetch_bytes_bounded",
+        "fetch_bytes_end",
+        "fetch_redirects_capped",
+        "fetch_address_guarded",
+    ],
     "pinned": [  # ours (issue 44): every compaction's view holds the task list and the last request
         "pinned_list_in_view",
         "pinned_request_in_view",
@@ -164,6 +182,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
         "perm_ask_settles",
+        "run_stop_answers_as_told",
+        "plan_mode_writes_nothing",
+        "plan_mode_left_by_a_person",
         "confine_outside_asks",
         "confine_home_never",
         "confine_protected_never_written",
@@ -187,6 +208,18 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "acp_prompt_answered_once",
         "acp_ask_ends",
         "acp_setup_bounded",
+        "agent_loaded_or_said",
+        "agent_never_widens",
+        "agent_inherits_unnamed",
+        "perm_fetch_asks",
+        "fetch_ends",
+        "fetch_within_bound",
+        "fetch_side_by_side",
+        "fetch_cause_said",
+        "fetch_bytes_bounded",
+        "fetch_bytes_end",
+        "fetch_redirects_capped",
+        "fetch_address_guarded",
         "pinned_list_in_view",
         "pinned_request_in_view",
         "pinned_view_fits",
@@ -361,5 +394,8 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "retry",
         "hook",
         "acp",
+        "agent",
+        "fetch",
+        "plan",
         "pinned",
     }

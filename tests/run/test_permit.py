@@ -6,14 +6,18 @@ run's abort; "always" adds a rule; nobody to answer is a denial at once."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
-from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
+from eukhe.rules import permission
+from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source, Why
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.permit import Asked, Gate
@@ -60,13 +64,17 @@ def run(
     cfg: Cfg,
     person: Person | None = None,
     during: Any = None,
+    runner: Runner | None = None,
+    shown: list[tuple[str, str, Any]] | None = None,
 ) -> tuple[RunOutcome, Runner, Gate]:
-    runner = Runner()
+    runner = runner or Runner()
 
     async def main(url: str) -> RunOutcome:
         provider = OpenAIChat("faux", base_url=url, timeout=20)
         clock = ManualClock()
         gate = Gate(Session(cfg), tmp_path, tmp_path / "home", person, timeout=30.0, clock=clock)
+        if shown is not None:
+            gate.show = lambda kind, text, data=None: shown.append((kind, text, data))
         g = RunLoop(provider, "m", TOOLS, runner, permit=gate.permit)
         gate.cancel = g.cancel
         holder.append(gate)
@@ -249,3 +257,94 @@ def test_always_holds_for_a_command_that_names_an_existing_file(tmp_path: Path) 
     ]
     _, runner, _ = run(tmp_path, script, Cfg(Mode.WORKSPACE_WRITE, Policy.UNTRUSTED, True, True, ()), person)
     assert runner.ran == [("touch again.txt", False), ("touch again.txt", False)] and len(person.asked) == 1
+
+
+# ---------------------------------------------------------------- plan mode
+
+WRITE_X = {"calls": [{"name": "write", "arguments": {"path": "x.txt", "content": "x"}}]}
+
+
+def exit_plan(plan: str) -> dict[str, Any]:
+    return {"calls": [{"name": "exit_plan", "arguments": {"plan": plan}}]}
+
+
+def test_exit_plan_asks_a_person_whatever_the_rules_a_no_keeps_plan_mode_and_a_yes_ends_it(
+    tmp_path: Path,
+) -> None:
+    allow_all = tuple(Rule(Kind.ALLOW, t, None, Source.HOME) for t in ("Edit", "Bash", "exit_plan"))
+    cfg = dataclasses.replace(interactive(allow_all), plan=True)
+    person = Person((Answer.NO, "add tests first"), (Answer.SESSION, ""))
+    script = [
+        {"results": 0, **WRITE_X},
+        {"results": 1, **exit_plan("1. write x.txt")},
+        {"results": 2, **exit_plan("1. write a test\n2. write x.txt")},
+        {"results": 3, **WRITE_X},
+        {"results": 4, "text": "done"},
+    ]
+    shown: list[tuple[str, str, Any]] = []
+    out, runner, gate = run(tmp_path, script, cfg, person, shown=shown)
+    assert [(q.tool, q.why, q.text) for q in person.asked] == [
+        ("exit_plan", Why.PLAN_EXIT.value, "1. write x.txt"),
+        ("exit_plan", Why.PLAN_EXIT.value, "1. write a test\n2. write x.txt"),
+    ]
+    denied, refused, approved, wrote = results(out)
+    assert denied.startswith("Tool write was not run: permission denied: plan mode is on")
+    assert "plan mode stays on" in refused and refused.endswith("The user's reason: add tests first")
+    assert approved == "ran" and wrote == "ran"  # the runner stands in for the tools
+    assert [r[0] for r in runner.ran] == ["None", "x.txt"]  # exit_plan once approved, then the write
+    assert not gate.session.cfg.plan and gate.session.cfg.rules == allow_all  # its "always" adds no rule
+    assert [(k, d) for k, _, d in shown if k == "mode"] == [
+        ("mode", {"plan": False, "mode": "workspace-write"})
+    ]
+
+
+class ShiftTab(Runner):
+    """A person turns plan mode on (the agent's Shift+Tab) while the first call runs."""
+
+    gate: Gate | None = None
+
+    async def __call__(self, c: ToolCall, outside: bool = False) -> tuple[str, bool]:
+        if self.gate is not None and not self.ran:
+            self.gate.plan(True)
+        return await super().__call__(c, outside)
+
+
+def test_a_mode_change_reaches_the_run_at_work_from_its_next_call(tmp_path: Path) -> None:
+    runner = ShiftTab()
+
+    async def during(g: RunLoop, clock: ManualClock, person: Person | None) -> None:
+        runner.gate = g.permit.__self__  # type: ignore[union-attr]
+
+    script = [
+        {"results": 0, **bash("touch a")},
+        {"results": 1, **bash("touch b")},
+        {"results": 2, "text": "ok"},
+    ]
+    out, _, _ = run(tmp_path, script, interactive(()), None, during, runner)
+    assert runner.ran == [("touch a", False)]
+    assert results(out)[1].startswith("Tool bash was not run: permission denied: plan mode is on")
+
+
+def test_the_gate_asks_the_plan_rule_swapped_a_write_runs_in_plan_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(permission, "planned", lambda cfg, call: None)  # a rule with no plan mode
+    cfg = dataclasses.replace(interactive(()), plan=True)
+    out, runner, _ = run(tmp_path, [{"results": 0, **WRITE_X}, {"results": 1, "text": "ok"}], cfg)
+    assert runner.ran == [("x.txt", False)] and results(out) == ["ran"]
+
+
+def test_a_persons_mode_change_reaches_every_gate_of_their_session_at_work_and_no_other(
+    tmp_path: Path,
+) -> None:
+    from eukhe.run.context import ProcessContext
+
+    async def main() -> list[bool]:
+        loop, here = asyncio.get_running_loop(), ProcessContext()
+        gates = [Gate(Session(interactive(())), tmp_path, tmp_path / "home") for _ in range(3)]
+        here.gates = {run: (loop, g) for run, g in zip(("s/0001", "s/0001.c1", "t/0001"), gates, strict=True)}
+        here.plan_mode("s", True)  # from the agent's thread: each on its run's loop
+        await asyncio.sleep(0.05)
+        return [g.session.cfg.plan for g in gates]
+
+    assert asyncio.run(main()) == [True, True, False]

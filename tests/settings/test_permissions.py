@@ -158,10 +158,19 @@ def test_path_rules_match_as_claude_codes_gitignore_reading_does(spec: str, path
         ("write", "rules name tools as Claude Code does: Write, not write"),
         ("Web Fetch", '\'Web Fetch\' is not a tool name (a letter, then letters, digits, "_" or "-")'),
         (
-            "WebFetch(domain:example.com)",
-            "only Bash, Read, Edit and Write rules take a (pattern); "
-            "write WebFetch alone for every call of it",
+            "IPython(print)",
+            "only Bash, Read, Edit, Write and WebFetch rules take a (pattern); "
+            "write IPython alone for every call of it",
         ),
+        (
+            "WebFetch(https://example.com/a)",
+            "a WebFetch rule names a host as domain:HOST, e.g. WebFetch(domain:example.com)",
+        ),
+        (
+            "WebFetch(domain:example.com:8080)",
+            "domain:example.com:8080 is not a host (no scheme, port, path or wildcard but a leading *.)",
+        ),
+        ("WebFetch(domain:)", "domain: names no host; write WebFetch alone for every host"),
         ("Read(../secrets)", '".." is not read in a path rule: name the folder from //, ~/ or /'),
         (
             "Read(!keep.txt)",
@@ -243,6 +252,25 @@ def test_a_project_narrows_the_approval_policy_and_the_sandbox_mode_but_widens_t
     assert (got.policy, got.mode) == (Policy.ON_REQUEST, Mode.FULL)
 
 
+def test_plan_mode_is_the_settings_a_project_turns_it_on_anywhere_and_off_only_when_trusted(
+    world: World,
+) -> None:
+    w = world
+    mine = w.settings({"permissions": {"defaultMode": "plan"}})
+    got = in_force(w.repo, w.env)
+    assert (got.plan, got.plan_from, got.cfg(True, True).plan) == (True, str(mine), True)
+    assert in_force(w.repo, w.env, permission_mode="default").cfg(True, True).plan is False  # the flag's
+    f = w.project({"permissions": {"defaultMode": "default"}})  # wider than the user's plan: held back
+    got = in_force(w.repo, w.env)
+    assert got.plan and any('("default" is wider than your "plan")' in n for n in got.held)
+    w.settings({})
+    w.project({"permissions": {"defaultMode": "plan"}})  # narrower: taken in an untrusted folder
+    assert (in_force(w.repo, w.env).plan, in_force(w.repo, w.env).plan_from) == (True, str(f))
+    want = '--permission-mode \'bypassPermissions\' on the command line: expected one of "plan", "default"'
+    with pytest.raises(SettingsError, match=f"^{re.escape(want)}$"):
+        in_force(w.repo, w.env, permission_mode="bypassPermissions")
+
+
 def test_the_users_flags_win_and_may_widen(world: World) -> None:
     w = world
     w.project({"permissions": {"approval": "never"}, "sandbox": {"mode": "read-only"}})
@@ -264,8 +292,9 @@ def test_the_users_flags_win_and_may_widen(world: World) -> None:
 
 def test_every_narrow_key_orders_its_values() -> None:
     narrow = {k for k, (s, _) in SIDES.items() if s is Side.NARROW}
-    assert narrow == set(RIGHTS) == {"permissions.approval", "sandbox.mode"}
+    assert narrow == set(RIGHTS) == {"permissions.approval", "sandbox.mode", "permissions.defaultMode"}
     assert RIGHTS["permissions.approval"] == ("never", "untrusted", "on-request")
+    assert RIGHTS["permissions.defaultMode"] == ("plan", "default")  # plan mode is the narrower
     assert RIGHTS["sandbox.mode"] == ("read-only", "workspace-write", "danger-full-access")
     assert SIDES["permissions.deny"][0] is Side.SAFE and SIDES["permissions.ask"][0] is Side.SAFE
     assert SIDES["permissions.allow"][0] is Side.TRUST
@@ -275,7 +304,7 @@ def test_an_ask_timeout_of_0_is_refused(world: World) -> None:
     f = world.settings({"permissions": {"askTimeoutMs": 0}})
     want = (
         f"setting permissions.askTimeoutMs=0 in {f}: "
-        "expected a whole number of milliseconds >= 1 (every ask has a deadline)"
+        "expected a whole number of milliseconds >= 1 (every wait has a deadline)"
     )
     with pytest.raises(SettingsError, match=f"^{re.escape(want)}$"):
         in_force(world.repo, world.env)

@@ -35,7 +35,7 @@ def test_the_snapshot_carries_diagnostics_skills_and_prompts(tmp_path: Path) -> 
     assert out["prompts"][1]["path"] == str(extra)
     assert [d["path"] for d in out["diagnostics"]["skills"]] == [str(broken), str(project / "nope")]
     assert out["diagnostics"]["prompts"] == []
-    assert set(snap.diagnostics) == {"skills", "prompts"}
+    assert set(snap.diagnostics) == {"skills", "prompts", "agents"}
 
 
 def test_a_malformed_settings_file_is_an_error_not_a_silent_skip(tmp_path: Path) -> None:

@@ -357,3 +357,43 @@ def test_a_run_closed_while_it_asks_is_asked_again_by_the_owner_which_denies_it(
         m["content"] for m in show(session, tmp_path, home)["runs"][0]["messages"] if m["role"] == "tool"
     ]
     assert result.startswith("Tool bash was not run: permission denied: no person can answer an ask here")
+
+
+@needs_tmux
+def test_shift_tab_turns_plan_mode_on_its_plan_is_asked_and_a_yes_ends_it(tmp_path: Path) -> None:
+    write = {"calls": [{"name": "write", "arguments": {"path": "x.txt", "content": "x\n"}}]}
+    plan = {"calls": [{"name": "exit_plan", "arguments": {"plan": "1. Write x.txt.\n2. Say done."}}]}
+    script = [
+        {"results": 0, **write},
+        {"results": 1, **plan},
+        {"results": 2, **write},
+        {"results": 3, "text": "Done."},
+    ]
+    mark = "· ⏸ plan mode"
+
+    def status(t: Term) -> str:
+        return next((ln for ln in t.screen().splitlines() if "ready · session" in ln), "")
+
+    with FauxServer(parse(script)) as server, Term(tmp_path, tmp_path / "home") as t:
+        faux_home(tmp_path / "home", server.url)
+        t.ready()
+        assert mark not in status(t)
+        t.keys("BTab")
+        t.until("plan mode on the status line", lambda s: mark in status(t))
+        t.send("add x.txt")
+        asked = "? exit_plan asks: only a person approves a plan, which ends plan mode\n  1. Write x.txt.\n"
+        t.until("the plan whole on the screen", lambda s: asked in t.screen() and KEYS in t.screen())
+        assert not (tmp_path / "x.txt").exists() and mark in t.screen()
+        t.keys("y")
+        text = t.until("✓ answered")
+        settle(t)
+        assert mark not in status(t)  # the plan approved: plan mode is off, for the next runs too
+        t.keys("BTab")  # so the key turns it on again, not off
+        t.until("plan mode on again", lambda s: mark in status(t))
+    assert (tmp_path / "x.txt").read_text() == "x\n"
+    assert "⛔ denied: Tool write was not run: permission denied: plan mode is on" in text
+    assert "⏸ mode: plan mode off (the plan approved): back to workspace-write" in text
+    runs = [r for r in server.seen if r.body.get("tools")]  # the run's, not the chat compactor's after it
+    denied, approved, wrote = [str(m["content"]) for m in runs[-1].body["messages"] if m["role"] == "tool"]
+    assert "call exit_plan with your plan" in denied and "not run" not in wrote
+    assert approved.startswith("The person approved your plan")

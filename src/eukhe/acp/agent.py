@@ -55,7 +55,7 @@ from eukhe.acp.updates import Update, call_id, commands, of_event, plan, replaye
 from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
 from eukhe.events import Event, seen_by
-from eukhe.ids import new_session, valid_session
+from eukhe.ids import is_root, new_session, valid_session
 from eukhe.json_types import JsonObject
 from eukhe.rules import acp as rule
 from eukhe.rules import todo
@@ -88,9 +88,10 @@ CHOICES = (
 MODES = {
     "read-only": "Read only: no tool writes, and bash runs in a read-only sandbox",
     "workspace-write": "Workspace: tools write in the project, bash in a sandbox that writes only there",
+    "plan": "Plan: nothing writes or runs; the model's plan is asked of you, and your yes leaves plan mode",
 }
-"""The sandbox modes an editor may pick (`session/set_mode`); `danger-full-access` is the
-settings' or the command line's alone."""
+"""The modes an editor may pick (`session/set_mode`): a sandbox mode, or plan mode over the
+sandbox's; `danger-full-access` is the settings' or the command line's alone."""
 
 ANSWERS = {"once": Answer.ONCE, "session": Answer.SESSION, "project": Answer.PROJECT, "no": Answer.NO}
 
@@ -279,11 +280,17 @@ class Editor:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: object
     ) -> SetSessionModeResponse:
-        """The sandbox its next runs take: one of `MODES` (full access is never a click away)."""
+        """The sandbox its next runs take, or plan mode (the run at work's too, from its next
+        call): one of `MODES` (full access is never a click away)."""
         s = self._session(session_id)
         if mode_id not in MODES:
             raise RequestError(INVALID_PARAMS, f"mode {mode_id!r}: eukhe's modes here are {', '.join(MODES)}")
-        s.made.sandbox = mode_id
+        plan = mode_id == "plan"
+        s.made.permission_mode = "plan" if plan else "default"
+        if not plan:
+            s.made.sandbox = mode_id
+        if self.runtime is not None:
+            self.runtime.process.plan_mode(s.id, plan)
         return SetSessionModeResponse()
 
     async def authenticate(self, method_id: str, **kwargs: object) -> None:
@@ -378,6 +385,8 @@ class Editor:
         seen = seen_by(s.id, e)
         if seen is None:
             return
+        if seen.type == "mode" and is_root(e.run or ""):  # a plan approved: its next runs too
+            s.made.permission_mode = "plan" if seen.data.get("plan") else "default"
         for u in of_event(seen, str(s.cwd)):
             self._say(s, u)
 
@@ -453,7 +462,7 @@ class Editor:
 
     def _modes(self, s: Session) -> SessionModeState:
         try:
-            current = in_force(s.cwd).mode.value
+            current = "plan" if s.made.planning else in_force(s.cwd).mode.value
         except SettingsError:
             current = "workspace-write"
         offered = [SessionMode(id=k, name=k, description=v) for k, v in MODES.items()]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 
-from acp.helpers import SessionUpdate
+from acp.helpers import SessionUpdate, update_current_mode
 from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
@@ -36,6 +36,7 @@ from acp import (
 )
 from eukhe.ai.request import Message
 from eukhe.events import QUIET, Event
+from eukhe.ids import is_root
 from eukhe.json_types import JsonMapping
 from eukhe.run.spec import Setup
 
@@ -119,6 +120,11 @@ def of_event(e: Event, cwd: str) -> Iterator[Update]:
     elif e.type == "todo":
         items = e.data.get("items")
         yield plan(items if isinstance(items, list) else [])
+    elif e.type == "mode" and is_root(e.run or ""):  # the editor's mode picker follows plan mode
+        mode = "plan" if e.data.get("plan") else str(e.data.get("mode") or "")
+        if mode in ("plan", "read-only", "workspace-write"):
+            yield update_current_mode(mode)
+        yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
     elif e.type not in SAID and e.text:
         yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from eukhe.errors import Code, EukheError
+from eukhe.humanize import clipped
 from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.rules.agent import LISTED, LISTED_DESCRIPTION
 from eukhe.rules.child import Abort
+from eukhe.skills import Agent
 from eukhe.tools.base import Context, Result
 
 
@@ -19,23 +23,45 @@ def _children(ctx: Context) -> Any:
 
 @dataclass(frozen=True)
 class Spawn:
+    """`spawn`; `agents`: the subagents users define, which it starts by name (`offering`)."""
+
+    agents: tuple[Agent, ...] = ()
     name: ClassVar[str] = "spawn"
-    description: ClassVar[str] = (
-        "Start a subagent on a task of its own. It runs beside you with the same tools, from the "
-        "same view of the chat, and does not see this conversation: write the task in full. "
-        "Its report comes back to you as a user message beginning with [child-...], once, when it "
-        "ends; you go on meanwhile. Several may run at once."
-    )
-    schema: ClassVar[JsonMapping] = {
-        "type": "object",
-        "properties": {
+    replay_safe: ClassVar[bool] = True  # started under an id of its own: a replay starts nothing again
+
+    def offering(self, agents: tuple[Agent, ...]) -> Spawn:
+        """The tool of a run whose spec carries these agents."""
+        return Spawn(agents)
+
+    @property
+    def description(self) -> str:
+        own = (
+            "Start a subagent on a task of its own. It runs beside you with the same tools, from the "
+            "same view of the chat, and does not see this conversation: write the task in full. "
+            "Its report comes back to you as a user message beginning with [child-...], once, when it "
+            "ends; you go on meanwhile. Several may run at once."
+        )
+        if not self.agents:
+            return own
+        return (
+            f"{own} To start one of the agents the user defined, name it (agent): it runs with its "
+            "own instructions, tools and model."
+        )
+
+    @property
+    def schema(self) -> JsonMapping:
+        properties: JsonObject = {
             "task": {"type": "string", "description": "What the subagent is to do, in full."},
             "model": {"type": "string", "description": "provider/model to run it on (default: yours)."},
-        },
-        "required": ["task"],
-        "additionalProperties": False,
-    }
-    replay_safe: ClassVar[bool] = True  # started under an id of its own: a replay starts nothing again
+        }
+        if self.agents:
+            properties["agent"] = {"type": "string", "description": agents_offered(self.agents)}
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": ["task"],
+            "additionalProperties": False,
+        }
 
     async def run(self, args: JsonObject, ctx: Context) -> Result:
         kids = _children(ctx)
@@ -44,10 +70,36 @@ class Spawn:
         task = str(args["task"]).strip()
         if not task:
             return Result("spawn: the task is empty", True)
-        cid = await kids.spawn(task, args.get("model") or None)
+        name = str(args.get("agent") or "").strip()
+        chosen = next((a for a in self.agents if a.name == name), None)
+        if name and chosen is None:
+            known = ", ".join(a.name for a in self.agents) or "none is defined"
+            return Result(f"spawn: no agent {name!r} (the agents: {known})", True)
+        try:
+            cid = await kids.spawn(task, args.get("model") or None, chosen)
+        except SpawnError as e:
+            return Result(f"spawn: {e}", True)
         return Result(
             f"spawned child {name_of(cid)} (run {cid}); its report arrives as a message when it ends"
         )
+
+
+class SpawnError(EukheError, ValueError):
+    """A defined agent that cannot be started as it is: its model cannot be used."""
+
+    code = Code.MODEL
+
+
+def agents_offered(agents: tuple[Agent, ...]) -> str:
+    """The `agent` argument's description: the first `LISTED` agents by name and description
+    (each cut), the rest by name: bounded whatever the user defined."""
+    lines = ["The name of an agent the user defined, to run this task as it (omit for a plain subagent):"]
+    lines += [
+        f"- {a.name}: {clipped(' '.join(a.description.split()), LISTED_DESCRIPTION)}" for a in agents[:LISTED]
+    ]
+    if len(agents) > LISTED:
+        lines.append(f"and {', '.join(a.name for a in agents[LISTED:])}")
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

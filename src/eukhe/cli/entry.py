@@ -19,6 +19,7 @@ AGENT_OPTIONS = (
     "--session",
     "--sandbox",
     "--approval",
+    "--permission-mode",
     "--effort",
     "-c",
     "--continue",

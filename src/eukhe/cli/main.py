@@ -56,7 +56,7 @@ def laws(
             "--area",
             help="Check only this area (run, recovery, classify, wait, lease, admission, aux_fallback, "
             "skill_load, compactor, queue, child_watch, progress, child, child_take, permission, "
-            "permission_ask, confine, mcp, retry, hook, acp); repeatable.",
+            "permission_ask, confine, mcp, retry, hook, acp, agent, fetch, plan); repeatable.",
         ),
     ] = None,
     as_json: Annotated[bool, flag("--json", help="Print one JSON object instead of the table.")] = False,
@@ -139,6 +139,14 @@ def run_command(
         str | None,
         typer.Option("--approval", help="When to ask: untrusted, on-request or never (over settings)."),
     ] = None,
+    permission_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--permission-mode",
+            help="plan: nothing writes or runs; the model's plan (exit_plan) is the answer. "
+            "default: the sandbox mode as it is (over permissions.defaultMode).",
+        ),
+    ] = None,
     effort: Annotated[
         str | None,
         typer.Option(
@@ -194,7 +202,11 @@ def run_command(
         )
         raise typer.Exit(2)
     try:  # before the prompt is read: a wrong flag costs no typing
-        for option, given in (("--sandbox", sandbox), ("--approval", approval)):
+        for option, given in (
+            ("--sandbox", sandbox),
+            ("--approval", approval),
+            ("--permission-mode", permission_mode),
+        ):
             if given is not None:
                 choice(option, given)
         offered = None if tools is None else chosen_tools(tools)
@@ -216,7 +228,7 @@ def run_command(
         api = api if api is not None else ran.get("api")
     try:
         made = setup(
-            Path.cwd(), model, base_url, api, sandbox, approval, effort
+            Path.cwd(), model, base_url, api, sandbox, approval, effort, permission_mode
         )  # a model that cannot be used fails here, before any run
         notices(made.notices)
         unlisted = made.unlisted()  # begun now; said before the run (a local server ignores a wrong name)

@@ -36,6 +36,7 @@ SAMPLE_INPUTS: dict[str, JsonObject] = {
     "ls": {"path": "."},
     "web_fetch": {"url": "https://example.com"},
     "spawn": {"task": "say hello"},
+    "exit_plan": {"plan": "1. Say hello."},
     "todo": {"items": [{"text": "say hello", "state": "in_progress"}]},
 }
 """A plausible call of each of eukhe's tools, in eukhe's argument names (`tool_input` adds

@@ -82,16 +82,30 @@ CALLS: tuple[Call, ...] = (
     ),
     Call("ipython", writes=True),
     Call("zoom"),
+    Call("web_fetch", hosts=("evil.docs.python.org",)),
 )
 """The calls the walk makes (a workspace /p)."""
 
 RULES: tuple[tuple[Rule, ...], ...] = (
     (),
-    (Rule(Kind.DENY, "Bash", "rm *", H), Rule(Kind.ALLOW, "Bash", "npm test", H)),
+    (
+        Rule(Kind.DENY, "Bash", "rm *", H),
+        Rule(Kind.ALLOW, "Bash", "npm test", H),
+        Rule(Kind.ALLOW, "WebFetch", "domain:docs.python.org", H),
+    ),
     (Rule(Kind.ALLOW, "Bash", "rm *", H), Rule(Kind.DENY, "Bash", "rm *", P)),
-    (Rule(Kind.ASK, "Bash", "git push:*", H), Rule(Kind.ALLOW, "Bash", None, H)),
+    (
+        Rule(Kind.ASK, "Bash", "git push:*", H),
+        Rule(Kind.ALLOW, "Bash", None, H),
+        Rule(Kind.DENY, "WebFetch", "domain:*.python.org", P),
+        Rule(Kind.ALLOW, "WebFetch", None, H),
+    ),
     (Rule(Kind.DENY, "Read", "/p/.env", H), Rule(Kind.ALLOW, "Read", "/p/**", H)),
-    (Rule(Kind.ALLOW, "Write", "/etc/**", H), Rule(Kind.ALLOW, "Edit", "/p/**", P)),
+    (
+        Rule(Kind.ALLOW, "Write", "/etc/**", H),
+        Rule(Kind.ALLOW, "Edit", "/p/**", P),
+        Rule(Kind.ALLOW, "WebFetch", "domain:evil.docs.python.org", H),
+    ),
     (Rule(Kind.ALLOW, "Bash", "npm test", P), Rule(Kind.ALLOW, "Bash", "make", H)),
     (
         Rule(Kind.ALLOW, "Bash", None, H),
@@ -160,28 +174,54 @@ def valid(cfg: PCfg, s: Session) -> bool:
 # ---------------------------------------------------------------- what the laws read
 
 
-def _parts(call: Call) -> list[tuple[tuple[str, ...] | None, str | None]]:
-    return [(w, None) for w in call.commands] + [(None, x) for x in call.paths]
+Part = tuple[tuple[str, ...] | None, str | None, str | None]
+"""One part of a call: a simple command's words, a path, or a host."""
 
 
-def _allow_parts(call: Call) -> list[tuple[tuple[str, ...] | None, str | None]]:
+def _parts(call: Call) -> list[Part]:
+    return (
+        [(w, None, None) for w in call.commands]
+        + [(None, x, None) for x in call.paths]
+        + [(None, None, h) for h in call.hosts]
+    )
+
+
+def _allow_parts(call: Call) -> list[Part]:
     """What allow rules must each cover: a command's simple commands (the files it names
-    are for deny and ask rules), a file tool's paths."""
-    return [(w, None) for w in call.commands] + [
-        (None, x) for x in (call.paths if call.tool != "bash" else ())
-    ]
+    are for deny and ask rules), a file tool's paths, a fetch's host."""
+    paths = call.paths if call.tool != "bash" else ()
+    return (
+        [(w, None, None) for w in call.commands]
+        + [(None, x, None) for x in paths]
+        + [(None, None, h) for h in call.hosts]
+    )
+
+
+def _domain(rule: Rule, host: str) -> bool:
+    """A WebFetch rule's host as the issue states it: the host exactly, or with `*.` a name
+    below it (never the name itself, never a name that only ends with the same letters)."""
+    spec = (rule.pattern or "").removeprefix("domain:")
+    if rule.tool != "WebFetch" or spec == rule.pattern:
+        return False
+    if spec.startswith("*."):
+        return host.endswith("." + spec[2:])
+    return host == spec
+
+
+def _part_matches(rule: Rule, call: Call, part: Part, forms: bool) -> bool:
+    w, path, host = part
+    if w is not None:
+        return any(p.matches(rule, call, f, None) for f in (p.forms(w) if forms else [p.final(w)]) if f)
+    if path is not None:
+        return p.matches(rule, call, None, path)
+    return host is not None and call.tool == "web_fetch" and _domain(rule, host)
 
 
 def _hit(rule: Rule, call: Call) -> bool:
-    """Whether a rule matches some part of the call (a command in any form, or a path)."""
+    """Whether a rule matches some part of the call (a command in any form, a path, a host)."""
     if rule.pattern is None:
         return p.matches(rule, call, None, None)
-    for w, path in _parts(call):
-        if w is not None and any(p.matches(rule, call, f, None) for f in p.forms(w)):
-            return True
-        if path is not None and p.matches(rule, call, None, path):
-            return True
-    return False
+    return any(_part_matches(rule, call, part, True) for part in _parts(call))
 
 
 def _kinds(cfg: Cfg, call: Call) -> set[Kind]:
@@ -231,12 +271,7 @@ def perm_every_part(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     if any(r.pattern is None and p.matches(r, call, None, None) for r in allows):
         return True
     return all(
-        any(
-            (w is not None and bool(p.final(w)) and p.matches(r, call, p.final(w), None))
-            or (path is not None and p.matches(r, call, None, path))
-            for r in allows
-        )
-        for w, path in _allow_parts(call)
+        any(_part_matches(r, call, part, False) for r in allows) for part in _allow_parts(call)
     ) and bool(_allow_parts(call))
 
 
@@ -299,6 +334,22 @@ def perm_escape_needs_a_person(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return ruled & (t.last.why is Why.ALLOW_RULE) & (call.tool in p.FILE_TOOLS) & (not call.outside)
 
 
+def perm_fetch_asks(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+    """A web fetch runs unasked only by an allow rule for its host (or every host), or in
+    full access: in the sandbox's modes it asks, for the sandbox keeps the network from bash
+    too, and a person's "always" keeps a rule for that host alone."""
+    got = _decided(m, s, x)
+    if got is None or got[0].tool != "web_fetch":
+        return True
+    call, d = got
+    ruled = any(r.kind is Kind.ALLOW and (r.pattern is None or _hit(r, call)) and r.tool == "WebFetch"
+                for r in s.cfg.rules)  # fmt: skip
+    if d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE) and not (ruled or s.cfg.mode is Mode.FULL):
+        return False
+    kept = m.granted(call, Answer.SESSION)
+    return kept == tuple(Rule(Kind.ALLOW, "WebFetch", f"domain:{h}", Source.SESSION) for h in call.hosts)
+
+
 def _law(name: str, says: str, edge: Callable[..., bool]) -> Law:
     return Law(name, "permission", says, edge=edge, prove=False)
 
@@ -329,6 +380,11 @@ LAWS = (
         "perm_escape_needs_a_person",
         "Outside the sandbox only by a person's answer or the user's own rule.",
         perm_escape_needs_a_person,
+    ),
+    _law(
+        "perm_fetch_asks",
+        "A web fetch asks unless a rule allows its host (or full access); always: that host.",
+        perm_fetch_asks,
     ),
 )
 
@@ -412,6 +468,33 @@ def _timeout_is_a_yes(asked: Decision, call: Call, cfg: Cfg, end: End, answer: A
     return p.settle(asked, call, cfg, end, answer)
 
 
+def _fetch_sandboxed(cfg: Cfg, call: Call) -> Decision:
+    """A web fetch taken as a read that runs in the sandbox, unasked."""
+    d = p.decide(cfg, call)
+    if call.tool == "web_fetch" and d.why in (Why.NETWORK, Why.HEADLESS, Why.NEVER):
+        return Decision(Verdict.ALLOW, Why.READS)
+    return d
+
+
+def _suffix_domain(cfg: Cfg, call: Call) -> Decision:
+    """A domain rule that matches every host ending in its name (`evil.docs.python.org`)."""
+    d = p.decide(cfg, call)
+    if call.tool != "web_fetch" or d.verdict is Verdict.DENY:
+        return d
+    for i, r in enumerate(cfg.rules):
+        spec = (r.pattern or "").removeprefix("domain:")
+        if r.kind is Kind.ALLOW and r.tool == "WebFetch" and all(h.endswith(spec) for h in call.hosts):
+            return Decision(Verdict.ALLOW, Why.ALLOW_RULE, i)
+    return d
+
+
+def _every_host_granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
+    """A person's "always" for one fetch kept as a rule for every host."""
+    if call.tool == "web_fetch" and answer in (Answer.SESSION, Answer.PROJECT):
+        return (Rule(Kind.ALLOW, "WebFetch", None, Source.SESSION),)
+    return p.granted(call, answer)
+
+
 MUTANTS = (
     Mutant("deny losing to allow", "permission", _with(decide=_allow_before_deny)),
     Mutant("one allowed part allowing a compound command", "permission", _with(decide=_one_part_allows)),
@@ -422,6 +505,11 @@ MUTANTS = (
     Mutant("an escape allowed by a rule, no person asked", "permission", _with(decide=_escape_by_rule)),
     Mutant("eukhe's own files open in full access", "permission", _with(decide=_protected_in_full_access)),
     Mutant("a timeout taken for a yes", "permission", _with(settle=_timeout_is_a_yes)),
+    Mutant("a web fetch run unasked in the sandbox's modes", "permission", _with(decide=_fetch_sandboxed)),
+    Mutant("a domain rule matching any host that ends with it", "permission", _with(decide=_suffix_domain)),
+    Mutant(
+        "a person's always for one host kept for every host", "permission", _with(granted=_every_host_granted)
+    ),
 )
 
 

@@ -44,7 +44,9 @@ def _inputs() -> dict[Kind, list[Input]]:
     out[Kind.COMPACTED] = [Input(Kind.COMPACTED, entry=e, failed=f) for e in b for f in b if not (e and f)]
     out[Kind.ERROR] = [Input(Kind.ERROR, retryable=r, noted=n) for r in b for n in b]
     out[Kind.POLL_FAILED] = [Input(Kind.POLL_FAILED, retryable=r, late=late) for r in b for late in b]
-    out[Kind.ROUND_END] = [Input(Kind.ROUND_END, stop=st, reset=re) for st in b for re in b]
+    out[Kind.ROUND_END] = [
+        Input(Kind.ROUND_END, stop=st, reset=re, answered=a) for st in b for re in b for a in b if st or not a
+    ]
     return out
 
 
@@ -280,6 +282,15 @@ def run_steer_enters_at_a_round_end(m: Model, cfg: Cfg, s: Run, x: Input) -> boo
     return m.takes_steers(cfg, s, x) == (at_round_end & going)
 
 
+def run_stop_answers_as_told(m: Model, cfg: Cfg, s: Run, x: Input) -> bool:
+    """A control stop at a round end ends the run uncounted: answered when the round gave
+    the run's answer (a plan nobody here can approve), else stopped."""
+    if not (s.live and s.phase is Phase.TOOLS and x.kind is Kind.ROUND_END and x.stop):
+        return True
+    t = m.step(cfg, s, x)
+    return (t.end is (End.ANSWERED if x.answered else End.STOPPED)) & (t.rounds == s.rounds)
+
+
 STEER_BOUNDS = (8, 4)
 """Calls and user messages of one round that `run_steer_never_splits_a_call` walks."""
 
@@ -409,6 +420,13 @@ LAWS = (
         edge=run_steer_enters_at_a_round_end,
     ),
     Law(
+        "run_stop_answers_as_told",
+        "H4.1",
+        "A control stop ends the run uncounted: answered with the round's answer, else stopped.",
+        edge=run_stop_answers_as_told,
+        scope=lambda s, x: s["phase"] is Phase.TOOLS and x.get("kind") is Kind.ROUND_END,
+    ),
+    Law(
         "run_steer_never_splits_a_call",
         "H4.8.4",
         "No steer lands between a call and its result: a round logs every result, then steers.",
@@ -507,6 +525,14 @@ def _cut_note_kept(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
     return t
 
 
+def _stop_drops_the_answer(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
+    return replace(t, end=End.STOPPED) if t.end is End.ANSWERED and x.kind is Kind.ROUND_END else t
+
+
+def _stop_answers(cfg: Cfg, s: Run, x: Input, t: Run) -> Run:
+    return replace(t, end=End.ANSWERED) if t.end is End.STOPPED else t
+
+
 def _steer(takes: Callable[[Cfg, Run, Input], bool]) -> Model:
     return replace(MODEL, takes_steers=takes)
 
@@ -545,6 +571,8 @@ MUTANTS = (
     Mutant("no-text-no-call reply answering", "H4.7", _break(_no_answer_answers)),
     Mutant("tool-call reply answering", "H4.1", _break(_calls_answer)),
     Mutant("post-cut retry keeping the cut note", "H4.7", _break(_cut_note_kept)),
+    Mutant("a plan's stop that drops the answer", "H4.1", _break(_stop_drops_the_answer)),
+    Mutant("a control stop taken for an answer", "H4.1", _break(_stop_answers)),
     Mutant("a steer taken with the calls of a reply", "H4.8.4", _steer(_steer_while_calls_are_out)),
     Mutant("a steer taken into a run that ends at its cap", "H4.8.4", _steer(_steer_into_the_last_round)),
     Mutant("a steer held back past a round end", "H4.8.4", _steer(_steer_held_back)),

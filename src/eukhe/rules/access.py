@@ -84,21 +84,30 @@ class Why(Enum):
     SESSION_STATE = "it changes only the session's task list, nothing on disk"
     INSIDE = "it stays inside the workspace"
     MCP = "an MCP tool runs outside the sandbox, and its server does not say it only reads"
+    NETWORK = "it reaches the network, which the sandbox keeps from bash too"
     HEADLESS = "no person can answer an ask here"
     NEVER = "the approval policy is never"
     ANSWERED = "a person allowed it"
     REFUSED = "a person denied it"
     TIMEOUT = "nobody answered before permissions.askTimeoutMs"
     ABORTED = "the run was aborted while it asked"
+    PLAN = (
+        "plan mode is on: nothing that writes or runs code runs until the person approves a plan; "
+        "call exit_plan with your plan"
+    )
+    PLAN_EXIT = "only a person approves a plan, which ends plan mode"
+    PLAN_HEADLESS = "no person can approve a plan here: the run ends with the plan as its answer"
+    NOT_PLANNING = "plan mode is not on: there is no plan to approve; go on with the task"
 
 
 @dataclass(frozen=True)
 class Cfg:
     """What a decision reads besides the call: the sandbox `mode`, the approval `policy`,
     whether a `person` can answer an ask (interactive; else headless), whether the
-    `sandbox` can run here, the `rules` in force, and whether the person chose
+    `sandbox` can run here, the `rules` in force, whether the person chose
     danger-full-access on the command line (`flag_full`: the only mode that opens their
-    secret places)."""
+    secret places), and whether plan mode is on (`plan`: over the mode, which it leaves as
+    it is, so leaving plan mode goes back to it)."""
 
     mode: Mode
     policy: Policy
@@ -106,6 +115,7 @@ class Cfg:
     sandbox: bool
     rules: tuple[Rule, ...] = ()
     flag_full: bool = False
+    plan: bool = False
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,7 @@ CLAUDE_NAMES: Mapping[str, str] = {
     "ls": "LS",
     "web_fetch": "WebFetch",
     "spawn": "Task",
+    "exit_plan": "ExitPlanMode",
     "todo": "TodoWrite",
 }
 """eukhe's tools under Claude Code's names, for matching and for `tool_name`; an MCP tool is

@@ -7,6 +7,7 @@ whether it writes, whether it asks to leave the sandbox, whether it touches eukh
 files) is judged against the rules (allow, ask, deny; Claude Code's syntax), the
 sandbox mode, the approval policy, whether a person can answer, and whether the
 sandbox can run here. In order:
+0. Plan mode, before everything (`planned`, below).
 1. Where it reaches, first: `rules.confine` decides every place the call would touch
    (the home, a process's memory, a secret place, eukhe's configuration: denied in
    every mode; a `.git` written, or a place outside the workspace: asked). A denial
@@ -22,6 +23,17 @@ sandbox can run here. In order:
    a write the mode does not allow asks; the rest runs in the sandbox.
 Then an ask that nobody can answer (headless), or that the `never` policy forbids, is
 a denial at once, whose cause says how to allow the call.
+
+**Plan mode** (`Cfg.plan`), over the sandbox mode and before every rule (`planned`): no
+call that writes or runs anything runs (`plan_denies`: a file tool's write, bash and the
+kernel whatever their words, a call that asks to leave the sandbox, an MCP tool whose
+server does not say it only reads), whatever the rules, the policy and the mode say;
+reads keep their usual decision. The model hands its plan over with `exit_plan`, which
+only a person answers (no rule, policy or mode lets it run unasked, and its "always"
+adds no rule): their yes ends plan mode (`end_step`: back to the mode it was over), their
+no keeps it. Where nobody can answer (headless, or the `never` policy) it is not asked:
+the run ends with the plan as its answer (`PLAN_HEADLESS`). A person turns plan mode on
+or off (`mode_step`); no call does.
 
 **The ask** is a wait (`rules.wait`) with a deadline always (`permissions.askTimeoutMs`):
 its answer, its deadline or the run's abort ends it, exactly once (`settle`).
@@ -39,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from eukhe.rules import confine
+from eukhe.rules import address, confine
 from eukhe.rules.access import (
     Cfg,
     Decision,
@@ -71,13 +83,17 @@ __all__ = [
     "Source",
     "Verdict",
     "Why",
+    "answers_run",
     "call_step",
     "decide",
     "end_step",
     "glob",
     "granted",
     "judge",
+    "mode_step",
+    "only_a_person",
     "path_matches",
+    "planned",
     "rule_tool",
     "settle",
 ]
@@ -93,7 +109,8 @@ class Call:
     whole; `paths`: the files it names, absolute and resolved; `writes`: it may change
     files; `outside`: bash asks to run outside the sandbox; `reaches`: the places it would
     touch, as `rules.confine` reads them (a file tool's path; what a command writes that is
-    eukhe's own or a protected name: the sandbox confines the rest of bash)."""
+    eukhe's own or a protected name: the sandbox confines the rest of bash); `hosts`: the
+    host a web fetch names (`rules.address.host_of`; none when its URL names none)."""
 
     tool: str
     commands: tuple[tuple[str, ...], ...] = ()
@@ -102,6 +119,7 @@ class Call:
     writes: bool = False
     outside: bool = False
     reaches: tuple[Reach, ...] = ()
+    hosts: tuple[str, ...] = ()
 
     @property
     def in_workspace(self) -> bool:
@@ -127,6 +145,7 @@ RULE_TOOLS = {
     "write": "Edit",
     "edit": "Edit",
     "ipython": "IPython",
+    "web_fetch": address.TOOL,
     "todo": "TodoWrite",
 }
 """How rules name eukhe's tools (Claude Code's names; `Write` rules are taken as `Edit`)."""
@@ -143,6 +162,12 @@ user's: allowed without asking, unless a rule of the user's names them."""
 
 FILE_TOOLS = frozenset({"write", "edit"})
 """The tools that write files themselves (outside the sandbox: the rule is their confinement)."""
+
+NETWORK_TOOLS = frozenset({"web_fetch"})
+"""The tools that reach the network from eukhe's own process: they ask unless a rule allows
+them (or the mode is full access), since the sandbox keeps the network from bash too."""
+EXIT_PLAN = "exit_plan"
+"""The tool with which the model hands its plan to the person, in plan mode."""
 
 WRAPPERS = frozenset(
     {"env", "nice", "nohup", "timeout", "time", "command", "exec", "xargs", "sudo", "stdbuf", "doas"}
@@ -273,8 +298,11 @@ def command_matches(pattern: str, words: tuple[str, ...]) -> bool:
     return glob(pattern, text, slash=True)
 
 
-def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | None) -> bool:
-    """Whether `rule` matches one part of `call`: a simple command (`words`) or a path."""
+def matches(
+    rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | None, host: str | None = None
+) -> bool:
+    """Whether `rule` matches one part of `call`: a simple command (`words`), a path, or
+    the host a web fetch names."""
     tool = rule_tool(rule.tool)
     if rule.pattern is None:
         server = tool.startswith(MCP_PREFIX) and "__" not in tool[len(MCP_PREFIX) :]
@@ -283,6 +311,8 @@ def matches(rule: Rule, call: Call, words: tuple[str, ...] | None, path: str | N
         return command_matches(rule.pattern, words)
     if path is not None:
         return confine.names(rule, Act.WRITE if call.writes else Act.READ, path)
+    if host is not None and tool == address.TOOL and call.tool in NETWORK_TOOLS:
+        return address.domain_matches(rule.pattern, host)
     return False
 
 
@@ -298,6 +328,8 @@ def _first(rules: tuple[Rule, ...], kind: Kind, call: Call) -> int:
                 return i
         if any(matches(r, call, None, p) for p in call.paths):
             return i
+        if any(matches(r, call, None, None, h) for h in call.hosts):
+            return i
     return -1
 
 
@@ -311,7 +343,7 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
     # a command's parts are its simple commands (the files it names are for deny and ask
     # rules: `Read(.env)` denies `cat .env`); a file tool's part is its path
     paths = call.paths if call.tool != "bash" else ()
-    parts = [("c", w) for w in call.commands] + [("p", p) for p in paths]
+    parts = [("c", w) for w in call.commands] + [("p", p) for p in paths] + [("h", h) for h in call.hosts]
     if not parts:
         return -1
     first = -1
@@ -324,6 +356,9 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
             if kind == "p" and isinstance(part, str) and matches(r, call, None, part):
                 hit = i
                 break
+            if kind == "h" and isinstance(part, str) and matches(r, call, None, None, part):
+                hit = i
+                break
         if hit < 0:
             return -1
         first = hit if first < 0 else first
@@ -333,9 +368,30 @@ def _all_allowed(rules: tuple[Rule, ...], call: Call) -> int:
 # ---------------------------------------------------------------- the decision
 
 
+def plan_denies(call: Call) -> bool:
+    """Whether plan mode keeps the call from running: it writes (a file, or a command or an
+    MCP tool that may), runs code (bash or the kernel, whatever its words), or asks to leave
+    the sandbox."""
+    return call.writes or call.outside or call.tool in RUNS_CODE or call.tool in FILE_TOOLS
+
+
+def planned(cfg: Cfg, call: Call) -> Decision | None:
+    """Plan mode's decision on a call, before every rule (None: the rules decide it):
+    `exit_plan` asks in plan mode (only a person answers it) and is denied out of it; in
+    plan mode a call that writes or runs anything is denied."""
+    if call.tool == EXIT_PLAN:
+        return Decision(Verdict.ASK, Why.PLAN_EXIT) if cfg.plan else Decision(Verdict.DENY, Why.NOT_PLANNING)
+    if cfg.plan and plan_denies(call):
+        return Decision(Verdict.DENY, Why.PLAN)
+    return None
+
+
 def judge(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision:
     """The decision before headless and `never` turn an ask into a denial; `where`: the
     confine rule it asks (None: `rules.confine.decide`, looked up now)."""
+    plan = planned(cfg, call)
+    if plan is not None:
+        return plan
     placed: Decision | None = None  # the first place `confine` asks of
     for r in call.reaches:
         d = (where or confine.decide)(cfg, r)
@@ -368,6 +424,8 @@ def judge(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision
         return Decision(Verdict.ASK, Why.UNTRUSTED)
     if cfg.mode is Mode.FULL:
         return Decision(Verdict.OUTSIDE, Why.FULL_ACCESS)
+    if call.tool in NETWORK_TOOLS:
+        return Decision(Verdict.ASK, Why.NETWORK)
     if call.tool.startswith(MCP_PREFIX) and call.writes:
         return Decision(Verdict.ASK, Why.MCP)
     if call.tool in RUNS_CODE and not cfg.sandbox:
@@ -383,6 +441,8 @@ def decide(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decisio
     d = judge(cfg, call, where)
     if d.verdict is not Verdict.ASK:
         return d
+    if d.why is Why.PLAN_EXIT and (cfg.policy is Policy.NEVER or not cfg.person):
+        return Decision(Verdict.DENY, Why.PLAN_HEADLESS)  # not run: the run ends with the plan
     if cfg.policy is Policy.NEVER:
         return Decision(Verdict.DENY, Why.NEVER, d.rule)
     if not cfg.person:
@@ -421,9 +481,11 @@ def settle(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer) -> D
 
 def granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
     """The rules a person's "always" adds: one allow rule a simple command (as it finally
-    runs), or the tool's paths; none for a call that asked to leave the sandbox (an
-    escape is asked each time) or that the parser could not read whole."""
+    runs), the tool's paths, or the host a web fetch names; none for a call that asked to
+    leave the sandbox (an escape is asked each time) or that the parser could not read whole."""
     if answer in (Answer.ONCE, Answer.NO) or call.outside or not call.whole or call.protected:
+        return ()
+    if call.tool == EXIT_PLAN:  # each plan is a person's to approve
         return ()
     source = Source.SESSION if answer is Answer.SESSION else Source.APPROVED
     tool = tool_of(call)
@@ -431,6 +493,8 @@ def granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
         return tuple(Rule(Kind.ALLOW, "Bash", " ".join(final(w)), source) for w in call.commands if final(w))
     if call.paths:
         return tuple(Rule(Kind.ALLOW, tool, p, source) for p in call.paths)
+    if call.tool in NETWORK_TOOLS:  # the host it names, never every host (none: nothing kept)
+        return tuple(Rule(Kind.ALLOW, tool, address.DOMAIN + h, source) for h in call.hosts)
     return (Rule(Kind.ALLOW, tool, None, source),)
 
 
@@ -465,10 +529,34 @@ def call_step(s: Session, call: Call, rule: Decide = decide) -> Session:
 
 def end_step(s: Session, end: End, answer: Answer, ended: Settle = settle, grant: Grant = granted) -> Session:
     """The pending ask ends: a person's answer (its "always" adds rules), its deadline, or
-    the run's abort."""
+    the run's abort. A yes to a plan ends plan mode; a yes to what plan mode denies (it came
+    on while the call asked) does not run it."""
     if s.pending is None or s.asked is None or end is End.LIVE:
         return s
     d = ended(s.asked, s.pending, s.cfg, end, answer)
+    plan = planned(s.cfg, s.pending)
+    if plan is not None and plan.verdict is Verdict.DENY and d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
+        d = plan  # plan mode came on while it asked: what writes or runs does not run, even on a yes
     added = grant(s.pending, answer) if end is End.EVENT else ()
     cfg = dataclasses.replace(s.cfg, rules=(*s.cfg.rules, *added))
+    if s.asked.why is Why.PLAN_EXIT and d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
+        cfg = dataclasses.replace(cfg, plan=False)  # the plan approved: back to the mode it was over
     return Session(cfg, None, None, d)
+
+
+def mode_step(s: Session, plan: bool) -> Session:
+    """A person turns plan mode on or off (the agent's Shift+Tab, an editor's mode): from the
+    next call on; the sandbox mode, the policy and the rules stay as they are, and a pending
+    ask stays pending (its call was judged already)."""
+    return dataclasses.replace(s, cfg=dataclasses.replace(s.cfg, plan=plan))
+
+
+def only_a_person(asked: Decision) -> bool:
+    """Whether only a person may answer the ask (no hook answers it for them): a plan's."""
+    return asked.why is Why.PLAN_EXIT
+
+
+def answers_run(d: Decision) -> bool:
+    """Whether the call's plan is the run's answer: nobody here can approve it, so the run
+    ends with it."""
+    return d.why is Why.PLAN_HEADLESS

@@ -130,7 +130,8 @@ class Kind(Enum):
     OVERFLOW = "overflow"  # the provider said the context is too long
     POLL_FAILED = "poll_failed"  # a poll of the job failed; `retryable`, `late` (past the deadline)
     ROUND_END = "round_end"  # the tool round finished; `stop`: a control stops the run
-    # uncounted; `reset`: a continuation is queued (it takes over after the count)
+    # uncounted (`answered`: with the round's answer, a plan nobody here can approve);
+    # `reset`: a continuation is queued (it takes over after the count)
     ABORT = "abort"
 
 
@@ -148,6 +149,7 @@ class Input:
     late: bool = False
     stop: bool = False
     reset: bool = False
+    answered: bool = False
 
 
 ABORT = Input(Kind.ABORT)
@@ -301,13 +303,14 @@ def poll_failed(cfg: Cfg, s: Run, x: Input) -> Run:
 
 
 def round_end(cfg: Cfg, s: Run, x: Input) -> Run:
-    """Rounds::finish and RoundEnd::reset: a control stop ends the run uncounted;
-    otherwise the round counts and at the cap the run fails, even with a continuation
-    queued (cap first); a queued continuation then takes over with its own count.
+    """Rounds::finish and RoundEnd::reset: a control stop ends the run uncounted (answered
+    when the round gave the run's answer: a plan nobody here can approve); otherwise the
+    round counts and at the cap the run fails, even with a continuation queued (cap
+    first); a queued continuation then takes over with its own count.
     Otherwise a new generation: the round's calls and results are logged, budgets
     are full, no note."""
     if x.stop:
-        return _end(s, End.STOPPED)
+        return _end(s, End.ANSWERED if x.answered else End.STOPPED)
     if s.rounds <= 1:
         return _end(s, End.RUN_LIMIT)
     if x.reset:

@@ -16,7 +16,7 @@ import functools
 import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +40,7 @@ from eukhe.memory.compactor import request_tokens
 from eukhe.memory.log import now
 from eukhe.memory.tool import DATE, ZOOM
 from eukhe.rules import pinned
+from eukhe.rules import fetch as fetch_rule
 from eukhe.rules.aux_fallback import Purpose
 from eukhe.rules.permission import Session
 from eukhe.rules.pinned import Pins
@@ -58,7 +59,7 @@ from eukhe.run.session import runner, scanner, tool_specs
 from eukhe.run.spec import RunSpec
 from eukhe.sandbox.bwrap import Sandbox
 from eukhe.sandbox.session import for_run
-from eukhe.settings import SettingsError, child_settings, home, load, memory_settings
+from eukhe.settings import SettingsError, child_settings, fetch_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
 from eukhe.settings.load import ChildSettings, MemorySettings
 from eukhe.settings.permissions import in_force
@@ -67,6 +68,8 @@ from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
 from eukhe.tools.todo import TODO
+from eukhe.tools.plan import EXIT_PLAN_TOOL
+from eukhe.tools.web import WebFetch
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
     from eukhe.mcp.servers import Servers
@@ -103,6 +106,7 @@ class Setup:
     memory_settings: MemorySettings  # the view's budget and the settle wait
     child_settings: ChildSettings  # its subagents' depth and stall, the tools' blocking budget
     secrets: Secrets  # the tools' environment, and every secret value known
+    fetch: fetch_rule.Cfg = field(default_factory=fetch_rule.Cfg)  # a web fetch's bounds (`webFetch.*`)
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,7 @@ def setup(spec: RunSpec, here: ProcessContext) -> Setup:
     try:
         memory = memory_settings(loaded)
         children = child_settings(loaded)
+        bounds = fetch_settings(loaded)
         kept = secrets(loaded, cwd=cwd)  # the tools' environment and every secret value known
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
@@ -190,6 +195,7 @@ def setup(spec: RunSpec, here: ProcessContext) -> Setup:
         memory_settings=memory,
         child_settings=children,
         secrets=kept,
+        fetch=bounds,
     )
 
 
@@ -220,6 +226,7 @@ async def assemble(
     children = Children(
         spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, start_child, here.children
     )
+    children.settings = base.loaded  # a defined agent's model is resolved in them
     ledger.children = children.tokens
     sandbox, gate = await _confined(spec, run_id, cancel, here, base)
     gate.hooks = hooks = _hooks(spec, run_id, cancel, here, base)
@@ -248,6 +255,8 @@ async def assemble(
     if servers is not None:
         here.mcp[run_id] = servers
     context.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
+    children.planning = lambda: gate.session.cfg.plan  # a subagent of a run in plan mode plans too
+    here.gates[run_id] = (asyncio.get_running_loop(), gate)  # a person's mode change reaches it
     try:
         kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
         context.kernel, ledger.jobs = kernel, kernel.output_bytes  # it dies with the run
@@ -271,6 +280,7 @@ async def assemble(
             hooks=hooks,
         )
     finally:
+        here.gates.pop(run_id, None)
         here.mcp.pop(run_id, None)
         if servers is not None:  # the last run to let go closes them, each within its bound
             await servers.release()
@@ -344,7 +354,9 @@ async def _confined(
     """Where the run's calls run and what they may do: the rules in force, the mode, the
     policy, the ask's deadline; its sandbox; what it says of them once; its gate."""
     try:
-        rights = in_force(base.cwd, sandbox=spec.sandbox, approval=spec.approval)
+        rights = in_force(
+            base.cwd, sandbox=spec.sandbox, approval=spec.approval, permission_mode=spec.permission_mode
+        )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
@@ -374,6 +386,8 @@ async def _confined(
         label=name_of(run_id) if spec.child else "",
         run=run_id,
     )
+    if rights.plan:  # said once, as its faces show it
+        gate.show_mode("as its parent" if spec.child else "")
     return sandbox, gate
 
 
@@ -417,14 +431,18 @@ async def _tools(
     system: str,
 ) -> tuple[dict[str, Tool], str]:
     """The tools the run offers, and its system prompt with its MCP servers' instructions:
-    the built-in ones, the chat's, the subagents', the kernel's, its servers' ready or
-    cached ones (after the startup gate at most), then only those `--tools` names."""
+    the built-in ones, the chat's, the subagents', the kernel's, `web_fetch` (with the run's
+    bounds, and its gate's word on which hosts a rule names), its servers' ready or cached
+    ones (after the startup gate at most), then only those `--tools` names."""
     tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     if children.may_spawn:
-        tools |= {SPAWN.name: SPAWN, STOP_CHILD.name: STOP_CHILD}
+        tools |= {SPAWN.name: SPAWN.offering(spec.agents), STOP_CHILD.name: STOP_CHILD}
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
     tools[IPYTHON.name] = IPYTHON
+    tools[WebFetch.name] = WebFetch(base.fetch, gate.names_host)
+    if gate.session.cfg.plan or gate.ask is not None:  # in plan mode, or where a person may turn it on
+        tools[EXIT_PLAN_TOOL.name] = EXIT_PLAN_TOOL
     if not spec.child:
         tools[TODO.name] = TODO
     if servers is not None:
@@ -436,6 +454,7 @@ async def _tools(
         system = f"{system}\n\n{section}" if section else system
     if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
         tools = {name: tool for name, tool in tools.items() if name in spec.tools}
+    children.offered = tuple(tools)  # a defined agent's tools are some of these (`rules.agent.tools_for`)
     return tools, system
 
 

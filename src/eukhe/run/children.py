@@ -10,8 +10,11 @@ workflow, so a replay starts nothing twice. Names shown to the model and the
 user: `c<run>.<n>`.
 
 A child starts from the view of the chat at its spawn (its parent's system prompt)
-and logs nothing into the chat. Its model requests are session requests (H3: only
-the compactor's yield), so its parent's next turn never preempts it mid-stream.
+and logs nothing into the chat. A child spawned as an agent the user defined
+(`rules.agent`) has that agent's prompt after its parent's, the tools it names of those
+its parent's run offers, and its model, resolved as `/model` resolves one. Its model
+requests are session requests (H3: only the compactor's yield), so its parent's next turn
+never preempts it mid-stream.
 """
 
 from __future__ import annotations
@@ -26,14 +29,18 @@ from dataclasses import dataclass, field
 from dbos import DBOS
 
 from eukhe import fault_injection
+from eukhe.ai.models import ModelError, resolve
 from eukhe.children.ledger import Ledger
+from eukhe.children.tools import SpawnError
 from eukhe.children.watch import Seen, Watcher
 from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.rules import agent as agent_rule
 from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
 from eukhe.run.context import ProcessContext, process
 from eukhe.run.spec import Parent, RunSpec
+from eukhe.skills import Agent
 from eukhe.store.reports import Reports
 from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT
 
@@ -60,6 +67,9 @@ class Children:
     # the ledgers of the child runs this process runs (`ProcessContext.children`): their tokens
     ledgers: Mapping[str, Ledger] = field(default_factory=dict)
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
+    settings: JsonMapping = field(default_factory=dict)  # in force: an agent's model resolves in them
+    offered: tuple[str, ...] = ()  # the tools the run offers: a defined agent's are some of them
+    planning: Callable[[], bool] = lambda: False  # whether the run is in plan mode now (its gate's)
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
 
@@ -77,22 +87,30 @@ class Children:
     def may_spawn(self) -> bool:
         return self.depth < self.max_depth
 
-    async def spawn(self, prompt: str, model: str | None) -> str:
+    async def spawn(self, prompt: str, model: str | None, agent: Agent | None = None) -> str:
         """Start a child and its task (in the run's workflow, not in a step: DBOS
-        records both starts, and a replay starts neither again)."""
+        records both starts, and a replay starts neither again); `agent`: the defined agent
+        it runs as. SpawnError: the agent's model cannot be used (nothing is started)."""
+        system, tools = self.system, self.spec.tools
+        if agent is not None:
+            model = model or self.agent_model(agent)
+            tools = agent_rule.tools_for(agent.tools, agent.denied, self.offered)
+            system = agent_system(self.system, agent)
         cid = f"{self.run}.c{len(self.spawned) + 1}"
         self.spawned.append(cid)
         spec = dataclasses.replace(
             self.spec,
             session=cid,
             prompt=prompt,
-            system=self.system,
+            system=system,
+            tools=tools,
             model=model or self.spec.model,
             child=Parent(self.run, self.session, self.depth + 1),
             deferred=None,
             claim=None,
             asked=None,  # its start takes every report that waits for it (its deadline is its parent's)
             session_start=None,  # a subagent's run starts no session: its end is a SubagentStop
+            permission_mode="plan" if self.planning() else "default",  # its parent's mode now
         )
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:
             # another provider: its own endpoint, from the settings
@@ -101,11 +119,45 @@ class Children:
         await self.start(cid, spec, watch)
         return cid
 
+    def agent_model(self, agent: Agent) -> str:
+        """The model a defined agent runs on (`rules.agent.model_for`), its route checked
+        as `/model` checks one: on its parent's provider with its parent's `--base-url` and
+        `--api`. SpawnError: no route, with why."""
+        parent = self.spec.model
+        chosen = agent_rule.model_for(agent.model, parent, configured(self.settings))
+        which = f"agent {agent.name!r} ({agent.path})"
+        if chosen is None:
+            raise SpawnError(f"{which}: {agent_rule.no_family(agent.model or '')}")
+        if chosen != parent:
+            same = chosen.partition("/")[0] == parent.partition("/")[0]
+            over = (self.spec.base_url, self.spec.api) if same else (None, None)
+            try:
+                resolve(chosen, self.settings, *over)
+            except ModelError as e:
+                raise SpawnError(f"{which}: {e}") from None
+        return chosen
+
     def note(self, text: str) -> bool:
         return self.ledger.note(text)
 
     async def stop(self, cid: str, how: Abort) -> None:
         await DBOS.send_async(task_id(cid), how.value, topic=ABORT_TOPIC)
+
+
+def configured(settings: JsonMapping) -> list[str]:
+    """The models the settings name, in order: `model`, `auxiliaryModel`, `models`,
+    `allowedModels` (a bare model name in an agent's file is looked up among them)."""
+    models, allowed = settings.get("models"), settings.get("allowedModels")
+    found = [settings.get("model"), settings.get("auxiliaryModel")]
+    found += list(models) if isinstance(models, Mapping) else []
+    found += allowed if isinstance(allowed, list) else []
+    return list(dict.fromkeys(m for m in found if isinstance(m, str) and m))
+
+
+def agent_system(base: str, agent: Agent) -> str:
+    """A defined agent's system prompt: its parent's, then the agent's own (its file's body)."""
+    head = f"You are the agent {agent.name!r} the user defined in {agent.path}. Its instructions:"
+    return "\n\n".join(p for p in (base, head, agent.prompt) if p)
 
 
 # ---------------------------------------------------------------- reading a child

@@ -26,7 +26,7 @@ from eukhe.memory.chat import Chat
 from eukhe.memory.compactor import asker
 from eukhe.memory.tables import ChatStore
 from eukhe.run.auxiliary import AuxiliaryRoute
-from eukhe.run.permit import Asker
+from eukhe.run.permit import Asker, Gate
 from eukhe.run.sink import RunSink, Silent
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.hook_answers import HookAnswers
@@ -77,6 +77,8 @@ class ProcessContext:
     editors: dict[str, JsonMapping] = field(default_factory=dict)
     # run -> its MCP servers (`eukhe.mcp.servers.Servers`), while it runs here: its subagents share them
     mcp: dict[str, Servers] = field(default_factory=dict)
+    # run -> its permission gate and the loop it runs on, while it runs here: a person's mode change
+    gates: dict[str, tuple[asyncio.AbstractEventLoop, Gate]] = field(default_factory=dict)
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
     # interactive agent's person); None: nobody (headless: `eukhe run`, the owner's recovered runs)
     asker: Asker | None = None
@@ -154,6 +156,14 @@ class ProcessContext:
         if self.owner is not None:
             with contextlib.suppress(OwnerError, OSError):
                 (await self.owner()).tell(RequestKind.RUN, run=run, session=session, state=state)
+
+    def plan_mode(self, session: str, on: bool) -> None:
+        """A person turns plan mode on or off (the agent's Shift+Tab), from any thread: for each
+        run of `session` at work here (its subagents too), from its next call (`Gate.plan`)."""
+        for run, (loop, gate) in list(self.gates.items()):
+            if run.startswith(f"{session}/"):
+                with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
+                    loop.call_soon_threadsafe(gate.plan, on)
 
     def interrupt(self) -> None:
         """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""

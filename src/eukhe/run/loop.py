@@ -122,6 +122,7 @@ class _Turn:
     # redacted, and only the tools (and the permission gate that decides on them) get these
     sent: dict[str, ToolCall] = field(default_factory=dict)
     offered: dict[str, JsonObject] = field(default_factory=dict)
+    answer: str | None = None  # the round gave the run's answer (a plan nobody here can approve)
 
     def go(
         self, step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run], x: run_rule.Input
@@ -458,7 +459,9 @@ class RunLoop:
         if not finished:
             t.go(self.step, run_rule.ABORT)
             return False
-        end = run_rule.Input(run_rule.Kind.ROUND_END)
+        # a round that gave the run's answer stops it there, answered (uncounted)
+        ends = t.answer is not None
+        end = run_rule.Input(run_rule.Kind.ROUND_END, stop=ends, answered=ends)
         users: list[str] = []
         if self.inbox is not None:
             users = await self.inbox(run_rule.takes_steers(t.cfg, t.state, end))
@@ -484,6 +487,12 @@ class RunLoop:
             t.note = None
         if t.state.end is run_rule.End.RUN_LIMIT:
             t.failure_text = notes.run_limit(t.cfg.cap)
+        if t.state.end is run_rule.End.ANSWERED and t.answer is not None:
+            t.out.answer = self.redact(t.answer)
+            self.show("text", t.out.answer)  # shown as an answer streams: every face shows its text
+            msg = Message("assistant", t.out.answer)
+            t.ctx.append(msg)
+            await self._log(t.out, msg)
         return True
 
     # ---------------------------------------------------------------- helpers
@@ -581,6 +590,10 @@ class RunLoop:
             got, ran = await self.fx.gated(c, c.name in self.replay_safe, permit, run)
             if ran is not None:
                 out.append(ran)
+                continue
+            if got.get("answer") and t is not None:  # not run, and not denied: the run ends with it
+                t.answer = str(got["answer"])
+                out.append((str(got["result"]), False))
                 continue
             out.append((str(got["result"]), True))
             arguments = c.raw or json.dumps(c.arguments)

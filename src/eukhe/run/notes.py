@@ -264,8 +264,23 @@ HOW_TO_ALLOW = {
     "TIMEOUT": "nobody answered within permissions.askTimeoutMs",
     "REFUSED": "the user said no",
     "ABORTED": "the run was aborted while it asked",
+    "PLAN": "read, grep, glob and ls still work: look around, then hand your plan to the person with exit_plan",
 }
 """What a denial that came from an ask says of the way to allow the call, by its cause."""
+
+PLAN_NOT_APPROVED = {
+    "REFUSED": "the person did not approve the plan: plan mode stays on; change the plan as they say "
+    "and call exit_plan again",
+    "TIMEOUT": "nobody answered within permissions.askTimeoutMs: plan mode stays on",
+    "ABORTED": "the run was aborted while it asked: plan mode stays on",
+}
+"""What a plan that was not approved says, by the cause."""
+
+PLAN_ANSWERED = "No person can approve the plan here: the run ends with it as its answer."
+"""The result of `exit_plan` where nobody can answer (the run ends with the plan)."""
+
+NO_PLAN = "(exit_plan was called with no plan)"
+"""The run's answer when the model called `exit_plan` with an empty plan."""
 
 
 def outside_unasked(why: str, tool: str, path: str) -> str:
@@ -280,6 +295,15 @@ def outside_unasked(why: str, tool: str, path: str) -> str:
 def git_unasked(why: str) -> str:
     """How to allow a write in a `.git` folder where no person can answer: only a person can."""
     return f"{why}: no rule allows it; run it in the interactive agent, which asks"
+
+
+def fetch_unasked(why: str, host: str) -> str:
+    """How to allow a web fetch that asked where no person can answer: the rule that names
+    its host."""
+    return (
+        f"{why}: allow it with a rule in permissions.allow: WebFetch(domain:{host}), or run it in the "
+        "interactive agent, which asks"
+    )
 
 
 def mcp_headless(tool: str) -> str:

@@ -5,8 +5,8 @@ syntax tree; the paths a call names, resolved; whether it writes, inside the wor
 or not; whether it touches eukhe's own files), asks the rule, and when the rule asks,
 asks a person: the ask is a wait (`waits.race`) that its answer, its deadline
 (`permissions.askTimeoutMs`) or the run's abort ends, exactly once. The gate's state IS
-the model's `Session`: every call and every answer is the model's step, and only a
-person's "always" adds a rule.
+the model's `Session`: every call, every answer and a person's mode change (`plan`) is the
+model's step, and only a person's "always" adds a rule.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from eukhe import waits
 from eukhe.ai.reply import ToolCall
 from eukhe.bash.reader import split
 from eukhe.json_types import JsonObject
-from eukhe.rules import confine
+from eukhe.rules import address, confine
 from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
 from eukhe.rules.hook import Event as HookEvent
@@ -63,27 +63,37 @@ class Asked:
 @dataclass(frozen=True)
 class Permit:
     """The gate's answer on a call: run it (in the sandbox, or outside it), or the result a
-    denied call gets instead (its cause, how to allow it)."""
+    denied call gets instead (its cause, how to allow it); `answer`: the call is not run and
+    the run ends with this answer (a plan nobody here can approve)."""
 
     runs: bool
     outside: bool = False
     result: str = ""
     why: str = ""
     rule: str = ""
+    answer: str = ""
 
     def json(self) -> JsonObject:
-        return {
+        out: JsonObject = {
             "runs": self.runs,
             "outside": self.outside,
             "result": self.result,
             "why": self.why,
             "rule": self.rule,
         }
+        if self.answer:
+            out["answer"] = self.answer
+        return out
 
     @staticmethod
     def of(obj: Any) -> Permit:
         return Permit(
-            bool(obj["runs"]), bool(obj["outside"]), str(obj["result"]), str(obj["why"]), str(obj["rule"])
+            bool(obj["runs"]),
+            bool(obj["outside"]),
+            str(obj["result"]),
+            str(obj["why"]),
+            str(obj["rule"]),
+            str(obj.get("answer") or ""),
         )
 
 
@@ -124,6 +134,28 @@ class Gate:
     hooks: RunHooks | None = None
     run: str = ""  # the run whose calls it judges, named in its asks
 
+    # ------------------------------------------------------------ plan mode
+
+    def plan(self, on: bool) -> None:
+        """A person turns plan mode on or off (the agent's Shift+Tab): the model's step, from
+        the run's next call on (called on the run's loop)."""
+        before = self.session.cfg.plan
+        self.session = rule.mode_step(self.session, on)
+        if self.session.cfg.plan != before:
+            self.show_mode("you")
+
+    def show_mode(self, by: str = "") -> None:
+        """Plan mode as it is now, and who made it so ("": the run starts so), as the run's
+        event (the faces' status lines read it)."""
+        cfg = self.session.cfg
+        said = f" ({by})" if by else ""
+        text = (
+            f"plan mode on{said}: nothing that writes or runs code runs until a plan is approved"
+            if cfg.plan
+            else f"plan mode off{said}: back to {cfg.mode.value}"
+        )
+        self.show("mode", text, {"plan": cfg.plan, "mode": cfg.mode.value})
+
     # ------------------------------------------------------------ reading a call
 
     @functools.cached_property
@@ -151,6 +183,11 @@ class Gate:
         d = rule.judge(self.session.cfg, Call("read", paths=(p,)))
         placed = confine.decide(self.session.cfg, self._reach(Act.SEARCH, p))
         return d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE) and placed.verdict is not Verdict.DENY
+
+    def names_host(self, host: str) -> bool:
+        """Whether an allow rule in force names the host itself (`rules.address.named`): what
+        lets a web fetch reach a loopback, private or link-local address (`tools.web`)."""
+        return address.named(self.session.cfg.rules, host)
 
     def opened(self, act: Act, real: str) -> str | None:
         """The boundary on the object a tool has opened (`tools.reach.Check`): None when it
@@ -186,6 +223,9 @@ class Gate:
             return Call(c.name, paths=(path,), reaches=(self._reach(act, path),))
         if c.name.startswith(rule.MCP_PREFIX):  # it may do anything, unless its home server says it reads
             return Call(c.name, writes=c.name not in self.reads)
+        if c.name in rule.NETWORK_TOOLS:  # the host its URL names, as the fetch reads it (`tools.web`)
+            host = address.host_of(str(args.get("url") or ""))
+            return Call(c.name, hosts=(host,) if host else ())
         return Call(c.name, writes=c.name == "ipython")
 
     # ------------------------------------------------------------ deciding
@@ -205,15 +245,15 @@ class Gate:
                     rule="PreToolUse hook",
                 )
         call = self.call_of(c)
-        s = rule.call_step(self.session, call)
+        s = self.session = rule.call_step(self.session, call)
         if s.pending is None:
-            self.session = s
             assert s.last is not None
             return self._permit(c, call, s.last, "")
         asked = s.asked
         assert asked is not None
         answer, reason = Answer.NO, ""
-        hooked = await self._hooks_answer(c, asked.why.value)
+        # a plan's ask is the person's alone: no hook answers it for them
+        hooked = None if rule.only_a_person(asked) else await self._hooks_answer(c, asked.why.value)
         if hooked is not None:  # the PermissionRequest hooks answered for the person
             end, (answer, reason) = End.EVENT, hooked
         elif self.ask is None:  # the rule says headless asks never come here; a gate without a person denies
@@ -241,13 +281,16 @@ class Gate:
             end = raced.end
             if end is End.EVENT:
                 answer, reason = raced.result()
-        self.session = rule.end_step(s, end, answer)
+        before = self.session.cfg.plan  # a person may have changed the mode while it asked
+        self.session = rule.end_step(self.session, end, answer)
+        if self.session.cfg.plan != before:
+            self.show_mode("the plan approved")
         d = self.session.last
         assert d is not None
         if d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):  # the objects it reaches, at open time
             self.approved = (*self.approved, *(r.path for r in call.reaches))
-        if end is End.EVENT and answer is Answer.PROJECT:
-            self.approve(rule.granted(call, answer))
+        if end is End.EVENT and answer is Answer.PROJECT and (kept := rule.granted(call, answer)):
+            self.approve(kept)
         if hooked is not None and answer is Answer.NO:
             why = notes.hook_denied(c.name, reason, HookEvent.PERMISSION_REQUEST)
             return Permit(False, result=why, why="hook", rule="PermissionRequest hook")
@@ -269,7 +312,12 @@ class Gate:
         ruled = rule_text(self.session.cfg.rules[d.rule]) if 0 <= d.rule < len(self.session.cfg.rules) else ""
         if d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
             return Permit(True, d.verdict is Verdict.OUTSIDE, why=d.why.value, rule=ruled)
+        if rule.answers_run(d):  # not run: the run ends with the plan as its answer
+            plan = str((c.arguments or {}).get("plan") or "")
+            return Permit(False, result=notes.PLAN_ANSWERED, why=d.why.value, answer=plan or notes.NO_PLAN)
         how = notes.HOW_TO_ALLOW.get(d.why.name, "")
+        if c.name == rule.EXIT_PLAN:
+            how = notes.PLAN_NOT_APPROVED.get(d.why.name, how)
         if d.why is Why.HEADLESS and c.name.startswith(rule.MCP_PREFIX):
             how = notes.mcp_headless(c.name)
         if d.why is Why.TIMEOUT:
@@ -284,6 +332,8 @@ class Gate:
         asked = rule.judge(self.session.cfg, call)
         if asked.why is Why.GIT:
             return notes.git_unasked(asked.why.value)
+        if asked.why is Why.NETWORK and call.hosts:
+            return notes.fetch_unasked(asked.why.value, call.hosts[0])
         if asked.why not in (Why.OUTSIDE_READ, Why.OUTSIDE_WORKSPACE) or not call.reaches:
             return ""
         r = call.reaches[0]
@@ -300,4 +350,8 @@ def _whole(c: ToolCall) -> str:
         return f"write {args.get('path')}:\n{args.get('content') or ''}"
     if c.name == "edit":
         return f"edit {args.get('path')}:\n- {args.get('old_text') or ''}\n+ {args.get('new_text') or ''}"
+    if c.name in rule.NETWORK_TOOLS:
+        return f"fetch {args.get('url')}"
+    if c.name == rule.EXIT_PLAN:
+        return str(args.get("plan") or "(no plan given)")
     return f"{c.name} {c.raw or c.arguments}"

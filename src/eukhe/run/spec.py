@@ -29,6 +29,7 @@ from eukhe.settings.load import value
 from eukhe.settings.permissions import in_force
 from eukhe.settings.run import Price, Settings
 from eukhe.skills import (
+    Agent,
     Instructions,
     ResourceSnapshot,
     expand,
@@ -39,6 +40,7 @@ from eukhe.skills import (
 )
 from eukhe.tools import BUILTIN
 from eukhe.tools.ipython import IPYTHON
+from eukhe.tools.plan import EXIT_PLAN_TOOL
 from eukhe.tools.todo import TODO
 
 NO_MODEL = (
@@ -50,10 +52,20 @@ NO_MODEL = (
 """What a session with no model says; `settings`: the home's settings file in effect."""
 
 
-TOOLS = (*BUILTIN, IPYTHON.name, ZOOM.name, DATE.name, SPAWN.name, STOP_CHILD.name, PROGRESS.name, TODO.name)
+TOOLS = (
+    *BUILTIN,
+    IPYTHON.name,
+    ZOOM.name,
+    DATE.name,
+    SPAWN.name,
+    STOP_CHILD.name,
+    PROGRESS.name,
+    EXIT_PLAN_TOOL.name,
+    TODO.name,
+)
 """The name of every tool of eukhe's own a run may offer (some only where they apply: the
-chat's to a session's runs, `progress` to a subagent, `todo` to a root run); an MCP server's
-are `mcp__<server>__<tool>`."""
+chat's to a session's runs, `progress` to a subagent, `exit_plan` where plan mode may be on,
+`todo` to a root run); an MCP server's are `mcp__<server>__<tool>`."""
 
 
 class ToolsError(EukheError, ValueError):
@@ -114,6 +126,8 @@ class RunSpec:
     settings: JsonMapping = field(default_factory=dict)  # the run settings, as a dict
     sandbox: str | None = None  # None: the settings' (`settings.permissions.in_force`)
     approval: str | None = None
+    # "plan" or "default" (`--permission-mode`, a face's mode change); None: the settings'
+    permission_mode: str | None = None
     steps: int = 1  # the layout of its recorded steps (`STEPS`)
     steers: bool = False  # an interactive session's: its user may steer the run
     deferred: str | None = None  # a deferred answer's window (15m, 1h, 24h)
@@ -123,6 +137,7 @@ class RunSpec:
     claim: str | None = None  # its start's own mark (`run.driver.start`)
     images: tuple[Image, ...] = ()  # the prompt's attached images, by reference
     tools: tuple[str, ...] | None = None  # `--tools`: the only tools it offers, by name; None: all
+    agents: tuple[Agent, ...] = ()  # the subagents users define, which its `spawn` starts by name
     # the first run a face starts in a session: "startup" (a new one) or "resume" (one opened
     # again), its SessionStart hooks' source; None: any other run
     session_start: str | None = None
@@ -167,8 +182,12 @@ class RunSpec:
             out["images"] = [i.json() for i in self.images]
         if self.tools is not None:
             out["tools"] = list(self.tools)
+        if self.agents:
+            out["agents"] = [a.json() for a in self.agents]
         if self.session_start is not None:
             out["sessionStart"] = self.session_start
+        if self.permission_mode is not None:
+            out["permissionMode"] = self.permission_mode
         if self.deadline is not None:
             out["deadline"] = self.deadline.json()
         if self.asked is not None:
@@ -193,6 +212,7 @@ class RunSpec:
             settings=dict(spec.get("settings") or {}),
             sandbox=spec.get("sandbox"),
             approval=spec.get("approval"),
+            permission_mode=None if spec.get("permissionMode") is None else str(spec["permissionMode"]),
             steps=int(spec.get("steps") or 1),
             steers=bool(spec.get("steers")),
             deferred=spec.get("deferred"),
@@ -202,6 +222,7 @@ class RunSpec:
             claim=spec.get("claim"),
             images=tuple(Image.of(i) for i in spec.get("images") or ()),
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
+            agents=tuple(Agent.of(a) for a in spec.get("agents") or ()),
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
             deadline=Deadline.of(spec["deadline"]) if isinstance(spec.get("deadline"), Mapping) else None,
             asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
@@ -242,10 +263,13 @@ class Setup:
     base_url: str | None
     api: str | None
     run: Settings
-    snapshot: ResourceSnapshot  # skills, templates, and each that failed
+    snapshot: ResourceSnapshot  # skills, templates, agents, and each that failed
     notices: tuple[str, ...] = ()  # the project's keys an untrusted folder ignores (`settings.trust`)
     sandbox: str | None = None  # --sandbox: the user's mode for these runs, over the settings
     approval: str | None = None  # --approval: the user's policy for these runs, over the settings
+    # --permission-mode, or the person's mode change (Shift+Tab): "plan" or "default", over the settings
+    permission_mode: str | None = None
+    plan_default: bool = False  # plan mode as the settings have it when the session opens
     steers: bool = False  # the interactive agent's runs: the user may steer them
     deferred: str | None = None  # --deferred: each run asks for a deferred answer in this window
     poll_seconds: float = 5.0
@@ -254,6 +278,11 @@ class Setup:
     route: Route | None = None  # where the model is served
     tools: tuple[str, ...] | None = None  # --tools: the only tools its runs offer; None: all
     deadline: Deadline | None = None  # --timeout: when its runs end at the latest
+
+    @property
+    def planning(self) -> bool:
+        """Whether its next run starts in plan mode."""
+        return self.permission_mode == "plan" if self.permission_mode else self.plan_default
 
     def unlisted(self) -> Callable[[], str | None]:
         """The look at whether a local server lists the model (`ai.listed`), begun now:
@@ -276,14 +305,15 @@ class Setup:
         return f"the instruction files changed ({files}): they enter at this turn"
 
     def diagnostics(self) -> list[tuple[str, str]]:
-        """Each skill and template that did not load, as ("skill" | "prompt", "path: error"),
-        then each instruction file that was not, as ("instruction file", "path: not loaded:
-        why"): a face says them as the session starts (a repository's `AGENTS.md` that links
-        out of it is refused, and the person sees where it led)."""
+        """Each skill, template and agent that did not load, as ("skill" | "prompt" |
+        "agent", "path: error"), then each instruction file that was not, as ("instruction
+        file", "path: not loaded: why"): a face says them as the session starts (a
+        repository's `AGENTS.md` that links out of it is refused, and the person sees where
+        it led)."""
         return [
             (kind[:-1], f"{d.path}: {d.error}")
-            for kind in ("skills", "prompts")
-            for d in self.snapshot.diagnostics[kind]
+            for kind in ("skills", "prompts", "agents")
+            for d in self.snapshot.diagnostics.get(kind, ())
         ] + [
             ("instruction file", f"{p.path}: not loaded: {p.problem}")
             for p in self.instructions.parts
@@ -322,11 +352,13 @@ class Setup:
             settings=dataclasses.asdict(self.run),
             sandbox=self.sandbox,
             approval=self.approval,
+            permission_mode=self.permission_mode,
             steps=STEPS,
             steers=self.steers,
             deferred=self.deferred,
             poll_seconds=self.poll_seconds,
             tools=self.tools,
+            agents=self.snapshot.agents,
             deadline=self.deadline,
         )
 
@@ -345,10 +377,11 @@ def setup(
     sandbox: str | None = None,
     approval: str | None = None,
     effort: str | None = None,
+    permission_mode: str | None = None,
 ) -> Setup:
     """The session's setup; a model that cannot be used, or settings that cannot be read
-    (permissions too, with the `--sandbox` and `--approval` flags), fail here with their
-    cause, before any run (SettingsError, ModelError, NoModel)."""
+    (permissions too, with the `--sandbox`, `--approval` and `--permission-mode` flags),
+    fail here with their cause, before any run (SettingsError, ModelError, NoModel)."""
     got = loaded(cwd)
     settings = got.values
     name = model or settings.get("model")
@@ -362,9 +395,11 @@ def setup(
         )
     limits_from(settings, route.provider)  # and so do its admission limits
     snapshot = get_resource_snapshot(cwd, settings=settings)
-    in_force(cwd, None, sandbox, approval)  # every rule, the mode, the policy and the deadline read
+    # every rule, the mode, the policy, plan mode and the deadline read
+    rights = in_force(cwd, None, sandbox, approval, permission_mode=permission_mode)
     made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
     made.instructions = read_instructions(cwd, settings)
     made.sandbox, made.approval = sandbox, approval
+    made.permission_mode, made.plan_default = permission_mode, rights.plan
     made.route_api, made.route = route.api, route
     return made

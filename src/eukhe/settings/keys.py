@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from eukhe.json_types import JsonObject, JsonValue
+from eukhe.rules import fetch
 from eukhe.rules.child import STALL_MS
 from eukhe.rules.hook import MAX_STOP_BLOCKS
 from eukhe.rules.mcp import GATE_MS, STARTUP_MS, TOOL_MS
@@ -40,6 +41,9 @@ SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 """`sandbox.mode`'s values, narrowest first (`eukhe.sandbox.bwrap` says what each allows)."""
 APPROVAL_POLICIES = ("never", "untrusted", "on-request")
 """`permissions.approval`'s values, narrowest first (`rules.permission.Policy` says what each does)."""
+PERMISSION_MODES = ("plan", "default")
+"""`permissions.defaultMode`'s values, narrowest first (Claude Code's key; its other modes are
+eukhe's `sandbox.mode` and `permissions.approval`): plan mode, or the sandbox mode as it is."""
 RULE_KEYS = ("permissions.deny", "permissions.ask", "permissions.allow")
 """The rule lists, in the order the permission rule reads them (Claude Code's syntax: `rule_syntax`)."""
 
@@ -48,7 +52,8 @@ RULE_KEYS = ("permissions.deny", "permissions.ask", "permissions.allow")
 class Key:
     """One setting: dotted name, kind (`whole`, `bool`, `model`, `names`, `paths`,
     `globs`, `text`, `object`, `sandbox`: a `SANDBOX_MODES` value, `approval`: an
-    `APPROVAL_POLICIES` value, `rules`: a list of rules, `deadline`: a whole number >= 1),
+    `APPROVAL_POLICIES` value, `permission_mode`: a `PERMISSION_MODES` value, `rules`: a
+    list of rules, `deadline`: a whole number >= 1, `positive`: a whole number >= 1),
     default, and what it does."""
 
     name: str
@@ -127,10 +132,47 @@ KEYS: tuple[Key, ...] = (
         "never (what would ask is denied)",
     ),
     Key(
+        "permissions.defaultMode",
+        "permission_mode",
+        "default",
+        "plan: each run starts in plan mode (nothing writes or runs until you approve the model's "
+        "plan); default: the sandbox mode as it is",
+    ),
+    Key(
         "permissions.askTimeoutMs",
         "deadline",
         ASK_TIMEOUT_MS,
         "an ask nobody answers is a denial after this long; below subagentStallMs",
+    ),
+    Key(
+        fetch.KEYS["connect"],
+        "deadline",
+        fetch.CONNECT_MS,
+        "web_fetch: the name resolved and the connection open (TLS too) within this",
+    ),
+    Key(
+        fetch.KEYS["first_byte"],
+        "deadline",
+        fetch.FIRST_BYTE_MS,
+        "web_fetch: the head of the answer within this after the connection",
+    ),
+    Key(
+        fetch.KEYS["total"],
+        "deadline",
+        fetch.TOTAL_MS,
+        "web_fetch: the whole fetch, its redirects included, within this",
+    ),
+    Key(
+        fetch.KEYS["bytes"],
+        "positive",
+        fetch.MAX_BYTES,
+        "web_fetch: bytes of a body read at most (the rest is not)",
+    ),
+    Key(
+        fetch.KEYS["redirects"],
+        "whole",
+        fetch.MAX_REDIRECTS,
+        "web_fetch: redirects to the same host followed at most",
     ),
     Key(
         "mcpServers",
@@ -174,8 +216,10 @@ WANT = {
     "object": "an object",
     "sandbox": "one of " + ", ".join(f'"{m}"' for m in SANDBOX_MODES),
     "approval": "one of " + ", ".join(f'"{m}"' for m in APPROVAL_POLICIES),
+    "permission_mode": "one of " + ", ".join(f'"{m}"' for m in PERMISSION_MODES),
     "rules": 'a list of rules such as "Bash(npm test)", "Read(//etc/**)" or "WebFetch"',
-    "deadline": "a whole number of milliseconds >= 1 (every ask has a deadline)",
+    "deadline": "a whole number of milliseconds >= 1 (every wait has a deadline)",
+    "positive": "a whole number >= 1",
     "price": 'an object of dollars per million tokens, {"input": N, "output": N} and "cached": N if known',
     "inputs": 'a list of what the model takes: ["text"] or ["text", "image"]',
 }
@@ -198,9 +242,11 @@ def fits(kind: str, v: JsonValue) -> bool:
         return v in SANDBOX_MODES
     if kind == "approval":
         return v in APPROVAL_POLICIES
+    if kind == "permission_mode":
+        return v in PERMISSION_MODES
     if kind == "rules":  # each rule's syntax: `load.check`
         return isinstance(v, list) and all(isinstance(x, str) for x in v)
-    if kind == "deadline":
+    if kind in ("deadline", "positive"):
         return isinstance(v, int) and not isinstance(v, bool) and v >= 1
     if kind == "inputs":
         return isinstance(v, list) and bool(v) and all(x in ("text", "image") for x in v)

@@ -13,6 +13,7 @@ from eukhe.errors import Code, EukheError
 from eukhe.filekind import kind
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
+from eukhe.rules import fetch as _fetch
 from eukhe.rules import queue as _queue
 from eukhe.rules import view as _view
 from eukhe.rules.child import stall_ms
@@ -328,6 +329,18 @@ def child_settings(settings: JsonMapping) -> ChildSettings:
         stall_ms(value(settings, "subagentStallMs", int, 0)),
         value(settings, "subagents.maxDepth", int, SUBAGENT_MAX_DEPTH),
         budget if budget > 0 else TOOL_BLOCKING_BUDGET_MS,
+    )
+
+
+def fetch_settings(settings: JsonMapping) -> _fetch.Cfg:
+    """A web fetch's bounds, `webFetch.*` (each file's check has refused a time of 0)."""
+    d, key = _fetch.Cfg(), _fetch.KEYS
+    return _fetch.Cfg(
+        connect_ms=value(settings, key["connect"], int, d.connect_ms),
+        first_byte_ms=value(settings, key["first_byte"], int, d.first_byte_ms),
+        total_ms=value(settings, key["total"], int, d.total_ms),
+        max_bytes=value(settings, key["bytes"], int, d.max_bytes),
+        max_redirects=value(settings, key["redirects"], int, d.max_redirects),
     )
 
 

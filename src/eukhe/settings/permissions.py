@@ -11,9 +11,9 @@ it cannot replace them. They are listed deny, then ask, then allow; the rule its
 reads deny before ask before allow, so the order within a kind only decides which rule
 is named.
 
-The mode and the policy: a flag (`--sandbox`, `--approval`: the user's own, it may widen),
-else the settings in effect (a project narrows them anywhere, widens them only where
-trusted: `Side.NARROW`), else the default. Every ask has a deadline,
+The mode, the policy and plan mode: a flag (`--sandbox`, `--approval`, `--permission-mode`:
+the user's own, it may widen), else the settings in effect (a project narrows them anywhere,
+widens them only where trusted: `Side.NARROW`), else the default. Every ask has a deadline,
 `permissions.askTimeoutMs` (never 0), and it ends before a subagent's stall
 (`subagentStallMs`), so a child's ask is answered or denied before its parent gives up
 on it.
@@ -31,7 +31,7 @@ from eukhe.json_types import JsonMapping, JsonValue
 from eukhe.rules.child import stall_ms
 from eukhe.rules.permission import Cfg, Kind, Mode, Policy, Rule, Source
 from eukhe.settings.approvals import approvals, approvals_path
-from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, RULE_KEYS, SANDBOX_MODES
+from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, PERMISSION_MODES, RULE_KEYS, SANDBOX_MODES
 from eukhe.settings.load import SettingsError, at_path, has_path, project_file, project_layer, read
 from eukhe.settings.rule_syntax import EXAMPLE, parse, path_globs
 from eukhe.settings.trust import notice
@@ -41,7 +41,7 @@ DEFAULT = "default"
 """Where a value no file sets comes from."""
 
 KINDS = {"permissions.deny": Kind.DENY, "permissions.ask": Kind.ASK, "permissions.allow": Kind.ALLOW}
-CHOICES = {"--sandbox": SANDBOX_MODES, "--approval": APPROVAL_POLICIES}
+CHOICES = {"--sandbox": SANDBOX_MODES, "--approval": APPROVAL_POLICIES, "--permission-mode": PERMISSION_MODES}
 """The flags' values, narrowest first."""
 
 
@@ -70,6 +70,8 @@ class InForce:
     ask_timeout_ms: int
     timeout_from: str
     held: tuple[str, ...] = ()
+    plan: bool = False  # plan mode (`permissions.defaultMode` "plan", `--permission-mode plan`)
+    plan_from: str = DEFAULT
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -80,11 +82,11 @@ class InForce:
         sandbox can run here; danger-full-access from the command line opens the user's
         secret places (`rules.confine`), from a settings file it does not."""
         full = self.mode is Mode.FULL and self.mode_from == FLAG
-        return Cfg(self.mode, self.policy, person, sandbox, self.rules, flag_full=full)
+        return Cfg(self.mode, self.policy, person, sandbox, self.rules, flag_full=full, plan=self.plan)
 
 
 def choice(option: str, value: str) -> str:
-    """A `--sandbox` or `--approval` value, checked."""
+    """A `--sandbox`, `--approval` or `--permission-mode` value, checked."""
     values = CHOICES[option]
     if value not in values:
         want = ", ".join(f'"{v}"' for v in values)
@@ -150,10 +152,12 @@ def in_force(
     sandbox: str | None = None,
     approval: str | None = None,
     flags: Mapping[Kind, Sequence[str]] | None = None,
+    permission_mode: str | None = None,
 ) -> InForce:
     """The permissions in force in `project` (the working folder), with `--sandbox`,
-    `--approval` and rules given on the command line (`flags`). A malformed rule, flag,
-    deadline or approvals file is a SettingsError naming it and where it is."""
+    `--approval`, `--permission-mode` (a face's mode change too) and rules given on the
+    command line (`flags`). A malformed rule, flag, deadline or approvals file is a
+    SettingsError naming it and where it is."""
     env = os.environ if env is None else env
     here, eukhe_home = os.path.realpath(project), home(env)
     user_home = os.path.realpath(env.get("HOME") or Path.home())
@@ -179,6 +183,11 @@ def in_force(
     policy, policy_from = (
         (choice("--approval", approval), FLAG) if approval else _pick("permissions.approval", layers)
     )
+    planning, plan_from = (
+        (choice("--permission-mode", permission_mode), FLAG)
+        if permission_mode
+        else _pick("permissions.defaultMode", layers)
+    )
     timeout, timeout_from = _pick("permissions.askTimeoutMs", layers)
     stall, stall_from = _pick("subagentStallMs", layers)
     if timeout_from == DEFAULT and timeout >= stall_ms(stall):
@@ -195,7 +204,18 @@ def in_force(
         if h.key.startswith("permissions.") or h.key == "sandbox.mode"
     )
     written = (*by_kind[Kind.DENY], *by_kind[Kind.ASK], *by_kind[Kind.ALLOW])
-    return InForce(written, Mode(mode), mode_from, Policy(policy), policy_from, timeout, timeout_from, held)
+    return InForce(
+        written,
+        Mode(mode),
+        mode_from,
+        Policy(policy),
+        policy_from,
+        timeout,
+        timeout_from,
+        held,
+        plan=planning == "plan",
+        plan_from=plan_from,
+    )
 
 
 def permissions_in_force(
@@ -204,12 +224,17 @@ def permissions_in_force(
     sandbox: str | None = None,
     approval: str | None = None,
 ) -> list[str]:
-    """What `/permissions` prints: the mode, the policy, the ask's deadline, then every
+    """What `/permissions` prints: the mode, the policy, plan mode when on, the ask's deadline, then every
     rule (deny, ask, allow) with where it comes from, then what the project holds back."""
     p = in_force(project, env, sandbox, approval)
     out = [
         f"sandbox mode: {p.mode.value} ({p.mode_from})",
         f"approval policy: {p.policy.value} ({p.policy_from})",
+        *(
+            [f"plan mode: on ({p.plan_from}); nothing writes or runs until you approve a plan"]
+            if p.plan
+            else []
+        ),
         f"ask timeout: {p.ask_timeout_ms} ms ({p.timeout_from}); an ask nobody answers is then denied",
     ]
     width = min(max((len(w.text) for w in p.written), default=0), 48)

@@ -3,9 +3,10 @@
 A rule is `Tool` (every call of the tool) or `Tool(specifier)`. `Bash(npm test)` is the
 command exactly, `Bash(npm run *)` with `*` for any text, `Bash(git diff:*)` the legacy
 prefix form; `Bash()` and `Bash(*)` are `Bash`, as Claude Code reads them. `Read(glob)`
-and `Edit(glob)` name paths; `Write(glob)` is `Edit(glob)`. Any other tool is named bare
-(`WebFetch`, `mcp__server__tool`): a specifier on it would match nothing here, so it is
-refused rather than ignored. `\\(` and `\\)` in a specifier are parentheses.
+and `Edit(glob)` name paths; `Write(glob)` is `Edit(glob)`. `WebFetch(domain:HOST)` names
+the host a fetch goes to (`domain:*.HOST` any name below it: `rules.address`). Any other tool
+is named bare (`WebFetch`, `mcp__server__tool`): a specifier on it would match nothing here,
+so it is refused rather than ignored. `\\(` and `\\)` in a specifier are parentheses.
 
 Paths, as Claude Code reads them (its permission docs, "Read & Edit": "Read & Edit rules
 both follow the gitignore specification with four distinct pattern types": `//path` an
@@ -34,6 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from eukhe.rules import address
 from eukhe.rules.permission import rule_tool
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
@@ -49,13 +51,17 @@ CLAUDE_NAMES = {
     "write": "Write",
     "edit": "Edit",
     "ipython": "IPython",
+    "web_fetch": "WebFetch",
 }
 """eukhe's own tool names as a rule spells them (`rules.permission.RULE_TOOLS` reads `Write` as `Edit`)."""
 
 MAX_FOLDERS = 3
 """`**` in one path rule at most: each reads as two model globs (none or some folders)."""
 
-EXAMPLE = "such as Bash(npm test), Bash(npm run *), Read(//etc/**), Edit(/src/**) or WebFetch"
+EXAMPLE = (
+    "such as Bash(npm test), Bash(npm run *), Read(//etc/**), Edit(/src/**), WebFetch(domain:example.com) "
+    "or WebFetch"
+)
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,13 @@ def parse(text: str) -> Parsed | str:
     if tool in PATH_TOOLS:
         wrong = path_wrong(spec)
         return wrong if wrong else Parsed(tool, spec)
-    return f"only Bash, Read, Edit and Write rules take a (pattern); write {name} alone for every call of it"
+    if tool == address.TOOL:
+        wrong = address.domain_wrong(spec)
+        return wrong if wrong else Parsed(tool, address.DOMAIN + address.host(spec[len(address.DOMAIN) :]))
+    return (
+        f"only Bash, Read, Edit, Write and WebFetch rules take a (pattern); write {name} alone for every "
+        "call of it"
+    )
 
 
 def wrong(text: object) -> str:

@@ -31,7 +31,7 @@ from pathlib import Path
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
-from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, SANDBOX_MODES
+from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, PERMISSION_MODES, SANDBOX_MODES
 from eukhe.settings.locked import locked, write
 
 RECORDS = "trust.json"
@@ -79,8 +79,15 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "permissions.ask": (Side.SAFE, ""),  # an ask or a deny only narrows
     "permissions.deny": (Side.SAFE, ""),
     "permissions.approval": (Side.NARROW, "would ask you less often than your own approval policy"),
+    "permissions.defaultMode": (Side.NARROW, "would start each run out of plan mode"),
     "permissions.askTimeoutMs": (Side.SAFE, ""),
     "context.instructionsBytes": (Side.SAFE, ""),
+    # how long a fetch waits and how much it reads: a project could make each one wait an hour
+    "webFetch.connectTimeoutMs": (Side.TRUST, "sets how long a web fetch waits to connect"),
+    "webFetch.firstByteTimeoutMs": (Side.TRUST, "sets how long a web fetch waits for an answer"),
+    "webFetch.totalTimeoutMs": (Side.TRUST, "sets how long a web fetch may take"),
+    "webFetch.maxBytes": (Side.TRUST, "sets how much of a page a web fetch reads into memory"),
+    "webFetch.maxRedirects": (Side.SAFE, ""),
     "mcpServers": (Side.TRUST, "starts the MCP servers it names: their programs run on your machine, "
                    "their URLs get what their headers send"),
     # how long a run waits on your own servers: a project could make every turn wait an hour
@@ -111,6 +118,7 @@ it would do (a test holds them to `settings.load.MODEL_FIELDS`)."""
 RIGHTS: Mapping[str, tuple[str, ...]] = {
     "permissions.approval": APPROVAL_POLICIES,  # never < untrusted < on-request
     "sandbox.mode": SANDBOX_MODES,  # read-only < workspace-write < danger-full-access
+    "permissions.defaultMode": PERMISSION_MODES,  # plan < default
 }
 """The values of each `NARROW` key, the narrowest first: what a project may narrow to."""
 

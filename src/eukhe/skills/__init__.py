@@ -12,10 +12,15 @@ files.
 - `system_prompt_section`: the part of the system prompt that offers the
   skills to the model.
 - `expand`: `/name args` through a template; `invoke_skill`: `/skill:name args`.
+- `load_agents`: the subagents users define (`.claude/agents/*.md`, in a trusted
+  project, and the home's), each that did not load diagnosed; `agents_listing`: the
+  lines `/agents` shows.
 - `load_instructions`: the project instructions (`AGENTS.md`, `CLAUDE.md`) for the
   system prompt, within `context.instructionsBytes`.
 """
 
+from eukhe.skills._agents import Agents, load_agents
+from eukhe.skills._agents import listing as agents_listing
 from eukhe.skills._instructions import Instructions, load_instructions
 from eukhe.skills._prompts import Prompts, expand, load_prompts, parse_args, substitute
 from eukhe.skills._skills import SkillError, Skills, invoke_skill, load_skills
@@ -25,10 +30,12 @@ from eukhe.skills._snapshot import (
     get_resource_snapshot,
     system_prompt_section,
 )
-from eukhe.skills._types import Diagnostic, Skill, Template
+from eukhe.skills._types import Agent, Diagnostic, Skill, Template
 
 __all__ = [
     "SKILLS_INTRO",
+    "Agent",
+    "Agents",
     "Diagnostic",
     "Instructions",
     "Prompts",
@@ -37,9 +44,11 @@ __all__ = [
     "SkillError",
     "Skills",
     "Template",
+    "agents_listing",
     "expand",
     "get_resource_snapshot",
     "invoke_skill",
+    "load_agents",
     "load_instructions",
     "load_prompts",
     "load_skills",

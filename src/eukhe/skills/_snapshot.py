@@ -1,5 +1,5 @@
-"""The resource snapshot: skills, prompt templates and their diagnostics together,
-and the part of the system prompt that offers the skills to the model."""
+"""The resource snapshot: skills, prompt templates, the subagents users define and their
+diagnostics together, and the part of the system prompt that offers the skills to the model."""
 
 from __future__ import annotations
 
@@ -11,23 +11,27 @@ from xml.sax.saxutils import escape
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.settings import home as settings_home
 from eukhe.settings import load as load_settings
+from eukhe.skills._agents import load_agents
 from eukhe.skills._prompts import load_prompts
 from eukhe.skills._skills import load_skills
-from eukhe.skills._types import Diagnostic, Skill, Template
+from eukhe.skills._types import Agent, Diagnostic, Skill, Template
 
 
 @dataclass(frozen=True)
 class ResourceSnapshot:
-    """Skills and templates loaded, and `diagnostics` = {"skills": (...), "prompts": (...)}."""
+    """Skills, templates and agents loaded, and `diagnostics` = {"skills": (...), "prompts":
+    (...), "agents": (...)}."""
 
     skills: tuple[Skill, ...]
     prompts: tuple[Template, ...]
     diagnostics: Mapping[str, tuple[Diagnostic, ...]]
+    agents: tuple[Agent, ...] = ()
 
     def json(self) -> JsonObject:
         return {
             "skills": [s.json() for s in self.skills],
             "prompts": [t.json() for t in self.prompts],
+            "agents": [{k: v for k, v in a.json().items() if k != "prompt"} for a in self.agents],
             "diagnostics": {k: [d.json() for d in v] for k, v in self.diagnostics.items()},
         }
 
@@ -44,7 +48,8 @@ def get_resource_snapshot(
     skill_paths: Sequence[str | Path] = (),
     prompt_paths: Sequence[str | Path] = (),
 ) -> ResourceSnapshot:
-    """Load skills and prompt templates for `project` (None: the user's only).
+    """Load skills, prompt templates and agents for `project` (None: the user's only; a
+    project's agents only where it is trusted).
 
     Explicit paths come from the settings `skills` and `prompts` (read from the
     files when `settings` is None; a malformed file raises `SettingsError`), then
@@ -54,10 +59,12 @@ def get_resource_snapshot(
     home = settings_home(env)
     skills = load_skills(home, project, [*_paths(settings, "skills"), *skill_paths])
     prompts = load_prompts(home, project, [*_paths(settings, "prompts"), *prompt_paths])
+    agents = load_agents(home, project)
     return ResourceSnapshot(
         skills.skills,
         prompts.prompts,
-        {"skills": skills.diagnostics, "prompts": prompts.diagnostics},
+        {"skills": skills.diagnostics, "prompts": prompts.diagnostics, "agents": agents.diagnostics},
+        agents.agents,
     )
 
 

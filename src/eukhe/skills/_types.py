@@ -1,9 +1,10 @@
-"""What the loaders give: skills, prompt templates and diagnostics."""
+"""What the loaders give: skills, prompt templates, subagents users define, and diagnostics."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.ownfiles import NOWHERE, Bound
 
 
@@ -50,3 +51,50 @@ class Template:
 
     def json(self) -> dict[str, str]:
         return {"name": self.name, "path": self.path, "description": self.description}
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A subagent the user defined: its name, description and prompt (its file's body),
+    the file it came from and where (`project` or `user`), the tools it names (eukhe's
+    names; None: its parent's), those it denies, and its model as written (None: its
+    parent's). `json`/`of`: as a run's spec carries it."""
+
+    name: str
+    description: str
+    prompt: str
+    path: str
+    source: str
+    tools: tuple[str, ...] | None = None
+    denied: tuple[str, ...] = ()
+    model: str | None = None
+
+    def json(self) -> JsonObject:
+        out: JsonObject = {
+            "name": self.name,
+            "description": self.description,
+            "prompt": self.prompt,
+            "path": self.path,
+            "source": self.source,
+        }
+        if self.tools is not None:
+            out["tools"] = list(self.tools)
+        if self.denied:
+            out["denied"] = list(self.denied)
+        if self.model is not None:
+            out["model"] = self.model
+        return out
+
+    @classmethod
+    def of(cls, d: JsonMapping) -> Agent:
+        tools = d.get("tools")
+        return cls(
+            name=str(d["name"]),
+            description=str(d.get("description") or ""),
+            prompt=str(d.get("prompt") or ""),
+            path=str(d.get("path") or ""),
+            source=str(d.get("source") or ""),
+            tools=None if tools is None else tuple(map(str, tools)),
+            denied=tuple(map(str, d.get("denied") or ())),
+            model=None if d.get("model") is None else str(d["model"]),
+        )

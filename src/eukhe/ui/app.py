@@ -56,7 +56,7 @@ FLUSH = 0.05
 
 USAGE = """usage: eukhe [--model provider/model] [--base-url URL] [--api API] [--session ID]
              [--sandbox read-only|workspace-write|danger-full-access] [--approval untrusted|on-request|never]
-             [--effort low|medium|high|off] [-c|--continue]
+             [--permission-mode plan|default] [--effort low|medium|high|off] [-c|--continue]
 
 Opens the interactive agent on the current project. `eukhe --help` lists the commands
 (`eukhe run "task"` runs one turn and exits)."""
@@ -88,7 +88,8 @@ def parse(argv: Sequence[str]) -> Options | str:
         "--session": "session",
         "--effort": "effort",
     }
-    checked = {"--sandbox": "sandbox", "--approval": "approval"}  # values checked here, as `eukhe run` does
+    # values checked here, as `eukhe run` does
+    checked = {"--sandbox": "sandbox", "--approval": "approval", "--permission-mode": "permission_mode"}
     flags |= checked
     args = list(argv)
     while args:
@@ -188,7 +189,7 @@ class Agent:
                 opening = "" if self.session.ready.is_set() else " · opening the store…"
                 spent = f" · {view.spent_line()}" if view.spent_line() else ""
                 text = f"ready · session {self.session.id or '…'}{opening}{spent} · /help"
-            return [(style, f" {text} ")]
+            return [(style, f" {text}{view.mode_text()} ")]
 
         def note() -> StyleAndTextTuples:
             return [("class:note", view.note)]
@@ -300,6 +301,11 @@ class Agent:
         @kb.add("c-o")
         def _(e: KeyPressEvent) -> None:
             self._command("/open")
+
+        # Claude Code's key: plan mode on or off (never a wider mode); in a completion menu, back
+        @kb.add("s-tab", filter=Condition(lambda: self.buffer.complete_state is None))
+        def _(e: KeyPressEvent) -> None:
+            session.plan_mode()
 
         self._ask_keys(kb)
         return kb

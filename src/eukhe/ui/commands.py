@@ -6,6 +6,7 @@ is no command: it is sent to the model, expanded."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -31,6 +32,7 @@ from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
+from eukhe.skills import agents_listing, load_agents
 from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session
 
@@ -63,6 +65,7 @@ async def _help(s: Session, arg: str) -> list[str]:
         "Ctrl-C aborts the run (what you queued comes back to the prompt; what you send after it "
         "is the next run); at an idle prompt, "
         "Ctrl-C twice exits, as does Ctrl-D. Ctrl-O opens the last tool result.",
+        "Shift+Tab turns plan mode on or off: nothing writes or runs until you approve the model's plan.",
         "/NAME args sends a prompt template; /skill:NAME args hands the model a skill.",
     ]
     return lines + keys
@@ -363,6 +366,19 @@ async def _mcp(s: Session, arg: str) -> list[str]:
     return [*said, *(check.tested(rows[0]) if name else check.listing(rows))]
 
 
+async def _agents(s: Session, arg: str) -> list[str]:
+    """The subagents users define, read again (the session's next runs take them), and each
+    definition that did not load, with why."""
+    if s.made is None:
+        raise CommandError("the session is still opening")
+    got = await asyncio.to_thread(load_agents, home(), s.cwd)
+    snap = s.made.snapshot
+    s.made.snapshot = dataclasses.replace(
+        snap, agents=got.agents, diagnostics={**snap.diagnostics, "agents": got.diagnostics}
+    )
+    return agents_listing(got.agents, got.diagnostics)
+
+
 async def _usage(s: Session, arg: str) -> list[str]:
     """Tokens and cost: the run at work (or the last), the session's, the context's fill."""
     return s.view.usage_lines()
@@ -405,6 +421,7 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("usage", "", "tokens and cost: this run, this session, the context's fill", _usage),
         Command("mcp", "[reconnect NAME]", "the MCP servers: each one's state, tools and last error", _mcp),
+        Command("agents", "", "the subagents you defined (read again): tools, model, where from", _agents),
         Command("quit", "", "leave (a run at work is left to the owner)", _quit),
     )
 }

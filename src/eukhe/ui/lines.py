@@ -16,6 +16,7 @@ MARKS = {
     "interrupted": ("⚠ interrupted", "red"),
     "denied": ("⛔ denied", "red"),
     "ask": ("? ask", "yellow"),
+    "mode": ("⏸ mode", "cyan"),
     "diagnostic": ("⚠ not loaded", "yellow"),
     "sandbox": ("⚠ sandbox", "yellow"),
     "cut": ("✂ cut", "yellow"),

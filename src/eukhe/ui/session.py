@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from eukhe.ai.image import ImageError
 from eukhe.events import Event, event, outcome_text, seen_by
-from eukhe.ids import new_session, valid_session
+from eukhe.ids import is_root, new_session, valid_session
 from eukhe.process_exit import leave
 from eukhe.rules import todo
 from eukhe.run.mentions import Attached
@@ -50,6 +50,7 @@ class Options:
     sandbox: str | None = None
     approval: str | None = None
     effort: str | None = None  # --effort or /effort, over models.<m>.reasoningEffort
+    permission_mode: str | None = None  # --permission-mode: plan or default, over the settings
     latest: bool = False  # -c, --continue: open this folder's latest session
 
 
@@ -142,7 +143,8 @@ class Session:
             model = ran.model
             base_url = base_url if base_url is not None else ran.base_url
             api = api if api is not None else ran.api
-        self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort)
+        self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort, o.permission_mode)
+        self.view.plan = self.made.planning  # the status line says plan mode from the start
         self.unlisted = self.made.unlisted()  # begun here, said once the session's line is shown
         self.made.steers = True  # the user may steer its runs
 
@@ -195,7 +197,27 @@ class Session:
         if e.run is not None and e.run.startswith(f"{self.id}/"):
             seen = seen_by(self.id, e)
             if seen is not None:
-                self.post(lambda: self.view.add(seen))
+                self.post(lambda: self._seen(seen))
+
+    def _seen(self, e: Event) -> None:
+        """An event of the session's, on the app's loop: a root run's plan mode is the next run's."""
+        if e.type == "mode" and (e.run is None or is_root(e.run)) and self.made is not None:
+            self.made.permission_mode = "plan" if e.data.get("plan") else "default"
+        self.view.add(e)
+
+    def plan_mode(self) -> None:
+        """Shift+Tab: plan mode on or off, for the run at work from its next call (its gate's
+        step, through the runtime) and for the session's next runs. Never a wider mode: the
+        sandbox mode stays the configured one."""
+        if self.made is None:
+            self.view.note = "plan mode can change once the session is open"
+            return
+        on = not self.made.planning
+        self.made.permission_mode = "plan" if on else "default"
+        self.view.plan = on
+        self.view.note = "plan mode on: nothing writes or runs until you approve a plan" if on else ""
+        if self.durable is not None:
+            self.durable.process.plan_mode(self.id, on)
 
     def say(self, text: str) -> None:
         """A line of the session's own (on the app's loop, where its runs are awaited)."""

@@ -59,6 +59,7 @@ class View:
     usage: JsonMapping = field(default_factory=dict)  # the root run's tokens so far ("usage" event)
     spent: dict[str, float] = field(default_factory=dict)  # the session's: every root outcome's usage summed
     runs_counted: int = 0  # the root outcomes `spent` sums
+    plan: bool = False  # plan mode is on (the session's, as its root runs say it: "mode")
     todo: list[JsonObject] = field(default_factory=list)  # the task list, as its last "todo" event has it
     _budget_of: str | None = None  # the run whose budgets `budget` holds
     _mcp_said: set[str] = field(default_factory=set)  # each run starts its servers: each line once
@@ -76,6 +77,8 @@ class View:
             self._wait(e)
         elif e.data.get("wait") == "ask":  # a subagent's ask waits for the person too: its countdown shows
             self._wait(e, f"ask {e.run}")
+        if e.type == "mode" and root:
+            self.plan = bool(e.data.get("plan"))
         if e.type == "budget" and root:
             self.budget, self._budget_of = e.data, e.run
         if e.type == "usage" and root:
@@ -237,7 +240,11 @@ class View:
         window, context = int(self.usage.get("window") or 0), int(self.usage.get("context") or 0)
         if window and context:
             parts.append(f"ctx {100 * context // window}%")
-        return " · ".join(parts) + " · Ctrl-C aborts"
+        return " · ".join(parts) + " · Ctrl-C aborts" + self.mode_text()
+
+    def mode_text(self) -> str:
+        """Plan mode on the status line, when it is on (as Claude Code shows it)."""
+        return " · ⏸ plan mode" if self.plan else ""
 
     def wait_text(self, e: Event, now: float) -> str:
         """A wait as the status line says it, with its exit."""

@@ -52,6 +52,7 @@ import eukhe.cli.main
 import eukhe.cli.stored
 import eukhe.owner.__main__
 import eukhe.run.workflow
+import eukhe.tools.web.convert
 from eukhe.client import protocol
 from eukhe.client.handoff import identity, limits
 from eukhe.json_types import JsonObject

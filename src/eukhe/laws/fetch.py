@@ -1,0 +1,471 @@
+"""The laws of a web fetch (issue 44) over `rules.fetch`, and the address guard's over
+`rules.address`: every fetch ends by its own end, one of its bounds or the run's abort,
+never later than its total bound; fetches side by side each end on their own; a timeout
+is a result that names its bound and the bound's value; the body read never passes its
+bound, nor the redirects followed theirs; a fetch never connects to a refused address
+unless a rule names its host.
+
+The adversary: two fetches side by side (the first driven by every input its phase takes,
+on time, late and at its deadline; the second by the clock, its connection and the abort),
+under every bound within small limits; the guard over a vocabulary of addresses written
+every way an address can hide (mapped, NAT64, 6to4, zoned) and of rules that name, wildcard
+or leave out a host."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from eukhe.laws.engine import Area, Law, Mutant
+from eukhe.rules import address
+from eukhe.rules import fetch as f
+from eukhe.rules.access import Kind as RuleKind
+from eukhe.rules.access import Rule, Source
+from eukhe.rules.fetch import TIMEOUTS, Cfg, End, Fetch, In, Kind, Phase
+
+
+@dataclass(frozen=True)
+class Model:
+    step: Callable[[Cfg, Fetch, In], Fetch]
+    due: Callable[[Cfg, Fetch], int]
+    room: Callable[[Cfg, Fetch], int]
+    said: Callable[[Cfg, Fetch], str]
+    side: Callable[..., tuple[Fetch, ...]]
+    refused: Callable[[str], str | None]
+    named: Callable[[tuple[Rule, ...], str], bool]
+
+
+MODEL = Model(f.step, f.due, f.room, f.said, f.side, address.refused, address.named)
+
+
+def cached(m: Model) -> Model:
+    return dataclasses.replace(m, step=functools.lru_cache(maxsize=1 << 16)(m.step))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two fetches side by side."""
+
+    a: Fetch
+    b: Fetch
+
+    @property
+    def both(self) -> tuple[Fetch, Fetch]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """An input to one of the two (`who`: 0 or 1)."""
+
+    who: int
+    x: In
+
+
+def start(m: Model, cfg: Cfg) -> Pair:
+    return Pair(f.start(), f.start())
+
+
+def nxt(m: Model, cfg: Cfg, s: Pair, p: Pin) -> Pair:
+    a, b = m.side(cfg, s.both, p.who, p.x, m.step)
+    return Pair(a, b)
+
+
+# ---------------------------------------------------------------- what the laws read
+
+
+def deadline(cfg: Cfg, x: Fetch) -> tuple[int, End]:
+    """The deadline a live fetch waits under, as the issue states it: its phase's bound
+    (connect from the hop's start, the first byte from the connection) or the total from
+    the fetch's start, whichever comes first (the phase's at a tie)."""
+    total = (cfg.total_ms, End.TOTAL)
+    if x.phase is Phase.CONNECT:
+        mine = (x.since + cfg.connect_ms, End.CONNECT)
+    elif x.phase is Phase.WAIT:
+        mine = (x.since + cfg.first_byte_ms, End.FIRST_BYTE)
+    else:
+        return total
+    return mine if mine[0] <= total[0] else total
+
+
+BOUND_OF: dict[End, tuple[str, str, str]] = {
+    End.CONNECT: ("connect", "connect_ms", "ms"),
+    End.FIRST_BYTE: ("first_byte", "first_byte_ms", "ms"),
+    End.TOTAL: ("total", "total_ms", "ms"),
+    End.MAX_BYTES: ("bytes", "max_bytes", "bytes"),
+    End.REDIRECTS: ("redirects", "max_redirects", ""),
+}
+"""Each end by a bound: its settings key's name, its field in `Cfg`, its unit."""
+
+
+def _target(s: Pair, p: Pin) -> Fetch:
+    return s.both[p.who % 2]
+
+
+# ---------------------------------------------------------------- laws
+
+
+def fetch_ends(m: Model, cfg: Cfg, s: Pair, p: Pin) -> bool:
+    """An input at or past a live fetch's deadline ends it by that bound, whatever the input
+    was; the run's abort before it ends it aborted. Nothing ended starts again."""
+    t = nxt(m, cfg, s, p)
+    x, y = _target(s, p), _target(t, p)
+    if x.end is not End.LIVE:
+        return y == x
+    when, by = deadline(cfg, x)
+    if p.x.at >= when:
+        return (y.end is by) & (y.phase is Phase.ENDED)
+    if p.x.kind is Kind.ABORT:
+        return (y.end is End.ABORTED) & (y.phase is Phase.ENDED)
+    return True
+
+
+def fetch_within_bound(m: Model, cfg: Cfg, s: Pair) -> bool:
+    """A live fetch waits for an input until its deadline (what the runtime races) and no
+    later than its total bound from its start: the largest wait there is."""
+    ok = True
+    for x in s.both:
+        if x.end is End.LIVE:
+            when = deadline(cfg, x)[0]
+            ok = ok & (m.due(cfg, x) == when) & (x.now < when) & (when <= cfg.total_ms)
+    return ok
+
+
+def fetch_side_by_side(m: Model, cfg: Cfg, s: Pair, p: Pin) -> bool:
+    """An input to one fetch steps it as it would step alone, and leaves the other as it was:
+    one's inputs never hold the other."""
+    t = nxt(m, cfg, s, p)
+    i = p.who % 2
+    return (t.both[i] == m.step(cfg, s.both[i], p.x)) & (t.both[1 - i] == s.both[1 - i])
+
+
+def fetch_cause_said(m: Model, cfg: Cfg, s: Pair, p: Pin) -> bool:
+    """A fetch that ends by a bound (a time bound, the bytes, the redirects) says which, by
+    its settings key and the bound's value; a timeout's result is an error."""
+    t = nxt(m, cfg, s, p)
+    x, y = _target(s, p), _target(t, p)
+    if x.end is not End.LIVE or y.end not in BOUND_OF:
+        return True
+    name, field, unit = BOUND_OF[y.end]
+    text = m.said(cfg, y)
+    named = f"{f.KEYS[name]} = {getattr(cfg, field)}{' ' + unit if unit else ''}" in text
+    return named & ((y.end not in TIMEOUTS) | (y.end in f.ERRORS))
+
+
+def fetch_bytes_bounded(m: Model, cfg: Cfg, s: Pair) -> bool:
+    """Never more of the body read than `max_bytes`; what the runtime may take is what is
+    left of it; a fetch that reached it has ended."""
+    ok = True
+    for x in s.both:
+        ok = ok & (x.read <= cfg.max_bytes) & ((x.end is not End.LIVE) | (x.read < cfg.max_bytes))
+        ok = ok & (m.room(cfg, x) == (cfg.max_bytes - x.read if x.end is End.LIVE else 0))
+    return ok
+
+
+def fetch_bytes_end(m: Model, cfg: Cfg, s: Pair, p: Pin) -> bool:
+    """Bytes read before the deadline count, up to `max_bytes`; the one that reaches it
+    ends the fetch, cut."""
+    x = _target(s, p)
+    if x.end is not End.LIVE or x.phase is not Phase.READ or p.x.kind is not Kind.BYTES:
+        return True
+    if p.x.at >= deadline(cfg, x)[0]:
+        return True
+    y = _target(nxt(m, cfg, s, p), p)
+    read = min(x.read + max(p.x.n, 0), cfg.max_bytes)
+    if read >= cfg.max_bytes:
+        return (y.end is End.MAX_BYTES) & (y.read == cfg.max_bytes)
+    return (y.end is End.LIVE) & (y.read == read)
+
+
+def fetch_redirects_capped(m: Model, cfg: Cfg, s: Pair, p: Pin) -> bool:
+    """A redirect to the same host is followed (a new hop, its connect bound from now) while
+    fewer than `max_redirects` were; the next one ends the fetch; a redirect to another
+    host is never followed."""
+    x = _target(s, p)
+    if x.end is not End.LIVE or x.phase is not Phase.WAIT or p.x.kind not in (Kind.REDIRECT, Kind.MOVED):
+        return True
+    if p.x.at >= deadline(cfg, x)[0]:
+        return True
+    y = _target(nxt(m, cfg, s, p), p)
+    at = max(x.now, p.x.at)
+    if p.x.kind is Kind.MOVED:
+        return y.end is End.MOVED
+    if x.hops < cfg.max_redirects:
+        return (y.phase is Phase.CONNECT) & (y.hops == x.hops + 1) & (y.since == at) & (y.end is End.LIVE)
+    return (y.end is End.REDIRECTS) & (y.hops == x.hops)
+
+
+# ---------------------------------------------------------------- the address guard
+
+ADDRESSES: tuple[tuple[str, bool], ...] = (
+    ("127.0.0.1", True),
+    ("127.255.255.254", True),
+    ("10.0.0.1", True),
+    ("172.16.5.4", True),
+    ("172.32.0.1", False),
+    ("192.168.1.1", True),
+    ("169.254.169.254", True),
+    ("100.64.0.1", True),
+    ("0.0.0.0", True),
+    ("224.0.0.1", True),
+    ("255.255.255.255", True),
+    ("::1", True),
+    ("::", True),
+    ("::ffff:127.0.0.1", True),
+    ("::ffff:169.254.169.254", True),
+    ("::ffff:8.8.8.8", False),
+    ("64:ff9b::a9fe:a9fe", True),  # NAT64 of 169.254.169.254
+    ("64:ff9b::808:808", False),  # NAT64 of 8.8.8.8
+    ("2002:a00:1::1", True),  # 6to4 of 10.0.0.1
+    ("fd00::1", True),
+    ("fe80::1%eth0", True),
+    ("ff02::1", True),
+    ("8.8.8.8", False),
+    ("93.184.216.34", False),
+    ("2606:4700::1111", False),
+    ("localhost", True),  # not an address: never connected to as one
+)
+"""Addresses and whether a fetch must refuse them, written every way one can hide."""
+
+GUARD_RULES: tuple[tuple[tuple[Rule, ...], str, bool], ...] = (
+    ((Rule(RuleKind.ALLOW, "WebFetch", "domain:localhost", Source.HOME),), "localhost", True),
+    ((Rule(RuleKind.ALLOW, "WebFetch", "domain:LocalHost.", Source.HOME),), "localhost", True),
+    ((Rule(RuleKind.ALLOW, "WebFetch", None, Source.HOME),), "localhost", False),
+    ((Rule(RuleKind.ALLOW, "WebFetch", "domain:*.internal", Source.HOME),), "db.internal", False),
+    ((Rule(RuleKind.DENY, "WebFetch", "domain:localhost", Source.HOME),), "localhost", False),
+    ((Rule(RuleKind.ALLOW, "Read", "domain:localhost", Source.HOME),), "localhost", False),
+    ((Rule(RuleKind.ALLOW, "WebFetch", "domain:127.0.0.1", Source.HOME),), "127.0.0.1", True),
+    ((Rule(RuleKind.ALLOW, "WebFetch", "domain:127.0.0.1", Source.HOME),), "localhost", False),
+)
+"""Rules, a host, and whether the rules name that host (what opens a refused address to it)."""
+
+
+def fetch_address_guarded(m: Model, cfg: Cfg) -> str | None:
+    """Loopback, private, link-local (the metadata service), unique-local, unspecified,
+    multicast and reserved addresses are refused, however written (mapped, NAT64, 6to4,
+    with a zone); only an allow rule naming the host itself opens them. None, or the
+    counterexample."""
+    for text, refuse in ADDRESSES:
+        why = m.refused(text)
+        if (why is not None) != refuse:
+            return f"refused({text!r}) = {why!r}, but it must {'' if refuse else 'not '}be refused"
+    for rules, name, want in GUARD_RULES:
+        if m.named(rules, name) != want:
+            return f"named({rules!r}, {name!r}) = {not want}, but it must be {want}"
+    return None
+
+
+def _law(name: str, says: str, **forms: Callable[..., object]) -> Law:
+    return Law(name, "fetch", says, prove=False, **forms)  # type: ignore[arg-type]
+
+
+LAWS = (
+    _law("fetch_ends", "A fetch ends at its deadline by that bound, or by the abort.", edge=fetch_ends),
+    _law(
+        "fetch_within_bound",
+        "A live fetch waits for its deadline at most, never past its total bound.",
+        node=fetch_within_bound,
+    ),
+    _law(
+        "fetch_side_by_side",
+        "Fetches side by side each end on their own: one's inputs never hold the other.",
+        edge=fetch_side_by_side,
+    ),
+    _law(
+        "fetch_cause_said",
+        "A fetch ended by a bound says the bound and its value; a timeout is an error result.",
+        edge=fetch_cause_said,
+    ),
+    _law("fetch_bytes_bounded", "Never more of a body read than maxBytes.", node=fetch_bytes_bounded),
+    _law("fetch_bytes_end", "The byte that reaches maxBytes ends the fetch, cut.", edge=fetch_bytes_end),
+    _law(
+        "fetch_redirects_capped",
+        "Same-host redirects followed up to maxRedirects; another host's never.",
+        edge=fetch_redirects_capped,
+    ),
+    _law(
+        "fetch_address_guarded",
+        "Loopback, private and link-local addresses are refused unless a rule names the host.",
+        extra=fetch_address_guarded,
+    ),
+)
+
+
+# ---------------------------------------------------------------- breaks
+
+
+def _with(**parts: Callable[..., object]) -> Model:
+    return dataclasses.replace(MODEL, **parts)  # type: ignore[arg-type]
+
+
+def _loose(**bounds: int) -> Callable[[Cfg, Fetch, In], Fetch]:
+    """A step that reads the bounds named as far larger than they are, where `phase` is."""
+
+    def step(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+        return f.step(dataclasses.replace(cfg, **{k: v + 10**6 for k, v in bounds.items()}), x, i)
+
+    return step
+
+
+def _no_connect_bound(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    """The connect bound ignored: a connection that never opens waits for the total."""
+    return _loose(connect_ms=cfg.connect_ms)(cfg, x, i)
+
+
+def _no_first_byte_bound(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    return _loose(first_byte_ms=cfg.first_byte_ms)(cfg, x, i)
+
+
+def _no_total_bound(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    """The total bound ignored: a body trickling in a byte at a time is read for ever."""
+    return _loose(total_ms=cfg.total_ms)(cfg, x, i)
+
+
+def _no_total_due(cfg: Cfg, x: Fetch) -> int:
+    """The runtime told to wait past the total while it reads."""
+    return f.due(cfg, x) + (10**6 if x.phase is Phase.READ else 0)
+
+
+def _abort_ignored(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    return f.step(cfg, x, dataclasses.replace(i, kind=Kind.TICK) if i.kind is Kind.ABORT else i)
+
+
+def _deadline_missed_by_one(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    """An input exactly at the deadline taken as if it came before it."""
+    if x.end is End.LIVE and i.at == f.due(cfg, x) and i.at > x.now:
+        return f.step(cfg, x, dataclasses.replace(i, at=i.at - 1))
+    return f.step(cfg, x, i)
+
+
+def _redirects_off_by_one(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    return f.step(dataclasses.replace(cfg, max_redirects=cfg.max_redirects + 1), x, i)
+
+
+def _bytes_off_by_one(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    """The bytes bound reached and read on: the fetch ends one byte past it."""
+    return f.step(dataclasses.replace(cfg, max_bytes=cfg.max_bytes + 1), x, i)
+
+
+def _moved_followed(cfg: Cfg, x: Fetch, i: In) -> Fetch:
+    """A redirect to another host followed as one to the same host."""
+    return f.step(cfg, x, dataclasses.replace(i, kind=Kind.REDIRECT) if i.kind is Kind.MOVED else i)
+
+
+def _one_waits_on_the_other(
+    cfg: Cfg, fetches: tuple[Fetch, ...], i: int, x: In, stepped: f.Step = f.step
+) -> tuple[Fetch, ...]:
+    """One connection for both: the second's inputs wait while the first is live."""
+    if i == 1 and fetches and fetches[0].end is End.LIVE:
+        return fetches
+    return f.side(cfg, fetches, i, x, stepped)
+
+
+def _cause_unsaid(cfg: Cfg, x: Fetch) -> str:
+    return "timed out" if x.end in TIMEOUTS else f.said(cfg, x)
+
+
+def _metadata_open(text: str) -> str | None:
+    return None if text.startswith("169.254.") else address.refused(text)
+
+
+def _mapped_open(text: str) -> str | None:
+    """An IPv6 address that carries an IPv4 one judged as IPv6 alone."""
+    return None if text.startswith(("::ffff:", "64:ff9b::", "2002:")) else address.refused(text)
+
+
+def _wildcard_names(rules: tuple[Rule, ...], name: str) -> bool:
+    return address.named(rules, name) or any(
+        r.tool == "WebFetch" and r.kind is RuleKind.ALLOW and (r.pattern or "").startswith("domain:*.")
+        for r in rules
+    )
+
+
+MUTANTS = (
+    Mutant("the connect bound ignored", "fetch", _with(step=_no_connect_bound)),
+    Mutant("the first-byte bound ignored", "fetch", _with(step=_no_first_byte_bound)),
+    Mutant("the total bound ignored", "fetch", _with(step=_no_total_bound)),
+    Mutant("the runtime told to wait past the total", "fetch", _with(due=_no_total_due)),
+    Mutant("the abort ignored", "fetch", _with(step=_abort_ignored)),
+    Mutant("an input at the deadline taken as before it", "fetch", _with(step=_deadline_missed_by_one)),
+    Mutant("a redirect cap off by one", "fetch", _with(step=_redirects_off_by_one)),
+    Mutant("the bytes bound off by one", "fetch", _with(step=_bytes_off_by_one)),
+    Mutant("a redirect to another host followed", "fetch", _with(step=_moved_followed)),
+    Mutant("one fetch waiting on the other", "fetch", _with(side=_one_waits_on_the_other)),
+    Mutant("a timeout said without its cause", "fetch", _with(said=_cause_unsaid)),
+    Mutant("the metadata address let through", "fetch", _with(refused=_metadata_open)),
+    Mutant("an IPv4-mapped address judged as IPv6", "fetch", _with(refused=_mapped_open)),
+    Mutant("a wildcard rule opening a private host", "fetch", _with(named=_wildcard_names)),
+)
+
+
+# ---------------------------------------------------------------- the area
+
+
+def inputs(cfg: Cfg, s: Pair) -> list[Pin]:
+    """The first fetch: every input its phase takes, now, and at its deadline; the clock a
+    tick on and at its deadline; the abort; a failure. The second: its connection, the
+    clock a tick on, and at its deadline."""
+    a, b = s.a, s.b
+    out: list[Pin] = []
+    if a.end is End.LIVE:
+        now, when = a.now, deadline(cfg, a)[0]
+        kinds: tuple[tuple[Kind, int], ...] = {
+            Phase.CONNECT: ((Kind.CONNECTED, 0),),
+            Phase.WAIT: ((Kind.ANSWERED, 0), (Kind.REDIRECT, 0), (Kind.MOVED, 0)),
+            Phase.READ: ((Kind.BYTES, 1), (Kind.BYTES, 2), (Kind.EOF, 0)),
+            Phase.ENDED: (),
+        }[a.phase]
+        out += [Pin(0, In(k, now, n)) for k, n in kinds]
+        out += [Pin(0, In(kinds[0][0], when, kinds[0][1]))] if kinds else []
+        out += [Pin(0, In(Kind.TICK, now + 1)), Pin(0, In(Kind.TICK, when))]
+        out += [Pin(0, In(Kind.ABORT, now)), Pin(0, In(Kind.FAILED, now))]
+    else:
+        out.append(Pin(0, In(Kind.ABORT, a.now + 1)))
+    if b.end is End.LIVE:
+        out += [Pin(1, In(Kind.CONNECTED, b.now)), Pin(1, In(Kind.TICK, b.now + 1))]
+        out.append(Pin(1, In(Kind.TICK, deadline(cfg, b)[0])))
+    return out
+
+
+def valid(cfg: Cfg, s: Pair) -> bool:
+    return all((x.end is End.LIVE) == (x.phase is not Phase.ENDED) for x in s.both)
+
+
+def cfgs() -> Iterator[Cfg]:
+    for connect, first, total, size, hops in itertools.product((1, 2), (1, 2), (1, 2, 4), (1, 2), (0, 1, 2)):
+        yield Cfg(connect, first, total, size, hops)
+
+
+def sample_cfg(seed: int) -> Cfg:
+    connect, first, total = 1 + seed % 7, 1 + (seed // 7) % 9, 1 + (seed // 63) % 40
+    return Cfg(connect, first, total, 1 + (seed // 2520) % 12, (seed // 30240) % 5)
+
+
+def proof_cases() -> list[tuple[dict[str, Enum], dict[str, Enum]]]:
+    return [({}, {})]
+
+
+AREA = Area(
+    name="fetch",
+    model=MODEL,
+    cfg_type=Cfg,
+    state_type=Pair,
+    input_type=Pin,
+    proof_cases=proof_cases,
+    valid=valid,
+    cfg_valid=f.cfg_valid,
+    start=start,
+    next=nxt,
+    inputs=inputs,
+    cfgs=cfgs,
+    bounds="two fetches; connect, first byte 1..2 ms; total 1, 2 or 4 ms; maxBytes 1..2; maxRedirects 0..2",
+    depth=7,
+    sample_cfg=sample_cfg,
+    laws=LAWS,
+    mutants=MUTANTS,
+    cached=cached,
+)

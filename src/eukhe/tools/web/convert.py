@@ -1,0 +1,95 @@
+"""A fetched body as the model reads it: HTML as Markdown (markdownify, on BeautifulSoup),
+other text as it is, a PDF's text (pypdf), anything else said by its type and size.
+
+Both libraries take a tenth of a second to import, so this module is loaded by a run's
+first fetch only (`tools.web.fetch`), and by the warm template. The conversion is CPU
+work on at most `webFetch.maxBytes` bytes: the caller runs it off the event loop.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pypdf
+from bs4 import BeautifulSoup
+from markdownify import ATX, MarkdownConverter
+
+__all__ = ["PDF", "converted", "kind_of"]
+
+HTML = ("text/html", "application/xhtml+xml")
+PDF = "application/pdf"
+TEXT = (
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/x-yaml",
+    "application/yaml",
+)
+"""Types read as text besides `text/*` and `+json`, `+xml` ones."""
+
+SNIFFED = 1024
+"""Bytes looked at to tell the kind of a body that names no type."""
+
+_BLANK = re.compile(r"\n{3,}")
+
+
+def kind_of(content_type: str, head: bytes) -> str:
+    """`html`, `pdf`, `text` or `binary`: by the type the server named (its media type, no
+    parameters), else by the body's first bytes."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media in HTML:
+        return "html"
+    if media == PDF:
+        return "pdf"
+    if media.startswith("text/") or media in TEXT or media.endswith(("+json", "+xml")):
+        return "text"
+    if media:
+        return "binary"
+    start = head[:SNIFFED].lstrip().lower()
+    if start.startswith(b"%pdf-"):
+        return "pdf"
+    if start.startswith((b"<!doctype html", b"<html")):
+        return "html"
+    if b"\x00" in start:
+        return "binary"
+    try:
+        start.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(start) - 3:  # a character cut at the end of the sniff is still text
+            return "binary"
+    return "text"
+
+
+def converted(body: bytes, content_type: str, charset: str | None) -> tuple[str, str]:
+    """The body as text, and what it was (`HTML converted to Markdown`, `text`, `PDF text`,
+    or a type and size for a body shown as neither). Never raises for a malformed body: a
+    PDF that cannot be read says why."""
+    kind = kind_of(content_type, body)
+    if kind == "html":
+        soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
+        text = MarkdownConverter(heading_style=ATX).convert_soup(soup)
+        return _BLANK.sub("\n\n", text).strip() + "\n", "HTML converted to Markdown"
+    if kind == "pdf":
+        return _pdf(body)
+    if kind == "text":
+        return _decoded(body, charset), "text"
+    media = content_type.split(";", 1)[0].strip() or "no type named"
+    return "", f"{media}, {len(body):,} bytes: not text, so not shown"
+
+
+def _decoded(body: bytes, charset: str | None) -> str:
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", errors="replace")
+
+
+def _pdf(body: bytes) -> tuple[str, str]:
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(body))
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except Exception as e:  # pypdf raises many kinds for a malformed file; none is the run's
+        return "", f"a PDF of {len(body):,} bytes whose text could not be read: {type(e).__name__}: {e}"
+    text = "\n\n".join(f"[page {i}]\n{t.strip()}" for i, t in enumerate(pages, 1))
+    return text + "\n", f"PDF text, {len(pages)} pages"
