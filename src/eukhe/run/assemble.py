@@ -39,8 +39,8 @@ from eukhe.memory.access import Memory, settle
 from eukhe.memory.compactor import request_tokens
 from eukhe.memory.log import now
 from eukhe.memory.tool import DATE, ZOOM
-from eukhe.rules import pinned
 from eukhe.rules import fetch as fetch_rule
+from eukhe.rules import pinned
 from eukhe.rules.aux_fallback import Purpose
 from eukhe.rules.permission import Session
 from eukhe.rules.pinned import Pins
@@ -67,8 +67,8 @@ from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
-from eukhe.tools.todo import TODO
 from eukhe.tools.plan import EXIT_PLAN_TOOL
+from eukhe.tools.todo import TODO
 from eukhe.tools.web import WebFetch
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
