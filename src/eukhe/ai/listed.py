@@ -27,7 +27,11 @@ from eukhe.ai.errors import is_loopback, plain_url
 from eukhe.ai.models import Route
 
 LOOK = 0.5
-"""Seconds the look at a server's list of models may take in all; past it, nothing is said."""
+"""Seconds the look at a server's list of models may take in all before a run it would
+hold (`eukhe run`); past it, nothing is said."""
+LOOK_BESIDE = 5.0
+"""Seconds it may take where nothing waits for it (the agent says its line whenever it
+comes): a busy machine's slow answer is still said."""
 SHOWN = 5
 """Names of listed models a line shows at most."""
 BODY = 1 << 20

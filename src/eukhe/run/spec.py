@@ -12,7 +12,7 @@ from pathlib import Path
 
 from eukhe.admission import limits_from
 from eukhe.ai.image import Image, ImageError, refusal, takes_images
-from eukhe.ai.listed import looking
+from eukhe.ai.listed import LOOK, looking
 from eukhe.ai.models import Route, parse_name, resolve
 from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
 from eukhe.errors import Code, EukheError
@@ -284,10 +284,10 @@ class Setup:
         """Whether its next run starts in plan mode."""
         return self.permission_mode == "plan" if self.permission_mode else self.plan_default
 
-    def unlisted(self) -> Callable[[], str | None]:
-        """The look at whether a local server lists the model (`ai.listed`), begun now:
-        the callable returned gives its line, or None."""
-        return looking(self.route) if self.route is not None else lambda: None
+    def unlisted(self, timeout: float = LOOK) -> Callable[[], str | None]:
+        """The look at whether a local server lists the model (`ai.listed`), begun now and
+        given `timeout` seconds in all: the callable returned gives its line, or None."""
+        return looking(self.route, timeout) if self.route is not None else lambda: None
 
     @property
     def system(self) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eukhe.ai.image import ImageError
+from eukhe.ai.listed import LOOK_BESIDE
 from eukhe.events import Event, event, outcome_text, seen_by
 from eukhe.ids import is_root, new_session, valid_session
 from eukhe.process_exit import leave
@@ -67,6 +68,7 @@ class Session:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Future[None] | None = None  # the run at work, its follow-ups included
     children: asyncio.Future[None] | None = None
+    looked: asyncio.Future[None] | None = None  # the look at the server's models (`_look`)
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
     known: list[str] = field(default_factory=list)  # the home's sessions, for /session's completion
     reopened: bool = False  # its transcript shown (a session opened again)
@@ -106,8 +108,7 @@ class Session:
             self.say(self.fresh)
         for line in self.made.notices:  # the folder's keys it does not apply: it is not trusted
             self.say(line)
-        if unlisted := await asyncio.to_thread(self.unlisted):  # a local server ignores a wrong name
-            self.say(unlisted)
+        self.looked = asyncio.ensure_future(self._look())  # said when it comes: nothing waits for it
         for kind, line in self.made.diagnostics():
             self.view.add(event("diagnostic", f"{kind} {line}"))
         await self._taken_up()
@@ -117,6 +118,11 @@ class Session:
         if not self.working and await self._waiting():  # messages a closed terminal left queued
             self._go(None)
         self._watch_children()
+
+    async def _look(self) -> None:
+        """The line for a model its local server does not list (it ignores a wrong name)."""
+        if unlisted := await asyncio.to_thread(self.unlisted):
+            self.say(unlisted)
 
     def _open(self) -> None:
         # the one import of the agent inside a function: the store's half loads here,
@@ -145,7 +151,7 @@ class Session:
             api = api if api is not None else ran.api
         self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort, o.permission_mode)
         self.view.plan = self.made.planning  # the status line says plan mode from the start
-        self.unlisted = self.made.unlisted()  # begun here, said once the session's line is shown
+        self.unlisted = self.made.unlisted(LOOK_BESIDE)  # begun here, said after the session's line
         self.made.steers = True  # the user may steer its runs
 
     @property
