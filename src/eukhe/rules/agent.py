@@ -150,22 +150,10 @@ def check(lim: skill_load.Limits, s: Shape) -> Verdict:
         return Verdict(False, (Problem.TOO_LARGE,))
     if s.front is Front.INVALID:
         return Verdict(False, (Problem.INVALID_YAML,))
-    found: list[Problem] = []
-    if s.name is Given.OTHER:
-        found.append(Problem.NAME_NOT_TEXT)
-    elif (s.name is Given.ABSENT) | (s.name_length <= 0):
-        found.append(Problem.NO_NAME)
-    else:
-        if not s.name_ok:
-            found.append(Problem.NAME_INVALID)
-        if s.name_length > lim.name:
-            found.append(Problem.NAME_TOO_LONG)
-    if s.description is Given.OTHER:
-        found.append(Problem.DESCRIPTION_NOT_TEXT)
-    elif (s.description is Given.ABSENT) | (s.description_length <= 0):
-        found.append(Problem.NO_DESCRIPTION)
-    elif s.description_length > lim.description:
-        found.append(Problem.DESCRIPTION_TOO_LONG)
+    named = skill_load.front_problems(
+        lim, s.name, s.name_ok, s.name_length, s.description, s.description_length, name_needed=True
+    )
+    found = [Problem(v) for v in named]
     if s.tools is Names.OTHER:
         found.append(Problem.TOOLS_NOT_NAMES)
     elif s.tools is Names.UNKNOWN:

@@ -148,24 +148,45 @@ def check(lim: Limits, c: Candidate) -> Verdict:
         return Verdict(False, (Problem.INVALID_YAML,))
     found: list[Problem] = []
     if c.kind is Kind.SKILL:
-        if c.name is Given.OTHER:
-            found.append(Problem.NAME_NOT_TEXT)
-        else:
-            if not c.name_ok:
-                found.append(Problem.NAME_INVALID)
-            if c.name_length > lim.name:
-                found.append(Problem.NAME_TOO_LONG)
-        if c.description is Given.OTHER:
-            found.append(Problem.DESCRIPTION_NOT_TEXT)
-        elif (c.description is Given.ABSENT) | (c.description_length <= 0):
-            found.append(Problem.NO_DESCRIPTION)
-        elif c.description_length > lim.description:
-            found.append(Problem.DESCRIPTION_TOO_LONG)
+        named = front_problems(lim, c.name, c.name_ok, c.name_length, c.description, c.description_length)
+        found += [Problem(v) for v in named]
         if not c.disable_ok:
             found.append(Problem.DISABLE_NOT_BOOL)
     if (not found) & c.taken:
         found.append(Problem.COLLISION)
     return Verdict(not found, tuple(found))
+
+
+def front_problems(
+    lim: Limits,
+    name: Given,
+    name_ok: bool,
+    name_length: int,
+    description: Given,
+    description_length: int,
+    name_needed: bool = False,
+) -> list[str]:
+    """What is wrong with a frontmatter's name and description, in order, as the values of
+    the problems (a skill's and a defined agent's alike, each its own `Problem`): a name
+    that is text, valid and not too long (with `name_needed`, given: no folder names it),
+    and a description that is text, given and not too long."""
+    found: list[str] = []
+    if name is Given.OTHER:
+        found.append("name_not_text")
+    elif name_needed & ((name is Given.ABSENT) | (name_length <= 0)):
+        found.append("no_name")
+    else:
+        if not name_ok:
+            found.append("name_invalid")
+        if name_length > lim.name:
+            found.append("name_too_long")
+    if description is Given.OTHER:
+        found.append("description_not_text")
+    elif (description is Given.ABSENT) | (description_length <= 0):
+        found.append("no_description")
+    elif description_length > lim.description:
+        found.append("description_too_long")
+    return found
 
 
 @dataclass(frozen=True)
