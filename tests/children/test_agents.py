@@ -82,9 +82,12 @@ def test_its_model_is_resolved_as_slash_model_does_and_one_that_cannot_be_is_the
     assert got.content.startswith(
         "spawn: agent 'reviewer' (/p/reviewer.md): model 'nosuch/x': unknown provider"
     )
-    got, started = spawned(agent(model="sonnet"))
-    assert got.is_error and started == []
-    assert "model 'sonnet': no configured model (model, auxiliaryModel, models, allowedModels)" in got.content
+    got, [child] = spawned(agent(model="sonnet"))  # an alias no configured model is of: the parent's
+    assert not got.is_error and child.model == "vllm/m", got.content
+    assert got.content.endswith(
+        "; agent 'reviewer': its model 'sonnet' names no configured model (model, auxiliaryModel, models, "
+        "allowedModels): it runs on yours, vllm/m"
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     settings = {"models": {"anthropic/claude-haiku-4-5": {}}}
     _, [child] = spawned(agent(model="haiku"), settings=settings)

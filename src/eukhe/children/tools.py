@@ -79,8 +79,10 @@ class Spawn:
             cid = await kids.spawn(task, args.get("model") or None, chosen)
         except SpawnError as e:
             return Result(f"spawn: {e}", True)
+        fell = kids.agent_fallback(chosen) if chosen is not None and not args.get("model") else ""
         return Result(
             f"spawned child {name_of(cid)} (run {cid}); its report arrives as a message when it ends"
+            + (f"; agent {chosen.name!r}: {fell}" if chosen is not None and fell else "")
         )
 
 

@@ -243,12 +243,13 @@ def tools_for(named: Sequence[str] | None, denied: Sequence[str], offered: Itera
 # ---------------------------------------------------------------- the model
 
 
-def model_for(value: str | None, parent: str, configured: Sequence[str]) -> str | None:
+def model_for(value: str | None, parent: str, configured: Sequence[str]) -> str:
     """The model a defined agent runs on, as `/model` would take it: its parent's for
     `inherit` or none; a `provider/model` as written; a bare name, the configured model
     (`configured`: the settings' models, in order) whose model part it is, or for Claude
-    Code's `haiku`, `sonnet` and `opus` the first whose model part holds it, else (a
-    model's own id) on its parent's provider. None: a family no configured model is of."""
+    Code's `haiku`, `sonnet` and `opus` the first whose model part holds it, else its
+    parent's (a repository's agents written for Claude Code still run: `fallback`); any
+    other bare name (a model's own id) on its parent's provider."""
     v = (value or "").strip()
     if v in ("", INHERIT):
         return parent
@@ -258,15 +259,19 @@ def model_for(value: str | None, parent: str, configured: Sequence[str]) -> str 
         if m.partition("/")[2] == v:
             return m
     if v in FAMILIES:
-        return next((m for m in configured if v in m.partition("/")[2]), None)
+        return next((m for m in configured if v in m.partition("/")[2]), parent)
     return f"{parent.partition('/')[0]}/{v}"
 
 
-def no_family(value: str) -> str:
-    """Why a Claude Code model alias names no model here."""
+def fallback(value: str | None, chosen: str, parent: str) -> str:
+    """What the spawn says when a Claude Code alias named no configured model and the agent
+    runs on its parent's ("" otherwise)."""
+    v = (value or "").strip()
+    if v not in FAMILIES or chosen != parent or v in parent.partition("/")[2]:
+        return ""
     return (
-        f"model {quoted(value)}: no configured model (model, auxiliaryModel, models, allowedModels) is a "
-        f"{value} model; write provider/model in the agent's file, or inherit"
+        f"its model {quoted(v)} names no configured model (model, auxiliaryModel, models, "
+        f"allowedModels): it runs on yours, {parent}"
     )
 
 

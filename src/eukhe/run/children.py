@@ -126,8 +126,6 @@ class Children:
         parent = self.spec.model
         chosen = agent_rule.model_for(agent.model, parent, configured(self.settings))
         which = f"agent {agent.name!r} ({agent.path})"
-        if chosen is None:
-            raise SpawnError(f"{which}: {agent_rule.no_family(agent.model or '')}")
         if chosen != parent:
             same = chosen.partition("/")[0] == parent.partition("/")[0]
             over = (self.spec.base_url, self.spec.api) if same else (None, None)
@@ -136,6 +134,13 @@ class Children:
             except ModelError as e:
                 raise SpawnError(f"{which}: {e}") from None
         return chosen
+
+    def agent_fallback(self, agent: Agent) -> str:
+        """What the spawn says of a defined agent's model that fell back to its parent's
+        (`rules.agent.fallback`; "" when none did)."""
+        parent = self.spec.model
+        chosen = agent_rule.model_for(agent.model, parent, configured(self.settings))
+        return agent_rule.fallback(agent.model, chosen, parent)
 
     def note(self, text: str) -> bool:
         return self.ledger.note(text)
