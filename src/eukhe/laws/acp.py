@@ -2,28 +2,36 @@
 
 The model is two rules, so the area walks two tracks, one a limit (`ACfg.track`):
 
-- TURN (`acp_prompt_answered_once`, `acp_ask_ends`): one `session/prompt` from `begin`
-  under any history of inputs at times that never go back: its run's end (with each
-  outcome, answered through `answer_of`), the editor's `session/cancel` (once or again),
-  permission requests sent (fresh ids, each with its deadline a window after it) and
+- TURN (`acp_prompt_answered_once`, `acp_ask_ends`, `acp_held_for_subagents`): one
+  `session/prompt` from `begin` under any history of inputs at times that never go back:
+  the end of the run at work (with each outcome, answered through `answer_of`, and each
+  of: subagents at work or not, a message waiting or not), a look's result (the same
+  two) while a look is under way, the editor's `session/cancel` (once or again),
+  permission requests sent while a run is at work or the turn is held (fresh ids, each
+  with its deadline a window after it; a held turn's come from its subagents) and
   answered (pending, already ended, or never asked), ticks of the clock (now, a jump
-  later, a ms before and at each pending deadline and at the cancel's grace), and the
-  connection closing; after the close, the same inputs again (the run goes on, left to
-  the owner). The run ends once and asks nothing after its end. The walk's state keeps,
-  beside the model's `Turn`, what came and what the runtime did, as the walk saw it (not
-  the model's own fields, which a break may forget to set): when the first cancel came,
-  whether the run ended and the connection closed, every RESPOND's reason, the ABORTs
-  and LEAVEs, every ask sent with its deadline, and every END_ASK with how it ended.
+  later, a ms before and at each pending deadline, at the cancel's grace and at a held
+  turn's next look), and the connection closing; after the close, the same inputs again
+  (a run goes on, left to the owner). A run is at work from the start and from each RUN
+  the model does, and ends once. The walk's state keeps, beside the model's `Turn`, what
+  came and what the runtime did, as the walk saw it (not the model's own fields, which a
+  break may forget to set): when the first cancel came, whether a run is at work, a look
+  is under way and the connection closed, while held when the last run's end or look
+  came and the answer that run's end gets, every RESPOND's reason, the ABORTs, LEAVEs,
+  RUNs and LOOKs, every ask sent with its deadline, and every END_ASK with how it ended.
 - SETUP (`acp_setup_bounded`): one `initialize`, `session/new` or `session/load` under
   ticks (now, a ms later, a ms before, at and after its bound) and its work's end.
 
-How they are checked: the turn's laws exhaustively within the bounds printed, then
-sampled (Hypothesis: up to 5 asks, windows up to 20 s, jumps of time up to 5 s, each
-history ending its run with one outcome drawn, walked for 60 inputs); the setup's law is
-proven with CrossHair (its state is scalar: when it came, the last input's time, whether
-it was answered and failed, the responses so far; a step law and an inductive invariant,
-over every number), and walked and sampled as well. `answer_of` is checked on the walk's
-runs' ends, and once more over every outcome, failure's kind and cut (`answer_table`).
+How they are checked: the turn's laws exhaustively within the bounds printed (the
+subagents' inputs in a walk of their own, its run's end finding them in each way only for
+a run that answered: the one that may wait for them), then sampled (Hypothesis: up to 5
+asks, windows up to 20 s, jumps of time up to 5 s, looks every 1 ms to 5 s, with
+subagents or not, each history ending its runs with one outcome drawn, walked for 60
+inputs); the setup's law is proven with CrossHair (its state is scalar: when it came, the
+last input's time, whether it was answered and failed, the responses so far; a step law
+and an inductive invariant, over every number), and walked and sampled as well.
+`answer_of` is checked on the walk's runs' ends, and once more over every outcome,
+failure's kind and cut (`answer_table`).
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ from eukhe.rules.acp import (
 class Model:
     """The functions of the model the laws call; a break swaps one."""
 
-    begin: Callable[[int], Turn]
+    begin: Callable[[int, int], Turn]
     step: Callable[[Turn, Input], tuple[Turn, list[Action]]]
     wake: Callable[[Turn], int | None]
     answer_of: Callable[[str, str | None, bool], Reason]
@@ -75,7 +83,9 @@ class ACfg:
     """A walk's limits (numbers only, so the prover ranges over them too). TURN: when the
     prompt came, an ask's window (its deadline after it is sent), the asks sent at most,
     the jump of time a tick may take, the outcome its run ends with (an index into
-    `OUTCOMES`; -1: each of them). SETUP: when the request came."""
+    `OUTCOMES`; -1: each of them), whether the session has subagents (else every run's end
+    finds none at work and nothing waiting), how often a held turn looks at them. SETUP:
+    when the request came."""
 
     track: Track
     start: int = 0
@@ -83,10 +93,13 @@ class ACfg:
     asks: int = 0
     jump: int = 1
     outcome: int = -1
+    subagents: bool = True
+    poll: int = 500
 
 
 def cfg_valid(cfg: ACfg) -> bool:
-    return (cfg.asks >= 0) & (cfg.jump >= 1) & (cfg.window >= 0) & (cfg.outcome < len(OUTCOMES))
+    ok = (cfg.asks >= 0) & (cfg.jump >= 1) & (cfg.window >= 0) & (cfg.outcome < len(OUTCOMES))
+    return ok & (cfg.poll >= 1)
 
 
 OUTCOMES: tuple[tuple[str, str | None, bool], ...] = (
@@ -110,6 +123,12 @@ def expected(outcome: str, code: str | None, cut: bool) -> Reason:
     return Reason.MAX_TURN_REQUESTS if code == ROUNDS_CAP else Reason.FAILED
 
 
+def answered(outcome: int) -> bool:
+    """Whether the walk's run end `OUTCOMES[outcome]` is a run that answered: the one whose
+    turn waits for the session's subagents and messages."""
+    return OUTCOMES[outcome][0] == "answered"
+
+
 # ---------------------------------------------------------------- the tracks' states and inputs
 
 
@@ -117,31 +136,45 @@ def expected(outcome: str, code: str | None, cut: bool) -> Reason:
 class TState:
     """TURN: the model's turn and the last input's time; then what came and what the
     runtime did, as the walk saw it: the first cancel's time while the turn was open and
-    unanswered, whether the run ended and the connection closed, every RESPOND's reason,
-    the ABORTs and LEAVEs, the asks sent (id, deadline), the END_ASKs (id, how)."""
+    unanswered, whether a run is at work, a look is under way and the connection closed,
+    when the last run's end or look's result came (`since`) and the answer the last run's
+    end gets (`last`), every RESPOND's reason, the ABORTs, LEAVEs, RUNs and LOOKs, the
+    asks sent (id, deadline), the END_ASKs (id, how)."""
 
     turn: Turn
     now: int
     cancel: int | None = None
-    ended: bool = False
+    running: bool = True
+    looking: bool = False
     closed: bool = False
+    since: int = 0
+    last: Reason | None = None
     responses: tuple[Reason | None, ...] = ()
     aborts: int = 0
     leaves: int = 0
+    runs: int = 0
+    looks: int = 0
     sent: tuple[tuple[int, int], ...] = ()
     ends: tuple[tuple[int, AskEnd | None], ...] = ()
+
+    def held(self) -> bool:
+        """As the walk sees it: no run at work, the turn unanswered, the connection open."""
+        return not self.running and not self.responses and not self.closed
 
 
 @dataclass(frozen=True)
 class TIn:
-    """TURN: one input at `at`: the run's end with `OUTCOMES[outcome]`, a cancel, an ask
-    (`ask` its id; its deadline is `at` plus the cfg's window), an answer to ask `ask`, a
-    tick, the close."""
+    """TURN: one input at `at`: the run's end with `OUTCOMES[outcome]`, or a look's result
+    (both with the session's subagents at work, `live`, and a message `waiting`), a
+    cancel, an ask (`ask` its id; its deadline is `at` plus the cfg's window), an answer to
+    ask `ask`, a tick, the close."""
 
     kind: Kind
     at: int
     outcome: int = 0
     ask: int = 0
+    live: bool = False
+    waiting: bool = False
 
 
 @dataclass(frozen=True)
@@ -179,7 +212,7 @@ def pending(s: TState) -> list[int]:
 
 def _ticks(cfg: ACfg, s: TState) -> list[int]:
     """When the clock may tick next: now, a jump later, and a ms before and at each pending
-    deadline and the cancel's grace (while the turn is unanswered)."""
+    deadline, the cancel's grace (while the turn is unanswered) and a held turn's next look."""
     ts = {s.now, s.now + cfg.jump}
     due = dict(s.sent)
     for i in pending(s):
@@ -187,17 +220,27 @@ def _ticks(cfg: ACfg, s: TState) -> list[int]:
     if s.cancel is not None and not s.responses:
         g = s.cancel + CANCEL_GRACE_MS
         ts |= {g - 1, g}
+    if s.held() and not s.looking:
+        ts |= {s.since + cfg.poll - 1, s.since + cfg.poll}
     return sorted(t for t in ts if t >= s.now)
+
+
+FLAGS = ((False, False), (True, False), (False, True), (True, True))
+"""What a run's end or a look may find: the session's subagents at work, a message waiting."""
 
 
 def _turn_inputs(cfg: ACfg, s: TState) -> list[TIn]:
     now = s.now
     xs: list[TIn] = []
-    if not s.ended:  # the run ends once, and asks nothing after its end
+    if s.running:  # the run at work ends once
         outs = range(len(OUTCOMES)) if cfg.outcome < 0 else (cfg.outcome,)
-        xs += [TIn(Kind.RUN_ENDED, now, outcome=k) for k in outs]
-        if len(s.sent) < cfg.asks:
-            xs.append(TIn(Kind.ASK, now, ask=len(s.sent) + 1))
+        for k in outs:  # a run that did not answer is answered at once whatever it finds: the most
+            found = (FLAGS if answered(k) else FLAGS[3:]) if cfg.subagents else FLAGS[:1]
+            xs += [TIn(Kind.RUN_ENDED, now, outcome=k, live=lv, waiting=w) for lv, w in found]
+    if s.looking:  # the look's result, whatever came meanwhile
+        xs += [TIn(Kind.CHILDREN, now, live=lv, waiting=w) for lv, w in FLAGS]
+    if len(s.sent) < cfg.asks and (s.running or s.held()):  # the run's, or its subagents'
+        xs.append(TIn(Kind.ASK, now, ask=len(s.sent) + 1))
     xs.append(TIn(Kind.CANCEL, now))
     xs += [TIn(Kind.CHOSEN, now, ask=i) for i, _ in s.sent]
     xs.append(TIn(Kind.CHOSEN, now, ask=STRAY))
@@ -224,25 +267,45 @@ def inputs(cfg: ACfg, s: State) -> Sequence[In]:
 def start(m: Model, cfg: ACfg) -> State:
     if cfg.track is Track.SETUP:
         return SState(cfg.start, cfg.start)
-    return TState(m.begin(cfg.start), cfg.start)
+    return TState(m.begin(cfg.start, cfg.poll), cfg.start)
 
 
 def _turn_next(m: Model, cfg: ACfg, s: TState, x: TIn) -> TState:
     reason = m.answer_of(*OUTCOMES[x.outcome]) if x.kind is Kind.RUN_ENDED else Reason.END_TURN
     deadline = x.at + cfg.window if x.kind is Kind.ASK else 0
-    turn, acts = m.step(s.turn, Input(x.kind, x.at, reason, x.ask, deadline))
+    turn, acts = m.step(s.turn, Input(x.kind, x.at, reason, x.ask, deadline, x.live, x.waiting))
     first = x.kind is Kind.CANCEL and not s.closed and s.cancel is None and not s.responses
+    did = dict.fromkeys(Do, 0)  # how many of each
+    responses, ends = list(s.responses), list(s.ends)
+    for a in acts:
+        did[a.do] += 1
+        if a.do is Do.RESPOND:
+            responses.append(a.reason)
+        elif a.do is Do.END_ASK:
+            ends.append((a.ask, a.how))
+    running = bool(did[Do.RUN]) or (s.running and x.kind is not Kind.RUN_ENDED)
+    closed = s.closed or x.kind is Kind.CLOSED
+    since, last = 0, None  # kept only while held, where they count: fewer states to walk
+    if not running and not responses and not closed:
+        came = x.kind is Kind.RUN_ENDED or x.kind is Kind.CHILDREN
+        since = x.at if came else s.since
+        last = expected(*OUTCOMES[x.outcome]) if x.kind is Kind.RUN_ENDED else s.last
     return TState(
         turn,
         max(s.now, x.at),
         x.at if first else s.cancel,
-        s.ended or x.kind is Kind.RUN_ENDED,
-        s.closed or x.kind is Kind.CLOSED,
-        s.responses + tuple(a.reason for a in acts if a.do is Do.RESPOND),
-        s.aborts + sum(a.do is Do.ABORT for a in acts),
-        s.leaves + sum(a.do is Do.LEAVE for a in acts),
+        running,
+        bool(did[Do.LOOK]) or (s.looking and x.kind is not Kind.CHILDREN),
+        closed,
+        since,
+        last,
+        tuple(responses),
+        s.aborts + did[Do.ABORT],
+        s.leaves + did[Do.LEAVE],
+        s.runs + did[Do.RUN],
+        s.looks + did[Do.LOOK],
         (*s.sent, (x.ask, deadline)) if x.kind is Kind.ASK else s.sent,
-        s.ends + tuple((a.ask, a.how) for a in acts if a.do is Do.END_ASK),
+        tuple(ends),
     )
 
 
@@ -269,37 +332,88 @@ def valid(cfg: ACfg, s: State) -> bool:
 # ---------------------------------------------------------------- acp_prompt_answered_once
 
 
+def _goes_on(s: TState, x: TIn) -> bool:
+    """The input is the end of a run that answered, with the session's subagents at work or
+    a message waiting, on an open turn no cancel came to: its answer waits for them."""
+    return (
+        (x.kind is Kind.RUN_ENDED)
+        & answered(x.outcome)
+        & (x.live | x.waiting)
+        & ((s.cancel is None) & (not s.responses))
+    )
+
+
+def _look_back(s: TState, x: TIn) -> bool:
+    """The input is the result of the look under way of a held turn no cancel came to."""
+    return (x.kind is Kind.CHILDREN) & s.looking & s.held() & (s.cancel is None)
+
+
 def acp_prompt_answered_once(m: Model, cfg: ACfg, g: None, s: State, x: In, t: State) -> bool:
-    """One input to a turn. RESPOND is done at most once in all; only when the run ends or
-    at a tick at or after the cancel plus CANCEL_GRACE_MS; after a cancel always
-    `cancelled`, else with the answer its run's end gets (`expected`). Once the run ended
-    (the connection open) it has been done; once a tick came at or after the cancel plus
-    the grace, it has been done. ABORT is done once, at the first cancel of an open,
-    unanswered turn, and never else. The close does LEAVE once when the turn was not
-    answered, and no RESPOND or ABORT: the run is the owner's now; after the close, none of
-    the three is done again. While a cancelled turn waits for its answer, `wake` asks to
-    look again by the cancel's grace at the latest."""
+    """One input to a turn. RESPOND is done at most once in all; only when a run ends, at a
+    held turn's look, at a cancel of a held turn, or at a tick at or after the cancel plus
+    CANCEL_GRACE_MS; after a cancel always `cancelled`; at a run's end, the answer it gets
+    (`expected`); at a look, the last run's. Once a run ended (the connection open) it has
+    been done, unless that run answered while the session's subagents work or a message
+    waits (no cancel came); once a tick came at or after the cancel plus the grace, and once
+    a held turn was cancelled, it has been done. ABORT is done once, at the first cancel of
+    an open, unanswered turn whose run is at work, and never else. The close does LEAVE
+    once when a run was at work and the turn not answered, and no RESPOND or ABORT: the run
+    is the owner's now; after the close, none of them is done again, nor RUN or LOOK. While
+    a cancelled run is at work unanswered, `wake` asks to look again by the cancel's grace
+    at the latest."""
     if not (isinstance(s, TState) and isinstance(x, TIn) and isinstance(t, TState)):
         return True
     new = t.responses[len(s.responses) :]
     ok = len(t.responses) <= 1
     if s.closed:
-        return ok & (new == ()) & (t.aborts == s.aborts) & (t.leaves == s.leaves)
+        same = (t.aborts, t.leaves, t.runs, t.looks) == (s.aborts, s.leaves, s.runs, s.looks)
+        return ok & (new == ()) & same
     graced = x.kind is Kind.TICK and s.cancel is not None and x.at >= s.cancel + CANCEL_GRACE_MS
+    ended = (x.kind is Kind.RUN_ENDED) & (not _goes_on(s, x))
+    held_cancel = (x.kind is Kind.CANCEL) & s.held() & (s.cancel is None)
     if new:
-        ok &= (x.kind is Kind.RUN_ENDED) | graced
-        if s.cancel is not None:
+        ok &= ended | graced | held_cancel | _look_back(s, x)
+        if (s.cancel is not None) | held_cancel:
             ok &= new[0] is Reason.CANCELLED
         elif x.kind is Kind.RUN_ENDED:
             ok &= new[0] is expected(*OUTCOMES[x.outcome])
-    if (x.kind is Kind.RUN_ENDED) | graced:
+        elif x.kind is Kind.CHILDREN:
+            ok &= new[0] is s.last
+    if ended | graced | held_cancel:
         ok &= len(t.responses) == 1
     first = x.kind is Kind.CANCEL and s.cancel is None and not s.responses
-    ok &= t.aborts - s.aborts == int(first)
-    ok &= t.leaves - s.leaves == int(x.kind is Kind.CLOSED and not s.responses)
+    ok &= t.aborts - s.aborts == int(first and s.running)
+    ok &= t.leaves - s.leaves == int(x.kind is Kind.CLOSED and not s.responses and s.running)
     if not t.closed and t.cancel is not None and not t.responses:
         w = m.wake(t.turn)
         ok &= (w is not None) and w <= t.cancel + CANCEL_GRACE_MS
+    return ok
+
+
+def acp_held_for_subagents(m: Model, cfg: ACfg, g: None, s: State, x: In, t: State) -> bool:
+    """One input to an open turn. RUN (the session's next run, of what waits) is done
+    exactly when a run that answered ends with a message waiting, or a held turn's look
+    finds one, no cancel having come and the turn unanswered: never while a run is at work,
+    never twice at once. While held (no run at work, unanswered), no RESPOND is done but at
+    its cancel and at a look that finds no subagent at work and nothing waiting, which
+    answers it with the last run's answer; a look that finds some keeps it held. LOOK is
+    done exactly at a tick of a held turn with no look under way, at or after the last run's
+    end or look plus the cfg's poll; and while it waits for that, `wake` asks to look again
+    by then at the latest: a held turn ends once its subagents are done."""
+    if not (isinstance(s, TState) and isinstance(x, TIn) and isinstance(t, TState)) or s.closed:
+        return True
+    open_ = (s.cancel is None) & (not s.responses)
+    found = _goes_on(s, x) | _look_back(s, x)
+    ok = t.runs - s.runs == int(open_ & found & x.waiting)
+    due = s.held() & (s.cancel is None) & (not s.looking) & (x.kind is Kind.TICK)
+    ok &= t.looks - s.looks == int(due and x.at >= s.since + cfg.poll)
+    new = t.responses[len(s.responses) :]
+    if s.held() and x.kind is not Kind.CANCEL:
+        done = _look_back(s, x) & (not x.live) & (not x.waiting)
+        ok &= new == ((s.last,) if done else ())
+    if t.held() and not t.looking:
+        w = m.wake(t.turn)
+        ok &= (w is not None) and w <= t.since + cfg.poll
     return ok
 
 
@@ -331,19 +445,22 @@ def answer_table(m: Model, cfg: ACfg) -> str | None:
 def acp_ask_ends(m: Model, cfg: ACfg, g: None, s: State, x: In, t: State) -> bool:
     """One input to a turn. END_ASK is done at most once an ask id, only for an ask sent:
     CHOSEN at the editor's answer to it; DEADLINE at a tick at or after its deadline;
-    CANCELLED at a cancel, the run's end, the close, or when it is sent after the cancel,
-    the turn's answer or the close. After the input no ask is left pending that: a cancel,
-    the run's end or the close ended (all of them); a tick found due; the editor answered;
-    came too late to wait for. An answer to an ask that is not pending (ended already, or
-    never sent) changes nothing and does nothing. While an ask is pending on an open
-    connection, `wake` asks to look again by its deadline at the latest, and after a tick,
-    never at a time the tick has seen (the runtime would spin)."""
+    CANCELLED at a cancel, the turn's answer, the close, or when it is sent after the
+    cancel, the turn's answer or the close. After the input no ask is left pending that: a
+    cancel, the turn's answer or the close ended (all of them); a tick found due; the
+    editor answered; came too late to wait for. An ask sent before them is kept pending (a
+    held turn's too: its subagents ask the editor), and a run's end or a look that does not
+    answer the turn ends none (they may be a subagent's). An answer to an ask that is not
+    pending (ended already, or never sent) changes nothing and does nothing. While an ask is
+    pending on an open connection, `wake` asks to look again by its deadline at the latest,
+    and after a tick, never at a time the tick has seen (the runtime would spin)."""
     if not (isinstance(s, TState) and isinstance(x, TIn) and isinstance(t, TState)):
         return True
     ids = [i for i, _ in t.ends]
     ok = len(ids) == len(set(ids))
     due = dict(t.sent)
     late = (s.cancel is not None) | bool(s.responses) | s.closed
+    answers = len(t.responses) > len(s.responses)
     for i, how in t.ends[len(s.ends) :]:
         ok &= i in due
         if how is AskEnd.CHOSEN:
@@ -351,18 +468,22 @@ def acp_ask_ends(m: Model, cfg: ACfg, g: None, s: State, x: In, t: State) -> boo
         elif how is AskEnd.DEADLINE:
             ok &= (x.kind is Kind.TICK) and x.at >= due.get(i, x.at + 1)
         elif how is AskEnd.CANCELLED:
-            ok &= (x.kind in (Kind.CANCEL, Kind.RUN_ENDED, Kind.CLOSED)) | (
-                (x.kind is Kind.ASK) & (x.ask == i) & late
+            ok &= (
+                (x.kind in (Kind.CANCEL, Kind.CLOSED))
+                | answers
+                | ((x.kind is Kind.ASK) & (x.ask == i) & late)
             )
         else:
             ok = False
     left = pending(t)
-    if (x.kind in (Kind.CANCEL, Kind.RUN_ENDED)) | t.closed:
+    if (x.kind is Kind.CANCEL) | answers | t.closed:
         ok &= not left
+    if x.kind in (Kind.RUN_ENDED, Kind.CHILDREN) and not answers:
+        ok &= t.ends == s.ends  # the turn goes on: its subagents' asks with it
     if x.kind is Kind.TICK:
         ok &= all(due[i] > x.at for i in left)
-    if x.kind is Kind.ASK and late:
-        ok &= x.ask not in left
+    if x.kind is Kind.ASK:
+        ok &= (x.ask in left) != late
     if x.kind is Kind.CHOSEN:
         if x.ask in pending(s):
             ok &= x.ask not in left
@@ -411,9 +532,9 @@ LAWS = (
         "acp_prompt_answered_once",
         "acp",
         "Each session/prompt gets exactly one response: when its run ends, with its answer "
-        "(end_turn, max_tokens, max_turn_requests, an error with its cause), or cancelled after a "
-        "cancel, at the cancel's grace at the latest; the close answers nothing and aborts nothing "
-        "(issue 43).",
+        "(end_turn, max_tokens, max_turn_requests, an error with its cause), held while the "
+        "session's subagents work, or cancelled after a cancel, at the cancel's grace at the latest "
+        "(at once when held); the close answers nothing and aborts nothing (issue 43).",
         history=acp_prompt_answered_once,
         extra=answer_table,
         prove=False,
@@ -424,6 +545,15 @@ LAWS = (
         "Every permission request ends exactly once: by the editor's choice, by its deadline at the "
         "latest, or by the cancel, the run's end or the close; a late answer does nothing (issue 43).",
         history=acp_ask_ends,
+        prove=False,
+    ),
+    Law(
+        "acp_held_for_subagents",
+        "acp",
+        "A prompt whose run answered while the session's subagents work is answered once they are "
+        "done and nothing waits: each report waiting starts the session's next run within the turn, "
+        "never while one is at work, and the turn looks at its subagents every poll until then.",
+        history=acp_held_for_subagents,
         prove=False,
     ),
     Law(
@@ -551,17 +681,23 @@ def _late_answer_ends_again(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     return u, acts
 
 
+def _asks_due(t: Turn, by: int) -> Turn:
+    return replace(t, asks=tuple(replace(a, deadline=a.deadline + by) for a in t.asks))
+
+
 def _deadline_late(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """An ask's deadline a ms late: `>` for `>=`."""
     if x.kind is Kind.TICK and t.answered is None and t.cancelled_at is None:
-        return acp.step(t, replace(x, now=x.now - 1))
+        u, acts = acp.step(_asks_due(t, 1), x)
+        return _asks_due(u, -1), acts
     return acp.step(t, x)
 
 
 def _deadline_early(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """An ask's deadline a ms early: the person's last ms cut."""
     if x.kind is Kind.TICK and t.answered is None and t.cancelled_at is None:
-        return acp.step(t, replace(x, now=x.now + 1))
+        u, acts = acp.step(_asks_due(t, -1), x)
+        return _asks_due(u, 1), acts
     return acp.step(t, x)
 
 
@@ -614,6 +750,123 @@ def _wake_counts_ended_asks(t: Turn) -> int | None:
     return None if t.closed or not times else min(times)
 
 
+def _answered_before_the_reports(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """The first draft: a run's end answers the turn, its subagents' reports left to the next
+    prompt."""
+    if x.kind is Kind.RUN_ENDED:
+        return acp.step(t, replace(x, live=False, waiting=False))
+    return acp.step(t, x)
+
+
+def _report_waiting_unread(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """Only subagents at work hold the turn: a report already waiting when the run ends is
+    left to the next prompt."""
+    if x.kind is Kind.RUN_ENDED and not x.live:
+        return acp.step(t, replace(x, waiting=False))
+    return acp.step(t, x)
+
+
+def _never_answered_once_done(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A look that finds nothing at work and nothing waiting looks again, for ever."""
+    if x.kind is Kind.CHILDREN and not x.live and not x.waiting:
+        return acp.step(t, replace(x, live=True))
+    return acp.step(t, x)
+
+
+def _held_cancel_still_held(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A cancel of a held turn answers it `cancelled` but leaves it held: a report and the
+    cancel race, and the next run's end answers it again."""
+    u, acts = acp.step(t, x)
+    if x.kind is Kind.CANCEL and t.held is not None and not t.closed and t.answered is None:
+        return replace(u, answered=None, held=t.held, look_at=t.look_at), acts
+    return u, acts
+
+
+def _held_cancel_waits_for_grace(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A cancel of a held turn aborts a run that is not there and waits for the grace."""
+    if x.kind is Kind.CANCEL and t.held is not None and not t.closed and t.answered is None:
+        return acp.step(replace(t, held=None, look_at=None), x)
+    return acp.step(t, x)
+
+
+def _failed_run_held(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A run that failed waits for its subagents too (its error said late, or never)."""
+    if x.kind is Kind.RUN_ENDED and x.reason in (Reason.FAILED, Reason.MAX_TURN_REQUESTS):
+        u, acts = acp.step(t, replace(x, reason=Reason.END_TURN))
+        if u.held is not None:
+            return replace(u, held=x.reason), acts
+        return u, [replace(a, reason=x.reason) if a.do is Do.RESPOND else a for a in acts]
+    return acp.step(t, x)
+
+
+def _look_answers_end_turn(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A held turn is answered `end_turn` whatever its last run's answer (a cut one too)."""
+    if x.kind is Kind.CHILDREN and t.held is not None:
+        return acp.step(replace(t, held=Reason.END_TURN), x)
+    return acp.step(t, x)
+
+
+def _stale_look_runs(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A look's result that comes after the turn was answered (a cancel came first) still
+    starts a run."""
+    u, acts = acp.step(t, x)
+    if x.kind is Kind.CHILDREN and x.waiting and not t.closed and t.answered is not None:
+        return u, [*acts, Action(Do.RUN)]
+    return u, acts
+
+
+def _run_after_close(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A look that was under way when the editor left starts the next run (nobody to tell)."""
+    if t.closed and x.kind is Kind.CHILDREN:
+        return acp.step(replace(t, closed=False), x)
+    return acp.step(t, x)
+
+
+def _look_every_tick(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A held turn looks at each tick, before its poll has passed (a busy loop)."""
+    if x.kind is Kind.TICK and t.held is not None and t.look_at is not None and not t.closed:
+        return acp.step(t, replace(x, now=max(x.now, t.look_at)))
+    return acp.step(t, x)
+
+
+def _look_again_under_way(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A tick while a look is under way looks again (two reads racing, two runs)."""
+    u, acts = acp.step(t, x)
+    if x.kind is Kind.TICK and t.held is not None and t.look_at is None and u.answered is None:
+        return u, [*acts, Action(Do.LOOK)]
+    return u, acts
+
+
+def _wake_without_look(t: Turn) -> int | None:
+    """`wake` forgets a held turn's next look: nothing moves it until the editor cancels."""
+    return acp.wake(replace(t, look_at=None))
+
+
+def _held_end_ends_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """A run's end ends every ask, though the turn goes on: a subagent's ask is denied though
+    the editor allows it."""
+    u, acts = acp.step(t, x)
+    if x.kind is Kind.RUN_ENDED and not t.closed and u.answered is None and u.cancelled_at is None:
+        u, ended = acp._end_asks(u, AskEnd.CANCELLED, x.now, only_due=False)
+        return u, [*acts, *ended]
+    return u, acts
+
+
+def _held_denies_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """The first draft: an ask while no run of the turn is at work is denied (a subagent's)."""
+    if x.kind is Kind.ASK and not t.closed and t.held is not None:
+        return t, [Action(Do.END_ASK, ask=x.ask, how=AskEnd.CANCELLED)]
+    return acp.step(t, x)
+
+
+def _close_leaves_held(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
+    """The close of a held turn leaves a run that is not there (and skips its SessionEnd)."""
+    u, acts = acp.step(t, x)
+    if x.kind is Kind.CLOSED and not t.closed and t.held is not None and t.answered is None:
+        return u, [*acts, Action(Do.LEAVE)]
+    return u, acts
+
+
 def _setups(f: Callable[[Setup, bool, int], tuple[Setup, Do | None]]) -> Model:
     return replace(MODEL, setup_step=f)
 
@@ -662,6 +915,23 @@ MUTANTS = (
     Mutant("the close leaves the asks pending", "acp", _step(_close_keeps_asks)),
     Mutant("wake forgets the asks' deadlines", "acp", replace(MODEL, wake=_wake_without_asks)),
     Mutant("wake counts ended asks (spins)", "acp", replace(MODEL, wake=_wake_counts_ended_asks)),
+    Mutant("a run's end answers the turn while its subagents work (the first draft)", "acp",
+           _step(_answered_before_the_reports)),
+    Mutant("a report waiting at the run's end left unread", "acp", _step(_report_waiting_unread)),
+    Mutant("a held turn never answered once its subagents are done", "acp",
+           _step(_never_answered_once_done)),
+    Mutant("a report and a cancel race: a held turn answered twice", "acp", _step(_held_cancel_still_held)),
+    Mutant("a held turn's cancel waits for the grace", "acp", _step(_held_cancel_waits_for_grace)),
+    Mutant("a failed run held for its subagents", "acp", _step(_failed_run_held)),
+    Mutant("a held turn answered end_turn whatever its run's answer", "acp", _step(_look_answers_end_turn)),
+    Mutant("a look after the answer starts a run", "acp", _step(_stale_look_runs)),
+    Mutant("a look after the close starts a run", "acp", _step(_run_after_close)),
+    Mutant("a held turn looks at every tick (busy)", "acp", _step(_look_every_tick)),
+    Mutant("a held turn looks again while a look is under way", "acp", _step(_look_again_under_way)),
+    Mutant("wake forgets a held turn's look", "acp", replace(MODEL, wake=_wake_without_look)),
+    Mutant("a run's end ends its subagents' asks", "acp", _step(_held_end_ends_asks)),
+    Mutant("a held turn denies its subagents' asks (the first draft)", "acp", _step(_held_denies_asks)),
+    Mutant("the close of a held turn leaves a run", "acp", _step(_close_leaves_held)),
     Mutant("a setup request with no bound", "acp", _setups(_setup_unbounded)),
     Mutant("a setup request answered twice (late work after the failure)", "acp",
            _setups(_setup_answers_late_work)),
@@ -679,6 +949,10 @@ def proof_cases() -> list[tuple[dict[str, Enum], dict[str, Enum]]]:
 WINDOWS = (0, 1_000, 5_000)
 """The asks' windows walked: due at once, before the cancel's grace, after it."""
 
+HELD_WINDOW, POLL = 1_000, 500
+"""A session with subagents is walked with one ask of this window, and looks this often:
+its asks end after a look and before the cancel's grace."""
+
 
 def cfgs() -> Iterator[ACfg]:
     # the setup's first: a mutant's check takes the limits from both ends in turn, so a
@@ -686,7 +960,8 @@ def cfgs() -> Iterator[ACfg]:
     yield ACfg(Track.SETUP, start=0)
     yield ACfg(Track.SETUP, start=7)
     for window in WINDOWS:
-        yield ACfg(Track.TURN, start=0, window=window, asks=2, jump=10_000)
+        yield ACfg(Track.TURN, start=0, window=window, asks=2, jump=10_000, subagents=False)
+    yield ACfg(Track.TURN, start=0, window=HELD_WINDOW, asks=1, jump=10_000, poll=POLL)
 
 
 def sample_cfg(seed: int) -> ACfg:
@@ -700,6 +975,8 @@ def sample_cfg(seed: int) -> ACfg:
         asks=r.randint(0, 5),
         jump=r.randint(1, 5_000),
         outcome=r.randrange(len(OUTCOMES)),
+        subagents=r.random() < 0.8,
+        poll=r.choice((1, POLL, r.randint(1, 5_000))),
     )
 
 
@@ -719,7 +996,9 @@ AREA = Area(
     bounds=(
         f"a turn with up to 2 asks, their windows {', '.join(map(str, WINDOWS))} ms, "
         f"its run ending with each of {len(OUTCOMES)} outcomes, ticks a ms before and at each deadline "
-        "and the grace or 10 s on; a setup request at 0 and 7 ms"
+        f"and the grace or 10 s on; one with subagents, 1 ask of {HELD_WINDOW} ms, each run's end and "
+        f"look finding them at work or not and a message waiting or not, looks every {POLL} ms; "
+        "a setup request at 0 and 7 ms"
     ),
     depth=6,
     sample_cfg=sample_cfg,
