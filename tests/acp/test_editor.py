@@ -3,7 +3,9 @@ the real `eukhe` process on the other end of the pipes, and the faux model on lo
 prompt is answered once with its stop reason after its answer streamed as message chunks;
 a tool call and its result are a `tool_call` and its `tool_call_update`, an edit with its
 diff; a permission request answered each way; a cancel mid-stream and during an ask; a
-session made by `eukhe run` loaded; and a hostile editor's garbage answered with errors."""
+session made by `eukhe run` loaded; a hostile editor's garbage answered with errors; and a
+subagent that outlives its parent's run: the prompt answered after the run its report
+starts, its ask reaching the editor meanwhile, and a cancel then answered at once."""
 
 from __future__ import annotations
 
@@ -100,6 +102,10 @@ def drive(work: Callable[[], Awaitable[None]]) -> None:
 
 def bash(command: str) -> dict[str, Any]:
     return {"calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def spawn(task: str) -> dict[str, Any]:
+    return {"calls": [{"name": "spawn", "arguments": {"task": task}}]}
 
 
 def test_a_prompt_streams_its_answer_and_is_answered_once_with_end_turn(tmp_path: Path) -> None:
@@ -462,3 +468,80 @@ def test_an_image_in_a_prompt_reaches_the_model_and_one_for_a_text_model_is_refu
 
     drive(lambda: go(takes))
     drive(lambda: go({}))
+
+
+def test_a_prompt_whose_subagent_outlives_its_run_is_answered_after_the_run_its_report_starts(
+    tmp_path: Path,
+) -> None:
+    """... and the subagent's ask, which comes once the parent's run has ended, reaches the
+    editor as the turn's own would."""
+    script = [
+        {"when": "make the file", "results": 0, **bash("sleep 0.5")},  # the parent's run ends meanwhile
+        {"when": "make the file", "results": 1, **bash("touch made")},
+        {"when": "make the file", "results": 2, "text": "made it"},
+        {"when": "[child-exited", "results": 0, "text": "My child made the file."},
+        {"when": "delegate", "results": 0, **spawn("make the file")},
+        {"when": "delegate", "results": 1, "text": "Spawned it. "},
+    ]
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor("once")
+            async with editor_on(tmp_path, home_for(tmp_path, server.url, ASKS), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("delegate")]), WAIT
+                )
+                said = client.text()  # all of it came before the answer
+                assert got.stop_reason == "end_turn"
+        assert said == "Spawned it. My child made the file.", said
+        [asked] = client.asked
+        assert "touch made" in asked.title and (tmp_path / "made").exists()
+        last = json.dumps(server.seen[-1].body["messages"])
+        assert "[child-exited: no-reply child:c1.1] Last assistant text: made it" in last
+
+    drive(go)
+
+
+def test_a_cancel_while_the_turn_waits_for_its_subagent_is_answered_cancelled_at_once(tmp_path: Path) -> None:
+    """... once: the next prompt is a turn of its own, which waits for the subagent in turn."""
+    gate = tmp_path / "gate"
+    script = [
+        {"when": "wait for the gate", "text": "the gate opened", "chunks": 2, "stallAfter": 1,
+         "stallUntil": str(gate)},
+        {"when": "[child-exited", "results": 0, "text": "The gate is open."},
+        {"when": "delegate", "results": 0, **spawn("wait for the gate")},
+        {"when": "delegate", "results": 1, "text": "Spawned it."},
+        {"when": "and now?", "results": 1, "text": "Still waiting."},
+    ]  # fmt: skip
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor()
+            async with editor_on(tmp_path, home_for(tmp_path, server.url), client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                prompt = asyncio.ensure_future(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("delegate")])
+                )
+                while "Spawned it." not in client.text():
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(0.5)  # its run has ended: the turn waits for the subagent
+                assert not prompt.done()
+                cancelled = time.monotonic()
+                await conn.cancel(session_id=s.session_id)
+                got = await asyncio.wait_for(prompt, WAIT)
+                assert got.stop_reason == "cancelled"
+                assert time.monotonic() - cancelled < ABORT_GRACE - 1  # at once, not at the grace
+                after = asyncio.ensure_future(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("and now?")])
+                )
+                while "Still waiting." not in client.text():
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(0.3)
+                assert not after.done()  # a turn of its own, held for the subagent in turn
+                gate.touch()
+                got = await asyncio.wait_for(after, WAIT)
+                assert got.stop_reason == "end_turn"
+                assert client.text() == "Spawned it.Still waiting.The gate is open."
+
+    drive(go)

@@ -1,6 +1,8 @@
 """The tie of the editor face to its model (`rules.acp`): the face (`acp.agent.Editor`, in
 this process, its runtime and its editor stand-ins) does what `rule.step` says: swap the
-step and the same cancel gets another answer, and the run is not aborted."""
+step and the same cancel gets another answer, and the run is not aborted; and a turn whose
+subagents work is answered after the run their report starts, or, with a step that does
+not hold it, at its first run's end."""
 
 from __future__ import annotations
 
@@ -40,7 +42,18 @@ class Made:
 
 
 @dataclass
+class Reports:
+    """The session's messages waiting: one report, once `Runtime.child` has ended."""
+
+    runtime: Runtime
+
+    def queued(self, session: str) -> int:
+        return int(self.runtime.child is not None and self.runtime.child.is_set() and not self.runtime.taken)
+
+
+@dataclass
 class Process:
+    runtime: Runtime
     aborted: list[str] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -48,18 +61,37 @@ class Process:
         self.aborted.append(run)
         self.stop.set()
 
+    def reports(self) -> Reports:
+        return Reports(self.runtime)
+
 
 @dataclass
 class Runtime:
-    """Runs that work until their abort, then end aborted."""
+    """Runs that work until their abort, then end aborted; or (`child`) a first run that
+    answers while its subagent works (until `child` is set), and one more that takes its
+    report."""
 
     editor: Editor
-    process: Process = field(default_factory=Process)
+    child: asyncio.Event | None = None
+    taken: bool = False
+    runs: list[str | None] = field(default_factory=list)  # each run's prompt
+    process: Process = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.process = Process(self)
 
     async def run(self, spec: RunSpec, session: str) -> RunOutcome:
-        self.editor.started(f"{session}/0001")
-        await self.process.stop.wait()
-        return RunOutcome(Ending.ABORTED, code="aborted", message="aborted")
+        self.runs.append(spec.prompt)
+        self.editor.started(f"{session}/{len(self.runs):04d}")
+        if self.child is None:
+            await self.process.stop.wait()
+            return RunOutcome(Ending.ABORTED, code="aborted", message="aborted")
+        if spec.prompt is None:
+            self.taken = True
+        return RunOutcome(Ending.ANSWERED, answer="done")
+
+    async def live_children(self, session: str) -> list[str]:
+        return [] if self.child is None or self.child.is_set() else [f"{session}/0001.c1"]
 
 
 class Conn:
@@ -67,15 +99,20 @@ class Conn:
         return None
 
 
+def editor_with(tmp_path: Path, child: asyncio.Event | None = None) -> tuple[Editor, Runtime]:
+    editor = Editor()
+    editor.conn = Conn()
+    runtime = Runtime(editor, child)
+    editor.runtime = runtime  # type: ignore[assignment]
+    editor.sessions["s"] = Session("s", tmp_path, Made(tmp_path))  # type: ignore[arg-type]
+    return editor, runtime
+
+
 def cancelled_turn(tmp_path: Path) -> tuple[str, list[str]]:
     """A prompt, then a cancel: the prompt's answer, and the runs the face aborted."""
 
     async def go() -> tuple[str, list[str]]:
-        editor = Editor()
-        editor.conn = Conn()
-        runtime = Runtime(editor)
-        editor.runtime = runtime  # type: ignore[assignment]
-        editor.sessions["s"] = Session("s", tmp_path, Made(tmp_path))  # type: ignore[arg-type]
+        editor, runtime = editor_with(tmp_path)
         prompt = asyncio.ensure_future(editor.prompt([text_block("go")], "s"))
         while editor.sessions["s"].run is None:
             if prompt.done():  # it failed before its run started: say why
@@ -107,3 +144,36 @@ def test_swapping_the_step_changes_what_the_face_does(
 
     monkeypatch.setattr(rule, "step", ends_the_turn_on_cancel)
     assert cancelled_turn(tmp_path) == ("end_turn", [])
+
+
+def held_turn(tmp_path: Path) -> tuple[str, list[str | None], bool]:
+    """A prompt whose run answers while its subagent works: its answer, the runs' prompts,
+    and whether it came only after the subagent ended."""
+
+    async def go() -> tuple[str, list[str | None], bool]:
+        child = asyncio.Event()
+        editor, runtime = editor_with(tmp_path, child)
+        prompt = asyncio.ensure_future(editor.prompt([text_block("go")], "s"))
+        await asyncio.sleep(0.3)  # the first run has ended: the turn holds its answer, or not
+        early = prompt.done()
+        child.set()
+        got = await asyncio.wait_for(prompt, 10)
+        return got.stop_reason, runtime.runs, not early
+
+    return asyncio.run(asyncio.wait_for(go(), 20))
+
+
+def test_a_turn_whose_subagent_works_is_answered_after_the_run_its_report_starts(tmp_path: Path) -> None:
+    assert held_turn(tmp_path) == ("end_turn", ["go", None], True)
+
+
+def test_a_step_that_does_not_hold_answers_at_the_first_runs_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = rule.step
+
+    def answers_at_once(t: rule.Turn, x: rule.Input) -> tuple[rule.Turn, list[rule.Action]]:
+        return real(t, dataclasses.replace(x, live=False, waiting=False))
+
+    monkeypatch.setattr(rule, "step", answers_at_once)
+    assert held_turn(tmp_path) == ("end_turn", ["go"], False)

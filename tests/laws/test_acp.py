@@ -1,5 +1,5 @@
 """The laws of the editor face (issue 43) are there by the issue's names, and each kills the
-breaks meant for it."""
+breaks meant for it; a turn held for its subagents is walked by hand."""
 
 from __future__ import annotations
 
@@ -27,6 +27,15 @@ MEANT = {
     "the cancel leaves the asks pending": "acp_ask_ends",
     "an ask sent after the close waits (the first draft)": "acp_ask_ends",
     "wake forgets the asks' deadlines": "acp_ask_ends",
+    "a run's end answers the turn while its subagents work (the first draft)": "acp_prompt_answered_once",
+    "a report and a cancel race: a held turn answered twice": "acp_prompt_answered_once",
+    "a held turn's cancel waits for the grace": "acp_prompt_answered_once",
+    "a held turn never answered once its subagents are done": "acp_held_for_subagents",
+    "a look after the answer starts a run": "acp_held_for_subagents",
+    "a held turn looks at every tick (busy)": "acp_held_for_subagents",
+    "wake forgets a held turn's look": "acp_held_for_subagents",
+    "a run's end ends its subagents' asks": "acp_ask_ends",
+    "a held turn denies its subagents' asks (the first draft)": "acp_ask_ends",
     "a setup request with no bound": "acp_setup_bounded",
     "a setup request answered twice (late work after the failure)": "acp_setup_bounded",
     "a setup request's bound a ms late": "acp_setup_bounded",
@@ -38,6 +47,7 @@ def test_the_issue_s_laws_by_name() -> None:
     assert [law.name for law in laws.AREA.laws] == [
         "acp_prompt_answered_once",
         "acp_ask_ends",
+        "acp_held_for_subagents",
         "acp_setup_bounded",
     ]
 
@@ -64,7 +74,7 @@ def walk(cfg: laws.ACfg, *xs: laws.TIn) -> laws.TState:
     s = laws.start(laws.MODEL, cfg)
     for x in xs:
         t = laws.nxt(laws.MODEL, cfg, s, x)
-        for law in laws.LAWS[:2]:
+        for law in laws.LAWS[:3]:
             assert law.history is not None and law.history(laws.MODEL, cfg, None, s, x, t), (law.name, x)
         s = t
     assert isinstance(s, laws.TState)
@@ -102,3 +112,41 @@ def test_the_walk_catches_a_model_that_answers_nothing_after_the_close() -> None
     t = laws.nxt(model, cfg, s, x)
     assert isinstance(t, laws.TState) and laws.pending(t) == [1]
     assert not laws.acp_ask_ends(model, cfg, None, s, x, t)
+
+
+HELD = laws.ACfg(laws.Track.TURN, window=5_000, asks=1, jump=10_000, poll=500)
+
+
+def test_a_held_turn_runs_each_report_and_is_answered_once_its_subagents_are_done() -> None:
+    s = walk(
+        HELD,
+        laws.TIn(Kind.RUN_ENDED, 100, outcome=1, live=True),  # cut at the output limit: held
+        laws.TIn(Kind.ASK, 200, ask=1),  # the subagent asks: the editor is asked
+        laws.TIn(Kind.TICK, 600),  # the look
+        laws.TIn(Kind.CHILDREN, 650, live=True, waiting=True),  # a report: the next run
+        laws.TIn(Kind.CHOSEN, 700, ask=1),
+        laws.TIn(Kind.RUN_ENDED, 900, outcome=0, live=False),  # nothing at work: answered
+    )
+    assert (s.runs, s.looks, s.responses) == (1, 1, (Reason.END_TURN,))
+    assert s.ends == ((1, AskEnd.CHOSEN),)
+    s = walk(
+        HELD,
+        laws.TIn(Kind.RUN_ENDED, 100, outcome=1, live=True),
+        laws.TIn(Kind.TICK, 600),
+        laws.TIn(Kind.CHILDREN, 650),  # all done, nothing waits: the run's own answer
+    )
+    assert s.responses == (Reason.MAX_TOKENS,) and s.runs == 0
+
+
+def test_a_report_and_a_cancel_race_and_the_turn_is_answered_once() -> None:
+    s = walk(
+        HELD,
+        laws.TIn(Kind.RUN_ENDED, 100, outcome=0, live=True),
+        laws.TIn(Kind.ASK, 200, ask=1),
+        laws.TIn(Kind.TICK, 600),
+        laws.TIn(Kind.CANCEL, 610),  # no run at work: answered at once, its ask ended
+        laws.TIn(Kind.CHILDREN, 650, waiting=True),  # the look's result, too late: no run
+        laws.TIn(Kind.TICK, 610 + CANCEL_GRACE_MS),
+    )
+    assert (s.responses, s.aborts, s.runs) == ((Reason.CANCELLED,), 0, 0)
+    assert s.ends == ((1, AskEnd.CANCELLED),)

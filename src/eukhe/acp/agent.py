@@ -3,9 +3,11 @@ Neovim). Each editor session is one of eukhe's durable sessions, and each `sessi
 one run through the same runtime as the other faces (`run.driver.Runtime`).
 
 What it may do is the model's (`rules.acp`): a prompt is answered exactly once (when its run
-ends; after `session/cancel`, `cancelled`, by the run's abort grace at the latest), every
-permission request ends once (the editor's choice, its deadline, the cancel), and
-`session/new` and `session/load` answer within `SETUP_MS` or fail with their cause.
+ends; while the session's subagents work, once they are done, after the session's next runs
+their reports start; after `session/cancel`, `cancelled`, by the run's abort grace at the
+latest), every permission request ends once (the editor's choice, its deadline, the cancel,
+the turn's answer), and `session/new` and `session/load` answer within `SETUP_MS` or fail
+with their cause.
 
 Runs execute on DBOS's loop, in another thread: what they show (`RunSink`) and what they ask
 (`Asker`) come here through `loop.call_soon_threadsafe` and `run_coroutine_threadsafe`,
@@ -71,6 +73,7 @@ from eukhe.settings.permissions import in_force
 from eukhe.skills import SkillError
 from eukhe.store.reports import STEER
 from eukhe.store.urls import StoreError
+from eukhe.timing import timing
 
 T = TypeVar("T")
 
@@ -233,9 +236,11 @@ class Editor:
         return LoadSessionResponse(modes=self._modes(s))
 
     async def prompt(self, prompt: list[ContentBlock], session_id: str, **kwargs: object) -> PromptResponse:
-        """A turn: one run, answered once. A prompt while a turn is at work is a steer: it
-        reaches the run at its next round's end, and is answered with that turn; one the run
-        ended before taking is the session's next run, answered when that run ends."""
+        """A turn: its run, answered once; while the session's subagents work, the runs their
+        reports start too, the turn answered once they are done. A prompt while a turn is at
+        work (or held) is a steer: it reaches the run at its next round's end, and is answered
+        with that turn; one the turn ended before taking is the session's next run, answered
+        when that run ends."""
         s = self._session(session_id)
         assert self.runtime is not None
         text = _text_of(prompt)
@@ -252,12 +257,11 @@ class Editor:
 
     async def _run_turn(self, s: Session, spec: RunSpec) -> PromptResponse:
         assert self.runtime is not None
-        s.turn, s.run, s.inputs = rule.begin(self.ms()), None, asyncio.Queue()
+        s.turn, s.inputs = rule.begin(self.ms(), int(timing().child_poll * 1000)), asyncio.Queue()
         s.answer = asyncio.get_running_loop().create_future()
         s.abort = self.runtime.process.abort
         ended: dict[str, RunOutcome] = {}
-        task = asyncio.ensure_future(self.runtime.run(spec, s.id))
-        task.add_done_callback(lambda t: s.inputs.put_nowait(self._run_ended(t, ended)))
+        self._start(s, spec, ended)
         return await self._turn(s, ended)
 
     async def _steer(self, s: Session, text: str) -> PromptResponse:
@@ -298,17 +302,40 @@ class Editor:
 
     # ---------------------------------------------------------------- a turn
 
-    def _run_ended(self, task: asyncio.Future[RunOutcome], ended: dict[str, RunOutcome]) -> rule.Input:
-        """The run's end as the turn's input: its outcome's answer (a run that could not start
-        or be waited for: failed, with its cause)."""
-        if task.cancelled():
-            out = RunOutcome(Ending.ABORTED, code="aborted", message="the run's wait was cancelled")
-        elif (e := task.exception()) is not None:
-            out = RunOutcome(Ending.FAILED, code="run_error", message=f"{type(e).__name__}: {e}")
-        else:
-            out = task.result()
+    def _start(self, s: Session, spec: RunSpec, ended: dict[str, RunOutcome]) -> None:
+        """A run of the turn (its first, or one of what waits for the session): its end, and
+        what it finds of the session's subagents then, come as the turn's input."""
+        s.run = None  # the run's id, once the runtime has started it (`started`)
+        s.keep(self._run_to_end(s, spec, ended))
+
+    async def _run_to_end(self, s: Session, spec: RunSpec, ended: dict[str, RunOutcome]) -> None:
+        assert self.runtime is not None
+        task = asyncio.ensure_future(self.runtime.run(spec, s.id))
+        await asyncio.wait([task])
+        out = _outcome_of(task)
         ended["out"] = out
-        return rule.Input(rule.Kind.RUN_ENDED, self.ms(), rule.answer_of(out.outcome, out.code, out.cut))
+        live, waiting = await self._subagents(s)  # after its end: a report it left is seen
+        reason = rule.answer_of(out.outcome, out.code, out.cut)
+        s.inputs.put_nowait(rule.Input(rule.Kind.RUN_ENDED, self.ms(), reason, live=live, waiting=waiting))
+
+    async def _look(self, s: Session) -> None:
+        """A held turn's look at its session's subagents, as the turn's input."""
+        live, waiting = await self._subagents(s)
+        s.inputs.put_nowait(rule.Input(rule.Kind.CHILDREN, self.ms(), live=live, waiting=waiting))
+
+    async def _subagents(self, s: Session) -> tuple[bool, bool]:
+        """Whether some subagent of the session is at work, and whether a message (a report,
+        a steer) waits for its next run: the subagents first, so that one that ends between
+        the two reads has its report seen. A store that cannot be read: neither, said (the
+        turn is answered; what waits goes to the session's next prompt)."""
+        assert self.runtime is not None
+        try:
+            live = await self.runtime.live_children(s.id)
+            waiting = await asyncio.to_thread(self.runtime.process.reports().queued, s.id)
+        except Exception as e:
+            print(f"eukhe acp: session {s.id}: its subagents could not be read: {e}", file=sys.stderr)
+            return False, False
+        return bool(live), bool(waiting)
 
     async def _turn(self, s: Session, ended: dict[str, RunOutcome]) -> PromptResponse:
         """The turn's inputs in order, each the model's step, until it says to respond."""
@@ -320,6 +347,10 @@ class Editor:
             for a in s.step(x):
                 if a.do is rule.Do.ABORT and s.run is not None:
                     s.abort(s.run)
+                elif a.do is rule.Do.RUN:  # what waits for the session, within this turn
+                    self._start(s, s.made.spec(None), ended)
+                elif a.do is rule.Do.LOOK:
+                    s.keep(self._look(s))
                 elif a.do is rule.Do.RESPOND:
                     await self._flushed()  # every update of the turn before its answer
                     assert s.answer is not None
@@ -354,6 +385,7 @@ class Editor:
         aid, now = s.asks, self.ms()
         if s.step(rule.Input(rule.Kind.ASK, now, ask=aid, deadline=now + int(q.timeout * 1000))):
             if s.turn.answered is not None and s.turn.cancelled_at is None:  # a subagent that outlived it
+                # (a run that failed or hit its cap does not wait for its subagents)
                 return (
                     Answer.NO,
                     "the editor's turn has been answered: nobody is there to ask until its next prompt",
@@ -497,6 +529,15 @@ class Editor:
             if not left and s.began and s.run is not None and self.runtime is not None:
                 with contextlib.suppress(Exception):  # its hooks' failures are shown as they happen
                     await self.runtime.session_end(s.cwd, s.id, s.run, "other")
+
+
+def _outcome_of(task: asyncio.Future[RunOutcome]) -> RunOutcome:
+    """A run's outcome; a run that could not start or be waited for: failed, with its cause."""
+    if task.cancelled():
+        return RunOutcome(Ending.ABORTED, code="aborted", message="the run's wait was cancelled")
+    if (e := task.exception()) is not None:
+        return RunOutcome(Ending.FAILED, code="run_error", message=f"{type(e).__name__}: {e}")
+    return task.result()
 
 
 def _response(reason: rule.Reason | None, out: RunOutcome | None) -> PromptResponse:

@@ -1,12 +1,13 @@
 """One editor session's live state: its turn (`rules.acp.Turn`: the state IS the model's,
-every input its `step`), the run at work, and the permission requests it has sent.
+every input its `step`), the run at work, the permission requests it has sent, and the
+tasks that bring the turn its inputs (a run's end, a look at the subagents).
 
 All of it lives on the face's loop; the runs' threads reach it through `post`."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,13 @@ class Session:
     abort: Callable[[str], None] = lambda run: None  # the run's abort (`ProcessContext.abort`)
     # the turn's answer, for the steers that joined it (a failure: its error)
     answer: asyncio.Future[PromptResponse] | None = None
+    work: set[asyncio.Task[None]] = field(default_factory=set)  # the tasks bringing its inputs
+
+    def keep(self, work: Coroutine[object, object, None]) -> None:
+        """`work` runs, kept until it ends (a task nobody holds may be collected mid-way)."""
+        task = asyncio.ensure_future(work)
+        self.work.add(task)
+        task.add_done_callback(self.work.discard)
 
     def start_source(self) -> str | None:
         """The SessionStart hooks' source of the run about to start (None: not the first)."""

@@ -275,15 +275,15 @@ def _turn_next(m: Model, cfg: ACfg, s: TState, x: TIn) -> TState:
     deadline = x.at + cfg.window if x.kind is Kind.ASK else 0
     turn, acts = m.step(s.turn, Input(x.kind, x.at, reason, x.ask, deadline, x.live, x.waiting))
     first = x.kind is Kind.CANCEL and not s.closed and s.cancel is None and not s.responses
-    did = dict.fromkeys(Do, 0)  # how many of each
-    responses, ends = list(s.responses), list(s.ends)
+    did: dict[Do, int] = {}  # how many of each
+    responses, ends = s.responses, s.ends
     for a in acts:
-        did[a.do] += 1
+        did[a.do] = did.get(a.do, 0) + 1
         if a.do is Do.RESPOND:
-            responses.append(a.reason)
+            responses += (a.reason,)
         elif a.do is Do.END_ASK:
-            ends.append((a.ask, a.how))
-    running = bool(did[Do.RUN]) or (s.running and x.kind is not Kind.RUN_ENDED)
+            ends += ((a.ask, a.how),)
+    running = bool(did.get(Do.RUN)) or (s.running and x.kind is not Kind.RUN_ENDED)
     closed = s.closed or x.kind is Kind.CLOSED
     since, last = 0, None  # kept only while held, where they count: fewer states to walk
     if not running and not responses and not closed:
@@ -295,17 +295,17 @@ def _turn_next(m: Model, cfg: ACfg, s: TState, x: TIn) -> TState:
         max(s.now, x.at),
         x.at if first else s.cancel,
         running,
-        bool(did[Do.LOOK]) or (s.looking and x.kind is not Kind.CHILDREN),
+        bool(did.get(Do.LOOK)) or (s.looking and x.kind is not Kind.CHILDREN),
         closed,
         since,
         last,
-        tuple(responses),
-        s.aborts + did[Do.ABORT],
-        s.leaves + did[Do.LEAVE],
-        s.runs + did[Do.RUN],
-        s.looks + did[Do.LOOK],
+        responses,
+        s.aborts + did.get(Do.ABORT, 0),
+        s.leaves + did.get(Do.LEAVE, 0),
+        s.runs + did.get(Do.RUN, 0),
+        s.looks + did.get(Do.LOOK, 0),
         (*s.sent, (x.ask, deadline)) if x.kind is Kind.ASK else s.sent,
-        tuple(ends),
+        ends,
     )
 
 
@@ -703,7 +703,7 @@ def _deadline_early(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
 def _cancel_keeps_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A cancel that aborts the run and leaves its asks to their deadlines."""
-    if x.kind is Kind.CANCEL and not t.closed and t.answered is None and t.cancelled_at is None:
+    if x.kind is Kind.CANCEL and not t.closed and t.at_work() and t.cancelled_at is None:
         return replace(t, cancelled_at=x.now), [Action(Do.ABORT)]
     return acp.step(t, x)
 
