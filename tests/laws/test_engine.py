@@ -136,6 +136,7 @@ SPEC_LAWS = {
     "acp": [  # ours (issue 43): the editor face: every prompt answered once, every ask ended
         "acp_prompt_answered_once",
         "acp_ask_ends",
+        "acp_held_for_subagents",
         "acp_setup_bounded",
     ],
     "agent": [  # ours (issue 44): a subagent users define loads or is said, and never widens its tools
@@ -207,6 +208,7 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "hook_fires_once",
         "acp_prompt_answered_once",
         "acp_ask_ends",
+        "acp_held_for_subagents",
         "acp_setup_bounded",
         "agent_loaded_or_said",
         "agent_never_widens",
