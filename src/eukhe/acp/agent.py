@@ -306,9 +306,12 @@ class Editor:
         """A run of the turn (its first, or one of what waits for the session): its end, and
         what it finds of the session's subagents then, come as the turn's input."""
         s.run = None  # the run's id, once the runtime has started it (`started`)
-        s.keep(self._run_to_end(s, spec, ended))
+        s.keep(self._run_to_end(s, spec, ended, s.inputs))
 
-    async def _run_to_end(self, s: Session, spec: RunSpec, ended: dict[str, RunOutcome]) -> None:
+    async def _run_to_end(
+        self, s: Session, spec: RunSpec, ended: dict[str, RunOutcome], inputs: asyncio.Queue[rule.Input]
+    ) -> None:
+        """The run, then its end as an input of its own turn (`inputs`: a later turn's are not)."""
         assert self.runtime is not None
         task = asyncio.ensure_future(self.runtime.run(spec, s.id))
         await asyncio.wait([task])
@@ -316,12 +319,12 @@ class Editor:
         ended["out"] = out
         live, waiting = await self._subagents(s)  # after its end: a report it left is seen
         reason = rule.answer_of(out.outcome, out.code, out.cut)
-        s.inputs.put_nowait(rule.Input(rule.Kind.RUN_ENDED, self.ms(), reason, live=live, waiting=waiting))
+        inputs.put_nowait(rule.Input(rule.Kind.RUN_ENDED, self.ms(), reason, live=live, waiting=waiting))
 
-    async def _look(self, s: Session) -> None:
-        """A held turn's look at its session's subagents, as the turn's input."""
+    async def _look(self, s: Session, inputs: asyncio.Queue[rule.Input]) -> None:
+        """A held turn's look at its session's subagents, as an input of that turn."""
         live, waiting = await self._subagents(s)
-        s.inputs.put_nowait(rule.Input(rule.Kind.CHILDREN, self.ms(), live=live, waiting=waiting))
+        inputs.put_nowait(rule.Input(rule.Kind.CHILDREN, self.ms(), live=live, waiting=waiting))
 
     async def _subagents(self, s: Session) -> tuple[bool, bool]:
         """Whether some subagent of the session is at work, and whether a message (a report,
@@ -350,7 +353,7 @@ class Editor:
                 elif a.do is rule.Do.RUN:  # what waits for the session, within this turn
                     self._start(s, s.made.spec(None), ended)
                 elif a.do is rule.Do.LOOK:
-                    s.keep(self._look(s))
+                    s.keep(self._look(s, s.inputs))
                 elif a.do is rule.Do.RESPOND:
                     await self._flushed()  # every update of the turn before its answer
                     assert s.answer is not None
