@@ -118,11 +118,6 @@ async def _addresses(name: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in got))
 
 
-def _ascii(name: str) -> str:
-    """A host as a header and TLS name it: IDNA for a name beyond ASCII."""
-    return name if name.isascii() else name.encode("idna").decode("ascii")
-
-
 def _port(parts: SplitResult) -> int:
     return parts.port or (443 if parts.scheme.lower() == "https" else 80)
 
@@ -257,7 +252,7 @@ class WebFetch:
         address could not be connected to (the next one is tried)."""
         port = _port(parts)
         default = port == (443 if parts.scheme.lower() == "https" else 80)
-        name = _ascii(host)
+        name = host  # ASCII already (`rules.address.host`: the name the resolver looked up)
         shown = f"[{name}]" if ":" in name else name
         target = f"[{ip}]" if ":" in ip else ip
         query = f"?{parts.query}" if parts.query else ""
