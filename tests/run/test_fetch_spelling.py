@@ -23,7 +23,9 @@ SPELLINGS = [
 
 
 def permit(tmp_path: Path, rules: tuple[Rule, ...], url: str) -> bool:
-    gate = Gate(Session(Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, False, True, rules)), tmp_path, tmp_path / "h")
+    gate = Gate(
+        Session(Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, False, True, rules)), tmp_path, tmp_path / "h"
+    )
     args = {"url": url}
     return asyncio.run(gate.permit(ToolCall("c1", "web_fetch", json.dumps(args), args))).runs
 

@@ -40,6 +40,7 @@ from eukhe.rules import fetch as rule
 from eukhe.rules.fetch import End, Kind, Phase
 from eukhe.rules.wait import End as Ended
 from eukhe.tools.base import Context, Result
+from eukhe.tools.web.decode import codings, decoded
 
 __all__ = ["REDIRECTS", "WEB_FETCH", "WebFetch"]
 
@@ -302,8 +303,11 @@ class WebFetch:
 
     async def _read(self, run: _Live, response: httpx2.Response) -> None:
         """The body, a piece at a time, each within the model's deadline, no more of it than
-        the model leaves room for."""
-        pieces = response.aiter_bytes()
+        the model leaves room for. The bytes as they came (`aiter_raw`): a content coding the
+        server sent though none was asked for is undone later, within its own bound
+        (`tools.web.decode`); counted decoded, a body of empty deflate blocks would never
+        reach maxBytes, and be read without end."""
+        pieces = response.aiter_raw()
         while run.live:
             got = await run.wait(anext(pieces))
             if got is None:
@@ -332,25 +336,60 @@ class WebFetch:
             return Result(f"web_fetch {url}: {words or end.value}", end in rule.ERRORS)
         body = bytes(run.body)
         content_type = response.headers.get("content-type", "")
+        applied = codings(response.headers.get("content-encoding", ""))
         # CPU work on up to maxBytes, off the event loop (fetches beside it go on); the abort ends the wait
-        raced = await waits.race(asyncio.to_thread(_converted, body, content_type, response.charset_encoding),
-                                 None, ctx.cancel)  # fmt: skip
+        work = _Convert(body, content_type, response.charset_encoding, applied, run.cfg.max_bytes)
+        raced = await waits.race(asyncio.to_thread(work), None, ctx.cancel)
         if raced.end is not Ended.EVENT:
             return Result(f"web_fetch {url}: the run was aborted while the page was converted", True)
-        text, what = raced.result()
+        got = raced.result()
         status = f"{response.status_code} {response.reason_phrase}".strip()
         cut = f"; {said}" if said else ""
-        head = f"{url} · {status} · {what} · {len(body):,} bytes{cut}"
-        return Result(_cap(f"{head}\n\n{text}" if text else head, ctx.limits.read_max_output),
-                      response.status_code >= 400)  # fmt: skip
+        head = f"{url} · {status} · {got.what} · {len(body):,} bytes{got.decoded}{cut}"
+        return Result(_cap(f"{head}\n\n{got.text}" if got.text else head, ctx.limits.read_max_output),
+                      response.status_code >= 400 or got.failed)  # fmt: skip
 
 
-def _converted(body: bytes, content_type: str, charset: str | None) -> tuple[str, str]:
-    """`tools.web.convert.converted`, its module imported at the first page (markdownify and
+@dataclass(frozen=True)
+class _Shown:
+    """A body as the result shows it: its text, what it was, how its coding was undone
+    ("" none was), and whether that failed."""
+
+    text: str
+    what: str
+    decoded: str = ""
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class _Convert:
+    """The body decoded (`tools.web.decode`, to maxBytes at most) and converted
+    (`tools.web.convert.converted`, its module imported at the first page: markdownify and
     pypdf cost a tenth of a second each to import), in the thread that converts."""
-    from eukhe.tools.web.convert import converted
 
-    return converted(body, content_type, charset)
+    body: bytes
+    content_type: str
+    charset: str | None
+    applied: list[str]
+    cap: int
+
+    def __call__(self) -> _Shown:
+        from eukhe.tools.web.convert import converted
+
+        got = decoded(self.body, self.applied, self.cap)
+        if got.problem:
+            media = self.content_type.split(";", 1)[0].strip() or "no type named"
+            return _Shown(
+                "", f"{media}, {len(self.body):,} bytes {got.problem}: not shown", failed=got.broken
+            )
+        text, what = converted(got.body, self.content_type, self.charset)
+        if not self.applied:
+            return _Shown(text, what)
+        how = ", ".join(self.applied)
+        if got.cut:
+            bound = f"{rule.KEYS['bytes']} = {self.cap} bytes"
+            return _Shown(text, what, f", {how} decoded to more than {bound}: cut there")
+        return _Shown(text, what, f", {how} decoded to {len(got.body):,} bytes")
 
 
 def _refused(url: str, host: str, ip: str, why: str) -> str:
