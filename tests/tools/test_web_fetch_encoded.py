@@ -2,7 +2,8 @@
 `webFetch.maxBytes` bounds the bytes read off the wire whatever they decode to, and what
 they decode to is bounded too. A stream of empty deflate blocks (it decodes to nothing, so
 a bound on decoded bytes never comes) ends at maxBytes read; a gzip bomb decodes to
-maxBytes at most, the cut said; an encoding eukhe does not decode is said, not shown."""
+maxBytes at most, the cut said; an encoding eukhe does not decode is said, not shown. And a
+page nested deeper than the Markdown converter recurses still gives its text."""
 
 from __future__ import annotations
 
@@ -98,3 +99,21 @@ def test_a_gzip_bomb_decodes_to_max_bytes_at_most_and_the_rest_is_said() -> None
         " · text/plain, 6 bytes encoded as br, which web_fetch does not decode: not shown · 6 bytes"
     ), brotli
     assert broken.is_error and "its gzip encoding could not be decoded: " in broken.content, broken
+
+
+async def nested(served: Served, path: str, writer: asyncio.StreamWriter) -> None:
+    """A page of 2,000 nested tags (12 KB): deeper than the Markdown converter recurses."""
+    body = b"<html><head><script>var hidden = 1</script></head><body>" + b"<div>" * 2000
+    body += b"<p>the text</p>" + b"</div>" * 2000 + b"</body></html>"
+    writer.write(head("200 OK", {"Content-Type": "text/html", "Content-Length": str(len(body))}) + body)
+    await writer.drain()
+
+
+def test_a_page_nested_too_deeply_for_markdown_still_gives_its_text() -> None:
+    async def go() -> Result:
+        async with serving(nested) as s:
+            return await tool().run({"url": s.url()}, Context(Path(".")))
+
+    r = asyncio.run(go())
+    assert not r.is_error and " · HTML nested too deeply for Markdown: its text · " in r.content, r
+    assert r.content.endswith("\n\nthe text\n") and "hidden" not in r.content

@@ -68,7 +68,13 @@ def converted(body: bytes, content_type: str, charset: str | None) -> tuple[str,
     kind = kind_of(content_type, body)
     if kind == "html":
         soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
-        text = MarkdownConverter(heading_style=ATX).convert_soup(soup)
+        try:
+            text = MarkdownConverter(heading_style=ATX).convert_soup(soup)
+        except RecursionError:  # a few hundred nested tags: the converter recurses, the text walk does not
+            for tag in soup.find_all(["script", "style"]):
+                tag.extract()
+            text = soup.get_text("\n")
+            return _BLANK.sub("\n\n", text).strip() + "\n", "HTML nested too deeply for Markdown: its text"
         return _BLANK.sub("\n\n", text).strip() + "\n", "HTML converted to Markdown"
     if kind == "pdf":
         return _pdf(body)
