@@ -335,6 +335,7 @@ def _columns(ch: str) -> int:
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
+
 _OUTCOME_STYLE = {"answered": "green", "failed": "red", "aborted": "yellow"}
 
 
