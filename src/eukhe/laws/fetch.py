@@ -3,8 +3,8 @@
 never later than its total bound; fetches side by side each end on their own; a timeout
 is a result that names its bound and the bound's value; the body read never passes its
 bound, nor the redirects followed theirs; a fetch never connects to a refused address
-unless a rule names its host; and a URL's host is the name the resolver looks up, however
-it is spelled.
+unless a rule names its host; the body read is converted by the total bound; and a URL's
+host is the name the resolver looks up, however it is spelled.
 
 The adversary: two fetches side by side (the first driven by every input its phase takes,
 on time, late and at its deadline; the second by the clock, its connection and the abort),
@@ -40,9 +40,22 @@ class Model:
     refused: Callable[[str], str | None]
     named: Callable[[tuple[Rule, ...], str], bool]
     host_of: Callable[[str], str | None] = address.host_of
+    convert_due: Callable[[Cfg], int] = f.convert_due
+    unconverted: Callable[[Cfg, int], str] = f.unconverted
 
 
-MODEL = Model(f.step, f.due, f.room, f.said, f.side, address.refused, address.named, address.host_of)
+MODEL = Model(
+    f.step,
+    f.due,
+    f.room,
+    f.said,
+    f.side,
+    address.refused,
+    address.named,
+    address.host_of,
+    f.convert_due,
+    f.unconverted,
+)
 
 
 def cached(m: Model) -> Model:
@@ -288,6 +301,19 @@ def fetch_host_as_resolved(m: Model, cfg: Cfg) -> str | None:
     return None
 
 
+def fetch_converted_within_bound(m: Model, cfg: Cfg) -> str | None:
+    """The body read is converted by the total bound at the latest (a page built to take
+    hours to convert ends by it too), and a conversion that did not end says the bound and
+    its value. None, or the counterexample."""
+    due = m.convert_due(cfg)
+    if not 0 < due <= cfg.total_ms:
+        return f"convert_due({cfg}) = {due}, past the total bound {cfg.total_ms}"
+    said = m.unconverted(cfg, 7)
+    if f"{f.KEYS['total']} = {cfg.total_ms} ms" not in said:
+        return f"unconverted({cfg}, 7) = {said!r} names no bound"
+    return None
+
+
 def _law(name: str, says: str, **forms: Callable[..., object]) -> Law:
     return Law(name, "fetch", says, prove=False, **forms)  # type: ignore[arg-type]
 
@@ -325,6 +351,11 @@ LAWS = (
         "fetch_host_as_resolved",
         "A URL's host is the name the resolver looks up, however it is spelled.",
         extra=fetch_host_as_resolved,
+    ),
+    _law(
+        "fetch_converted_within_bound",
+        "The body read is converted by the total bound, or the result says that bound.",
+        extra=fetch_converted_within_bound,
     ),
 )
 
@@ -443,6 +474,12 @@ MUTANTS = (
     Mutant("an IPv4-mapped address judged as IPv6", "fetch", _with(refused=_mapped_open)),
     Mutant("a wildcard rule opening a private host", "fetch", _with(named=_wildcard_names)),
     Mutant("a host judged as written, not as resolved", "fetch", _with(host_of=_host_as_written)),
+    Mutant("a conversion with no bound", "fetch", _with(convert_due=lambda cfg: cfg.total_ms * 1000)),
+    Mutant(
+        "a conversion's end said without its bound",
+        "fetch",
+        _with(unconverted=lambda cfg, n: "not converted"),
+    ),
 )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar, cast
@@ -337,11 +338,18 @@ class WebFetch:
         body = bytes(run.body)
         content_type = response.headers.get("content-type", "")
         applied = codings(response.headers.get("content-encoding", ""))
-        # CPU work on up to maxBytes, off the event loop (fetches beside it go on); the abort ends the wait
+        # CPU work on up to maxBytes, off the event loop (fetches beside it go on), by the model's
+        # deadline (the total bound) or the run's abort; then the thread is told to stop
         work = _Convert(body, content_type, response.charset_encoding, applied, run.cfg.max_bytes)
-        raced = await waits.race(asyncio.to_thread(work), None, ctx.cancel)
-        if raced.end is not Ended.EVENT:
+        due = run.t0 + rule.convert_due(run.cfg) / 1000
+        try:
+            raced = await waits.race(asyncio.to_thread(work), due, ctx.cancel, self.clock)
+        finally:
+            work.stop.set()  # a thread cannot be killed: it stops at its next look (`convert.Stopped`)
+        if raced.end is Ended.CANCEL:
             return Result(f"web_fetch {url}: the run was aborted while the page was converted", True)
+        if raced.end is not Ended.EVENT:
+            return Result(f"web_fetch {url}: {rule.unconverted(run.cfg, len(body))}", True)
         got = raced.result()
         status = f"{response.status_code} {response.reason_phrase}".strip()
         cut = f"; {said}" if said else ""
@@ -372,17 +380,24 @@ class _Convert:
     charset: str | None
     applied: list[str]
     cap: int
+    stop: threading.Event = field(default_factory=threading.Event)  # set: stop converting
 
     def __call__(self) -> _Shown:
-        from eukhe.tools.web.convert import converted
+        from eukhe.tools.web.convert import Stopped, converted
 
+        try:
+            return self._shown(converted)
+        except Stopped:  # nobody waits for it any more
+            return _Shown("", "stopped")
+
+    def _shown(self, converted: Callable[..., tuple[str, str]]) -> _Shown:
         got = decoded(self.body, self.applied, self.cap)
         if got.problem:
             media = self.content_type.split(";", 1)[0].strip() or "no type named"
             return _Shown(
                 "", f"{media}, {len(self.body):,} bytes {got.problem}: not shown", failed=got.broken
             )
-        text, what = converted(got.body, self.content_type, self.charset)
+        text, what = converted(got.body, self.content_type, self.charset, self.stop)
         if not self.applied:
             return _Shown(text, what)
         how = ", ".join(self.applied)

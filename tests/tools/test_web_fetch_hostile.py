@@ -1,9 +1,11 @@
-"""A server that sends a Content-Encoding the fetch did not ask for (it asks for `identity`):
-`webFetch.maxBytes` bounds the bytes read off the wire whatever they decode to, and what
-they decode to is bounded too. A stream of empty deflate blocks (it decodes to nothing, so
-a bound on decoded bytes never comes) ends at maxBytes read; a gzip bomb decodes to
-maxBytes at most, the cut said; an encoding eukhe does not decode is said, not shown. And a
-page nested deeper than the Markdown converter recurses still gives its text."""
+"""Hostile servers against `web_fetch`'s bounds. One that sends a Content-Encoding the fetch
+did not ask for (it asks for `identity`): `webFetch.maxBytes` bounds the bytes read off the
+wire whatever they decode to, and what they decode to is bounded too. A stream of empty
+deflate blocks (it decodes to nothing, so a bound on decoded bytes never comes) ends at
+maxBytes read; a gzip bomb decodes to maxBytes at most, the cut said; an encoding eukhe does
+not decode is said, not shown. A page nested deeper than the Markdown converter recurses
+still gives its text. A PDF built to take hours to convert ends by the total bound, and its
+conversion stops then."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import asyncio
 import time
 import zlib
 from pathlib import Path
+
+import pytest
 
 from eukhe.rules import fetch as rule
 from eukhe.tools import Context, Limits, Result
@@ -117,3 +121,71 @@ def test_a_page_nested_too_deeply_for_markdown_still_gives_its_text() -> None:
     r = asyncio.run(go())
     assert not r.is_error and " · HTML nested too deeply for Markdown: its text · " in r.content, r
     assert r.content.endswith("\n\nthe text\n") and "hidden" not in r.content
+
+
+def pdf_pages(content: bytes, pages: int) -> bytes:
+    """A PDF of `pages` pages that all show one compressed content stream."""
+    stream = zlib.compress(content, 9)
+    kids = " ".join(f"{5 + i} 0 R" for i in range(pages))
+    page = b"<< /Type /Page /Parent 2 0 R /Contents 3 0 R /Resources << /Font << /F1 4 0 R >> >> >>"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} /MediaBox [0 0 300 100] >>".encode(),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        *(page for _ in range(pages)),
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer << /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+SLOW_PDF = pdf_pages(b"BT /F1 1 Tf " + b"1 0 0 1 0 0 Tm (x) Tj " * 12_000 + b"ET", 400)
+"""About 12 KB, whose text takes minutes to extract: 400 pages of 12,000 operations each."""
+
+
+async def slow_pdf(served: Served, path: str, writer: asyncio.StreamWriter) -> None:
+    writer.write(
+        head("200 OK", {"Content-Type": "application/pdf", "Content-Length": str(len(SLOW_PDF))}) + SLOW_PDF
+    )
+    await writer.drain()
+
+
+def test_a_pdf_that_takes_hours_to_convert_ends_by_the_total_bound_and_stops_converting() -> None:
+    bounds = rule.Cfg(connect_ms=1000, first_byte_ms=1000, total_ms=1500, max_bytes=100_000)
+
+    async def go() -> tuple[Result, float]:
+        async with serving(slow_pdf) as s:
+            began = time.monotonic()
+            r = await WebFetch(bounds, lambda host: True).run({"url": s.url()}, Context(Path(".")))
+            return r, time.monotonic() - began
+
+    began = time.monotonic()
+    r, took = asyncio.run(go())  # its end waits for the thread that converted: it stopped
+    assert r.is_error and r.content.endswith(
+        f": {len(SLOW_PDF):,} bytes read, but not converted within webFetch.totalTimeoutMs = 1500 ms "
+        "(the whole fetch, its conversion included)"
+    ), r
+    assert 1.4 < took < 3 and time.monotonic() - began < 8
+
+
+def test_when_the_conversion_must_end_is_the_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Swap `convert_due` for one that gives the conversion 300 ms: the fetch gives up then,
+    long before its total bound."""
+    monkeypatch.setattr(rule, "convert_due", lambda cfg: 300)
+    bounds = rule.Cfg(connect_ms=1000, first_byte_ms=1000, total_ms=60_000, max_bytes=100_000)
+
+    async def go() -> tuple[Result, float]:
+        async with serving(slow_pdf) as s:
+            began = time.monotonic()
+            r = await WebFetch(bounds, lambda host: True).run({"url": s.url()}, Context(Path(".")))
+            return r, time.monotonic() - began
+
+    r, took = asyncio.run(go())
+    assert r.is_error and "bytes read, but not converted within" in r.content and took < 1.5, (r, took)
