@@ -16,6 +16,11 @@ Redirects are followed here, not by httpx: one to the same host as a new hop of 
 fetch (its address checked again), one to another host not at all: the result names the
 URL, and the model's call to it is judged by the permission rule as its own.
 
+The body is counted as it comes off the wire (a content coding the server sent unasked is
+undone afterwards, to maxBytes at most: `tools.web.decode`), and converted off the event
+loop by the total bound (`rules.fetch.convert_due`), the converting thread told to stop
+then (`tools.web.convert`): a page cannot stretch the fetch by what it decodes or converts to.
+
 Each fetch has a client and a connection of its own: fetches side by side share nothing.
 What comes back passes, as every tool's result, the run's redactor, and is cut at the
 tools' output cap (`Limits.read_max_output`).
