@@ -153,6 +153,8 @@ SPEC_LAWS = {
         "fetch_bytes_end",
         "fetch_redirects_capped",
         "fetch_address_guarded",
+        "fetch_host_as_resolved",
+        "fetch_converted_within_bound",
     ],
     "pinned": [  # ours (issue 44): every compaction's view holds the task list and the last request
         "pinned_list_in_view",
@@ -222,6 +224,8 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "fetch_bytes_end",
         "fetch_redirects_capped",
         "fetch_address_guarded",
+        "fetch_host_as_resolved",
+        "fetch_converted_within_bound",
         "pinned_list_in_view",
         "pinned_request_in_view",
         "pinned_view_fits",

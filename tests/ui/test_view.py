@@ -267,3 +267,19 @@ def test_an_mcp_servers_news_shows_once_a_session_and_its_routine_not_at_all() -
         marked("mcp", "time: ready, 2 tools")[0],
         marked("mcp", "time: failed: exited with status 1")[0],
     ]
+
+
+def test_the_task_list_takes_ten_rows_at_most_whatever_its_items_hold() -> None:
+    """A model's list of 50 items of 300 bytes, each with line breaks, escape sequences and
+    wide characters: the list above the prompt is TODO_SHOWN rows, each within the width."""
+    text = "step\n" * 20 + "\x1b]0;pwned\x07\x1b[2J" + "工" * 40 + "\u2028" + "x" * 30
+    v = View()
+    v.add(ev("todo", "", items=[{"text": text, "state": "pending"}] * 50))
+    for width in (80, 40):
+        rows = v.todo_lines() if width == 80 else v.todo_lines(width)  # 80: the default
+        assert len(rows) == 10 and rows[-1] == "  … and 41 more"
+        for row in rows:
+            assert "\n" not in row and "\x1b" not in row and "\x07" not in row and "\u2028" not in row
+            assert sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in row) <= width, row
+    assert v.todo_lines()[0].startswith("☐ step step step") and v.todo_lines()[0].endswith("…")
+    assert "\\x1b]0;pwned\\x07" in v.todo_lines(400)[0]  # the escape shown as its code

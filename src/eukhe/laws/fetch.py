@@ -3,7 +3,8 @@
 never later than its total bound; fetches side by side each end on their own; a timeout
 is a result that names its bound and the bound's value; the body read never passes its
 bound, nor the redirects followed theirs; a fetch never connects to a refused address
-unless a rule names its host.
+unless a rule names its host; the body read is converted by the total bound; and a URL's
+host is the name the resolver looks up, however it is spelled.
 
 The adversary: two fetches side by side (the first driven by every input its phase takes,
 on time, late and at its deadline; the second by the clock, its connection and the abort),
@@ -19,6 +20,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from urllib.parse import urlsplit
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import address
@@ -37,9 +39,23 @@ class Model:
     side: Callable[..., tuple[Fetch, ...]]
     refused: Callable[[str], str | None]
     named: Callable[[tuple[Rule, ...], str], bool]
+    host_of: Callable[[str], str | None] = address.host_of
+    convert_due: Callable[[Cfg], int] = f.convert_due
+    unconverted: Callable[[Cfg, int], str] = f.unconverted
 
 
-MODEL = Model(f.step, f.due, f.room, f.said, f.side, address.refused, address.named)
+MODEL = Model(
+    f.step,
+    f.due,
+    f.room,
+    f.said,
+    f.side,
+    address.refused,
+    address.named,
+    address.host_of,
+    f.convert_due,
+    f.unconverted,
+)
 
 
 def cached(m: Model) -> Model:
@@ -259,6 +275,45 @@ def fetch_address_guarded(m: Model, cfg: Cfg) -> str | None:
     return None
 
 
+SPELLINGS: tuple[tuple[str, str | None], ...] = (
+    ("http://example.com/", "example.com"),
+    ("http://EXAMPLE.com./", "example.com"),
+    ("http://\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com/", "example.com"),  # fullwidth letters
+    ("http://example\u3002com/", "example.com"),  # an ideographic full stop
+    ("http://exam\u00adple.com/", "example.com"),  # a soft hyphen (IDNA maps it to nothing)
+    ("http://b\u00fccher.example/", "xn--bcher-kva.example"),
+    ("http://B\u00dcCHER.example/", "xn--bcher-kva.example"),
+    ("http://[::1]:8080/", "::1"),
+    ("file:///etc/passwd", None),
+)
+"""URLs and the host the resolver looks up for each (None: no host a fetch takes)."""
+
+
+def fetch_host_as_resolved(m: Model, cfg: Cfg) -> str | None:
+    """The host a URL names, as rules judge it, is the name the resolver looks up: every
+    spelling of one name (capitals, a trailing dot, fullwidth letters, another full stop, a
+    soft hyphen, a name beyond ASCII) is that one host, so no spelling passes a rule that
+    denies the host. None, or the counterexample."""
+    for url, want in SPELLINGS:
+        got = m.host_of(url)
+        if got != want:
+            return f"host_of({url!r}) = {got!r}, but the resolver looks up {want!r}"
+    return None
+
+
+def fetch_converted_within_bound(m: Model, cfg: Cfg) -> str | None:
+    """The body read is converted by the total bound at the latest (a page built to take
+    hours to convert ends by it too), and a conversion that did not end says the bound and
+    its value. None, or the counterexample."""
+    due = m.convert_due(cfg)
+    if not 0 < due <= cfg.total_ms:
+        return f"convert_due({cfg}) = {due}, past the total bound {cfg.total_ms}"
+    said = m.unconverted(cfg, 7)
+    if f"{f.KEYS['total']} = {cfg.total_ms} ms" not in said:
+        return f"unconverted({cfg}, 7) = {said!r} names no bound"
+    return None
+
+
 def _law(name: str, says: str, **forms: Callable[..., object]) -> Law:
     return Law(name, "fetch", says, prove=False, **forms)  # type: ignore[arg-type]
 
@@ -291,6 +346,16 @@ LAWS = (
         "fetch_address_guarded",
         "Loopback, private and link-local addresses are refused unless a rule names the host.",
         extra=fetch_address_guarded,
+    ),
+    _law(
+        "fetch_host_as_resolved",
+        "A URL's host is the name the resolver looks up, however it is spelled.",
+        extra=fetch_host_as_resolved,
+    ),
+    _law(
+        "fetch_converted_within_bound",
+        "The body read is converted by the total bound, or the result says that bound.",
+        extra=fetch_converted_within_bound,
     ),
 )
 
@@ -384,6 +449,15 @@ def _wildcard_names(rules: tuple[Rule, ...], name: str) -> bool:
     )
 
 
+def _host_as_written(url: str) -> str | None:
+    """The host as the URL writes it, lower case (before IDNA): a fullwidth spelling of a
+    denied host is another host to the rules."""
+    got = address.host_of(url)
+    if got is None:
+        return None
+    return (urlsplit(url).hostname or "").lower().rstrip(".")
+
+
 MUTANTS = (
     Mutant("the connect bound ignored", "fetch", _with(step=_no_connect_bound)),
     Mutant("the first-byte bound ignored", "fetch", _with(step=_no_first_byte_bound)),
@@ -399,6 +473,13 @@ MUTANTS = (
     Mutant("the metadata address let through", "fetch", _with(refused=_metadata_open)),
     Mutant("an IPv4-mapped address judged as IPv6", "fetch", _with(refused=_mapped_open)),
     Mutant("a wildcard rule opening a private host", "fetch", _with(named=_wildcard_names)),
+    Mutant("a host judged as written, not as resolved", "fetch", _with(host_of=_host_as_written)),
+    Mutant("a conversion with no bound", "fetch", _with(convert_due=lambda cfg: cfg.total_ms * 1000)),
+    Mutant(
+        "a conversion's end said without its bound",
+        "fetch",
+        _with(unconverted=lambda cfg, n: "not converted"),
+    ),
 )
 
 

@@ -3,7 +3,8 @@ matches, and the addresses a fetch never connects to unless a rule names the hos
 page cannot steer eukhe into the user's own network.
 
 **Hosts.** `host_of` reads a URL's host as the permission rule and the fetch both judge it:
-http or https only, lower case, without a trailing dot or an IPv6 literal's brackets. A rule
+http or https only, lower case, without a trailing dot or an IPv6 literal's brackets, a name
+beyond ASCII as its ASCII (IDNA) name, the one the resolver looks up. A rule
 `WebFetch(domain:docs.python.org)` matches that host exactly (as Claude Code's does); a
 subdomain only by a wildcard, `WebFetch(domain:*.python.org)`, which matches every name
 below python.org and not python.org itself. A port is never part of it.
@@ -105,8 +106,18 @@ def literal_refused(name: str) -> str | None:
 
 
 def host(text: str) -> str:
-    """A host as rules and fetches compare it: lower case, no trailing dot, no brackets."""
-    return text.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
+    """A host as rules and fetches compare it: lower case, no trailing dot, no brackets, and
+    a name beyond ASCII as the ASCII name the resolver looks up (IDNA). Every spelling of one
+    name is one host: else `ｅｘａｍｐｌｅ.com` or `example。com`, which the resolver takes
+    for example.com, would pass a rule that denies example.com. A name IDNA cannot write
+    stays as it is (no resolver looks it up either)."""
+    got = text.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
+    if got.isascii():
+        return got
+    try:
+        return got.encode("idna").decode("ascii").lower().rstrip(".")
+    except UnicodeError:
+        return got
 
 
 def host_of(url: str) -> str | None:

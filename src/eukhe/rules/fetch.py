@@ -10,7 +10,8 @@ Phases (`Phase`):
 - READ: the body read, `max_bytes` at most over the whole fetch (`room` says how many
   more the runtime may take);
 - ENDED, with its end (`End`).
-`total_ms` bounds the whole fetch, every hop of it, from its start.
+`total_ms` bounds the whole fetch, every hop of it, from its start, and the conversion of
+the body it read (`convert_due`): a page built to take hours to convert ends by it too.
 
 Redirects: one to the same host is followed (a new hop: CONNECT again) while fewer than
 `max_redirects` were; the next ends the fetch (`REDIRECTS`). One to another host ends it
@@ -159,6 +160,21 @@ def due(cfg: Cfg, f: Fetch) -> int:
     """When the runtime tells the model the time at the latest (ms since the fetch began);
     an ended fetch waits for nothing: its `now`."""
     return bound(cfg, f)[0] if f.end is End.LIVE else f.now
+
+
+def convert_due(cfg: Cfg) -> int:
+    """When the body a fetch read must be converted by (ms since the fetch began): the total
+    bound, which bounds the whole fetch, its conversion included."""
+    return cfg.total_ms
+
+
+def unconverted(cfg: Cfg, read: int) -> str:
+    """What the result says of a body read whole (or to maxBytes) whose conversion did not
+    end by `convert_due`."""
+    return (
+        f"{read:,} bytes read, but not converted within {KEYS['total']} = {cfg.total_ms} ms "
+        "(the whole fetch, its conversion included)"
+    )
 
 
 def room(cfg: Cfg, f: Fetch) -> int:

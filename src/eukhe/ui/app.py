@@ -175,8 +175,8 @@ class Agent:
         def children() -> StyleAndTextTuples:
             return [("class:child", "\n".join(view.children_lines()))]
 
-        def todo() -> StyleAndTextTuples:
-            return [("class:todo", "\n".join(view.todo_lines()))]
+        def todo() -> StyleAndTextTuples:  # a row an item, each within the terminal's width
+            return [("class:todo", "\n".join(view.todo_lines(self.app.output.get_size().columns)))]
 
         def queued() -> StyleAndTextTuples:
             lines = [f"queued {q.kind}: {q.text.splitlines()[0] if q.text else ''}" for q in view.queued]
@@ -220,8 +220,8 @@ class Agent:
                     Window(FormattedTextControl(queued), dont_extend_height=True),
                     Condition(lambda: bool(view.queued)),
                 ),
-                ConditionalContainer(  # the session's task list, above the prompt
-                    Window(FormattedTextControl(todo), wrap_lines=True, dont_extend_height=True),
+                ConditionalContainer(  # the session's task list, above the prompt: TODO_SHOWN rows at most
+                    Window(FormattedTextControl(todo), wrap_lines=False, dont_extend_height=True),
                     Condition(lambda: bool(view.todo)),
                 ),
                 ConditionalContainer(

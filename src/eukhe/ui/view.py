@@ -10,6 +10,7 @@ view shows what the event stream reports, no more and no less."""
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -277,10 +278,13 @@ class View:
             return f"{who}{d.get('tool') or 'a tool'} waits for your answer: denied in {left} without one"
         return e.text or str(what)
 
-    def todo_lines(self) -> list[str]:
-        """The task list above the prompt: a line an item, its state as a mark; a long list
-        shows its first TODO_SHOWN items and how many more."""
-        out = [f"{_TODO_MARKS.get(str(i.get('state')), '?')} {i.get('text', '')}" for i in self.todo]
+    def todo_lines(self, width: int = 80) -> list[str]:
+        """The task list above the prompt: a row an item, its state as a mark, its text on
+        one line within `width` columns (the model writes the text: its line breaks and its
+        length would otherwise let 10 items fill the screen and push the prompt off it); a
+        long list shows its first TODO_SHOWN - 1 items and how many more."""
+        out = [_one_row(f"{_TODO_MARKS.get(str(i.get('state')), '?')} {i.get('text', '')}", width)
+               for i in self.todo]  # fmt: skip
         if len(out) > TODO_SHOWN:
             out = [*out[: TODO_SHOWN - 1], f"  … and {len(out) - TODO_SHOWN + 1} more"]
         return out
@@ -308,6 +312,29 @@ TODO_SHOWN = 10
 """Lines the task list takes above the prompt at most."""
 
 _TODO_MARKS = {"pending": "☐", "in_progress": "◐", "done": "☑"}
+
+
+def _one_row(text: str, width: int) -> str:
+    """`text` as one row of at most `width` columns: its runs of blanks and line breaks one
+    space, its control characters as their codes, cut with "…" where it would pass."""
+    flat = printable(" ".join(text.split()))
+    if sum(map(_columns, flat)) <= width:
+        return flat
+    out, used = [], 0
+    for ch in flat:
+        used += _columns(ch)
+        if used > max(width - 1, 0):
+            break
+        out.append(ch)
+    return "".join(out) + "…"
+
+
+def _columns(ch: str) -> int:
+    """The columns a terminal gives a character: none for a combining mark, two for a wide one."""
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
 
 _OUTCOME_STYLE = {"answered": "green", "failed": "red", "aborted": "yellow"}
 

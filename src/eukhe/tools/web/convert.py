@@ -3,19 +3,24 @@ other text as it is, a PDF's text (pypdf), anything else said by its type and si
 
 Both libraries take a tenth of a second to import, so this module is loaded by a run's
 first fetch only (`tools.web.fetch`), and by the warm template. The conversion is CPU
-work on at most `webFetch.maxBytes` bytes: the caller runs it off the event loop.
+work on at most `webFetch.maxBytes` bytes: the caller runs it off the event loop, within a
+deadline. A thread cannot be killed, so the conversion looks at `stop` as it goes (each
+tag of a page, each page of a PDF and each operation on it) and ends by `Stopped` once the
+caller has set it: a PDF of 50 KB can hold hours of text extraction (many pages that show
+one content stream), and would otherwise burn a core that long after its fetch gave up.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import threading
 
 import pypdf
 from bs4 import BeautifulSoup
 from markdownify import ATX, MarkdownConverter
 
-__all__ = ["PDF", "converted", "kind_of"]
+__all__ = ["PDF", "Stopped", "converted", "kind_of"]
 
 HTML = ("text/html", "application/xhtml+xml")
 PDF = "application/pdf"
@@ -32,6 +37,24 @@ SNIFFED = 1024
 """Bytes looked at to tell the kind of a body that names no type."""
 
 _BLANK = re.compile(r"\n{3,}")
+
+
+class Stopped(BaseException):
+    """The conversion was stopped (its deadline passed, or the run was aborted): as a
+    cancellation, no handler of a failure (a PDF's `except Exception`) takes it for one."""
+
+
+class _Markdown(MarkdownConverter):
+    """markdownify's converter (ATX headings), which stops when it is told to, at its next tag."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        super().__init__(heading_style=ATX)
+        self.stop = stop
+
+    def process_tag(self, node: object, parent_tags: object = None) -> object:
+        if self.stop.is_set():
+            raise Stopped
+        return super().process_tag(node, parent_tags)  # type: ignore[misc]  # not in markdownify's stub
 
 
 def kind_of(content_type: str, head: bytes) -> str:
@@ -61,17 +84,26 @@ def kind_of(content_type: str, head: bytes) -> str:
     return "text"
 
 
-def converted(body: bytes, content_type: str, charset: str | None) -> tuple[str, str]:
+def converted(
+    body: bytes, content_type: str, charset: str | None, stop: threading.Event | None = None
+) -> tuple[str, str]:
     """The body as text, and what it was (`HTML converted to Markdown`, `text`, `PDF text`,
     or a type and size for a body shown as neither). Never raises for a malformed body: a
-    PDF that cannot be read says why."""
+    PDF that cannot be read says why. Stopped: `stop` was set before it was done."""
+    stop = stop or threading.Event()
     kind = kind_of(content_type, body)
     if kind == "html":
         soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
-        text = MarkdownConverter(heading_style=ATX).convert_soup(soup)
+        try:
+            text = _Markdown(stop).convert_soup(soup)
+        except RecursionError:  # a few hundred nested tags: the converter recurses, the text walk does not
+            for tag in soup.find_all(["script", "style"]):
+                tag.extract()
+            text = soup.get_text("\n")
+            return _BLANK.sub("\n\n", text).strip() + "\n", "HTML nested too deeply for Markdown: its text"
         return _BLANK.sub("\n\n", text).strip() + "\n", "HTML converted to Markdown"
     if kind == "pdf":
-        return _pdf(body)
+        return _pdf(body, stop)
     if kind == "text":
         return _decoded(body, charset), "text"
     media = content_type.split(";", 1)[0].strip() or "no type named"
@@ -85,10 +117,17 @@ def _decoded(body: bytes, charset: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def _pdf(body: bytes) -> tuple[str, str]:
+def _pdf(body: bytes, stop: threading.Event) -> tuple[str, str]:
+    def each(*operation: object) -> None:  # pypdf's visitor: before each operation of a page
+        if stop.is_set():
+            raise Stopped
+
     try:
         reader = pypdf.PdfReader(io.BytesIO(body))
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = []
+        for page in reader.pages:
+            each()
+            pages.append(page.extract_text(visitor_operand_before=each) or "")
     except Exception as e:  # pypdf raises many kinds for a malformed file; none is the run's
         return "", f"a PDF of {len(body):,} bytes whose text could not be read: {type(e).__name__}: {e}"
     text = "\n\n".join(f"[page {i}]\n{t.strip()}" for i, t in enumerate(pages, 1))

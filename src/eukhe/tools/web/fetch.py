@@ -16,6 +16,11 @@ Redirects are followed here, not by httpx: one to the same host as a new hop of 
 fetch (its address checked again), one to another host not at all: the result names the
 URL, and the model's call to it is judged by the permission rule as its own.
 
+The body is counted as it comes off the wire (a content coding the server sent unasked is
+undone afterwards, to maxBytes at most: `tools.web.decode`), and converted off the event
+loop by the total bound (`rules.fetch.convert_due`), the converting thread told to stop
+then (`tools.web.convert`): a page cannot stretch the fetch by what it decodes or converts to.
+
 Each fetch has a client and a connection of its own: fetches side by side share nothing.
 What comes back passes, as every tool's result, the run's redactor, and is cut at the
 tools' output cap (`Limits.read_max_output`).
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar, cast
@@ -40,6 +46,7 @@ from eukhe.rules import fetch as rule
 from eukhe.rules.fetch import End, Kind, Phase
 from eukhe.rules.wait import End as Ended
 from eukhe.tools.base import Context, Result
+from eukhe.tools.web.decode import codings, decoded
 
 __all__ = ["REDIRECTS", "WEB_FETCH", "WebFetch"]
 
@@ -116,11 +123,6 @@ async def _addresses(name: str, port: int) -> list[str]:
     """The addresses `name` resolves to, each once, in the resolver's order."""
     got = await asyncio.get_running_loop().getaddrinfo(name, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in got))
-
-
-def _ascii(name: str) -> str:
-    """A host as a header and TLS name it: IDNA for a name beyond ASCII."""
-    return name if name.isascii() else name.encode("idna").decode("ascii")
 
 
 def _port(parts: SplitResult) -> int:
@@ -257,7 +259,7 @@ class WebFetch:
         address could not be connected to (the next one is tried)."""
         port = _port(parts)
         default = port == (443 if parts.scheme.lower() == "https" else 80)
-        name = _ascii(host)
+        name = host  # ASCII already (`rules.address.host`: the name the resolver looked up)
         shown = f"[{name}]" if ":" in name else name
         target = f"[{ip}]" if ":" in ip else ip
         query = f"?{parts.query}" if parts.query else ""
@@ -307,8 +309,11 @@ class WebFetch:
 
     async def _read(self, run: _Live, response: httpx2.Response) -> None:
         """The body, a piece at a time, each within the model's deadline, no more of it than
-        the model leaves room for."""
-        pieces = response.aiter_bytes()
+        the model leaves room for. The bytes as they came (`aiter_raw`): a content coding the
+        server sent though none was asked for is undone later, within its own bound
+        (`tools.web.decode`); counted decoded, a body of empty deflate blocks would never
+        reach maxBytes, and be read without end."""
+        pieces = response.aiter_raw()
         while run.live:
             got = await run.wait(anext(pieces))
             if got is None:
@@ -337,25 +342,74 @@ class WebFetch:
             return Result(f"web_fetch {url}: {words or end.value}", end in rule.ERRORS)
         body = bytes(run.body)
         content_type = response.headers.get("content-type", "")
-        # CPU work on up to maxBytes, off the event loop (fetches beside it go on); the abort ends the wait
-        raced = await waits.race(asyncio.to_thread(_converted, body, content_type, response.charset_encoding),
-                                 None, ctx.cancel)  # fmt: skip
-        if raced.end is not Ended.EVENT:
+        applied = codings(response.headers.get("content-encoding", ""))
+        # CPU work on up to maxBytes, off the event loop (fetches beside it go on), by the model's
+        # deadline (the total bound) or the run's abort; then the thread is told to stop
+        work = _Convert(body, content_type, response.charset_encoding, applied, run.cfg.max_bytes)
+        due = run.t0 + rule.convert_due(run.cfg) / 1000
+        try:
+            raced = await waits.race(asyncio.to_thread(work), due, ctx.cancel, self.clock)
+        finally:
+            work.stop.set()  # a thread cannot be killed: it stops at its next look (`convert.Stopped`)
+        if raced.end is Ended.CANCEL:
             return Result(f"web_fetch {url}: the run was aborted while the page was converted", True)
-        text, what = raced.result()
+        if raced.end is not Ended.EVENT:
+            return Result(f"web_fetch {url}: {rule.unconverted(run.cfg, len(body))}", True)
+        got = raced.result()
         status = f"{response.status_code} {response.reason_phrase}".strip()
         cut = f"; {said}" if said else ""
-        head = f"{url} · {status} · {what} · {len(body):,} bytes{cut}"
-        return Result(_cap(f"{head}\n\n{text}" if text else head, ctx.limits.read_max_output),
-                      response.status_code >= 400)  # fmt: skip
+        head = f"{url} · {status} · {got.what} · {len(body):,} bytes{got.decoded}{cut}"
+        return Result(_cap(f"{head}\n\n{got.text}" if got.text else head, ctx.limits.read_max_output),
+                      response.status_code >= 400 or got.failed)  # fmt: skip
 
 
-def _converted(body: bytes, content_type: str, charset: str | None) -> tuple[str, str]:
-    """`tools.web.convert.converted`, its module imported at the first page (markdownify and
+@dataclass(frozen=True)
+class _Shown:
+    """A body as the result shows it: its text, what it was, how its coding was undone
+    ("" none was), and whether that failed."""
+
+    text: str
+    what: str
+    decoded: str = ""
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class _Convert:
+    """The body decoded (`tools.web.decode`, to maxBytes at most) and converted
+    (`tools.web.convert.converted`, its module imported at the first page: markdownify and
     pypdf cost a tenth of a second each to import), in the thread that converts."""
-    from eukhe.tools.web.convert import converted
 
-    return converted(body, content_type, charset)
+    body: bytes
+    content_type: str
+    charset: str | None
+    applied: list[str]
+    cap: int
+    stop: threading.Event = field(default_factory=threading.Event)  # set: stop converting
+
+    def __call__(self) -> _Shown:
+        from eukhe.tools.web.convert import Stopped, converted
+
+        try:
+            return self._shown(converted)
+        except Stopped:  # nobody waits for it any more
+            return _Shown("", "stopped")
+
+    def _shown(self, converted: Callable[..., tuple[str, str]]) -> _Shown:
+        got = decoded(self.body, self.applied, self.cap)
+        if got.problem:
+            media = self.content_type.split(";", 1)[0].strip() or "no type named"
+            return _Shown(
+                "", f"{media}, {len(self.body):,} bytes {got.problem}: not shown", failed=got.broken
+            )
+        text, what = converted(got.body, self.content_type, self.charset, self.stop)
+        if not self.applied:
+            return _Shown(text, what)
+        how = ", ".join(self.applied)
+        if got.cut:
+            bound = f"{rule.KEYS['bytes']} = {self.cap} bytes"
+            return _Shown(text, what, f", {how} decoded to more than {bound}: cut there")
+        return _Shown(text, what, f", {how} decoded to {len(got.body):,} bytes")
 
 
 def _refused(url: str, host: str, ip: str, why: str) -> str:
