@@ -5,8 +5,8 @@ Both libraries take a tenth of a second to import, so this module is loaded by a
 first fetch only (`tools.web.fetch`), and by the warm template. The conversion is CPU
 work on at most `webFetch.maxBytes` bytes: the caller runs it off the event loop, within a
 deadline. A thread cannot be killed, so the conversion looks at `stop` as it goes (each
-tag of a page, each page of a PDF and each operation on it) and ends by `Stopped` once the
-caller has set it: a PDF of 50 KB can hold hours of text extraction (many pages that show
+tag of a page, each page of a PDF and each operation on it) and ends, saying `STOPPED`, once
+the caller has set it: a PDF of 50 KB can hold hours of text extraction (many pages that show
 one content stream), and would otherwise burn a core that long after its fetch gave up.
 """
 
@@ -20,7 +20,7 @@ import pypdf
 from bs4 import BeautifulSoup
 from markdownify import ATX, MarkdownConverter
 
-__all__ = ["PDF", "Stopped", "converted", "kind_of"]
+__all__ = ["PDF", "STOPPED", "converted", "kind_of"]
 
 HTML = ("text/html", "application/xhtml+xml")
 PDF = "application/pdf"
@@ -39,9 +39,14 @@ SNIFFED = 1024
 _BLANK = re.compile(r"\n{3,}")
 
 
-class Stopped(BaseException):
+STOPPED = "stopped"
+"""What a conversion stopped before it was done gives as what it was (with no text)."""
+
+
+class _Stopped(BaseException):
     """The conversion was stopped (its deadline passed, or the run was aborted): as a
-    cancellation, no handler of a failure (a PDF's `except Exception`) takes it for one."""
+    cancellation, no handler of a failure (a PDF's `except Exception`) takes it for one;
+    `converted` ends by it."""
 
 
 class _Markdown(MarkdownConverter):
@@ -53,7 +58,7 @@ class _Markdown(MarkdownConverter):
 
     def process_tag(self, node: object, parent_tags: object = None) -> object:
         if self.stop.is_set():
-            raise Stopped
+            raise _Stopped
         return super().process_tag(node, parent_tags)  # type: ignore[misc]  # not in markdownify's stub
 
 
@@ -88,9 +93,17 @@ def converted(
     body: bytes, content_type: str, charset: str | None, stop: threading.Event | None = None
 ) -> tuple[str, str]:
     """The body as text, and what it was (`HTML converted to Markdown`, `text`, `PDF text`,
-    or a type and size for a body shown as neither). Never raises for a malformed body: a
-    PDF that cannot be read says why. Stopped: `stop` was set before it was done."""
-    stop = stop or threading.Event()
+    or a type and size for a body shown as neither); no text and `STOPPED` when `stop` was
+    set before it was done. Never raises for a malformed body: a PDF that cannot be read
+    says why."""
+    try:
+        return _converted(body, content_type, charset, stop or threading.Event())
+    except _Stopped:  # nobody waits for it any more
+        return "", STOPPED
+
+
+def _converted(body: bytes, content_type: str, charset: str | None, stop: threading.Event) -> tuple[str, str]:
+    """`converted`, raising `_Stopped` at its next look once `stop` is set."""
     kind = kind_of(content_type, body)
     if kind == "html":
         soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
@@ -120,7 +133,7 @@ def _decoded(body: bytes, charset: str | None) -> str:
 def _pdf(body: bytes, stop: threading.Event) -> tuple[str, str]:
     def each(*operation: object) -> None:  # pypdf's visitor: before each operation of a page
         if stop.is_set():
-            raise Stopped
+            raise _Stopped
 
     try:
         reader = pypdf.PdfReader(io.BytesIO(body))

@@ -350,7 +350,7 @@ class WebFetch:
         try:
             raced = await waits.race(asyncio.to_thread(work), due, ctx.cancel, self.clock)
         finally:
-            work.stop.set()  # a thread cannot be killed: it stops at its next look (`convert.Stopped`)
+            work.stop.set()  # a thread cannot be killed: it stops at its next look (`convert.STOPPED`)
         if raced.end is Ended.CANCEL:
             return Result(f"web_fetch {url}: the run was aborted while the page was converted", True)
         if raced.end is not Ended.EVENT:
@@ -388,12 +388,9 @@ class _Convert:
     stop: threading.Event = field(default_factory=threading.Event)  # set: stop converting
 
     def __call__(self) -> _Shown:
-        from eukhe.tools.web.convert import Stopped, converted
+        from eukhe.tools.web.convert import converted
 
-        try:
-            return self._shown(converted)
-        except Stopped:  # nobody waits for it any more
-            return _Shown("", "stopped")
+        return self._shown(converted)  # stopped: nobody waits for it any more
 
     def _shown(self, converted: Callable[..., tuple[str, str]]) -> _Shown:
         got = decoded(self.body, self.applied, self.cap)
