@@ -42,6 +42,7 @@ class Model:
     host_of: Callable[[str], str | None] = address.host_of
     convert_due: Callable[[Cfg], int] = f.convert_due
     unconverted: Callable[[Cfg, int], str] = f.unconverted
+    guarded: Callable[[str, bool], str | None] = address.guarded
 
 
 MODEL = Model(
@@ -55,6 +56,7 @@ MODEL = Model(
     address.host_of,
     f.convert_due,
     f.unconverted,
+    address.guarded,
 )
 
 
@@ -272,6 +274,9 @@ def fetch_address_guarded(m: Model, cfg: Cfg) -> str | None:
     for rules, name, want in GUARD_RULES:
         if m.named(rules, name) != want:
             return f"named({rules!r}, {name!r}) = {not want}, but it must be {want}"
+    for text, _ in ADDRESSES:  # what the fetch asks of each address it resolved
+        if m.guarded(text, False) != m.refused(text) or m.guarded(text, True) is not None:
+            return f"guarded({text!r}) is not refused({text!r}) unless a rule names the host"
     return None
 
 
@@ -473,6 +478,7 @@ MUTANTS = (
     Mutant("the metadata address let through", "fetch", _with(refused=_metadata_open)),
     Mutant("an IPv4-mapped address judged as IPv6", "fetch", _with(refused=_mapped_open)),
     Mutant("a wildcard rule opening a private host", "fetch", _with(named=_wildcard_names)),
+    Mutant("a refused address connected to with no rule", "fetch", _with(guarded=lambda a, named: None)),
     Mutant("a host judged as written, not as resolved", "fetch", _with(host_of=_host_as_written)),
     Mutant("a conversion with no bound", "fetch", _with(convert_due=lambda cfg: cfg.total_ms * 1000)),
     Mutant(

@@ -99,6 +99,12 @@ def refused(address: str) -> str | None:
     return next((why for net, why in V4 if ip in net), None)
 
 
+def guarded(address: str, named: bool) -> str | None:
+    """Why a fetch does not connect to `address`, one its host resolved to (None: it may):
+    a refused address, unless an allow rule names the host itself (`named`)."""
+    return None if named else refused(address)
+
+
 def literal_refused(name: str) -> str | None:
     """Why a host written as an IP address is refused (None: allowed, or a name, which only
     its resolved addresses tell)."""

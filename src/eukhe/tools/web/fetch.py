@@ -236,8 +236,7 @@ class WebFetch:
             run.fail(f"{host} could not be resolved: {e}")
             return None
         for ip in found:
-            why = address.refused(ip)
-            if why is not None and not self.named(host):
+            if why := address.guarded(ip, self.named(host)):
                 run.fail(_refused(url, host, ip, why))
                 return None
         failures: list[str] = []
