@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from eukhe.rules import registry
 from eukhe.sandbox import ending
 from eukhe.sandbox.guard import PROTECTED, Guard, _Mark, _remove
 from tests.sandbox.test_bwrap import needs_bwrap
@@ -91,7 +92,10 @@ def test_a_cut_look_says_so_and_the_next_goes_further(tmp_path: Path) -> None:
     assert [c.cut is None for c in looks] == [False, False, True]
     assert "it stopped after listing 15 folders (at most 15 a look)" in (looks[0].cut or "")
     note = looks[0].notes("this command")
-    assert note and note[-1].startswith("[the look for .git, .eukhe and .mcp.json in the workspace was cut")
+    assert note and note[-1].startswith(
+        "[the look for what eukhe and git load (.git, .eukhe, .mcp.json, .claude, ...) in the workspace "
+        "was cut"
+    )
     (tmp_path / "d2" / "d2" / "d2" / ".eukhe").mkdir()
     closed = g.end(str(tmp_path))
     assert closed.removed == (("d2/d2/d2/.eukhe", "folder"),) and closed.folders == n
@@ -134,8 +138,10 @@ def test_removal_never_follows_a_link_out_of_the_workspace(tmp_path: Path) -> No
     )
 
 
-def test_the_names_are_one_list() -> None:
-    assert PROTECTED == (".git", ".eukhe", ".mcp.json")
+def test_the_names_are_the_registrys() -> None:
+    """What the guard holds is what eukhe and git load (`rules.registry`), never a list of its own."""
+    assert set(PROTECTED) == {".git", ".eukhe", ".mcp.json", ".claude", ".husky"}
+    assert PROTECTED == tuple(registry.NAMES)
 
 
 @needs_bwrap

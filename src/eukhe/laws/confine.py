@@ -25,12 +25,13 @@ from eukhe.rules import permission as p
 from eukhe.rules.access import Cfg, Decision, Kind, Mode, Policy, Rule, Source, Verdict, Why, literal_head
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where
 from eukhe.rules.permission import Call
+from eukhe.rules.registry import fold
 
 
 @dataclass(frozen=True)
 class Model:
     place: Callable[[str, Where], tuple[Place, str]]
-    name_of: Callable[[str], Name]
+    name_of: Callable[[str, tuple[str, ...]], Name]
     decide: Callable[[Cfg, Reach], Decision]
     opened: Callable[..., Decision]
 
@@ -47,9 +48,10 @@ def cached(m: Model) -> Model:
     )
 
 
-WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",))
+WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",), ("/p/tools/hooks",))
 """The workspace /p (and /w the sandbox may write), eukhe's home /u/.eukhe, the user's home /u,
-and /o/cfg.json, where a link of the home's leads."""
+/o/cfg.json, where a link of the home's leads, and /p/tools/hooks, the folder git's
+core.hooksPath names."""
 
 
 class Is(Enum):
@@ -57,6 +59,7 @@ class Is(Enum):
 
     INSIDE = "inside"
     GIT = "a .git inside"
+    CODE = "what eukhe or git loads as code, inside"
     CONFIG = "eukhe's configuration inside"
     HOME = "eukhe's own"
     PROCESS = "a process's folder"
@@ -65,6 +68,7 @@ class Is(Enum):
     OUTSIDE = "outside"
     OUTSIDE_GIT = "a .git outside"
     OUTSIDE_CONFIG = "eukhe's configuration outside"
+    OUTSIDE_CODE = "what eukhe loads as code, outside"
 
 
 PATHS: tuple[tuple[str, Is, str], ...] = (
@@ -77,6 +81,17 @@ PATHS: tuple[tuple[str, Is, str], ...] = (
     ("/p/sub/.git/hooks/pre-commit", Is.GIT, ""),
     ("/p/.eukhe/settings.json", Is.CONFIG, ""),
     ("/p/sub/.mcp.json", Is.CONFIG, ""),
+    ("/p/.GIT/hooks/pre-commit", Is.GIT, ""),
+    ("/p/.Eukhe/settings.json", Is.CONFIG, ""),
+    ("/p/.mcp.j\u017fon", Is.CONFIG, ""),
+    ("/p/\uff0egit/config", Is.GIT, ""),
+    ("/p/.claude/settings.json", Is.CODE, "/p/.claude"),
+    ("/p/.claude", Is.CODE, "/p/.claude"),
+    ("/p/sub/.Claude/agents/planted.md", Is.CODE, "/p/sub/.Claude"),
+    ("/p/.husky/pre-commit", Is.CODE, "/p/.husky"),
+    ("/p/tools/hooks/pre-push", Is.CODE, "/p/tools/hooks"),
+    ("/p/tools/hooks-old/x", Is.INSIDE, ""),
+    ("/p/.github/workflows/ci.yml", Is.INSIDE, ""),
     ("/u/.eukhe/settings.json", Is.HOME, ""),
     ("/u/.eukhe", Is.HOME, ""),
     ("/o/cfg.json", Is.HOME, ""),
@@ -96,6 +111,7 @@ PATHS: tuple[tuple[str, Is, str], ...] = (
     ("/pp/a.txt", Is.OUTSIDE, ""),
     ("/q/.git/config", Is.OUTSIDE_GIT, ""),
     ("/q/.eukhe/settings.json", Is.OUTSIDE_CONFIG, ""),
+    ("/q/.claude/settings.json", Is.OUTSIDE_CODE, ""),
 )
 """Each path, what it is, and for a secret place the place's own folder."""
 
@@ -116,10 +132,18 @@ RULES: tuple[tuple[Rule, ...], ...] = (
         Rule(Kind.ALLOW, "Read", "/o/**", H),
     ),
     (Rule(Kind.ALLOW, "Read", "/u/**", H), Rule(Kind.ALLOW, "Read", "/u/.ssh*", H)),
+    (
+        Rule(Kind.ALLOW, "Edit", "/p/.claude/**", H),
+        Rule(Kind.ALLOW, "Edit", "/p/tools/hooks/**", Source.FLAG),
+        Rule(Kind.ALLOW, "Edit", "/p/.husky/**", P),
+        Rule(Kind.ALLOW, "Edit", "/p/sub/.Claude/**", Source.APPROVED),
+    ),
 )
 """Rule sets that reach for each place: outside from the home and a project, a secret place named
 by the home, by a project, by a person's session; broad and bare rules; rules for eukhe's own
-places and /proc; a rule whose text starts like a secret place without naming it."""
+places and /proc; a rule whose text starts like a secret place without naming it; rules that
+name what eukhe loads as code, from the home and the command line, from a project and from a
+person's approvals."""
 
 READS = (Act.READ, Act.LIST, Act.SEARCH)
 TOOL = {
@@ -172,7 +196,7 @@ def placed(m: Model, i: int) -> Reach:
     act, k = REACHES[i % len(REACHES)]
     path = PATHS[k][0]
     where, root = m.place(path, WHERE)
-    return Reach(act, where, path, m.name_of(path), root)
+    return Reach(act, where, path, m.name_of(path, WHERE.code), root)
 
 
 def truth(i: int) -> tuple[Act, str, Is, str]:
@@ -219,15 +243,19 @@ def cfg_valid(cfg: CCfg) -> bool:
 # ---------------------------------------------------------------- what the laws read
 
 
-def _rule_allows(cfg: Cfg, act: Act, path: str, home_only: bool = False, place: str = "") -> bool:
+def _rule_allows(
+    cfg: Cfg, act: Act, path: str, home_only: bool = False, place: str = "", flag: bool = False
+) -> bool:
     """Whether an allow rule of the set names `path` for `act` (Read for what reads, Edit
-    for what writes; a bare one names all), from the home when `home_only`, and naming
-    the place `place` itself (its text cannot reach above it) when given."""
+    for what writes; a bare one names all), from the home when `home_only` (or the command
+    line too, with `flag`), and naming the place `place` itself (its text cannot reach above
+    it) when given."""
     tool = "Edit" if act in WRITES else "Read"
+    mine = (Source.HOME, Source.FLAG) if flag else (Source.HOME,)
     for r in cfg.rules:
         if r.kind is not Kind.ALLOW or p.rule_tool(r.tool) != tool:
             continue
-        if home_only and r.source is not Source.HOME:
+        if home_only and r.source not in mine:
             continue
         if r.pattern is None:
             if place:
@@ -293,24 +321,55 @@ def confine_home_never(m: Model, cfg: CCfg, s: State, x: In) -> bool:
     return placed_d.verdict is Verdict.ALLOW
 
 
+PROTECTED_KINDS = frozenset({Is.GIT, Is.CODE, Is.CONFIG, Is.OUTSIDE_GIT, Is.OUTSIDE_CONFIG, Is.OUTSIDE_CODE})
+
+
 def confine_protected_never_written(m: Model, cfg: CCfg, s: State, x: In) -> bool:
     """No tool, bash included, writes, creates or deletes a protected name (a .git at any
-    depth, .eukhe/, .mcp.json), existing or not, without a person: eukhe's configuration
-    never; a .git only by a person's yes, asked each time whatever the rules."""
+    depth, .eukhe/, .mcp.json, and what eukhe or git loads as code: .claude/, .husky/, the
+    folder git's hooks path names), existing or not, whatever its spelling, without a
+    person: eukhe's configuration never; a .git only by a person's yes, asked each time
+    whatever the rules; what is loaded as code by a person's yes, or by an allow rule of
+    their own (the home's settings, the command line) that names that very place."""
     got = _permit(m, cfg, x)
     if got is None:
         return True
-    act, path, kind, _, placed_d, d = got
-    if act not in WRITES or kind not in (Is.GIT, Is.CONFIG, Is.OUTSIDE_GIT, Is.OUTSIDE_CONFIG):
+    act, path, kind, root, placed_d, d = got
+    if act not in WRITES or kind not in PROTECTED_KINDS:
         return True
     r = placed(m, x.reach)
     bash = p.decide(cfg.cfg(), Call("bash", (("touch", path),), writes=True, reaches=(r,)), m.decide)
     never = not _runs(d) and not _runs(bash) and not _runs(placed_d)
     if kind in (Is.CONFIG, Is.OUTSIDE_CONFIG):
         return never & (d.verdict is Verdict.DENY) & (bash.verdict is Verdict.DENY)
+    if kind is Is.CODE and _rule_allows(cfg.cfg(), act, path, home_only=True, place=root, flag=True):
+        return placed_d.verdict is Verdict.ALLOW
     if not cfg.person:
         return never & (d.verdict is Verdict.DENY)
     return never & (placed_d.verdict is Verdict.ASK)
+
+
+def confine_names_as_folded(m: Model, cfg: CCfg, s: State, x: In) -> bool:
+    """A path holds a protected name however a folding filesystem spells it (case, Unicode's
+    case folding, compatibility forms, the code points HFS+ ignores, trailing dots), and
+    whichever of eukhe's loaders or git's reads it (`rules.registry`): `.GIT`, `.Claude` and
+    `.mcp.jſon` are protected as `.git`, `.claude` and `.mcp.json` are, and so is the folder
+    git's hooks path names; a name that only starts like one (`.github`, `.claudeignore`,
+    `hooks-old`) is plain."""
+    if x.op is not Op.PERMIT:
+        return True
+    _, path, kind, _ = truth(x.reach)
+    name = m.name_of(path, WHERE.code)
+    want = {
+        Is.GIT: Name.GIT,
+        Is.OUTSIDE_GIT: Name.GIT,
+        Is.CODE: Name.CODE,
+        Is.OUTSIDE_CODE: Name.CODE,
+        Is.CONFIG: Name.CONFIG,
+        Is.OUTSIDE_CONFIG: Name.CONFIG,
+        Is.INSIDE: Name.PLAIN,
+    }.get(kind)
+    return want is None or name is want
 
 
 def confine_decides_what_it_opens(m: Model, cfg: CCfg, s: State, x: In) -> bool:
@@ -347,8 +406,13 @@ LAWS = (
     ),
     _law(
         "confine_protected_never_written",
-        "No protected name (.git, .eukhe, .mcp.json) is written without a person.",
+        "No protected name (.git, .eukhe, .mcp.json, .claude, git's hooks) is written without a person.",
         confine_protected_never_written,
+    ),
+    _law(
+        "confine_names_as_folded",
+        "A protected name is one however a folding filesystem spells it, and whoever loads it.",
+        confine_names_as_folded,
     ),
     _law(
         "confine_decides_what_it_opens",
@@ -423,10 +487,51 @@ def _git_written_freely(cfg: Cfg, r: Reach) -> Decision:
     return c.decide(cfg, r)
 
 
-def _only_the_top_name(path: str) -> Name:
+def _only_the_top_name(path: str, code: tuple[str, ...] = ()) -> Name:
     """A protected name seen only at the top of the workspace: one deeper in the tree is plain."""
     parts = path.split("/")
     return c.PROTECTED.get(parts[2], Name.PLAIN) if len(parts) > 2 else Name.PLAIN
+
+
+def _exact_names(path: str, code: tuple[str, ...] = ()) -> Name:
+    """Names compared as they are spelled: `.GIT` or `.mcp.jſon` taken as plain."""
+    names = [c.PROTECTED[part] for part in path.split("/") if part in c.PROTECTED]
+    if any(c.under(path, x) for x in code):
+        names.append(Name.CODE)
+    return max(names, key=c.RANK.__getitem__, default=Name.PLAIN)
+
+
+def _hand_list(path: str, code: tuple[str, ...] = ()) -> Name:
+    """The protected names as a list someone wrote before hooks and agents came: `.claude`,
+    `.husky` and the folders the settings and git name are plain."""
+    old = {".git": Name.GIT, ".eukhe": Name.CONFIG, ".mcp.json": Name.CONFIG}
+    names = [old[f] for f in (fold(part) for part in path.split("/")) if f in old]
+    return max(names, key=c.RANK.__getitem__, default=Name.PLAIN)
+
+
+def _code_folders_forgotten(path: str, code: tuple[str, ...] = ()) -> Name:
+    return c.name_of(path)
+
+
+def _code_written_freely(cfg: Cfg, r: Reach) -> Decision:
+    if r.name is Name.CODE:
+        return c.decide(cfg, dataclasses.replace(r, name=Name.PLAIN))
+    return c.decide(cfg, r)
+
+
+def _any_source_opens_code(cfg: Cfg, r: Reach) -> Decision:
+    if r.name is Name.CODE:
+        mine = dataclasses.replace(
+            cfg, rules=tuple(dataclasses.replace(x, source=Source.HOME) for x in cfg.rules)
+        )
+        return c.decide(mine, r)
+    return c.decide(cfg, r)
+
+
+def _broad_rule_opens_code(cfg: Cfg, r: Reach) -> Decision:
+    if r.name is Name.CODE:
+        return c.decide(cfg, dataclasses.replace(r, root="/"))
+    return c.decide(cfg, r)
 
 
 def _decided_earlier(cfg: Cfg, r: Reach, approved: tuple[str, ...], rule: c.Decide | None = None) -> Decision:
@@ -459,6 +564,16 @@ MUTANTS = (
     ),
     Mutant("a .git written without a person", C, _with(decide=_git_written_freely)),
     Mutant("a protected name deep in the tree read as plain", C, _with(name_of=_only_the_top_name)),
+    Mutant("protected names compared as spelled, not as folded", C, _with(name_of=_exact_names)),
+    Mutant("the protected names a hand-written list, not the registry", C, _with(name_of=_hand_list)),
+    Mutant("the folders git and the settings name forgotten", C, _with(name_of=_code_folders_forgotten)),
+    Mutant("what eukhe loads as code written without a person", C, _with(decide=_code_written_freely)),
+    Mutant(
+        "a project's or an approval's rule that opens what is loaded as code",
+        C,
+        _with(decide=_any_source_opens_code),
+    ),
+    Mutant("a broad rule taken as naming what is loaded as code", C, _with(decide=_broad_rule_opens_code)),
     Mutant("the name decided at permit time standing for the object", C, _with(opened=_decided_earlier)),
     Mutant("a person's yes covering every later object", C, _with(opened=_yes_covers_all)),
 )

@@ -68,6 +68,10 @@ class Why(Enum):
     SECRET = "it reaches one of your secret places (~/.ssh, ~/.aws, ...)"
     KERNEL = "it searches or writes kernel pseudo-files (/proc, /sys, /dev)"
     GIT = "it writes inside a .git folder, which only a person may allow"
+    LOADED = (
+        "it writes what eukhe or git loads and runs as code (Claude Code's .claude/ settings, hooks "
+        "and agents, git's hooks, a skills folder), which only a person may allow"
+    )
     OUTSIDE_READ = "it reads outside the workspace"
     DENY_RULE = "a deny rule matches it"
     UNREADABLE = "its command could not be read whole"

@@ -8,8 +8,10 @@ among `/proc` a process's own folder (`/proc/<pid>/`, `self`, `thread-self`: its
 its environment, its open files), eukhe's home, one of the user's secret places
 (`SECRET_PLACES` in their home, `SYSTEM_SECRETS`), inside the workspace (or a folder the
 sandbox lets a call write), or outside. Besides its place, a path may hold a protected
-name (`PROTECTED`): a `.git` at any depth and all under it, `.eukhe/`, `.mcp.json`,
-whether they exist or not.
+name, at any depth, whether it exists or not, compared as a folding filesystem compares
+names (`rules.registry`, which declares what eukhe and git load): eukhe's configuration
+(`.eukhe/`, `.mcp.json`), git's (`.git`), and what eukhe or git loads and runs as code
+(`.claude/`, `.husky/`, and the folders a run's settings and git name: `Where.code`).
 
 **The decision** (`decide`): what a tool does there (read, list, search, write, create,
 delete, execute), against the mode and the rules in force. In order:
@@ -20,7 +22,9 @@ delete, execute), against the mode and the rules in force. In order:
    rules never can), opens it; else denied;
 4. a kernel pseudo-file is never searched nor written;
 5. eukhe's configuration (`.eukhe/`, `.mcp.json`) is never written; a `.git` is written
-   only by a person's yes;
+   only by a person's yes, asked each time; what eukhe or git loads as code (`.claude/`,
+   git's hooks, a folder the settings name) by a person's yes, or an allow rule of their
+   own (the home's settings, the command line) that names that very place;
 6. inside the workspace: allowed (the permission rule then reads the mode and policy);
 7. outside: an allow rule that names it, or danger-full-access, allows; else a person
    is asked (headless: denied, naming the rule to add).
@@ -38,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from eukhe.rules import registry
 from eukhe.rules.access import (
     Cfg,
     Decision,
@@ -69,7 +74,7 @@ WRITES = frozenset({Act.WRITE, Act.CREATE, Act.DELETE})
 
 class Place(Enum):
     WORKSPACE = "inside the workspace"
-    PROTECTED = "a protected name inside the workspace (.git, .eukhe, .mcp.json)"
+    PROTECTED = "a protected name inside the workspace (.git, .eukhe, .mcp.json, .claude, ...)"
     HOME = "eukhe's home"
     PROCESS = "a process's memory or environment (/proc/<pid>/)"
     SECRET = "one of the user's secret places"
@@ -82,12 +87,27 @@ class Name(Enum):
 
     PLAIN = "plain"
     GIT = ".git"
+    CODE = "what eukhe or git loads and runs as code"
     CONFIG = "eukhe's configuration"
 
 
-PROTECTED = {".git": Name.GIT, ".eukhe": Name.CONFIG, ".mcp.json": Name.CONFIG}
-"""The protected names: what runs later outside any sandbox (a git hook, `core.fsmonitor`)
-or configures eukhe and its MCP servers (rules, mode, trust, servers)."""
+def _name(top: str, guard: registry.Guard) -> Name:
+    if guard is registry.Guard.NEVER:
+        return Name.CONFIG
+    return Name.GIT if top == ".git" else Name.CODE
+
+
+PROTECTED: dict[str, Name] = {
+    registry.fold(e.top): _name(e.top, registry.NAMES[registry.fold(e.top)])
+    for e in registry.ENTRIES
+    if registry.fold(e.top) in registry.NAMES
+}
+"""The protected names, folded (`rules.registry.NAMES`, from its entries): what runs later
+outside any sandbox (a git hook, `core.fsmonitor`, a Claude Code hook, a husky hook), or
+configures eukhe and its MCP servers (rules, mode, trust, servers)."""
+
+RANK = {Name.PLAIN: 0, Name.CODE: 1, Name.GIT: 2, Name.CONFIG: 3}
+"""Which protected name a path that holds several is read by: the strictest."""
 
 SECRET_PLACES = (
     ".ssh",
@@ -133,14 +153,18 @@ PROCESS_NAMES = frozenset({"self", "thread-self"})
 class Where:
     """The roots a path is placed against, each absolute and resolved: the `workspace`, the
     folders the sandbox lets a call write (`writable`), eukhe's `home`, the `user`'s home,
-    and eukhe's `own` files elsewhere: where a link of the home's, or a project's `.eukhe`
-    or `.mcp.json` that is a link, leads (writing it by its own name changes the same file)."""
+    eukhe's `own` files elsewhere: where a link of the home's, or a project's `.eukhe`
+    or `.mcp.json` that is a link, leads (writing it by its own name changes the same file),
+    and the `code` a run loads beyond the registry's names: the folders its settings and
+    git name (`rules.registry.named_folders`, `hooks_folders`), and where a link of a
+    protected name leads."""
 
     workspace: str
     home: str
     user: str
     writable: tuple[str, ...] = ()
     own: tuple[str, ...] = ()
+    code: tuple[str, ...] = ()
     secrets: tuple[str, ...] = field(init=False, repr=False, compare=False)
     """The secret places' folders, made once (placing a path is on every file a tool opens)."""
     heads: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -176,10 +200,17 @@ def join(root: str, rel: str) -> str:
     return root.rstrip("/") + "/" + rel
 
 
-def name_of(path: str) -> Name:
-    """The protected name `path` holds in any of its parts (CONFIG before GIT)."""
-    names = {PROTECTED[part] for part in path.split("/") if part in PROTECTED}
-    return Name.CONFIG if Name.CONFIG in names else Name.GIT if names else Name.PLAIN
+def name_of(path: str, code: tuple[str, ...] = ()) -> Name:
+    """The protected name `path` holds in any of its parts, folded (`rules.registry.fold`),
+    or CODE when it lies under one of the `code` paths; the strictest when it holds several."""
+    got = Name.CODE if any(under(path, c) for c in code) else Name.PLAIN
+    for part in path.split("/"):
+        if not part:
+            continue
+        name = PROTECTED.get(part) or PROTECTED.get(registry.fold(part))
+        if name is not None and RANK[name] > RANK[got]:
+            got = name
+    return got
 
 
 def place(path: str, where: Where) -> tuple[Place, str]:
@@ -203,7 +234,22 @@ def place(path: str, where: Where) -> tuple[Place, str]:
     inside = under(path, where.workspace) or any(under(path, w) for w in where.writable)
     if not inside:
         return Place.OUTSIDE, ""
-    return (Place.WORKSPACE if name_of(path) is Name.PLAIN else Place.PROTECTED), where.workspace
+    name = name_of(path, where.code)
+    if name is Name.PLAIN:
+        return Place.WORKSPACE, where.workspace
+    return Place.PROTECTED, protected_head(path, name, where.code)
+
+
+def protected_head(path: str, name: Name, code: tuple[str, ...] = ()) -> str:
+    """The protected place `path` lies in, for a rule that names that very place: the path up
+    to its first part of the protected name it holds, or the `code` path that holds it."""
+    head = ""
+    for part in path.split("/")[1:]:
+        head += "/" + part
+        got = PROTECTED.get(part) or PROTECTED.get(registry.fold(part))
+        if got is name:
+            return head
+    return next((c for c in code if under(path, c)), path)
 
 
 def secret_root(path: str, where: Where) -> str:
@@ -216,7 +262,7 @@ def secret_root(path: str, where: Where) -> str:
 def reach(act: Act, path: str, where: Where) -> Reach:
     """A tool's act on the absolute resolved `path`, placed."""
     p, root = place(path, where)
-    return Reach(act, p, path, name_of(path), root)
+    return Reach(act, p, path, name_of(path, where.code), root)
 
 
 # ---------------------------------------------------------------- the decision
@@ -271,6 +317,12 @@ def decide(cfg: Cfg, r: Reach) -> Decision:
         return Decision(Verdict.DENY, Why.PROTECTED)
     if writes and r.name is Name.GIT:
         return Decision(Verdict.ASK, Why.GIT)
+    if writes and r.name is Name.CODE:
+        for i, rule in enumerate(cfg.rules):  # the person's own rule naming that very place
+            own = rule.kind is Kind.ALLOW and rule.source in (Source.HOME, Source.FLAG)
+            if own and names(rule, r.act, r.path) and names_place(rule, r.root):
+                return Decision(Verdict.ALLOW, Why.ALLOW_RULE, i)
+        return Decision(Verdict.ASK, Why.LOADED)
     if r.place in (Place.WORKSPACE, Place.PROTECTED):
         return Decision(Verdict.ALLOW, Why.INSIDE)
     i = _first(cfg.rules, Kind.ALLOW, r.act, r.path)

@@ -467,7 +467,8 @@ def settle(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer) -> D
     access) runs it outside; a yes to the rest runs it in the sandbox."""
     if end is End.EVENT and answer is not Answer.NO:
         out = (
-            asked.why in (Why.ESCAPE, Why.OUTSIDE_WORKSPACE, Why.NO_SANDBOX, Why.READ_ONLY, Why.GIT)
+            asked.why
+            in (Why.ESCAPE, Why.OUTSIDE_WORKSPACE, Why.NO_SANDBOX, Why.READ_ONLY, Why.GIT, Why.LOADED)
             or cfg.mode is Mode.FULL
             or (call.tool in FILE_TOOLS and call.writes and not call.in_workspace)
         )

@@ -15,13 +15,20 @@ A confined command sees, mount after mount (a later mount covers what an earlier
 4. read-write: the project (workspace-write) and `sandbox.writable`, parents before children; in
    read-only mode the project read-only, and nothing writable but the /tmp. A hidden folder inside
    one of them is hidden again;
-5. read-only again inside the project: every `.git` at any depth (a hook or config written there
-   would run unconfined at the user's next git command), `.eukhe/` and `.mcp.json` (what eukhe and
-   its MCP servers run), unless `sandbox.writable` names them: what exists, as the run's `Guard`
-   found it just before (`eukhe.sandbox.guard`: what the command makes of them is removed once it
-   ended, since a bind over a name that does not exist would make it on the host);
+5. read-only again inside the project: every protected name at any depth (`rules.registry`: a `.git`,
+   whose hooks and config run unconfined at the user's next git command; `.eukhe/` and `.mcp.json`,
+   what eukhe and its MCP servers run; `.claude/`, whose hooks and agents eukhe runs; git's hooks
+   folder and the folders the settings name: `watched`), unless `sandbox.writable` names them: what
+   exists, as the run's `Guard` found it just before (`eukhe.sandbox.guard`: what the command makes
+   of them is removed once it ended, since a bind over a name that does not exist would make it on
+   the host);
 6. eukhe's own binds: read-write (the kernel's IPC folder) and read-only (the kernel's Python, when
-   a hidden folder holds it).
+   a hidden folder holds it);
+7. last, hidden again wherever a bind shows them (the project is the user's home, or holds it, or
+   `sandbox.writable` names a folder above one): the user's secret places and the system's
+   (`rules.confine.SECRET_PLACES`, `SYSTEM_SECRETS`: `masked`), an empty tmpfs over a folder and
+   an empty file over a file, so nothing in them is read, and nothing written there reaches the
+   host; one made where none was is removed once the command ended, as a protected name is.
 
 Always `--cap-drop ALL` (run as root, bubblewrap keeps its capabilities, and `mount -o
 remount,bind,rw /` would undo every read-only bind), `--unshare-pid`, `--die-with-parent` (nothing
@@ -48,8 +55,9 @@ from pathlib import Path
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
+from eukhe.rules import registry
 from eukhe.rules.wait import End
-from eukhe.sandbox.guard import LOCK_WAIT, PROTECTED, Check, Guard
+from eukhe.sandbox.guard import LOCK_WAIT, Check, Guard
 from eukhe.settings.keys import SANDBOX_MODES
 
 __all__ = [
@@ -92,6 +100,9 @@ class Sandbox:
     `confined` is the permission rule's hook: False runs a call outside the sandbox (a person
     granted it), whatever the mode; danger-full-access runs every call outside.
 
+    `watched`: the folders the run's settings and git name for it to load (read-only as the
+    protected names are); `masked`: the secret places to hide wherever a bind shows them.
+
     `guard`, the run's watch over the protected names (`eukhe.sandbox.guard`), made with it and
     shared by every copy `outside`, `binding` and `reading` make."""
 
@@ -106,6 +117,8 @@ class Sandbox:
     readable: tuple[Path, ...] = ()
     unavailable: str | None = None
     confined: bool = True
+    watched: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()
     guard: Guard = field(default_factory=Guard, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -169,6 +182,19 @@ class Sandbox:
         remove = self.guard.enter()
         return await self._look(remove=remove)
 
+    def in_home(self, user_home: Path) -> str | None:
+        """The one line a run started in the user's home folder (or a folder above it) says;
+        None elsewhere."""
+        project, home = _real(self.project), _real(user_home)
+        if not _under(home, project):
+            return None
+        where = "your home folder" if project == home else f"{project}, which holds your home folder"
+        return (
+            f"eukhe runs in {where}: all of it is the workspace, but your secret places (~/.ssh, ~/.aws, "
+            "...) and eukhe's home stay hidden from every tool, bash and the kernel; start eukhe in a "
+            "project's folder to work on that project"
+        )
+
     async def checking(self) -> Check:
         """While a sandboxed process may run (a kernel between cells), or before a call a person let
         run outside it: what the sandbox made since the last look, removed."""
@@ -183,11 +209,19 @@ class Sandbox:
     def closed(self, ended: bool) -> Check:
         """`closing`, blocking (for a path that cannot wait on the event loop: a cancelled call)."""
         self.guard.leave()
-        return self.guard.look(*self._scope(), remove=True, ended=ended)
+        root, lifted, skip = self._scope()
+        return self.guard.look(root, lifted, skip, remove=True, ended=ended, **self._marks())
 
     async def vouched(self) -> Check:
         """After a call a person let run outside the sandbox: what it made, taken as theirs."""
         return await self._look(remove=False)
+
+    def _marks(self) -> dict[str, list[str]]:
+        """What the guard holds besides the protected names: the folders watched, and the secret
+        places inside the workspace (masked: never bound)."""
+        root = _real(self.project)
+        masked = [p for p in map(_real, self.masked) if _strictly_under(p, root)]
+        return {"watched": [_real(p) for p in self.watched], "masked": masked}
 
     def _scope(self) -> tuple[str, list[str], list[str]]:
         """The guard's workspace, the paths `sandbox.writable` lifts, and the folders it skips
@@ -202,7 +236,11 @@ class Sandbox:
         bound = self.guard.deadline + LOCK_WAIT + 1.0
         clock = waits.LoopClock()
         raced = await waits.race(
-            asyncio.to_thread(functools.partial(self.guard.look, *self._scope(), remove=remove, ended=ended)),
+            asyncio.to_thread(
+                functools.partial(
+                    self.guard.look, *self._scope(), remove=remove, ended=ended, **self._marks()
+                )
+            ),
             clock.now() + bound,
             None,
             clock,
@@ -273,6 +311,28 @@ def _temp_folders(temp: Path | None) -> list[str]:
     return [os.path.join(temp, n) for n in sorted(names) if n.startswith("eukhe-")]
 
 
+def _protected_here(folder: Path) -> list[str]:
+    """The protected names (`rules.registry`) among `folder`'s entries, as they are spelled there."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [n for n in names if registry.guard_of(n) is not None]
+
+
+def _masks(box: Sandbox) -> list[tuple[str, list[str]]]:
+    """The secret places that exist, each with how it is hidden: an empty tmpfs over a folder, the
+    empty /dev/null over a file. All of them, whether a bind shows one or a hidden folder holds it
+    (a mount over what no bind shows only makes its mount point in that hidden tmpfs): what the
+    sandbox shows is then never the question."""
+    out: list[tuple[str, list[str]]] = []
+    for p in dict.fromkeys(_real(m) for m in box.masked):
+        if not os.path.lexists(p) or _under(p, "/tmp"):
+            continue  # the private /tmp covers the host's
+        out.append((p, ["--tmpfs"] if os.path.isdir(p) else ["--ro-bind", os.devnull]))
+    return out
+
+
 def argv(
     box: Sandbox,
     command: Sequence[str],
@@ -307,9 +367,9 @@ def argv(
     if box.mode != READ_ONLY:
         writable = {_real(p) for p in box.writable}
         held = set(protected)
-        for name in PROTECTED:  # at the root even without a walk's list
-            if os.path.lexists(box.project / name):
-                held.add(_real(box.project / name))
+        for name in _protected_here(box.project):  # at the root even without a walk's list
+            held.add(_real(box.project / name))
+        held.update(_real(p) for p in box.watched if os.path.lexists(p))
         for p in sorted(held - writable):
             # never a bind that shows what is hidden: a link's target only inside the project
             if _strictly_under(p, project) and not any(_under(p, h) for h in again):
@@ -321,6 +381,9 @@ def argv(
         mine = any(_under(r, path) for path, _ in own) and not any(_under(r, h) for h in again)
         if not mine and any(_under(r, h) for h in [*hidden, "/tmp"]):  # else in sight already
             out += ["--ro-bind-try", r, r]
+
+    for path, how in _masks(box):
+        out += [*how, path]
 
     out += ["--chdir", str(cwd), *FLAGS]
     if not box.network:

@@ -1,5 +1,8 @@
-"""What no command in the sandbox may make: a `.git`, `.eukhe` or `.mcp.json` anywhere in the
-workspace (`PROTECTED`), and the run's `Guard`, which sees to it.
+"""What no command in the sandbox may make: a protected name anywhere in the workspace (what
+eukhe or git loads as code or configuration, `rules.registry`: a `.git`, `.eukhe`, `.mcp.json`,
+`.claude`, `.husky`, however a folding filesystem spells it), the folders a run's settings and git
+name for it to load (`watched`), and the user's secret places where the workspace holds them
+(`masked`: never shown, not even read-only); and the run's `Guard`, which sees to it.
 
 Bubblewrap makes read-only only what exists: a bind over a name that does not exist yet makes its
 mount point through the project's own bind, on the host (an empty `.mcp.json` left in the user's
@@ -43,14 +46,21 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from eukhe.rules import confine
+from eukhe.rules import registry
 
-__all__ = ["MAX_LISTED", "PROTECTED", "WALK_DEADLINE", "Check", "Guard"]
+__all__ = ["MAX_LISTED", "PROTECTED", "WALK_DEADLINE", "Check", "Guard", "protected"]
 
-PROTECTED = tuple(confine.PROTECTED)
-"""Names (`rules.confine.PROTECTED`) no command in the sandbox makes or changes, at any depth of
-the workspace: what runs later outside the sandbox (git's config and hooks), or configures eukhe
-(its settings, its MCP servers)."""
+PROTECTED = tuple(registry.NAMES)
+"""Names (`rules.registry.NAMES`, folded) no command in the sandbox makes or changes, at any depth
+of the workspace: what runs later outside the sandbox (git's config and hooks, Claude Code's
+hooks), or configures eukhe (its settings, its MCP servers, its agents and skills)."""
+
+
+def protected(name: str) -> bool:
+    """Whether an entry's name is a protected one, as a folding filesystem compares names."""
+    return registry.guard_of(name) is not None
+
+
 WALK_DEADLINE = 3.0
 """Seconds one walk of the workspace may take."""
 MAX_LISTED = 100_000
@@ -63,7 +73,9 @@ GITDIR_BYTES = 4096
 """Bytes of a `.git` file read for its `gitdir:` line."""
 RULE = (
     "no command in the sandbox may make or change a .git (git runs its config and hooks outside the "
-    "sandbox), .eukhe (eukhe's settings) or .mcp.json (the MCP servers eukhe starts) in the workspace"
+    "sandbox), .eukhe (eukhe's settings), .mcp.json (the MCP servers eukhe starts), .claude (the hooks "
+    "and agents eukhe runs), git's hooks folder or a folder the settings name in the workspace, nor "
+    "one of your secret places (~/.ssh, ~/.aws, ...)"
 )
 ALLOW = (
     "a person may allow it: by letting the command run outside the sandbox when asked (bash's "
@@ -95,6 +107,15 @@ class _Folder:
     settled: bool
     subdirs: dict[str, int]
     marks: dict[str, _Mark]
+
+
+@dataclass(frozen=True)
+class Marks:
+    """The paths a walk holds besides the protected names (`paths`: the watched and the masked),
+    and those of them never bound (`masked`)."""
+
+    paths: frozenset[str] = frozenset()
+    masked: frozenset[str] = frozenset()
 
 
 class _State:
@@ -132,7 +153,8 @@ class Check:
             )
         if self.cut is not None:
             out.append(
-                f"[the look for .git, .eukhe and .mcp.json in the workspace was cut: {self.cut}; what exists "
+                "[the look for what eukhe and git load (.git, .eukhe, .mcp.json, .claude, ...) in the "
+                f"workspace was cut: {self.cut}; what exists "
                 "in the folders it did not reach is not read-only in the sandbox, and what was made there "
                 "is not removed]"
             )
@@ -169,6 +191,7 @@ class Guard:
         self._open = 0
         self._stale = False  # a sandboxed process may have written since the last complete walk
         self._doomed: set[str] = set()  # made in the sandbox, not yet removed
+        self._marks = Marks()  # what the last walk held besides the protected names
 
     def enter(self) -> bool:
         """A sandboxed process is about to start (a window opens): whether the look before it
@@ -198,10 +221,15 @@ class Guard:
         *,
         remove: bool,
         ended: bool = True,
+        watched: Iterable[str] = (),
+        masked: Iterable[str] = (),
     ) -> Check:
         """One walk of `root`: what exists, and (`remove`) what the sandbox made since the last
-        walk, removed. `ended`: no process of a window that closed may still write."""
-        return self._pass(root, frozenset(lifted), frozenset(skip), remove, ended)
+        walk, removed. `ended`: no process of a window that closed may still write. `watched`:
+        paths (absolute, real) held as a protected name is; `masked`: paths held so too, but
+        never bound (the sandbox hides them: a secret place)."""
+        marks = Marks(frozenset(watched) | frozenset(masked), frozenset(masked))
+        return self._pass(root, frozenset(lifted), frozenset(skip), remove, ended, marks)
 
     def begin(self, root: str, lifted: Iterable[str] = (), skip: Iterable[str] = ()) -> Check:
         """`enter`, then its `look`."""
@@ -225,27 +253,27 @@ class Guard:
     # --- the walk -------------------------------------------------------------------------------------
 
     def _pass(
-        self, root: str, lifted: frozenset[str], skip: frozenset[str], remove: bool, ended: bool
+        self, root: str, lifted: frozenset[str], skip: frozenset[str], remove: bool, ended: bool, marks: Marks
     ) -> Check:
         if not self._lock.acquire(timeout=LOCK_WAIT):
             with self._count:
                 self._stale = self._stale or remove
             cut = f"another look still ran after {LOCK_WAIT:g} s"
-            return Check(protected=self._binds(self._memo, root, lifted, skip), cut=cut)
+            return Check(protected=self._binds(self._memo, root, lifted, skip, marks), cut=cut)
         try:
-            return self._walked(root, lifted, skip, remove, ended)
+            return self._walked(root, lifted, skip, remove, ended, marks)
         finally:
             self._lock.release()
 
     def _walked(
-        self, root: str, lifted: frozenset[str], skip: frozenset[str], remove: bool, ended: bool
+        self, root: str, lifted: frozenset[str], skip: frozenset[str], remove: bool, ended: bool, marks: Marks
     ) -> Check:
         began = time.monotonic()
-        if root != self._root:  # a new workspace: nothing known yet, nothing to tell apart
-            self._root, self._memo, self._doomed = root, {}, set()
+        if root != self._root or marks != self._marks:  # a new workspace: nothing known yet
+            self._root, self._memo, self._doomed, self._marks = root, {}, set(), marks
         old = self._memo
         first = not old
-        new, states, cut, folders, listed = self._walk(root, old, skip, began + self.deadline)
+        new, states, cut, folders, listed = self._walk(root, old, skip, began + self.deadline, marks)
         removed: list[tuple[str, str]] = []
         failed: list[tuple[str, str]] = []
         made = [] if first else self._made(old, new, states)
@@ -268,8 +296,8 @@ class Guard:
                 removed.append((rel, mark.kind))
                 self._doomed.discard(path)
                 f = new[folder]
-                marks = {n: m for n, m in f.marks.items() if n != name}
-                new[folder] = _Folder(f.ino, f.ctime, False, f.subdirs, marks)
+                left = {n: m for n, m in f.marks.items() if n != name}
+                new[folder] = _Folder(f.ino, f.ctime, False, f.subdirs, left)
             else:
                 failed.append((rel, why))
                 self._doomed.add(path)
@@ -280,7 +308,7 @@ class Guard:
             elif cut is None:
                 self._stale = False
         return Check(
-            protected=self._binds(new, root, lifted, skip),
+            protected=self._binds(new, root, lifted, skip, marks),
             removed=tuple(removed),
             failed=tuple(failed),
             cut=cut,
@@ -290,7 +318,7 @@ class Guard:
         )
 
     def _walk(
-        self, root: str, old: dict[str, _Folder], skip: frozenset[str], deadline: float
+        self, root: str, old: dict[str, _Folder], skip: frozenset[str], deadline: float, marks: Marks
     ) -> tuple[dict[str, _Folder], dict[str, int], str | None, int, int]:
         """Every folder under `root` (none that is or lies in `skip`), listed again where its ctime
         moved; the state of each against `old`; why it was cut; folders seen and listed."""
@@ -331,7 +359,7 @@ class Guard:
                     cut = f"it stopped after listing {listed} folders (at most {self.max_listed} a look)"
                     break
                 listed += 1
-                got = _list(path, st, now - self.settle_ns)
+                got = _list(path, st, now - self.settle_ns, marks.paths)
                 if got is None:
                     continue
                 f = got
@@ -376,16 +404,16 @@ class Guard:
         return out
 
     def _binds(
-        self, memo: dict[str, _Folder], root: str, lifted: frozenset[str], skip: frozenset[str]
+        self, memo: dict[str, _Folder], root: str, lifted: frozenset[str], skip: frozenset[str], marks: Marks
     ) -> tuple[str, ...]:
         """The real paths to bind read-only: every protected entry that exists, and where a `.git`
         file leads (a link's or a `gitdir:`'s target only when it lies in the workspace and outside
-        what the sandbox hides: a bind would show a hidden folder)."""
+        what the sandbox hides: a bind would show a hidden folder); never a masked one."""
         out: set[str] = set()
         for folder, f in memo.items():
             for name, mark in f.marks.items():
                 path = _join(folder, name)
-                if path in lifted:
+                if path in lifted or path in marks.masked:
                     continue
                 if mark.kind == "link":
                     path = os.path.realpath(path)
@@ -443,15 +471,16 @@ def _relinked(path: str, f: _Folder) -> _Folder:
     return _Folder(f.ino, f.ctime, f.settled, f.subdirs, marks)
 
 
-def _list(path: str, st: os.stat_result, settled: int) -> _Folder | None:
-    """The folder at `path` listed: its subfolders and protected entries; settled when its ctime
-    is before `settled`. None when it cannot be listed."""
+def _list(path: str, st: os.stat_result, settled: int, marked: frozenset[str]) -> _Folder | None:
+    """The folder at `path` listed: its subfolders and protected entries (a protected name, or
+    one of the `marked` paths); settled when its ctime is before `settled`. None when it cannot be
+    listed."""
     subdirs: dict[str, int] = {}
     marks: dict[str, _Mark] = {}
     try:
         with os.scandir(path) as entries:
             for e in entries:
-                if e.name in PROTECTED:
+                if protected(e.name) or (marked and _join(path, e.name) in marked):
                     marks[e.name] = _mark(e.path, e)
                 elif e.is_dir(follow_symlinks=False):
                     subdirs[e.name] = e.inode()

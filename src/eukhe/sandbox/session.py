@@ -15,6 +15,7 @@ from pathlib import Path
 
 from eukhe.home import HomeError, private_dir
 from eukhe.json_types import JsonMapping
+from eukhe.rules.confine import SECRET_PLACES, SYSTEM_SECRETS
 from eukhe.sandbox.bwrap import WORKSPACE_WRITE, Sandbox, why_not
 from eukhe.settings.keys import SANDBOX_MODES
 from eukhe.settings.load import SettingsError, value
@@ -54,13 +55,16 @@ def for_run(
     temp: Path,
     flag: str | None = None,
     probe: Callable[[], str | None] = why_not,
+    watched: tuple[Path, ...] = (),
 ) -> Sandbox:
     """The sandbox of a run of `session` in `project`: the mode of `flag` (`--sandbox`, the user's own:
     over the settings; None when not given), else the settings'; their writable paths and network;
     hidden: the eukhe `home`, the `user_home`, and eukhe's folders in the system `temp` dir (the owner's
     fallback socket is one: `eukhe.client.protocol.socket_path`). `probe` tells why bubblewrap cannot
-    run here (blocking: call this off the event loop). SettingsError for a malformed setting; a
-    session /tmp that cannot be made makes the sandbox unavailable, saying so."""
+    run here (blocking: call this off the event loop). `watched`: the folders the run's settings and
+    git name for it to load (`run.registry`); masked: the user's secret places and the system's.
+    SettingsError for a malformed setting; a session /tmp that cannot be made makes the sandbox
+    unavailable, saying so."""
     mode = flag if flag is not None else value(settings, "sandbox.mode", str, WORKSPACE_WRITE)
     if mode not in SANDBOX_MODES:
         where = "--sandbox" if flag is not None else "setting sandbox.mode"
@@ -83,4 +87,6 @@ def for_run(
         hidden=(home, user_home),
         temp=temp,
         unavailable=unavailable,
+        watched=watched,
+        masked=(*(user_home / s for s in SECRET_PLACES), *map(Path, SYSTEM_SECRETS)),
     )
