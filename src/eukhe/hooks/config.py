@@ -61,7 +61,8 @@ from pathlib import Path
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonValue
 from eukhe.rules import hook as rule
-from eukhe.settings.load import SettingsError, merge, project_file, project_layer, read, read_object, value
+from eukhe.rules import registry
+from eukhe.settings.load import SettingsError, Taken, merge, project_file, project_layer, read, value
 from eukhe.settings.trust import TrustError, counted, notice, untrusted, verdict
 
 __all__ = [
@@ -80,8 +81,9 @@ KEY = "hooks"
 """The object of hooks by event, in every file that configures them."""
 LIMIT_KEY = "hookLimits.maxStopBlocks"
 """eukhe's cap on a run's Stop blocks (`rules.hook.after_stop`)."""
-CLAUDE_FILES = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
-"""Claude Code's project settings files, relative to the project, in the order read."""
+CLAUDE_FILES = (Path(".claude/settings.json"), Path(".claude/settings.local.json"))
+"""Claude Code's project settings files, relative to the project, in the order read (each one
+`rules.registry` names: `claude_files`)."""
 TYPES = ("command",)
 """The hook types eukhe runs (Claude Code's `prompt` and `agent` hooks are not among them)."""
 FAILURES = ("deny", "allow")
@@ -258,24 +260,31 @@ def _limit(settings: JsonMapping) -> int:
     return got
 
 
-def load(project: Path | None, env: Mapping[str, str]) -> Loaded:
+def claude_files(project: Path) -> list[Path]:
+    """Claude Code's settings files of `project`, where the registry places them."""
+    return [Path(registry.at(str(project), str(c))) for c in CLAUDE_FILES]
+
+
+def load(project: Path | None, env: Mapping[str, str], taken: Taken | None = None) -> Loaded:
     """The hooks in effect in `project` (None: the home's only), and the notice lines of
     what was held back or left out (see the module's docstring). `env`: where the home is
-    found (callers pass `os.environ`). Raises SettingsError: a file that cannot be read, or
-    a guard's entry that cannot be (every one named, a line each)."""
+    found (callers pass `os.environ`); `taken`: the run's configuration (None: the files as
+    they are now). Raises SettingsError: a file that cannot be read, or a guard's entry that
+    cannot be (every one named, a line each)."""
+    taken = Taken.take(project, env) if taken is None else taken
     user_file = home(env) / "settings.json"
-    user = read(user_file)
+    user = read(user_file, taken)
     sources: list[tuple[Path, JsonValue]] = [(user_file, user.get(KEY))]
     settings = user
     lines: list[str] = []
     if project is not None:
-        layer, said = project_layer(project, env)  # `.eukhe/settings.json` as it applies here
+        layer, said = project_layer(project, env, taken)  # `.eukhe/settings.json` as it applies here
         settings = merge(user, layer)
-        claude = [project / c for c in CLAUDE_FILES]
+        claude = claude_files(project)
         found: list[tuple[Path, JsonValue, SettingsError | None]] = []
         for c in claude:
             try:
-                data = read_object(c)
+                data = taken.object(c)
             except SettingsError as e:  # said below: an error where trusted, a notice elsewhere
                 found.append((c, None, e))
                 continue

@@ -58,8 +58,9 @@ from typing import Literal
 
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
+from eukhe.rules import registry
 from eukhe.settings.keys import BY_NAME
-from eukhe.settings.load import SettingsError, merge, project_file, project_layer, read, value
+from eukhe.settings.load import SettingsError, Taken, merge, project_file, project_layer, read, value
 from eukhe.settings.trust import Held, TrustError, notice, untrusted, verdict
 
 KEY = "mcpServers"
@@ -120,7 +121,7 @@ def home_file(env: Mapping[str, str]) -> Path:
 
 
 def claude_file(project: Path) -> Path:
-    return project / CLAUDE_FILE
+    return Path(registry.at(str(project), CLAUDE_FILE))
 
 
 def entries(data: JsonMapping, f: Path) -> JsonObject:
@@ -338,22 +339,24 @@ EDITOR = Path("session/new (the editor's MCP servers)")
 
 
 def servers(
-    cwd: Path, env: Mapping[str, str], editor: JsonMapping | None = None
+    cwd: Path, env: Mapping[str, str], editor: JsonMapping | None = None, taken: Taken | None = None
 ) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
     """The servers in effect in the project `cwd`, in the order first configured, and
     the notice lines of the servers held back (see the module's docstring). `env`:
     the environment variables expand from, and the timeouts' overrides (callers pass
     `os.environ`). `editor`: the servers an editor gave the session, in this file's shape,
-    trusted as the home's (the person's own editor named them). Raises SettingsError."""
+    trusted as the home's (the person's own editor named them); `taken`: the run's
+    configuration (None: the files as they are now). Raises SettingsError."""
+    taken = Taken.take(cwd, env) if taken is None else taken
     user_file = home_file(env)
-    user = read(user_file)
-    layer, said = project_layer(cwd, env)  # `.eukhe/settings.json` as it applies here
+    user = read(user_file, taken)
+    layer, said = project_layer(cwd, env, taken)  # `.eukhe/settings.json` as it applies here
     settings = merge(user, layer)
     said_file = project_file(cwd)
     lines: list[str] = []
     layers: list[tuple[Path, JsonObject, bool]] = [(user_file, entries(user, user_file), True)]
     claude = claude_file(cwd)
-    found = entries(read(claude), claude)
+    found = entries(read(claude, taken), claude)
     held: list[Held] = [h for h in said.held if h.key == KEY]
     trusted, why = _trust(env, cwd) if found or held else (False, None)
     lines += [why] if why else []  # the records could not be read: said once

@@ -47,6 +47,7 @@ from eukhe.rules.pinned import Pins
 from eukhe.run import notes, tasks
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.children import Children
+from eukhe.run.code_paths import code_paths
 from eukhe.run.context import ProcessContext
 from eukhe.run.effects import Effects
 from eukhe.run.hook_events import FIRST_LAYOUT, RunHooks
@@ -61,7 +62,7 @@ from eukhe.sandbox.bwrap import Sandbox
 from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, fetch_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
-from eukhe.settings.load import ChildSettings, MemorySettings
+from eukhe.settings.load import ChildSettings, MemorySettings, Taken
 from eukhe.settings.permissions import in_force
 from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
@@ -107,6 +108,9 @@ class Setup:
     child_settings: ChildSettings  # its subagents' depth and stall, the tools' blocking budget
     secrets: Secrets  # the tools' environment, and every secret value known
     fetch: fetch_rule.Cfg = field(default_factory=fetch_rule.Cfg)  # a web fetch's bounds (`webFetch.*`)
+    # its configuration, taken once (`settings.load.Taken`): every loader of the run reads it, never
+    # the disk again; a subagent's is its parent's, and so is what its session's SessionEnd reads
+    taken: Taken = field(default_factory=Taken)
 
 
 @dataclass(frozen=True)
@@ -168,14 +172,29 @@ class RunParts:
         )
 
 
+def taken(spec: RunSpec, here: ProcessContext) -> Taken:
+    """The run's configuration: a subagent's is the one its session's run took, in this process
+    (what a model wrote on disk since never reaches it); a session's run takes it now, and its
+    subagents and SessionEnd hooks read it after. A subagent taken up in another process after
+    a crash takes it as its run took it then: from the disk, as it is."""
+    session = spec.child.session if spec.child else spec.session
+    if spec.child and session in here.configs:
+        return here.configs[session]
+    got = Taken.take(Path(spec.cwd))
+    if not spec.child and session:
+        here.configs[session] = got
+    return got
+
+
 def setup(spec: RunSpec, here: ProcessContext) -> Setup:
-    """The run's settings, its model's route and its secrets, read once; `here`'s admission
-    registry takes the provider's slots from them. Unassembled: a setting or a route that
-    does not hold."""
+    """The run's settings, its model's route and its secrets, read once from its configuration
+    (`taken`); `here`'s admission registry takes the provider's slots from them. Unassembled: a
+    setting or a route that does not hold."""
     cwd = Path(spec.cwd)
     run_settings = spec.run_settings()
+    config = taken(spec, here)
     try:
-        loaded = load(cwd)
+        loaded = load(cwd, taken=config)
         here.admission.configure(loaded)  # this provider's slots: providers.<name>.concurrency, queueLimit
         route = resolve(spec.model, loaded, spec.base_url, spec.api)
     except (ModelError, SettingsError) as e:
@@ -184,7 +203,7 @@ def setup(spec: RunSpec, here: ProcessContext) -> Setup:
         memory = memory_settings(loaded)
         children = child_settings(loaded)
         bounds = fetch_settings(loaded)
-        kept = secrets(loaded, cwd=cwd)  # the tools' environment and every secret value known
+        kept = secrets(loaded, cwd=cwd, taken=config)  # the tools' environment and every secret value known
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     return Setup(
@@ -196,6 +215,7 @@ def setup(spec: RunSpec, here: ProcessContext) -> Setup:
         child_settings=children,
         secrets=kept,
         fetch=bounds,
+        taken=config,
     )
 
 
@@ -249,7 +269,11 @@ async def assemble(
     shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
         given = here.editors.get(session, {})  # an editor's own servers (`eukhe acp`), never stored
-        servers = shared.share() if shared else _servers(cwd, functools.partial(here.show, run_id), given)
+        servers = (
+            shared.share()
+            if shared
+            else _servers(cwd, functools.partial(here.show, run_id), given, base.taken)
+        )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     if servers is not None:
@@ -297,7 +321,7 @@ def _hooks(
     if spec.steps < FIRST_LAYOUT:
         return None
     try:
-        got = load_hooks(base.cwd, os.environ)
+        got = load_hooks(base.cwd, os.environ, base.taken)
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     for line in got.notices:
@@ -329,12 +353,14 @@ def _hooks(
 def session_hooks(
     cwd: Path, session: str, run_id: str, here: ProcessContext, cancel: asyncio.Event
 ) -> RunHooks | None:
-    """A session's hooks outside its runs (SessionEnd), as its runs' are made, shown as run
-    `run_id`'s (its last): no step keeps their answers. None: none in effect, or settings
-    that cannot be read (said)."""
+    """A session's hooks outside its runs (SessionEnd), as its runs' are made, from the
+    configuration its last run here took (never the disk again: a file written during the
+    run is not read), shown as run `run_id`'s (its last): no step keeps their answers. None:
+    none in effect, or settings that cannot be read (said)."""
+    config = here.configs.get(session) or Taken.take(cwd)
     try:
-        kept = secrets(load(cwd), cwd=cwd)
-        got = load_hooks(cwd, os.environ)
+        kept = secrets(load(cwd, taken=config), cwd=cwd, taken=config)
+        got = load_hooks(cwd, os.environ, config)
     except SettingsError as e:
         here.show(run_id, "hook", f"the session's hooks could not be read: {e}", {"state": "failed"})
         return None
@@ -355,13 +381,23 @@ async def _confined(
     policy, the ask's deadline; its sandbox; what it says of them once; its gate."""
     try:
         rights = in_force(
-            base.cwd, sandbox=spec.sandbox, approval=spec.approval, permission_mode=spec.permission_mode
+            base.cwd,
+            sandbox=spec.sandbox,
+            approval=spec.approval,
+            permission_mode=spec.permission_mode,
+            taken=base.taken,
         )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
+    # what it loads as code beyond the registry's names (git's hooks folder, the skills it names)
+    code = await asyncio.to_thread(code_paths, base.cwd, base.loaded)
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
         made = functools.partial(
-            for_run, user_home=Path.home(), temp=Path(tempfile.gettempdir()), flag=rights.mode.value
+            for_run,
+            user_home=Path.home(),
+            temp=Path(tempfile.gettempdir()),
+            flag=rights.mode.value,
+            watched=tuple(map(Path, code)),
         )
         session = spec.session or run_id
         sandbox = await asyncio.to_thread(made, base.loaded, base.cwd, home(), session)
@@ -372,6 +408,8 @@ async def _confined(
         here.show(run_id, "effort", refused)
     if (unavailable := sandbox.notice()) is not None:  # said once; each refused call says it again
         here.show(run_id, "sandbox", unavailable)
+    if not spec.child and (in_home := sandbox.in_home(Path.home())) is not None:
+        here.show(run_id, "sandbox", in_home)
     asker = here.asker  # a person answers asks only where the interactive agent is
     gate = Gate(
         Session(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
@@ -385,6 +423,7 @@ async def _confined(
         show=functools.partial(here.show, run_id),
         label=name_of(run_id) if spec.child else "",
         run=run_id,
+        code=code,
     )
     if rights.plan:  # said once, as its faces show it
         gate.show_mode("as its parent" if spec.child else "")
@@ -458,10 +497,13 @@ async def _tools(
     return tools, system
 
 
-def _servers(cwd: Path, show: Callable[[str, str], None], editor: JsonMapping) -> Servers | None:
-    """The run's MCP servers (the configured ones and an editor's), started; None when there
-    are none. The SDK loads here only: its import takes most of a second."""
-    configs, said = mcp_servers(cwd, os.environ, editor)
+def _servers(
+    cwd: Path, show: Callable[[str, str], None], editor: JsonMapping, taken: Taken
+) -> Servers | None:
+    """The run's MCP servers (the configured ones and an editor's, from its configuration),
+    started; None when there are none. The SDK loads here only: its import takes most of a
+    second."""
+    configs, said = mcp_servers(cwd, os.environ, editor, taken)
     for line in said:
         show("notice", line)
     if not configs:

@@ -28,6 +28,7 @@ from eukhe.memory.tables import ChatStore
 from eukhe.run.auxiliary import AuxiliaryRoute
 from eukhe.run.permit import Asker, Gate
 from eukhe.run.sink import RunSink, Silent
+from eukhe.settings.load import Taken
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.hook_answers import HookAnswers
 from eukhe.store.images import Images
@@ -79,6 +80,9 @@ class ProcessContext:
     mcp: dict[str, Servers] = field(default_factory=dict)
     # run -> its permission gate and the loop it runs on, while it runs here: a person's mode change
     gates: dict[str, tuple[asyncio.AbstractEventLoop, Gate]] = field(default_factory=dict)
+    # session -> the configuration its latest run here took (`settings.load.Taken`): what its
+    # subagents and its SessionEnd hooks read, never the disk again in the middle of its work
+    configs: dict[str, Taken] = field(default_factory=dict)
     # (Asked) -> Awaitable[(Answer, reason)]: who answers the asks of this process's runs (the
     # interactive agent's person); None: nobody (headless: `eukhe run`, the owner's recovered runs)
     asker: Asker | None = None

@@ -297,6 +297,15 @@ def git_unasked(why: str) -> str:
     return f"{why}: no rule allows it; run it in the interactive agent, which asks"
 
 
+def loaded_unasked(why: str, place: str) -> str:
+    """How to allow a write to what eukhe or git loads as code where no person can answer: a rule
+    of the person's own settings naming that very place (a project's rules cannot)."""
+    return (
+        f"{why}: allow it with a rule in permissions.allow of your own settings (~/.eukhe/settings.json; "
+        f"a project's rules cannot): Edit({place}/**), or run it in the interactive agent, which asks"
+    )
+
+
 def fetch_unasked(why: str, host: str) -> str:
     """How to allow a web fetch that asked where no person can answer: the rule that names
     its host."""

@@ -133,6 +133,7 @@ class Gate:
     # Notification's run beside the ask
     hooks: RunHooks | None = None
     run: str = ""  # the run whose calls it judges, named in its asks
+    code: tuple[str, ...] = ()  # what the run loads as code beyond the registry's names (`run.code_paths`)
 
     # ------------------------------------------------------------ plan mode
 
@@ -161,7 +162,7 @@ class Gate:
     @functools.cached_property
     def where(self) -> Where:
         """The roots `rules.confine` places a path against, read once."""
-        return where_of(self.workspace, self.home, self.user, tuple(self.writable))
+        return where_of(self.workspace, self.home, self.user, tuple(self.writable), self.code)
 
     def _resolved(self, p: str) -> str:
         full = os.path.expanduser(p)
@@ -332,6 +333,8 @@ class Gate:
         asked = rule.judge(self.session.cfg, call)
         if asked.why is Why.GIT:
             return notes.git_unasked(asked.why.value)
+        if asked.why is Why.LOADED and call.reaches:
+            return notes.loaded_unasked(asked.why.value, call.reaches[0].root or call.reaches[0].path)
         if asked.why is Why.NETWORK and call.hosts:
             return notes.fetch_unasked(asked.why.value, call.hosts[0])
         if asked.why not in (Why.OUTSIDE_READ, Why.OUTSIDE_WORKSPACE) or not call.reaches:

@@ -20,7 +20,7 @@ from eukhe.ai.reply import Failure, Reply, Thinking, ToolCall
 from eukhe.ai.request import Message
 from eukhe.json_types import JsonMapping, JsonValue
 from eukhe.mcp.config import servers
-from eukhe.settings.load import SettingsError, value
+from eukhe.settings.load import SettingsError, Taken, value
 from eukhe.settings.secrets import Redaction, secret_values, tool_environment
 
 __all__ = ["Secrets", "call", "failure", "message", "redaction", "reply", "secrets"]
@@ -37,29 +37,35 @@ class Secrets:
 
 
 def secrets(
-    settings: JsonMapping, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+    settings: JsonMapping,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    taken: Taken | None = None,
 ) -> Secrets:
     """A run's secrets under `settings` (its providers' `apiKeyEnv`, `shell.environment.keep`),
     from `environ` (None: this process's environment, where the keys are read from); `cwd`:
-    its project (`redaction`)."""
+    its project, `taken` its configuration (`redaction`)."""
     environ = os.environ if environ is None else environ
     keys = key_variables(settings.get("providers"))
     keep = value(settings, KEEP, list, [])
-    return Secrets(tool_environment(environ, keep, keys), redaction(settings, environ, cwd))
+    return Secrets(tool_environment(environ, keep, keys), redaction(settings, environ, cwd, taken))
 
 
 def redaction(
-    settings: JsonMapping, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+    settings: JsonMapping,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    taken: Taken | None = None,
 ) -> Redaction:
     """Every secret value known under `settings` and `environ` (None: this process's), taken
     out as one redaction. `cwd`: the project, whose MCP servers (`.mcp.json` included) count
     as eukhe starts them, their variables expanded; None: the servers of `settings` only, as
-    written."""
+    written. `taken`: the run's configuration (None: the files as they are now)."""
     environ = os.environ if environ is None else environ
     trees: list[JsonValue] = [settings]
     if cwd is not None:
         try:
-            configs, _ = servers(cwd, environ)
+            configs, _ = servers(cwd, environ, taken=taken)
         except SettingsError:  # the run says it where it starts them; here only their values count
             configs = ()
         trees += [{"env": dict(c.env), "headers": dict(c.headers)} for c in configs]

@@ -209,19 +209,19 @@ class Sandbox:
     def closed(self, ended: bool) -> Check:
         """`closing`, blocking (for a path that cannot wait on the event loop: a cancelled call)."""
         self.guard.leave()
-        root, lifted, skip = self._scope()
-        return self.guard.look(root, lifted, skip, remove=True, ended=ended, **self._marks())
+        return self._look_at(remove=True, ended=ended)
 
     async def vouched(self) -> Check:
         """After a call a person let run outside the sandbox: what it made, taken as theirs."""
         return await self._look(remove=False)
 
-    def _marks(self) -> dict[str, list[str]]:
-        """What the guard holds besides the protected names: the folders watched, and the secret
-        places inside the workspace (masked: never bound)."""
-        root = _real(self.project)
+    def _look_at(self, remove: bool, ended: bool) -> Check:
+        """The guard's look over this sandbox's workspace, blocking: besides the protected names,
+        the folders watched, and the secret places inside the workspace (masked: never bound)."""
+        root, lifted, skip = self._scope()
         masked = [p for p in map(_real, self.masked) if _strictly_under(p, root)]
-        return {"watched": [_real(p) for p in self.watched], "masked": masked}
+        watched = [_real(p) for p in self.watched]
+        return self.guard.look(root, lifted, skip, remove=remove, ended=ended, watched=watched, masked=masked)
 
     def _scope(self) -> tuple[str, list[str], list[str]]:
         """The guard's workspace, the paths `sandbox.writable` lifts, and the folders it skips
@@ -236,11 +236,7 @@ class Sandbox:
         bound = self.guard.deadline + LOCK_WAIT + 1.0
         clock = waits.LoopClock()
         raced = await waits.race(
-            asyncio.to_thread(
-                functools.partial(
-                    self.guard.look, *self._scope(), remove=remove, ended=ended, **self._marks()
-                )
-            ),
+            asyncio.to_thread(functools.partial(self._look_at, remove, ended)),
             clock.now() + bound,
             None,
             clock,
@@ -382,8 +378,8 @@ def argv(
         if not mine and any(_under(r, h) for h in [*hidden, "/tmp"]):  # else in sight already
             out += ["--ro-bind-try", r, r]
 
-    for path, how in _masks(box):
-        out += [*how, path]
+    for mask, mount in _masks(box):
+        out += [*mount, mask]
 
     out += ["--chdir", str(cwd), *FLAGS]
     if not box.network:

@@ -1,4 +1,7 @@
-"""Reading settings.json files: merged, validated where read, never rewritten."""
+"""Reading settings.json files: merged, validated where read, never rewritten; and a run's
+configuration taken once (`Taken`): every JSON file its loaders read, read together when the
+run is put together, so that nothing of its own (its subagents, its Stop and SessionEnd hooks)
+reads the disk again in the middle of it."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.errors import Code, EukheError
@@ -15,6 +18,7 @@ from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.rules import fetch as _fetch
 from eukhe.rules import queue as _queue
+from eukhe.rules import registry
 from eukhe.rules import view as _view
 from eukhe.rules.child import stall_ms
 from eukhe.rules.compactor import NODE
@@ -34,13 +38,58 @@ CAP = 1 << 20
 """The largest settings file eukhe reads, in bytes."""
 
 
-def read(path: Path) -> JsonObject:
+def read(path: Path, taken: Taken | None = None) -> JsonObject:
     """One settings file ({} when there is none), checked (`check`). Read the way skill
     files are: opened without blocking, a regular file only, at most CAP bytes, so a
-    FIFO, a device or a huge file is an error and never a hang."""
-    data = read_object(path)
+    FIFO, a device or a huge file is an error and never a hang. `taken`: the run's
+    configuration, which holds it as it was read when the run was put together."""
+    data = taken.object(path) if taken is not None else read_object(path)
     check(data, path)
     return data
+
+
+JSON_FILES = tuple(e.path for e in registry.ENTRIES if e.path.endswith(".json"))
+"""The JSON files a project holds for eukhe's loaders (`rules.registry`): its settings, its MCP
+servers, Claude Code's settings (for their hooks)."""
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A run's configuration, taken once (`take`): each JSON file its loaders read (the home's
+    `settings.json`, and the project's registered ones), by absolute path, as its object or as
+    why it could not be read. Every loader of a run reads through it (`object`); a path it did
+    not take is an error, never a read of the disk: a run reads the configuration it started
+    with, whatever is written on disk meanwhile."""
+
+    files: Mapping[str, JsonObject | str] = field(default_factory=dict)
+
+    @classmethod
+    def take(cls, project: Path | None, env: Mapping[str, str] | None = None) -> Taken:
+        """The home's settings and, with a `project`, its registered JSON files, read now."""
+        paths = [home(env) / "settings.json"]
+        if project is not None:
+            paths += [Path(registry.at(str(project), rel)) for rel in JSON_FILES]
+        files: dict[str, JsonObject | str] = {}
+        for p in paths:
+            try:
+                files[os.path.abspath(p)] = read_object(p)
+            except SettingsError as e:
+                files[os.path.abspath(p)] = str(e)
+        return cls(files)
+
+    def object(self, path: Path) -> JsonObject:
+        """The object `path` held when the run took its configuration ({}: none was there).
+        SettingsError: it could not be read then, or the run never took it."""
+        got = self.files.get(os.path.abspath(path))
+        if got is None:
+            taken = ", ".join(self.files) or "none"
+            raise SettingsError(
+                f"settings file {path}: not part of the configuration this run took ({taken}); a loader "
+                "reads only what rules.registry names"
+            )
+        if isinstance(got, str):
+            raise SettingsError(got)
+        return got
 
 
 def read_object(path: Path) -> JsonObject:
@@ -188,39 +237,47 @@ class Loaded:
 
 
 def project_file(project: Path) -> Path:
-    return project / ".eukhe" / "settings.json"
+    return Path(registry.at(str(project), ".eukhe/settings.json"))
 
 
-def project_layer(project: Path, env: Mapping[str, str] | None = None) -> tuple[JsonObject, Loaded]:
+def project_layer(
+    project: Path, env: Mapping[str, str] | None = None, taken: Taken | None = None
+) -> tuple[JsonObject, Loaded]:
     """The project's file as it applies (in full where trusted), and what it held back."""
     f = project_file(project)
-    data = read(f)
+    data = read(f, taken)
     if not data:
         return data, Loaded({})
     user = home(env) / "settings.json"  # what a project may narrow, not widen
     try:
         trusted = verdict(home(env), project)
     except TrustError as e:  # unreadable records trust nothing, and say so
-        kept, held = untrusted(data, project, read(user))
+        kept, held = untrusted(data, project, read(user, taken))
         return kept, Loaded({}, (f"{e}; this folder is taken as untrusted",), None, tuple(held))
     if trusted:
         return data, Loaded({}, (), True)
-    kept, held = untrusted(data, project, read(user))
+    kept, held = untrusted(data, project, read(user, taken))
     return kept, Loaded({}, tuple(notice(f, h, project) for h in held), trusted, tuple(held))
 
 
-def loaded(project: Path | None = None, env: Mapping[str, str] | None = None) -> Loaded:
-    """The user's settings merged with the project's as it applies (see `settings.trust`)."""
-    merged = read(home(env) / "settings.json")
+def loaded(
+    project: Path | None = None, env: Mapping[str, str] | None = None, taken: Taken | None = None
+) -> Loaded:
+    """The user's settings merged with the project's as it applies (see `settings.trust`);
+    `taken`: the run's configuration (None: the files as they are now)."""
+    taken = Taken.take(project, env) if taken is None else taken
+    merged = read(home(env) / "settings.json", taken)
     if project is None:
         return Loaded(merged)
-    layer, said = project_layer(project, env)
+    layer, said = project_layer(project, env, taken)
     return Loaded(merge(merged, layer), said.notices, said.trusted, said.held)
 
 
-def load(project: Path | None = None, env: Mapping[str, str] | None = None) -> JsonObject:
+def load(
+    project: Path | None = None, env: Mapping[str, str] | None = None, taken: Taken | None = None
+) -> JsonObject:
     """The settings in effect (`loaded`'s values)."""
-    return loaded(project, env).values
+    return loaded(project, env, taken).values
 
 
 def value(settings: JsonMapping, key: str, kind: type, default: JsonValue) -> JsonValue:

@@ -32,7 +32,7 @@ from eukhe.rules.child import stall_ms
 from eukhe.rules.permission import Cfg, Kind, Mode, Policy, Rule, Source
 from eukhe.settings.approvals import approvals, approvals_path
 from eukhe.settings.keys import APPROVAL_POLICIES, BY_NAME, PERMISSION_MODES, RULE_KEYS, SANDBOX_MODES
-from eukhe.settings.load import SettingsError, at_path, has_path, project_file, project_layer, read
+from eukhe.settings.load import SettingsError, Taken, at_path, has_path, project_file, project_layer, read
 from eukhe.settings.rule_syntax import EXAMPLE, parse, path_globs
 from eukhe.settings.trust import notice
 
@@ -153,17 +153,20 @@ def in_force(
     approval: str | None = None,
     flags: Mapping[Kind, Sequence[str]] | None = None,
     permission_mode: str | None = None,
+    taken: Taken | None = None,
 ) -> InForce:
     """The permissions in force in `project` (the working folder), with `--sandbox`,
     `--approval`, `--permission-mode` (a face's mode change too) and rules given on the
-    command line (`flags`). A malformed rule, flag, deadline or approvals file is a
-    SettingsError naming it and where it is."""
+    command line (`flags`); `taken`: the run's configuration (None: the files as they are
+    now). A malformed rule, flag, deadline or approvals file is a SettingsError naming it
+    and where it is."""
     env = os.environ if env is None else env
+    taken = Taken.take(project, env) if taken is None else taken
     here, eukhe_home = os.path.realpath(project), home(env)
     user_home = os.path.realpath(env.get("HOME") or Path.home())
     user_file, their_file = eukhe_home / "settings.json", project_file(project)
-    user = read(user_file)
-    layer, said = project_layer(project, env)
+    user = read(user_file, taken)
+    layer, said = project_layer(project, env, taken)
     by_kind: dict[Kind, list[Written]] = {k: [] for k in Kind}
     for data, source, where, root in (
         (user, Source.HOME, user_file, os.path.realpath(eukhe_home)),  # `/path`: where its file is

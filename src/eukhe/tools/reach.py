@@ -281,10 +281,17 @@ def _links(paths: list[str]) -> list[str]:
     return [os.path.realpath(p) for p in paths if os.path.islink(p)]
 
 
-def where_of(workspace: Path, home: Path, user: Path, writable: tuple[Path, ...] = ()) -> Where:
+def where_of(
+    workspace: Path,
+    home: Path,
+    user: Path,
+    writable: tuple[Path, ...] = (),
+    code: tuple[str, ...] = (),
+) -> Where:
     """The roots `rules.confine` places a path against, read now: each resolved, and where
     the links among eukhe's own files lead (the home's entries; `.eukhe`, its settings and
-    `.mcp.json` from the workspace up to its repository's root)."""
+    `.mcp.json` from the workspace up to its repository's root); `code`: what the run loads
+    as code beyond the registry's names (`run.code_paths`)."""
     real = os.path.realpath
     try:
         names = sorted(os.listdir(home))[:MAX_OWN]
@@ -298,7 +305,7 @@ def where_of(workspace: Path, home: Path, user: Path, writable: tuple[Path, ...]
         if os.path.lexists(folder / ".git"):
             break
     kept = tuple(dict.fromkeys(own))
-    return Where(real(workspace), real(home), real(user), tuple(real(w) for w in writable), kept)
+    return Where(real(workspace), real(home), real(user), tuple(real(w) for w in writable), kept, code)
 
 
 def standalone(cwd: Path, home: Path, user: Path) -> Check:
