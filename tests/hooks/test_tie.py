@@ -1,6 +1,7 @@
 """The tie of the hook rule to a whole run (`rules.hook`, through the durable runtime in
 this process): swap the rule's function and the run does what the swapped one says, so what
-a run does with its hooks' answers is the rule's to decide, not a copy of it in the runtime.
+a run does with its hooks' answers is the rule's to decide, not a copy of it in the runtime;
+a guard's ask is the permission rule's (`rules.permission.guarded`).
 (`tests/hooks/test_runner.py` ties `step` and `verdict` to the runner the same way.)"""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.rules import hook as rule
+from eukhe.rules import permission
+from eukhe.rules.permission import Why
 from eukhe.run import workflow
 from eukhe.run.driver import Runtime
 from eukhe.run.outcome import RunOutcome
@@ -77,3 +80,42 @@ def test_swapping_fire_replays_an_answer_never_given_and_the_guard_never_runs(
     out = ran(durable_runtime, tmp_path, GUARD, TOUCH)
     assert out.outcome == "answered" and out.denials == []
     assert (tmp_path / "made").exists()
+
+
+CHMOD_GUARD = {
+    "PreToolUse": [
+        {
+            "matcher": "Bash",
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": 'echo \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", '
+                    '"permissionDecision": "ask", "permissionDecisionReason": "chmod 777 is dangerous"}}\'',
+                }
+            ],
+        }
+    ]
+}
+CHMOD = [
+    {"results": 0, "calls": [{"name": "bash", "arguments": {"command": "chmod 777 x"}}]},
+    {"results": 1, "text": "done"},
+]
+
+
+def test_the_rule_denies_a_guards_ask_with_nobody_to_answer(durable_runtime: Runtime, tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("")
+    (tmp_path / "x").chmod(0o600)
+    out = ran(durable_runtime, tmp_path, CHMOD_GUARD, CHMOD)
+    assert out.outcome == "answered" and (tmp_path / "x").stat().st_mode & 0o777 == 0o600
+    assert [(d["rule"], d["cause"]) for d in out.denials] == [("PreToolUse hook", Why.HOOK_UNASKED.value)]
+
+
+def test_swapping_guarded_runs_what_the_guard_asked_about(
+    durable_runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "x").write_text("")
+    (tmp_path / "x").chmod(0o600)
+    monkeypatch.setattr(permission, "guarded", lambda d, call: d)  # a rule that ignores the guard
+    out = ran(durable_runtime, tmp_path, CHMOD_GUARD, CHMOD)
+    assert out.outcome == "answered" and out.denials == []
+    assert (tmp_path / "x").stat().st_mode & 0o777 == 0o777

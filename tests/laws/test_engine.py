@@ -100,6 +100,7 @@ SPEC_LAWS = {
         "perm_model_cannot_widen",
         "perm_escape_needs_a_person",
         "perm_fetch_asks",  # issue 44: a web fetch asks unless a rule allows its host
+        "perm_guard_asks",  # issue 51: a PreToolUse hook's ask asks a person, headless denied
     ],
     "permission_ask": ["perm_ask_settles"],  # ours: the ask's step law, proven
     "plan": ["plan_mode_writes_nothing", "plan_mode_left_by_a_person"],  # ours (issue 44): plan mode
@@ -216,6 +217,7 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "agent_never_widens",
         "agent_inherits_unnamed",
         "perm_fetch_asks",
+        "perm_guard_asks",
         "fetch_ends",
         "fetch_within_bound",
         "fetch_side_by_side",

@@ -2,12 +2,14 @@
 allow before the policy's default; a compound command allowed only part by part; every
 ask ends, by an answer, its deadline or the run's abort; nobody to answer means no
 wait; the model never widens its own rights; nothing runs outside the sandbox on the
-model's say alone.
+model's say alone; a guard's ask asks a person, headless is denied, and nothing runs it
+unasked.
 
 The adversary: any call of a vocabulary (commands plain, wrapped, compound, unreadable,
 asking to leave the sandbox; reads and writes inside and outside the workspace; eukhe's
-own files) against rule sets that agree and disagree, in every mode, policy, with and
-without a person and a sandbox; a person's answers (once, always for the session or the
+own files; calls a PreToolUse hook asked about, which the rules would allow, run outside
+the sandbox, or deny) against rule sets that agree and disagree, in every mode, policy,
+with and without a person and a sandbox; a person's answers (once, always for the session or the
 project, no), the deadline and the abort, in any order."""
 
 from __future__ import annotations
@@ -46,9 +48,10 @@ class Model:
     end_step: Callable[..., Session]
     settle: Callable[[Decision, Call, Cfg, End, Answer], Decision]
     granted: Callable[[Call, Answer], tuple[Rule, ...]]
+    only_a_person: Callable[[Decision, Call], bool]
 
 
-MODEL = Model(p.decide, p.call_step, p.end_step, p.settle, p.granted)
+MODEL = Model(p.decide, p.call_step, p.end_step, p.settle, p.granted, p.only_a_person)
 
 
 def cached(m: Model) -> Model:
@@ -58,6 +61,7 @@ def cached(m: Model) -> Model:
 
 
 H, P = Source.HOME, Source.PROJECT
+GUARD = "chmod 777 is dangerous"
 
 CALLS: tuple[Call, ...] = (
     Call("bash", (("ls", "-la"),)),
@@ -83,6 +87,18 @@ CALLS: tuple[Call, ...] = (
     Call("ipython", writes=True),
     Call("zoom"),
     Call("web_fetch", hosts=("evil.docs.python.org",)),
+    # a PreToolUse hook asked: what bare Bash rules and the sandbox's default would run, what a
+    # deny rule denies, what an Edit rule runs outside the sandbox
+    Call("bash", (("chmod", "777", "x"),), writes=True, guard_asks=True, guard_reason=GUARD),
+    Call("bash", (("rm", "-rf", "/tmp/x"),), writes=True, guard_asks=True, guard_reason=GUARD),
+    Call(
+        "write",
+        paths=("/etc/x",),
+        writes=True,
+        reaches=(Reach(Act.WRITE, Place.OUTSIDE, "/etc/x"),),
+        guard_asks=True,
+        guard_reason=GUARD,
+    ),
 )
 """The calls the walk makes (a workspace /p)."""
 
@@ -350,6 +366,32 @@ def perm_fetch_asks(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return kept == tuple(Rule(Kind.ALLOW, "WebFetch", f"domain:{h}", Source.SESSION) for h in call.hosts)
 
 
+def perm_guard_asks(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+    """A guard's ask (a PreToolUse hook answered `ask`) asks a person: what the rules would
+    run (an allow rule, the policy's default, any mode, full access too) asks for the hook,
+    and what they ask stays their ask; where nobody can answer (headless, the `never`
+    policy) it is a denial that names the hook; a denial of the rules stays that denial. No
+    hook answers it for the person, and their "always" to it keeps no rule."""
+    if x.op is Op.END:
+        if s.pending is None or not s.pending.guard_asks:
+            return True
+        return nxt(m, cfg, s, x).cfg.rules == s.cfg.rules
+    got = _decided(m, s, x)
+    if got is None or not got[0].guard_asks:
+        return True
+    call, d = got
+    base = m.decide(s.cfg, dataclasses.replace(call, guard_asks=False, guard_reason=""))
+    if base.verdict is Verdict.DENY and base.why not in (Why.HEADLESS, Why.NEVER):
+        return d == base
+    if not s.cfg.person or s.cfg.policy is Policy.NEVER:
+        return (d.verdict is Verdict.DENY) & (d.why is Why.HOOK_UNASKED)
+    t = nxt(m, cfg, s, x)
+    asked = (t.pending == call) & (t.asked == d) & m.only_a_person(d, call)
+    if base.verdict is Verdict.ASK:
+        return asked & (d == base)
+    return asked & (d == Decision(Verdict.ASK, Why.HOOK_ASK))
+
+
 def _law(name: str, says: str, edge: Callable[..., bool]) -> Law:
     return Law(name, "permission", says, edge=edge, prove=False)
 
@@ -386,6 +428,11 @@ LAWS = (
         "A web fetch asks unless a rule allows its host (or full access); always: that host.",
         perm_fetch_asks,
     ),
+    _law(
+        "perm_guard_asks",
+        "A guard's ask asks a person; headless it is denied; nothing runs it unasked; always keeps no rule.",
+        perm_guard_asks,
+    ),
 )
 
 
@@ -399,6 +446,7 @@ def _with(**parts: Callable[..., object]) -> Model:
         "end_step": p.end_step,
         "settle": p.settle,
         "granted": p.granted,
+        "only_a_person": p.only_a_person,
     }
     return Model(**{**fields, **parts})  # type: ignore[arg-type]
 
@@ -495,6 +543,54 @@ def _every_host_granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
     return p.granted(call, answer)
 
 
+def _unguarded(call: Call) -> Call:
+    return dataclasses.replace(call, guard_asks=False, guard_reason="")
+
+
+def _guard_ignored(cfg: Cfg, call: Call) -> Decision:
+    """A PreToolUse hook's ask ignored: only its deny changes anything (issue 51's finding)."""
+    return p.decide(cfg, _unguarded(call))
+
+
+def _allow_rule_over_guard(cfg: Cfg, call: Call) -> Decision:
+    """An allow rule that matches runs the call, whatever the guard asked."""
+    d = p.decide(cfg, call)
+    i = p._all_allowed(cfg.rules, call)
+    if call.guard_asks and i >= 0 and d.why in (Why.HOOK_ASK, Why.HOOK_UNASKED):
+        return Decision(Verdict.ALLOW, Why.ALLOW_RULE, i)
+    return d
+
+
+def _full_access_over_guard(cfg: Cfg, call: Call) -> Decision:
+    """danger-full-access (Claude Code's bypassPermissions) runs what a guard asked about."""
+    return p.decide(cfg, _unguarded(call) if cfg.mode is Mode.FULL else call)
+
+
+def _guard_over_deny(cfg: Cfg, call: Call) -> Decision:
+    """A guard's ask asks where a deny rule denies (a yes would run what the user denied)."""
+    if call.guard_asks and cfg.person and cfg.policy is not Policy.NEVER:
+        return Decision(Verdict.ASK, Why.HOOK_ASK)
+    return p.decide(cfg, call)
+
+
+def _headless_guard_unnamed(cfg: Cfg, call: Call) -> Decision:
+    """Headless, a guard's ask left to the rules: what they allow runs, what they ask is denied
+    without naming the hook (the model is told to add an allow rule, which would not help)."""
+    if not cfg.person or cfg.policy is Policy.NEVER:
+        return p.decide(cfg, _unguarded(call))
+    return p.decide(cfg, call)
+
+
+def _always_silences_guard(call: Call, answer: Answer) -> tuple[Rule, ...]:
+    """A person's "always" to a guard's ask kept as an allow rule."""
+    return p.granted(_unguarded(call), answer)
+
+
+def _hook_answers_guard(asked: Decision, call: Call) -> bool:
+    """A PermissionRequest hook may answer a guard's ask for the person (only a plan is theirs)."""
+    return asked.why is Why.PLAN_EXIT
+
+
 MUTANTS = (
     Mutant("deny losing to allow", "permission", _with(decide=_allow_before_deny)),
     Mutant("one allowed part allowing a compound command", "permission", _with(decide=_one_part_allows)),
@@ -509,6 +605,17 @@ MUTANTS = (
     Mutant("a domain rule matching any host that ends with it", "permission", _with(decide=_suffix_domain)),
     Mutant(
         "a person's always for one host kept for every host", "permission", _with(granted=_every_host_granted)
+    ),
+    Mutant("a guard's ask ignored", "permission", _with(decide=_guard_ignored)),
+    Mutant("an allow rule over a guard's ask", "permission", _with(decide=_allow_rule_over_guard)),
+    Mutant("danger-full-access over a guard's ask", "permission", _with(decide=_full_access_over_guard)),
+    Mutant("a guard's ask over a deny rule", "permission", _with(decide=_guard_over_deny)),
+    Mutant("a headless guard's ask left to the rules", "permission", _with(decide=_headless_guard_unnamed)),
+    Mutant("an always to a guard's ask kept as a rule", "permission", _with(granted=_always_silences_guard)),
+    Mutant(
+        "a PermissionRequest hook answering a guard's ask",
+        "permission",
+        _with(only_a_person=_hook_answers_guard),
     ),
 )
 

@@ -27,8 +27,10 @@ ASK_WHYS = (
     Why.NO_SANDBOX,
     Why.READ_ONLY,
     Why.OUTSIDE_WORKSPACE,
+    Why.HOOK_ASK,
 )
-"""Why the rule asks (`judge`'s asks)."""
+"""Why the rule asks (`judge`'s asks; a guard's ask over what would run: its yes runs it where
+the rules would have, outside the sandbox only in full access or for a write outside)."""
 
 LEAVES = (Why.ESCAPE, Why.NO_SANDBOX, Why.READ_ONLY, Why.OUTSIDE_WORKSPACE)
 """The asks whose yes runs the call outside the sandbox."""

@@ -102,6 +102,8 @@ class Why(Enum):
     PLAN_EXIT = "only a person approves a plan, which ends plan mode"
     PLAN_HEADLESS = "no person can approve a plan here: the run ends with the plan as its answer"
     NOT_PLANNING = "plan mode is not on: there is no plan to approve; go on with the task"
+    HOOK_ASK = "a PreToolUse hook asks a person about it"
+    HOOK_UNASKED = "a PreToolUse hook asks a person about it, and nobody can answer here"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ answers; this module decides everything else:
   with its status and the tail of its stderr (`hook_failure_shown`); a guard's failure
   denies the call unless the hook says `"onFailure": "allow"` (`hook_guard_fails_closed`);
 - `combine`: the verdicts of an event's hooks, run in parallel, as Claude Code combines
-  them (a deny wins over an ask, an ask over an allow);
+  them (a deny wins over an ask, an ask over an allow); a PreToolUse `ask` is a person's
+  decision (`asks_a_person`: `rules.permission` asks it, and denies it headless);
 - `after_stop`: a Stop (or SubagentStop) hook's block keeps the run going, counted; past
   `MAX_STOP_BLOCKS` blocks the run ends with a named failure (`stop_hook_bounded`);
 - `fire`: a hook's answer recorded in the durable step it belongs to is read on a replay,
@@ -373,6 +374,15 @@ def combine(verdicts: Sequence[Verdict]) -> Verdict:
         "\n".join(v.stop_reason for v in stops if v.stop_reason),
         tuple(m for v in verdicts for m in v.messages),
     )
+
+
+def asks_a_person(v: Verdict) -> bool:
+    """Whether a PreToolUse verdict asks a person about the call (its hooks' strongest answer
+    is `ask`): the call then carries the guard's ask and its reason to the permission rule
+    (`rules.permission.Call.guard_asks`), which asks whatever else would have let it run,
+    and denies it where nobody can answer. An `allow` asks nothing and opens nothing: the
+    rules judge the call as if the hooks had said nothing."""
+    return v.kind is Kind.ASK
 
 
 def answers_ask(v: Verdict) -> Kind | None:

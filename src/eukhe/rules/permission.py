@@ -21,8 +21,17 @@ sandbox can run here. In order:
 7. Else the policy's default: `untrusted` asks for what is not read-only; full access
    (the user's own mode) runs outside the sandbox; with no sandbox here, code asks;
    a write the mode does not allow asks; the rest runs in the sandbox.
-Then an ask that nobody can answer (headless), or that the `never` policy forbids, is
-a denial at once, whose cause says how to allow the call.
+Then a guard's ask (`guarded`, below) turns what would run into an ask. Then an ask that
+nobody can answer (headless), or that the `never` policy forbids, is a denial at once,
+whose cause says how to allow the call.
+
+**A guard's ask** (`Call.guard_asks`: a PreToolUse hook answered `ask`, with its reason)
+is a person's to answer, every time: what the rules would run (by an allow rule, the
+policy's default or the mode, danger-full-access too) asks instead (`HOOK_ASK`), for the
+hook's reason; what they deny stays denied, what they ask stays asked. Where nobody can
+answer (headless, or the `never` policy) it is denied, naming the hook (`HOOK_UNASKED`):
+no rule allows it. No hook answers it for the person (`only_a_person`), and their
+"always" keeps no rule (`granted`), so the guard asks again next time.
 
 **Plan mode** (`Cfg.plan`), over the sandbox mode and before every rule (`planned`): no
 call that writes or runs anything runs (`plan_denies`: a file tool's write, bash and the
@@ -89,12 +98,14 @@ __all__ = [
     "end_step",
     "glob",
     "granted",
+    "guarded",
     "judge",
     "mode_step",
     "only_a_person",
     "path_matches",
     "planned",
     "rule_tool",
+    "ruled",
     "settle",
 ]
 
@@ -110,7 +121,9 @@ class Call:
     files; `outside`: bash asks to run outside the sandbox; `reaches`: the places it would
     touch, as `rules.confine` reads them (a file tool's path; what a command writes that is
     eukhe's own or a protected name: the sandbox confines the rest of bash); `hosts`: the
-    host a web fetch names (`rules.address.host_of`; none when its URL names none)."""
+    host a web fetch names (`rules.address.host_of`; none when its URL names none);
+    `guard_asks`: a PreToolUse hook answered `ask` (a person must decide), `guard_reason`
+    its reason."""
 
     tool: str
     commands: tuple[tuple[str, ...], ...] = ()
@@ -120,6 +133,8 @@ class Call:
     outside: bool = False
     reaches: tuple[Reach, ...] = ()
     hosts: tuple[str, ...] = ()
+    guard_asks: bool = False
+    guard_reason: str = ""
 
     @property
     def in_workspace(self) -> bool:
@@ -386,9 +401,23 @@ def planned(cfg: Cfg, call: Call) -> Decision | None:
     return None
 
 
+def guarded(d: Decision, call: Call) -> Decision:
+    """A guard's ask over the rules' decision: what they would run (whatever allowed it: a
+    rule, the policy, the mode) asks a person instead; a denial stays that denial, and an
+    ask stays the rules' own (the hook's reason is asked with it)."""
+    if call.guard_asks and d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
+        return Decision(Verdict.ASK, Why.HOOK_ASK)
+    return d
+
+
 def judge(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision:
     """The decision before headless and `never` turn an ask into a denial; `where`: the
     confine rule it asks (None: `rules.confine.decide`, looked up now)."""
+    return guarded(ruled(cfg, call, where), call)
+
+
+def ruled(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decision:
+    """What the rules, the policy and the mode say of the call, before a guard's ask."""
     plan = planned(cfg, call)
     if plan is not None:
         return plan
@@ -443,6 +472,8 @@ def decide(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decisio
         return d
     if d.why is Why.PLAN_EXIT and (cfg.policy is Policy.NEVER or not cfg.person):
         return Decision(Verdict.DENY, Why.PLAN_HEADLESS)  # not run: the run ends with the plan
+    if call.guard_asks and (cfg.policy is Policy.NEVER or not cfg.person):
+        return Decision(Verdict.DENY, Why.HOOK_UNASKED)  # the hook's cause: no rule allows it
     if cfg.policy is Policy.NEVER:
         return Decision(Verdict.DENY, Why.NEVER, d.rule)
     if not cfg.person:
@@ -464,7 +495,8 @@ def settle(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer) -> D
     """How an ask ended (the wait's end: its answer, its deadline, the run's abort) as the
     call's decision: never an ask again. A yes to a call that must leave the sandbox (it
     asked to, or writes outside the workspace, or code with no sandbox here, or full
-    access) runs it outside; a yes to the rest runs it in the sandbox."""
+    access) runs it outside; a yes to the rest runs it in the sandbox (a guard's ask over what
+    would run: where the rules would have run it)."""
     if end is End.EVENT and answer is not Answer.NO:
         out = (
             asked.why
@@ -483,8 +515,11 @@ def settle(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer) -> D
 def granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
     """The rules a person's "always" adds: one allow rule a simple command (as it finally
     runs), the tool's paths, or the host a web fetch names; none for a call that asked to
-    leave the sandbox (an escape is asked each time) or that the parser could not read whole."""
+    leave the sandbox (an escape is asked each time), that the parser could not read whole,
+    or that a guard asked about (a guard asks each time)."""
     if answer in (Answer.ONCE, Answer.NO) or call.outside or not call.whole or call.protected:
+        return ()
+    if call.guard_asks:  # the guard asks each time whatever is kept: the yes is this call's alone
         return ()
     if call.tool == EXIT_PLAN:  # each plan is a person's to approve
         return ()
@@ -552,9 +587,10 @@ def mode_step(s: Session, plan: bool) -> Session:
     return dataclasses.replace(s, cfg=dataclasses.replace(s.cfg, plan=plan))
 
 
-def only_a_person(asked: Decision) -> bool:
-    """Whether only a person may answer the ask (no hook answers it for them): a plan's."""
-    return asked.why is Why.PLAN_EXIT
+def only_a_person(asked: Decision, call: Call) -> bool:
+    """Whether only a person may answer the ask (no PermissionRequest hook answers it for
+    them): a plan's, and one a guard asked for."""
+    return asked.why is Why.PLAN_EXIT or call.guard_asks
 
 
 def answers_run(d: Decision) -> bool:

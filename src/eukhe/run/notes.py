@@ -265,6 +265,8 @@ HOW_TO_ALLOW = {
     "REFUSED": "the user said no",
     "ABORTED": "the run was aborted while it asked",
     "PLAN": "read, grep, glob and ls still work: look around, then hand your plan to the person with exit_plan",
+    "HOOK_UNASKED": "no rule allows what a guard asks about: run it in the interactive agent with an approval "
+    "policy that asks, or change the hook",
 }
 """What a denial that came from an ask says of the way to allow the call, by its cause."""
 
@@ -324,6 +326,13 @@ def mcp_headless(tool: str) -> str:
         f"permissions.allow ({tool}, or {server} for all of its server's tools), or run it in the "
         "interactive agent, which asks"
     )
+
+
+def guard_why(why: str, guard: str, reason: str) -> str:
+    """The cause of an ask a guard asked for (or of its denial), as it is read: the rules' own
+    (`why`, when they asked too), the guard's, and the hook's reason."""
+    said = why if why == guard else f"{why}; {guard}"
+    return f"{said}: {reason or 'no reason given'}"
 
 
 def denied(tool: str, why: str, rule: str, how: str, reason: str = "") -> str:

@@ -12,6 +12,7 @@ model's step, and only a person's "always" adds a rule.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 import time
@@ -29,7 +30,7 @@ from eukhe.rules import permission as rule
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
-from eukhe.rules.hook import answers_ask
+from eukhe.rules.hook import answers_ask, asks_a_person
 from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
 from eukhe.rules.wait import End
 from eukhe.run import notes
@@ -235,7 +236,9 @@ class Gate:
         """Whether the call runs (and where), or what it gets instead. An ask waits for the
         person's answer, its deadline or the run's abort, whichever comes first. The run's
         PreToolUse hooks come first: their deny (a guard that fails denies) is the call's
-        denial; what they let by, eukhe's own rules still judge."""
+        denial; their ask goes with the call to the rule, which asks a person (headless: denies);
+        what they let by, eukhe's own rules still judge."""
+        call = self.call_of(c)
         if self.hooks is not None:
             v = await self.hooks.pre_tool(c)
             if v.kind is HookKind.DENY:
@@ -245,7 +248,8 @@ class Gate:
                     why="hook",
                     rule="PreToolUse hook",
                 )
-        call = self.call_of(c)
+            if asks_a_person(v):
+                call = dataclasses.replace(call, guard_asks=True, guard_reason=v.reason)
         s = self.session = rule.call_step(self.session, call)
         if s.pending is None:
             assert s.last is not None
@@ -253,8 +257,8 @@ class Gate:
         asked = s.asked
         assert asked is not None
         answer, reason = Answer.NO, ""
-        # a plan's ask is the person's alone: no hook answers it for them
-        hooked = None if rule.only_a_person(asked) else await self._hooks_answer(c, asked.why.value)
+        # a plan's ask, and one a guard asked for, is the person's alone: no hook answers it for them
+        hooked = None if rule.only_a_person(asked, call) else await self._hooks_answer(c, asked.why.value)
         if hooked is not None:  # the PermissionRequest hooks answered for the person
             end, (answer, reason) = End.EVENT, hooked
         elif self.ask is None:  # the rule says headless asks never come here; a gate without a person denies
@@ -262,7 +266,7 @@ class Gate:
         else:
             who = f"{self.label} · {c.name}" if self.label else c.name
             q = Asked(
-                who, c.raw or str(c.arguments), asked.why.value, _whole(c), self.run, self.timeout, c.id
+                who, c.raw or str(c.arguments), _why(asked, call), _whole(c), self.run, self.timeout, c.id
             )
             until = {
                 "wait": "ask",
@@ -323,6 +327,11 @@ class Gate:
             how = notes.mcp_headless(c.name)
         if d.why is Why.TIMEOUT:
             how = f"nobody answered within {self.timeout:g} s (permissions.askTimeoutMs)"
+        if d.why is Why.HOOK_UNASKED:  # the hook's reason is the cause; no rule of the user's decided
+            why = notes.guard_why(d.why.value, d.why.value, call.guard_reason)
+            return Permit(
+                False, result=notes.denied(c.name, why, "", how), why=d.why.value, rule="PreToolUse hook"
+            )
         if d.why in (Why.HEADLESS, Why.NEVER):  # a place that asked: the very rule to add, if any
             how = self._unasked(call) or how
         return Permit(False, result=notes.denied(c.name, d.why.value, ruled, how, reason), why=d.why.value,
@@ -341,6 +350,13 @@ class Gate:
             return ""
         r = call.reaches[0]
         return notes.outside_unasked(asked.why.value, "Edit" if r.act in WRITES else "Read", r.path)
+
+
+def _why(asked: Decision, call: Call) -> str:
+    """Why a person is asked: the rule's cause, and a guard's with its reason if one asked."""
+    if not call.guard_asks:
+        return asked.why.value
+    return notes.guard_why(asked.why.value, Why.HOOK_ASK.value, call.guard_reason)
 
 
 def _whole(c: ToolCall) -> str:
