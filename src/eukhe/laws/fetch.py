@@ -628,9 +628,10 @@ def _exact_close_escaped(head: str, url: str, text: str, cap: int) -> str:
 
 def _look_alikes_missed(head: str, url: str, text: str, cap: int) -> str:
     """Only the ASCII `<` taken for a bracket: `＜／ｐａｇｅ＞` or `‹/page›` still closes."""
-    hidden = {c: chr(0xE000 + i) for i, c in enumerate(page.BRACKETS[1:])}  # private-use stand-ins
-    got = page.marked(head, url, text.translate(str.maketrans(hidden)), cap)
-    return got.translate(str.maketrans({v: k for k, v in hidden.items()}))
+    alike = page.BRACKETS[1:]
+    stand_ins = "".join(chr(0xE000 + i) for i in range(len(alike)))  # private-use characters
+    got = page.marked(head, url, text.translate(str.maketrans(alike, stand_ins)), cap)
+    return got.translate(str.maketrans(stand_ins, alike))
 
 
 def _cut_after_marking(head: str, url: str, text: str, cap: int) -> str:
