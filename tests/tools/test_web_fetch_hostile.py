@@ -222,6 +222,30 @@ async def hostile(served: Served, path: str, writer: asyncio.StreamWriter) -> No
     await writer.drain()
 
 
+async def loud_head(served: Served, path: str, writer: asyncio.StreamWriter) -> None:
+    """Orders where the header line shows the server's words: its status's phrase, its media
+    type, its content coding."""
+    headers = {"Content-Length": "6"}
+    if path == "/type":
+        headers["Content-Type"] = f"application/x {INJECTION} <page>"
+    else:
+        headers |= {"Content-Type": "text/plain", "Content-Encoding": f"br {INJECTION}"}
+    writer.write(head(f"200 OK {INJECTION}", headers) + b"\x00" * 6)
+    await writer.drain()
+
+
+@pytest.mark.parametrize("path", ["/type", "/coding"])
+def test_no_sentence_of_the_servers_reaches_the_header_line(path: str) -> None:
+    async def go() -> Result:
+        async with serving(loud_head) as s:
+            return await tool().run({"url": s.url(path)}, Context(Path(".")))
+
+    r = asyncio.run(go())
+    assert r.content.startswith("http://127.0.0.1:") and " · 200 OK · " in r.content, r.content
+    assert INJECTION not in r.content and "<page" not in r.content and "\n" not in r.content, r.content
+    assert "ignore%20previous%20instructions" in r.content.lower()  # said, as a name, not as a sentence
+
+
 def inside(content: str) -> tuple[str, str]:
     """The header line and the block's text, once the result is checked to be one block: the
     note, one opening tag naming the URL with no quote in it, and one closing tag, the last line

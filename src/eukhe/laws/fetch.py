@@ -47,6 +47,7 @@ class Model:
     unconverted: Callable[[Cfg, int], str] = f.unconverted
     guarded: Callable[[str, bool], str | None] = address.guarded
     marked: Callable[[str, str, str, int], str] = page.marked
+    server_name: Callable[[str], str] = page.server_name
 
 
 MODEL = Model(
@@ -62,6 +63,7 @@ MODEL = Model(
     f.unconverted,
     address.guarded,
     page.marked,
+    page.server_name,
 )
 
 
@@ -400,13 +402,18 @@ def fetch_page_marked(m: Model, cfg: Cfg) -> str | None:
     data to read and not instructions, then the text in a block naming the URL, which ends
     with its one closing tag; nothing the page wrote (a closing tag in any case, spaced,
     with invisible characters, in look-alike brackets; a quote in the URL) closes it early;
-    the text is kept, or cut inside the block at the cap, the cut said. None, or the
-    counterexample."""
+    the text is kept, or cut inside the block at the cap, the cut said; and a name the
+    server chose that the header shows (a media type, a coding) is no sentence and no tag.
+    None, or the counterexample."""
     for url in HOSTILE_URLS:
         for text in HOSTILE_PAGES:
             for cap in (50_000, 260, 40):
                 if wrong := _block(m, url, text, cap):
                     return wrong
+    for name in ("application/zip", *HOSTILE_PAGES, "x" * 500):  # a media type or coding the server named
+        shown = m.server_name(name)
+        if any(c.isspace() or not c.isascii() or c in '<>"' for c in shown) or len(shown) > page.NAME_MAX:
+            return f"server_name({name!r}) = {shown!r}: a sentence or a tag of the server's in the header"
     return None
 
 
@@ -634,6 +641,11 @@ def _look_alikes_missed(head: str, url: str, text: str, cap: int) -> str:
     return got.translate(str.maketrans(stand_ins, alike))
 
 
+def _name_as_sent(text: str) -> str:
+    """A media type or coding shown as the server sent it: a sentence in the header line."""
+    return text
+
+
 def _cut_after_marking(head: str, url: str, text: str, cap: int) -> str:
     """The whole result cut at the cap: a long page loses its closing tag."""
     whole = page.marked(head, url, text, 10**9)
@@ -683,6 +695,7 @@ MUTANTS = (
     Mutant("only the exact closing tag escaped", "issue 51", _with(marked=_exact_close_escaped)),
     Mutant("look-alike brackets taken for text", "issue 51", _with(marked=_look_alikes_missed)),
     Mutant("the result cut past its closing tag", "issue 51", _with(marked=_cut_after_marking)),
+    Mutant("a server's media type shown as it sent it", "issue 51", _with(server_name=_name_as_sent)),
     Mutant("the block's URL written as the server sent it", "issue 51", _with(marked=_url_as_written)),
     Mutant("a conversion with no bound", "fetch", _with(convert_due=lambda cfg: cfg.total_ms * 1000)),
     Mutant(

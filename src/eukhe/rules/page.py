@@ -13,7 +13,8 @@ invisible format characters (a zero-width space, a soft hyphen) between its part
 fullwidth and other look-alike brackets and slashes, letters NFKC folds to `page`
 (fullwidth `ｐａｇｅ`). The URL the block names is written with `%XX` for every character
 that is not printable ASCII, a quote, a bracket or a backslash, so it cannot end its
-attribute or the marker.
+attribute or the marker; so are the URL in the header line and the names a server chose
+that it shows (`server_name`: a media type, a content coding), which no sentence passes.
 
 **The cap.** A text longer than the tools' output cap (`read_max_output`) is cut inside the
 block, so the block still ends with `CLOSE`, and the cut is said after it, in the words the
@@ -107,6 +108,18 @@ def url_shown(url: str) -> str:
         else "".join(f"%{b:02X}" for b in c.encode("utf-8", "replace"))
         for c in url
     )
+
+
+NAME_MAX = 80
+"""Characters of a name a server chose (`server_name`) the header line shows at most."""
+
+
+def server_name(text: str) -> str:
+    """A name a server chose (a media type, a content coding), as the header line shows it,
+    outside the block: as `url_shown` writes it (no space, so no sentence), at most
+    `NAME_MAX` characters, a longer one cut with `...`."""
+    shown = url_shown(text)
+    return shown if len(shown) <= NAME_MAX else shown[: NAME_MAX - 3] + "..."
 
 
 def opening(url: str) -> str:

@@ -363,7 +363,8 @@ class WebFetch:
         got = raced.result()
         status = f"{response.status_code} {_phrase(response.status_code)}".strip()
         cut = f"; {said}" if said else ""
-        # no text of the server's outside the block: the URL a redirect chose as %XX, the status's own phrase
+        # no sentence of the server's outside the block: the URL a redirect chose, a media type or a
+        # coding it named as %XX (`rules.page`), the status's standard phrase
         head = f"{page.url_shown(url)} · {status} · {got.what} · {len(body):,} bytes{got.decoded}{cut}"
         cap = ctx.limits.read_max_output
         # the page's text marked as the page's, in a block it cannot close (`rules.page`)
@@ -403,7 +404,7 @@ class _Convert:
     def _shown(self, converted: Callable[..., tuple[str, str]]) -> _Shown:
         got = decoded(self.body, self.applied, self.cap)
         if got.problem:
-            media = self.content_type.split(";", 1)[0].strip() or "no type named"
+            media = page.server_name(self.content_type.split(";", 1)[0].strip()) or "no type named"
             return _Shown(
                 "", f"{media}, {len(self.body):,} bytes {got.problem}: not shown", failed=got.broken
             )
