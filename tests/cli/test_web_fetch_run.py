@@ -4,13 +4,17 @@ calls in one reply (they run one after the other), the first to a server that ne
 answers and the second to a page, end by the first's bound and the page's text: the bound
 frees the run. The page's secret value never reaches the model or the screen, and its
 escape sequences are shown as their codes, never sent to the terminal: the run's events,
-as the interactive agent shows them (its result line, and the result opened with `/open`)."""
+as the interactive agent shows them (its result line, and the result opened with `/open`).
+A person's "always for this project" for a host (kept in the home's approvals) lets the
+fetch run, but opens only the host's public addresses: `localhost` is refused, the cause
+said, while the same rule in the home's settings fetches it (issue 51)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.events import Event
@@ -143,3 +149,33 @@ def test_a_hanging_server_is_freed_by_its_bound_and_a_page_is_shown_neutralized_
     )  # nothing a terminal acts on
     assert "\\x1b]0;pwned\\x07Title" in screen and "\\x1b[2J\\x1b]52;c;" in screen and "\\x9b31m" in screen
     assert "  ← [1] error, " in screen and "  ← [2] ok, " in screen
+
+
+@pytest.mark.parametrize("kept", ["approvals", "settings"])
+def test_a_persons_always_for_localhost_does_not_open_it_and_the_settings_rule_does(
+    tmp_path: Path, kept: str
+) -> None:
+    rule = {"tool": "WebFetch", "pattern": "domain:localhost"}
+    home = home_with(
+        tmp_path, {"permissions": {"allow": ["WebFetch(domain:localhost)"]}} if kept == "settings" else {}
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    if kept == "approvals":  # what "always for this project" keeps (`settings.approvals`)
+        projects = {os.path.realpath(project): [rule]}
+        (home / "approvals.json").write_text(json.dumps({"projects": projects}))
+    with pages() as (url, asked):
+        local = url.replace("127.0.0.1", "localhost")
+        script = [{"results": 0, **fetches(f"{local}/page")}, {"results": 1, "text": "done"}]
+        with FauxServer(parse(script)) as server:
+            done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "--json", "read the docs",
+                         cwd=project, home=home)  # fmt: skip
+            sent = server.seen[-1].body["messages"]
+    assert done.returncode == 0, done.stderr
+    [result] = [m["content"] for m in sent if m["role"] == "tool"]
+    if kept == "approvals":
+        assert asked == [] and result.startswith(f"web_fetch {local}/page: not fetched: localhost ("), result
+        assert "is a loopback address, which a fetch reaches only when a rule in the settings names" in result
+        assert 'a person\'s "always" opens only its public addresses' in result
+    else:
+        assert asked == ["/page"] and "# Setup" in result and result.endswith("\n</page>"), result

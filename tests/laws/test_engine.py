@@ -154,6 +154,8 @@ SPEC_LAWS = {
         "fetch_bytes_end",
         "fetch_redirects_capped",
         "fetch_address_guarded",
+        "fetch_always_public_only",  # issue 51: a person's "always" opens a host's public addresses only
+        "fetch_page_marked",  # issue 51: a page's text reaches the model in a block it cannot close
         "fetch_host_as_resolved",
         "fetch_converted_within_bound",
     ],
@@ -226,6 +228,8 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "fetch_bytes_end",
         "fetch_redirects_capped",
         "fetch_address_guarded",
+        "fetch_always_public_only",  # issue 51: a person's "always" opens a host's public addresses only
+        "fetch_page_marked",  # issue 51: a page's text reaches the model in a block it cannot close
         "fetch_host_as_resolved",
         "fetch_converted_within_bound",
         "pinned_list_in_view",

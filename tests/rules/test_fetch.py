@@ -127,6 +127,24 @@ def test_the_addresses_refused_and_why() -> None:
     assert address.literal_refused("localhost") is None and address.literal_refused("10.0.0.1") is not None
 
 
+@pytest.mark.parametrize("source", list(Source))
+def test_only_a_rule_of_the_settings_opens_a_hosts_refused_addresses(source: Source) -> None:
+    """A person's "always" (this session's, this project's) for localhost keeps the host's
+    own rule, but the rule the guard asks opens its refused addresses only when the settings
+    wrote it; beside a settings rule for another host, a wildcard or a bare WebFetch too."""
+    kept = granted(Call("web_fetch", hosts=("localhost",)), Answer.SESSION)[0]
+    own = Rule(Kind.ALLOW, "WebFetch", "domain:localhost", source)
+    beside = (
+        Rule(Kind.ALLOW, "WebFetch", "domain:docs.python.org", Source.HOME),
+        Rule(Kind.ALLOW, "WebFetch", "domain:*.localhost", Source.HOME),
+        Rule(Kind.ALLOW, "WebFetch", None, Source.FLAG),
+    )
+    opens = source in (Source.HOME, Source.PROJECT, Source.FLAG)
+    assert kept.pattern == own.pattern
+    assert address.named((*beside, own), "localhost") is opens
+    assert (address.guarded("127.0.0.1", address.named((own,), "localhost")) is None) is opens
+
+
 FETCH = Call("web_fetch", hosts=("docs.python.org",))
 
 

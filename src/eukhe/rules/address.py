@@ -20,9 +20,14 @@ asks `refused` of every address it got, and connects only to one it asked about:
 resolves again to another address (DNS rebinding) is never looked up again for that
 connection.
 
-**The exception.** `named` is whether an allow rule names the host itself (not a wildcard,
-not a bare `WebFetch`): only then may a fetch reach a refused address, e.g.
-`WebFetch(domain:localhost)` for a server of the user's own.
+**The exception.** `named` is whether an allow rule of the settings names the host itself
+(not a wildcard, not a bare `WebFetch`): only then may a fetch reach a refused address, e.g.
+`WebFetch(domain:localhost)` for a server of the user's own. The settings are the home's, a
+project's and the command line's (`SETTINGS`): what the user wrote to open that host. A
+person's "always" (`Source.SESSION`, `Source.APPROVED`: an answer to an ask about a URL the
+model chose) opens the host's public addresses only: else one "always" for a name whose DNS
+later answers 169.254.169.254 or 127.0.0.1 would take the fetch to the metadata service or
+the user's own machine (DNS rebinding).
 
 Pure: standard library only (`ipaddress` and `urllib.parse` compute, they do no I/O), total
 functions.
@@ -33,7 +38,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-from eukhe.rules.access import Kind, Rule
+from eukhe.rules.access import Kind, Rule, Source
 
 TOOL = "WebFetch"
 """How rules name the web_fetch tool (Claude Code's name)."""
@@ -77,6 +82,10 @@ V4 = tuple((ipaddress.IPv4Network(n), why) for n, why in _V4)
 V6 = tuple((ipaddress.IPv6Network(n), why) for n, why in _V6)
 """The ranges a fetch never connects to unless a rule names the host, with why."""
 
+SETTINGS = frozenset({Source.HOME, Source.PROJECT, Source.FLAG})
+"""The sources whose allow rule naming a host opens its refused addresses: the settings the
+user wrote. A person's "always" (`Source.SESSION`, `Source.APPROVED`) is not one of them."""
+
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 """The well-known NAT64 prefix: its last 32 bits are the IPv4 address it reaches."""
 
@@ -101,7 +110,7 @@ def refused(address: str) -> str | None:
 
 def guarded(address: str, named: bool) -> str | None:
     """Why a fetch does not connect to `address`, one its host resolved to (None: it may):
-    a refused address, unless an allow rule names the host itself (`named`)."""
+    a refused address, unless an allow rule of the settings names the host itself (`named`)."""
     return None if named else refused(address)
 
 
@@ -177,10 +186,12 @@ def domain_matches(spec: str, name: str) -> bool:
 
 
 def named(rules: tuple[Rule, ...], name: str) -> bool:
-    """Whether an allow rule names the host `name` itself (`WebFetch(domain:localhost)`):
-    what lets a fetch reach a refused address. A wildcard or a bare WebFetch rule does not."""
+    """Whether an allow rule of the settings (`SETTINGS`) names the host `name` itself
+    (`WebFetch(domain:localhost)`): what lets a fetch reach a refused address. A wildcard, a
+    bare WebFetch rule or a person's "always" does not."""
     return any(
         r.kind is Kind.ALLOW
+        and r.source in SETTINGS
         and r.tool == TOOL
         and r.pattern is not None
         and r.pattern.startswith(DOMAIN)

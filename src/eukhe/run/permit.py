@@ -187,8 +187,9 @@ class Gate:
         return d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE) and placed.verdict is not Verdict.DENY
 
     def names_host(self, host: str) -> bool:
-        """Whether an allow rule in force names the host itself (`rules.address.named`): what
-        lets a web fetch reach a loopback, private or link-local address (`tools.web`)."""
+        """Whether an allow rule of the settings in force names the host itself
+        (`rules.address.named`; a person's "always" does not): what lets a web fetch reach a
+        loopback, private or link-local address (`tools.web`)."""
         return address.named(self.session.cfg.rules, host)
 
     def opened(self, act: Act, real: str) -> str | None:

@@ -20,6 +20,8 @@ import pypdf
 from bs4 import BeautifulSoup
 from markdownify import ATX, MarkdownConverter
 
+from eukhe.rules import page
+
 __all__ = ["PDF", "STOPPED", "converted", "kind_of"]
 
 HTML = ("text/html", "application/xhtml+xml")
@@ -119,7 +121,7 @@ def _converted(body: bytes, content_type: str, charset: str | None, stop: thread
         return _pdf(body, stop)
     if kind == "text":
         return _decoded(body, charset), "text"
-    media = content_type.split(";", 1)[0].strip() or "no type named"
+    media = page.server_name(content_type.split(";", 1)[0].strip()) or "no type named"
     return "", f"{media}, {len(body):,} bytes: not text, so not shown"
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
+from eukhe.rules import page
+
 __all__ = ["CODINGS", "Decoded", "codings", "decoded"]
 
 CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
@@ -48,7 +50,8 @@ def decoded(body: bytes, applied: list[str], cap: int) -> Decoded:
         return Decoded(body)
     unknown = [c for c in applied if c not in CODINGS]
     if unknown:
-        return Decoded(body, problem=f"encoded as {', '.join(unknown)}, which web_fetch does not decode")
+        named = ", ".join(page.server_name(c) for c in unknown)  # the server's words: no sentence
+        return Decoded(body, problem=f"encoded as {named}, which web_fetch does not decode")
     if len(applied) > MAX_CODINGS:
         return Decoded(body, problem=f"encoded {len(applied)} times ({', '.join(applied)}); web_fetch "
                                      f"undoes {MAX_CODINGS} at most")  # fmt: skip
