@@ -316,15 +316,16 @@ def _protected_here(folder: Path) -> list[str]:
     return [n for n in names if registry.guard_of(n) is not None]
 
 
-def _masks(box: Sandbox) -> list[tuple[str, list[str]]]:
+def _masks(box: Sandbox, own: list[str]) -> list[tuple[str, list[str]]]:
     """The secret places that exist, each with how it is hidden: an empty tmpfs over a folder, the
     empty /dev/null over a file. All of them, whether a bind shows one or a hidden folder holds it
     (a mount over what no bind shows only makes its mount point in that hidden tmpfs): what the
-    sandbox shows is then never the question."""
+    sandbox shows is then never the question. But for the host's /tmp, which the session's own
+    covers: there only those a bind of the project's (`own`) shows."""
     out: list[tuple[str, list[str]]] = []
     for p in dict.fromkeys(_real(m) for m in box.masked):
-        if not os.path.lexists(p) or _under(p, "/tmp"):
-            continue  # the private /tmp covers the host's
+        if not os.path.lexists(p) or (_under(p, "/tmp") and not any(_under(p, o) for o in own)):
+            continue
         out.append((p, ["--tmpfs"] if os.path.isdir(p) else ["--ro-bind", os.devnull]))
     return out
 
@@ -378,7 +379,7 @@ def argv(
         if not mine and any(_under(r, h) for h in [*hidden, "/tmp"]):  # else in sight already
             out += ["--ro-bind-try", r, r]
 
-    for mask, mount in _masks(box):
+    for mask, mount in _masks(box, [path for path, _ in own]):
         out += [*mount, mask]
 
     out += ["--chdir", str(cwd), *FLAGS]
