@@ -34,7 +34,7 @@ class Made:
     def expand(self, text: str) -> str:
         return text
 
-    def attach(self, prompt: str, typed: str, pictures: object = ()) -> Attached:
+    def attach(self, prompt: str, typed: str, pictures: object = (), given: str = "") -> Attached:
         return Attached(prompt)
 
     def spec(self, prompt: str | None, attached: object = None) -> RunSpec:

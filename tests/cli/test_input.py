@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.cli.prompt import PROMPT_MAX, PromptError, prompt_of
+from eukhe.cli.prompt import PROMPT_MAX, Prompt, PromptError, prompt_of
 from tests.proc import env, eukhe
 
 
@@ -121,7 +121,7 @@ def test_a_prompt_is_read_from_standard_input_for_a_dash_or_stdin(tmp_path: Path
 
 def test_standard_input_is_never_read_when_the_prompt_is_an_argument(tmp_path: Path) -> None:
     never = io.BytesIO(b"not this")
-    assert prompt_of("this", never) == "this" and never.tell() == 0
+    assert prompt_of("this", never) == Prompt("this", "this") and never.tell() == 0
     with pytest.raises(PromptError, match=r"^no prompt: give it as an argument"):
         prompt_of(None, never)  # terminal or not: a missing prompt is never read from standard input
     assert never.tell() == 0
@@ -131,8 +131,12 @@ def test_standard_input_is_never_read_when_the_prompt_is_an_argument(tmp_path: P
         prompt_of("-", io.BytesIO(b"ab\xff"))
     with pytest.raises(PromptError, match=r"over 16,777,216 bytes"):
         prompt_of("-", io.BytesIO(b"x" * (PROMPT_MAX + 1)))
-    assert prompt_of("explain", io.BytesIO(b"the log\n"), from_stdin=True) == "explain\n\nthe log\n"
-    assert prompt_of("explain", io.BytesIO(b""), from_stdin=True) == "explain"  # an empty log: the argument
+    log = prompt_of("explain", io.BytesIO(b"the log\n"), from_stdin=True)  # what was typed kept apart
+    assert log == Prompt("explain\n\nthe log\n", typed="explain", piped="the log\n")
+    assert prompt_of("-", io.BytesIO(b"the log\n")) == Prompt("the log\n", typed="", piped="the log\n")
+    assert prompt_of("explain", io.BytesIO(b""), from_stdin=True) == Prompt(
+        "explain", "explain"
+    )  # the argument
     assert eukhe("run", "--help", cwd=tmp_path, home=tmp_path).returncode == 0
 
 

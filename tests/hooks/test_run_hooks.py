@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from eukhe.ai.faux import FauxServer, parse
 from tests.cli.test_run_compaction import compacted_run
 from tests.proc import eukhe
@@ -139,6 +141,21 @@ def test_a_user_prompt_submit_hook_adds_its_context_to_the_prompt(tmp_path: Path
     assert done.returncode == 0, done.stderr
     told = said_to_model(seen[0])
     assert "how is the build?" in told and "The build is green as of today." in told, told
+
+
+def test_a_user_prompt_submit_hooks_mention_attaches_nothing(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A hook's context is not what the person typed: an `@path` in it, to a file outside the
+    project, stays text (issue 51)."""
+    env_file = tmp_path_factory.mktemp("other") / "prod.env"
+    env_file.write_text("DATABASE_PASSWORD=prod-secret-0123\n")
+    context = script(tmp_path, "context.sh", f"#!/bin/bash\necho 'Deploy settings: @{env_file}'\n")
+    home = home_with(tmp_path, on("UserPromptSubmit", context))
+    done, seen = run(tmp_path, home, [{"results": 0, "text": "noted"}], prompt="deploy it")
+    assert done.returncode == 0, done.stderr
+    told = said_to_model(seen[0])
+    assert f"Deploy settings: @{env_file}" in told and "prod-secret" not in json.dumps(seen), told
 
 
 def test_a_user_prompt_submit_hook_that_blocks_ends_the_run_before_any_round(tmp_path: Path) -> None:

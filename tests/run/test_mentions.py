@@ -122,3 +122,51 @@ def test_a_strangers_link_out_of_the_project_is_never_attached(tmp_path: Path) -
         with_images(attach("look", repo), ["shot.png"], repo)
     named = attach(f"read @{secret / 'id_rsa'} and @../secret/me.png", repo)  # written out by the person
     assert "PRIVATE KEY" in named.prompt and len(named.images) == 1
+
+
+def test_an_attached_files_own_mentions_are_never_followed(tmp_path: Path) -> None:
+    """A file the person attaches names more files (`@secret.txt`, another project's
+    `prod.env`): its text is attached as it is, and nothing it names."""
+    repo, other = tmp_path / "repo", tmp_path / "other"
+    repo.mkdir()
+    other.mkdir()
+    (other / "prod.env").write_text("PROD SECRET\n")
+    (repo / "secret.txt").write_text("PROJECT SECRET\n")
+    (repo / "notes.md").write_text(f"see @secret.txt and @{other / 'prod.env'}\n")
+    got = attach("read @notes.md", repo)
+    assert f"see @secret.txt and @{other / 'prod.env'}" in got.prompt
+    assert "SECRET" not in got.prompt
+    assert len(got.said) == 1 and got.said[0].startswith("@notes.md attached (")
+
+
+def test_text_the_person_did_not_type_attaches_only_inside_the_project(tmp_path: Path) -> None:
+    """`given` (piped input, an editor's resource): a mention inside the project attaches, never
+    through a link out of it; one outside is said and left unread; a pasted image path outside
+    is no paste of the person's; what they typed attaches from wherever it is."""
+    from tests.run.test_images import encoded
+
+    repo, other = tmp_path / "repo", tmp_path / "other"
+    repo.mkdir()
+    other.mkdir()
+    (other / "prod.env").write_text("PROD SECRET\n")
+    (other / "shot.png").write_bytes(encoded("PNG", 2, 3))
+    (repo / "a.txt").write_text("alpha\n")
+    (repo / "link.txt").symlink_to(other / "prod.env")
+    given = f"@a.txt @link.txt @{other / 'prod.env'} {other / 'shot.png'}"
+    got = attach(f"why?\n\n{given}", repo, typed="why?", given=given)
+    assert "PROD SECRET" not in got.prompt and not got.images
+    assert '<file path="a.txt">\n1\talpha\n</file>' in got.prompt
+    assert (
+        '<file path="link.txt" attached="no">it is a link that leads outside the project</file>' in got.prompt
+    )
+    assert (
+        f'<file path="{other / "prod.env"}" attached="no">not attached: the person did not type' in got.prompt
+    )
+    assert [line.split(" not attached: ")[0] for line in got.said[1:]] == [
+        "@link.txt",
+        f"@{other / 'prod.env'}",
+    ]
+    typed = attach(
+        f"why @{other / 'prod.env'}?\n\n{given}", repo, typed=f"why @{other / 'prod.env'}?", given=given
+    )
+    assert "PROD SECRET" in typed.prompt  # the person's own mention: theirs to attach, as before

@@ -21,7 +21,7 @@ import binascii
 import contextlib
 import dataclasses
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -53,7 +53,7 @@ from dbos import DBOS
 from acp import PROTOCOL_VERSION, Client, RequestError
 from eukhe import __version__, waits
 from eukhe.acp.turns import Session
-from eukhe.acp.updates import Update, call_id, commands, of_event, plan, replayed
+from eukhe.acp.updates import Update, call_id, commands, line, of_event, plan, replayed
 from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
 from eukhe.events import Event, seen_by
@@ -140,12 +140,17 @@ def _pictures_of(blocks: Sequence[ContentBlock]) -> list[tuple[str, bytes]]:
     return out
 
 
-def _text_of(blocks: Sequence[ContentBlock]) -> str:
+def _text_of(
+    blocks: Sequence[ContentBlock], kinds: Collection[str] = ("text", "resource_link", "resource")
+) -> str:
     """A prompt's content as eukhe's prompt: its text, and each resource's text after it,
-    named by its URI."""
+    named by its URI; of the blocks of `kinds` only (the person typed the `text` ones, the
+    editor added the others: their mentions attach only inside the project)."""
     parts: list[str] = []
     for b in blocks:
         kind = getattr(b, "type", "")
+        if kind not in kinds:
+            continue
         if kind == "text":
             parts.append(str(b.text))
         elif kind == "resource_link":
@@ -248,10 +253,13 @@ class Editor:
             raise RequestError(INVALID_PARAMS, "the prompt has no text")
         if s.turn is not None and s.turn.answered is None:
             return await self._steer(s, text)
-        try:
-            attached = s.made.attach(s.made.expand(text), text, pictures=_pictures_of(prompt))
+        try:  # an editor's resources are not typed: their mentions attach inside the project only
+            typed, given = _text_of(prompt, ("text",)), _text_of(prompt, ("resource_link", "resource"))
+            attached = s.made.attach(s.made.expand(text), typed, pictures=_pictures_of(prompt), given=given)
         except (SkillError, ImageError) as e:
             raise RequestError(INVALID_PARAMS, str(e)) from e
+        for said in attached.said:  # the person sees what was attached, and why not
+            self._say(s, line("mention", said))
         spec = s.made.spec(attached.prompt, attached)
         return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source()))
 

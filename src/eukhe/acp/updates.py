@@ -124,9 +124,9 @@ def of_event(e: Event, cwd: str) -> Iterator[Update]:
         mode = "plan" if e.data.get("plan") else str(e.data.get("mode") or "")
         if mode in ("plan", "read-only", "workspace-write"):
             yield update_current_mode(mode)
-        yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
+        yield line(e.type, e.text)
     elif e.type not in SAID and e.text:
-        yield update_agent_thought_text(f"[eukhe {e.type}] {e.text}\n")
+        yield line(e.type, e.text)
 
 
 STATUS: Mapping[str, PlanEntryStatus] = {
@@ -135,6 +135,11 @@ STATUS: Mapping[str, PlanEntryStatus] = {
     "done": "completed",
 }
 """A task's state as the protocol's plan entry has it."""
+
+
+def line(kind: str, text: str) -> Update:
+    """One of eukhe's own lines, as a thought chunk the editor shows beside the answer."""
+    return update_agent_thought_text(f"[eukhe {kind}] {text}\n")
 
 
 def plan(items: Sequence[object]) -> Update:

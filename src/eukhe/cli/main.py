@@ -25,7 +25,7 @@ from eukhe.cli.mcp import mcp_app
 from eukhe.cli.options import flag, valueless_help
 from eukhe.cli.output import echo, echo_json, width
 from eukhe.cli.printer import Printer, RunView, Stream, finished
-from eukhe.cli.prompt import PromptError, prompt_of
+from eukhe.cli.prompt import Prompt, PromptError, prompt_of
 from eukhe.cli.rewind import rewind
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
@@ -216,7 +216,7 @@ def run_command(
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
     try:
-        prompt = "" if control else prompt_of(prompt, sys.stdin.buffer, from_stdin)
+        entered = Prompt("", "") if control else prompt_of(prompt, sys.stdin.buffer, from_stdin)
     except PromptError as e:
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
@@ -236,9 +236,9 @@ def run_command(
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
         if not control:  # a control session's prompts are expanded as each comes
-            attached = made.attach(
-                made.expand(prompt), prompt, image or ()
-            )  # @path: the file after the prompt
+            attached = made.attach(  # @path: the file after the prompt; piped text's, inside the project only
+                made.expand(entered.text), entered.typed, image or (), given=entered.piped
+            )
             for line in attached.said:
                 printer.say(line)
             prompt = attached.prompt

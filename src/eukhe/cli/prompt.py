@@ -2,10 +2,12 @@
 argument is `-` or `--stdin` is given (a prompt is then not bound by the system's limit on
 arguments; with both, standard input's text follows the argument). Otherwise standard input
 is never read, whether or not it is a terminal: a script's inherited pipe that never closes
-must not hold a run."""
+must not hold a run. What came on standard input is kept apart from what was typed: its `@path`
+mentions attach only inside the project (`run.mentions.attach`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from eukhe.errors import Code, EukheError
@@ -38,12 +40,22 @@ def checked(text: str, where: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """The prompt `text`; what of it the person `typed` (the argument), and what was `piped`
+    (standard input's text: a log, a file, anyone's words)."""
+
+    text: str
+    typed: str
+    piped: str = ""
+
+
 NO_PROMPT = (
     'no prompt: give it as an argument (eukhe run "task"), or `-` or --stdin to read it from standard input'
 )
 
 
-def prompt_of(arg: str | None, stdin: BinaryIO, from_stdin: bool = False) -> str:
+def prompt_of(arg: str | None, stdin: BinaryIO, from_stdin: bool = False) -> Prompt:
     """The prompt: `arg`; standard input's text for `-`, or with `--stdin` (`from_stdin`),
     after `arg` when there is one (`cat log | eukhe run --stdin "explain"`). Standard input
     is read only then: an inherited pipe that never closes never holds a run."""
@@ -52,7 +64,7 @@ def prompt_of(arg: str | None, stdin: BinaryIO, from_stdin: bool = False) -> str
     if not from_stdin:
         if arg is None:
             raise PromptError(NO_PROMPT)
-        return checked(arg, "argument")
+        return Prompt(checked(arg, "argument"), arg)
     if arg is not None:
         checked(arg, "argument")
     raw = stdin.read(PROMPT_MAX + 1)
@@ -69,7 +81,7 @@ def prompt_of(arg: str | None, stdin: BinaryIO, from_stdin: bool = False) -> str
     if arg is None:
         if not text.strip():
             raise PromptError("the prompt on standard input is empty")
-        return text
+        return Prompt(text, "", text)
     if not text.strip():  # an empty log after the argument: the argument alone
-        return arg
-    return checked(f"{arg}\n\n{text}", "argument with standard input after it")
+        return Prompt(arg, arg)
+    return Prompt(checked(f"{arg}\n\n{text}", "argument with standard input after it"), arg, text)

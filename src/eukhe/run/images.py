@@ -21,7 +21,7 @@ from eukhe.ownfiles import Bound, Refused, named_bound, open_file, project_bound
 from eukhe.rules.confine import under
 from eukhe.tools.files import resolve, why
 
-__all__ = ["SUFFIXES", "bound_for", "is_image_path", "pasted", "read_image"]
+__all__ = ["SUFFIXES", "bound_for", "is_image_path", "pasted", "read_image", "written_inside"]
 
 SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 """The names of the files taken as images (their header decides what they are)."""
@@ -35,10 +35,14 @@ def bound_for(shown: str, cwd: Path) -> Bound:
     """The folder a file a person names (`@shown`, a pasted path) is read within: the project
     `cwd`, with no link out of it, when the path is written inside it; else wherever it is,
     but never in a place no prompt reads (`ownfiles.named_bound`)."""
+    return project_bound(cwd, home()) if written_inside(shown, cwd) else named_bound(cwd, home())
+
+
+def written_inside(shown: str, cwd: Path) -> bool:
+    """Whether the path `shown` is written inside the project `cwd` (as written: `~` expanded,
+    `..` taken, no link followed; where a link leads is `ownfiles`' to decide)."""
     lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(shown)))
-    if under(lexical, os.path.normpath(os.path.abspath(cwd))):
-        return project_bound(cwd, home())
-    return named_bound(cwd, home())
+    return under(lexical, os.path.normpath(os.path.abspath(cwd)))
 
 
 def read_image(shown: str, cwd: Path) -> tuple[Image, bytes]:

@@ -12,6 +12,13 @@ it (a stranger's `notes.txt -> ~/.ssh/id_rsa`); one the person writes outside it
 from where it is, but nothing is ever attached from /proc, /sys, /dev, a process's folder, a
 secret place or eukhe's home. The model sees why a file was not attached, never where its
 link led; the person sees both.
+
+Only what the person typed attaches from outside the project. Text they pass on without typing
+it (piped input, an editor's resource, a file's own text) may hold anyone's `@/other/prod.env`:
+its mentions attach only when written inside the project, where `read` needs no ask; one
+outside is left in the text, unattached, and both the model and the person are told why (the
+model's `read` of it asks, as any read outside the project does). An attached file's own text
+is never searched for more.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 from eukhe.ai.image import Image, ImageError, image_of
 from eukhe.ownfiles import Refused, decide
 from eukhe.rules.confine import Act
-from eukhe.run.images import bound_for, is_image_path, pasted, read_image
+from eukhe.run.images import bound_for, is_image_path, pasted, read_image, written_inside
 from eukhe.tools.base import Limits
 from eukhe.tools.files import resolve
 from eukhe.tools.read import read_whole
@@ -39,6 +46,18 @@ MAX_MENTIONS = 10
 
 TRAILING = ".,;:!?)]}'\""
 """What ends a sentence after a path, taken off when the path with it names no file."""
+
+UNTYPED = (
+    "not attached: the person did not type this mention (it came in text they passed on) and it "
+    "is outside the project; the read tool asks them before reading it"
+)
+"""What the model is told of a mention outside the project in text the person did not type."""
+
+UNTYPED_SAID = (
+    "not attached: you did not type it (it came in piped input or an editor's resource) and it is "
+    "outside the project; the model's read of it asks you, as any read outside the project does"
+)
+"""What the person is told of it."""
 
 
 @dataclass(frozen=True)
@@ -65,16 +84,27 @@ def mentioned(prompt: str, cwd: Path) -> list[str]:
     return out
 
 
-def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | None = None) -> Attached:
+def attach(
+    prompt: str, cwd: Path, limits: Limits | None = None, typed: str | None = None, given: str = ""
+) -> Attached:
     """The prompt with each mentioned file after it, in a `<file path=...>` block. `typed`: what
-    the person typed, when a template or skill expanded it: only its mentions attach (a
-    stranger's template must not send `@~/.ssh/id_rsa` to the model)."""
-    names = mentioned(prompt, cwd)
-    if typed is not None:
-        own = mentioned(typed, cwd)
-        names = [n for n in names if n in own]
+    the person typed (None: the whole prompt), when a template or skill expanded it or it came
+    with text they did not type: its mentions attach wherever they are. `given`: the text they
+    passed on without typing it (piped input, an editor's resource): its mentions attach only
+    when written inside the project; one outside is said, not attached. Any other mention (a
+    template's own) attaches nothing: a stranger's template must not send `@~/.ssh/id_rsa`."""
+    own = mentioned(prompt if typed is None else typed, cwd)
+    passed = mentioned(given, cwd) if given else []
+    names: list[str] = []
+    outside: list[str] = []  # the mentions the person did not type, outside the project
+    for n in mentioned(prompt, cwd):
+        if n in own or (n in passed and written_inside(n, cwd)):
+            names.append(n)
+        elif n in passed:
+            outside.append(n)
     names += [p for p in pasted(prompt if typed is None else typed, cwd) if p not in names]
-    if not names:
+    names += [p for p in pasted(given, cwd) if p not in names and written_inside(p, cwd)]
+    if not names and not outside:
         return Attached(prompt)
     lim = limits or Limits()
     blocks: list[str] = []
@@ -102,6 +132,9 @@ def attach(prompt: str, cwd: Path, limits: Limits | None = None, typed: str | No
         else:
             blocks.append(f'<file path="{shown}">\n{got.content}\n</file>')
             said.append(f"@{shown} attached ({len(got.content):,} characters)")
+    for shown in outside:  # left in the text; not read, so nothing of it is said but the why
+        blocks.append(f'<file path="{shown}" attached="no">{UNTYPED}</file>')
+        said.append(f"@{shown} {UNTYPED_SAID}")
     if len(names) > MAX_MENTIONS:
         rest = ", ".join(names[MAX_MENTIONS:])
         said.append(f"only {MAX_MENTIONS} files are attached to one prompt; not attached: {rest}")

@@ -325,13 +325,22 @@ class Setup:
         return invoke_skill(prompt, self.snapshot.skills) or expand(prompt, self.snapshot.prompts) or prompt
 
     def attach(
-        self, prompt: str, typed: str, images: Sequence[str] = (), pictures: Sequence[tuple[str, bytes]] = ()
+        self,
+        prompt: str,
+        typed: str,
+        images: Sequence[str] = (),
+        pictures: Sequence[tuple[str, bytes]] = (),
+        given: str = "",
     ) -> Attached:
         """The expanded prompt with the files that the person's own `@path` mentions (in
         `typed`, not in a template's text) name attached after it, and the images they name
         (`images`: `eukhe run --image`) or give (`pictures`: an editor's, by name and bytes).
+        `given`: what came with the prompt that the person did not type (piped input, an
+        editor's resources): its mentions attach only inside the project (`run.mentions`).
         Images for a model that takes none are an ImageError, before any request."""
-        got = with_images(attach(prompt, self.cwd, typed=typed), list(images), self.cwd, pictures)
+        got = with_images(
+            attach(prompt, self.cwd, typed=typed, given=given), list(images), self.cwd, pictures
+        )
         provider, model = parse_name(self.model)
         if got.images and not takes_images(provider, model, self.settings):
             raise ImageError(refusal(provider, model))
