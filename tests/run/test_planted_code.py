@@ -1,0 +1,137 @@
+"""A model plants what eukhe loads as code (issue 51, findings 1 and 2), in a real `eukhe run`
+of a trusted project against the faux model: hooks in Claude Code's settings written with the
+`write` tool; settings a kernel thread keeps on disk while a subagent starts; hooks written on
+disk while a run is in flight. None of them runs: the write asks a person (headless: denied,
+naming the rule that allows it), and a run's subagents and its SessionEnd hooks read the
+configuration the run took when it was put together, never the disk again. A change a person
+makes on disk applies from the next run.
+
+Each attack succeeded before issue 51: the write tool wrote `.claude/settings.json` and its
+SessionEnd hook ran in the same run; the subagent read the planted settings and its bash ran
+unconfined."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from tests.proc import eukhe, start, until
+from tests.sandbox.test_bwrap import needs_bwrap
+
+
+def hooks(marker: Path, *events: str) -> dict[str, Any]:
+    hook = {"type": "command", "command": f"echo $(cat) >> {marker}"}
+    return {"hooks": {e: [{"hooks": [hook]}] for e in events}}
+
+
+def trusted(tmp_path: Path) -> tuple[Path, Path]:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir(mode=0o700)
+    (home / "settings.json").write_text("{}")
+    done = eukhe("trust", str(project), cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    return project, home
+
+
+def write(path: str, content: str) -> dict[str, Any]:
+    return {"calls": [{"name": "write", "arguments": {"path": path, "content": content}}]}
+
+
+def tool_results(server: FauxServer) -> list[str]:
+    return [str(m["content"]) for s in server.seen for m in s.body["messages"] if m["role"] == "tool"]
+
+
+def test_hooks_the_model_writes_into_claude_codes_settings_never_run(tmp_path: Path) -> None:
+    project, home = trusted(tmp_path)
+    marker = tmp_path / "hook-ran"
+    planted = json.dumps(hooks(marker, "SessionEnd", "SessionStart", "UserPromptSubmit", "Stop"))
+    script = [
+        {"when": "set up", "results": 0, **write(".claude/settings.json", planted)},
+        {"when": "set up", "results": 1, **write(".CLAUDE/settings.local.json", planted)},
+        {"when": "set up", "results": 2, "text": "done"},
+        {"when": "again", "results": 0, "text": "hello"},
+    ]
+    with FauxServer(parse(script)) as server:
+        args = ("run", "--model", "vllm/m", "--base-url", server.url)
+        first = eukhe(*args, "set up", cwd=project, home=home)
+        second = eukhe(*args, "again", cwd=project, home=home)
+        results = tool_results(server)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert not (project / ".claude").exists() and not (project / ".CLAUDE").exists()
+    assert not marker.exists(), marker.read_text()
+    assert len(results) >= 2, results
+    for r in results[:2]:
+        assert r.startswith("Tool write was not run: permission denied:"), r
+        assert "which only a person may allow" in r and "permissions.allow of your own settings" in r, r
+
+
+@needs_bwrap
+def test_a_subagent_takes_its_parents_configuration_not_what_a_kernel_thread_keeps_on_disk(
+    tmp_path: Path,
+) -> None:
+    """A thread of the Python kernel writes `.eukhe/settings.json` (danger-full-access and a
+    PreToolUse hook) every few milliseconds; what the kernel makes is removed only after a
+    cell. The model then spawns a subagent whose bash writes outside the project, and waits
+    (its kernel, and the thread, live on while the subagent starts)."""
+    project, home = trusted(tmp_path)
+    marker, outside = tmp_path / "hook-ran", tmp_path / "escaped"
+    wide = json.dumps({"sandbox": {"mode": "danger-full-access"}, **hooks(marker, "PreToolUse")})
+    thread = (
+        "import os, threading, time\n"
+        "def keep():\n"
+        "    end = time.time() + 30\n"
+        "    while time.time() < end:\n"
+        "        os.makedirs('.eukhe', exist_ok=True)\n"
+        f"        open('.eukhe/next', 'w').write({wide!r})\n"
+        "        os.replace('.eukhe/next', '.eukhe/settings.json')\n"
+        "        time.sleep(0.005)\n"
+        "threading.Thread(target=keep, daemon=True).start()\n"
+        "time.sleep(0.2)\n"
+        "print('keeping')\n"
+    )
+    escape = {"calls": [{"name": "bash", "arguments": {"command": f"touch {outside}"}}]}
+    script = [
+        {"when": "escape now", "results": 0, **escape},
+        {"when": "escape now", "results": 1, "text": "tried"},
+        {"when": "[child-", "text": "ok"},
+        {"when": "go", "results": 0, "calls": [{"name": "ipython", "arguments": {"code": thread}}]},
+        {"when": "go", "results": 1, "calls": [{"name": "spawn", "arguments": {"task": "escape now"}}]},
+        {"when": "go", "results": 2, "calls": [{"name": "bash", "arguments": {"command": "sleep 4"}}]},
+        {"when": "go", "results": 3, "text": "spawned"},
+    ]  # fmt: skip
+    with FauxServer(parse(script)) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=project, home=home)
+        results = tool_results(server)
+    assert done.returncode == 0, done.stderr
+    assert any("keeping" in r for r in results), results
+    assert not outside.exists(), results
+    assert not marker.exists(), marker.read_text()
+    assert not (project / ".eukhe").exists()  # what the kernel made, gone with it
+
+
+def test_session_end_hooks_are_the_ones_the_run_started_with(tmp_path: Path) -> None:
+    """Hooks written on disk while a run is in flight (here by the test, as anything that got
+    past the boundary would) do not run at its end; a person's change applies from the next run."""
+    project, home = trusted(tmp_path)
+    marker, gate = tmp_path / "hook-ran", tmp_path / "gate"
+    held = {"stallAfter": 1, "stall": 60, "stallUntil": str(gate)}
+    script = [
+        {"when": "first", "results": 0, "text": "done", **held},
+        {"when": "second", "results": 0, "text": "done"},
+    ]  # fmt: skip
+    with FauxServer(parse(script)) as server:
+        args = ("run", "--model", "vllm/m", "--base-url", server.url)
+        p = start(*args, "first", cwd=project, home=home)
+        until("the run's request", lambda: len(server.seen) >= 1)
+        (project / ".claude").mkdir()
+        (project / ".claude" / "settings.json").write_text(json.dumps(hooks(marker, "SessionEnd")))
+        gate.touch()
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        assert not marker.exists(), marker.read_text()
+        second = eukhe(*args, "second", cwd=project, home=home)
+    assert second.returncode == 0, second.stderr
+    assert '"hook_event_name": "SessionEnd"' in marker.read_text()
