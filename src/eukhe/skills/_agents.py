@@ -23,14 +23,15 @@ from pathlib import Path
 
 from eukhe.ownfiles import Bound, Refused, home_bound, open_folder, project_bound
 from eukhe.rules import agent as rule
+from eukhe.rules import registry
 from eukhe.rules.skill_load import Read
 from eukhe.settings.trust import TrustError, verdict
 from eukhe.skills._files import read_text, why
 from eukhe.skills._frontmatter import parse
 from eukhe.skills._types import Agent, Diagnostic
 
-FOLDERS = (Path(".eukhe") / "agents", Path(".claude") / "agents")
-"""A project's folders of agents, in the order they are loaded."""
+FOLDERS = tuple(Path(e.path.rstrip("/")) for e in registry.ENTRIES if e.loader is registry.Loader.AGENTS)
+"""A project's folders of agents, in the order they are loaded (`rules.registry`'s)."""
 
 HOME_FOLDER = "agents"
 """The home's folder of agents."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.ownfiles import home_bound, project_bound
+from eukhe.rules import registry
 from eukhe.rules.skill_load import Kind
 from eukhe.skills._skills import _Loader, absolute, bound_of
 from eukhe.skills._types import Diagnostic, Template
@@ -69,7 +70,10 @@ def load_prompts(home: Path, project: Path | None = None, paths: Sequence[str | 
     loader.root(absolute(home / "prompts", base), "user", False, home_bound(home))
     if project is not None:
         loader.root(
-            absolute(project / ".eukhe" / "prompts", base), "project", False, project_bound(project, home)
+            absolute(registry.at(str(project), ".eukhe/prompts"), base),
+            "project",
+            False,
+            project_bound(project, home),
         )
     for p in paths:
         path = absolute(p, base)

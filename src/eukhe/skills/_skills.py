@@ -30,7 +30,7 @@ from pathlib import Path
 
 from eukhe.errors import Code, EukheError
 from eukhe.ownfiles import NOWHERE, Bound, Refused, home_bound, named_bound, open_folder, project_bound
-from eukhe.rules import skill_load
+from eukhe.rules import registry, skill_load
 from eukhe.rules.confine import under
 from eukhe.rules.skill_load import File, Front, Kind, Read
 from eukhe.skills._files import read_text, why
@@ -241,7 +241,10 @@ def load_skills(home: Path, project: Path | None = None, paths: Sequence[str | P
     loader.root(absolute(home / "skills", base), "user", False, home_bound(home))
     if project is not None:
         loader.root(
-            absolute(project / ".eukhe" / "skills", base), "project", False, project_bound(project, home)
+            absolute(registry.at(str(project), ".eukhe/skills"), base),
+            "project",
+            False,
+            project_bound(project, home),
         )
     for p in paths:
         path = absolute(p, base)
