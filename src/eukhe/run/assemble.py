@@ -172,27 +172,26 @@ class RunParts:
         )
 
 
-def taken(spec: RunSpec, here: ProcessContext) -> Taken:
+def taken(spec: RunSpec, run_id: str, here: ProcessContext) -> Taken:
     """The run's configuration: a subagent's is the one its session's run took, in this process
     (what a model wrote on disk since never reaches it); a session's run takes it now, and its
     subagents and SessionEnd hooks read it after. A subagent taken up in another process after
     a crash takes it as its run took it then: from the disk, as it is."""
-    session = spec.child.session if spec.child else spec.session
-    if spec.child and session in here.configs:
-        return here.configs[session]
+    if spec.child and spec.child.session in here.configs:
+        return here.configs[spec.child.session]
     got = Taken.take(Path(spec.cwd))
-    if not spec.child and session:
-        here.configs[session] = got
+    if not spec.child:
+        here.configs[spec.session or run_id] = got
     return got
 
 
-def setup(spec: RunSpec, here: ProcessContext) -> Setup:
+def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
     """The run's settings, its model's route and its secrets, read once from its configuration
     (`taken`); `here`'s admission registry takes the provider's slots from them. Unassembled: a
     setting or a route that does not hold."""
     cwd = Path(spec.cwd)
     run_settings = spec.run_settings()
-    config = taken(spec, here)
+    config = taken(spec, run_id, here)
     try:
         loaded = load(cwd, taken=config)
         here.admission.configure(loaded)  # this provider's slots: providers.<name>.concurrency, queueLimit
@@ -233,7 +232,7 @@ async def assemble(
     step), MCP servers (its parent's, else its own, started), kernel and tools. On exit
     its servers are let go (the last run to hold them closes them). Unassembled, before
     anything is let go: a part that cannot be made, and why."""
-    base = setup(spec, here)
+    base = setup(spec, here, run_id)
     cwd, memory = base.cwd, base.memory_settings
     provider: Provider = provider_for(base.route, redact=base.secrets.redact)  # no body it sends holds one
     compactor = functools.partial(_compactor, spec, base.loaded, base.route, memory.view_bytes)
