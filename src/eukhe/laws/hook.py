@@ -75,6 +75,7 @@ class Model:
     combine: Callable[[Sequence[Verdict]], Verdict]
     after_stop: Callable[[int, int, Verdict], tuple[int, StopNext]]
     fire: Callable[[bool], Fire]
+    asks: Callable[[Verdict], bool] = hook.asks_a_person
 
 
 def _wake(p: Proc) -> int:
@@ -493,6 +494,28 @@ def hook_guard_fails_closed(m: Model, cfg: HCfg, s: State, x: In) -> bool:
     return ok
 
 
+# ---------------------------------------------------------------- hook_guard_ask_asks
+
+
+def hook_guard_ask_asks(m: Model, cfg: HCfg, s: State, x: In) -> bool:
+    """At a PreToolUse: a hook that ends answering `ask` is an ask, with its reason; the hooks
+    combined make the call ask a person (`asks_a_person`: the permission rule then asks, and
+    denies it where nobody can answer) exactly when one of them asks and none denies, whatever
+    the others allow (issue 51)."""
+    got = _verdicts(m, cfg, s, x)
+    if got is None or cfg.event is not Event.PRE_TOOL_USE:
+        return True
+    rs, vs = got
+    r, v = rs[-1], vs[-1]
+    a = r.answer
+    ok = True
+    if a is not None and a.permission == "ask" and r.status == 0 and not failed(r) and not r.proc.aborted:
+        ok &= (v.kind is Kind.ASK) & (v.reason == (a.permission_reason or a.reason))
+    asks = any(w.kind is Kind.ASK for w in vs)
+    denies = any(w.kind is Kind.DENY for w in vs)
+    return ok & (m.asks(m.combine(vs)) == (asks and not denies))
+
+
 # ---------------------------------------------------------------- stop_hook_bounded
 
 
@@ -590,6 +613,14 @@ LAWS = (
         "A PreToolUse or PermissionRequest hook that fails denies the call with the cause; onFailure allow "
         "opens it; a deny from any hook wins (issue 42).",
         edge=hook_guard_fails_closed,
+        prove=False,
+    ),
+    Law(
+        "hook_guard_ask_asks",
+        "hooks",
+        "A PreToolUse hook's ask makes the call ask a person, with its reason, whatever another hook "
+        "allows; a deny still wins (issue 51).",
+        edge=hook_guard_ask_asks,
         prove=False,
     ),
     Law(
@@ -762,6 +793,25 @@ def _ask_beats_deny(vs: Sequence[Verdict]) -> Verdict:
     return c
 
 
+def _ask_ignored(v: Verdict) -> bool:
+    """A guard's ask that asks nobody: only a deny changes anything (the finding of issue 51)."""
+    return False
+
+
+def _allow_beats_ask(vs: Sequence[Verdict]) -> Verdict:
+    """Another hook's allow that silences a guard's ask in the hooks combined."""
+    c = hook.combine(vs)
+    if c.kind is Kind.ASK and any(v.kind is Kind.ALLOW for v in vs):
+        return replace(c, kind=Kind.ALLOW)
+    return c
+
+
+def _ask_read_as_nothing(e: Event, r: Ran) -> Verdict:
+    """A guard's `permissionDecision: ask` read as no answer."""
+    v = hook.verdict(e, r)
+    return replace(v, kind=Kind.PASS, reason="") if v.kind is Kind.ASK else v
+
+
 def _last_wins(vs: Sequence[Verdict]) -> Verdict:
     """The last hook's kind wins, as if run in turn and overwritten."""
     c = hook.combine(vs)
@@ -842,6 +892,9 @@ MUTANTS = (
     Mutant("a guard's failure denied without its cause", "hooks", _verdict(_deny_without_cause)),
     Mutant("an ask beating a deny in combine", "hooks", replace(MODEL, combine=_ask_beats_deny)),
     Mutant("the last hook's kind wins in combine", "hooks", replace(MODEL, combine=_last_wins)),
+    Mutant("a guard's ask that asks nobody", "hooks", replace(MODEL, asks=_ask_ignored)),
+    Mutant("another hook's allow silencing a guard's ask", "hooks", replace(MODEL, combine=_allow_beats_ask)),
+    Mutant("a guard's ask read as no answer", "hooks", _verdict(_ask_read_as_nothing)),
     Mutant("a stop cap off by one (late)", "hooks", _stops(_cap_plus_one)),
     Mutant("a stop cap off by one (early)", "hooks", _stops(_cap_minus_one)),
     Mutant("stop blocks not counted", "hooks", _stops(_not_counted)),
