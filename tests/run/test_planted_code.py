@@ -164,3 +164,29 @@ def test_the_model_cannot_write_the_hooks_git_runs_at_the_next_commit(tmp_path: 
         True,
         False,
     ]
+
+
+@needs_bwrap
+def test_a_run_in_the_home_folder_says_so_and_its_bash_reads_no_secret(tmp_path: Path) -> None:
+    """`cd ~ && eukhe run`: the line says the home is the workspace, and bash in the sandbox
+    neither reads `~/.ssh` nor writes `authorized_keys` there."""
+    user = tmp_path / "user"
+    (user / ".ssh").mkdir(parents=True)
+    (user / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-SSH")
+    home = user / ".eukhe"
+    home.mkdir(mode=0o700)
+    command = "cat ~/.ssh/id_rsa; echo 'ssh-ed25519 AAAA attacker' >> ~/.ssh/authorized_keys; echo tried"
+    script = [
+        {"results": 0, "calls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"results": 1, "text": "done"},
+    ]
+    with FauxServer(parse(script)) as server:
+        done = eukhe(
+            "run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=user, home=home,
+            extra={"HOME": str(user)},
+        )  # fmt: skip
+        results = tool_results(server)
+    assert done.returncode == 0, done.stderr
+    assert "eukhe runs in your home folder" in done.stdout + done.stderr, done.stderr
+    assert results and "tried" in results[0] and "PRIVATE-KEY-SSH" not in results[0], results
+    assert not (user / ".ssh" / "authorized_keys").exists()

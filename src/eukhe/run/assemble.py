@@ -407,7 +407,8 @@ async def _confined(
         here.show(run_id, "effort", refused)
     if (unavailable := sandbox.notice()) is not None:  # said once; each refused call says it again
         here.show(run_id, "sandbox", unavailable)
-    if not spec.child and (in_home := sandbox.in_home(Path.home())) is not None:
+    # a session run in the home folder says so once, as the session starts
+    if spec.session_start is not None and (in_home := sandbox.in_home(Path.home())) is not None:
         here.show(run_id, "sandbox", in_home)
     asker = here.asker  # a person answers asks only where the interactive agent is
     gate = Gate(
