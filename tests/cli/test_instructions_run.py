@@ -117,3 +117,22 @@ def test_a_record_that_cannot_be_read_is_said_and_the_run_goes_on(tmp_path: Path
     assert "the record of changed instruction files" in done.stderr
     assert "not what eukhe writes" in done.stderr and "the instruction files load as they are" in done.stderr
     assert done.stdout.strip().endswith("ok")
+
+
+def test_a_subagent_that_plants_claude_md_is_named_by_the_next_run(tmp_path: Path) -> None:
+    home, project = folders(tmp_path)
+    spawn = {"name": "spawn", "arguments": {"task": "write the notes"}}
+    script = [
+        {"when": "write the notes", "results": 0, **write("CLAUDE.md", INJECTED)},
+        {"when": "write the notes", "results": 1, "text": "notes written"},
+        {"when": "[child-", "results": 0, "text": "the notes are there"},
+        {"when": "plan it", "results": 0, "calls": [spawn]},
+        {"when": "plan it", "results": 1, "text": "spawned"},
+    ]
+    with FauxServer(parse(script)) as server:
+        run(server.url, project, home, "plan it")
+        assert (project / "CLAUDE.md").read_text() == INJECTED
+        said = run(server.url, project, home, "--events", "plan it")
+    [notice] = [n for n in notices(said.stdout) if n.startswith("CLAUDE.md changed by run ")]
+    run_of = notice.removeprefix("CLAUDE.md changed by run ").partition(",")[0]
+    assert run_of.endswith(".c1")  # the subagent's run, which wrote it

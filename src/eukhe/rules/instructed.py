@@ -4,10 +4,12 @@ what a session says of them before it loads them.
 Every session loads its instruction files (`AGENTS.md`, `CLAUDE.md`) into its system
 prompt. A model that writes one (the `write` tool, `echo … > CLAUDE.md`) would speak in
 every later session, unseen. So each run takes a digest of every instruction file its
-session would load, at its start and at its end; a file whose digest differs between the
-two (changed, appeared, vanished) is recorded as that run's change, with the digest it
-was left with (`recorded`). A change made while a run was at work is counted as the
-run's, whoever made it: the run cannot tell its model's writes from a person's.
+session would load, and the records, at its start (`Taken`; a subagent takes its parent's)
+and the digests again at its end; a file whose digest differs between the two (changed,
+appeared, vanished), or that a run beside it recorded meanwhile with a digest it no longer
+holds, is recorded as that run's change, with the digest it was left with (`moved`,
+`recorded`). A change made while a run was at work is counted as the run's, whoever made
+it: the run cannot tell its model's writes from a person's.
 
 At a session's start (`at_start`), each recorded file still as a run left it (its digest
 now is the recorded one) is said, once a file, before the session's first run; in the

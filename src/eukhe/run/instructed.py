@@ -1,10 +1,11 @@
 """Instruction files a run's model changed (issue 51), as the runtime keeps and says them;
 what changed and what is said is `rules.instructed`'s.
 
-- A run's start (`run.driver.Runtime.start`, a subagent's `run.workflow._start_child`)
-  takes each instruction file's digest (`taken`) into its spec, so a replay after a crash
-  compares with the same; its end (`ended`) takes them again and records what differs in
-  the home (`settings.instructed`), and says so in the run.
+- A run's start (`run.driver.Runtime.start`) takes each instruction file's digest and the
+  records (`taken`) into its spec, so a replay after a crash compares with the same; a
+  subagent's spec carries its parent's. Its end (`ended`, in `run.workflow`) takes the
+  digests again and records what it changed in the home (`settings.instructed`), and
+  says so in the run.
 - A session's start (`at_start`), in every face, says each file still as a run left it,
   one line each (`eukhe run`: on stderr and as a `notice` event; `eukhe acp`: an editor
   notice); the interactive agent asks about each that would load (`ui.instructed`), and
