@@ -56,13 +56,14 @@ from eukhe.acp.turns import Session
 from eukhe.acp.updates import Update, call_id, commands, line, of_event, plan, replayed
 from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
-from eukhe.events import Event, seen_by
+from eukhe.events import Event, event, seen_by
 from eukhe.ids import is_root, new_session, valid_session
 from eukhe.json_types import JsonObject
 from eukhe.rules import acp as rule
 from eukhe.rules import todo
 from eukhe.rules.permission import Answer
 from eukhe.rules.wait import End
+from eukhe.run import instructed
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Asked
 from eukhe.run.session_service import Sessions
@@ -501,6 +502,11 @@ class Editor:
         assert self.runtime is not None
         self.runtime.process.editors[session] = _servers_of(mcp)  # its runs start them (never stored)
         self._say(s, update_available_commands(commands(made)))
+        # each instruction file a run's model changed, said before the session's first run: it loads
+        found = await asyncio.to_thread(instructed.at_start, where, False)
+        for line in (*found.lines, *((found.problem,) if found.problem else ())):
+            for u in of_event(event("notice", line), cwd):
+                self._say(s, u)
         return s
 
     def _modes(self, s: Session) -> SessionModeState:

@@ -32,6 +32,7 @@ from eukhe.cli.trust import trust_command
 from eukhe.humanize import clipped, counted
 from eukhe.ids import new_session, run_id, run_line, valid_session
 from eukhe.json_types import JsonObject
+from eukhe.run import instructed
 from eukhe.run.deadline import Deadline, DurationError, duration
 from eukhe.run.spec import NoModel, RunSpec, Setup, ToolsError, chosen_tools, setup
 from eukhe.settings import SettingsError, loaded, resolve
@@ -56,7 +57,8 @@ def laws(
             "--area",
             help="Check only this area (run, recovery, classify, wait, lease, admission, aux_fallback, "
             "skill_load, compactor, queue, child_watch, progress, child, child_take, permission, "
-            "permission_ask, confine, mcp, retry, hook, acp, agent, fetch, plan); repeatable.",
+            "permission_ask, confine, mcp, retry, hook, acp, agent, fetch, plan, pinned, instructed); "
+            "repeatable.",
         ),
     ] = None,
     as_json: Annotated[bool, flag("--json", help="Print one JSON object instead of the table.")] = False,
@@ -235,6 +237,7 @@ def run_command(
         printer = _printer(as_json, events or control)
         for kind, line in made.diagnostics():  # each skill and template that failed, with its cause (H7.3)
             printer.show("diagnostic", f"{kind} {line}")
+        _changed_instructions(printer)  # each a run's model changed, said before the first run
         if not control:  # a control session's prompts are expanded as each comes
             attached = made.attach(  # @path: the file after the prompt; piped text's, inside the project only
                 made.expand(entered.text), entered.typed, image or (), given=entered.piped
@@ -265,6 +268,18 @@ def run_command(
         printer.say(announced)
     notices([said] if (said := unlisted()) else [])
     _durable(settings, RunView(printer, session, as_json, announced), spec, session)
+
+
+def _changed_instructions(printer: Printer | Stream) -> None:
+    """Each instruction file a run's model changed, still as it left it, in one line
+    (`run.instructed`): on stderr, or as a `notice` event with --events and --control. It
+    loads as it is; the record waits for a person's answer (the interactive agent asks)."""
+    found = instructed.at_start(Path.cwd(), person=False)
+    for line in (*found.lines, *((found.problem,) if found.problem else ())):
+        if isinstance(printer, Stream):
+            printer.show("notice", line)
+        else:
+            echo(f"eukhe: {line}", err=True)
 
 
 def _controlled(

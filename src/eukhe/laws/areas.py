@@ -15,6 +15,7 @@ from eukhe.laws import (
     confine,
     fetch,
     hook,
+    instructed,
     lease,
     mcp,
     permission,
@@ -57,4 +58,5 @@ AREAS: dict[str, Area] = {
     "agent": agent.AREA,
     "fetch": fetch.AREA,
     "pinned": pinned.AREA,
+    "instructed": instructed.AREA,
 }

@@ -24,6 +24,7 @@ from eukhe.humanize import counted
 from eukhe.ids import is_root, name_of, run_id
 from eukhe.json_types import JsonObject
 from eukhe.rules.wait import End
+from eukhe.run import instructed
 from eukhe.run.assemble import session_hooks
 from eukhe.run.context import ProcessContext
 from eukhe.run.deadline import TIMEOUT, Deadline
@@ -190,8 +191,13 @@ class Runtime:
             await asyncio.to_thread(self.process.images().keep, image, spec.image_data[image.sha256])
         # what its views pin: the list its session's last run ended with, the person's last request
         pins = await Sessions(self.store.url, self.home, DBOS).pins(session)
+        # its instruction files as it starts: its end records those its model changed (`run.instructed`)
+        digests = await asyncio.to_thread(instructed.taken, spec.cwd)
         pinned = dataclasses.replace(
-            spec, tasks=pins.tasks, request="" if spec.prompt is not None else pins.request
+            spec,
+            tasks=pins.tasks,
+            request="" if spec.prompt is not None else pins.request,
+            instructions=digests,
         )
         rid = run_id(session, len(runs) + 1)
         # two processes may count the same next id: DBOS then hands the second the run the first

@@ -20,6 +20,7 @@ from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.tools import PREFIX as MCP_PREFIX
 from eukhe.memory.tool import DATE, ZOOM
 from eukhe.rules import pinned, todo
+from eukhe.rules.instructed import Taken
 from eukhe.rules.todo import Task
 from eukhe.run.deadline import Deadline
 from eukhe.run.mentions import Attached, attach, with_images
@@ -151,6 +152,10 @@ class RunSpec:
     # not theirs (a follow-up): what its views pin (`rules.pinned`, `Sessions.pins`)
     tasks: tuple[Task, ...] = ()
     request: str = ""
+    # its instruction files' digests as it started, and their records then (`run.instructed`:
+    # taken by its start, so a replay compares with the same; a subagent's are its parent's, the
+    # parent's start its own); None: begun by an earlier eukhe
+    instructions: Taken | None = None
     # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -196,6 +201,8 @@ class RunSpec:
             out["tasks"] = todo.json_of(self.tasks)
         if self.request:
             out["request"] = self.request
+        if self.instructions is not None:
+            out["instructions"] = self.instructions.json()
         return out
 
     @classmethod
@@ -228,6 +235,7 @@ class RunSpec:
             asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
             tasks=todo.of_json(spec.get("tasks")),
             request=str(spec.get("request") or ""),
+            instructions=Taken.of(spec.get("instructions")),
         )
 
     def last_request(self) -> str:
@@ -274,6 +282,8 @@ class Setup:
     deferred: str | None = None  # --deferred: each run asks for a deferred answer in this window
     poll_seconds: float = 5.0
     instructions: Instructions = field(default_factory=Instructions)  # AGENTS.md, CLAUDE.md: once a session
+    # the instruction files (by `skills.instruction_key`) the person chose to start without
+    withheld: frozenset[str] = frozenset()
     route_api: str = ""  # the API the model is served with (openai-chat, openai-responses, anthropic)
     route: Route | None = None  # where the model is served
     tools: tuple[str, ...] | None = None  # --tools: the only tools its runs offer; None: all
@@ -297,7 +307,7 @@ class Setup:
     def instructions_changed(self) -> str | None:
         """Read the instruction files again (the interactive agent, before each turn): when
         they changed, take them (they enter the system prompt at this turn) and say so."""
-        now = read_instructions(self.cwd, self.settings)
+        now = read_instructions(self.cwd, self.settings, self.withheld)
         if now.section == self.instructions.section:
             return None
         self.instructions = now
@@ -372,10 +382,13 @@ class Setup:
         )
 
 
-def read_instructions(cwd: Path, settings: JsonMapping) -> Instructions:
-    """The home's and the project's instruction files, within `context.instructionsBytes`."""
+def read_instructions(
+    cwd: Path, settings: JsonMapping, withheld: frozenset[str] = frozenset()
+) -> Instructions:
+    """The home's and the project's instruction files, within `context.instructionsBytes`,
+    but those `withheld`."""
     budget = value(settings, "context.instructionsBytes", int, INSTRUCTIONS_BYTES)
-    return load_instructions(home(), cwd, budget)
+    return load_instructions(home(), cwd, budget, withheld)
 
 
 def setup(
@@ -387,10 +400,12 @@ def setup(
     approval: str | None = None,
     effort: str | None = None,
     permission_mode: str | None = None,
+    withheld: frozenset[str] = frozenset(),
 ) -> Setup:
     """The session's setup; a model that cannot be used, or settings that cannot be read
     (permissions too, with the `--sandbox`, `--approval` and `--permission-mode` flags),
-    fail here with their cause, before any run (SettingsError, ModelError, NoModel)."""
+    fail here with their cause, before any run (SettingsError, ModelError, NoModel).
+    `withheld`: the instruction files the person chose to start without."""
     got = loaded(cwd)
     settings = got.values
     name = model or settings.get("model")
@@ -407,7 +422,8 @@ def setup(
     # every rule, the mode, the policy, plan mode and the deadline read
     rights = in_force(cwd, None, sandbox, approval, permission_mode=permission_mode)
     made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
-    made.instructions = read_instructions(cwd, settings)
+    made.withheld = withheld
+    made.instructions = read_instructions(cwd, settings, withheld)
     made.sandbox, made.approval = sandbox, approval
     made.permission_mode, made.plan_default = permission_mode, rights.plan
     made.route_api, made.route = route.api, route

@@ -46,7 +46,7 @@ from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.hook import Verdict as HookVerdict
-from eukhe.run import notes
+from eukhe.run import instructed, notes
 from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
@@ -418,6 +418,9 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         if effects.checkpointed:  # its files at its end: what differs later, a person changed
             with contextlib.suppress(Exception):
                 await shadow.record(f"{run_id}.after")
+        # the instruction files its model changed, recorded for the next session to say
+        shown = functools.partial(here.show, run_id)
+        await asyncio.to_thread(instructed.ended, spec, run_id, shown)
         with contextlib.suppress(Exception):
             await parts.provider.close()
         with contextlib.suppress(Exception):  # its jobs and their processes end with it

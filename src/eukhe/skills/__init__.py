@@ -16,12 +16,17 @@ files.
   project, and the home's), each that did not load diagnosed; `agents_listing`: the
   lines `/agents` shows.
 - `load_instructions`: the project instructions (`AGENTS.md`, `CLAUDE.md`) for the
-  system prompt, within `context.instructionsBytes`.
+  system prompt, within `context.instructionsBytes`; `instruction_digests`: each one's
+  digest, by `instruction_key`, to tell which a run changed (`rules.instructed`).
 """
 
 from eukhe.skills._agents import Agents, load_agents
 from eukhe.skills._agents import listing as agents_listing
+from eukhe.skills._digests import digests as instruction_digests
+from eukhe.skills._digests import project as instruction_project
+from eukhe.skills._digests import text as instruction_text
 from eukhe.skills._instructions import Instructions, load_instructions
+from eukhe.skills._instructions import file_key as instruction_key
 from eukhe.skills._prompts import Prompts, expand, load_prompts, parse_args, substitute
 from eukhe.skills._skills import SkillError, Skills, invoke_skill, load_skills
 from eukhe.skills._snapshot import (
@@ -47,6 +52,10 @@ __all__ = [
     "agents_listing",
     "expand",
     "get_resource_snapshot",
+    "instruction_digests",
+    "instruction_key",
+    "instruction_project",
+    "instruction_text",
     "invoke_skill",
     "load_agents",
     "load_instructions",

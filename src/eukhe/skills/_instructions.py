@@ -25,6 +25,7 @@ from eukhe.settings.keys import INSTRUCTIONS_BYTES
 from eukhe.skills._files import read_text
 
 NAMES = ("AGENTS.md", "CLAUDE.md")
+WITHHELD = "the person chose to start this session without it (a run's model changed it)"
 INTRO = "# Instructions\n\nThe user's and the project's instructions, each under its file."
 
 
@@ -67,18 +68,24 @@ def repository_root(cwd: Path) -> Path | None:
     return None
 
 
-def candidates(home: Path, cwd: Path) -> list[tuple[Path, Bound]]:
-    """The instruction files in their order, each folder's `AGENTS.md`, else its `CLAUDE.md`,
-    each with the folder it must be read within: the home's within the home (its links may
-    lead out), the others within the repository (or `cwd`, outside one)."""
+def folders(home: Path, cwd: Path) -> list[tuple[Path, Bound]]:
+    """The folders whose instruction files a session in `cwd` loads, in their order, each
+    with the folder its files must be read within: the home (its links may lead out), then
+    the repository's root (or `cwd`, outside one) down to `cwd`, within the repository."""
     repo = repository_root(cwd)
     root = repo or cwd
     rel = cwd.relative_to(root).parts
     chain = [root.joinpath(*rel[:i]) for i in range(len(rel) + 1)]  # the root down to `cwd`
     project = project_bound(root, home, "the repository" if repo is not None else "the project")
+    return [(home, home_bound(home)), *((f, project) for f in chain)]
+
+
+def candidates(home: Path, cwd: Path) -> list[tuple[Path, Bound]]:
+    """The instruction files in their order, each folder's `AGENTS.md`, else its `CLAUDE.md`,
+    each with the folder it must be read within (`folders`)."""
     out: list[tuple[Path, Bound]] = []
     seen: set[str] = set()
-    for folder, bound in ((home, home_bound(home)), *((f, project) for f in chain)):
+    for folder, bound in folders(home, cwd):
         for name in NAMES:
             path = folder / name
             if os.path.lexists(path):
@@ -90,17 +97,29 @@ def candidates(home: Path, cwd: Path) -> list[tuple[Path, Bound]]:
     return out
 
 
+def file_key(path: Path) -> str:
+    """An instruction file as eukhe names it across processes: its folder's real path, and
+    its name (the file itself may be a link, and is named as the link)."""
+    return os.path.join(os.path.realpath(path.parent), path.name)
+
+
 def _cut(text: str, limit: int) -> str:
     return text.encode()[: max(limit, 0)].decode(errors="ignore")
 
 
-def load_instructions(home: Path, cwd: Path, budget: int = INSTRUCTIONS_BYTES) -> Instructions:
+def load_instructions(
+    home: Path, cwd: Path, budget: int = INSTRUCTIONS_BYTES, withheld: frozenset[str] = frozenset()
+) -> Instructions:
     """The instruction files, read now, within `budget` bytes in all (the later files cut
-    first), and the system prompt's section that holds them."""
+    first), and the system prompt's section that holds them; `withheld`: the files (by
+    `file_key`) the person chose to start this session without, never read."""
     parts: list[Part] = []
     blocks: list[str] = []
     left = max(budget, 0)
     for path, bound in candidates(home, cwd):
+        if file_key(path) in withheld:
+            parts.append(Part(path, 0, 0, WITHHELD))
+            continue
         got = read_text(str(path), bound, limit=max(budget, 1))
         if got.text is None:
             parts.append(Part(path, 0, 0, got.detail))

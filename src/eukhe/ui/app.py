@@ -42,6 +42,7 @@ from eukhe.settings import SettingsError
 from eukhe.settings.permissions import choice
 from eukhe.terminal import neutralized
 from eukhe.ui import PROMPT, commands
+from eukhe.ui.instructed import ask_changed
 from eukhe.ui.lines import marked, printable
 from eukhe.ui.paths import Files
 from eukhe.ui.session import Options, Session
@@ -507,6 +508,7 @@ def main(argv: Sequence[str], early: bool = False) -> None:
         print(neutralized(line), flush=True)
 
     ask_once(Path.cwd(), input, say)  # the folder's trust, asked once (its settings hold keys that need it)
+    parsed.withheld = ask_changed(Path.cwd(), input, say)  # instruction files a run's model changed
     agent = Agent(parsed, home())
     loop = asyncio.new_event_loop()
     try:

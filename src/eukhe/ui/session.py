@@ -53,6 +53,7 @@ class Options:
     effort: str | None = None  # --effort or /effort, over models.<m>.reasoningEffort
     permission_mode: str | None = None  # --permission-mode: plan or default, over the settings
     latest: bool = False  # -c, --continue: open this folder's latest session
+    withheld: frozenset[str] = frozenset()  # instruction files the person chose to start without
 
 
 @dataclass
@@ -149,7 +150,9 @@ class Session:
             model = ran.model
             base_url = base_url if base_url is not None else ran.base_url
             api = api if api is not None else ran.api
-        self.made = setup(self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort, o.permission_mode)
+        self.made = setup(
+            self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort, o.permission_mode, o.withheld
+        )
         self.view.plan = self.made.planning  # the status line says plan mode from the start
         self.unlisted = self.made.unlisted(LOOK_BESIDE)  # begun here, said after the session's line
         self.made.steers = True  # the user may steer its runs
