@@ -70,7 +70,8 @@ def ended(
     spec: RunSpec, run: str, show: Callable[[str, str], None], clock: Callable[[], float] = time.time
 ) -> None:
     """A run's end: the files it changed since its start (`spec.instructions`) recorded in
-    the home, and said in the run. `show` (kind, text): the run's line. Never raises."""
+    the home, for the next session to say. `show` (kind, text): the run's line, for a record
+    that could not be made. Never raises."""
     taken = spec.instructions
     if taken is None:  # begun by an earlier eukhe: nothing to compare with
         return
@@ -82,13 +83,12 @@ def ended(
             return
         session = spec.child.session if spec.child is not None else (spec.session or run)
         at = clock()
-        said: list[str] = []
 
-        def how(kept: tuple[Change, ...]) -> tuple[Change, ...]:
-            said[:] = rule.moved(kept, taken, after)  # read again under the lock
+        def how(kept: tuple[Change, ...]) -> tuple[Change, ...]:  # read again under the lock
             return rule.recorded(kept, taken, after, run, session, at)
 
-        change(where, project, how)
+        change(where, project, how)  # said by the next session as it starts, not here: the
+        # run's answer is its last line
     except InstructedError as e:
         show("notice", f"the instruction files this run changed could not be recorded: {e}")
         return
@@ -96,8 +96,6 @@ def ended(
         why = f"{type(e).__name__}: {e}"
         show("notice", f"the instruction files could not be compared at the run's end: {why}")
         return
-    if said:
-        show("notice", f"this run changed instruction files ({', '.join(said)}): the next session says so")
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eukhe.ownfiles import Bound, home_bound, project_bound
+from eukhe.rules import registry
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
 from eukhe.skills._files import read_text
 
-NAMES = ("AGENTS.md", "CLAUDE.md")
+NAMES = registry.INSTRUCTIONS
+"""The instruction files' names, in the order a folder's are looked for (`rules.registry`'s)."""
 WITHHELD = "the person chose to start this session without it (a run's model changed it)"
 INTRO = "# Instructions\n\nThe user's and the project's instructions, each under its file."
 
