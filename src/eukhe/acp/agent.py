@@ -504,8 +504,8 @@ class Editor:
         self._say(s, update_available_commands(commands(made)))
         # each instruction file a run's model changed, said before the session's first run: it loads
         found = await asyncio.to_thread(instructed.at_start, where, False)
-        for line in (*found.lines, *((found.problem,) if found.problem else ())):
-            for u in of_event(event("notice", line), cwd):
+        for said in (*found.lines, *((found.problem,) if found.problem else ())):
+            for u in of_event(event("notice", said), cwd):
                 self._say(s, u)
         return s
 
