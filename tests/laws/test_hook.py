@@ -31,6 +31,7 @@ def test_the_issue_s_laws_by_name() -> None:
         "hook_ends",
         "hook_failure_shown",
         "hook_guard_fails_closed",
+        "hook_guard_ask_asks",
         "stop_hook_bounded",
         "hook_fires_once",
     ]
