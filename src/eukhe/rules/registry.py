@@ -97,9 +97,6 @@ of a PERSON or NEVER entry is protected whole, at any depth: what lies beside a 
 file in `.claude/` (a hook's script, an output style) is Claude Code's too, and a folder
 renamed into place must not carry a planted file past its name."""
 
-HOME_FILES = ("settings.json", "AGENTS.md", "agents/", "skills/", "prompts/")
-"""What eukhe reads in its home (`$EUKHE_HOME`): no tool ever reaches the home."""
-
 
 def _strictest(guards: Iterable[Guard]) -> Guard:
     order = (Guard.NEVER, Guard.PERSON, Guard.SHOWN)
