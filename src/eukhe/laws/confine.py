@@ -462,19 +462,33 @@ def _process_as_kernel(path: str, where: Where) -> tuple[Place, str]:
     return (Place.KERNEL, "/proc") if got is Place.PROCESS else (got, root)
 
 
-def _any_source_names_a_secret(cfg: Cfg, r: Reach) -> Decision:
-    if r.place is Place.SECRET:
-        mine = dataclasses.replace(
-            cfg, rules=tuple(dataclasses.replace(x, source=Source.HOME) for x in cfg.rules)
-        )
-        return c.decide(mine, r)
-    return c.decide(cfg, r)
+def _any_source(at: Callable[[Reach], bool]) -> c.Decide:
+    """Every rule taken as the home's own where `at` holds: a project's rule opens it."""
+
+    def decide(cfg: Cfg, r: Reach) -> Decision:
+        if at(r):
+            mine = tuple(dataclasses.replace(x, source=Source.HOME) for x in cfg.rules)
+            return c.decide(dataclasses.replace(cfg, rules=mine), r)
+        return c.decide(cfg, r)
+
+    return decide
 
 
-def _broad_rule_names_a_secret(cfg: Cfg, r: Reach) -> Decision:
-    if r.place is Place.SECRET:
-        return c.decide(cfg, dataclasses.replace(r, root="/"))
-    return c.decide(cfg, r)
+def _broad_rule(at: Callable[[Reach], bool]) -> c.Decide:
+    """A rule taken as naming the place where `at` holds, however broad (`Read(/**)`)."""
+
+    def decide(cfg: Cfg, r: Reach) -> Decision:
+        return c.decide(cfg, dataclasses.replace(r, root="/") if at(r) else r)
+
+    return decide
+
+
+def _secret(r: Reach) -> bool:
+    return r.place is Place.SECRET
+
+
+def _code(r: Reach) -> bool:
+    return r.name is Name.CODE
 
 
 def _settings_full_opens_secrets(cfg: Cfg, r: Reach) -> Decision:
@@ -519,21 +533,6 @@ def _code_written_freely(cfg: Cfg, r: Reach) -> Decision:
     return c.decide(cfg, r)
 
 
-def _any_source_opens_code(cfg: Cfg, r: Reach) -> Decision:
-    if r.name is Name.CODE:
-        mine = dataclasses.replace(
-            cfg, rules=tuple(dataclasses.replace(x, source=Source.HOME) for x in cfg.rules)
-        )
-        return c.decide(mine, r)
-    return c.decide(cfg, r)
-
-
-def _broad_rule_opens_code(cfg: Cfg, r: Reach) -> Decision:
-    if r.name is Name.CODE:
-        return c.decide(cfg, dataclasses.replace(r, root="/"))
-    return c.decide(cfg, r)
-
-
 def _decided_earlier(cfg: Cfg, r: Reach, approved: tuple[str, ...], rule: c.Decide | None = None) -> Decision:
     """The name checked at permit time stands for whatever is opened: anything a person approved
     once, or that the workspace held, is touched."""
@@ -555,8 +554,8 @@ MUTANTS = (
     Mutant("a kernel pseudo-file searched", C, _with(decide=_kernel_searched)),
     Mutant("an allow rule that opens the home", C, _with(decide=_rules_open_the_home)),
     Mutant("a process's folder placed as a plain kernel file", C, _with(place=_process_as_kernel)),
-    Mutant("a project's rule that opens a secret place", C, _with(decide=_any_source_names_a_secret)),
-    Mutant("a broad rule taken as naming a secret place", C, _with(decide=_broad_rule_names_a_secret)),
+    Mutant("a project's rule that opens a secret place", C, _with(decide=_any_source(_secret))),
+    Mutant("a broad rule taken as naming a secret place", C, _with(decide=_broad_rule(_secret))),
     Mutant(
         "full access from settings opening secret places",
         "confine",
@@ -571,9 +570,9 @@ MUTANTS = (
     Mutant(
         "a project's or an approval's rule that opens what is loaded as code",
         C,
-        _with(decide=_any_source_opens_code),
+        _with(decide=_any_source(_code)),
     ),
-    Mutant("a broad rule taken as naming what is loaded as code", C, _with(decide=_broad_rule_opens_code)),
+    Mutant("a broad rule taken as naming what is loaded as code", C, _with(decide=_broad_rule(_code))),
     Mutant("the name decided at permit time standing for the object", C, _with(opened=_decided_earlier)),
     Mutant("a person's yes covering every later object", C, _with(opened=_yes_covers_all)),
 )

@@ -20,7 +20,7 @@ from eukhe.errors import Code
 from eukhe.home import HomeError
 from eukhe.rules.permission import Kind, Rule, Source
 from eukhe.settings.load import SettingsError
-from eukhe.settings.locked import locked, write
+from eukhe.settings.locked import by_project, locked, write
 
 APPROVALS = "approvals.json"
 """The approvals' file in the home."""
@@ -43,25 +43,8 @@ def _project(project: Path) -> str:
 
 def _all(home: Path) -> dict[str, list[dict[str, str | None]]]:
     """Every project's approvals as the file has them ({} when there is none)."""
-    path = approvals_path(home)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as e:
-        why = getattr(e, "strerror", None) or e
-        raise ApprovalsError(f"approvals {path}: cannot read them: {why}") from e
-    try:
-        projects = json.loads(text)["projects"]
-        out: dict[str, list[dict[str, str | None]]] = {}
-        for folder, rules in projects.items():
-            out[str(folder)] = [_entry(r) for r in rules]
-        return out
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise ApprovalsError(
-            f"approvals {path}: not what eukhe writes ({type(e).__name__}: {e}); "
-            "remove the file and answer the asks again"
-        ) from e
+    fix = "remove the file and answer the asks again"
+    return by_project(approvals_path(home), "approvals", fix, _entry, ApprovalsError)
 
 
 def _entry(r: object) -> dict[str, str | None]:

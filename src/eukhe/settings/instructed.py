@@ -20,7 +20,7 @@ from eukhe.errors import Code
 from eukhe.home import HomeError
 from eukhe.rules.instructed import Change
 from eukhe.settings.load import SettingsError
-from eukhe.settings.locked import locked, write
+from eukhe.settings.locked import by_project, locked, write
 
 RECORD = "instructions.json"
 """The record's file in the home."""
@@ -44,22 +44,11 @@ def project_key(project: Path) -> str:
 
 def _all(home: Path) -> dict[str, list[Change]]:
     """Every project's records as the file has them ({} when there is none)."""
-    path = record_path(home)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as e:
-        why = getattr(e, "strerror", None) or e
-        raise InstructedError(f"the record of changed instruction files {path}: cannot read it: {why}") from e
-    try:
-        projects = json.loads(text)["projects"]
-        return {str(folder): [Change.of(r) for r in rows] for folder, rows in projects.items()}
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise InstructedError(
-            f"the record of changed instruction files {path}: not what eukhe writes "
-            f"({type(e).__name__}: {e}); remove the file (what it said of them is then lost)"
-        ) from e
+    what, fix = (
+        "the record of changed instruction files",
+        "remove the file (what it said of them is then lost)",
+    )
+    return by_project(record_path(home), what, fix, Change.of, InstructedError)
 
 
 def changes(home: Path, project: Path) -> tuple[Change, ...]:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from eukhe.home import HomeError, private_dir, private_open
 
@@ -25,6 +27,29 @@ few milliseconds) before it gives up, writing nothing, and says so."""
 
 POLL = 0.01
 """Seconds between two tries of a lock another process holds (`flock` itself has no deadline)."""
+
+
+T = TypeVar("T")
+
+
+def by_project(
+    path: Path, what: str, fix: str, row: Callable[[object], T], error: type[Exception]
+) -> dict[str, list[T]]:
+    """A record file's rows by project, each read by `row` ({} when there is no file). A file
+    that cannot be read, or is not what eukhe writes, is `error`, naming `what` it is and the
+    `fix`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        why = getattr(e, "strerror", None) or e
+        raise error(f"{what} {path}: cannot read it: {why}") from e
+    try:
+        projects = json.loads(text)["projects"]
+        return {str(folder): [row(r) for r in rows] for folder, rows in projects.items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise error(f"{what} {path}: not what eukhe writes ({type(e).__name__}: {e}); {fix}") from e
 
 
 def lock_path(path: Path) -> Path:
