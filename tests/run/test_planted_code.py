@@ -13,11 +13,13 @@ unconfined."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.run.code_paths import run_files
 from tests.proc import eukhe, start, until
 from tests.sandbox.test_bwrap import needs_bwrap
 
@@ -190,3 +192,51 @@ def test_a_run_in_the_home_folder_says_so_and_its_bash_reads_no_secret(tmp_path:
     assert "eukhe runs in your home folder" in done.stdout + done.stderr, done.stderr
     assert results and "tried" in results[0] and "PRIVATE-KEY-SSH" not in results[0], results
     assert not (user / ".ssh" / "authorized_keys").exists()
+
+
+@needs_bwrap
+def test_the_scripts_a_projects_hooks_run_are_what_eukhe_loads_as_code(tmp_path: Path) -> None:
+    """A trusted project's PostToolUse hook runs `python3 tools/after_edit.py`, as the person,
+    outside any sandbox, after every call: the model rewriting that plain file would run its
+    code at the very next call. It asks (headless: denied), with the write tool and with bash."""
+    project, home = trusted(tmp_path)
+    marker = tmp_path / "hook-ran"
+    (project / "tools").mkdir()
+    script = project / "tools" / "after_edit.py"
+    script.write_text("import sys\nsys.stdin.read()\n")
+    hook = {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/tools/after_edit.py"}
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"PostToolUse": [{"hooks": [hook]}]}})
+    )
+    evil = f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n"
+    append = {"calls": [{"name": "bash", "arguments": {"command": f"echo {evil!r} >> tools/after_edit.py"}}]}
+    turns = [
+        {"when": "go", "results": 0, **write("tools/after_edit.py", evil)},
+        {"when": "go", "results": 1, **append},
+        {"when": "go", "results": 2, **write("tools/other.py", "print(1)\n")},
+        {"when": "go", "results": 3, "text": "done"},
+    ]  # fmt: skip
+    with FauxServer(parse(turns)) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "go", cwd=project, home=home)
+        results = tool_results(server)
+    assert done.returncode == 0, done.stderr
+    assert script.read_text() == "import sys\nsys.stdin.read()\n", results
+    assert not marker.exists()
+    assert results[0].startswith("Tool write was not run: permission denied:"), results
+    assert (project / "tools" / "other.py").read_text() == "print(1)\n"  # ordinary work asks nothing
+
+
+def test_the_files_hooks_and_mcp_servers_run_are_found_in_their_commands(tmp_path: Path) -> None:
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "srv" / "index.js").write_text("")
+    (tmp_path / "hook.sh").write_text("")
+    commands = [
+        "node srv/index.js --port=1",
+        "bash -c 'sh ./hook.sh && echo done'",
+        "python3 -m tool --config=$CLAUDE_PROJECT_DIR/hook.sh",
+        "true 'unclosed",
+    ]
+    got = run_files(commands, tmp_path)
+    real = os.path.realpath(tmp_path)
+    assert set(got) == {f"{real}/srv/index.js", f"{real}/hook.sh"}

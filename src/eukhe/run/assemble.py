@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import shlex
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -388,8 +389,10 @@ async def _confined(
         )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
-    # what it loads as code beyond the registry's names (git's hooks folder, the skills it names)
-    code = await asyncio.to_thread(code_paths, base.cwd, base.loaded)
+    # what it loads as code beyond the registry's names (git's hooks folder, the skills it names,
+    # the files its hooks and MCP servers run)
+    commands = _commands(base, here.editors.get(spec.session or run_id, {}))
+    code = await asyncio.to_thread(code_paths, base.cwd, base.loaded, commands)
     try:  # where its bash and kernel run (in the mode in force), made once: the probe blocks, so off the loop
         made = functools.partial(
             for_run,
@@ -428,6 +431,20 @@ async def _confined(
     if rights.plan:  # said once, as its faces show it
         gate.show_mode("as its parent" if spec.child else "")
     return sandbox, gate
+
+
+def _commands(base: Setup, editor: JsonMapping) -> list[str]:
+    """What the run's configuration runs outside any sandbox: its hooks' commands and its MCP
+    servers' (an editor's too). One that cannot be read names nothing here: the run says why
+    where it loads it."""
+    out: list[str] = []
+    with contextlib.suppress(SettingsError):
+        hooks = load_hooks(base.cwd, os.environ, base.taken).hooks
+        out += [h.command for m in hooks.matchers for h in m.hooks]
+    with contextlib.suppress(SettingsError):
+        configs, _ = mcp_servers(base.cwd, os.environ, editor, base.taken)
+        out += [shlex.join([c.command, *c.args]) for c in configs if c.command]
+    return out
 
 
 async def _pinned_system(

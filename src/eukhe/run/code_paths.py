@@ -1,17 +1,22 @@
 """What a run loads as code beyond the registry's fixed names (`rules.registry`), found once when
 it is put together: the folder git runs hooks from (`core.hooksPath`, as git itself resolves it),
-the skills and prompt templates its settings name (`skills`, `prompts`), and where a protected
+the skills and prompt templates its settings name (`skills`, `prompts`), where a protected
 name that is a link leads (`.claude -> config/claude`: writing there by its own name changes
-what is loaded). Each one that lies in the workspace is held as the protected names are: by the
-permission gate (`rules.confine.Where.code`) and by the sandbox (`Sandbox.watched`).
+what is loaded), and the files the commands it runs outside any sandbox name: a hook's script
+(`python3 tools/lint_hook.py`), an MCP server's (`node server/index.js`), which run as the user
+at the next hook or the next run. Each one that lies in the workspace is held as the protected
+names are: by the permission gate (`rules.confine.Where.code`) and by the sandbox
+(`Sandbox.watched`).
 
 Blocking (git runs, links are read): call it off the event loop."""
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from eukhe.json_types import JsonMapping
@@ -70,12 +75,46 @@ def _links(folder: str) -> list[str]:
     return out
 
 
-def code_paths(cwd: Path, settings: JsonMapping, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+PROJECT_DIR = re.compile(r"\$\{?CLAUDE_PROJECT_DIR\}?")
+"""How a Claude Code hook names the project in its command (eukhe sets it as Claude Code does)."""
+
+
+def _words(command: str) -> list[str]:
+    """A command's words, and the words of a word that is a command of its own (`bash -c '...'`)."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:  # an unclosed quote: its words as the shell would not read them, said by spaces
+        words = command.split()
+    inner = [w for w in words if " " in w.strip()]
+    return [*words, *(x for w in inner for x in _words(w))]
+
+
+def run_files(commands: Iterable[str], cwd: Path) -> list[str]:
+    """The files the `commands` eukhe runs outside any sandbox name (hooks, MCP servers): each
+    word, or an option's value after `=`, that is a path to a regular file, read from `cwd`
+    with `$CLAUDE_PROJECT_DIR`, the process's variables and `~` expanded; real paths."""
+    out = []
+    for command in commands:
+        for word in _words(command):
+            for part in (word, word.partition("=")[2]):
+                if not part or part.startswith("-"):
+                    continue
+                p = os.path.expanduser(os.path.expandvars(PROJECT_DIR.sub(lambda _: str(cwd), part)))
+                full = os.path.realpath(p if os.path.isabs(p) else os.path.join(cwd, p))
+                if os.path.isfile(full):
+                    out.append(full)
+    return out
+
+
+def code_paths(
+    cwd: Path, settings: JsonMapping, commands: Iterable[str] = (), env: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
     """The real paths a run in `cwd` loads as code beyond the registry's names that lie in its
-    workspace (`rules.registry.hooks_folders`, `named_folders`), each once."""
+    workspace (`rules.registry.hooks_folders`, `named_folders`), each once: `commands`, what it
+    runs outside any sandbox (its hooks' and its MCP servers' commands)."""
     workspace = os.path.realpath(cwd)
     found = [*registry.hooks_folders(hooks_path(cwd, env), workspace)]
-    named = [*_listed(settings, "skills", cwd), *_listed(settings, "prompts", cwd)]
+    named = [*_listed(settings, "skills", cwd), *_listed(settings, "prompts", cwd), *run_files(commands, cwd)]
     for folder in (Path(workspace), *Path(workspace).parents):
         named += _links(str(folder))
         if os.path.lexists(folder / ".git"):
