@@ -11,6 +11,7 @@ import pytest
 from eukhe.cli.printer import Printer
 from eukhe.events import SETTLE_WAY_OUT, event
 from eukhe.humanize import counted, seconds
+from eukhe.run.outcome import Ending, RunOutcome
 
 
 def test_streamed_text_is_written_as_it_comes_and_the_answer_not_again(
@@ -55,13 +56,11 @@ def test_with_json_everything_but_the_json_goes_to_stderr(capsys: pytest.Capture
 
 def test_how_a_run_ended_is_said_once_in_words(capsys: pytest.CaptureFixture[str]) -> None:
     p = Printer(as_json=False)
-    base = {"error": None, "notes": 0, "retries": 0, "cut": False, "denials": []}
-    p.outcome({**base, "outcome": "answered", "answer": "Four.", "calls": 1, "rounds": 0})
+    p.outcome(RunOutcome(Ending.ANSWERED, answer="Four.", calls=1))
     assert capsys.readouterr().err == "answered in 1 model call\n"  # a text answer: no tool round
-    p.outcome({**base, "outcome": "answered", "answer": "Done.", "calls": 4, "rounds": 2, "retries": 1})
+    p.outcome(RunOutcome(Ending.ANSWERED, answer="Done.", calls=4, rounds=2, retries=1))
     assert capsys.readouterr().err == "answered in 4 model calls: 2 tool rounds, 1 retry\n"
-    stopped = {"kind": "aborted", "message": "Ctrl-C"}
-    p.outcome({**base, "outcome": "aborted", "answer": "", "error": stopped, "calls": 1, "rounds": 0})
+    p.outcome(RunOutcome(Ending.ABORTED, code="aborted", message="Ctrl-C", calls=1))
     assert capsys.readouterr().err == "aborted: Ctrl-C, after 1 model call\n"  # one line, not two
 
 
@@ -130,7 +129,7 @@ def test_with_the_status_line_a_settle_wait_is_in_it_and_its_end_says_the_way_ou
         )
     )
     p.event(event("waited", "", run="s/0001", data={"wait": "memory"}))
-    p.outcome({"outcome": "aborted", "rounds": 0})
+    p.outcome(RunOutcome(Ending.ABORTED))
     shown = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
     assert "settle deadline passed" in shown and shown.count(SETTLE_WAY_OUT) == 1
     e = err.getvalue()  # the status line erased before the outcome's line, never drawn after it

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from eukhe.ai.provider import Provider
 from eukhe.ai.reply import Event
 from eukhe.ai.request import Request
 from eukhe.errors import Code, EukheError
@@ -107,7 +107,7 @@ def key_variables(providers: JsonMapping | None = None) -> frozenset[str]:
     return frozenset(names)
 
 
-def provider_for(r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> Any:
+def provider_for(r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> Provider:
     """The adapter that speaks the route's API; `redact`: the secret values it takes out of
     every body it sends (`run.secrets`)."""
     how: JsonObject = {"base_url": r.base_url, "api_key": r.api_key, "timeout": timeout, "redact": redact}
@@ -132,12 +132,12 @@ class OnFirstRequest:
     def __init__(self, r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> None:
         self.route, self.timeout, self.redact = r, timeout, redact
         self.name = r.provider
-        self.made: Any = None
+        self.made: Provider | None = None
 
     def stream(self, request: Request) -> AsyncIterator[Event]:
         if self.made is None:
             self.made = provider_for(self.route, self.timeout, self.redact)
-        return self.made.stream(request)  # type: ignore[no-any-return]
+        return self.made.stream(request)
 
     async def close(self) -> None:
         if self.made is not None:

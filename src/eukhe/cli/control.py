@@ -246,8 +246,7 @@ class Control:
                 self._ended(turn)
             self.cut = True
         elif end is End.DEADLINE and self.made.deadline is not None:
-            idle = RunOutcome(Ending.ABORTED)
-            self.view.ended(None, self.made.deadline.ended(idle, "no run was at work; the session ends"))
+            self.view.ended(None, self.made.deadline.failure("no run was at work; the session ends"))
             self.cut = True
 
     async def _happened(self, item: Happening) -> None:

@@ -25,7 +25,6 @@ from eukhe.cli.status_line import StatusLine
 from eukhe.errors import Code
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, seen_by, tally, used_line
 from eukhe.ids import run_line
-from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.run.deadline import TIMEOUT
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.terminal import neutralized
@@ -65,23 +64,24 @@ class Printer:
                 with self._lock:
                     self._status.draw()
 
-    def outcome(self, out: JsonObject) -> None:
+    def outcome(self, out: RunOutcome) -> None:
         """How a run ended, said once: the answer and its counts, or why not and the
         counts so far."""
         if self._status is not None:  # the run is over: its status line goes
             self._status.close()
             with self._lock:
                 self._status.erase()
-        error = out.get("error") or {}
-        used = f" · {used_line(out)}" if used_line(out) else ""
-        if out["outcome"] == "answered":
-            self.answer(out["answer"])
-            self.say(f"answered in {tally(out)}{used}")
-        elif out["outcome"] == "failed":
-            self.say(f"failed ({error.get('kind')}): {error.get('message')}, after {tally(out)}{used}")
+        # its counts in the words the agent's view says them, from the outcome's event (its JSON)
+        counts = out.json()
+        used = f" · {used_line(counts)}" if used_line(counts) else ""
+        if out.outcome is Ending.ANSWERED:
+            self.answer(out.answer)
+            self.say(f"answered in {tally(counts)}{used}")
+        elif out.outcome is Ending.FAILED:
+            self.say(f"failed ({out.code}): {out.message}, after {tally(counts)}{used}")
         else:
-            why = f": {error.get('message')}" if error.get("message") else ""
-            self.say(f"aborted{why}, after {tally(out)}{used}")
+            why = f": {out.message}" if out.message else ""
+            self.say(f"aborted{why}, after {tally(counts)}{used}")
 
     def show(self, kind: str, text: str, data: Any = None) -> None:
         """A line of the run; kind "text" is a piece of the model's text, written as it comes.
@@ -190,8 +190,10 @@ class Stream:
     def say(self, text: str) -> None:
         self.event(event("say", text))
 
-    def outcome(self, out: JsonObject) -> None:
-        self.event(event("outcome", outcome_text(out), data=out))
+    def outcome(self, out: RunOutcome) -> None:
+        """The outcome's event: its JSON as `--json` prints it (docs/events.md)."""
+        data = out.json()
+        self.event(event("outcome", outcome_text(data), data=data))
 
 
 EXIT_CODES = {"answered": 0, "failed": 1, "usage": 2, "timeout": 124, "aborted": 130}
@@ -200,21 +202,19 @@ EXIT_CODES = {"answered": 0, "failed": 1, "usage": 2, "timeout": 124, "aborted":
 run (a wrong option, settings, no prompt, the store)."""
 
 
-def exit_code(out: JsonMapping) -> int:
-    """The exit code of an outcome (its JSON): `EXIT_CODES`."""
-    error = out.get("error") or {}
-    if out.get("outcome") == "failed" and error.get("kind") == TIMEOUT:
+def exit_code(out: RunOutcome) -> int:
+    """The exit code of an outcome: `EXIT_CODES`."""
+    if out.outcome is Ending.FAILED and out.code == TIMEOUT:
         return EXIT_CODES["timeout"]
-    return EXIT_CODES.get(str(out.get("outcome")), 1)
+    return EXIT_CODES[out.outcome]
 
 
 def finished(printer: Printer | Stream, outcome: RunOutcome, as_json: bool) -> int:
     """Print how a run ended (and its JSON with `--json`); its exit code."""
-    out = outcome.json()
-    printer.outcome(out)
+    printer.outcome(outcome)
     if as_json:
-        echo_json(out)
-    return exit_code(out)
+        echo_json(outcome.json())
+    return exit_code(outcome)
 
 
 class RunView:

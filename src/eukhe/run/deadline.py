@@ -91,9 +91,14 @@ class Deadline:
 
     def ended(self, out: RunOutcome, why: str = "") -> RunOutcome:
         """`out` as its deadline ended it: failed, kind `timeout`, its counts and answer
-        kept (`why`: what was cut, after the message)."""
+        kept (`why`: what was cut, after the message). The one place a timeout's failure is
+        made: `eukhe run` exits 124 for it (`cli.printer.exit_code`)."""
         message = self.message + (f": {why}" if why else "")
         return dataclasses.replace(out, outcome=Ending.FAILED, code=TIMEOUT, message=message)
+
+    def failure(self, why: str) -> RunOutcome:
+        """The timeout of a run its deadline ended before it did anything (`ended`, no counts)."""
+        return self.ended(RunOutcome(Ending.ABORTED), why)
 
     def json(self) -> JsonObject:
         return {"at": self.at, "seconds": self.seconds}

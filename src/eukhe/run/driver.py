@@ -277,7 +277,7 @@ class Runtime:
                 f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
             )
             if self.deadline is not None and self.deadline.passed(time.time()):
-                return self.deadline.ended(RunOutcome(Ending.ABORTED), message)
+                return self.deadline.failure(message)
             return RunOutcome(Ending.ABORTED, code="aborted", message=message)
         try:
             out = task.result()
@@ -362,7 +362,7 @@ class Runtime:
         was cut, by Ctrl-C or by the deadline."""
         if self.deadline is not None and self.deadline.passed(time.time()):
             why = f"not started: run {mine[-1]} of this session was still at work"
-            return self.deadline.ended(RunOutcome(Ending.ABORTED), why)
+            return self.deadline.failure(why)
         return RunOutcome(Ending.ABORTED, code="aborted", message="not started: Ctrl-C came first")
 
     def stop_at(self, deadline: Deadline | None) -> asyncio.Task[None] | None:

@@ -51,7 +51,7 @@ from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import Children, child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
-from eukhe.run.deadline import TIMEOUT, abort_at
+from eukhe.run.deadline import abort_at
 from eukhe.run.hook_events import HOOK_BLOCKED, RunHooks, recorded
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -270,14 +270,15 @@ def _ungated() -> dict[str, Any]:
 
 @DBOS.workflow(name=WORKFLOW)
 async def run_workflow(spec: JsonObject) -> JsonObject:
-    """A run of a root session (`run_workflow_body`)."""
-    return await run_workflow_body(spec)
+    """A run of a root session (`run_workflow_body`); its outcome as DBOS records it (JSON:
+    `RunOutcome.json`, read back by `RunOutcome.of`), the one place it is a dict."""
+    return (await run_workflow_body(spec)).json()
 
 
 @DBOS.workflow(name=CHILD_RUN)
 async def child_run(spec: JsonObject) -> JsonObject:
     """A subagent's run (`run_workflow_body`), started by its parent's run (`_start_child`)."""
-    return await run_workflow_body(spec)
+    return (await run_workflow_body(spec)).json()
 
 
 async def _start_child(cid: str, spec: RunSpec, watch: JsonObject) -> None:
@@ -288,7 +289,7 @@ async def _start_child(cid: str, spec: RunSpec, watch: JsonObject) -> None:
         await DBOS.start_workflow_async(child_task, watch)
 
 
-async def run_workflow_body(input: JsonObject) -> JsonObject:
+async def run_workflow_body(input: JsonObject) -> RunOutcome:
     """One run of a session. `input`: its `RunSpec` as the store holds it. The
     provider's key is read from this process's environment, never stored.
 
@@ -305,8 +306,7 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
         # begun, or taken up after a crash, past its deadline: it ends now, before any step (a
         # replay cut short would meet its recorded steps out of order)
         here.ended(run_id)
-        late = RunOutcome(Ending.ABORTED)
-        return deadline.ended(late, "its deadline had passed when it was to go on").json()
+        return deadline.failure("its deadline had passed when it was to go on")
     cancel = asyncio.Event()
     timer = asyncio.ensure_future(abort_at(deadline, cancel)) if deadline is not None else None
     try:
@@ -315,12 +315,12 @@ async def run_workflow_body(input: JsonObject) -> JsonObject:
         if timer is not None and not timer.done():
             timer.cancel()
     fired = timer is not None and timer.done() and not timer.cancelled() and timer.result()
-    if deadline is not None and fired and out.get("outcome") == Ending.ABORTED:  # its deadline aborted it
-        return {**out, "outcome": Ending.FAILED, "error": {"kind": TIMEOUT, "message": deadline.message}}
+    if deadline is not None and fired and out.outcome is Ending.ABORTED:  # its deadline aborted it
+        return deadline.ended(out)
     return out
 
 
-async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> JsonObject:
+async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> RunOutcome:
     """The run under its id, its `cancel` in the process's map (Ctrl-C and `eukhe abort` set
     it), the root-turn lease held for a user's own run."""
     session = spec.session or run_id
@@ -337,25 +337,25 @@ async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: Process
             Ending.ABORTED,
             code="aborted",
             message="not started: aborted (Ctrl-C or eukhe abort) while it waited for the root-turn lease",
-        ).json()
+        )
     except OwnerError as e:
-        return RunOutcome(Ending.FAILED, code=Code.LEASE.kind, message=f"the root-turn lease: {e}").json()
+        return RunOutcome(Ending.FAILED, code=Code.LEASE.kind, message=f"the root-turn lease: {e}")
     finally:
         here.cancels.pop(run_id, None)
         await here.running(run_id, session, "ended")
 
 
-async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> JsonObject:
+async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> RunOutcome:
     """The run's parts made once (`run.assemble`), then the run over them (`_run`); a part
     that cannot be made is the run's failure, with its code."""
     try:
         async with assemble(spec, run_id, cancel, here, start_child=_start_child, pin=_pinned) as parts:
             return await _run(spec, run_id, here, parts)
     except Unassembled as e:
-        return e.outcome.json()
+        return e.outcome
 
 
-async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts) -> JsonObject:
+async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts) -> RunOutcome:
     """What waits for the run placed, its loop run, its provider and kernel closed, its
     messages logged into the chat."""
     session, parent, chat, children = spec.session or run_id, spec.child, parts.chat, parts.children
@@ -381,7 +381,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     prompt = spec.prompt
     if prompt is None:  # a follow-up run: its children's reports are its prompt
         if not placed:
-            return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting").json()
+            return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting")
         prompt, placed = placed[-1], placed[:-1]
     effects = RecordedEffects(
         lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps
@@ -433,7 +433,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         )
     await effects.flush()
     here.ended(run_id)
-    return out.json()
+    return out
 
 
 def _step_id() -> int | None:
