@@ -24,6 +24,7 @@ from eukhe.tools import Context
 from tests.proc import eukhe
 from tests.skills.helpers import write
 from tests.skills.test_agents import REVIEWER
+from tests.steps import Kept
 
 PARENT = ("read", "write", "edit", "bash", "grep", "glob", "ls", "ipython", "spawn", "stop_child")
 """The tools a root run offers."""
@@ -43,19 +44,15 @@ def spawned(
     a: Agent, offered: tuple[str, ...] = PARENT, settings: dict[str, Any] | None = None, **args: str
 ) -> tuple[Any, list[RunSpec]]:
     """Spawn `a` from a root run that offers `offered`: the call's result, and each child's spec."""
-    started: list[RunSpec] = []
-
-    async def start(cid: str, spec: RunSpec, watch: dict[str, Any]) -> None:
-        started.append(spec)
-
+    steps = Kept()
     spec = RunSpec(model="vllm/m", cwd=".", base_url="http://127.0.0.1:9/v1", agents=(a,))
-    kids = children.Children(spec, "s/0001", "s", 0, 2, 0, Ledger(), start, system="eukhe's own")
+    kids = children.Children(spec, "s/0001", "s", 0, 2, 0, Ledger(), steps, system="eukhe's own")
     kids.settings, kids.offered = settings or {}, offered
     tool = SPAWN.offering(spec.agents)
     got = asyncio.run(
         tool.run({"task": "review it", "agent": a.name, **args}, Context(Path("."), children=kids))
     )
-    return got, started
+    return got, steps.started
 
 
 def test_a_defined_agent_runs_with_its_tools_of_its_parents_its_prompt_and_its_parents_model() -> None:

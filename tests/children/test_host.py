@@ -13,6 +13,7 @@ from dbos import DBOS, SetWorkflowID
 from eukhe.children.ledger import Ledger
 from eukhe.rules.child import Reading
 from eukhe.run import children, workflow
+from tests.steps import Kept
 
 
 @DBOS.workflow(name="eukhe.test.child")
@@ -114,10 +115,7 @@ def test_a_run_at_the_depth_limit_is_offered_no_spawn() -> None:
     from eukhe.children.tools import SPAWN
     from eukhe.tools import Context
 
-    async def start(cid: str, spec: dict[str, Any], watch: dict[str, Any]) -> None:
-        raise AssertionError("nothing is started")
-
-    kids = children.Children({"model": "vllm/m"}, "s/0001.c1", "s", 2, 2, 0, Ledger(), start)
+    kids = children.Children({"model": "vllm/m"}, "s/0001.c1", "s", 2, 2, 0, Ledger(), Kept(starts=False))
     assert not kids.may_spawn
     got = asyncio.run(SPAWN.run({"task": "more"}, Context(Path("."), children=kids)))
     assert got.is_error and got.content == "spawn: this run is at the subagent depth limit (2)"
@@ -126,15 +124,11 @@ def test_a_run_at_the_depth_limit_is_offered_no_spawn() -> None:
 def test_a_subagent_starts_in_the_mode_its_parent_is_in_at_its_spawn() -> None:
     from eukhe.run.spec import RunSpec
 
-    started: list[RunSpec] = []
-
-    async def start(cid: str, spec: RunSpec, watch: dict[str, Any]) -> None:
-        started.append(spec)
-
-    kids = children.Children(RunSpec("vllm/m", "."), "s/0001", "s", 0, 2, 0, Ledger(), start)
+    steps = Kept()
+    kids = children.Children(RunSpec("vllm/m", "."), "s/0001", "s", 0, 2, 0, Ledger(), steps)
     planning = [True]  # the parent's gate: in plan mode, then its plan approved
     kids.planning = lambda: planning[0]
     asyncio.run(kids.spawn("look around", None))
     planning[0] = False
     asyncio.run(kids.spawn("do it", None))
-    assert [s.permission_mode for s in started] == ["plan", "default"]
+    assert [s.permission_mode for s in steps.started] == ["plan", "default"]

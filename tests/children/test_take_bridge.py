@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,10 +31,14 @@ import pytest
 
 from eukhe.ai.reply import Done, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
-from eukhe.children.delivery import Delivery
+from eukhe.json_types import JsonObject
 from eukhe.laws import child_take as law
 from eukhe.laws.child_take import TAKES, DCfg, In, Op, Sys
+from eukhe.memory.access import Memory
+from eukhe.run.delivery import Delivery
 from eukhe.run.loop import RunLoop
+from eukhe.run.spec import RunSpec
+from eukhe.run.steps import Show
 from eukhe.store.reports import Reports
 
 T = TypeVar("T")
@@ -152,6 +156,47 @@ class Model:
         return None
 
 
+@dataclass
+class Bridged:
+    """The run's workflow steps (`run.steps.Steps`) over the scenario: each take and look a
+    recorded step of the journal, its waits none."""
+
+    sc: Scenario
+    reports: Reports
+    fx: Recorded
+
+    async def take(self, key: str, steers: bool, followups: bool) -> list[str]:
+        sc, reports = self.sc, self.reports
+
+        async def live() -> list[str]:
+            sc.arrivals(reports)
+            x = sc.pop(Op.START if key == "start" else Op.LOOK if key.startswith("look") else Op.ROUND)
+            got = [r.text for r in reports.take(sc.session, f"{sc.run}#{key}", steers, followups)]
+            entered = [int(t.split()[1]) for t in got]
+            if x.op is Op.CRASH:
+                sc.lines.append(f"{key}: lost")
+                raise Crash(key)
+            sc.lines.append(f"{key}: {entered}")
+            return got
+
+        return list(await self.fx.step("reports", live))
+
+    async def working(self, children: Sequence[str]) -> bool:
+        async def look_again() -> bool:
+            return self.sc.next_structural() is not None
+
+        return bool(await self.fx.step("children", look_again))
+
+    async def sleep(self, seconds: float) -> None:
+        return None
+
+    async def view(self, chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int) -> str:
+        raise AssertionError("no view is pinned here")
+
+    async def start_child(self, cid: str, spec: RunSpec, watch: JsonObject) -> None:
+        raise AssertionError("no child is started here")
+
+
 async def play(sc: Scenario, reports: Reports) -> list[Message]:
     """The run, made again from its journal after every crash, until it ends; its
     transcript."""
@@ -159,31 +204,7 @@ async def play(sc: Scenario, reports: Reports) -> list[Message]:
     while True:
         fx = Recorded(journal)
 
-        async def take(key: str, steers: bool, followups: bool, fx: Recorded = fx) -> list[str]:
-            async def live() -> list[str]:
-                sc.arrivals(reports)
-                x = sc.pop(Op.START if key == "start" else Op.LOOK if key.startswith("look") else Op.ROUND)
-                got = [r.text for r in reports.take(sc.session, f"{sc.run}#{key}", steers, followups)]
-                entered = [int(t.split()[1]) for t in got]
-                if x.op is Op.CRASH:
-                    sc.lines.append(f"{key}: lost")
-                    raise Crash(key)
-                sc.lines.append(f"{key}: {entered}")
-                return got
-
-            return await fx.step("reports", live)
-
-        async def working(fx: Recorded = fx) -> bool:
-            async def look_again() -> bool:
-                x = sc.next_structural()
-                return x is not None
-
-            return await fx.step("children", look_again)
-
-        async def nap(seconds: float) -> None:
-            return None
-
-        delivery = Delivery(take)
+        delivery = Delivery(Bridged(sc, reports, fx))
         tools = (Tool("work", "work", {"type": "object", "properties": {}}),)
 
         async def run_tool(call: ToolCall) -> tuple[str, bool]:
@@ -194,7 +215,7 @@ async def play(sc: Scenario, reports: Reports) -> list[Message]:
             placed = await delivery.start()
             out = await g.run("go", [Message("user", t) for t in placed])
             if ".c" in sc.run.rpartition("/")[2]:  # a child: it goes on with its children's reports
-                out = await delivery.until_reported(g.run, out, working, nap, asyncio.Event())
+                out = await delivery.until_reported(g, out, asyncio.Event())
         except Crash:
             continue
         sc.arrivals(reports)  # what arrives after the run's end waits for the next run

@@ -9,21 +9,14 @@ from pathlib import Path
 import pytest
 
 from eukhe.client.client import Client, OwnerError
-from eukhe.json_types import JsonObject
-from eukhe.memory.access import Memory
-from eukhe.run.assemble import Show, Unassembled, assemble
+from eukhe.run.assemble import Unassembled, assemble
 from eukhe.run.context import ProcessContext
 from eukhe.run.effects import Direct
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import RunSpec
+from tests.steps import Kept
 
-
-async def _no_child(cid: str, spec: RunSpec, watch: JsonObject) -> None:
-    raise AssertionError("no child is started while a run is put together")
-
-
-async def _no_view(chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event) -> str:
-    raise AssertionError("no view is pinned here")
+NO_STEPS = Kept(starts=False)  # no child is started, no view is pinned while a run is put together
 
 
 async def _nothing_waits(steers: bool) -> list[str]:
@@ -50,7 +43,7 @@ def _failure(spec: RunSpec, here: ProcessContext | None = None) -> RunOutcome:
 
     async def go() -> RunOutcome:
         try:
-            async with assemble(spec, "r1", asyncio.Event(), here or ProcessContext(), _no_child, _no_view):
+            async with assemble(spec, "r1", asyncio.Event(), here or ProcessContext(), NO_STEPS):
                 raise AssertionError("put together")
         except Unassembled as e:
             return e.outcome
@@ -62,7 +55,7 @@ def test_a_run_is_put_together_once_and_lets_its_parts_go_on_exit(tmp_path: Path
     here = ProcessContext()  # no chat, no owner: as `eukhe run` with no store's chat
 
     async def go() -> None:
-        async with assemble(_spec(tmp_path), "r1", asyncio.Event(), here, _no_child, _no_view) as parts:
+        async with assemble(_spec(tmp_path), "r1", asyncio.Event(), here, NO_STEPS) as parts:
             assert parts.chat is None and parts.compact is None and parts.servers is None
             assert parts.system == "be brief"  # no view pinned, no server's instructions
             assert {"read", "bash", "ipython"} <= parts.tools.keys() and "zoom" not in parts.tools
@@ -79,7 +72,7 @@ def test_a_run_is_put_together_once_and_lets_its_parts_go_on_exit(tmp_path: Path
 def test_only_the_tools_a_run_names_are_offered(tmp_path: Path) -> None:
     async def go() -> list[str]:
         spec = _spec(tmp_path, tools=("read",))
-        async with assemble(spec, "r1", asyncio.Event(), ProcessContext(), _no_child, _no_view) as parts:
+        async with assemble(spec, "r1", asyncio.Event(), ProcessContext(), NO_STEPS) as parts:
             await parts.provider.close()
             return list(parts.tools)
 

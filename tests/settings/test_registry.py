@@ -34,12 +34,7 @@ PROBE = textwrap.dedent(
     from eukhe.run import spec as session
     from eukhe.run.assemble import assemble, session_hooks
     from eukhe.run.context import ProcessContext
-
-    async def no_child(*a):
-        raise AssertionError("no child")
-
-    async def no_view(*a):
-        raise AssertionError("no view")
+    from tests.steps import Kept
 
     async def go():
         os.chdir(project)
@@ -50,7 +45,7 @@ PROBE = textwrap.dedent(
             open(os.path.join(project, extra)).close()
         spec = made.spec("hello")
         here = ProcessContext()
-        async with assemble(spec, "s1/0001", asyncio.Event(), here, no_child, no_view) as parts:
+        async with assemble(spec, "s1/0001", asyncio.Event(), here, Kept(starts=False)) as parts:
             await parts.provider.close()
         hooks = session_hooks(Path(project), "s1", "s1/0001", here, asyncio.Event())
         print(json.dumps(sorted(set(opened))))

@@ -5,8 +5,8 @@ subagents, sandbox, permission gate, tools' context, MCP servers, kernel and too
 
 They are made in the order a run has always made them: what it shows, and what it waits
 for, come in the same order, so a replay meets the same steps. The durable steps taken on
-the way (the pinned view) and the child workflows a subagent starts are the workflow's
-(`run.workflow`), handed in: this module records nothing itself."""
+the way (the pinned view) and the child workflows a subagent starts are the workflow's,
+asked through its one interface (`run.steps.Steps`): this module records nothing itself."""
 
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ from eukhe.run.permit import Gate
 from eukhe.run.secrets import Secrets, secrets
 from eukhe.run.session import runner, scanner, tool_specs
 from eukhe.run.spec import RunSpec
+from eukhe.run.steps import Show, Steps
 from eukhe.sandbox.bwrap import Sandbox
 from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, fetch_settings, home, load, memory_settings
@@ -75,17 +76,6 @@ from eukhe.tools.web import WebFetch
 
 if TYPE_CHECKING:  # its SDK loads only for a run with servers (`_servers`)
     from eukhe.mcp.servers import Servers
-
-Show = Callable[..., None]
-"""(kind, text, data=None): a line of the run (`eukhe.events` has the kinds), with the fields
-of its event when it has some: `ProcessContext.show` with the run's id."""
-
-StartChild = Callable[[str, RunSpec, JsonObject], Awaitable[None]]
-"""(child id, its spec, its watch): start a child's run and its task (`run.workflow._start_child`)."""
-
-Pin = Callable[[Memory, int, Show, asyncio.Event, int], Awaitable[str]]
-"""(chat, settle ms, show, cancel, pinned bytes): the settled view, fitted with the bytes pinned
-beside it, as a durable step (`run.workflow._pinned`)."""
 
 
 class Unassembled(EukheError):
@@ -225,12 +215,11 @@ async def assemble(
     run_id: str,
     cancel: asyncio.Event,
     here: ProcessContext,
-    start_child: StartChild,
-    pin: Pin,
+    steps: Steps,
 ) -> AsyncIterator[RunParts]:
     """The run's parts, made once, in this order: its setup, provider, chat, subagents,
-    sandbox (in the mode in force), gate, tools' context, pinned view (`pin`, a durable
-    step), MCP servers (its parent's, else its own, started), kernel and tools. On exit
+    sandbox (in the mode in force), gate, tools' context, pinned view (its workflow's step,
+    through `steps`), MCP servers (its parent's, else its own, started), kernel and tools. On exit
     its servers are let go (the last run to hold them closes them). Unassembled, before
     anything is let go: a part that cannot be made, and why."""
     base = setup(spec, here, run_id)
@@ -244,7 +233,7 @@ async def assemble(
     depth = parent.depth if parent else 0
     limits = base.child_settings
     children = Children(
-        spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, start_child, here.children
+        spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, steps, here.children
     )
     children.settings = base.loaded  # a defined agent's model is resolved in them
     ledger.children = children.tokens
@@ -264,7 +253,7 @@ async def assemble(
     )
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        system, compact = await _pinned_system(spec, run_id, here, base, chat, pin, context.cancel, hooks)
+        system, compact = await _pinned_system(spec, run_id, here, base, chat, steps, context.cancel, hooks)
     children.system = pinned.unpinned(system, Pins(spec.tasks))  # its subagents': the view, not its list
     shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
@@ -453,11 +442,11 @@ async def _pinned_system(
     here: ProcessContext,
     base: Setup,
     chat: Memory,
-    pin: Pin,
+    steps: Steps,
     cancel: asyncio.Event,
     hooks: RunHooks | None,
 ) -> tuple[str, Compact]:
-    """The run's system prompt from the settled view `pin` pins, and its compaction into
+    """The run's system prompt from the settled view its workflow pins, and its compaction into
     the chat (its PreCompact hooks first). Unassembled: the owner holds the chat and did not
     answer."""
     session, memory = spec.session or run_id, base.memory_settings
@@ -467,7 +456,7 @@ async def _pinned_system(
     pins = Pins(spec.tasks)  # at its start, the session's list (its prompt is its first message)
     try:
         await notice()
-        view = await pin(chat, memory.settle_ms, show, cancel, pinned.size(pins))
+        view = await steps.view(chat, memory.settle_ms, show, cancel, pinned.size(pins))
     except OwnerError as e:  # the turn fails with why
         failed = RunOutcome(Ending.FAILED, code=Code.CHAT.kind, message=f"the chat memory: {e}")
         raise Unassembled(failed) from e

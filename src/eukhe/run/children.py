@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from dbos import DBOS
@@ -40,6 +40,7 @@ from eukhe.rules import child
 from eukhe.rules.child import Abort, Fate, Mode, Reading, Task
 from eukhe.run.context import ProcessContext, process
 from eukhe.run.spec import Parent, RunSpec
+from eukhe.run.steps import Steps
 from eukhe.skills import Agent
 from eukhe.store.reports import Reports
 from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT
@@ -63,7 +64,7 @@ class Children:
     max_depth: int
     stall_ms: int
     ledger: Ledger
-    start: Callable[[str, RunSpec, JsonObject], Awaitable[None]]  # the child's run and task
+    steps: Steps  # its workflow's: a child's run and task started through it
     # the ledgers of the child runs this process runs (`ProcessContext.children`): their tokens
     ledgers: Mapping[str, Ledger] = field(default_factory=dict)
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
@@ -116,7 +117,7 @@ class Children:
             # another provider: its own endpoint, from the settings
             spec = dataclasses.replace(spec, base_url=None, api=None)
         watch = {"child": cid, "name": name_of(cid), "session": self.session, "stallMs": self.stall_ms}
-        await self.start(cid, spec, watch)
+        await self.steps.start_child(cid, spec, watch)
         return cid
 
     def agent_model(self, agent: Agent) -> str:

@@ -159,7 +159,7 @@ class RunLoop:
     admission: Slots = field(default_factory=Registry)
     replay_safe: frozenset[str] = frozenset()  # tools a crash may run again (H7.4)
     compact: Compact | None = None  # None: no memory to compact into (an overflow then fails the run)
-    # the user messages placed at a round end (`children.delivery`: its place, a durable step of its own,
+    # the user messages placed at a round end (`run.delivery`: its place, a durable step of its own,
     # so a replay takes the same): the reports of the run's children (H5.4), and the user's steers when
     # the flag says the run takes them (`rules.run.takes_steers`)
     inbox: Callable[[bool], Awaitable[list[str]]] | None = None

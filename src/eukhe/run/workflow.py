@@ -23,7 +23,8 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from dbos import DBOS, SetWorkflowID
@@ -31,7 +32,6 @@ from dbos import DBOS, SetWorkflowID
 from eukhe import fault_injection
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
-from eukhe.children.delivery import Delivery
 from eukhe.children.tools import SPAWN, STOP_CHILD
 from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
@@ -47,16 +47,18 @@ from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.hook import Verdict as HookVerdict
 from eukhe.run import instructed, notes
-from eukhe.run.assemble import RunParts, Show, Unassembled, assemble
+from eukhe.run.assemble import RunParts, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
-from eukhe.run.children import Children, child_task, task_id
+from eukhe.run.children import child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
 from eukhe.run.deadline import abort_at
+from eukhe.run.delivery import Delivery
 from eukhe.run.hook_events import HOOK_BLOCKED, RunHooks, recorded
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Permit
 from eukhe.run.spec import STEPS, RunSpec
+from eukhe.run.steps import Show
 from eukhe.settings import home
 from eukhe.store.reports import USERS
 from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
@@ -281,12 +283,59 @@ async def child_run(spec: JsonObject) -> JsonObject:
     return (await run_workflow_body(spec)).json()
 
 
-async def _start_child(cid: str, spec: RunSpec, watch: JsonObject) -> None:
-    """Start a child's run and its task, under their ids, from the parent's workflow."""
-    with SetWorkflowID(cid):
-        await DBOS.start_workflow_async(child_run, spec.json())
-    with SetWorkflowID(task_id(cid)):
-        await DBOS.start_workflow_async(child_task, watch)
+@dataclass(frozen=True)
+class DurableSteps:
+    """What a run's parts ask of this workflow (`run.steps.Steps`), each a DBOS step or a
+    durable wait of the run `run` of `spec`, in the process `here`."""
+
+    here: ProcessContext
+    spec: RunSpec
+    run: str
+
+    async def view(self, chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int) -> str:
+        """The settled view, as a durable step: a replay sends the same view byte for byte.
+        The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted).
+        `show` (kind, text, data): the wait as the run's events (`memory.access.settle`);
+        `pinned`: the bytes the run pins beside the view (`rules.pinned`)."""
+
+        async def view() -> str:
+            got = await settle(chat, settle_ms, show, cancel, pinned)
+            return str(got.text)
+
+        result: str = await DBOS.run_step_async({"name": "view"}, view)
+        return result
+
+    async def start_child(self, cid: str, spec: RunSpec, watch: JsonObject) -> None:
+        """A child's run and its task started, under their ids, from the parent's workflow."""
+        with SetWorkflowID(cid):
+            await DBOS.start_workflow_async(child_run, spec.json())
+        with SetWorkflowID(task_id(cid)):
+            await DBOS.start_workflow_async(child_task, watch)
+
+    async def take(self, key: str, steers: bool, followups: bool) -> list[str]:
+        """A take of the run at the place `key` names, as a recorded step (a replay reaches
+        the same place and gets what the step recorded). A run with a prompt takes at its
+        start only the user's messages queued before it was asked for: one sent after it
+        (a steer, a follow-up) is for a later place, never placed before its prompt."""
+        spec = self.spec
+        until = spec.asked if key == START and spec.prompt is not None else None
+        session = spec.session or self.run
+        got = functools.partial(_take, self.here, session, self.run, key, steers, followups, until)
+        return list(await DBOS.run_step_async({"name": "reports"}, got))
+
+    async def working(self, children: Sequence[str]) -> bool:
+        """Whether any of the run's children is still at work (its task in flight), as a step."""
+
+        async def live() -> bool:
+            found = await DBOS.list_workflows_async(
+                workflow_ids=[task_id(c) for c in children], status=list(IN_FLIGHT)
+            )
+            return bool(found)
+
+        return bool(await DBOS.run_step_async({"name": "children"}, live))
+
+    async def sleep(self, seconds: float) -> None:
+        await DBOS.sleep_async(seconds)
 
 
 async def run_workflow_body(input: JsonObject) -> RunOutcome:
@@ -349,7 +398,7 @@ async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: Process
     """The run's parts made once (`run.assemble`), then the run over them (`_run`); a part
     that cannot be made is the run's failure, with its code."""
     try:
-        async with assemble(spec, run_id, cancel, here, start_child=_start_child, pin=_pinned) as parts:
+        async with assemble(spec, run_id, cancel, here, DurableSteps(here, spec, run_id)) as parts:
             return await _run(spec, run_id, here, parts)
     except Unassembled as e:
         return e.outcome
@@ -359,21 +408,10 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     """What waits for the run placed, its loop run, its provider and kernel closed, its
     messages logged into the chat."""
     session, parent, chat, children = spec.session or run_id, spec.child, parts.chat, parts.children
-    steerable = spec.steers  # an interactive session: its user may steer the run
-
-    async def take(key: str, steers: bool, followups: bool) -> list[str]:
-        """A take of the run at the place `key` names, as a recorded step (a replay reaches
-        the same place and gets what the step recorded). A run with a prompt takes at its
-        start only the user's messages queued before it was asked for: one sent after it
-        (a steer, a follow-up) is for a later place, never placed before its prompt."""
-        until = spec.asked if key == START and spec.prompt is not None else None
-        got = functools.partial(_take, here, session, run_id, key, steers, followups, until)
-        return list(await DBOS.run_step_async({"name": "reports"}, got))
-
-    # a run that spawned children, or whose user may steer it, takes what waits for it at
-    # each round end (a step only then: the rounds of the others cost nothing more); the
-    # rest waits for the session's next run's start, or starts it
-    delivery = Delivery(take, wanted=lambda: bool(children.spawned) or steerable)
+    # a run that spawned children, or whose user may steer it (an interactive session's), takes
+    # what waits for it at each round end (a step only then: the rounds of the others cost nothing
+    # more); the rest waits for the session's next run's start, or starts it
+    delivery = Delivery(DurableSteps(here, spec, run_id), children.spawned, spec.steers)
     in_workflow = frozenset({SPAWN.name, STOP_CHILD.name})  # they start and tell child workflows
     with contextlib.suppress(Exception):  # a run of the session: it admits its children's reports again
         await asyncio.to_thread(here.reports().reopen, session)
@@ -406,9 +444,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         else:
             out = await loop.run(asked, [Message("user", text) for text in placed], images=spec.images)
         if parent and children.spawned:  # a child ends once its own children have reported
-            out = await delivery.until_reported(
-                loop.run, out, functools.partial(_working, children), DBOS.sleep_async, parts.context.cancel
-            )
+            out = await delivery.until_reported(loop, out, parts.context.cancel)
         if hooks is not None:  # its Stop (a subagent's: SubagentStop) hooks may keep it going, counted
             out = await _stopped(hooks, effects, loop, out)
     finally:
@@ -492,18 +528,6 @@ async def _stopped(hooks: RunHooks, effects: RecordedEffects, loop: RunLoop, out
     return out
 
 
-async def _working(children: Children) -> bool:
-    """Whether any of the run's children is still at work (its task in flight), as a step."""
-
-    async def live() -> bool:
-        found = await DBOS.list_workflows_async(
-            workflow_ids=[task_id(c) for c in children.spawned], status=list(IN_FLIGHT)
-        )
-        return bool(found)
-
-    return bool(await DBOS.run_step_async({"name": "children"}, live))
-
-
 async def _take(
     here: ProcessContext,
     session: str,
@@ -531,20 +555,6 @@ async def _take(
         else:
             here.show(run, "child", f"report: {r.text}", {"state": "placed", "id": r.id})
     return [r.text for r in got]
-
-
-async def _pinned(chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int = 0) -> str:
-    """The settled view, as a durable step: a replay sends the same view byte for byte.
-    The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted).
-    `show` (kind, text, data): the wait as the run's events (`memory.access.settle`);
-    `pinned`: the bytes the run pins beside the view (`rules.pinned`)."""
-
-    async def view() -> str:
-        got = await settle(chat, settle_ms, show, cancel, pinned)
-        return str(got.text)
-
-    result: str = await DBOS.run_step_async({"name": "view"}, view)
-    return result
 
 
 async def _logged(
