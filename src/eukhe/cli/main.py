@@ -46,8 +46,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="
 
 @app.callback()
 def _root() -> None:
-    """eukhe: a coding agent harness whose liveness is law. With no arguments (or only
-    --model, --base-url, --api, --session), eukhe opens the interactive agent on this project."""
+    """eukhe: a coding agent harness whose liveness is law. With no arguments, or only the
+    agent's options (--model, --base-url, --api, --session, -c or --continue, --sandbox,
+    --approval, --permission-mode, --effort), eukhe opens the interactive agent on this
+    project (docs/agent.md)."""
 
 
 @app.command()
