@@ -20,6 +20,7 @@ import typer.main
 
 from eukhe.cli.entry import AGENT_OPTIONS
 from eukhe.cli.main import app
+from eukhe.ui.commands import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -208,6 +209,14 @@ def test_the_readme_has_the_two_commands_of_a_fresh_machine() -> None:
     code, _ = split(README.read_text())
     make = [p.text.split("#")[0].strip() for p in code if p.fenced and p.text.startswith("make ")]
     assert make == ["make demo", "make test"]
+
+
+def test_the_agent_page_names_every_command_and_the_root_help_every_option_that_opens_it() -> None:
+    code, _ = split((ROOT / "docs" / "agent.md").read_text())
+    named = {m.group(1) for c in code for m in re.finditer(r"^/([a-z]+)", c.text)}
+    assert sorted(set(COMMANDS) - named) == [], "docs/agent.md names no such command"
+    shown = " ".join((typer.main.get_command(app).help or "").split())
+    assert [o for o in AGENT_OPTIONS if not re.search(rf"(?<![\w-]){o}(?![\w-])", shown)] == [], shown
 
 
 def test_the_checker_catches_what_is_false(tmp_path: Path) -> None:

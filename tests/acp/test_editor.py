@@ -2,10 +2,11 @@
 the real `eukhe` process on the other end of the pipes, and the faux model on loopback. A
 prompt is answered once with its stop reason after its answer streamed as message chunks;
 a tool call and its result are a `tool_call` and its `tool_call_update`, an edit with its
-diff; a permission request answered each way; a cancel mid-stream and during an ask; a
-session made by `eukhe run` loaded; a hostile editor's garbage answered with errors; and a
-subagent that outlives its parent's run: the prompt answered after the run its report
-starts, its ask reaching the editor meanwhile, and a cancel then answered at once."""
+diff; a permission request answered each way, and one a PermissionRequest hook answers
+first; a cancel mid-stream and during an ask; a session made by `eukhe run` loaded; a hostile
+editor's garbage answered with errors; and a subagent that outlives its parent's run: the
+prompt answered after the run its report starts, its ask reaching the editor meanwhile, and
+a cancel then answered at once."""
 
 from __future__ import annotations
 
@@ -204,6 +205,36 @@ def test_a_permission_request_is_answered_each_way(tmp_path: Path, answer: str |
         [asked] = client.asked
         assert "touch made" in asked.title
         assert (tmp_path / "made").exists() is runs
+
+    drive(go)
+
+
+def test_a_permission_request_hook_answers_the_editors_ask_before_the_editor_is_asked(tmp_path: Path) -> None:
+    """The PermissionRequest hooks fire in the editor too (a person could be asked there): their
+    allow runs the call, and the editor is never asked (docs/hooks.md)."""
+    script = [{"results": 0, **bash("touch made")}, {"results": 1, "text": "Done."}]
+    said = tmp_path / "said"
+    answer = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
+    allow = f"jq -r .hook_event_name >> {said}; echo '{json.dumps(answer)}'"
+    hooks = {
+        "hooks": {
+            "PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": allow}]}]
+        }
+    }
+
+    async def go() -> None:
+        with FauxServer(parse(script)) as server:
+            client = Editor("no")  # the editor would say no: the hook's yes comes first
+            home = home_for(tmp_path, server.url, {**ASKS, **hooks})
+            async with editor_on(tmp_path, home, client) as (conn, _):
+                s = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                got = await asyncio.wait_for(
+                    conn.prompt(session_id=s.session_id, prompt=[text_block("go")]), WAIT
+                )
+                assert got.stop_reason == "end_turn"
+        assert client.asked == []
+        assert (tmp_path / "made").exists()
+        assert said.read_text() == "PermissionRequest\n"
 
     drive(go)
 

@@ -5,7 +5,7 @@ the commands that run no work would wait a second or more for libraries they nev
 - `stored`: the home's store (DBOS, SQLAlchemy), for runs (`eukhe run --control`'s
   too), sessions, the chat and the store itself;
 - `lawbook`: the laws and their engine (Hypothesis, CrossHair), for `eukhe laws`;
-- `demo`: the faux model and a provider's SDK, for `eukhe demo` and `eukhe faux serve`;
+- `demo`: the faux model, for `eukhe demo` (which runs through `stored`) and `eukhe faux serve`;
 - `mcp_check`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`;
 - `editor`: the Agent Client Protocol's SDK and the store, for `eukhe acp`.
 
@@ -15,19 +15,20 @@ its functions), so a caller's use of a half is checked as an import's would be."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from eukhe.json_types import JsonObject
 
 if TYPE_CHECKING:  # the halves' own types: loaded by them, never by this module
-    from eukhe.cli.printer import Printer, RunView
+    from eukhe.cli.demo import Staged
+    from eukhe.cli.printer import RunView
     from eukhe.mcp.check import Row
     from eukhe.mcp.config import ServerConfig
     from eukhe.memory.chat import Chat
     from eukhe.memory.log import Entry
     from eukhe.memory.tables import ChatStore
-    from eukhe.run.outcome import RunOutcome
     from eukhe.run.session_service import Transcript
     from eukhe.run.spec import RunSpec, Setup
     from eukhe.store.migrate import Migrated
@@ -40,6 +41,9 @@ class Stored(Protocol):
     def run_here(
         self, settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None
     ) -> NoReturn: ...
+    def ran_here(
+        self, settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None
+    ) -> int: ...
     def control_here(self, made: Setup, view: RunView, session: str, given: bool) -> NoReturn: ...
     def rows(self) -> list[SessionRow]: ...
     def subagents(self) -> list[JsonObject]: ...
@@ -63,11 +67,11 @@ class Lawbook(Protocol):
 
 
 class Demo(Protocol):
-    """`cli/demo.py`: the scripted task, and the faux model on loopback."""
+    """`cli/demo.py`: the scripted task staged in a temporary home, and the faux model on
+    loopback."""
 
-    REAL_MODEL: str  # what to run next, against a real model
-
-    def demo(self, printer: Printer, as_json: bool) -> RunOutcome: ...
+    def staged(self, as_json: bool) -> AbstractContextManager[Staged]: ...
+    def said_after(self, staged: Staged, as_json: bool) -> None: ...
     def serve(self, script: str, port: int) -> None: ...
 
 

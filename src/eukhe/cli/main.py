@@ -24,7 +24,7 @@ from eukhe.cli.hooks import hooks_app
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.options import flag, valueless_help
 from eukhe.cli.output import echo, echo_json, width
-from eukhe.cli.printer import Printer, RunView, Stream, finished
+from eukhe.cli.printer import Printer, RunView, Stream
 from eukhe.cli.prompt import Prompt, PromptError, prompt_of
 from eukhe.cli.rewind import rewind
 from eukhe.cli.store import store_app
@@ -32,6 +32,7 @@ from eukhe.cli.trust import trust_command
 from eukhe.humanize import clipped, counted
 from eukhe.ids import new_session, run_id, run_line, valid_session
 from eukhe.json_types import JsonObject
+from eukhe.process_exit import leave
 from eukhe.run import instructed
 from eukhe.run.deadline import Deadline, DurationError, duration
 from eukhe.run.spec import NoModel, RunSpec, Setup, ToolsError, chosen_tools, setup
@@ -45,8 +46,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="
 
 @app.callback()
 def _root() -> None:
-    """eukhe: a coding agent harness whose liveness is law. With no arguments (or only
-    --model, --base-url, --api, --session), eukhe opens the interactive agent on this project."""
+    """eukhe: a coding agent harness whose liveness is law. With no arguments, or only the
+    agent's options (--model, --base-url, --api, --session, -c or --continue, --sandbox,
+    --approval, --permission-mode, --effort), eukhe opens the interactive agent on this
+    project (docs/agent.md)."""
 
 
 @app.command()
@@ -406,14 +409,14 @@ def _message_json(m: Message) -> JsonObject:
 def demo(
     as_json: Annotated[bool, flag("--json", help="End with one JSON object on the last line.")] = False,
 ) -> None:
-    """A misbehaving model on loopback HTTP, and a real task through the whole harness:
-    every recovery shows as it happens, and the run ends answered."""
+    """A misbehaving model on loopback HTTP, and a real task run as `eukhe run` runs one (the
+    store, the home's owner, the permission gate, the sandbox) in a temporary home: every
+    recovery shows as it happens, the run ends answered, and `eukhe sessions` lists it there."""
     script = halves.demo()
-    printer = Printer(as_json)
-    code = finished(printer, script.demo(printer, as_json), as_json)
-    if not as_json:
-        echo("\n" + script.REAL_MODEL)
-    raise typer.Exit(code)
+    with script.staged(as_json) as staged:  # the faux model serves until the run has ended
+        code = halves.stored().ran_here(staged.settings, staged.view, staged.spec, staged.session)
+    script.said_after(staged, as_json)
+    leave(code)  # as `eukhe run` ends: DBOS's threads are not joined
 
 
 app.add_typer(chat_app, name="chat")

@@ -44,11 +44,22 @@ def run_here(settings: JsonObject, view: RunView, spec: RunSpec | None, session:
     owner), run `spec` (if any) in `session`, finish the recovered runs, and end the process
     with its exit code. The run's own text streams as it comes, and `view` shows its outcome
     the moment it ends: recovered runs never hold either back."""
+    code = ran_here(settings, view, spec, session)
+    # Every run this process waited for has its end in the store (`Runtime.result` reads it
+    # there), and a run left in flight is the owner's or `eukhe resume`'s, as after a kill:
+    # DBOS's threads are not joined, nor the interpreter torn down (about 1 s of 2.7 s, a
+    # 0-round run).
+    leave(code)
+
+
+def ran_here(settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None) -> int:
+    """`run_here`'s work, with the process going on after it (`eukhe demo` says what to run
+    next): its exit code. The caller ends the process with `leave`, as `run_here` does."""
     try:  # the owner runs what is recovered; this process only once it recovers itself
         runtime = open_runtime(home(), settings, view)
     except StoreError as e:
         view.refused(str(e))
-        leave(view.code)
+        return view.code
     try:
         runtime.to_end(runtime.drive(spec, session))
     except Busy as e:
@@ -57,11 +68,7 @@ def run_here(settings: JsonObject, view: RunView, spec: RunSpec | None, session:
         runtime.close()
         raise
     view.leftover()
-    # Every run this process waited for has its end in the store (`Runtime.result` reads it
-    # there), and a run left in flight is the owner's or `eukhe resume`'s, as after a kill:
-    # DBOS's threads are not joined, nor the interpreter torn down (about 1 s of 2.7 s, a
-    # 0-round run).
-    leave(view.code)
+    return view.code
 
 
 def control_here(made: Setup, view: RunView, session: str, given: bool) -> NoReturn:

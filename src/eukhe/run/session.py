@@ -1,4 +1,7 @@
-"""One turn wired to a model and the built-in tools: what `eukhe run` and `eukhe demo` run."""
+"""How a run's tool calls are run (`runner`, `tool_specs`, the leak scanner), for the run's
+builder (`run.assemble`), and a coroutine run to its end on a loop of its own (`run_to_end`,
+the runtime's). `turn` is one turn with the built-in tools and no workflow, store, owner,
+gate or sandbox: no face runs it (`eukhe run` and `eukhe demo` run the durable workflow)."""
 
 from __future__ import annotations
 
