@@ -1,29 +1,21 @@
 """How a run's tool calls are run (`runner`, `tool_specs`, the leak scanner), for the run's
 builder (`run.assemble`), and a coroutine run to its end on a loop of its own (`run_to_end`,
-the runtime's). `turn` is one turn with the built-in tools and no workflow, store, owner,
-gate or sandbox: no face runs it (`eukhe run` and `eukhe demo` run the durable workflow)."""
+the runtime's). Every face runs a run through the durable workflow (`run.workflow`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
-import signal
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import Any, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
-from eukhe.events import event
 from eukhe.json_types import JsonMapping
 from eukhe.run import leak
-from eukhe.run.loop import ABORT_GRACE, RunLoop, ToolRunner
-from eukhe.run.outcome import RunOutcome
-from eukhe.run.sink import EventSink
-from eukhe.settings.run import Settings
-from eukhe.tools import BUILTIN, Context, call
-from eukhe.waits import on_ctrl_c
+from eukhe.run.loop import ABORT_GRACE, ToolRunner
+from eukhe.tools import Context, call
 
 T = TypeVar("T")
 
@@ -68,38 +60,3 @@ def run_to_end(work: Coroutine[Any, Any, T]) -> T:
         with contextlib.suppress(Exception):
             loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), timeout=ABORT_GRACE))
         loop.close()
-
-
-async def turn(
-    provider: Any,
-    model: str,
-    prompt: str,
-    settings: Settings,
-    cwd: Path,
-    sink: EventSink,
-    tools: JsonMapping = BUILTIN,
-) -> RunOutcome:
-    """Run one turn, its lines to `sink`; Ctrl-C (SIGINT) aborts it cleanly, ending within one phase."""
-    ctx = Context(cwd=cwd)
-
-    def show(kind: str, text: str, data: JsonMapping | None = None) -> None:
-        sink.event(event(kind, text, None, data))
-
-    g = RunLoop(
-        provider,
-        model,
-        tool_specs(tools),
-        runner(tools, ctx),
-        settings,
-        scan=scanner(),
-        show=show,
-        cancel=ctx.cancel,
-    )
-    loop = asyncio.get_running_loop()
-    caught = on_ctrl_c(loop, ctx.cancel.set)
-    try:
-        return await g.run(prompt)
-    finally:
-        if caught:
-            loop.remove_signal_handler(signal.SIGINT)
-        await provider.close()
