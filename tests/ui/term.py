@@ -80,6 +80,14 @@ class Term:
         time.sleep(0.05)
         self.keys("Enter")
 
+    def modes(self) -> list[str]:
+        """The terminal's modes as `stty -a` names them (`echo`, `-icanon`...)."""
+        tty = self._tmux("display-message", "-p", "-t", "0", "#{pane_tty}").strip()
+        done = subprocess.run(["stty", "-a", "-F", tty], capture_output=True, text=True, timeout=30)
+        if done.returncode != 0:
+            raise AssertionError(f"stty -a -F {tty}: {done.stderr.strip()}")
+        return done.stdout.replace(";", " ").split()
+
     def screen(self) -> str:
         """The visible screen, wrapped lines joined."""
         return self._tmux("capture-pane", "-p", "-J", "-t", "0")
