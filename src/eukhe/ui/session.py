@@ -264,7 +264,7 @@ class Session:
         if self.failed:
             return
         if self.task is not None and not self.task.done():
-            await _either(self.begun, self.task)  # a run that never starts: the next one's
+            await _either(self.begun, self.task)  # or it ended with none started: the next run takes it
         try:
             rid = await asyncio.to_thread(self.opened.queue, self.id, text, after)
         except Exception as e:
@@ -427,7 +427,11 @@ class Session:
 
 async def _either(event: asyncio.Event, task: asyncio.Future[None]) -> None:
     """Until `event` is set or `task` has ended."""
-    waiting = asyncio.ensure_future(event.wait())
+
+    async def is_set() -> None:
+        await event.wait()
+
+    waiting = asyncio.ensure_future(is_set())
     try:
         await asyncio.wait({waiting, task}, return_when=asyncio.FIRST_COMPLETED)
     finally:
