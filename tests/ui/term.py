@@ -41,7 +41,11 @@ def faux_home(home: Path, url: str, settings: dict[str, object] | None = None) -
 class Term:
     """One terminal running `eukhe` (or `args`) in `cwd` with the home `home`."""
 
-    def __init__(self, cwd: Path, home: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, cwd: Path, home: Path, *args: str, env: dict[str, str] | None = None, typed: str = ""
+    ) -> None:
+        """`typed`: keys typed as the terminal starts (`\r` is Enter), by the same tmux
+        command: they wait in the terminal before `eukhe` has even started."""
         assert TMUX is not None
         self.socket = f"eukhe-{uuid.uuid4().hex[:10]}"
         self.cwd, self.home = cwd, home
@@ -50,9 +54,10 @@ class Term:
         # the agent forked by the worker's template (its imports done), this terminal its own
         handed = [sys.executable, str(HANDED), forks.template().path]
         command = " ".join(_quoted(a) for a in [*handed, *args])
+        typing = (";", "send-keys", "-t", "0", "-l", typed) if typed else ()
         # the pane stays after eukhe exits, so its last screen can still be read
         self._tmux("new-session", "-d", "-x", str(COLUMNS), "-y", str(ROWS), "-c", str(cwd),
-                   f"env {exports} {command}; echo '[eukhe exited]' $?; sleep 600")  # fmt: skip
+                   f"env {exports} {command}; echo '[eukhe exited]' $?; sleep 600", *typing)  # fmt: skip
         self._tmux("set-option", "-g", "history-limit", "20000")
 
     def _tmux(self, *args: str) -> str:
@@ -79,6 +84,14 @@ class Term:
         self.type(text)
         time.sleep(0.05)
         self.keys("Enter")
+
+    def modes(self) -> list[str]:
+        """The terminal's modes as `stty -a` names them (`echo`, `-icanon`...)."""
+        tty = self._tmux("display-message", "-p", "-t", "0", "#{pane_tty}").strip()
+        done = subprocess.run(["stty", "-a", "-F", tty], capture_output=True, text=True, timeout=30)
+        if done.returncode != 0:
+            raise AssertionError(f"stty -a -F {tty}: {done.stderr.strip()}")
+        return done.stdout.replace(";", " ").split()
 
     def screen(self) -> str:
         """The visible screen, wrapped lines joined."""

@@ -11,6 +11,7 @@ from eukhe.client.handoff import hand_off
 from eukhe.home import HomeError, open_home
 from eukhe.process_exit import exit_code, leave
 from eukhe.ui import PROMPT
+from eukhe.ui.typeahead import TypeAhead
 
 AGENT_OPTIONS = (
     "--model",
@@ -36,10 +37,14 @@ def main(hand: bool = True) -> None:
         except HomeError as e:
             print(f"eukhe: {e}", file=sys.stderr)
             raise SystemExit(2) from None
-        early = _early_prompt()
-        from eukhe.ui.app import main as agent
+        held = _early_prompt()
+        try:
+            from eukhe.ui.app import main as agent
 
-        agent(argv, early)
+            agent(argv, held)  # ends the process, the terminal given back
+        finally:  # a start that failed (Ctrl-C in the imports, a wrong option): the terminal as it was
+            if held is not None:
+                held.restore()
         return
     if hand and argv[0] == "run":  # to the home's warm template, where one listens: it returns if not
         hand_off(argv)
@@ -52,15 +57,16 @@ def main(hand: bool = True) -> None:
     leave(0)
 
 
-def _early_prompt() -> bool:
+def _early_prompt() -> TypeAhead | None:
     """On a terminal, the prompt's mark at once, before the agent's imports (a few tenths
-    of a second on a slow machine): what is typed meanwhile shows after it and waits in
-    the terminal until the agent reads it, which then draws the prompt with it."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return False
+    of a second on a slow machine), the terminal held from then on: what is typed meanwhile
+    is kept as typed (`ui.typeahead`), and the agent's prompt shows it and acts on it."""
+    held = TypeAhead.open()
+    if held is None:
+        return None
     sys.stdout.write(PROMPT)
     sys.stdout.flush()
-    return True
+    return held
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.input.typeahead import store_typeahead
+from prompt_toolkit.input.vt100_parser import Vt100Parser
+from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.layout import ConditionalContainer, FloatContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.containers import Float
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
@@ -47,6 +49,7 @@ from eukhe.ui.lines import marked, printable
 from eukhe.ui.paths import Files
 from eukhe.ui.session import Options, Session
 from eukhe.ui.trust import ask_once
+from eukhe.ui.typeahead import TypeAhead
 from eukhe.ui.view import Line, View
 
 EXIT_PRESS = 3.0
@@ -438,13 +441,16 @@ class Agent:
 
     # ---------------------------------------------------------------- running
 
-    async def run(self, early: bool = False) -> int:
+    async def run(self, early: bool = False, held: TypeAhead | None = None) -> int:
         """The app until it exits; its code. `early`: the command drew the prompt's mark
-        before its imports, and the terminal echoed what was typed since (the keys wait
-        for the app to read them): that line is cleared, and the app draws its own."""
+        before its imports: that line is cleared, and the app draws its own. `held`: the
+        terminal the command held since, whose keys the app takes first, in the order
+        typed (an Enter among them sends), and gives back as it found it at the end."""
         self.loop = asyncio.get_running_loop()
         if early:
             _write("\r\x1b[2K")
+        if held is not None:  # the app reads them before the terminal's next ones
+            store_typeahead(self.app.input, _keys(held.take()))
         booting: list[asyncio.Task[None]] = []
 
         def drawn(_: object) -> None:
@@ -458,6 +464,8 @@ class Agent:
         try:
             code = await self.app.run_async()
         finally:
+            if held is not None:  # before anything that may end the process (`Session.close`)
+                held.restore()
             for task in self._tasks:
                 task.cancel()
         rest = self.view.take()  # what was still to print
@@ -471,6 +479,15 @@ class Agent:
             self.session.ready.set()
         await self.session.close()
         return code or 0
+
+
+def _keys(typed: bytes) -> list[KeyPress]:
+    """Bytes a terminal sent as the keys the prompt reads from them (as its own reader does)."""
+    keys: list[KeyPress] = []
+    parser = Vt100Parser(keys.append)
+    parser.feed(typed.decode("utf-8", "surrogateescape"))
+    parser.flush()  # nothing follows them: a lone Escape is one
+    return keys
 
 
 def _write(text: str) -> None:
@@ -489,7 +506,9 @@ def _history(home: Path) -> History:
         return InMemoryHistory()
 
 
-def main(argv: Sequence[str], early: bool = False) -> None:
+def main(argv: Sequence[str], held: TypeAhead | None = None) -> None:
+    """The agent on this terminal; `held`: the command drew the prompt's mark and holds
+    the terminal since (`cli.entry`)."""
     parsed = parse(argv)
     if isinstance(parsed, str):
         print(parsed, file=sys.stderr)
@@ -500,6 +519,7 @@ def main(argv: Sequence[str], early: bool = False) -> None:
         )
         raise SystemExit(2)
     said: list[str] = []
+    early = held is not None
 
     def say(line: str) -> None:
         if early and not said:  # below the prompt's mark, which the agent then draws again
@@ -507,16 +527,19 @@ def main(argv: Sequence[str], early: bool = False) -> None:
         said.append(line)
         print(neutralized(line), flush=True)
 
-    ask_once(Path.cwd(), input, say)  # the folder's trust, asked once (its settings hold keys that need it)
-    parsed.withheld = ask_changed(Path.cwd(), input, say)  # instruction files a run's model changed
+    read = held.ask if held is not None else input  # a question takes what is typed once it shows
+    ask_once(Path.cwd(), read, say)  # the folder's trust, asked once (its settings hold keys that need it)
+    parsed.withheld = ask_changed(Path.cwd(), read, say)  # instruction files a run's model changed
     agent = Agent(parsed, home())
     loop = asyncio.new_event_loop()
     try:
-        code = loop.run_until_complete(agent.run(early and not said))
+        code = loop.run_until_complete(agent.run(early and not said, held))
     except KeyboardInterrupt:
         code = 130
     finally:
         _drop(loop)
+        if held is not None:  # given back already, unless the app never ran
+            held.restore()
     leave(code)  # DBOS's threads are not waited for: the owner takes up what is left
 
 

@@ -68,6 +68,7 @@ class Session:
     failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Future[None] | None = None  # the run at work, its follow-ups included
+    begun: asyncio.Event = field(default_factory=asyncio.Event)  # `task` has started its first run
     children: asyncio.Future[None] | None = None
     looked: asyncio.Future[None] | None = None  # the look at the server's models (`_look`)
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
@@ -187,6 +188,7 @@ class Session:
         live = self.opened.in_flight(found)
         if live:
             self.say(f"run {live[-1]} is in flight; its end shows here")
+            self.begun = asyncio.Event()
             self.task = asyncio.ensure_future(self._runs(None, follow=live[-1]))
 
     async def sessions(self) -> list[Any]:
@@ -234,6 +236,7 @@ class Session:
 
     def started(self, run: str, prompt: str | None) -> None:
         self.current = run
+        self.begun.set()
         self.view.started(run, prompt)
 
     def ended(self, run: str | None, outcome: RunOutcome) -> None:
@@ -255,10 +258,13 @@ class Session:
 
     async def steer(self, text: str, after: bool = False) -> None:
         """A message typed while the run works: a steer (it enters at the next round end)
-        or, `after`, a follow-up (the next run's prompt). Queued in the store."""
+        or, `after`, a follow-up (the next run's prompt). Queued in the store once the run
+        has started (typed before the store opened, say): after its prompt, never before."""
         await self.ready.wait()
         if self.failed:
             return
+        if self.task is not None and not self.task.done():
+            await _either(self.begun, self.task)  # or it ended with none started: the next run takes it
         try:
             rid = await asyncio.to_thread(self.opened.queue, self.id, text, after)
         except Exception as e:
@@ -286,6 +292,7 @@ class Session:
     # ---------------------------------------------------------------- the runs
 
     def _go(self, prompt: str | None) -> None:
+        self.begun = asyncio.Event()  # a new one: a steer still waiting for the last task waits for that
         self.task = asyncio.ensure_future(self._runs(prompt))
 
     async def _runs(self, prompt: str | None, follow: str | None = None) -> None:
@@ -416,6 +423,19 @@ class Session:
                 await asyncio.to_thread(durable.close_parent, self.id)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.to_thread(durable.close), timeout=5)
+
+
+async def _either(event: asyncio.Event, task: asyncio.Future[None]) -> None:
+    """Until `event` is set or `task` has ended."""
+
+    async def is_set() -> None:
+        await event.wait()
+
+    waiting = asyncio.ensure_future(is_set())
+    try:
+        await asyncio.wait({waiting, task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
 
 
 def _notices(cwd: Path) -> tuple[str, ...]:
