@@ -17,11 +17,11 @@ EXEMPT = ("rules", "laws", "json_types.py")
 
 CEILING = {
     "ai": 52,  # the SDKs' streamed events and errors, as the SDKs type them (not at all)
-    "run": 33,  # the permission decision as a dict, the loop's races
+    "run": 32,  # the permission decision as a dict, the loop's races
     "store": 19,  # DBOS's workflow statuses and steps, the codec's values
     "cli": 10,  # typer's options, the DBOS client the store half reads with
     "tools": 12,  # the tools' context: chat, kernel, children, sandbox (above the tools' layer)
-    "ui": 9,  # prompt_toolkit's and rich's objects, the store's rows
+    "ui": 11,  # prompt_toolkit's and rich's objects, the store's rows, termios' attributes (typeshed: list[Any])
     "mcp": 10,  # the MCP SDK's messages and results
     "memory": 9,  # the compactor's provider, the store's rows
     "client": 7,
@@ -35,7 +35,7 @@ CEILING = {
 }
 """The most lines naming `Any` each package may have."""
 
-TOTAL = 182
+TOTAL = 177
 """The most in all, as issue 41 asks."""
 
 
