@@ -21,7 +21,7 @@ CEILING = {
     "store": 19,  # DBOS's workflow statuses and steps, the codec's values
     "cli": 10,  # typer's options, the DBOS client the store half reads with
     "tools": 12,  # the tools' context: chat, kernel, children, sandbox (above the tools' layer)
-    "ui": 11,  # prompt_toolkit's and rich's objects, the store's rows, termios' attributes (typeshed: list[Any])
+    "ui": 11,  # prompt_toolkit's and rich's objects, the store's rows, termios' attributes (typeshed's)
     "mcp": 10,  # the MCP SDK's messages and results
     "memory": 9,  # the compactor's provider, the store's rows
     "client": 7,
