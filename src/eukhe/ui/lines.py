@@ -3,7 +3,7 @@ and the interactive agent's scrollback mark and style them the same way."""
 
 from __future__ import annotations
 
-from eukhe.admission._limits import UNLIMITED
+from eukhe.admission import UNLIMITED
 from eukhe.json_types import JsonMapping
 from eukhe.terminal import neutralized
 
