@@ -120,16 +120,25 @@ laws: venv
 # and servers), and the laws' walkers (two: --jobs 2), the provers and the type checker take it,
 # without starving the tests that time a stream (at nice 10, four such processes made a 1 s idle
 # deadline miss); their output is printed once all are done, and any failing fails the target.
-test: venv bytecode
-	@nice -n 19 $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
-	nice -n 19 $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
-	$(MAKE) --no-print-directory rewritten & rewriting=$$!; \
-	$(MAKE) --no-print-directory lint; linted=$$?; \
-	$(MAKE) --no-print-directory suite; suited=$$?; wait $$rewriting; \
-	$(PYTEST); tests=$$?; \
+# Each part runs under tests/cpu.py, which counts the CPU of every process it starts, those that
+# outlive their parents too (/usr/bin/time missed half of pytest's): the last line says each
+# part's CPU-seconds and the machine's calibration (docs/development.md), so that two machines
+# compare.
+CPU_LOG := .cpu.log
+METER = $(PY) tests/cpu.py run $(CPU_LOG)
+
+test:
+	@rm -f $(CPU_LOG); $(METER) installs -- $(MAKE) --no-print-directory venv bytecode || exit 1; \
+	nice -n 19 $(METER) laws -- $(BIN)/eukhe laws > .laws.log 2>&1 & laws=$$!; \
+	nice -n 19 $(METER) mypy -- $(BIN)/mypy --strict src/eukhe > .types.log 2>&1 & types=$$!; \
+	$(METER) pytest -- $(MAKE) --no-print-directory rewritten & rewriting=$$!; \
+	$(METER) lint -- $(MAKE) --no-print-directory lint; linted=$$?; \
+	$(METER) installs -- $(MAKE) --no-print-directory suite; suited=$$?; wait $$rewriting; \
+	$(METER) pytest -- $(PYTEST); tests=$$?; \
 	wait $$laws; proofs=$$?; wait $$types; typed=$$?; \
 	cat .types.log .laws.log; rm -f .types.log .laws.log; \
 	echo "lint exit $$linted, installs exit $$suited, pytest exit $$tests, eukhe laws exit $$proofs, mypy exit $$typed"; \
+	$(PY) tests/cpu.py report $(CPU_LOG); rm -f $(CPU_LOG); \
 	[ $$linted -eq 0 ] && [ $$suited -eq 0 ] && [ $$tests -eq 0 ] && [ $$proofs -eq 0 ] && [ $$typed -eq 0 ]
 
 clean:

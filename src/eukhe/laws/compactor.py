@@ -675,7 +675,6 @@ def sample_cfg(seed: int) -> WCfg:
 
 
 AREA = Area(
-    prove_jobs=2,  # its 189 cases
     name="compactor",
     model=MODEL,
     cfg_type=WCfg,

@@ -221,10 +221,9 @@ def start(m: Model, cfg: CCfg) -> State:
 def nxt(m: Model, cfg: CCfg, s: State, x: In) -> State:
     if x.op is Op.OPEN:
         return s
-    r = placed(m, x.reach)
-    d = permitted(m, cfg.cfg(), r)
-    if d.verdict is Verdict.ASK and r.path not in s.approved:  # a person says yes to the object asked about
-        return State((*s.approved, r.path))
+    _, path, _, _, _, d = _decided(m, cfg, x.reach)
+    if d.verdict is Verdict.ASK and path not in s.approved:  # a person says yes to the object asked about
+        return State((*s.approved, path))
     return s
 
 
@@ -277,8 +276,16 @@ def _runs(d: Decision) -> bool:
 def _permit(m: Model, cfg: CCfg, x: In) -> tuple[Act, str, Is, str, Decision, Decision] | None:
     if x.op is not Op.PERMIT:
         return None
-    act, path, kind, root = truth(x.reach)
-    r = placed(m, x.reach)
+    return _decided(m, cfg, x.reach)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _decided(m: Model, cfg: CCfg, reach: int) -> tuple[Act, str, Is, str, Decision, Decision]:
+    """A reach's truth and its two decisions (the confine rule's, the permission rule's asking
+    it), once a model and a configuration: the state (a person's earlier yeses) changes
+    neither, and every law asks them on every state the walk reaches (most of its time)."""
+    act, path, kind, root = truth(reach)
+    r = placed(m, reach)
     return act, path, kind, root, m.decide(cfg.cfg(), r), permitted(m, cfg.cfg(), r)
 
 
@@ -337,8 +344,7 @@ def confine_protected_never_written(m: Model, cfg: CCfg, s: State, x: In) -> boo
     act, path, kind, root, placed_d, d = got
     if act not in WRITES or kind not in PROTECTED_KINDS:
         return True
-    r = placed(m, x.reach)
-    bash = p.decide(cfg.cfg(), Call("bash", (("touch", path),), writes=True, reaches=(r,)), m.decide)
+    bash = _bash_decided(m, cfg, x.reach)
     never = not _runs(d) and not _runs(bash) and not _runs(placed_d)
     if kind in (Is.CONFIG, Is.OUTSIDE_CONFIG):
         return never & (d.verdict is Verdict.DENY) & (bash.verdict is Verdict.DENY)
@@ -347,6 +353,14 @@ def confine_protected_never_written(m: Model, cfg: CCfg, s: State, x: In) -> boo
     if not cfg.person:
         return never & (d.verdict is Verdict.DENY)
     return never & (placed_d.verdict is Verdict.ASK)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _bash_decided(m: Model, cfg: CCfg, reach: int) -> Decision:
+    """The permission rule's decision on bash touching the reach's path, once a model and a
+    configuration (as `_decided`)."""
+    r = placed(m, reach)
+    return p.decide(cfg.cfg(), Call("bash", (("touch", r.path),), writes=True, reaches=(r,)), m.decide)
 
 
 def confine_names_as_folded(m: Model, cfg: CCfg, s: State, x: In) -> bool:
@@ -372,15 +386,22 @@ def confine_names_as_folded(m: Model, cfg: CCfg, s: State, x: In) -> bool:
     return want is None or name is want
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _own(m: Model, cfg: CCfg, reach: int) -> tuple[Reach, Decision]:
+    """A reach as the model places it and the confine rule's own decision on it, once a model
+    and a configuration (as `_decided`)."""
+    r = placed(m, reach)
+    return r, c.decide(cfg.cfg(), r)
+
+
 def confine_decides_what_it_opens(m: Model, cfg: CCfg, s: State, x: In) -> bool:
     """At open time the decision is made on the object opened: it is touched only when the
     rule allows that very object, or when it would ask and a person said yes to that very
     object; a link that led elsewhere since the permit leads nowhere."""
     if x.op is not Op.OPEN:
         return True
-    r = placed(m, x.reach)
+    r, own = _own(m, cfg, x.reach)  # the rule itself on this very object
     got = m.opened(cfg.cfg(), r, s.approved, m.decide)
-    own = c.decide(cfg.cfg(), r)  # the rule itself on this very object
     if own.verdict is Verdict.DENY:
         return got.verdict is Verdict.DENY
     if own.verdict is Verdict.ALLOW:

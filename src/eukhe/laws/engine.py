@@ -114,7 +114,6 @@ class Area:
     sample_length: int = 60
     cached: Callable[[Any], Any] = lambda m: m  # the model with its steps remembered
     where: str = ""  # "module:attribute" the prover's process imports this area from
-    prove_jobs: int = 1  # prover processes its proof cases are dealt to (slow ones: more, started first)
     walk_first: bool = False  # a long walk that is one part: dealt first, so it never ends the check alone
 
 
@@ -167,12 +166,18 @@ def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = 
 
     Returns per law: cases checked and the first counterexample (or None)."""
     laws = area.laws
-    cases = {law.name: 0 for law in laws}
     found: dict[str, str] = {}
     s0 = area.start(model, cfg)
     g0 = area.ghost_start(cfg)
     parent: dict[Any, tuple[Any, Any] | None] = {(s0, g0): None}
     frontier = [(s0, g0)]
+    # The laws of each form, in table order (a mutant is killed by the first law of the table
+    # that fails on the first edge any fails on), and the area's functions, looked up once:
+    # the walk calls them some millions of times.
+    node_laws = [(law, law.node) for law in laws if law.node is not None]
+    step_laws = [(law, law.edge, law.history) for law in laws if law.edge or law.history]
+    inputs, step, ghost_next = area.inputs, area.next, area.ghost_next
+    nodes = edges = 0  # every node law is checked on each node, every edge and history law on each edge
 
     def history(node: Any) -> list[Any]:
         out: list[Any] = []
@@ -191,42 +196,48 @@ def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = 
     try:
         for level in range(depth + 1):
             nxt = []
+            deeper = level < depth
             for node in frontier:
                 s, g = node
-                for law in laws:
-                    if law.node is not None:
-                        cases[law.name] += 1
-                        if not law.node(model, cfg, s):
-                            fail(law, node, f"state {_show(s)}")
-                for x in area.inputs(cfg, s):
-                    t = area.next(model, cfg, s, x)
-                    g2 = area.ghost_next(model, cfg, g, s, x, t)
-                    for law in laws:
-                        if law.edge is not None:
-                            cases[law.name] += 1
-                            if not law.edge(model, cfg, s, x):
-                                fail(law, node, f"state {_show(s)}, input {_show(x)} gives {_show(t)}")
-                        if law.history is not None:
-                            cases[law.name] += 1
-                            if not law.history(model, cfg, g, s, x, t):
-                                fail(
-                                    law,
-                                    node,
-                                    f"ghost {_show(g)}, state {_show(s)}, input {_show(x)} gives {_show(t)}",
-                                )
-                    child = (t, g2)
-                    if level < depth and child not in parent:
-                        parent[child] = (node, x)
-                        nxt.append(child)
+                nodes += 1
+                for law, holds in node_laws:
+                    if not holds(model, cfg, s):
+                        fail(law, node, f"state {_show(s)}")
+                for x in inputs(cfg, s):
+                    t = step(model, cfg, s, x)
+                    g2 = ghost_next(model, cfg, g, s, x, t)
+                    edges += 1
+                    for law, edge, hist in step_laws:
+                        if edge is not None and not edge(model, cfg, s, x):
+                            fail(law, node, f"state {_show(s)}, input {_show(x)} gives {_show(t)}")
+                        if hist is not None and not hist(model, cfg, g, s, x, t):
+                            fail(
+                                law,
+                                node,
+                                f"ghost {_show(g)}, state {_show(s)}, input {_show(x)} gives {_show(t)}",
+                            )
+                    if deeper:
+                        child = (t, g2)
+                        # one lookup (a state's hash is its fields', enums among them: the walk's
+                        # most frequent call): the child is new when the dict grew
+                        known = len(parent)
+                        parent.setdefault(child, (node, x))
+                        if len(parent) > known:
+                            nxt.append(child)
             frontier = nxt
         for law in laws:
             if law.extra is not None:
-                cases[law.name] += 1
                 why = law.extra(model, cfg)
                 if why is not None:
                     fail(law, (s0, g0), why)
     except Found:
         pass
+    cases = {
+        law.name: nodes * (law.node is not None)
+        + edges * ((law.edge is not None) + (law.history is not None))
+        + (law.extra is not None)
+        for law in laws
+    }
     return {"cases": cases, "found": found}
 
 
@@ -523,22 +534,29 @@ def where_of(area: Area) -> str:
     return area.where or f"eukhe.laws.{area.name}:AREA"
 
 
-def _source(area: Area, ts: list[tuple[int, Target]]) -> tuple[str, dict[int, int]]:
+def _source(cases: list[tuple[int, Case]]) -> tuple[str, dict[int, int]]:
+    """A prover's file of proof cases (numbered `n` in its file, of any area); the line each
+    case's function starts on -> its number."""
     lines = ["from eukhe.laws.engine import proof_target, _member, _all_members", ""]
     where: dict[int, int] = {}
-    for i, t in ts:
-        sig = ", ".join(f"{n}: {ty}" for n, ty in t.params())
-        lines.append(f"_T{i} = proof_target({where_of(area)!r}, {i})")
-        consts, objects = t.build(i)
+    for n, (area, i, t) in cases:
+        sig = ", ".join(f"{name}: {ty}" for name, ty in t.params())
+        lines.append(f"_T{n} = proof_target({area!r}, {i})")
+        consts, objects = t.build(n)
         lines += consts
-        where[len(lines) + 1] = i
-        lines.append(f"def case_{i}({sig}) -> None:")
+        where[len(lines) + 1] = n
+        lines.append(f"def case_{n}({sig}) -> None:")
         # built once, in the precondition (CrossHair reads the leading asserts as one), so the
         # prover traces the constructors and their enum splits once, not once an assert
-        lines.append(f"    assert _T{i}.pre(*(made := ({objects})))")
-        lines.append(f"    assert _T{i}.check(*made)")
+        lines.append(f"    assert _T{n}.pre(*(made := ({objects})))")
+        lines.append(f"    assert _T{n}.check(*made)")
         lines.append("")
     return "\n".join(lines) + "\n", where
+
+
+Case = tuple[str, int, Target]
+"""A proof case as a prover's process finds it: its area's `where_of`, its place among the
+area's `targets`, and the case."""
 
 
 CONFIRMED = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<level>\w+): (?P<msg>.*)$")
@@ -635,32 +653,54 @@ def prove(
 ) -> list[Proof]:
     """CrossHair on every proof case of the area, in `jobs` processes run by `provers` (by
     default, all at once); `collect` reads the answers."""
-    ts = list(enumerate(targets(area)))
-    if not ts:
+    return prove_areas([area], jobs, timeout, provers, deadline)
+
+
+def prove_areas(
+    areas: Sequence[Area],
+    jobs: int = PROVERS,
+    timeout: float = 120.0,
+    provers: Provers | None = None,
+    deadline: float = PROVER_DEADLINE,
+) -> list[Proof]:
+    """CrossHair on every proof case of the areas, dealt in turn to `jobs` processes run by
+    `provers` (by default, all at once): each process's start (CrossHair, z3 and the areas
+    imported, about a CPU-second) is paid `jobs` times, not once an area's file, and each
+    area's cases are shared evenly among them, however few or slow. `collect` reads the answers."""
+    cases: list[Case] = [(where_of(a), i, t) for a in areas for i, t in enumerate(targets(a))]
+    if not cases:
         return []
     own = provers is None
     runner = provers or Provers(jobs)
-    tmp = tempfile.mkdtemp(prefix=f"eukhe-laws-{area.name}-")
+    tmp = tempfile.mkdtemp(prefix=f"eukhe-laws-{areas[0].name if len(areas) == 1 else 'all'}-")
     proofs = []
-    chunks = [ts[k::jobs] for k in range(jobs)] if len(ts) > 1 else [ts]
-    for k, chunk in enumerate(chunks):
-        if not chunk:
-            continue
-        src, where = _source(area, chunk)
-        path = os.path.join(tmp, f"proofs_{area.name}_{k}.py")
+    for k in range(min(jobs, len(cases))):
+        chunk = list(enumerate(cases))[k::jobs]
+        src, where = _source(chunk)
+        path = os.path.join(tmp, f"proofs_{k}.py")
         with open(path, "w") as f:
             f.write(src)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([tmp, *sys.path])
         answer = runner.submit(path, env, timeout, deadline)
-        proofs.append(Proof(where, {i: t for i, t in chunk}, tmp, answer))
+        proofs.append(Proof(where, {n: t for n, (_, _, t) in chunk}, tmp, answer))
     if own:
         runner.done()
     return proofs
 
 
 def collect(proofs: list[Proof], verdicts: dict[str, Verdict]) -> None:
-    """Read the prover's answers: a law is proven when every case is confirmed."""
+    """Read the prover's answers on one area's cases: a law is proven when every case is confirmed."""
+    _collect(proofs, lambda t: verdicts[t.law.name])
+
+
+def collect_areas(proofs: list[Proof], verdicts: dict[str, dict[str, Verdict]]) -> None:
+    """Read the prover's answers on the cases of several areas (`prove_areas`), into each
+    area's verdicts (by its name)."""
+    _collect(proofs, lambda t: verdicts[t.area.name][t.law.name])
+
+
+def _collect(proofs: list[Proof], verdict: Callable[[Target], Verdict]) -> None:
     for p in proofs:
         out, err = p.answer.result()
         where, cases = p.where, p.cases
@@ -680,11 +720,11 @@ def collect(proofs: list[Proof], verdicts: dict[str, Verdict]) -> None:
                 confirmed.add(i)
             else:
                 problems[i] = m["msg"]
-        by_law: dict[str, list[int]] = {}
+        by_law: dict[tuple[str, str], list[int]] = {}
         for i, t in cases.items():
-            by_law.setdefault(t.law.name, []).append(i)
-        for name, idx in by_law.items():
-            v = verdicts[name]
+            by_law.setdefault((t.area.name, t.law.name), []).append(i)
+        for idx in by_law.values():
+            v = verdict(cases[idx[0]])
             v.cases["proven"] = v.cases.get("proven", 0) + len(idx)
             bad = [i for i in idx if i not in confirmed]
             if not bad:
@@ -703,7 +743,7 @@ def collect(proofs: list[Proof], verdicts: dict[str, Verdict]) -> None:
                 # a law meant to be proven that the prover could not confirm fails:
                 # a proof that silently became a test is a regression
                 v.failures.append(f"not proven: {len(bad)} of {len(idx)} cases, e.g. {case}: {what}")
-    for tmp in {p.tmp for p in proofs}:  # the area's provers are all done with their files
+    for tmp in {p.tmp for p in proofs}:  # the provers are all done with their files
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -762,21 +802,18 @@ def check(
     verdicts = {a.name: {law.name: Verdict(law.name, law.rule) for law in a.laws} for a in areas}
     provers = Provers(PROVERS)
     try:
-        # the areas with the most prover processes first: the slowest proofs start soonest
-        first = sorted(areas, key=lambda a: -a.prove_jobs)
-        procs = {
-            a.name: prove(a, verdicts[a.name], a.prove_jobs, provers=provers) if proofs else [] for a in first
-        }
+        procs = prove_areas(areas, PROVERS, provers=provers) if proofs else []
         provers.done()
         mutants = walk(areas, verdicts, examples, progress)
-        for a in areas:
-            t1 = time.monotonic()
-            collect(procs[a.name], verdicts[a.name])
-            waited = time.monotonic() - t1
+        t1 = time.monotonic()
+        collect_areas(procs, verdicts)
+        waited = time.monotonic() - t1
+        proven = [a for a in areas if any(law.prove for law in a.laws)]
+        for a in proven:
             for v in verdicts[a.name].values():
-                v.seconds += waited / max(len(a.laws), 1)
-            if proofs:
-                progress.line(f"{a.name}: proofs collected (waited {waited:.1f} s)")
+                v.seconds += waited / max(sum(len(p.laws) for p in proven), 1)
+        if procs:
+            progress.line(f"proofs collected, {len(procs)} prover processes (waited {waited:.1f} s)")
     except BaseException:  # an interrupted or broken check leaves no prover behind
         provers.stop()
         raise

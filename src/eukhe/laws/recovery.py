@@ -435,7 +435,6 @@ def sample_cfg(seed: int) -> RCfg:
 
 
 AREA = Area(
-    prove_jobs=2,  # its 262 cases
     name="recovery",
     model=MODEL,
     cfg_type=RCfg,

@@ -613,7 +613,6 @@ def sample_cfg(seed: int) -> Cfg:
 
 
 AREA = Area(
-    prove_jobs=4,  # its 360 cases: in one process, the laws' longest wait after the walks
     name="run",
     model=MODEL,
     cfg_type=Cfg,

@@ -244,7 +244,6 @@ def sample_cfg(seed: int) -> Limits:
 
 
 AREA = Area(
-    prove_jobs=4,  # its 58 cases take CrossHair about 5 s each: in one process, the laws' longest wait
     name="skill_load",
     model=MODEL,
     cfg_type=Limits,
