@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
 import json
 import os
@@ -325,6 +326,10 @@ def main() -> None:
         return
     os.umask(0o077)  # its socket is the user's alone (each child takes its client's umask)
     t = Template(sys.argv[1])
+    # What the imports made is never collected in a child: its collector's first full pass
+    # walked every one of them, dirtying their shared pages (about a third of a forked run's
+    # CPU, half a second a test's run and owner). The template makes little after this.
+    gc.freeze()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
