@@ -163,17 +163,29 @@ class Forked:
         self.send_signal(signal.SIGKILL)
 
     def communicate(self, input: str | None = None, timeout: float | None = None) -> tuple[str, str]:
-        """Both streams to their end and the exit status, as Popen's (no input: stdin is empty)."""
-        assert input is None
+        """Both streams to their end and the exit status, as Popen's; `input` written to its
+        standard input (started with `stdin`), which is then closed."""
+        assert input is None or self.stdin is not None, "input for a process started without stdin"
         got: dict[str, str] = {}
 
         def read(name: str, stream: IO[str]) -> None:
             got[name] = stream.read()
 
+        def write(stream: IO[str], text: str) -> None:
+            try:
+                stream.write(text)
+            except BrokenPipeError:  # it ended without reading it all, as a real one may
+                pass
+            finally:
+                with contextlib.suppress(BrokenPipeError):
+                    stream.close()
+
         readers = [
             threading.Thread(target=read, args=(n, s), daemon=True)
             for n, s in (("out", self.stdout), ("err", self.stderr))
         ]
+        if input is not None and self.stdin is not None:
+            readers.append(threading.Thread(target=write, args=(self.stdin, input), daemon=True))
         for r in readers:
             r.start()
         end = None if timeout is None else time.monotonic() + timeout
@@ -187,11 +199,14 @@ class Forked:
         return got.get("out", ""), got.get("err", "")
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """`eukhe ARGV` to its end, as `subprocess.run(..., capture_output=True, text=True, timeout=...)`."""
-    p = Forked(argv, cwd, env)
+def run(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout: float, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`eukhe ARGV` to its end, as `subprocess.run(..., capture_output=True, text=True, timeout=...)`;
+    `input` on its standard input (else an empty one)."""
+    p = Forked(argv, cwd, env, stdin=input is not None)
     try:
-        out, err = p.communicate(timeout=timeout)
+        out, err = p.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()

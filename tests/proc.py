@@ -37,11 +37,13 @@ def eukhe(
     home: Path | None = None,
     extra: dict[str, str] | None = None,
     timeout: float = 120,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`eukhe ARGS` in `cwd`, its home `home` (default: `cwd/home`), to its end."""
+    """`eukhe ARGS` in `cwd`, its home `home` (default: `cwd/home`), to its end; `input`, if
+    given, written to its standard input through a pipe."""
     environ = env(cwd / "home" if home is None else home, extra)
     if _forked(extra):
-        return forks.run(list(args), cwd, environ, timeout)
+        return forks.run(list(args), cwd, environ, timeout, input)
     return subprocess.run(
         [sys.executable, "-m", "eukhe", *args],
         cwd=cwd,
@@ -49,6 +51,7 @@ def eukhe(
         capture_output=True,
         text=True,
         timeout=timeout,
+        input=input,
     )
 
 

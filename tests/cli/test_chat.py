@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from eukhe.memory.tables import ChatStore
-from tests.proc import eukhe
+from tests.proc import eukhe, start
 
 SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 
@@ -105,12 +102,8 @@ def test_status_shows_the_calls_running_in_another_process_and_the_last_settle_w
             "run", "--model", "vllm/m", "--base-url", server.url, "--session", "s1", "hi", cwd=tmp_path
         )
         assert first.returncode == 0, first.stderr
-        env = {**os.environ, "EUKHE_HOME": str(home)}
-        cmd = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", server.url]
-        second = subprocess.Popen(
-            [*cmd, "--session", "s1", "again"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        cmd = ["run", "--model", "vllm/m", "--base-url", server.url]
+        second = start(*cmd, "--session", "s1", "again", cwd=tmp_path, home=home)
         try:
             seen: list[dict[str, object]] = []
             for _ in range(60):  # the owner of now: the first run's may have ended idle since

@@ -3,19 +3,14 @@ broken where its docstring's lines break), and `chat zoom`'s arguments say what 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.proc import eukhe
 
 
 def help_of(*command: str, cwd: Path) -> str:
-    env = {**os.environ, "COLUMNS": "80", "EUKHE_HOME": str(cwd / "home")}
-    done = subprocess.run(
-        [sys.executable, "-m", "eukhe", *command, "--help"], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=60,
-    )  # fmt: skip
+    done = eukhe(*command, "--help", cwd=cwd, extra={"COLUMNS": "80"}, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -108,11 +108,8 @@ def test_a_prompt_is_read_from_standard_input_for_a_dash_or_stdin(tmp_path: Path
     long = "summarize this: " + "x" * 200_000  # over what one argument may hold on Linux (128 KiB)
     with FauxServer(parse([{"when": "summarize this", "text": "summarized"}])) as server:
         for args in (["-"], ["--stdin"]):
-            done = subprocess.run(
-                [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", server.url,
-                 "--json", *args],
-                cwd=repo, env=env(home), capture_output=True, text=True, timeout=120, input=long,
-            )  # fmt: skip
+            run = ["run", "--model", "vllm/m", "--base-url", server.url, "--json", *args]
+            done = eukhe(*run, cwd=repo, home=home, input=long)
             assert done.returncode == 0, done.stderr
             assert json.loads(done.stdout.splitlines()[-1])["answer"] == "summarized"
         sent = [[m["content"] for m in seen.body["messages"] if m["role"] == "user"] for seen in server.seen]

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from eukhe.ai.faux import FauxServer, parse
-from tests.proc import env
+from tests.proc import eukhe
 
 SECRET = "DATABASE_PASSWORD=prod-secret-0123456789"
 UNTYPED = (
@@ -38,10 +37,7 @@ def places(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def piped(repo: Path, home: Path, url: str, text: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`eukhe run ARGS` in `repo` with `text` on its standard input, as `cat x | eukhe run` has it."""
-    return subprocess.run(
-        [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", url, *args],
-        cwd=repo, env=env(home), capture_output=True, text=True, timeout=120, input=text,
-    )  # fmt: skip
+    return eukhe("run", "--model", "vllm/m", "--base-url", url, *args, cwd=repo, home=home, input=text)
 
 
 def test_a_piped_mention_outside_the_project_never_reaches_the_model(tmp_path: Path) -> None:

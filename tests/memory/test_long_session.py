@@ -1,6 +1,7 @@
 """A long session: 100 turns of one session against the faux server with a small view
 budget; the first 96 in this process, through the same code `eukhe run --session`
-runs (the durable store and `Runtime.drive`), the last 4 through the real CLI. Every
+runs (the durable store and `Runtime.drive`), the last 4 through the CLI (`eukhe run`
+processes, forked from the tests' template: tests/forks.py). Every
 turn's request carries a view that fits the budget (the run's own messages come
 after it), no request holds a tool call without its result or the reverse, and no
 turn waits past its settle deadline.
@@ -15,8 +16,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,13 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
+from tests.proc import eukhe
 from tests.sinks import Kept
 
 BUDGET = 1_500
 TURNS, CLI_TURNS = 100, 4
 SETTLE_MS = 5_000
-CLI = [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m"]
+CLI = ["run", "--model", "vllm/m"]
 
 
 def script() -> dict[str, Any]:
@@ -107,13 +107,16 @@ def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
             store.close()
             os.environ.pop("EUKHE_HOME", None)
         for n in range(TURNS - CLI_TURNS, TURNS):
-            done = subprocess.run(
-                [*CLI, "--base-url", server.url, "--session", session, "--json", prompt(n)],
+            done = eukhe(
+                *CLI,
+                "--base-url",
+                server.url,
+                "--session",
+                session,
+                "--json",
+                prompt(n),
                 cwd=tmp_path,
-                env={**os.environ, "EUKHE_HOME": str(home)},
-                capture_output=True,
-                text=True,
-                timeout=120,
+                home=home,
             )
             assert done.returncode == 0, done.stderr
             assert "settle deadline passed" not in done.stderr

@@ -5,15 +5,13 @@ shows them."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.events import SCHEMA, TYPES, VERSION, Event
 from eukhe.ui.view import View
+from tests.proc import eukhe
 from tests.ui.term import Term, faux_home, needs_tmux
 
 ITEMS = [{"text": "read a.txt", "state": "in_progress"}, {"text": "say what it says", "state": "pending"}]
@@ -36,10 +34,7 @@ def stream(tmp: Path) -> list[dict[str, Any]]:
     home = tmp / "home-events"
     with FauxServer(parse(SCRIPT)) as server:
         faux_home(home, server.url, SETTINGS)
-        done = subprocess.run(
-            [sys.executable, "-m", "eukhe", "run", "--events", PROMPT],
-            cwd=tmp, env={**os.environ, "EUKHE_HOME": str(home)}, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        done = eukhe("run", "--events", PROMPT, cwd=tmp, home=home)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 
