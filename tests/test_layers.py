@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("settings", ("settings",)),
     ("providers", ("ai",)),
     ("admission (H3)", ("admission",)),
+    ("what a face shows of the events: their lines, the agent's view", ("display",)),
     ("the bash reader the permission gate asks", ("bash",)),
     ("the sandbox", ("sandbox",)),
     ("skills", ("skills",)),

@@ -11,7 +11,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.events import event
 from eukhe.run.usage import Tally
 from eukhe.settings.run import Price
-from eukhe.ui.view import View
+from eukhe.display.view import View
 from tests.proc import eukhe
 
 SCRIPT = [

@@ -28,7 +28,7 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.events import Event
 from eukhe.ui import commands
-from eukhe.ui.view import View
+from eukhe.display.view import View
 from tests.proc import eukhe
 
 SECRET = "lab-provider-key-0123456789"

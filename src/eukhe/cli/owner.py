@@ -25,7 +25,7 @@ from eukhe.json_types import JsonObject
 from eukhe.rules.child import CHILD_POLL_FAILURES
 from eukhe.settings import SettingsError, home
 from eukhe.store.urls import StoreError, database_url
-from eukhe.ui.lines import provider_line
+from eukhe.display.lines import provider_line
 
 
 def _home() -> Path:

@@ -28,7 +28,7 @@ from eukhe.ids import run_line
 from eukhe.run.deadline import TIMEOUT
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.terminal import neutralized
-from eukhe.ui.lines import marked
+from eukhe.display.lines import marked
 
 
 class Printer:

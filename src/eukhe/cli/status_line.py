@@ -15,7 +15,7 @@ from typing import TextIO
 from eukhe.events import Event
 from eukhe.ids import is_root
 from eukhe.terminal import neutralized
-from eukhe.ui.view import View
+from eukhe.display.view import View
 
 TICK = 0.5
 """Seconds between two drawings: its clocks count seconds."""

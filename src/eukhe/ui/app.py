@@ -45,12 +45,12 @@ from eukhe.settings.permissions import choice
 from eukhe.terminal import neutralized
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.instructed import ask_changed
-from eukhe.ui.lines import marked, printable
+from eukhe.display.lines import marked, printable
 from eukhe.ui.paths import Files
 from eukhe.ui.session import Options, Session
 from eukhe.ui.trust import ask_once
 from eukhe.ui.typeahead import TypeAhead
-from eukhe.ui.view import Line, View
+from eukhe.display.view import Line, View
 
 EXIT_PRESS = 3.0
 """Seconds within which a second Ctrl-C at an idle, empty prompt exits."""

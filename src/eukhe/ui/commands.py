@@ -33,7 +33,7 @@ from eukhe.run.spec import Setup, setup
 from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.skills import agents_listing, load_agents
-from eukhe.ui.lines import provider_line
+from eukhe.display.lines import provider_line
 from eukhe.ui.session import Session
 
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)

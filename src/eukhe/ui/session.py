@@ -33,7 +33,7 @@ from eukhe.skills import SkillError
 from eukhe.timing import timing
 from eukhe.ui import PROMPT
 from eukhe.ui.approvals import Approvals
-from eukhe.ui.view import Line, Queued, View
+from eukhe.display.view import Line, Queued, View
 
 if TYPE_CHECKING:
     from eukhe.ui.durable import SessionRuntime
