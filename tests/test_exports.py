@@ -153,7 +153,9 @@ def judged(use: Use, target: str, faces: dict[str, Face | None], src: Path) -> s
         if use.name not in face.names:
             return f"{use.name} is not in {target}'s face (its __all__)"
         if use.name not in face.loaded and not is_module(f"{target}.{use.name}", src):
-            return f"{target} names {use.name} for the type checker only: import it from {face.names[use.name]}"
+            return (
+                f"{target} names {use.name} for the type checker only: import it from {face.names[use.name]}"
+            )
         return None
     if first.startswith("_"):
         return f"{use.module} is private: import {use.name} from {target}"
@@ -166,7 +168,9 @@ def judged(use: Use, target: str, faces: dict[str, Face | None], src: Path) -> s
 
 def test_no_module_passes_another_packages_face() -> None:
     found = breaks(SRC)
-    assert found == [], "imports past a package's face (name it in the package's __all__):\n" + "\n".join(found)
+    assert found == [], "imports past a package's face (name it in the package's __all__):\n" + "\n".join(
+        found
+    )
 
 
 def test_every_package_has_a_face() -> None:
@@ -203,7 +207,9 @@ def test_the_check_sees_each_way_past_a_face(tmp_path: Path) -> None:
         "__all__ = ['StoreError', 'open_store', 'urls']\n"
     )
     (store / "_open.py").write_text("def open_store(): ...\ndef hidden(): ...\n")
-    (store / "urls.py").write_text("class StoreError(Exception): ...\ndef _private(): ...\ndef shown(): ...\n")
+    (store / "urls.py").write_text(
+        "class StoreError(Exception): ...\ndef _private(): ...\ndef shown(): ...\n"
+    )
     (store / "codec.py").write_text("def encode(): ...\n")
     (rules / "__init__.py").write_text("__all__ = ['wait']\n")
     (rules / "wait.py").write_text("class End: ...\n")
@@ -234,5 +240,7 @@ def test_the_check_sees_each_way_past_a_face(tmp_path: Path) -> None:
     (rules / "__init__.py").write_text("")
     assert breaks(src) == []  # nothing uses the rules: no face is needed to pass
     (cli / "main.py").write_text("from eukhe.rules import wait\n")
-    assert breaks(src) == ["eukhe.cli.main:1 from eukhe.rules import wait: eukhe.rules has no public face: "
-                           "name what others may use in its __init__'s __all__"]
+    assert breaks(src) == [
+        "eukhe.cli.main:1 from eukhe.rules import wait: eukhe.rules has no public face: "
+        "name what others may use in its __init__'s __all__"
+    ]

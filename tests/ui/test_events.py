@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.events import SCHEMA, TYPES, VERSION, Event
 from eukhe.display.view import View
+from eukhe.events import SCHEMA, TYPES, VERSION, Event
 from tests.proc import eukhe
 from tests.ui.term import Term, faux_home, needs_tmux
 

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from eukhe.display.lines import marked
+from eukhe.display.view import View
 from eukhe.events import SETTLE_WAY_OUT, Event, event
 from eukhe.ui import commands
 from eukhe.ui.app import parse
-from eukhe.display.lines import marked
 from eukhe.ui.session import Options
-from eukhe.display.view import View
 
 RUN = "s1/0001"
 

@@ -47,11 +47,11 @@ from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.wait import End
 from eukhe.run.context import ProcessContext
 from eukhe.run.driver import Busy, Closing, Runtime
+from eukhe.run.home_store import FOLLOWUP, STEER
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import RunSpec, Setup
 from eukhe.skills import SkillError
-from eukhe.store.reports import FOLLOWUP, STEER
 
 COMMANDS = ("prompt", "steer", "follow_up", "abort", "state")
 """The requests a control session takes, by their `type`."""

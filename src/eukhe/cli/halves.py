@@ -26,13 +26,10 @@ if TYPE_CHECKING:  # the halves' own types: loaded by them, never by this module
     from eukhe.cli.printer import RunView
     from eukhe.mcp.check import Row
     from eukhe.mcp.config import ServerConfig
-    from eukhe.memory.chat import Chat
-    from eukhe.memory.log import Entry
-    from eukhe.memory.tables import ChatStore
+    from eukhe.run.chat_access import Entry
+    from eukhe.run.home_store import Chat, ChatStore, Migrated, SessionRow
     from eukhe.run.session_service import Transcript
     from eukhe.run.spec import RunSpec, Setup
-    from eukhe.store.migrate import Migrated
-    from eukhe.store.sessions import Row as SessionRow
 
 
 class Stored(Protocol):

@@ -17,15 +17,23 @@ from eukhe.cli import halves
 from eukhe.cli.folder_settings import settings_here
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json, width
-from eukhe.client import protocol
-from eukhe.client.client import OwnerError, alive, ask_once, read_info
-from eukhe.client.protocol import RequestKind
+from eukhe.display import provider_line
 from eukhe.home import HomeError, exposed, made_private
 from eukhe.json_types import JsonObject
 from eukhe.rules.child import CHILD_POLL_FAILURES
+from eukhe.run.owner_access import (
+    OwnerError,
+    RequestKind,
+    UnsafeSocket,
+    alive,
+    ask_once,
+    info_path,
+    read_info,
+    socket_folder,
+    socket_path,
+)
+from eukhe.run.store_access import StoreError, database_url
 from eukhe.settings import SettingsError, home
-from eukhe.store.urls import StoreError, database_url
-from eukhe.display.lines import provider_line
 
 
 def _home() -> Path:
@@ -154,11 +162,11 @@ def shutdown() -> None:
         return
     pid = int(got["pid"])
     end = time.monotonic() + 10
-    while alive(pid) and protocol.socket_path(home).exists() and time.monotonic() < end:
+    while alive(pid) and socket_path(home).exists() and time.monotonic() < end:
         time.sleep(0.02)
     echo(
         f"the owner (pid {pid}) ended"
-        if not protocol.socket_path(home).exists()
+        if not socket_path(home).exists()
         else f"the owner (pid {pid}) was asked to end"
     )
 
@@ -174,7 +182,7 @@ def doctor() -> None:
         problems += 1
         echo(f"✗ {line}")
 
-    sock = protocol.socket_path(home)
+    sock = socket_path(home)
     info = read_info(home)
     try:
         began = time.monotonic()
@@ -189,8 +197,8 @@ def doctor() -> None:
             )
         if info is not None and not alive(int(info.get("pid", 0) or 0)):
             bad(
-                f"dead owner: {protocol.info_path(home)} names pid {info.get('pid')}, which is not running; "
-                f"fix: `rm {protocol.info_path(home)}` (the next `eukhe run` starts a new owner)"
+                f"dead owner: {info_path(home)} names pid {info.get('pid')}, which is not running; "
+                f"fix: `rm {info_path(home)}` (the next `eukhe run` starts a new owner)"
             )
         if not sock.exists() and (info is None or alive(int(info.get("pid", 0) or 0))):
             echo("✓ owner: none runs; the next `eukhe run` starts one")
@@ -209,8 +217,8 @@ def _private(home: Path, bad: Any) -> None:
         _, line = made_private(home)
         if line is not None:
             echo(f"✓ {line.removeprefix('eukhe: ')}")
-        protocol.socket_folder(home)
-    except (HomeError, protocol.UnsafeSocket) as e:
+        socket_folder(home)
+    except (HomeError, UnsafeSocket) as e:
         bad(str(e))
         return
     found = exposed(home)
@@ -280,7 +288,7 @@ def abort(
     try:
         got = asyncio.run(ask_once(home, RequestKind.ABORT, run=run))
     except OwnerError as e:
-        if not protocol.socket_path(home).exists():  # no owner: nothing of this home is in flight
+        if not socket_path(home).exists():  # no owner: nothing of this home is in flight
             echo(f"eukhe abort: run {run} is not in flight: no eukhe process of this home runs", err=True)
         else:
             echo(f"eukhe abort: {run}: {e}", err=True)

@@ -22,13 +22,13 @@ from typing import Any, TextIO
 
 from eukhe.cli.output import echo_json
 from eukhe.cli.status_line import StatusLine
+from eukhe.display.lines import marked
 from eukhe.errors import Code
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, seen_by, tally, used_line
 from eukhe.ids import run_line
 from eukhe.run.deadline import TIMEOUT
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.terminal import neutralized
-from eukhe.display.lines import marked
 
 
 class Printer:

@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from eukhe.display.lines import marked, printable
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, tally, used_line
 from eukhe.humanize import counted, seconds, tokens
 from eukhe.ids import is_root, name_of
 from eukhe.json_types import JsonMapping, JsonObject
-from eukhe.display.lines import marked, printable
 
 PARTIAL = 4_000
 """Characters of streamed text the live area holds before they go to the scrollback unended."""

@@ -80,6 +80,11 @@ class Sessions:
         """A session's own runs (DBOS workflow statuses), in order."""
         return await sessions.runs(session, self.db)
 
+    @staticmethod
+    def in_flight(runs: list[WorkflowStatus]) -> list[str]:
+        """The ids of those of `runs` that have not ended."""
+        return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
+
     async def latest_in(self, cwd: Path) -> str | None:
         """This folder's latest session (`eukhe -c`), or None."""
         return await sessions.latest_in(str(cwd), self.db)

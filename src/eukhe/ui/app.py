@@ -37,6 +37,8 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
+from eukhe.display.lines import marked, printable
+from eukhe.display.view import Line, View
 from eukhe.home import HomeError, home, open_home, private_file
 from eukhe.process_exit import leave
 from eukhe.rules.permission import Answer
@@ -45,12 +47,10 @@ from eukhe.settings.permissions import choice
 from eukhe.terminal import neutralized
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.instructed import ask_changed
-from eukhe.display.lines import marked, printable
 from eukhe.ui.paths import Files
 from eukhe.ui.session import Options, Session
 from eukhe.ui.trust import ask_once
 from eukhe.ui.typeahead import TypeAhead
-from eukhe.display.view import Line, View
 
 EXIT_PRESS = 3.0
 """Seconds within which a second Ctrl-C at an idle, empty prompt exits."""

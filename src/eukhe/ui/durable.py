@@ -9,23 +9,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
-from dbos import DBOS
+from dbos import DBOS, WorkflowStatus
 
 from eukhe.json_types import JsonObject
-from eukhe.memory.chat import Chat
-from eukhe.memory.tables import ChatStore
 from eukhe.rules.child import Fate
 from eukhe.run.context import ProcessContext
+from eukhe.run.home_store import FOLLOWUP, STEER, Chat, ChatStore
 from eukhe.run.permit import Asker
 from eukhe.run.session_service import Sessions
 from eukhe.run.sink import RunSink
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import memory_settings
-from eukhe.store import sessions
-from eukhe.store.durable import Store
-from eukhe.store.reports import FOLLOWUP, STEER
 
 
 class SessionRuntime:
@@ -41,10 +36,6 @@ class SessionRuntime:
         return cls(open_runtime(home, settings, sink, asker=asker))
 
     @property
-    def store(self) -> Store:
-        return self.runtime.store
-
-    @property
     def process(self) -> ProcessContext:
         return self.runtime.process
 
@@ -53,8 +44,8 @@ class SessionRuntime:
         return (await self.runtime.owner_takes_up())[1]
 
     @staticmethod
-    def in_flight(runs: list[Any]) -> list[str]:
-        return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
+    def in_flight(runs: list[WorkflowStatus]) -> list[str]:
+        return Sessions.in_flight(runs)
 
     async def live_children(self, session: str) -> list[str]:
         return await self.runtime.live_children(session)
