@@ -7,8 +7,9 @@ package) or, where loading it all would load what its light parts never need (DB
 SQLAlchemy, an SDK), names under `TYPE_CHECKING` from the module that holds it (`from
 eukhe.store.urls import StoreError`: import it from that module). A package whose face is its
 modules (the rules, each a model) names them; a module named so is public whole, less its
-`_private` names. Top-level modules (`eukhe.errors`, `eukhe.ids`) are their own face: their
-names without a leading underscore."""
+`_private` names. Top-level modules (`eukhe.errors`, `eukhe.ids`) are their own face, and so
+are the modules of `rules` and `laws`, which have no `__init__` (each is a model or its laws,
+public whole): their names without a leading underscore."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ PACKAGE = SRC / "eukhe"
 
 ALLOWED: dict[tuple[str, str], str] = {}
 """(importing module, imported `module.name`) that may pass a package's face, each with why."""
+
+LOADS: dict[str, str] = {
+    "eukhe.warm.__main__": (
+        "the warm template imports the modules a run loads (`import eukhe.run.workflow`), to fork runs "
+        "with their imports done; it takes no name from them"
+    ),
+}
+"""Modules whose plain `import eukhe.x.y` statements load a module for its own sake, each with why."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +80,20 @@ def face_of(package: Path) -> Face | None:
                 bind(inner, typing_only=True)
         else:
             bind(node, typing_only=False)
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
             listed = list(ast.literal_eval(node.value))
     if listed is None:
         return None
-    return Face({n: where.get(n, f"{name}.{n}") for n in listed}, frozenset(loaded) | {"__getattr__"})
+    if "__getattr__" in loaded:  # a module `__getattr__` loads the names it does not bind (ai's adapters)
+        loaded |= {n for n in listed if n not in where}
+    return Face({n: where.get(n, f"{name}.{n}") for n in listed}, frozenset(loaded))
 
 
 @dataclass(frozen=True)
@@ -125,6 +141,8 @@ def breaks(src: Path) -> list[str]:
                 continue
             if (use.source, f"{use.module}.{use.name}") in ALLOWED:
                 continue
+            if use.name is None and use.source in LOADS:
+                continue
             if problem := judged(use, target, faces, src):
                 found.append(f"{use!r}: {problem}")
     return found
@@ -135,8 +153,8 @@ def judged(use: Use, target: str, faces: dict[str, Face | None], src: Path) -> s
     if target not in faces:  # a top-level module: its names without an underscore
         if use.module == "eukhe":
             return None
-        name = use.name if use.module == target else use.module.removeprefix(target + ".")
-        return f"{name} is private to {target}" if name and name.startswith("_") else None
+        private = [p for p in [*use.module.split("."), use.name or ""] if p.startswith("_")]
+        return f"{private[0]} is private to {use.module}" if private else None
     face = faces[target]
     if face is None:
         return f"{target} has no public face: name what others may use in its __init__'s __all__"
@@ -188,6 +206,8 @@ def test_every_name_a_face_names_is_there() -> None:
                 if is_module(full, SRC) or name in face.loaded:
                     continue
                 file = SRC / (module.replace(".", "/") + ".py")
+                if not file.exists():
+                    file = SRC / module.replace(".", "/") / "__init__.py"
                 if not file.exists() or attr not in file.read_text(encoding="utf-8"):
                     missing.append(f"eukhe.{p.name}: {name} ({full})")
     assert missing == [], "faces name what is not there:\n" + "\n".join(missing)

@@ -6,4 +6,13 @@ from here, so neither face imports the other."""
 from eukhe.display.lines import MARKS, marked, printable, provider_line
 from eukhe.display.view import PARTIAL, Line, Queued, View
 
-__all__ = ["MARKS", "PARTIAL", "Line", "Queued", "View", "marked", "printable", "provider_line"]
+__all__ = [
+    "MARKS",
+    "PARTIAL",
+    "Line",
+    "Queued",
+    "View",
+    "marked",
+    "printable",
+    "provider_line",
+]

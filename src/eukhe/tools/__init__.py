@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from eukhe.tools.base import Context, Limits, Result, Tool, call, validate
 from eukhe.tools.bash import BASH, Bash
 from eukhe.tools.edit import EDIT, Edit
@@ -14,14 +16,30 @@ from eukhe.tools.write import WRITE, Write
 BUILTIN: dict[str, Tool] = {t.name: t for t in (READ, GREP, GLOB, LS, BASH, EDIT, WRITE)}
 """Every built-in tool by name."""
 
+# Named, not loaded: imported from their modules (the web's converters, the kernel's tool load only
+# with them).
+if TYPE_CHECKING:
+    from eukhe.tools.bash import Output
+    from eukhe.tools.files import resolve, why
+    from eukhe.tools.ipython import IPYTHON
+    from eukhe.tools.plan import EXIT_PLAN_TOOL
+    from eukhe.tools.reach import beneath, where_of
+    from eukhe.tools.read import read_whole
+    from eukhe.tools.search.walk import Walked, walk
+    from eukhe.tools.todo import TODO
+    from eukhe.tools.web import WebFetch
+
 __all__ = [
     "BASH",
     "BUILTIN",
     "EDIT",
+    "EXIT_PLAN_TOOL",
     "GLOB",
     "GREP",
+    "IPYTHON",
     "LS",
     "READ",
+    "TODO",
     "WRITE",
     "Bash",
     "Context",
@@ -30,10 +48,19 @@ __all__ = [
     "Grep",
     "Limits",
     "Ls",
+    "Output",
     "Read",
     "Result",
     "Tool",
+    "Walked",
+    "WebFetch",
     "Write",
+    "beneath",
     "call",
+    "read_whole",
+    "resolve",
     "validate",
+    "walk",
+    "where_of",
+    "why",
 ]
