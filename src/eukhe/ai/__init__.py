@@ -1,7 +1,7 @@
 """Providers: one interface over every model API. A provider streams events and
 ends with exactly one `Reply`; failures arrive classified (`Failure`)."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eukhe.ai.errors import redact
 from eukhe.ai.jobs import Job, PollFailed, deadline
@@ -25,6 +25,7 @@ from eukhe.ai.request import Message, Request, Tool
 
 # Named, not loaded: each is imported from its module (the adapters' SDKs load only when asked for).
 if TYPE_CHECKING:
+    from eukhe.ai.anthropic import AnthropicMessages
     from eukhe.ai.effort import effort_refusal
     from eukhe.ai.faux import FauxServer, ScriptError, load, parse
     from eukhe.ai.guard import guard
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
         resolve,
         route,
     )
+    from eukhe.ai.openai_chat import OpenAIChat
+    from eukhe.ai.openai_responses import OpenAIResponses
     from eukhe.ai.provider import Deferred, Provider
     from eukhe.ai.tls import verified
 
@@ -110,7 +113,7 @@ machine) only when asked for: a process that reads replies, or runs no model (th
 `eukhe chat status`), never pays for them."""
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 
