@@ -14,7 +14,7 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -24,7 +24,7 @@ from eukhe.cli.output import echo
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, private_dir, private_write
 from eukhe.json_types import JsonObject
-from eukhe.mcp.config import KEY, entries, entry, home_file, safe_name, servers
+from eukhe.mcp.config import KEY, ServerConfig, entries, entry, home_file, safe_name, servers
 from eukhe.settings.load import SettingsError, read
 
 mcp_app = typer.Typer(
@@ -209,7 +209,7 @@ def remove_command(
 # ---------------------------------------------------------------- list and test
 
 
-def _configured(command: str) -> tuple[Any, ...]:
+def _configured(command: str) -> tuple[ServerConfig, ...]:
     try:
         found, said = servers(Path.cwd(), os.environ)
     except SettingsError as e:

@@ -7,8 +7,9 @@ import asyncio
 import os
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import click
 import typer
@@ -19,7 +20,7 @@ from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json, width
 from eukhe.display import provider_line
 from eukhe.home import HomeError, exposed, made_private
-from eukhe.json_types import JsonObject
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.child import CHILD_POLL_FAILURES
 from eukhe.run.owner_access import (
     OwnerError,
@@ -51,7 +52,7 @@ def subagents() -> list[JsonObject] | str:
         return f"{type(e).__name__}: {e}"
 
 
-def _ago(since: Any) -> str:
+def _ago(since: JsonValue) -> str:
     if not isinstance(since, int | float):
         return "?"
     s = max(0, round(time.time() - since))
@@ -207,7 +208,7 @@ def doctor() -> None:
     raise typer.Exit(1 if problems else 0)
 
 
-def _private(home: Path, bad: Any) -> None:
+def _private(home: Path, bad: Callable[[str], None]) -> None:
     """The home made private where eukhe can (said), and what it cannot fix, each a
     problem: a mode it could not change, an entry of another user, an unsafe socket folder."""
     if not home.exists():
@@ -228,7 +229,7 @@ def _private(home: Path, bad: Any) -> None:
         echo(f"✓ home: {home} is yours alone (folders 0700, files 0600)")
 
 
-def _store(home: Path, bad: Any) -> int:
+def _store(home: Path, bad: Callable[[str], None]) -> int:
     """Whether the home's store opens and reads; 1 for a problem (said), else 0."""
     import sqlalchemy as sa  # only `eukhe doctor` opens the store this way
 
