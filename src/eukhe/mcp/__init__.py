@@ -4,13 +4,13 @@ to a run. Nothing is imported here: the SDK loads only with `eukhe.mcp.client`."
 
 from typing import TYPE_CHECKING
 
-# Named, not loaded: the mcp SDK loads only with `servers` and `check`.
+# Named, not loaded: the mcp SDK loads only with `servers` and `trial`.
 if TYPE_CHECKING:
     from eukhe.mcp import check
-    from eukhe.mcp.check import Row
     from eukhe.mcp.config import KEY, ServerConfig, entries, entry, gate_ms, home_file, safe_name, servers
     from eukhe.mcp.servers import Servers
     from eukhe.mcp.tools import PREFIX
+    from eukhe.mcp.trial import Row
 
 __all__ = [
     "KEY",

@@ -23,6 +23,7 @@ from eukhe.hooks.config import load as load_hooks
 from eukhe.hooks.report import listing as hooks_listing
 from eukhe.humanize import clipped, counted
 from eukhe.ids import valid_session
+from eukhe.mcp import check
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.rules import todo
 from eukhe.rules.rewind import rewindable
@@ -358,8 +359,6 @@ async def _mcp(s: Session, arg: str) -> list[str]:
         )
     if not chosen:
         return [*said, "no MCP servers are configured here (eukhe mcp add NAME -- COMMAND)"]
-    from eukhe.mcp import check
-
     rows = await check.check(chosen)
     return [*said, *(check.tested(rows[0]) if name else check.listing(rows))]
 
