@@ -91,8 +91,9 @@ def face_of(package: Path) -> Face | None:
             listed = list(ast.literal_eval(node.value))
     if listed is None:
         return None
-    if "__getattr__" in loaded:  # a module `__getattr__` loads the names it does not bind (ai's adapters)
-        loaded |= {n for n in listed if n not in where}
+    lazy = [n for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "_LAZY"]
+    if "__getattr__" in loaded and lazy:  # its `__getattr__` loads what `_LAZY` names (ai's adapters)
+        loaded |= set(ast.literal_eval(lazy[0].value))
     return Face({n: where.get(n, f"{name}.{n}") for n in listed}, frozenset(loaded))
 
 
