@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         socket_path,
     )
     from eukhe.run.permit import Asked, Asker
-    from eukhe.run.session_service import Sessions, Transcript
+    from eukhe.run.session_service import RunStatus, Sessions, Transcript
     from eukhe.run.sink import RunSink
     from eukhe.run.spec import NoModel, RunSpec, Setup, ToolsError, chosen_tools, setup
     from eukhe.run.store_access import StoreError, cause, database_url, shown
@@ -78,6 +78,7 @@ __all__ = [
     "RunOutcome",
     "RunSink",
     "RunSpec",
+    "RunStatus",
     "Runtime",
     "SessionRow",
     "Sessions",

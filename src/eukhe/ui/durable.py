@@ -10,14 +10,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from dbos import DBOS, WorkflowStatus
-
 from eukhe.json_types import JsonObject
 from eukhe.rules.child import Fate
 from eukhe.run.context import ProcessContext
 from eukhe.run.home_store import FOLLOWUP, STEER, Chat, ChatStore
 from eukhe.run.permit import Asker
-from eukhe.run.session_service import Sessions
+from eukhe.run.session_service import RunStatus, Sessions
 from eukhe.run.sink import RunSink
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import memory_settings
@@ -29,7 +27,7 @@ class SessionRuntime:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.sessions = Sessions(runtime.store.url, runtime.home, DBOS)
+        self.sessions = Sessions.launched(runtime.store.url, runtime.home)
 
     @classmethod
     def open(cls, home: Path, settings: JsonObject, sink: RunSink, asker: Asker) -> SessionRuntime:
@@ -44,7 +42,7 @@ class SessionRuntime:
         return (await self.runtime.owner_takes_up())[1]
 
     @staticmethod
-    def in_flight(runs: list[WorkflowStatus]) -> list[str]:
+    def in_flight(runs: list[RunStatus]) -> list[str]:
         return Sessions.in_flight(runs)
 
     async def live_children(self, session: str) -> list[str]:
