@@ -17,7 +17,6 @@ EXEMPT = ("rules", "laws", "json_types.py")
 
 CEILING = {
     "run": 32,  # the permission decision as a dict, the loop's races
-    "tools": 12,  # the tools' context: chat, kernel, children, sandbox (above the tools' layer)
     "mcp": 10,  # the MCP SDK's messages and results
     "ai": 7,  # the SDKs' calls (their keyword arguments, their request types) and their objects read
     "store": 7,  # the codec's values (any value a step returns), DBOS's serializer
@@ -25,8 +24,9 @@ CEILING = {
     "cli": 3,  # typer's and click's options and commands
     "owner": 3,  # a route's provider, made once
     "ui": 3,  # termios' attributes (typeshed's), the session's runs
-    "children": 2,
+    "children": 1,  # a DBOS step's effects, wrapped
     "client": 2,
+    "tools": 2,  # a tool's schema types; the search's race of any engine's result
     "memory": 1,  # SQLAlchemy's row
     "waits": 1,
     "admission": 0,
@@ -36,7 +36,7 @@ CEILING = {
 }
 """The most lines naming `Any` each package may have."""
 
-TOTAL = 87
+TOTAL = 76
 """The most in all (issue 41 asked 200, issue 52 at most 120)."""
 
 

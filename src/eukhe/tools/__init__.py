@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from eukhe.tools.base import Context, Limits, Result, Tool, call, validate
+from eukhe.tools.base import (
+    ChatLookup,
+    Context,
+    Limits,
+    PythonKernel,
+    Result,
+    Subagents,
+    Tool,
+    call,
+    validate,
+)
 from eukhe.tools.bash import BASH, Bash
 from eukhe.tools.edit import EDIT, Edit
 from eukhe.tools.read import READ, Read
@@ -42,6 +52,7 @@ __all__ = [
     "TODO",
     "WRITE",
     "Bash",
+    "ChatLookup",
     "Context",
     "Edit",
     "Glob",
@@ -49,8 +60,10 @@ __all__ = [
     "Limits",
     "Ls",
     "Output",
+    "PythonKernel",
     "Read",
     "Result",
+    "Subagents",
     "Tool",
     "Walked",
     "WebFetch",
