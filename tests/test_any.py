@@ -24,7 +24,7 @@ CEILING = {
     "cli": 3,  # typer's and click's options and commands
     "owner": 3,  # a route's provider, made once
     "ui": 3,  # termios' attributes (typeshed's), the session's runs
-    "children": 1,  # a DBOS step's effects, wrapped
+    "children": 1,  # the run's recorded effects, their append wrapped to feed the ledger
     "client": 2,
     "tools": 2,  # a tool's schema types; the search's race of any engine's result
     "memory": 1,  # SQLAlchemy's row
