@@ -20,9 +20,6 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "eukhe"
 
-ALLOWED: dict[tuple[str, str], str] = {}
-"""(importing module, imported `module.name`) that may pass a package's face, each with why."""
-
 LOADS: dict[str, str] = {
     "eukhe.warm.__main__": (
         "the warm template imports the modules a run loads (`import eukhe.run.workflow`), to fork runs "
@@ -139,8 +136,6 @@ def breaks(src: Path) -> list[str]:
         for use in uses_of(path, src):
             target = package_of(use.module) if use.module != "eukhe" else f"eukhe.{use.name}"
             if target == package_of(use.source) or target == "eukhe":
-                continue
-            if (use.source, f"{use.module}.{use.name}") in ALLOWED:
                 continue
             if use.name is None and use.source in LOADS:
                 continue
