@@ -33,7 +33,7 @@ from eukhe.run.owner_access import (
     socket_folder,
     socket_path,
 )
-from eukhe.run.store_access import StoreError, database_url
+from eukhe.run.store_access import StoreError, database_url, read_problem
 from eukhe.settings import SettingsError, home
 
 
@@ -231,8 +231,6 @@ def _private(home: Path, bad: Callable[[str], None]) -> None:
 
 def _store(home: Path, bad: Callable[[str], None]) -> int:
     """Whether the home's store opens and reads; 1 for a problem (said), else 0."""
-    import sqlalchemy as sa  # only `eukhe doctor` opens the store this way
-
     try:
         url = database_url(home, settings_here())
     except (SettingsError, StoreError) as e:
@@ -246,23 +244,10 @@ def _store(home: Path, bad: Callable[[str], None]) -> int:
         if not os.access(path, os.R_OK | os.W_OK):
             bad(f"unreadable store {path}: no read and write access; fix: `chmod u+rw {path}`")
             return 0
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as c:
-            c.execute(sa.text("SELECT 1"))
-            if url.startswith("sqlite"):
-                check = c.execute(sa.text("PRAGMA quick_check")).scalar()
-                if check != "ok":
-                    bad(f"damaged store {url}: {check}; fix: move it away (the runs in it are lost)")
-                    return 0
-    except Exception as e:
-        bad(
-            f"unreadable store {url}: {type(e).__name__}: {str(e).splitlines()[0]}; "
-            "fix: check it, or move it away"
-        )
+    problem = read_problem(url)
+    if problem is not None:
+        bad(problem)
         return 0
-    finally:
-        engine.dispose()
     echo(f"✓ store: {url} opens and reads")
     return 0
 

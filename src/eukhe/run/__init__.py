@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from eukhe.run.session_service import RunStatus, Sessions, Transcript
     from eukhe.run.sink import RunSink
     from eukhe.run.spec import NoModel, RunSpec, Setup, ToolsError, chosen_tools, setup
-    from eukhe.run.store_access import StoreError, cause, database_url, shown
+    from eukhe.run.store_access import StoreError, cause, database_url, read_problem, shown
 
 __all__ = [
     "ABORT_GRACE",
@@ -103,6 +103,7 @@ __all__ = [
     "plan",
     "project_of",
     "read_info",
+    "read_problem",
     "read_session",
     "secrets",
     "setup",

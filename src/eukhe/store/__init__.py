@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from eukhe.store.lease_holder import Holder, LeaseHolderError, LeaseHolderStore
     from eukhe.store.lineage import Lineage, LineageError, Lineages, forked_from, shown_runs
     from eukhe.store.migrate import Migrated, migrate
+    from eukhe.store.probe import read_problem
     from eukhe.store.processes import alive, same, started
     from eukhe.store.reports import FOLLOWUP, STEER, USERS, Reports, submission
     from eukhe.store.sessions import (
@@ -59,6 +60,7 @@ __all__ = [
     "forked_from",
     "gone",
     "migrate",
+    "read_problem",
     "same",
     "serialized",
     "sessions",
