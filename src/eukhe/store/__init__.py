@@ -1,3 +1,8 @@
+"""Persistence: the DBOS launch and its codec, URLs, the session queries, the parents' inbox of
+reports, the lease holder's record, the chat writer's election, the hooks' answers, and
+`eukhe doctor`'s probe. The faces reach it only through `run/` (the session service,
+`run/home_store.py`, `run/store_access.py`)."""
+
 from typing import TYPE_CHECKING
 
 # Named, not loaded: each is imported from its module (DBOS and SQLAlchemy load with `durable` and
