@@ -17,7 +17,6 @@ EXEMPT = ("rules", "laws", "json_types.py")
 
 CEILING = {
     "run": 32,  # the permission decision as a dict, the loop's races
-    "mcp": 10,  # the MCP SDK's messages and results
     "ai": 7,  # the SDKs' calls (their keyword arguments, their request types) and their objects read
     "store": 7,  # the codec's values (any value a step returns), DBOS's serializer
     "kernel": 4,  # jupyter_client's messages
@@ -26,6 +25,7 @@ CEILING = {
     "ui": 3,  # termios' attributes (typeshed's), the session's runs
     "children": 1,  # the run's recorded effects, their append wrapped to feed the ledger
     "client": 2,
+    "mcp": 2,  # the SDK's read and write streams
     "tools": 2,  # a tool's schema types; the search's race of any engine's result
     "memory": 1,  # SQLAlchemy's row
     "waits": 1,
@@ -36,7 +36,7 @@ CEILING = {
 }
 """The most lines naming `Any` each package may have."""
 
-TOTAL = 76
+TOTAL = 68
 """The most in all (issue 41 asked 200, issue 52 at most 120)."""
 
 
