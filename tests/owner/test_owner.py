@@ -191,7 +191,7 @@ def test_the_lease_is_first_come_first_served_and_a_crashed_holder_frees_it(home
                 assert await asyncio.wait_for(second, 5) == 1
             await asyncio.wait_for(third, 5)
             await settle()
-            assert owner.turns.holder == -1 and owner.turns.pending == 0
+            assert owner.root_lease.holder == -1 and owner.root_lease.pending == 0
             for c in (two, three):
                 await c.close()
 
@@ -212,14 +212,14 @@ def test_a_cancelled_lease_wait_leaves_nothing_at_the_owner(home: Path) -> None:
             async with turn(one, "s1", "r1"):
                 waiting = asyncio.ensure_future(_hold_with(two, cancel))
                 await settle()
-                assert owner.turns.waiters == [1]
+                assert owner.root_lease.waiters == [1]
                 cancel.set()
                 with pytest.raises(LeaseStopped):
                     await asyncio.wait_for(waiting, 5)
                 await settle()
-                assert owner.turns.waiters == [] and owner.turns.pending == 0
+                assert owner.root_lease.waiters == [] and owner.root_lease.pending == 0
             await settle()
-            assert owner.turns.holder == -1  # released, and handed to no one stopped
+            assert owner.root_lease.holder == -1  # released, and handed to no one stopped
             for c in (one, two):
                 await c.close()
 
@@ -375,24 +375,26 @@ def test_a_dropped_wait_for_the_turn_file_leaves_nothing_behind(home: Path) -> N
         task = asyncio.ensure_future(owner.serve())
         while not protocol.socket_path(home).exists():
             await asyncio.sleep(0.01)
-        assert owner.turns.state.holder is not None and owner.turns.state.holder.origin == OLD
+        assert owner.root_lease.state.holder is not None and owner.root_lease.state.holder.origin == OLD
         client = await Client.connect(home, spawn=False)
         cancel, shown = asyncio.Event(), []
         waiting = asyncio.ensure_future(_hold_with_shown(client, cancel, shown))
         await settle()
-        assert owner.turns.waiters == [1] and shown and "session s-old, run s-old/1 holds it" in shown[0]
+        assert owner.root_lease.waiters == [1] and shown and "session s-old, run s-old/1 holds it" in shown[0]
         cancel.set()
         with pytest.raises(LeaseStopped):
             await asyncio.wait_for(waiting, 5)
         await settle()
-        assert owner.turns.waiters == [] and owner.turns.pending == 0  # the dropped wait left nothing
+        assert (
+            owner.root_lease.waiters == [] and owner.root_lease.pending == 0
+        )  # the dropped wait left nothing
         old.kill()
         old.wait()
         for _ in range(300):
-            if owner.turns.holder == -1:
+            if owner.root_lease.holder == -1:
                 break
             await asyncio.sleep(0.01)
-        assert owner.turns.holder == -1 and store.holder() is None  # free, and handed to no one stopped
+        assert owner.root_lease.holder == -1 and store.holder() is None  # free, and handed to no one stopped
         async with turn(client, "s-new", "s-new/1") as key:
             assert store.holder() is not None and store.holder().run == "s-new/1"  # type: ignore[union-attr]
             assert key == 2
@@ -424,7 +426,7 @@ def test_a_holder_record_of_a_process_that_is_gone_is_cleared_at_start(home: Pat
         async with serving(home) as owner:
             owner.lease_holders = store
             owner._adopt()
-            assert owner.turns.holder == -1 and store.holder() is None
+            assert owner.root_lease.holder == -1 and store.holder() is None
             client = await Client.connect(home, spawn=False)
             async with turn(client, "s2", "s2/1") as key:
                 assert key == 0

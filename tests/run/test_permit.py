@@ -17,7 +17,7 @@ from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.rules import permission
-from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source, Why
+from eukhe.rules.permission import Answer, Cfg, Kind, Mode, PermissionState, Policy, Rule, Source, Why
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.permit import Asked, Gate
@@ -72,7 +72,7 @@ def run(
     async def main(url: str) -> RunOutcome:
         provider = OpenAIChat("faux", base_url=url, timeout=20)
         clock = ManualClock()
-        gate = Gate(Session(cfg), tmp_path, tmp_path / "home", person, timeout=30.0, clock=clock)
+        gate = Gate(PermissionState(cfg), tmp_path, tmp_path / "home", person, timeout=30.0, clock=clock)
         if shown is not None:
             gate.show = lambda kind, text, data=None: shown.append((kind, text, data))
         g = RunLoop(provider, "m", TOOLS, runner, permit=gate.permit)
@@ -341,7 +341,7 @@ def test_a_persons_mode_change_reaches_every_gate_of_their_session_at_work_and_n
 
     async def main() -> list[bool]:
         loop, here = asyncio.get_running_loop(), ProcessContext()
-        gates = [Gate(Session(interactive(())), tmp_path, tmp_path / "home") for _ in range(3)]
+        gates = [Gate(PermissionState(interactive(())), tmp_path, tmp_path / "home") for _ in range(3)]
         here.gates = {run: (loop, g) for run, g in zip(("s/0001", "s/0001.c1", "t/0001"), gates, strict=True)}
         here.plan_mode("s", True)  # from the agent's thread: each on its run's loop
         await asyncio.sleep(0.05)

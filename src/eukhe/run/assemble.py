@@ -43,7 +43,7 @@ from eukhe.memory.tool import DATE, ZOOM
 from eukhe.rules import fetch as fetch_rule
 from eukhe.rules import pinned
 from eukhe.rules.aux_fallback import Purpose
-from eukhe.rules.permission import Session
+from eukhe.rules.permission import PermissionState
 from eukhe.rules.pinned import Pins
 from eukhe.run import notes, tasks
 from eukhe.run.auxiliary import AuxiliaryRoute
@@ -404,7 +404,7 @@ async def _confined(
         here.show(run_id, "sandbox", in_home)
     asker = here.asker  # a person answers asks only where the interactive agent is
     gate = Gate(
-        Session(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
+        PermissionState(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
         base.cwd,
         home(),
         asker,
