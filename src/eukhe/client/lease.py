@@ -1,5 +1,5 @@
 """A root turn's hold of the lease through the owner (H6.2): `async with
-turn(client, ...)`. The wait has no deadline (it waits for another window's
+root_lease(client, ...)`. The wait has no deadline (it waits for another window's
 turn); it shows for whose turn it waits, and the run's cancel ends it, leaving
 nothing at the owner. Leaving the block hands the lease on.
 
@@ -45,7 +45,7 @@ def waiting_line(holder: JsonObject, now: float | None = None) -> str:
 
 
 @contextlib.asynccontextmanager
-async def turn(
+async def root_lease(
     client: Client,
     session: str,
     run: str,
@@ -103,5 +103,5 @@ async def held(
     events: Callable[..., None] | None = None,
 ) -> AsyncIterator[int]:
     """The lease over the registry's connection to the owner (made on first use)."""
-    async with turn(await registry.client(), session, run, cancel, show, events) as key:
+    async with root_lease(await registry.client(), session, run, cancel, show, events) as key:
         yield key
