@@ -21,7 +21,7 @@ async def a_child(seconds: float, outcome: str) -> dict[str, Any]:
     """A stand-in for a child's run: it runs `seconds` (or until its cancel), then ends so."""
     here = workflow.process()
     cancel = asyncio.Event()
-    here.cancels[str(DBOS.workflow_id)] = (asyncio.get_running_loop(), cancel)
+    here.runs.begin(str(DBOS.workflow_id), cancel)
     try:
         await DBOS.run_step_async({"name": "message"}, functools.partial(_said, "working"))
         try:
@@ -30,7 +30,7 @@ async def a_child(seconds: float, outcome: str) -> dict[str, Any]:
         except TimeoutError:
             return {"outcome": outcome, "answer": "its answer", "error": None}
     finally:
-        here.cancels.pop(str(DBOS.workflow_id), None)
+        here.runs.end(str(DBOS.workflow_id))
 
 
 async def _said(text: str) -> str:
@@ -86,18 +86,18 @@ def test_stopping_a_child_kills_its_worker_once_and_keeps_its_session(store: Any
     once: the run ends aborted, its worker released, and its transcript stays."""
     aborted: list[str] = []
     here = workflow.process()
-    real = here.abort
+    real = here.runs.abort
 
-    def counted(run: str) -> None:
+    def counted(run: str) -> bool:
         aborted.append(run)
-        real(run)
+        return real(run)
 
-    here.abort = counted  # type: ignore[method-assign]
+    here.runs.abort = counted  # type: ignore[method-assign]
 
     async def stop() -> Any:
         with SetWorkflowID("s/0002.c1"):
             handle = await DBOS.start_workflow_async(a_child, 60.0, "answered")
-        while "s/0002.c1" not in here.cancels:
+        while (begun := here.runs.get("s/0002.c1")) is None or begun.running is None:
             await asyncio.sleep(0.01)
         with SetWorkflowID("s/0002.c1.stop"):
             await (await DBOS.start_workflow_async(stops, "s/0002.c1")).get_result()

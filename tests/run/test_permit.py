@@ -340,9 +340,10 @@ def test_a_persons_mode_change_reaches_every_gate_of_their_session_at_work_and_n
     from eukhe.run.context import ProcessContext
 
     async def main() -> list[bool]:
-        loop, here = asyncio.get_running_loop(), ProcessContext()
+        here = ProcessContext()
         gates = [Gate(Session(interactive(())), tmp_path, tmp_path / "home") for _ in range(3)]
-        here.gates = {run: (loop, g) for run, g in zip(("s/0001", "s/0001.c1", "t/0001"), gates, strict=True)}
+        for run, g in zip(("s/0001", "s/0001.c1", "t/0001"), gates, strict=True):
+            here.runs.begin(run, asyncio.Event()).assembled(g, None)
         here.plan_mode("s", True)  # from the agent's thread: each on its run's loop
         await asyncio.sleep(0.05)
         return [g.session.cfg.plan for g in gates]

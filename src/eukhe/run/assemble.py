@@ -51,6 +51,7 @@ from eukhe.run.children import Children
 from eukhe.run.code_paths import code_paths
 from eukhe.run.context import ProcessContext
 from eukhe.run.effects import Effects
+from eukhe.run.handles import RunHandle
 from eukhe.run.hook_events import FIRST_LAYOUT, RunHooks
 from eukhe.run.kernel import LazyKernel
 from eukhe.run.loop import Compact, RunLoop
@@ -211,17 +212,15 @@ def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
 
 @contextlib.asynccontextmanager
 async def assemble(
-    spec: RunSpec,
-    run_id: str,
-    cancel: asyncio.Event,
-    here: ProcessContext,
-    steps: Steps,
+    spec: RunSpec, handle: RunHandle, here: ProcessContext, steps: Steps
 ) -> AsyncIterator[RunParts]:
     """The run's parts, made once, in this order: its setup, provider, chat, subagents,
     sandbox (in the mode in force), gate, tools' context, pinned view (its workflow's step,
     through `steps`), MCP servers (its parent's, else its own, started), kernel and tools. On exit
     its servers are let go (the last run to hold them closes them). Unassembled, before
-    anything is let go: a part that cannot be made, and why."""
+    anything is let go: a part that cannot be made, and why. `handle`: the run's, begun (its
+    cancel); its gate and servers go into it, for a person's mode change and its subagents."""
+    run_id, cancel = handle.run, handle.cancel
     base = setup(spec, here, run_id)
     cwd, memory = base.cwd, base.memory_settings
     provider: Provider = provider_for(base.route, redact=base.secrets.redact)  # no body it sends holds one
@@ -255,7 +254,8 @@ async def assemble(
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
         system, compact = await _pinned_system(spec, run_id, here, base, chat, steps, context.cancel, hooks)
     children.system = pinned.unpinned(system, Pins(spec.tasks))  # its subagents': the view, not its list
-    shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
+    parent_run = here.runs.get(parent.run) if parent else None
+    shared = parent_run.servers if parent_run else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
         given = here.editors.get(session, {})  # an editor's own servers (`eukhe acp`), never stored
         servers = (
@@ -265,11 +265,9 @@ async def assemble(
         )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
-    if servers is not None:
-        here.mcp[run_id] = servers
     context.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
     children.planning = lambda: gate.session.cfg.plan  # a subagent of a run in plan mode plans too
-    here.gates[run_id] = (asyncio.get_running_loop(), gate)  # a person's mode change reaches it
+    handle.assembled(gate, servers)  # a person's mode change reaches its gate; its subagents, its servers
     try:
         kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
         context.kernel, ledger.jobs = kernel, kernel.output_bytes  # it dies with the run
@@ -293,8 +291,7 @@ async def assemble(
             hooks=hooks,
         )
     finally:
-        here.gates.pop(run_id, None)
-        here.mcp.pop(run_id, None)
+        handle.released()
         if servers is not None:  # the last run to let go closes them, each within its bound
             await servers.release()
 

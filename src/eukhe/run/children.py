@@ -198,8 +198,7 @@ async def stop_run(cid: str, here: ProcessContext) -> None:
     its grace, its kernel and jobs with it); else DBOS's cancel, which the process that
     runs it obeys at its next step. Its session (transcript) is kept."""
 
-    if cid in here.cancels:
-        here.abort(cid)
+    if here.runs.abort(cid):
         return
     with contextlib.suppress(Exception):
         await DBOS.cancel_workflow_async(cid)

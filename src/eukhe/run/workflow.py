@@ -53,6 +53,7 @@ from eukhe.run.children import child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
 from eukhe.run.deadline import abort_at
 from eukhe.run.delivery import Delivery
+from eukhe.run.handles import RunHandle
 from eukhe.run.hook_events import HOOK_BLOCKED, RunHooks, recorded
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -354,12 +355,14 @@ async def run_workflow_body(input: JsonObject) -> RunOutcome:
     if deadline is not None and deadline.passed(time.time()):
         # begun, or taken up after a crash, past its deadline: it ends now, before any step (a
         # replay cut short would meet its recorded steps out of order)
-        here.ended(run_id)
+        here.runs.end(run_id)
         return deadline.failure("its deadline had passed when it was to go on")
-    cancel = asyncio.Event()
+    # its handle: Ctrl-C and `eukhe abort` set its cancel, a person's mode change reaches its gate
+    handle = here.runs.begin(run_id, asyncio.Event())
+    cancel = handle.cancel
     timer = asyncio.ensure_future(abort_at(deadline, cancel)) if deadline is not None else None
     try:
-        out = await _body(spec, run_id, cancel, here)
+        out = await _body(spec, run_id, handle, here)
     finally:
         if timer is not None and not timer.done():
             timer.cancel()
@@ -369,18 +372,18 @@ async def run_workflow_body(input: JsonObject) -> RunOutcome:
     return out
 
 
-async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> RunOutcome:
-    """The run under its id, its `cancel` in the process's map (Ctrl-C and `eukhe abort` set
-    it), the root-turn lease held for a user's own run."""
-    session = spec.session or run_id
-    here.cancels[run_id] = (asyncio.get_running_loop(), cancel)
+async def _body(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessContext) -> RunOutcome:
+    """The run under its id, through its `handle` in the process's table (Ctrl-C and `eukhe
+    abort` set its cancel), the root-turn lease held for a user's own run; it leaves the table
+    as it returns, its waiters told."""
+    session, cancel = spec.session or run_id, handle.cancel
     await here.running(run_id, session, "started")
     try:
-        if here.lease is None or run_id not in here.own:
-            return await _turn(spec, run_id, cancel, here)
+        if here.lease is None or not handle.own:
+            return await _turn(spec, run_id, handle, here)
         events = functools.partial(here.show, run_id)  # its wait for the lease: whose turn, then waited
-        async with here.lease(session, run_id, cancel, events=events):
-            return await _turn(spec, run_id, cancel, here)
+        async with here.lease.held(session, run_id, cancel, events=events):
+            return await _turn(spec, run_id, handle, here)
     except LeaseStopped:
         return RunOutcome(
             Ending.ABORTED,
@@ -390,15 +393,15 @@ async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: Process
     except OwnerError as e:
         return RunOutcome(Ending.FAILED, code=Code.LEASE.kind, message=f"the root-turn lease: {e}")
     finally:
-        here.cancels.pop(run_id, None)
         await here.running(run_id, session, "ended")
+        here.runs.end(run_id)
 
 
-async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> RunOutcome:
+async def _turn(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessContext) -> RunOutcome:
     """The run's parts made once (`run.assemble`), then the run over them (`_run`); a part
     that cannot be made is the run's failure, with its code."""
     try:
-        async with assemble(spec, run_id, cancel, here, DurableSteps(here, spec, run_id)) as parts:
+        async with assemble(spec, handle, here, DurableSteps(here, spec, run_id)) as parts:
             return await _run(spec, run_id, here, parts)
     except Unassembled as e:
         return e.outcome
@@ -468,7 +471,6 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
             chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), effects.step
         )
     await effects.flush()
-    here.ended(run_id)
     return out
 
 
