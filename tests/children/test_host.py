@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -115,20 +116,26 @@ def test_a_run_at_the_depth_limit_is_offered_no_spawn() -> None:
     from eukhe.children.tools import SPAWN
     from eukhe.tools import Context
 
-    kids = children.Children({"model": "vllm/m"}, "s/0001.c1", "s", 2, 2, 0, Ledger(), Kept(starts=False))
+    kids = children.Children({"model": "vllm/m"}, "s/0001.c1", "s", 2, 2, 0, Kept(starts=False))
     assert not kids.may_spawn
     got = asyncio.run(SPAWN.run({"task": "more"}, Context(Path("."), children=kids)))
     assert got.is_error and got.content == "spawn: this run is at the subagent depth limit (2)"
+
+
+@dataclass
+class Mode:
+    """A parent's gate, as its subagents see it (`run.children.PlanMode`)."""
+
+    planning: bool
 
 
 def test_a_subagent_starts_in_the_mode_its_parent_is_in_at_its_spawn() -> None:
     from eukhe.run.spec import RunSpec
 
     steps = Kept()
-    kids = children.Children(RunSpec("vllm/m", "."), "s/0001", "s", 0, 2, 0, Ledger(), steps)
-    planning = [True]  # the parent's gate: in plan mode, then its plan approved
-    kids.planning = lambda: planning[0]
+    gate = Mode(planning=True)  # the parent's gate: in plan mode, then its plan approved
+    kids = children.Children(RunSpec("vllm/m", "."), "s/0001", "s", 0, 2, 0, steps, mode=gate)
     asyncio.run(kids.spawn("look around", None))
-    planning[0] = False
+    gate.planning = False
     asyncio.run(kids.spawn("do it", None))
     assert [s.permission_mode for s in steps.started] == ["plan", "default"]

@@ -214,46 +214,27 @@ def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
 async def assemble(
     spec: RunSpec, handle: RunHandle, here: ProcessContext, steps: Steps
 ) -> AsyncIterator[RunParts]:
-    """The run's parts, made once, in this order: its setup, provider, chat, subagents,
-    sandbox (in the mode in force), gate, tools' context, pinned view (its workflow's step,
-    through `steps`), MCP servers (its parent's, else its own, started), kernel and tools. On exit
-    its servers are let go (the last run to hold them closes them). Unassembled, before
-    anything is let go: a part that cannot be made, and why. `handle`: the run's, begun (its
-    cancel); its gate and servers go into it, for a person's mode change and its subagents."""
+    """The run's parts, made once, each whole, in this order: its setup, provider, chat,
+    sandbox (in the mode in force), hooks and gate, kernel, pinned view (its workflow's step,
+    through `steps`), MCP servers (its parent's, else its own, started), tools, subagents and
+    the tools' context. On exit its servers are let go (the last run to hold them closes them).
+    Unassembled, before anything is let go: a part that cannot be made, and why. `handle`: the
+    run's, begun (its cancel); its gate and servers go into it, for a person's mode change and
+    its subagents."""
     run_id, cancel = handle.run, handle.cancel
     base = setup(spec, here, run_id)
-    cwd, memory = base.cwd, base.memory_settings
+    cwd, memory, limits = base.cwd, base.memory_settings, base.child_settings
     provider: Provider = provider_for(base.route, redact=base.secrets.redact)  # no body it sends holds one
     compactor = functools.partial(_compactor, spec, base.loaded, base.route, memory.view_bytes)
     parent = spec.child  # a child's run starts from the view at its spawn, and logs nothing
     chat = None if parent else here.memory(compactor, memory.view_bytes)
     session = spec.session or run_id
-    ledger = Ledger()
-    depth = parent.depth if parent else 0
-    limits = base.child_settings
-    children = Children(
-        spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, steps, here.children
-    )
-    children.settings = base.loaded  # a defined agent's model is resolved in them
-    ledger.children = children.tokens
-    sandbox, gate = await _confined(spec, run_id, cancel, here, base)
-    gate.hooks = hooks = _hooks(spec, run_id, cancel, here, base)
-    context = Context(
-        cwd=cwd,
-        chat=chat,
-        cancel=cancel,
-        children=children,
-        env=base.secrets.env,
-        sandbox=sandbox,
-        readable=gate.readable,
-        reach=gate.opened,
-        hidden=base.secrets.redact.values,
-        todo=None if parent else tasks.shown(functools.partial(here.show, run_id), base.secrets.redact),
-    )
+    sandbox, hooks, gate = await _confined(spec, run_id, cancel, here, base, steps)
+    kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        system, compact = await _pinned_system(spec, run_id, here, base, chat, steps, context.cancel, hooks)
-    children.system = pinned.unpinned(system, Pins(spec.tasks))  # its subagents': the view, not its list
+        system, compact = await _pinned_system(spec, run_id, here, base, chat, steps, cancel, hooks)
+    viewed = pinned.unpinned(system, Pins(spec.tasks))  # its subagents start from the view, not its list
     parent_run = here.runs.get(parent.run) if parent else None
     shared = parent_run.servers if parent_run else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
@@ -265,19 +246,48 @@ async def assemble(
         )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
-    context.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
-    children.planning = lambda: gate.session.cfg.plan  # a subagent of a run in plan mode plans too
     handle.assembled(gate, servers)  # a person's mode change reaches its gate; its subagents, its servers
     try:
-        kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
-        context.kernel, ledger.jobs = kernel, kernel.output_bytes  # it dies with the run
-        tools, system = await _tools(spec, run_id, here, base, chat, children, gate, servers, system)
+        depth = parent.depth if parent else 0
+        tools, system = await _tools(
+            spec, run_id, here, base, chat, depth < limits.max_depth, gate, servers, system
+        )
+        children = Children(
+            spec,
+            run_id,
+            session,
+            depth,
+            limits.max_depth,
+            limits.stall_ms,
+            steps,
+            jobs=kernel.output_bytes,  # its kernel's output is its work too; it dies with the run
+            ledgers=here.children,
+            system=viewed,
+            settings=base.loaded,  # a defined agent's model is resolved in them
+            offered=tuple(tools),  # a defined agent's tools are some of these (`rules.agent.tools_for`)
+            mode=gate,  # a subagent of a run in plan mode plans too
+        )
+        context = Context(
+            cwd=cwd,
+            chat=chat,
+            cancel=cancel,
+            kernel=kernel,
+            children=children,
+            env=base.secrets.env,
+            # a running call's progress that rises is new work (H5.2)
+            progressed=children.ledger.progressed,
+            readable=gate.readable,
+            sandbox=sandbox,
+            reach=gate.opened,
+            hidden=base.secrets.redact.values,
+            todo=None if parent else tasks.shown(functools.partial(here.show, run_id), base.secrets.redact),
+        )
         yield RunParts(
             spec=spec,
             setup=base,
             provider=provider,
             chat=chat,
-            ledger=ledger,
+            ledger=children.ledger,
             children=children,
             sandbox=sandbox,
             gate=gate,
@@ -287,7 +297,7 @@ async def assemble(
             servers=servers,
             kernel=kernel,
             tools=tools,
-            show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
+            show=functools.partial(here.show, run_id),
             hooks=hooks,
         )
     finally:
@@ -297,7 +307,7 @@ async def assemble(
 
 
 def _hooks(
-    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup, steps: Steps
 ) -> RunHooks | None:
     """The run's hooks (`hooks.config`: the home's, a trusted project's): None for a run begun
     under a step layout before them (it replays what it recorded), or with none in effect.
@@ -333,6 +343,7 @@ def _hooks(
         spec.child is not None,
         answers=answers,
         redact=base.secrets.redact,
+        steps=steps,  # their answers kept by the recorded step they fire in
     )
 
 
@@ -361,10 +372,10 @@ def _failed(e: ModelError | SettingsError) -> RunOutcome:
 
 
 async def _confined(
-    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup
-) -> tuple[Sandbox, Gate]:
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup, steps: Steps
+) -> tuple[Sandbox, RunHooks | None, Gate]:
     """Where the run's calls run and what they may do: the rules in force, the mode, the
-    policy, the ask's deadline; its sandbox; what it says of them once; its gate."""
+    policy, the ask's deadline; its sandbox; what it says of them once; its hooks; its gate."""
     try:
         rights = in_force(
             base.cwd,
@@ -399,6 +410,7 @@ async def _confined(
     # a session run in the home folder says so once, as the session starts
     if spec.session_start is not None and (in_home := sandbox.in_home(Path.home())) is not None:
         here.show(run_id, "sandbox", in_home)
+    hooks = _hooks(spec, run_id, cancel, here, base, steps)
     asker = here.asker  # a person answers asks only where the interactive agent is
     gate = Gate(
         Session(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
@@ -413,10 +425,11 @@ async def _confined(
         label=name_of(run_id) if spec.child else "",
         run=run_id,
         code=code,
+        hooks=hooks,
     )
     if rights.plan:  # said once, as its faces show it
         gate.show_mode("as its parent" if spec.child else "")
-    return sandbox, gate
+    return sandbox, hooks, gate
 
 
 def _commands(base: Setup, editor: JsonMapping) -> list[str]:
@@ -467,7 +480,7 @@ async def _tools(
     here: ProcessContext,
     base: Setup,
     chat: Memory | None,
-    children: Children,
+    may_spawn: bool,
     gate: Gate,
     servers: Servers | None,
     system: str,
@@ -477,7 +490,7 @@ async def _tools(
     bounds, and its gate's word on which hosts a rule names), its servers' ready or cached
     ones (after the startup gate at most), then only those `--tools` names."""
     tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
-    if children.may_spawn:
+    if may_spawn:
         tools |= {SPAWN.name: SPAWN.offering(spec.agents), STOP_CHILD.name: STOP_CHILD}
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
@@ -496,7 +509,6 @@ async def _tools(
         system = f"{system}\n\n{section}" if section else system
     if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
         tools = {name: tool for name, tool in tools.items() if name in spec.tools}
-    children.offered = tuple(tools)  # a defined agent's tools are some of these (`rules.agent.tools_for`)
     return tools, system
 
 

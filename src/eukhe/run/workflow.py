@@ -81,13 +81,14 @@ class RecordedEffects:
         show: Callable[[str, str], None] = lambda kind, text: None,
         in_workflow: frozenset[str] = frozenset(),
         layout: int = STEPS,
+        checkpoint: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.show = show
         self.in_workflow = in_workflow  # tools that make their own recorded steps (spawn: child workflows)
         self.layout = layout  # the run's step layout (`run.spec.STEPS`): a replay must meet its steps
         self.carries = layout >= 3  # step layout 3: messages ride on the next step, not a step each
         self.unlogged: list[Message] = []
-        self.checkpoint: Callable[[], Awaitable[object]] | None = None  # the files, before a call writes
+        self.checkpoint = checkpoint  # the run's files, taken before its first call that may write
         self.checkpointed = False  # this process took (or found) the run's checkpoint
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
@@ -338,6 +339,9 @@ class DurableSteps:
     async def sleep(self, seconds: float) -> None:
         await DBOS.sleep_async(seconds)
 
+    def step_id(self) -> int | None:
+        return DBOS.step_id
+
 
 async def run_workflow_body(input: JsonObject) -> RunOutcome:
     """One run of a session. `input`: its `RunSpec` as the store holds it. The
@@ -424,19 +428,19 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         if not placed:
             return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting")
         prompt, placed = placed[-1], placed[:-1]
-    effects = RecordedEffects(
-        lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps
-    )
     shadow = Shadow(project_of(parts.setup.cwd), home())
-    effects.checkpoint = functools.partial(shadow.take, run_id)
+    effects = RecordedEffects(
+        functools.partial(here.show, run_id),
+        in_workflow,
+        layout=spec.steps,
+        checkpoint=functools.partial(shadow.take, run_id),
+    )
     # by SHA-256, so what a replay reads is what the run first read
     images = await asyncio.to_thread(here.images().read, spec.images) if spec.images else {}
     loop = parts.loop(effects, delivery.round_end, here.admission, images)
     if parent:
         here.children[run_id] = parts.ledger  # its parent's polls read its token here
-    hooks = parts.hooks
-    if hooks is not None:  # their answers kept by the step they fire in
-        hooks.step = _step_id
+    hooks = parts.hooks  # their answers kept by the step they fire in (`DurableSteps.step_id`)
     try:
         start = spec.session_start
         asked = (
@@ -472,10 +476,6 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         )
     await effects.flush()
     return out
-
-
-def _step_id() -> int | None:
-    return DBOS.step_id
 
 
 async def _submitted(
