@@ -19,8 +19,11 @@ from tests.steps import Kept
 NO_STEPS = Kept(starts=False)  # no child is started, no view is pinned while a run is put together
 
 
-async def _nothing_waits(steers: bool) -> list[str]:
-    return []
+class NothingWaits:
+    """A run's inbox (`run.loop.Inbox`) where nothing ever waits."""
+
+    async def round_end(self, steers: bool) -> list[str]:
+        return []
 
 
 def _spec(tmp_path: Path, sandbox: str | None = None, tools: tuple[str, ...] | None = None) -> RunSpec:
@@ -70,8 +73,8 @@ def test_a_run_is_put_together_once_and_lets_its_parts_go_on_exit(tmp_path: Path
             assert {"read", "bash", "ipython"} <= parts.tools.keys() and "zoom" not in parts.tools
             assert parts.context.sandbox is parts.sandbox and parts.context.kernel is parts.kernel
             assert parts.children.system == "be brief"
-            loop = parts.loop(Direct(), _nothing_waits, here.admission, {})
-            assert loop.model == "m" and loop.system == "be brief" and loop.permit == parts.gate.permit
+            loop = parts.loop(Direct(), NothingWaits(), here.admission, {})
+            assert loop.model == "m" and loop.system == "be brief" and loop.gate is parts.gate
             await parts.provider.close()
 
     asyncio.run(go())

@@ -40,7 +40,7 @@ def go(
     script: Any,
     settings: Settings | None = None,
     runner: Runner | None = None,
-    hooks: Sequence[Any] = (),
+    request_hooks: Sequence[Any] = (),
     abort_after: float | None = None,
     **kw: Any,
 ) -> tuple[RunOutcome, FauxServer, list[float], Runner]:
@@ -52,7 +52,16 @@ def go(
 
     async def main(url: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=20)
-        g = RunLoop(p, "faux-model", TOOLS, runner, settings or Settings(), hooks=hooks, sleep=sleep, **kw)
+        g = RunLoop(
+            p,
+            "faux-model",
+            TOOLS,
+            runner,
+            settings or Settings(),
+            request_hooks=request_hooks,
+            sleep=sleep,
+            **kw,
+        )
         if abort_after is not None:
             asyncio.get_running_loop().call_later(abort_after, g.cancel.set)
         try:
@@ -84,7 +93,7 @@ def test_an_abort_ends_a_run_stuck_in_a_request_hook() -> None:
         await asyncio.sleep(3600)
         return request
 
-    out, server, _, _ = go(["never sent"], hooks=[stuck], abort_after=0.2)
+    out, server, _, _ = go(["never sent"], request_hooks=[stuck], abort_after=0.2)
     assert out.outcome == "aborted" and server.seen == []
 
 
@@ -95,7 +104,7 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing() -> None:
     async def broken(request: Request) -> Request:
         raise RuntimeError("the transform broke")
 
-    out, server, _, _ = go(["never sent"], hooks=[broken])
+    out, server, _, _ = go(["never sent"], request_hooks=[broken])
     assert out.outcome == "failed" and server.seen == []
     assert out.message == "a before_request hook failed: RuntimeError: the transform broke"
 
@@ -360,7 +369,7 @@ def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None
                 continue
 
     async def main() -> tuple[RunOutcome, float]:
-        g = RunLoop(None, "m", TOOLS, Runner(), hooks=[deaf])
+        g = RunLoop(None, "m", TOOLS, Runner(), request_hooks=[deaf])
         loop = asyncio.get_running_loop()
         loop.call_later(0.1, g.cancel.set)
         t0 = loop.time()
@@ -397,7 +406,7 @@ class Steers:
         self.after_round = after_round
         self.asked: list[tuple[int, bool]] = []  # (round end, whether the run takes steers there)
 
-    async def __call__(self, steers: bool) -> list[str]:
+    async def round_end(self, steers: bool) -> list[str]:
         self.asked.append((len(self.asked) + 1, steers))
         if not steers or len(self.asked) < self.after_round:
             return []

@@ -54,7 +54,7 @@ from eukhe.run.effects import Effects
 from eukhe.run.handles import RunHandle
 from eukhe.run.hook_events import FIRST_LAYOUT, RunHooks
 from eukhe.run.kernel import LazyKernel
-from eukhe.run.loop import Compact, RunLoop
+from eukhe.run.loop import Compact, Inbox, RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import Secrets, secrets
@@ -130,7 +130,7 @@ class RunParts:
     def loop(
         self,
         effects: Effects,
-        inbox: Callable[[bool], Awaitable[list[str]]],
+        inbox: Inbox,
         admission: Slots,
         image_data: Mapping[str, bytes],
     ) -> RunLoop:
@@ -158,7 +158,7 @@ class RunParts:
             inbox=inbox,
             redact=self.setup.secrets.redact,
             # a 0.1 run's too: its records replay, the rest is asked (`run.workflow.RecordedEffects`)
-            permit=self.gate.permit,
+            gate=self.gate,
             image_data=image_data,
             user_hooks=self.hooks,
         )

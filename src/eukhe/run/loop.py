@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from eukhe import waits
 from eukhe.admission import Registry, Slots
@@ -49,17 +49,39 @@ from eukhe.settings.secrets import Redaction
 ABORT_GRACE = run_rule.ABORT_GRACE
 """Seconds a phase handler that ignores the cancel is given before it is dropped (H4.6)."""
 
-Hook = Callable[[Request], Awaitable[Request]]
+RequestHook = Callable[[Request], Awaitable[Request]]
+"""A change to each request before it is sent (a test's, to stall or break one): not the user's
+hooks, which are `RunHooks`."""
 ToolRunner = Callable[..., Awaitable[tuple[str, bool]]]
 """(call) -> (result, is_error); called with `outside=True` for a call the permission rule
 lets run outside the sandbox."""
-Permitter = Callable[[ToolCall], Awaitable[Any]]
-"""The permission gate (`run.permit.Gate.permit`): whether a call runs, and where."""
 Scan = Callable[[str, Mapping[str, JsonMapping]], Any]
 Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
 """A compaction (H4): given the run's messages so far, log them into the chat and give
 the run's new system prompt with the newly pinned view, `{"system": ...}` (and `"note"`, the
 message the run goes on from, when not `notes.compacted`'s), or say why not, `{"error": ...}`."""
+
+
+class Decided(Protocol):
+    """The gate's decision on a call (`run.permit.Permit`), as its step records it."""
+
+    def json(self) -> JsonObject: ...
+
+
+class Permits(Protocol):
+    """The run's permission gate (`run.permit.Gate`): whether a call runs, and where."""
+
+    async def permit(self, c: ToolCall) -> Decided: ...
+
+
+class Inbox(Protocol):
+    """What waits for a run at its round ends (`run.delivery.Delivery`)."""
+
+    async def round_end(self, steers: bool) -> list[str]:
+        """The user messages placed at this round end, oldest first: its children's reports, and
+        the person's steers when the run takes them here (`steers`)."""
+        ...
+
 
 BYTES_PER_TOKEN = 3
 """The threshold's estimate of a request's tokens from its bytes: low, so it errs early."""
@@ -138,7 +160,7 @@ class RunLoop:
     tools: Sequence[Tool]
     run_tool: ToolRunner
     settings: Settings = field(default_factory=Settings)
-    hooks: Sequence[Hook] = ()
+    request_hooks: Sequence[RequestHook] = ()
     scan: Scan | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     # (kind, text, data): what the run shows (`eukhe.events`), with its event's fields if any
@@ -162,15 +184,16 @@ class RunLoop:
     # the user messages placed at a round end (`run.delivery`: its place, a durable step of its own,
     # so a replay takes the same): the reports of the run's children (H5.4), and the user's steers when
     # the flag says the run takes them (`rules.run.takes_steers`)
-    inbox: Callable[[bool], Awaitable[list[str]]] | None = None
+    inbox: Inbox | None = None
     # every secret value the process knows (`run.secrets`): out of every message, reply, tool
     # result, call's arguments, error and event before it is stored, shown or sent
     redact: Redaction = field(default_factory=Redaction)
-    permit: Permitter | None = None  # None: every call runs (in memory, tests); a run's: its gate
+    gate: Permits | None = None  # None: every call runs (in memory, tests); a run's: its permission gate
     # the bytes of the images the prompt attaches (`Message.images`), by SHA-256: read from the
     # store's image table, they ride on each request, never on a recorded step
     image_data: Mapping[str, bytes] = field(default_factory=dict)
-    # the run's PostToolUse hooks (`run.hook_events`): what they say follows a call's result
+    # the user's hooks of the run (`run.hook_events`), here its PostToolUse: what they say follows a
+    # call's result
     user_hooks: RunHooks | None = None
 
     def __post_init__(self) -> None:
@@ -464,7 +487,7 @@ class RunLoop:
         end = run_rule.Input(run_rule.Kind.ROUND_END, stop=ends, answered=ends)
         users: list[str] = []
         if self.inbox is not None:
-            users = await self.inbox(run_rule.takes_steers(t.cfg, t.state, end))
+            users = await self.inbox.round_end(run_rule.takes_steers(t.cfg, t.state, end))
         done = zip(t.pending, results, strict=True)
         entered = {
             run_rule.Entry.RESULT: iter(
@@ -540,7 +563,7 @@ class RunLoop:
     async def _prepare(self, request: Request) -> Request | BaseException:
         """Every before_request hook in turn; a failure fails the run and sends nothing."""
         try:
-            for hook in self.hooks:
+            for hook in self.request_hooks:
                 request = await hook(request)
         except Exception as e:  # a failing hook is the run's failure, shown with its cause
             return e
@@ -580,7 +603,7 @@ class RunLoop:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
             as_sent = self._as_sent(t, c)
-            if self.permit is None:
+            if self.gate is None:
                 work = functools.partial(self._run_tool, c, False, as_sent)
                 out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
                 continue
@@ -605,8 +628,8 @@ class RunLoop:
     async def _permitted(self, c: ToolCall) -> dict[str, Any]:
         """The gate's decision on the call as sent, as its step records it (redacted: its
         reasons may quote the call)."""
-        assert self.permit is not None
-        got = await self.permit(c)
+        assert self.gate is not None
+        got = await self.gate.permit(c)
         return dict(self.redact.deep(dict(got.json())))
 
     async def _run_tool(

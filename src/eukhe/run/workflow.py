@@ -437,7 +437,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     )
     # by SHA-256, so what a replay reads is what the run first read
     images = await asyncio.to_thread(here.images().read, spec.images) if spec.images else {}
-    loop = parts.loop(effects, delivery.round_end, here.admission, images)
+    loop = parts.loop(effects, delivery, here.admission, images)
     if parent:
         here.children[run_id] = parts.ledger  # its parent's polls read its token here
     hooks = parts.hooks  # their answers kept by the step they fire in (`DurableSteps.step_id`)
