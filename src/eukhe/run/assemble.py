@@ -1,5 +1,5 @@
 """A run's parts, built once (`assemble`), as pi builds a session in one factory: its
-settings, route and secrets resolved (`setup`), then its provider, chat memory,
+settings, route and secrets resolved (`configured`: its `RunConfig`), then its provider, chat memory,
 subagents, sandbox, permission gate, tools' context, MCP servers, kernel and tools
 (`RunParts`), each typed by what it is.
 
@@ -89,8 +89,10 @@ class Unassembled(EukheError):
 
 
 @dataclass(frozen=True)
-class Setup:
-    """What a run reads from its spec and its settings, once, before it makes anything."""
+class RunConfig:
+    """The run's settings: what it reads from its spec and its configuration, once, before it
+    makes anything (the session's own setup, made as a face opens it, is
+    `run.spec.SessionSetup`)."""
 
     cwd: Path
     run_settings: Settings  # the spec's own: rounds, retries, effort, price
@@ -111,7 +113,7 @@ class RunParts:
     MCP servers' instructions); `compact`: its compaction into the chat (None: no chat)."""
 
     spec: RunSpec
-    setup: Setup
+    config: RunConfig
     provider: Provider
     chat: Memory | None  # None: a subagent's run (it logs nothing), or a process with no chat
     ledger: Ledger
@@ -139,10 +141,10 @@ class RunParts:
         spec = self.spec
         return RunLoop(
             self.provider,
-            self.setup.route.model,
+            self.config.route.model,
             tool_specs(self.tools),
             runner(self.tools, self.context),
-            self.setup.run_settings,
+            self.config.run_settings,
             scan=scanner(),
             show=self.show,
             cancel=self.context.cancel,
@@ -156,7 +158,7 @@ class RunParts:
             compact=self.compact,
             admission=admission,
             inbox=inbox,
-            redact=self.setup.secrets.redact,
+            redact=self.config.secrets.redact,
             # a 0.1 run's too: its records replay, the rest is asked (`run.workflow.RecordedEffects`)
             gate=self.gate,
             image_data=image_data,
@@ -177,7 +179,7 @@ def taken(spec: RunSpec, run_id: str, here: ProcessContext) -> Taken:
     return got
 
 
-def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
+def configured(spec: RunSpec, here: ProcessContext, run_id: str) -> RunConfig:
     """The run's settings, its model's route and its secrets, read once from its configuration
     (`taken`); `here`'s admission registry takes the provider's slots from them. Unassembled: a
     setting or a route that does not hold."""
@@ -197,7 +199,7 @@ def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
         kept = secrets(loaded, cwd=cwd, taken=config)  # the tools' environment and every secret value known
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
-    return Setup(
+    return RunConfig(
         cwd,
         run_settings,
         loaded,
@@ -214,7 +216,7 @@ def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
 async def assemble(
     spec: RunSpec, handle: RunHandle, here: ProcessContext, steps: Steps
 ) -> AsyncIterator[RunParts]:
-    """The run's parts, made once, each whole, in this order: its setup, provider, chat,
+    """The run's parts, made once, each whole, in this order: its settings (`RunConfig`), provider, chat,
     sandbox (in the mode in force), hooks and gate, kernel, pinned view (its workflow's step,
     through `steps`), MCP servers (its parent's, else its own, started), tools, subagents and
     the tools' context. On exit its servers are let go (the last run to hold them closes them).
@@ -222,7 +224,7 @@ async def assemble(
     run's, begun (its cancel); its gate and servers go into it, for a person's mode change and
     its subagents."""
     run_id, cancel = handle.run, handle.cancel
-    base = setup(spec, here, run_id)
+    base = configured(spec, here, run_id)
     cwd, memory, limits = base.cwd, base.memory_settings, base.child_settings
     provider: Provider = provider_for(base.route, redact=base.secrets.redact)  # no body it sends holds one
     compactor = functools.partial(_compactor, spec, base.loaded, base.route, memory.view_bytes)
@@ -284,7 +286,7 @@ async def assemble(
         )
         yield RunParts(
             spec=spec,
-            setup=base,
+            config=base,
             provider=provider,
             chat=chat,
             ledger=children.ledger,
@@ -307,7 +309,7 @@ async def assemble(
 
 
 def _hooks(
-    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup, steps: Steps
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: RunConfig, steps: Steps
 ) -> RunHooks | None:
     """The run's hooks (`hooks.config`: the home's, a trusted project's): None for a run begun
     under a step layout before them (it replays what it recorded), or with none in effect.
@@ -372,7 +374,7 @@ def _failed(e: ModelError | SettingsError) -> RunOutcome:
 
 
 async def _confined(
-    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup, steps: Steps
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: RunConfig, steps: Steps
 ) -> tuple[Sandbox, RunHooks | None, Gate]:
     """Where the run's calls run and what they may do: the rules in force, the mode, the
     policy, the ask's deadline; its sandbox; what it says of them once; its hooks; its gate."""
@@ -432,7 +434,7 @@ async def _confined(
     return sandbox, hooks, gate
 
 
-def _commands(base: Setup, editor: JsonMapping) -> list[str]:
+def _commands(base: RunConfig, editor: JsonMapping) -> list[str]:
     """What the run's configuration runs outside any sandbox: its hooks' commands and its MCP
     servers' (an editor's too). One that cannot be read names nothing here: the run says why
     where it loads it."""
@@ -450,7 +452,7 @@ async def _pinned_system(
     spec: RunSpec,
     run_id: str,
     here: ProcessContext,
-    base: Setup,
+    base: RunConfig,
     chat: Memory,
     steps: Steps,
     cancel: asyncio.Event,
@@ -478,7 +480,7 @@ async def _tools(
     spec: RunSpec,
     run_id: str,
     here: ProcessContext,
-    base: Setup,
+    base: RunConfig,
     chat: Memory | None,
     may_spawn: bool,
     gate: Gate,

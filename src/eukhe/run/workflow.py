@@ -428,7 +428,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         if not placed:
             return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting")
         prompt, placed = placed[-1], placed[:-1]
-    shadow = Shadow(project_of(parts.setup.cwd), home())
+    shadow = Shadow(project_of(parts.config.cwd), home())
     effects = RecordedEffects(
         functools.partial(here.show, run_id),
         in_workflow,
