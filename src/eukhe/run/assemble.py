@@ -66,7 +66,7 @@ from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, fetch_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
 from eukhe.settings.load import ChildSettings, MemorySettings, Taken
-from eukhe.settings.permissions import in_force
+from eukhe.settings.permissions import InForce, in_force
 from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
@@ -216,10 +216,11 @@ def configured(spec: RunSpec, here: ProcessContext, run_id: str) -> RunConfig:
 async def assemble(
     spec: RunSpec, handle: RunHandle, here: ProcessContext, steps: Steps
 ) -> AsyncIterator[RunParts]:
-    """The run's parts, made once, each whole, in this order: its settings (`RunConfig`), provider, chat,
-    sandbox (in the mode in force), hooks and gate, kernel, pinned view (its workflow's step,
-    through `steps`), MCP servers (its parent's, else its own, started), tools, subagents and
-    the tools' context. On exit its servers are let go (the last run to hold them closes them).
+    """The run's parts, made once, each whole (nothing is assigned to one after it is made), in
+    this order: its settings (`RunConfig`), provider, chat, sandbox (in the mode in force) and
+    hooks, kernel, pinned view (its workflow's step, through `steps`), MCP servers (its
+    parent's, else its own, started) and the tools they offer, gate, tools, subagents and the
+    tools' context. On exit its servers are let go (the last run to hold them closes them).
     Unassembled, before anything is let go: a part that cannot be made, and why. `handle`: the
     run's, begun (its cancel); its gate and servers go into it, for a person's mode change and
     its subagents."""
@@ -231,7 +232,8 @@ async def assemble(
     parent = spec.child  # a child's run starts from the view at its spawn, and logs nothing
     chat = None if parent else here.memory(compactor, memory.view_bytes)
     session = spec.session or run_id
-    sandbox, hooks, gate = await _confined(spec, run_id, cancel, here, base, steps)
+    confined = await _confined(spec, run_id, cancel, here, base, steps)
+    sandbox, hooks = confined.sandbox, confined.hooks
     kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
@@ -248,12 +250,12 @@ async def assemble(
         )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
-    handle.assembled(gate, servers)  # a person's mode change reaches its gate; its subagents, its servers
     try:
+        offered, reads, system = await _offered(run_id, here, base, servers, cancel, system)
+        gate = _gate(spec, run_id, cancel, here, base, confined, reads)
+        handle.assembled(gate, servers)  # a person's mode change reaches its gate; its subagents, its servers
         depth = parent.depth if parent else 0
-        tools, system = await _tools(
-            spec, run_id, here, base, chat, depth < limits.max_depth, gate, servers, system
-        )
+        tools = _tools(spec, base, chat, depth < limits.max_depth, gate, offered)
         children = Children(
             spec,
             run_id,
@@ -373,11 +375,22 @@ def _failed(e: ModelError | SettingsError) -> RunOutcome:
     return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e))
 
 
+@dataclass(frozen=True)
+class Confined:
+    """Where a run's calls run and what they may do, before its gate is made: the permissions
+    in force, what it loads as code, its sandbox, its hooks."""
+
+    rights: InForce
+    code: tuple[str, ...]
+    sandbox: Sandbox
+    hooks: RunHooks | None
+
+
 async def _confined(
     spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: RunConfig, steps: Steps
-) -> tuple[Sandbox, RunHooks | None, Gate]:
+) -> Confined:
     """Where the run's calls run and what they may do: the rules in force, the mode, the
-    policy, the ask's deadline; its sandbox; what it says of them once; its hooks; its gate."""
+    policy, the ask's deadline; its sandbox; what it says of them once; its hooks."""
     try:
         rights = in_force(
             base.cwd,
@@ -413,6 +426,21 @@ async def _confined(
     if spec.session_start is not None and (in_home := sandbox.in_home(Path.home())) is not None:
         here.show(run_id, "sandbox", in_home)
     hooks = _hooks(spec, run_id, cancel, here, base, steps)
+    return Confined(rights, tuple(code), sandbox, hooks)
+
+
+def _gate(
+    spec: RunSpec,
+    run_id: str,
+    cancel: asyncio.Event,
+    here: ProcessContext,
+    base: RunConfig,
+    confined: Confined,
+    reads: frozenset[str],
+) -> Gate:
+    """The run's permission gate, made whole: the rules, mode and policy in force, who answers
+    its asks, its hooks, and the MCP tools that only read (`reads`: their servers say so)."""
+    rights, sandbox = confined.rights, confined.sandbox
     asker = here.asker  # a person answers asks only where the interactive agent is
     gate = Gate(
         Session(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
@@ -426,12 +454,13 @@ async def _confined(
         show=functools.partial(here.show, run_id),
         label=name_of(run_id) if spec.child else "",
         run=run_id,
-        code=code,
-        hooks=hooks,
+        code=confined.code,
+        hooks=confined.hooks,
+        reads=reads,
     )
     if rights.plan:  # said once, as its faces show it
         gate.show_mode("as its parent" if spec.child else "")
-    return sandbox, hooks, gate
+    return gate
 
 
 def _commands(base: RunConfig, editor: JsonMapping) -> list[str]:
@@ -464,7 +493,7 @@ async def _pinned_system(
     session, memory = spec.session or run_id, base.memory_settings
     show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
     aux = here.route(session, spec.model, base.loaded)
-    notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
+    notice = functools.partial(_notice, chat, aux, memory, functools.partial(here.show, run_id, "notice"))
     pins = Pins(spec.tasks)  # at its start, the session's list (its prompt is its first message)
     try:
         await notice()
@@ -476,21 +505,32 @@ async def _pinned_system(
     return turn.system(spec.system, pinned.attach(view, pins)), compact
 
 
-async def _tools(
-    spec: RunSpec,
+async def _offered(
     run_id: str,
     here: ProcessContext,
     base: RunConfig,
-    chat: Memory | None,
-    may_spawn: bool,
-    gate: Gate,
     servers: Servers | None,
+    cancel: asyncio.Event,
     system: str,
-) -> tuple[dict[str, Tool], str]:
-    """The tools the run offers, and its system prompt with its MCP servers' instructions:
-    the built-in ones, the chat's, the subagents', the kernel's, `web_fetch` (with the run's
-    bounds, and its gate's word on which hosts a rule names), its servers' ready or cached
-    ones (after the startup gate at most), then only those `--tools` names."""
+) -> tuple[dict[str, Tool], frozenset[str], str]:
+    """Its MCP servers' ready or cached tools (after the startup gate at most, or its abort),
+    what they say shown; those that only read (their servers say so: the gate lets them read);
+    and its system prompt with their instructions."""
+    if servers is None:
+        return {}, frozenset(), system
+    offered, said, section = await servers.offered(gate_ms(base.loaded), cancel)
+    for line in said:
+        here.show(run_id, "notice", line)
+    reads = frozenset(name for name, t in offered.items() if t.replay_safe)
+    return dict(offered), reads, f"{system}\n\n{section}" if section else system
+
+
+def _tools(
+    spec: RunSpec, base: RunConfig, chat: Memory | None, may_spawn: bool, gate: Gate, offered: dict[str, Tool]
+) -> dict[str, Tool]:
+    """The tools the run offers: the built-in ones, the chat's, the subagents', the kernel's,
+    `web_fetch` (with the run's bounds, and its gate's word on which hosts a rule names), its
+    MCP servers' (`offered`), then only those `--tools` names."""
     tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     if may_spawn:
         tools |= {SPAWN.name: SPAWN.offering(spec.agents), STOP_CHILD.name: STOP_CHILD}
@@ -502,16 +542,10 @@ async def _tools(
         tools[EXIT_PLAN_TOOL.name] = EXIT_PLAN_TOOL
     if not spec.child:
         tools[TODO.name] = TODO
-    if servers is not None:
-        offered, said, section = await servers.offered(gate_ms(base.loaded), gate.cancel)  # the run's abort
-        for line in said:
-            here.show(run_id, "notice", line)
-        tools |= offered
-        gate.reads = frozenset(name for name, t in offered.items() if t.replay_safe)
-        system = f"{system}\n\n{section}" if section else system
+    tools |= offered
     if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
         tools = {name: tool for name, tool in tools.items() if name in spec.tools}
-    return tools, system
+    return tools
 
 
 def _servers(
