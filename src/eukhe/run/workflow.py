@@ -472,7 +472,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
                 here.show(run_id, "sandbox", removed)
     if chat is not None:  # the run's last messages ride on its log step
         await _logged(
-            chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), effects.step
+            chat, run_id, out.transcript, functools.partial(here.show, run_id, "memory"), effects.step
         )
     await effects.flush()
     return out
