@@ -14,7 +14,7 @@ from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Request, Tool
 from eukhe.rules import recovery, run
 from eukhe.run import notes
-from eukhe.run.loop import RunLoop, Settings
+from eukhe.run.loop import RunLoop, RunRules, Settings
 from eukhe.run.outcome import RunOutcome
 
 TOOLS = (Tool("read", "read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
@@ -237,14 +237,14 @@ def test_the_loop_asks_the_rules_tie() -> None:
             return run.step(cfg, s, run.Input(run.Kind.ANSWER))
         return run.step(cfg, s, x)
 
-    out, _, _, runner = go([read("a"), "done"], step=answers)
+    out, _, _, runner = go([read("a"), "done"], rules=RunRules(step=answers))
     assert out.outcome == "answered" and runner.calls == []
 
     def never_redo(cfg: recovery.RCfg, r: recovery.Rec, x: recovery.Reply) -> recovery.Step:
         t = recovery.step(cfg, r, x)
         return recovery.Step(recovery.Act.QUIT, t.rec) if t.act is recovery.Act.REDO else t
 
-    out, _, _, _ = go([{"thinking": "p", "stop": "length"}, "ok"], recover=never_redo)
+    out, _, _, _ = go([{"thinking": "p", "stop": "length"}, "ok"], rules=RunRules(recover=never_redo))
     assert out.outcome == "failed" and out.notes == 0
 
 

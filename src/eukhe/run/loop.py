@@ -62,6 +62,16 @@ the run's new system prompt with the newly pinned view, `{"system": ...}` (and `
 message the run goes on from, when not `notes.compacted`'s), or say why not, `{"error": ...}`."""
 
 
+@dataclass(frozen=True)
+class RunRules:
+    """The rules the loop asks: H4's step, the H4.8 recoveries' step, the classifier of replies.
+    A tie test swaps one to show the loop does what the rule says."""
+
+    step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run] = run_rule.step
+    recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
+    classify: Callable[[classify.Seen], classify.Read] = classify.classify
+
+
 class Decided(Protocol):
     """The gate's decision on a call (`run.permit.Permit`), as its step records it."""
 
@@ -169,11 +179,7 @@ class RunLoop:
     background: bool = False  # deferred answers: start a job and poll it (a provider with start/poll/cancel)
     window: str | None = None  # the requested window: "15m", "1h", "24h"
     poll_interval: float = 5.0
-    step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run] = (
-        run_rule.step
-    )  # the rules: swapped only by tie tests
-    recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
-    classify: Callable[[classify.Seen], classify.Read] = classify.classify  # swapped only by tie tests
+    rules: RunRules = field(default_factory=RunRules)  # swapped only by tie tests
     effects: Effects | None = None  # None: in memory, waits by `sleep`
     system: str = ""  # the system prompt (e.g. the skills offered)
     interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
@@ -261,7 +267,7 @@ class RunLoop:
         }
         while t.state.live:
             if self.cancel.is_set():
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 break
             if not await phases[t.state.phase](t):
                 break
@@ -274,14 +280,14 @@ class RunLoop:
     async def _prepare_phase(self, t: _Turn) -> bool:
         finished, got = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
         if not finished:
-            t.go(self.step, run_rule.ABORT)
+            t.go(self.rules.step, run_rule.ABORT)
             return False
         if isinstance(got, BaseException):
             t.failure_text = f"a before_request hook failed: {type(got).__name__}: {got}"
-            t.go(self.step, run_rule.Input(run_rule.Kind.HOOK_FAILED))
+            t.go(self.rules.step, run_rule.Input(run_rule.Kind.HOOK_FAILED))
             return True
         t.prepared = got
-        t.go(self.step, run_rule.Input(run_rule.Kind.PREPARED, compact=self._past_threshold(got)))
+        t.go(self.rules.step, run_rule.Input(run_rule.Kind.PREPARED, compact=self._past_threshold(got)))
         return True
 
     async def _compact_phase(self, t: _Turn) -> bool:
@@ -298,7 +304,7 @@ class RunLoop:
             work = self.fx.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
             finished, got = await race(work, self.cancel, stop=t.stop)
             if not finished:
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 return False
         if isinstance(got, BaseException):
             got = {"error": f"{type(got).__name__}: {got}"}
@@ -308,14 +314,14 @@ class RunLoop:
             t.ctx = [Message("user", got.get("note") or notes.compacted(t.prompt))]
             finished, prepared = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
             if not finished:  # the new request's hooks, under the run's cancel as in prepare
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 return False
             if isinstance(prepared, BaseException):
                 got = {"error": f"a before_request hook failed: {type(prepared).__name__}: {prepared}"}
             else:
                 t.prepared = prepared
         failed = "error" in got
-        t.go(self.step, run_rule.Input(run_rule.Kind.COMPACTED, entry=entry, failed=failed))
+        t.go(self.rules.step, run_rule.Input(run_rule.Kind.COMPACTED, entry=entry, failed=failed))
         if not t.state.live:
             cause = (
                 got.get("error")
@@ -369,7 +375,7 @@ class RunLoop:
         """What a request or a poll gave: a job still deferred, a failed poll, or a reply."""
         if not finished:
             await self._cancel_job(t.job)
-            t.go(self.step, run_rule.ABORT)
+            t.go(self.rules.step, run_rule.ABORT)
             if "".join(t.streamed).strip():  # what the person saw stream stays in the transcript,
                 # marked cut and failed: a failed reply stays out of the chat's memory (H4.6)
                 cut = Message("assistant", "".join(t.streamed) + notes.CUT_BY_ABORT, is_error=True)
@@ -379,7 +385,7 @@ class RunLoop:
             if t.job is None:
                 t.job, t.sent_at = got, await self.fx.now()
                 t.deadline = ai_deadline(got, self.window, t.sent_at)
-            t.go(self.step, run_rule.Input(run_rule.Kind.DEFERRED))
+            t.go(self.rules.step, run_rule.Input(run_rule.Kind.DEFERRED))
             if t.state.end is run_rule.End.NOT_READY:
                 await self._cancel_job(t.job)
                 t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at)
@@ -394,7 +400,10 @@ class RunLoop:
         t.retries_used += 1
         wait = self._retry_wait(t.retries_used, got.failure)
         late = await self.fx.now() + wait >= t.deadline
-        t.go(self.step, run_rule.Input(run_rule.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late))
+        t.go(
+            self.rules.step,
+            run_rule.Input(run_rule.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late),
+        )
         if t.state.live:
             t.out.retries += 1
             self._budget(t)
@@ -414,11 +423,11 @@ class RunLoop:
         retry = self._model_retry(t.retries_used + 1, reply.failure)
         if x.kind is run_rule.Kind.ERROR and x.retryable and not x.noted and retry.refused:
             x = run_rule.Input(run_rule.Kind.ERROR, retryable=False)  # a wait past the cap fails the run now
-        r = self.recover(recovery.CAPS, t.rec, rx)
+        r = self.rules.recover(recovery.CAPS, t.rec, rx)
         t.rec = r.rec
         y = recovery.act_reply(r.act, x)
         before = t.state
-        t.go(self.step, y)
+        t.go(self.rules.step, y)
         state = t.state
         if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is run_rule.Kind.CALLS):
             calls = rebuilt if rebuilt is not None else reply.calls
@@ -457,7 +466,7 @@ class RunLoop:
             finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
             self.show("waited", "", {"wait": "retry"})
             if not finished:
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 return False
         elif state.phase is run_rule.Phase.OVERFLOW:
             t.overflow = reply.failure.message if reply.failure else ""
@@ -480,7 +489,7 @@ class RunLoop:
             self._tools(t.pending, t.cut, t.tokens, t.out, t), self.cancel, stop=t.stop
         )
         if not finished:
-            t.go(self.step, run_rule.ABORT)
+            t.go(self.rules.step, run_rule.ABORT)
             return False
         # a round that gave the run's answer stops it there, answered (uncounted)
         ends = t.answer is not None
@@ -501,10 +510,10 @@ class RunLoop:
             await self._log(t.out, msg)
         t.out.rounds += 1
         like = rounds_in_a_row(t.ctx) > 1
-        t.rec = self.recover(recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, like)).rec
+        t.rec = self.rules.recover(recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, like)).rec
         if users:  # a user message ends the repeat row (H4.8.4)
-            t.rec = self.recover(recovery.CAPS, t.rec, recovery.Reply(Out.USER)).rec
-        t.go(self.step, end)
+            t.rec = self.rules.recover(recovery.CAPS, t.rec, recovery.Reply(Out.USER)).rec
+        t.go(self.rules.step, end)
         self._budget(t)
         if t.state.attempt == 0:
             t.note = None
@@ -695,7 +704,7 @@ class RunLoop:
             leak=found is not None and found.leak is not None,
             length=reply.stop is Stop.LENGTH,
         )
-        read = self.classify(seen)
+        read = self.rules.classify(seen)
         return (
             read.input,
             read.reply,
