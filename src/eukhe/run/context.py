@@ -9,10 +9,9 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from eukhe.admission import Registry, Slots
-from eukhe.ai.models import OnFirstRequest
+from eukhe.ai.models import OnFirstRequest, Route
 from eukhe.children.ledger import Ledger
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.lease import RootTurnLease
@@ -113,7 +112,7 @@ class ProcessContext:
             self.answered = HookAnswers(self.chat_url)
         return self.answered
 
-    def memory(self, compactor: Callable[[], Any], budget: int) -> Memory | None:
+    def memory(self, compactor: Callable[[], Route], budget: int) -> Memory | None:
         """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process
         gives them none: through the owner when the process has one (the chat's only
         writer), else this process's own chat, made on first use on the runs' loop.

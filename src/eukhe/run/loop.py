@@ -634,7 +634,7 @@ class RunLoop:
             self.show("denied", str(got["result"]), {**denial, "id": c.id})
         return out
 
-    async def _permitted(self, c: ToolCall) -> dict[str, Any]:
+    async def _permitted(self, c: ToolCall) -> JsonObject:
         """The gate's decision on the call as sent, as its step records it (redacted: its
         reasons may quote the call)."""
         assert self.gate is not None

@@ -151,7 +151,7 @@ class RecordedEffects:
         self,
         call: ToolCall,
         replay_safe: bool,
-        permit: Callable[[], Awaitable[dict[str, Any]]],
+        permit: Callable[[], Awaitable[JsonObject]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
     ) -> tuple[JsonObject, tuple[str, bool] | None]:
         if self.layout < 2:
@@ -173,7 +173,7 @@ class RecordedEffects:
         self,
         call: ToolCall,
         replay_safe: bool,
-        permit: Callable[[], Awaitable[dict[str, Any]]],
+        permit: Callable[[], Awaitable[JsonObject]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
     ) -> tuple[JsonObject, tuple[str, bool] | None]:
         """`gated` for a run of layout 1 (eukhe 0.1), which had no `permit` step: the
@@ -256,7 +256,7 @@ async def _nothing() -> None:
 
 
 def _both(
-    permit: Callable[[], Awaitable[dict[str, Any]]], work: Callable[[bool], Awaitable[tuple[str, bool]]]
+    permit: Callable[[], Awaitable[JsonObject]], work: Callable[[bool], Awaitable[tuple[str, bool]]]
 ) -> Callable[[], Awaitable[JsonObject]]:
     """A call's decision and, if it runs, the call, as one step's work."""
 
@@ -267,7 +267,7 @@ def _both(
     return both
 
 
-def _ungated() -> dict[str, Any]:
+def _ungated() -> JsonObject:
     """The permit of a call eukhe 0.1 recorded: it ran (in the sandbox) with no gate."""
     return Permit(True, why="begun under eukhe 0.1, before its calls had a permission gate").json()
 
