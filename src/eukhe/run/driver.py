@@ -214,7 +214,12 @@ class Runtime:
             args = (st.input or {}).get("args") if st is not None and isinstance(st.input, dict) else None
             return str(args[0].get("claim")) if args and isinstance(args[0], dict) else None
 
-        if await asyncio.to_thread(begin) != claim:
+        try:
+            claimed = await asyncio.to_thread(begin)
+        except BaseException:
+            self.process.runs.forget(rid)  # not started: its handle goes
+            raise
+        if claimed != claim:
             self.process.runs.forget(rid)  # another process's run, under the same id
             raise Busy(
                 f"session {session}: another process started run {rid} at the same moment; "
