@@ -41,6 +41,7 @@ from eukhe.run import secrets as redacted
 from eukhe.run.call import ModelCall, refused
 from eukhe.run.effects import Direct, Effects
 from eukhe.run.hook_events import RunHooks, followed
+from eukhe.run.leak import Scan as Scanned
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.repeat import rounds_in_a_row, same_calls
 from eukhe.settings.run import Settings
@@ -55,7 +56,8 @@ hooks, which are `RunHooks`."""
 ToolRunner = Callable[..., Awaitable[tuple[str, bool]]]
 """(call) -> (result, is_error); called with `outside=True` for a call the permission rule
 lets run outside the sandbox."""
-Scan = Callable[[str, Mapping[str, JsonMapping]], Any]
+Scan = Callable[[str, Mapping[str, JsonMapping]], Scanned]
+"""The leak scan (`run.leak.scan`): tool-call markup in a reply's text, against the offered tools."""
 Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
 """A compaction (H4): given the run's messages so far, log them into the chat and give
 the run's new system prompt with the newly pinned view, `{"system": ...}` (and `"note"`, the
@@ -682,7 +684,7 @@ class RunLoop:
 
     def _classify(
         self, reply: Reply, ctx: Sequence[Message], offered: Mapping[str, JsonMapping]
-    ) -> tuple[run_rule.Input, recovery.Reply, tuple[ToolCall, ...] | None, Any]:
+    ) -> tuple[run_rule.Input, recovery.Reply, tuple[ToolCall, ...] | None, Scanned | None]:
         """The run's input for the reply as it came, and what recovery reads of it: the
         runtime reads the reply (the leak scan, the repeat check), the rule says what it is
         (`rules.classify`)."""
@@ -713,12 +715,23 @@ class RunLoop:
         )
 
     def _note(
-        self, act: Act, rec: recovery.Rec, reply: Reply, attempt: int, ctx: Sequence[Message], leak: Any
+        self,
+        act: Act,
+        rec: recovery.Rec,
+        reply: Reply,
+        attempt: int,
+        ctx: Sequence[Message],
+        leak: Scanned | None,
     ) -> str:
         f = reply.failure
         if act is Act.REDO and rec.cause is recovery.Cause.LENGTH:
             return notes.length(attempt, rec.row, reply.usage.output or None)
-        if act is Act.REDO and rec.cause is recovery.Cause.LEAK:
+        if (
+            act is Act.REDO
+            and rec.cause is recovery.Cause.LEAK
+            and leak is not None
+            and leak.leak is not None
+        ):
             return notes.leak(attempt, rec.row, leak.leak.markup, leak.leak.reason)
         if act is Act.REDO and rec.cause is recovery.Cause.REJECTED and f is not None:
             return notes.rejected(attempt, rec.row, f.message)
@@ -802,7 +815,7 @@ def request_bytes(request: Request) -> int:
     return n + sum(len(json.dumps(dict(t.schema))) + len(t.name) + len(t.description) for t in request.tools)
 
 
-def _calls(found: Any) -> tuple[ToolCall, ...]:
+def _calls(found: Scanned | None) -> tuple[ToolCall, ...]:
     if found is None:
         return ()
     return tuple(ToolCall(f"leak_{i}", c.name, "", dict(c.arguments)) for i, c in enumerate(found.calls))
