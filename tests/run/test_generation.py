@@ -14,6 +14,7 @@ from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Request, Tool
 from eukhe.rules import recovery, run
 from eukhe.run import notes
+from eukhe.run.effects import Direct
 from eukhe.run.loop import RunLoop, RunRules, Settings
 from eukhe.run.outcome import RunOutcome
 
@@ -59,7 +60,7 @@ def go(
             runner,
             settings or Settings(),
             request_hooks=request_hooks,
-            sleep=sleep,
+            effects=Direct(sleep),
             **kw,
         )
         if abort_after is not None:
@@ -327,7 +328,7 @@ def background(
             TOOLS,
             Runner(),
             Settings(),
-            sleep=sleep,
+            effects=Direct(sleep),
             background=True,
             window=window,
             poll_interval=interval,

@@ -174,7 +174,6 @@ class RunLoop:
     settings: Settings = field(default_factory=Settings)
     request_hooks: Sequence[RequestHook] = ()
     scan: Scan | None = None
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     # (kind, text, data): what the run shows (`eukhe.events`), with its event's fields if any
     show: Callable[..., None] = lambda kind, text, data=None: None
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
@@ -182,7 +181,7 @@ class RunLoop:
     window: str | None = None  # the requested window: "15m", "1h", "24h"
     poll_interval: float = 5.0
     rules: RunRules = field(default_factory=RunRules)  # swapped only by tie tests
-    effects: Effects | None = None  # None: in memory, waits by `sleep`
+    effects: Effects = field(default_factory=Direct)  # the workflow's recorded steps; else in memory
     system: str = ""  # the system prompt (e.g. the skills offered)
     interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
     # every model request holds a slot of its provider while it runs (the owner's, in a durable run)
@@ -207,12 +206,6 @@ class RunLoop:
     def __post_init__(self) -> None:
         shown = self.show  # every event the run shows goes through here, its text and fields redacted
         self.show = lambda kind, text, data=None: shown(kind, self.redact(text), self.redact.deep(data))
-
-    @property
-    def fx(self) -> Effects:
-        if self.effects is None:
-            self.effects = Direct(self.sleep)
-        return self.effects
 
     async def run(
         self,
@@ -256,7 +249,7 @@ class RunLoop:
         t.idle = s.stream_idle_timeout_ms / 1000.0
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
         for msg in new:
-            await self.fx.append(msg)
+            await self.effects.append(msg)
         caps = {"rounds": cfg.cap, "notes": cfg.notes, "retries": cfg.retries}
         self.show("run", prompt[:200], {"caps": caps})
         phases = {
@@ -303,7 +296,7 @@ class RunLoop:
         if len(t.ctx) <= 1:  # only the request itself: nothing of the run to move (none found)
             got = {"none": "the context holds nothing of this run but its request, so nothing can move"}
         elif self.compact is not None:
-            work = self.fx.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
+            work = self.effects.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
             finished, got = await race(work, self.cancel, stop=t.stop)
             if not finished:
                 t.go(self.rules.step, run_rule.ABORT)
@@ -348,10 +341,10 @@ class RunLoop:
         if self.background:
             start = functools.partial(self._deferred.start, t.prepared, self.window)
             t.sent = {}
-            work = self.fx.step("start", functools.partial(self._model.kept, start, refused, t.sent))
+            work = self.effects.step("start", functools.partial(self._model.kept, start, refused, t.sent))
         else:
             t.streamed, t.sent = [], {}
-            work = self.fx.step(
+            work = self.effects.step(
                 "model", functools.partial(self._model.stream, t.prepared, t.idle, t.streamed, t.sent)
             )
         finished, got = await race(work, self.cancel, stop=t.stop)
@@ -363,13 +356,13 @@ class RunLoop:
         until = {"deadline": round(t.deadline, 3) if t.deadline else None}  # epoch seconds
         text = f"deferred job {t.job.id if t.job else ''}: next poll in {self.poll_interval:.0f} s"
         self.show("poll", text, {"wait": "poll", "next": _at(self.poll_interval), **until})
-        finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=t.stop)
+        finished, _ = await race(self.effects.sleep(self.poll_interval), self.cancel, stop=t.stop)
         self.show("waited", "", {"wait": "poll"})
         if finished:
             assert t.job is not None, "a poll is of the job the deferred request started"
             poll = functools.partial(self._deferred.poll, t.job)
             t.sent = {}
-            work = self.fx.step("poll", functools.partial(self._model.kept, poll, PollFailed, t.sent))
+            work = self.effects.step("poll", functools.partial(self._model.kept, poll, PollFailed, t.sent))
             finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
@@ -385,12 +378,12 @@ class RunLoop:
             return False
         if isinstance(got, Job):  # still deferred: poll it until its deadline
             if t.job is None:
-                t.job, t.sent_at = got, await self.fx.now()
+                t.job, t.sent_at = got, await self.effects.now()
                 t.deadline = ai_deadline(got, self.window, t.sent_at)
             t.go(self.rules.step, run_rule.Input(run_rule.Kind.DEFERRED))
             if t.state.end is run_rule.End.NOT_READY:
                 await self._cancel_job(t.job)
-                t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at)
+                t.failure_text = notes.not_ready(await self.effects.now() - t.sent_at)
             return True
         if isinstance(got, PollFailed):  # the same job is polled again, never resent
             return await self._poll_failed(t, got)
@@ -401,7 +394,7 @@ class RunLoop:
     async def _poll_failed(self, t: _Turn, got: PollFailed) -> bool:
         t.retries_used += 1
         wait = self._retry_wait(t.retries_used, got.failure)
-        late = await self.fx.now() + wait >= t.deadline
+        late = await self.effects.now() + wait >= t.deadline
         t.go(
             self.rules.step,
             run_rule.Input(run_rule.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late),
@@ -411,11 +404,13 @@ class RunLoop:
             self._budget(t)
             text = f"{got.failure.message}; polling again in {wait:.1f} s"
             self.show("retry", text, {"wait": "retry", "deadline": _at(wait), "seconds": wait})
-            await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+            await race(self.effects.sleep(wait), self.cancel, stop=t.stop)
             self.show("waited", "", {"wait": "retry"})
         else:
             await self._cancel_job(t.job)
-            t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at) if late else got.failure.message
+            t.failure_text = (
+                notes.not_ready(await self.effects.now() - t.sent_at) if late else got.failure.message
+            )
         return True
 
     async def _reply(self, t: _Turn, reply: Reply) -> bool:
@@ -465,7 +460,7 @@ class RunLoop:
             wait = retry.wait_ms / 1000.0
             text = f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s"
             self.show("retry", text, {"wait": "retry", "deadline": _at(wait), "seconds": wait})
-            finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+            finished, _ = await race(self.effects.sleep(wait), self.cancel, stop=t.stop)
             self.show("waited", "", {"wait": "retry"})
             if not finished:
                 t.go(self.rules.step, run_rule.ABORT)
@@ -568,7 +563,7 @@ class RunLoop:
     async def _cancel_job(self, job: Job | None) -> None:
         if job is not None:
             with contextlib.suppress(Exception):
-                work = self.fx.step("cancel", lambda: self._deferred.cancel(job))
+                work = self.effects.step("cancel", lambda: self._deferred.cancel(job))
                 await asyncio.wait_for(work, timeout=ABORT_GRACE)
 
     async def _prepare(self, request: Request) -> Request | BaseException:
@@ -616,12 +611,12 @@ class RunLoop:
             as_sent = self._as_sent(t, c)
             if self.gate is None:
                 work = functools.partial(self._run_tool, c, False, as_sent)
-                out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
+                out.append(await self.effects.tool(c, c.name in self.replay_safe, work))
                 continue
             # the permission rule first (recorded: a replay asks nothing)
             permit = functools.partial(self._permitted, as_sent)
             run = functools.partial(self._run_tool, c, sent=as_sent)
-            got, ran = await self.fx.gated(c, c.name in self.replay_safe, permit, run)
+            got, ran = await self.effects.gated(c, c.name in self.replay_safe, permit, run)
             if ran is not None:
                 out.append(ran)
                 continue
@@ -678,7 +673,7 @@ class RunLoop:
         place every message of the run is kept."""
         msg = self._clean(msg)
         out.transcript.append(msg)
-        await self.fx.append(msg)
+        await self.effects.append(msg)
 
     # ---------------------------------------------------------------- reading replies
 
