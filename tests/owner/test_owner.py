@@ -338,7 +338,7 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing_through_the_owner(h
             registry = RemoteRegistry(home)
             p = OpenAIChat("faux", base_url=url, timeout=20)
             try:
-                g = RunLoop(p, "m", TOOLS, Runner(), Settings(), hooks=[broken], admission=registry)
+                g = RunLoop(p, "m", TOOLS, Runner(), Settings(), request_hooks=[broken], admission=registry)
                 out = await g.run("go")
             finally:
                 await p.close()

@@ -26,7 +26,7 @@ from eukhe.memory.chat import Chat
 from eukhe.memory.log import Entry
 from eukhe.memory.tables import ChatStore, ChatStoreError
 from eukhe.run.session_service import Sessions, Transcript
-from eukhe.run.spec import RunSpec, Setup
+from eukhe.run.spec import RunSpec, SessionSetup
 from eukhe.runtime import Busy, leave, open_runtime
 from eukhe.settings import SettingsError, home, memory_settings
 from eukhe.store import durable, sessions
@@ -71,7 +71,7 @@ def ran_here(settings: JsonObject, view: RunView, spec: RunSpec | None, session:
     return view.code
 
 
-def control_here(made: Setup, view: RunView, session: str, given: bool) -> NoReturn:
+def control_here(made: SessionSetup, view: RunView, session: str, given: bool) -> NoReturn:
     """`eukhe run --control`: open the run store and serve the session's requests on
     standard input (`cli/control.py`) to its end; the process ends with the last run's
     exit code."""

@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 from eukhe import waits
 from eukhe.client.admission import RemoteRegistry
@@ -93,15 +94,20 @@ async def root_lease(
         client.tell(RequestKind.UNLEASE, lease=lid)
 
 
-@contextlib.asynccontextmanager
-async def held(
-    registry: RemoteRegistry,
-    session: str,
-    run: str,
-    cancel: asyncio.Event | None = None,
-    show: Callable[[str], None] = lambda line: None,
-    events: Callable[..., None] | None = None,
-) -> AsyncIterator[int]:
-    """The lease over the registry's connection to the owner (made on first use)."""
-    async with root_lease(await registry.client(), session, run, cancel, show, events) as key:
-        yield key
+@dataclass(frozen=True)
+class RootTurnLease:
+    """The root-turn lease over `registry`'s connection to the owner (made on first use)."""
+
+    registry: RemoteRegistry
+
+    @contextlib.asynccontextmanager
+    async def held(
+        self,
+        session: str,
+        run: str,
+        cancel: asyncio.Event | None = None,
+        events: Callable[..., None] | None = None,
+    ) -> AsyncIterator[int]:
+        """Hold it for the block (`root_lease`): its key."""
+        async with root_lease(await self.registry.client(), session, run, cancel, events=events) as key:
+            yield key

@@ -138,6 +138,11 @@ class Gate:
 
     # ------------------------------------------------------------ plan mode
 
+    @property
+    def planning(self) -> bool:
+        """Whether the run is in plan mode now (a subagent it spawns starts so)."""
+        return self.session.cfg.plan
+
     def plan(self, on: bool) -> None:
         """A person turns plan mode on or off (the agent's Shift+Tab): the model's step, from
         the run's next call on (called on the run's loop)."""
