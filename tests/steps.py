@@ -35,3 +35,6 @@ class Kept:
 
     async def sleep(self, seconds: float) -> None:
         return None
+
+    def step_id(self) -> int | None:
+        return None

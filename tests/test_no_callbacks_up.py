@@ -7,6 +7,8 @@ from below, or an object one of those made) is looked at, argument by argument."
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "eukhe"
@@ -126,3 +128,99 @@ def main(printer: Printer, other):
         "eukhe.cli.x:12",
         "eukhe.cli.x:14",
     ], got
+
+
+RUN_BUILT_WHOLE = ("runtime.py", "run/assemble.py", "run/workflow.py")
+"""The composition root, the run's builder and its workflow: each part they make is made whole."""
+
+
+def assigned_after(source: str) -> list[int]:
+    """The lines of `source` that assign to an attribute of an object other than `self`: a part
+    finished after it was made (`process.lease = ...`, `gate.hooks = ...`)."""
+    lines = []
+    for n in ast.walk(ast.parse(source)):
+        targets = (
+            n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        )
+        for t in targets:
+            for e in t.elts if isinstance(t, ast.Tuple) else [t]:
+                if isinstance(e, ast.Attribute) and not (
+                    isinstance(e.value, ast.Name) and e.value.id == "self"
+                ):
+                    lines.append(n.lineno)
+    return sorted(set(lines))
+
+
+def test_the_run_s_parts_are_made_whole_never_finished_after() -> None:
+    found = [
+        f"{name}:{line}" for name in RUN_BUILT_WHOLE for line in assigned_after((SRC / name).read_text())
+    ]
+    assert found == [], "a part assigned to after it is made; give it at construction:\n" + "\n".join(found)
+
+
+def test_the_check_finds_a_part_finished_after_it_is_made() -> None:
+    source = """
+def open(registry):
+    process = ProcessContext()
+    process.lease = partial(held, registry)
+    process.admission, process.owner = registry, registry.client
+    children.offered += ("read",)
+    self.made = 1
+    made = Made(lease=registry)
+"""
+    assert assigned_after(source) == [4, 5, 6]  # not `self`'s own, not a keyword at construction
+
+
+def test_one_way_into_a_loop_from_another_thread() -> None:
+    """Another thread reaches a run's loop (its cancel, its gate) and a waiter's (the run's end)
+    through `run.handles.call_soon` only: one `call_soon_threadsafe` in the run's code."""
+    run = [SRC / "runtime.py", *sorted((SRC / "run").rglob("*.py"))]
+    calls = [f"{p.name}" for p in run for _ in range(p.read_text().count(".call_soon_threadsafe("))]
+    assert calls == ["handles.py"], calls
+
+
+def test_a_process_keeps_one_table_of_its_runs_not_pairs_of_loops() -> None:
+    """A run is reached through its handle (`ProcessContext.runs`); no dict of (loop, X) pairs,
+    no future parked for a run's end, no callback for `eukhe abort`."""
+    from eukhe.run.context import ProcessContext
+
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(ProcessContext)}
+    assert kinds["runs"] == "RunTable"
+    pairs = [name for name, kind in kinds.items() if kind.startswith("dict[") and "AbstractEventLoop" in kind]
+    assert pairs == [] and "ending" not in kinds, pairs
+    assert "lease" in kinds and "Callable" not in kinds["lease"], kinds["lease"]
+    source = (SRC / "client" / "admission.py").read_text()
+    assert "on_abort" not in source and "aborts: Aborts | None" in source
+
+
+def test_the_seams_below_the_workflow_are_typed_objects_not_callables() -> None:
+    """What the workflow gives a run's parts is one interface (`run.steps.Steps`): `assemble`
+    and `Delivery` take it, and no callable or `Any` of the workflow's (its take, its loop's
+    run, DBOS's sleep); the loop's inbox and gate are typed objects too."""
+    from eukhe.run.assemble import assemble
+    from eukhe.run.delivery import Delivery
+    from eukhe.run.loop import RunLoop
+
+    taken = {
+        **{f"assemble({n})": str(p.annotation) for n, p in inspect.signature(assemble).parameters.items()},
+        **{f"Delivery.{f.name}": str(f.type) for f in dataclasses.fields(Delivery)},
+        **{
+            f"RunLoop.{f.name}": str(f.type)
+            for f in dataclasses.fields(RunLoop)
+            if f.name in ("inbox", "gate")
+        },
+    }
+    loose = {k: v for k, v in taken.items() if "Callable" in v or "Any" in v}
+    assert loose == {}, loose
+    assert taken["assemble(steps)"] == taken["Delivery.steps"] == "Steps"
+
+
+def test_no_two_classes_of_the_run_share_a_name() -> None:
+    """One word for each thing: the session's setup and the run's settings are two classes of
+    two names (`SessionSetup`, `RunConfig`), not two `Setup`s."""
+    named: dict[str, list[str]] = {}
+    for p in [SRC / "runtime.py", *sorted((SRC / "run").rglob("*.py"))]:
+        for n in ast.parse(p.read_text()).body:
+            if isinstance(n, ast.ClassDef):
+                named.setdefault(n.name, []).append(p.name)
+    assert {k: v for k, v in named.items() if len(v) > 1} == {}

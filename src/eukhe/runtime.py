@@ -7,23 +7,26 @@ the owner's recovery all open their runtime here, so the sequence is written onc
 2. the store opened (`store.durable`: DBOS launched, the run workflows registered);
 3. this process's `ProcessContext` begun (`run.context`), the one object its runs find;
 4. its slots from the home's owner (`client.admission.RemoteRegistry`), and, for a
-   user's process, the root-turn lease through the same connection, and `eukhe
-   abort` from another process as the run's cancel.
+   user's process, the root-turn lease through the same connection
+   (`client.lease.RootTurnLease`), and `eukhe abort` from another process reaching the
+   run's cancel through the process's run table (`run.handles.RunTable`, which the
+   registry knows as `client.admission.Aborts`): every part given at construction, none
+   assigned after, no callback.
 
 The owner's own recovered runs take slots from the owner like any client's, but hold
 no lease: no user waits on them."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from eukhe.client.admission import RemoteRegistry
-from eukhe.client.lease import held
+from eukhe.client.lease import RootTurnLease
 from eukhe.json_types import JsonObject
 from eukhe.process_exit import leave
 from eukhe.run.context import ProcessContext, begin
 from eukhe.run.driver import Busy, Runtime
+from eukhe.run.handles import RunTable
 from eukhe.run.permit import Asker
 from eukhe.run.secrets import redaction
 from eukhe.run.sink import RunSink
@@ -50,15 +53,16 @@ def open_runtime(
     Raises `store.durable.StoreError` when the store cannot be opened."""
     redact = redaction(settings)  # the last line of defence: made once, for every row and every line
     store = durable.open_store(home, settings, recovers=recovers, redact=redact)
-    if not user:
-        registry = RemoteRegistry(home)
-        live = ProcessContext(
-            sink=sink, chat_url=store.url, admission=registry, owner=registry.client, redact=redact
-        )
-        return Runtime(home, store, begin(live))
-    # the chat beside the runs
-    process = begin(ProcessContext(sink=sink, chat_url=store.url, asker=asker, redact=redact))
-    registry = RemoteRegistry(home, on_abort=process.abort)
-    process.admission, process.owner = registry, registry.client
-    process.lease = functools.partial(held, registry)
-    return Runtime(home, store, process)
+    runs = RunTable()  # the process's runs: `eukhe abort` from another process reaches a user's
+    registry = RemoteRegistry(home, aborts=runs if user else None)
+    process = ProcessContext(
+        sink=sink,
+        chat_url=store.url,  # the chat beside the runs
+        admission=registry,
+        owner=registry.client,
+        lease=RootTurnLease(registry) if user else None,
+        runs=runs,
+        asker=asker,
+        redact=redact,
+    )
+    return Runtime(home, store, begin(process))

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.children.ledger import Ledger
 from eukhe.children.tools import SPAWN
 from eukhe.rules import agent as agent_rule
 from eukhe.rules.agent import LISTED
@@ -46,8 +45,9 @@ def spawned(
     """Spawn `a` from a root run that offers `offered`: the call's result, and each child's spec."""
     steps = Kept()
     spec = RunSpec(model="vllm/m", cwd=".", base_url="http://127.0.0.1:9/v1", agents=(a,))
-    kids = children.Children(spec, "s/0001", "s", 0, 2, 0, Ledger(), steps, system="eukhe's own")
-    kids.settings, kids.offered = settings or {}, offered
+    kids = children.Children(
+        spec, "s/0001", "s", 0, 2, 0, steps, system="eukhe's own", settings=settings or {}, offered=offered
+    )
     tool = SPAWN.offering(spec.agents)
     got = asyncio.run(
         tool.run({"task": "review it", "agent": a.name, **args}, Context(Path("."), children=kids))

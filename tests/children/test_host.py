@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ async def a_child(seconds: float, outcome: str) -> dict[str, Any]:
     """A stand-in for a child's run: it runs `seconds` (or until its cancel), then ends so."""
     here = workflow.process()
     cancel = asyncio.Event()
-    here.cancels[str(DBOS.workflow_id)] = (asyncio.get_running_loop(), cancel)
+    here.runs.begin(str(DBOS.workflow_id), cancel)
     try:
         await DBOS.run_step_async({"name": "message"}, functools.partial(_said, "working"))
         try:
@@ -30,7 +31,7 @@ async def a_child(seconds: float, outcome: str) -> dict[str, Any]:
         except TimeoutError:
             return {"outcome": outcome, "answer": "its answer", "error": None}
     finally:
-        here.cancels.pop(str(DBOS.workflow_id), None)
+        here.runs.end(str(DBOS.workflow_id))
 
 
 async def _said(text: str) -> str:
@@ -86,18 +87,18 @@ def test_stopping_a_child_kills_its_worker_once_and_keeps_its_session(store: Any
     once: the run ends aborted, its worker released, and its transcript stays."""
     aborted: list[str] = []
     here = workflow.process()
-    real = here.abort
+    real = here.runs.abort
 
-    def counted(run: str) -> None:
+    def counted(run: str) -> bool:
         aborted.append(run)
-        real(run)
+        return real(run)
 
-    here.abort = counted  # type: ignore[method-assign]
+    here.runs.abort = counted  # type: ignore[method-assign]
 
     async def stop() -> Any:
         with SetWorkflowID("s/0002.c1"):
             handle = await DBOS.start_workflow_async(a_child, 60.0, "answered")
-        while "s/0002.c1" not in here.cancels:
+        while (begun := here.runs.get("s/0002.c1")) is None or begun.running is None:
             await asyncio.sleep(0.01)
         with SetWorkflowID("s/0002.c1.stop"):
             await (await DBOS.start_workflow_async(stops, "s/0002.c1")).get_result()
@@ -115,20 +116,26 @@ def test_a_run_at_the_depth_limit_is_offered_no_spawn() -> None:
     from eukhe.children.tools import SPAWN
     from eukhe.tools import Context
 
-    kids = children.Children({"model": "vllm/m"}, "s/0001.c1", "s", 2, 2, 0, Ledger(), Kept(starts=False))
+    kids = children.Children({"model": "vllm/m"}, "s/0001.c1", "s", 2, 2, 0, Kept(starts=False))
     assert not kids.may_spawn
     got = asyncio.run(SPAWN.run({"task": "more"}, Context(Path("."), children=kids)))
     assert got.is_error and got.content == "spawn: this run is at the subagent depth limit (2)"
+
+
+@dataclass
+class Mode:
+    """A parent's gate, as its subagents see it (`run.children.PlanMode`)."""
+
+    planning: bool
 
 
 def test_a_subagent_starts_in_the_mode_its_parent_is_in_at_its_spawn() -> None:
     from eukhe.run.spec import RunSpec
 
     steps = Kept()
-    kids = children.Children(RunSpec("vllm/m", "."), "s/0001", "s", 0, 2, 0, Ledger(), steps)
-    planning = [True]  # the parent's gate: in plan mode, then its plan approved
-    kids.planning = lambda: planning[0]
+    gate = Mode(planning=True)  # the parent's gate: in plan mode, then its plan approved
+    kids = children.Children(RunSpec("vllm/m", "."), "s/0001", "s", 0, 2, 0, steps, mode=gate)
     asyncio.run(kids.spawn("look around", None))
-    planning[0] = False
+    gate.planning = False
     asyncio.run(kids.spawn("do it", None))
     assert [s.permission_mode for s in steps.started] == ["plan", "default"]

@@ -210,7 +210,7 @@ async def play(sc: Scenario, reports: Reports) -> list[Message]:
         async def run_tool(call: ToolCall) -> tuple[str, bool]:
             return "ok", False
 
-        g = RunLoop(Model(sc), "m", tools, run_tool, effects=fx, inbox=delivery.round_end)
+        g = RunLoop(Model(sc), "m", tools, run_tool, effects=fx, inbox=delivery)
         try:
             placed = await delivery.start()
             out = await g.run("go", [Message("user", t) for t in placed])

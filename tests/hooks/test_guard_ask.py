@@ -16,7 +16,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.reply import ToolCall
 from eukhe.hooks.config import Hooks
 from eukhe.rules import hook as rule
-from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
+from eukhe.rules.permission import Answer, Cfg, Kind, Mode, PermissionState, Policy, Rule, Source
 from eukhe.run.hook_events import RunHooks
 from eukhe.run.permit import Asked, Gate, Permit
 from tests.hooks.test_permission_request import ALLOW, hooks_of
@@ -105,7 +105,7 @@ def gate_permits(
     async def main() -> tuple[list[Permit], Gate]:
         cancel = asyncio.Event()
         run_hooks = RunHooks(hooks, "s", "s/0001", tmp_path, dict(os.environ), cancel, lambda *a, **k: None)
-        gate = Gate(Session(cfg), tmp_path, tmp_path / "home", person, cancel=cancel, hooks=run_hooks)
+        gate = Gate(PermissionState(cfg), tmp_path, tmp_path / "home", person, cancel=cancel, hooks=run_hooks)
         try:
             got = [
                 await asyncio.wait_for(gate.permit(ToolCall(f"c{i}", "bash", "", {"command": c})), 30)

@@ -15,7 +15,7 @@ from pathlib import Path
 from eukhe.ai.reply import ToolCall
 from eukhe.hooks.config import Hook, Hooks, Matcher
 from eukhe.rules import hook as rule
-from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
+from eukhe.rules.permission import Answer, Cfg, Kind, Mode, PermissionState, Policy, Rule, Source
 from eukhe.run.hook_events import RunHooks
 from eukhe.run.permit import Asked, Gate, Permit
 
@@ -67,7 +67,7 @@ def permit(
 
         run_hooks = RunHooks(hooks, "s", "s/0001", tmp_path, dict(os.environ), cancel, show)
         cfg = Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, True, True, ASK_TOUCH)
-        gate = Gate(Session(cfg), tmp_path, tmp_path / "home", person, cancel=cancel, hooks=run_hooks)
+        gate = Gate(PermissionState(cfg), tmp_path, tmp_path / "home", person, cancel=cancel, hooks=run_hooks)
         try:
             return await asyncio.wait_for(gate.permit(ToolCall("c1", "bash", "", {"command": command})), 30)
         finally:

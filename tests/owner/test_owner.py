@@ -20,7 +20,7 @@ from eukhe.admission import Preempted
 from eukhe.client import protocol
 from eukhe.client.admission import RemoteRegistry
 from eukhe.client.client import Client, OwnerError
-from eukhe.client.lease import LeaseStopped, turn
+from eukhe.client.lease import LeaseStopped, root_lease
 from eukhe.client.protocol import RequestKind
 from eukhe.owner.server import Owner
 from eukhe.waits import ManualClock
@@ -177,7 +177,7 @@ def test_the_lease_is_first_come_first_served_and_a_crashed_holder_frees_it(home
         async with serving(home) as owner:
             one, two, three = [await Client.connect(home, spawn=False) for _ in range(3)]
             shown: list[str] = []
-            async with turn(one, "s1", "s1/1") as key:
+            async with root_lease(one, "s1", "s1/1") as key:
                 assert key == 0
                 second = asyncio.ensure_future(_hold(two, "s2", "s2/1", shown))
                 await settle()
@@ -191,7 +191,7 @@ def test_the_lease_is_first_come_first_served_and_a_crashed_holder_frees_it(home
                 assert await asyncio.wait_for(second, 5) == 1
             await asyncio.wait_for(third, 5)
             await settle()
-            assert owner.turns.holder == -1 and owner.turns.pending == 0
+            assert owner.root_lease.holder == -1 and owner.root_lease.pending == 0
             for c in (two, three):
                 await c.close()
 
@@ -199,7 +199,7 @@ def test_the_lease_is_first_come_first_served_and_a_crashed_holder_frees_it(home
 
 
 async def _hold(client: Client, session: str, run: str, shown: list[str]) -> int:
-    async with turn(client, session, run, show=shown.append) as key:
+    async with root_lease(client, session, run, show=shown.append) as key:
         await asyncio.sleep(0.01)
         return key
 
@@ -209,17 +209,17 @@ def test_a_cancelled_lease_wait_leaves_nothing_at_the_owner(home: Path) -> None:
         async with serving(home) as owner:
             one, two = [await Client.connect(home, spawn=False) for _ in range(2)]
             cancel = asyncio.Event()
-            async with turn(one, "s1", "r1"):
+            async with root_lease(one, "s1", "r1"):
                 waiting = asyncio.ensure_future(_hold_with(two, cancel))
                 await settle()
-                assert owner.turns.waiters == [1]
+                assert owner.root_lease.waiters == [1]
                 cancel.set()
                 with pytest.raises(LeaseStopped):
                     await asyncio.wait_for(waiting, 5)
                 await settle()
-                assert owner.turns.waiters == [] and owner.turns.pending == 0
+                assert owner.root_lease.waiters == [] and owner.root_lease.pending == 0
             await settle()
-            assert owner.turns.holder == -1  # released, and handed to no one stopped
+            assert owner.root_lease.holder == -1  # released, and handed to no one stopped
             for c in (one, two):
                 await c.close()
 
@@ -227,7 +227,7 @@ def test_a_cancelled_lease_wait_leaves_nothing_at_the_owner(home: Path) -> None:
 
 
 async def _hold_with(client: Client, cancel: asyncio.Event) -> None:
-    async with turn(client, "s2", "r2", cancel=cancel):
+    async with root_lease(client, "s2", "r2", cancel=cancel):
         raise AssertionError("a stopped wait never holds")
 
 
@@ -338,7 +338,7 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing_through_the_owner(h
             registry = RemoteRegistry(home)
             p = OpenAIChat("faux", base_url=url, timeout=20)
             try:
-                g = RunLoop(p, "m", TOOLS, Runner(), Settings(), hooks=[broken], admission=registry)
+                g = RunLoop(p, "m", TOOLS, Runner(), Settings(), request_hooks=[broken], admission=registry)
                 out = await g.run("go")
             finally:
                 await p.close()
@@ -375,25 +375,27 @@ def test_a_dropped_wait_for_the_turn_file_leaves_nothing_behind(home: Path) -> N
         task = asyncio.ensure_future(owner.serve())
         while not protocol.socket_path(home).exists():
             await asyncio.sleep(0.01)
-        assert owner.turns.state.holder is not None and owner.turns.state.holder.origin == OLD
+        assert owner.root_lease.state.holder is not None and owner.root_lease.state.holder.origin == OLD
         client = await Client.connect(home, spawn=False)
         cancel, shown = asyncio.Event(), []
         waiting = asyncio.ensure_future(_hold_with_shown(client, cancel, shown))
         await settle()
-        assert owner.turns.waiters == [1] and shown and "session s-old, run s-old/1 holds it" in shown[0]
+        assert owner.root_lease.waiters == [1] and shown and "session s-old, run s-old/1 holds it" in shown[0]
         cancel.set()
         with pytest.raises(LeaseStopped):
             await asyncio.wait_for(waiting, 5)
         await settle()
-        assert owner.turns.waiters == [] and owner.turns.pending == 0  # the dropped wait left nothing
+        assert (
+            owner.root_lease.waiters == [] and owner.root_lease.pending == 0
+        )  # the dropped wait left nothing
         old.kill()
         old.wait()
         for _ in range(300):
-            if owner.turns.holder == -1:
+            if owner.root_lease.holder == -1:
                 break
             await asyncio.sleep(0.01)
-        assert owner.turns.holder == -1 and store.holder() is None  # free, and handed to no one stopped
-        async with turn(client, "s-new", "s-new/1") as key:
+        assert owner.root_lease.holder == -1 and store.holder() is None  # free, and handed to no one stopped
+        async with root_lease(client, "s-new", "s-new/1") as key:
             assert store.holder() is not None and store.holder().run == "s-new/1"  # type: ignore[union-attr]
             assert key == 2
         await settle()
@@ -410,7 +412,7 @@ def test_a_dropped_wait_for_the_turn_file_leaves_nothing_behind(home: Path) -> N
 
 
 async def _hold_with_shown(client: Client, cancel: asyncio.Event, shown: list[str]) -> None:
-    async with turn(client, "s-two", "s-two/1", cancel=cancel, show=shown.append):
+    async with root_lease(client, "s-two", "s-two/1", cancel=cancel, show=shown.append):
         raise AssertionError("a stopped wait never holds")
 
 
@@ -424,9 +426,9 @@ def test_a_holder_record_of_a_process_that_is_gone_is_cleared_at_start(home: Pat
         async with serving(home) as owner:
             owner.lease_holders = store
             owner._adopt()
-            assert owner.turns.holder == -1 and store.holder() is None
+            assert owner.root_lease.holder == -1 and store.holder() is None
             client = await Client.connect(home, spawn=False)
-            async with turn(client, "s2", "s2/1") as key:
+            async with root_lease(client, "s2", "s2/1") as key:
                 assert key == 0
             await client.close()
 
@@ -702,18 +704,18 @@ def test_a_lease_wait_shown_as_events_names_its_holder_and_ends_with_waited(home
             def into(where: list[tuple[str, str, dict[str, Any]]]) -> Any:
                 return lambda kind, text, data=None: where.append((kind, text, dict(data or {})))
 
-            async with turn(one, "s1", "s1/1", events=into(shown)):
+            async with root_lease(one, "s1", "s1/1", events=into(shown)):
                 assert shown == []  # held at once: no wait shown
                 entered = asyncio.Event()
 
                 async def second() -> None:
-                    async with turn(two, "s2", "s2/1", events=into(shown)):
+                    async with root_lease(two, "s2", "s2/1", events=into(shown)):
                         entered.set()
 
                 waiting = asyncio.ensure_future(second())
                 cancel = asyncio.Event()
                 stopping = asyncio.ensure_future(
-                    turn(three, "s3", "s3/1", cancel=cancel, events=into(stopped)).__aenter__()
+                    root_lease(three, "s3", "s3/1", cancel=cancel, events=into(stopped)).__aenter__()
                 )
                 await settle()
                 assert not entered.is_set() and len(shown) == 1

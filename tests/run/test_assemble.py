@@ -19,8 +19,11 @@ from tests.steps import Kept
 NO_STEPS = Kept(starts=False)  # no child is started, no view is pinned while a run is put together
 
 
-async def _nothing_waits(steers: bool) -> list[str]:
-    return []
+class NothingWaits:
+    """A run's inbox (`run.loop.Inbox`) where nothing ever waits."""
+
+    async def round_end(self, steers: bool) -> list[str]:
+        return []
 
 
 def _spec(tmp_path: Path, sandbox: str | None = None, tools: tuple[str, ...] | None = None) -> RunSpec:
@@ -38,12 +41,20 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EUKHE_HOME", str(tmp_path / "home"))
 
 
+def _held(here: ProcessContext) -> tuple[object, object]:
+    """What run r1's handle holds of its parts: its gate and its servers."""
+    handle = here.runs.get("r1")
+    assert handle is not None and handle.running is not None
+    return handle.running.gate, handle.running.servers
+
+
 def _failure(spec: RunSpec, here: ProcessContext | None = None) -> RunOutcome:
     """The failure a run that cannot be put together returns."""
 
     async def go() -> RunOutcome:
         try:
-            async with assemble(spec, "r1", asyncio.Event(), here or ProcessContext(), NO_STEPS):
+            at = here or ProcessContext()
+            async with assemble(spec, at.runs.begin("r1", asyncio.Event()), at, NO_STEPS):
                 raise AssertionError("put together")
         except Unassembled as e:
             return e.outcome
@@ -55,24 +66,26 @@ def test_a_run_is_put_together_once_and_lets_its_parts_go_on_exit(tmp_path: Path
     here = ProcessContext()  # no chat, no owner: as `eukhe run` with no store's chat
 
     async def go() -> None:
-        async with assemble(_spec(tmp_path), "r1", asyncio.Event(), here, NO_STEPS) as parts:
+        async with assemble(_spec(tmp_path), here.runs.begin("r1", asyncio.Event()), here, NO_STEPS) as parts:
+            assert _held(here) == (parts.gate, None)  # a person's mode change reaches its gate
             assert parts.chat is None and parts.compact is None and parts.servers is None
             assert parts.system == "be brief"  # no view pinned, no server's instructions
             assert {"read", "bash", "ipython"} <= parts.tools.keys() and "zoom" not in parts.tools
             assert parts.context.sandbox is parts.sandbox and parts.context.kernel is parts.kernel
             assert parts.children.system == "be brief"
-            loop = parts.loop(Direct(), _nothing_waits, here.admission, {})
-            assert loop.model == "m" and loop.system == "be brief" and loop.permit == parts.gate.permit
+            loop = parts.loop(Direct(), NothingWaits(), here.admission, {})
+            assert loop.model == "m" and loop.system == "be brief" and loop.gate is parts.gate
             await parts.provider.close()
 
     asyncio.run(go())
-    assert here.mcp == {}
+    assert _held(here) == (None, None)  # its parts let go: no gate, no servers in its handle
 
 
 def test_only_the_tools_a_run_names_are_offered(tmp_path: Path) -> None:
     async def go() -> list[str]:
         spec = _spec(tmp_path, tools=("read",))
-        async with assemble(spec, "r1", asyncio.Event(), ProcessContext(), NO_STEPS) as parts:
+        here = ProcessContext()
+        async with assemble(spec, here.runs.begin("r1", asyncio.Event()), here, NO_STEPS) as parts:
             await parts.provider.close()
             return list(parts.tools)
 
@@ -98,4 +111,4 @@ def test_an_owner_that_does_not_answer_for_the_chat_fails_the_run_with_the_chat_
     got = _failure(_spec(tmp_path), here)
     assert got.outcome is Ending.FAILED and got.code == "chat_error"
     assert got.message == "the chat memory: the owner is gone"
-    assert here.mcp == {}
+    assert _held(here) == (None, None)  # its parts let go: no gate, no servers in its handle

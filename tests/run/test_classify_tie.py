@@ -8,7 +8,7 @@ from eukhe.ai.reply import FailureKind
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as run_rule
 from eukhe.rules.classify import Failure, Read, Seen
-from eukhe.run.loop import Settings
+from eukhe.run.loop import RunRules, Settings
 from tests.run.test_generation import go
 
 
@@ -27,6 +27,6 @@ def test_the_run_reads_its_replies_through_the_rule_tie() -> None:
             return Read(run_rule.Input(run_rule.Kind.NO_ANSWER), recovery.Reply(recovery.Out.NOTED))
         return classify.classify(s)
 
-    out, server, _, _ = go(["The answer."], Settings(), classify=blind)
+    out, server, _, _ = go(["The answer."], Settings(), rules=RunRules(classify=blind))
     assert out.outcome == "failed" and out.notes == run_rule.MAX_NOTES
     assert len(server.seen) == run_rule.MAX_NOTES + 1

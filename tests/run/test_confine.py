@@ -27,7 +27,7 @@ from eukhe.ai.reply import ToolCall
 from eukhe.rules import confine
 from eukhe.rules.access import Cfg, Decision, Kind, Mode, Policy, Rule, Source, Verdict, Why
 from eukhe.rules.confine import Reach
-from eukhe.rules.permission import Session
+from eukhe.rules.permission import PermissionState
 from eukhe.run.permit import Gate
 from eukhe.tools import BUILTIN, Context, call
 from tests.proc import eukhe, messages, sessions
@@ -62,7 +62,7 @@ def world(tmp_path: Path) -> World:
 
 def gate(w: World, cfg: Cfg | None = None) -> Gate:
     cfg = cfg or Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, person=False, sandbox=True)
-    return Gate(Session(cfg), w.project, w.home, user=w.user)
+    return Gate(PermissionState(cfg), w.project, w.home, user=w.user)
 
 
 def tool(g: Gate, name: str, **arguments: Any) -> tuple[bool, str]:

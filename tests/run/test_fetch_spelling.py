@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from eukhe.ai.reply import ToolCall
-from eukhe.rules.permission import Cfg, Kind, Mode, Policy, Rule, Session, Source
+from eukhe.rules.permission import Cfg, Kind, Mode, PermissionState, Policy, Rule, Source
 from eukhe.run.permit import Gate
 
 SPELLINGS = [
@@ -24,7 +24,9 @@ SPELLINGS = [
 
 def permit(tmp_path: Path, rules: tuple[Rule, ...], url: str) -> bool:
     gate = Gate(
-        Session(Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, False, True, rules)), tmp_path, tmp_path / "h"
+        PermissionState(Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, False, True, rules)),
+        tmp_path,
+        tmp_path / "h",
     )
     args = {"url": url}
     return asyncio.run(gate.permit(ToolCall("c1", "web_fetch", json.dumps(args), args))).runs

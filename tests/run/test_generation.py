@@ -14,7 +14,8 @@ from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Request, Tool
 from eukhe.rules import recovery, run
 from eukhe.run import notes
-from eukhe.run.loop import RunLoop, Settings
+from eukhe.run.effects import Direct
+from eukhe.run.loop import RunLoop, RunRules, Settings
 from eukhe.run.outcome import RunOutcome
 
 TOOLS = (Tool("read", "read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
@@ -40,7 +41,7 @@ def go(
     script: Any,
     settings: Settings | None = None,
     runner: Runner | None = None,
-    hooks: Sequence[Any] = (),
+    request_hooks: Sequence[Any] = (),
     abort_after: float | None = None,
     **kw: Any,
 ) -> tuple[RunOutcome, FauxServer, list[float], Runner]:
@@ -52,7 +53,16 @@ def go(
 
     async def main(url: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=20)
-        g = RunLoop(p, "faux-model", TOOLS, runner, settings or Settings(), hooks=hooks, sleep=sleep, **kw)
+        g = RunLoop(
+            p,
+            "faux-model",
+            TOOLS,
+            runner,
+            settings or Settings(),
+            request_hooks=request_hooks,
+            effects=Direct(sleep),
+            **kw,
+        )
         if abort_after is not None:
             asyncio.get_running_loop().call_later(abort_after, g.cancel.set)
         try:
@@ -84,7 +94,7 @@ def test_an_abort_ends_a_run_stuck_in_a_request_hook() -> None:
         await asyncio.sleep(3600)
         return request
 
-    out, server, _, _ = go(["never sent"], hooks=[stuck], abort_after=0.2)
+    out, server, _, _ = go(["never sent"], request_hooks=[stuck], abort_after=0.2)
     assert out.outcome == "aborted" and server.seen == []
 
 
@@ -95,7 +105,7 @@ def test_a_failed_transform_fails_the_turn_and_sends_nothing() -> None:
     async def broken(request: Request) -> Request:
         raise RuntimeError("the transform broke")
 
-    out, server, _, _ = go(["never sent"], hooks=[broken])
+    out, server, _, _ = go(["never sent"], request_hooks=[broken])
     assert out.outcome == "failed" and server.seen == []
     assert out.message == "a before_request hook failed: RuntimeError: the transform broke"
 
@@ -228,14 +238,14 @@ def test_the_loop_asks_the_rules_tie() -> None:
             return run.step(cfg, s, run.Input(run.Kind.ANSWER))
         return run.step(cfg, s, x)
 
-    out, _, _, runner = go([read("a"), "done"], step=answers)
+    out, _, _, runner = go([read("a"), "done"], rules=RunRules(step=answers))
     assert out.outcome == "answered" and runner.calls == []
 
     def never_redo(cfg: recovery.RCfg, r: recovery.Rec, x: recovery.Reply) -> recovery.Step:
         t = recovery.step(cfg, r, x)
         return recovery.Step(recovery.Act.QUIT, t.rec) if t.act is recovery.Act.REDO else t
 
-    out, _, _, _ = go([{"thinking": "p", "stop": "length"}, "ok"], recover=never_redo)
+    out, _, _, _ = go([{"thinking": "p", "stop": "length"}, "ok"], rules=RunRules(recover=never_redo))
     assert out.outcome == "failed" and out.notes == 0
 
 
@@ -318,7 +328,7 @@ def background(
             TOOLS,
             Runner(),
             Settings(),
-            sleep=sleep,
+            effects=Direct(sleep),
             background=True,
             window=window,
             poll_interval=interval,
@@ -360,7 +370,7 @@ def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None
                 continue
 
     async def main() -> tuple[RunOutcome, float]:
-        g = RunLoop(None, "m", TOOLS, Runner(), hooks=[deaf])
+        g = RunLoop(None, "m", TOOLS, Runner(), request_hooks=[deaf])
         loop = asyncio.get_running_loop()
         loop.call_later(0.1, g.cancel.set)
         t0 = loop.time()
@@ -397,7 +407,7 @@ class Steers:
         self.after_round = after_round
         self.asked: list[tuple[int, bool]] = []  # (round end, whether the run takes steers there)
 
-    async def __call__(self, steers: bool) -> list[str]:
+    async def round_end(self, steers: bool) -> list[str]:
         self.asked.append((len(self.asked) + 1, steers))
         if not steers or len(self.asked) < self.after_round:
             return []

@@ -1,4 +1,4 @@
-"""The permission gate in a run (`run.permit.Gate` through `RunLoop.permit`), with
+"""The permission gate in a run (`run.permit.Gate` through `RunLoop.gate`), with
 the faux model over loopback: a denied call does not run and its result says why and how
 to allow it; an ask ends by an answer, its deadline (on a clock the test moves) or the
 run's abort; "always" adds a rule; nobody to answer is a denial at once."""
@@ -17,7 +17,7 @@ from eukhe.ai.openai_chat import OpenAIChat
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.rules import permission
-from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source, Why
+from eukhe.rules.permission import Answer, Cfg, Kind, Mode, PermissionState, Policy, Rule, Source, Why
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.permit import Asked, Gate
@@ -72,10 +72,10 @@ def run(
     async def main(url: str) -> RunOutcome:
         provider = OpenAIChat("faux", base_url=url, timeout=20)
         clock = ManualClock()
-        gate = Gate(Session(cfg), tmp_path, tmp_path / "home", person, timeout=30.0, clock=clock)
+        gate = Gate(PermissionState(cfg), tmp_path, tmp_path / "home", person, timeout=30.0, clock=clock)
         if shown is not None:
             gate.show = lambda kind, text, data=None: shown.append((kind, text, data))
-        g = RunLoop(provider, "m", TOOLS, runner, permit=gate.permit)
+        g = RunLoop(provider, "m", TOOLS, runner, gate=gate)
         gate.cancel = g.cancel
         holder.append(gate)
         task = asyncio.ensure_future(g.run("go"))
@@ -313,7 +313,7 @@ def test_a_mode_change_reaches_the_run_at_work_from_its_next_call(tmp_path: Path
     runner = ShiftTab()
 
     async def during(g: RunLoop, clock: ManualClock, person: Person | None) -> None:
-        runner.gate = g.permit.__self__  # type: ignore[union-attr]
+        runner.gate = g.gate  # type: ignore[assignment]
 
     script = [
         {"results": 0, **bash("touch a")},
@@ -340,9 +340,10 @@ def test_a_persons_mode_change_reaches_every_gate_of_their_session_at_work_and_n
     from eukhe.run.context import ProcessContext
 
     async def main() -> list[bool]:
-        loop, here = asyncio.get_running_loop(), ProcessContext()
-        gates = [Gate(Session(interactive(())), tmp_path, tmp_path / "home") for _ in range(3)]
-        here.gates = {run: (loop, g) for run, g in zip(("s/0001", "s/0001.c1", "t/0001"), gates, strict=True)}
+        here = ProcessContext()
+        gates = [Gate(PermissionState(interactive(())), tmp_path, tmp_path / "home") for _ in range(3)]
+        for run, g in zip(("s/0001", "s/0001.c1", "t/0001"), gates, strict=True):
+            here.runs.begin(run, asyncio.Event()).assembled(g, None)
         here.plan_mode("s", True)  # from the agent's thread: each on its run's loop
         await asyncio.sleep(0.05)
         return [g.session.cfg.plan for g in gates]

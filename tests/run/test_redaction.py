@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,18 @@ class Decision:
         return {"runs": self.runs, "outside": False, "result": self.result, "why": "a deny rule", "rule": ""}
 
 
+@dataclass
+class Gate:
+    """A permission gate (`run.loop.Permits`) that decides as `decide` does."""
+
+    decide: Callable[[ToolCall], Awaitable[Decision]]
+
+    async def permit(self, c: ToolCall) -> Decision:
+        return await self.decide(c)
+
+
 def go(
-    prompt: str, script: Any, permit: Any = None
+    prompt: str, script: Any, permit: Callable[[ToolCall], Awaitable[Decision]] | None = None
 ) -> tuple[RunOutcome, list[Any], list[Any], list[ToolCall]]:
     """A run of `prompt` against `script`: its outcome, the bodies sent, the events shown,
     and the calls the tool ran."""
@@ -73,7 +84,15 @@ def go(
     async def main(url: str) -> RunOutcome:
         p = OpenAIChat("faux", base_url=url, timeout=20)  # no redaction of its own: the loop's is tested
         show = lambda kind, text, data=None: events.append((kind, text, data))  # noqa: E731
-        g = RunLoop(p, "faux-model", TOOLS, tool, redact=Redaction((SECRET,)), show=show, permit=permit)
+        g = RunLoop(
+            p,
+            "faux-model",
+            TOOLS,
+            tool,
+            redact=Redaction((SECRET,)),
+            show=show,
+            gate=Gate(permit) if permit else None,
+        )
         try:
             return await g.run(prompt)
         finally:

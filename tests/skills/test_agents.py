@@ -5,6 +5,7 @@ leads a definition out of the project or into a secret place; `/agents` lists th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +14,7 @@ import pytest
 
 from eukhe.rules import agent as agent_rule
 from eukhe.rules.agent import MAX_AGENTS, Problem, Verdict
+from eukhe.run.spec import setup
 from eukhe.settings.trust import record
 from eukhe.skills import Agent, ResourceSnapshot, load_agents
 from eukhe.ui import commands
@@ -180,7 +182,10 @@ def test_slash_agents_reads_them_again_and_lists_them_with_what_did_not_load(
 ) -> None:
     monkeypatch.setenv("EUKHE_HOME", str(tree.home))
     trusted(tree)
-    s = SimpleNamespace(made=SimpleNamespace(snapshot=ResourceSnapshot((), (), {})), cwd=tree.proj)
+    made = dataclasses.replace(
+        setup(tree.proj, "vllm/m", "http://127.0.0.1:9/v1"), snapshot=ResourceSnapshot((), (), {})
+    )
+    s = SimpleNamespace(made=made, cwd=tree.proj)
     assert asyncio.run(commands.COMMANDS["agents"].run(s, "")) == [  # type: ignore[arg-type]
         "no agents are defined (.claude/agents/*.md, .eukhe/agents/*.md, <home>/agents/*.md)"
     ]

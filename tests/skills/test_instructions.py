@@ -6,6 +6,7 @@ a change taken at the next turn; a real `eukhe run` sends them in its system pro
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -97,12 +98,14 @@ def test_a_session_reads_them_once_and_takes_a_change_at_the_next_turn(
     assert "This folder holds the parser." in first
     assert made.instructions_changed() is None and made.system == first  # byte-identical
     (cwd / "AGENTS.md").write_text("This folder holds the lexer.\n")
-    said = made.instructions_changed()
+    changed = made.instructions_changed()
     assert (
-        said is not None
-        and said.startswith("the instruction files changed (")
-        and "enter at this turn" in said
+        changed is not None
+        and changed.said.startswith("the instruction files changed (")
+        and "enter at this turn" in changed.said
     )
+    assert "the parser" in made.system  # the session takes them as a new setup
+    made = dataclasses.replace(made, instructions=changed.instructions)
     assert "the lexer" in made.system and "the parser" not in made.system
 
 

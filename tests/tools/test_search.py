@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eukhe.ai.reply import ToolCall
-from eukhe.rules.permission import Cfg, Kind, Mode, Policy, Rule, Session, Source, Why
+from eukhe.rules.permission import Cfg, Kind, Mode, PermissionState, Policy, Rule, Source, Why
 from eukhe.run.permit import Gate
 from eukhe.settings.rule_syntax import Parsed, parse, path_globs
 from eukhe.tools import BUILTIN, Context, Limits, Result, call
@@ -345,7 +345,7 @@ def gate(tmp_path: Path, *rules: str, policy: Policy = Policy.UNTRUSTED) -> Gate
             for glob in path_globs(parsed.spec, root, root, root):
                 made.append(Rule(kinds[kind], parsed.tool, glob, Source.PROJECT))
     cfg = Cfg(Mode.WORKSPACE_WRITE, policy, person=False, sandbox=True, rules=tuple(made))
-    return Gate(Session(cfg), tmp_path, tmp_path / "home")
+    return Gate(PermissionState(cfg), tmp_path, tmp_path / "home")
 
 
 def test_the_search_tools_are_reads_that_the_untrusted_policy_lets_run(tmp_path: Path) -> None:

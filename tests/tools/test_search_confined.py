@@ -17,7 +17,7 @@ import pytest
 
 from eukhe.rules.access import Cfg, Kind, Mode, Policy, Rule, Source
 from eukhe.rules.confine import Act
-from eukhe.rules.permission import Session
+from eukhe.rules.permission import PermissionState
 from eukhe.run.permit import Gate
 from eukhe.tools import Context, Limits, Result, call
 from eukhe.tools.search import confined, engines
@@ -139,7 +139,7 @@ def test_a_link_flipped_while_grep_and_glob_run_leads_nowhere(tmp_path: Path, en
 def gate(cwd: Path, home: Path, user: Path, *allowed: str) -> Gate:
     rules = tuple(Rule(Kind.ALLOW, "Read", g, Source.HOME) for g in allowed)
     cfg = Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, person=False, sandbox=True, rules=rules)
-    return Gate(Session(cfg), cwd, home, user=user)
+    return Gate(PermissionState(cfg), cwd, home, user=user)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

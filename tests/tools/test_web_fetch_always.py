@@ -18,7 +18,7 @@ import pytest
 
 from eukhe.ai.reply import ToolCall
 from eukhe.rules import fetch as rule
-from eukhe.rules.permission import Answer, Cfg, Kind, Mode, Policy, Rule, Session, Source
+from eukhe.rules.permission import Answer, Cfg, Kind, Mode, PermissionState, Policy, Rule, Source
 from eukhe.run.permit import Asked, Gate
 from eukhe.tools import Context, Result
 from eukhe.tools.web import WebFetch
@@ -80,7 +80,7 @@ def through_the_gate(gate: Gate, url: str) -> tuple[bool, Result | None]:
 def gate(tmp_path: Path, rules: tuple[Rule, ...] = (), person: Person | None = None) -> Gate:
     cfg = Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, person is not None, True, rules)
     kept: list[Rule] = []
-    return Gate(Session(cfg), tmp_path, tmp_path / "home", ask=person, approve=kept.extend)
+    return Gate(PermissionState(cfg), tmp_path, tmp_path / "home", ask=person, approve=kept.extend)
 
 
 @pytest.mark.parametrize("answer", [Answer.SESSION, Answer.PROJECT])

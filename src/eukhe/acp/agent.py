@@ -299,9 +299,9 @@ class Editor:
         if mode_id not in MODES:
             raise RequestError(INVALID_PARAMS, f"mode {mode_id!r}: eukhe's modes here are {', '.join(MODES)}")
         plan = mode_id == "plan"
-        s.made.permission_mode = "plan" if plan else "default"
+        s.made = dataclasses.replace(s.made, permission_mode="plan" if plan else "default")
         if not plan:
-            s.made.sandbox = mode_id
+            s.made = dataclasses.replace(s.made, sandbox=mode_id)
         if self.runtime is not None:
             self.runtime.process.plan_mode(s.id, plan)
         return SetSessionModeResponse()
@@ -430,7 +430,9 @@ class Editor:
         if seen is None:
             return
         if seen.type == "mode" and is_root(e.run or ""):  # a plan approved: its next runs too
-            s.made.permission_mode = "plan" if seen.data.get("plan") else "default"
+            s.made = dataclasses.replace(
+                s.made, permission_mode="plan" if seen.data.get("plan") else "default"
+            )
         for u in of_event(seen, str(s.cwd)):
             self._say(s, u)
 
@@ -489,14 +491,15 @@ class Editor:
         if not where.is_absolute() or not where.is_dir():
             raise RequestError(INVALID_PARAMS, f"cwd {cwd!r}: not an absolute path to a folder")
         try:
-            made = await asyncio.to_thread(setup, where)
+            made = await asyncio.to_thread(
+                setup, where, steers=True
+            )  # a prompt while a turn works is a steer
             if self.runtime is None:
                 self.runtime = await asyncio.to_thread(self._runtime)
         except (SettingsError, ModelError, NoModel, StoreError) as e:
             raise RequestError(FAILED, str(e)) from e
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
-        made.steers = True  # a prompt while a turn works is a steer
         s = Session(session, where, made, resumed=resumed, known=resumed)
         self.sessions[session] = s
         assert self.runtime is not None

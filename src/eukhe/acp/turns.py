@@ -15,7 +15,7 @@ from acp.schema import PromptResponse
 
 from eukhe.acp.updates import Update
 from eukhe.rules import acp as rule
-from eukhe.run.spec import Setup
+from eukhe.run.spec import SessionSetup
 
 
 @dataclass
@@ -25,7 +25,7 @@ class Session:
 
     id: str
     cwd: Path
-    made: Setup
+    made: SessionSetup
     resumed: bool = False  # opened with session/load: its first run's source is "resume"
     known: bool = True  # the editor has its id: a new session's, once session/new's answer is out
     held: list[Update] = field(default_factory=list)  # its updates until then

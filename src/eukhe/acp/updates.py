@@ -38,7 +38,7 @@ from eukhe.ai.request import Message
 from eukhe.events import QUIET, Event
 from eukhe.ids import is_root
 from eukhe.json_types import JsonMapping
-from eukhe.run.spec import Setup
+from eukhe.run.spec import SessionSetup
 
 KINDS: Mapping[str, ToolKind] = {
     "read": "read",
@@ -152,9 +152,9 @@ def plan(items: Sequence[object]) -> Update:
     )
 
 
-def commands(made: Setup) -> list[AvailableCommand]:
+def commands(made: SessionSetup) -> list[AvailableCommand]:
     """The session's prompt templates (`/name`) and skills (`/skill:name`), as the editor's
-    slash commands: the prompt that starts with one runs it (`Setup.expand`)."""
+    slash commands: the prompt that starts with one runs it (`SessionSetup.expand`)."""
     out = [
         AvailableCommand(
             name=t.name,

@@ -110,18 +110,21 @@ def key_variables(providers: JsonMapping | None = None) -> frozenset[str]:
 def provider_for(r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> Provider:
     """The adapter that speaks the route's API; `redact`: the secret values it takes out of
     every body it sends (`run.secrets`)."""
-    how: JsonObject = {"base_url": r.base_url, "api_key": r.api_key, "timeout": timeout, "redact": redact}
     if r.api == "openai-chat":
         from eukhe.ai.openai_chat import OpenAIChat
 
-        return OpenAIChat(r.provider, **how)
+        return OpenAIChat(r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout, redact=redact)
     if r.api == "openai-responses":
         from eukhe.ai.openai_responses import OpenAIResponses
 
-        return OpenAIResponses(r.provider, **how)
+        return OpenAIResponses(
+            r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout, redact=redact
+        )
     from eukhe.ai.anthropic import AnthropicMessages
 
-    return AnthropicMessages(r.provider, **how)
+    return AnthropicMessages(
+        r.provider, base_url=r.base_url, api_key=r.api_key, timeout=timeout, redact=redact
+    )
 
 
 class OnFirstRequest:

@@ -50,7 +50,7 @@ from eukhe.run.driver import Busy, Closing, Runtime
 from eukhe.run.home_store import FOLLOWUP, STEER
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.spec import RunSpec, Setup
+from eukhe.run.spec import RunSpec, SessionSetup
 from eukhe.skills import SkillError
 
 COMMANDS = ("prompt", "steer", "follow_up", "abort", "state")
@@ -183,7 +183,9 @@ class Control:
     where its events go (its printer the event stream, where the responses go too);
     `given`: the session was named (`--session`), so its first run resumes it."""
 
-    def __init__(self, runtime: Runtime, made: Setup, view: RunView, session: str, given: bool) -> None:
+    def __init__(
+        self, runtime: Runtime, made: SessionSetup, view: RunView, session: str, given: bool
+    ) -> None:
         self.runtime, self.made, self.view, self.session, self.given = runtime, made, view, session, given
         self.inbox: asyncio.Queue[Happening] = asyncio.Queue()
         self.interrupted = asyncio.Event()  # Ctrl-C: the run at work aborted, the session ended

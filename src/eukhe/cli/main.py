@@ -35,7 +35,7 @@ from eukhe.json_types import JsonObject
 from eukhe.process_exit import leave
 from eukhe.run import instructed
 from eukhe.run.deadline import Deadline, DurationError, duration
-from eukhe.run.spec import NoModel, RunSpec, Setup, ToolsError, chosen_tools, setup
+from eukhe.run.spec import NoModel, RunSpec, SessionSetup, ToolsError, chosen_tools, setup
 from eukhe.settings import SettingsError, loaded, resolve
 from eukhe.settings.permissions import choice
 from eukhe.skills import SkillError, get_resource_snapshot
@@ -254,9 +254,14 @@ def run_command(
         echo(f"eukhe run: {e}", err=True)
         raise typer.Exit(2) from None
     _session_id(session)
-    if max_tool_rounds is not None:
-        made.run = dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
-    made.deferred, made.poll_seconds, made.tools, made.deadline = deferred, poll_interval, offered, deadline
+    rounds = (
+        made.run
+        if max_tool_rounds is None
+        else dataclasses.replace(made.run, max_tool_rounds=max_tool_rounds)
+    )
+    made = dataclasses.replace(
+        made, run=rounds, deferred=deferred, poll_seconds=poll_interval, tools=offered, deadline=deadline
+    )
     if control:
         _controlled(made, printer, session, unlisted)
     # its SessionStart hooks' source: a new session, or one continued
@@ -286,11 +291,13 @@ def _changed_instructions(printer: Printer | Stream) -> None:
 
 
 def _controlled(
-    made: Setup, printer: Printer | Stream, session: str | None, unlisted: Callable[[], str | None]
+    made: SessionSetup, printer: Printer | Stream, session: str | None, unlisted: Callable[[], str | None]
 ) -> NoReturn:
     """`eukhe run --control`: the session's runs as requests on standard input ask for them
     (`cli/control.py`), through the store's half; the process ends with the last run's code."""
-    made.steers = True  # a steer request reaches the run at work, at its next round end
+    made = dataclasses.replace(
+        made, steers=True
+    )  # a steer request reaches the run at work, at its next round end
     given = session is not None
     session = session or new_session()
     notices([said] if (said := unlisted()) else [])

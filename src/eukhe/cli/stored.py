@@ -23,7 +23,7 @@ from eukhe.run import home_store
 from eukhe.run.chat_access import Entry
 from eukhe.run.home_store import Chat, ChatStore, ChatStoreError, LineageError, Migrated, SessionRow
 from eukhe.run.session_service import Sessions, Transcript
-from eukhe.run.spec import RunSpec, Setup
+from eukhe.run.spec import RunSpec, SessionSetup
 from eukhe.run.store_access import StoreError, cause, database_url, shown
 from eukhe.runtime import Busy, leave, open_runtime
 from eukhe.settings import SettingsError, home, memory_settings
@@ -65,7 +65,7 @@ def ran_here(settings: JsonObject, view: RunView, spec: RunSpec | None, session:
     return view.code
 
 
-def control_here(made: Setup, view: RunView, session: str, given: bool) -> NoReturn:
+def control_here(made: SessionSetup, view: RunView, session: str, given: bool) -> NoReturn:
     """`eukhe run --control`: open the run store and serve the session's requests on
     standard input (`cli/control.py`) to its end; the process ends with the last run's
     exit code."""

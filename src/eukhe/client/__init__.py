@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from eukhe.client.admission import RemoteRegistry
     from eukhe.client.client import Client, OwnerError, alive, ask_once, read_info
     from eukhe.client.handoff import hand_off, identity, limits
-    from eukhe.client.lease import LeaseStopped, held
+    from eukhe.client.lease import LeaseStopped, RootTurnLease
     from eukhe.client.protocol import RequestKind, UnsafeSocket, info_path, socket_folder, socket_path
     from eukhe.client.remote_chat import Remote, batches
 
@@ -22,12 +22,12 @@ __all__ = [
     "Remote",
     "RemoteRegistry",
     "RequestKind",
+    "RootTurnLease",
     "UnsafeSocket",
     "alive",
     "ask_once",
     "batches",
     "hand_off",
-    "held",
     "identity",
     "info_path",
     "limits",

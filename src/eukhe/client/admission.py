@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from eukhe import waits
 from eukhe.admission import UNLIMITED, AdmissionError, OnQueued, Preempted, Queued, SlotTimeout, limits_from
@@ -38,18 +38,28 @@ class OwnerUnreachable(AdmissionError):
     retryable = True
 
 
+class Aborts(Protocol):
+    """Where `eukhe abort RUN` from another process reaches a run of this one: its process's
+    run table (`run.handles.RunTable`), known here only as this."""
+
+    def abort(self, run: str) -> bool:
+        """The run's cancel; whether it runs here."""
+        ...
+
+
 class RemoteRegistry:
     """Slots of the home's owner, over one client connection made on first use (on
-    the loop of the first caller) and made again when the owner is gone."""
+    the loop of the first caller) and made again when the owner is gone. `aborts`: where an
+    abort the owner relays goes (None: nowhere, the owner's own recovered runs)."""
 
     def __init__(
         self,
         home: Path,
         connect: Callable[[], Awaitable[Client]] | None = None,
-        on_abort: Callable[[str], None] = lambda run: None,
+        aborts: Aborts | None = None,
     ) -> None:
         self.home = home
-        self.on_abort = on_abort  # `eukhe abort RUN` from another process: the run's cancel
+        self.aborts = aborts
         self._connect = connect or (lambda: Client.connect(home))
         self._client: Client | None = None
         self._settings: JsonMapping | None = None
@@ -64,11 +74,16 @@ class RemoteRegistry:
         async with self._lock:
             if self._client is None or self._client.closed.is_set():
                 client = await self._connect()
-                client.on_event("abort", lambda msg: self.on_abort(str(msg.get("run"))))
+                client.on_event("abort", self._aborted)
                 if self._settings is not None:
                     await client.request(RequestKind.CONFIGURE, settings=dict(self._settings))
                 self._client = client
         return self._client
+
+    def _aborted(self, msg: JsonObject) -> None:
+        """`eukhe abort RUN` from another process, relayed by the owner: the run's cancel."""
+        if self.aborts is not None:
+            self.aborts.abort(str(msg.get("run")))
 
     def configure(self, settings: JsonMapping) -> None:
         """New limits: sent with the next slot (the owner's controllers take them)."""

@@ -1,5 +1,5 @@
 """A root turn's hold of the lease through the owner (H6.2): `async with
-turn(client, ...)`. The wait has no deadline (it waits for another window's
+root_lease(client, ...)`. The wait has no deadline (it waits for another window's
 turn); it shows for whose turn it waits, and the run's cancel ends it, leaving
 nothing at the owner. Leaving the block hands the lease on.
 
@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 from eukhe import waits
 from eukhe.client.admission import RemoteRegistry
@@ -45,7 +46,7 @@ def waiting_line(holder: JsonObject, now: float | None = None) -> str:
 
 
 @contextlib.asynccontextmanager
-async def turn(
+async def root_lease(
     client: Client,
     session: str,
     run: str,
@@ -93,15 +94,20 @@ async def turn(
         client.tell(RequestKind.UNLEASE, lease=lid)
 
 
-@contextlib.asynccontextmanager
-async def held(
-    registry: RemoteRegistry,
-    session: str,
-    run: str,
-    cancel: asyncio.Event | None = None,
-    show: Callable[[str], None] = lambda line: None,
-    events: Callable[..., None] | None = None,
-) -> AsyncIterator[int]:
-    """The lease over the registry's connection to the owner (made on first use)."""
-    async with turn(await registry.client(), session, run, cancel, show, events) as key:
-        yield key
+@dataclass(frozen=True)
+class RootTurnLease:
+    """The root-turn lease over `registry`'s connection to the owner (made on first use)."""
+
+    registry: RemoteRegistry
+
+    @contextlib.asynccontextmanager
+    async def held(
+        self,
+        session: str,
+        run: str,
+        cancel: asyncio.Event | None = None,
+        events: Callable[..., None] | None = None,
+    ) -> AsyncIterator[int]:
+        """Hold it for the block (`root_lease`): its key."""
+        async with root_lease(await self.registry.client(), session, run, cancel, events=events) as key:
+            yield key

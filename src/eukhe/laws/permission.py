@@ -31,9 +31,9 @@ from eukhe.rules.permission import (
     Decision,
     Kind,
     Mode,
+    PermissionState,
     Policy,
     Rule,
-    Session,
     Source,
     Verdict,
     Why,
@@ -44,8 +44,8 @@ from eukhe.rules.wait import End
 @dataclass(frozen=True)
 class Model:
     decide: Callable[[Cfg, Call], Decision]
-    call_step: Callable[[Session, Call, Callable[[Cfg, Call], Decision]], Session]
-    end_step: Callable[..., Session]
+    call_step: Callable[[PermissionState, Call, Callable[[Cfg, Call], Decision]], PermissionState]
+    end_step: Callable[..., PermissionState]
     settle: Callable[[Decision, Call, Cfg, End, Answer], Decision]
     granted: Callable[[Call, Answer], tuple[Rule, ...]]
     only_a_person: Callable[[Decision, Call], bool]
@@ -162,18 +162,18 @@ class In:
     end: int = 0  # which of ENDS
 
 
-def start(m: Model, cfg: PCfg) -> Session:
-    return Session(cfg.cfg())
+def start(m: Model, cfg: PCfg) -> PermissionState:
+    return PermissionState(cfg.cfg())
 
 
-def nxt(m: Model, cfg: PCfg, s: Session, x: In) -> Session:
+def nxt(m: Model, cfg: PCfg, s: PermissionState, x: In) -> PermissionState:
     if x.op is Op.CALL:
         return m.call_step(s, CALLS[x.call % len(CALLS)], m.decide)
     end, answer = ENDS[x.end % len(ENDS)]
     return m.end_step(s, end, answer, m.settle, m.granted)
 
 
-def inputs(cfg: PCfg, s: Session) -> list[In]:
+def inputs(cfg: PCfg, s: PermissionState) -> list[In]:
     if s.pending is not None:
         return [In(Op.END, end=i) for i in range(len(ENDS))] + [In(Op.CALL, call=0)]
     return [In(Op.CALL, call=i) for i in range(len(CALLS))]
@@ -183,7 +183,7 @@ def cfg_valid(cfg: PCfg) -> bool:
     return 0 <= cfg.rules < len(RULES)
 
 
-def valid(cfg: PCfg, s: Session) -> bool:
+def valid(cfg: PCfg, s: PermissionState) -> bool:
     return (s.pending is None) == (s.asked is None)
 
 
@@ -244,7 +244,7 @@ def _kinds(cfg: Cfg, call: Call) -> set[Kind]:
     return {r.kind for r in cfg.rules if _hit(r, call)}
 
 
-def _decided(m: Model, s: Session, x: In) -> tuple[Call, Decision] | None:
+def _decided(m: Model, s: PermissionState, x: In) -> tuple[Call, Decision] | None:
     """A call the session decides now (none pending), and the decision."""
     if x.op is not Op.CALL or s.pending is not None:
         return None
@@ -255,7 +255,7 @@ def _decided(m: Model, s: Session, x: In) -> tuple[Call, Decision] | None:
 # ---------------------------------------------------------------- laws
 
 
-def perm_deny_wins(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_deny_wins(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """A protected call or a matching deny rule denies, whatever allows or asks; an ask rule
     that matches never lets a call run; a call runs only if no deny or ask rule matches."""
     got = _decided(m, s, x)
@@ -270,7 +270,7 @@ def perm_deny_wins(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return True
 
 
-def perm_every_part(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_every_part(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """A call that allow rules let run has every part allowed (each simple command as it
     finally runs, each path); a command the parser could not read whole never runs unasked."""
     got = _decided(m, s, x)
@@ -291,7 +291,7 @@ def perm_every_part(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     ) and bool(_allow_parts(call))
 
 
-def perm_ask_ends(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_ask_ends(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """An ask ends exactly once: its answer, its deadline (a denial that names the timeout)
     or the run's abort end it, and what it ends with is never an ask again."""
     if x.op is not Op.END or s.pending is None:
@@ -307,7 +307,7 @@ def perm_ask_ends(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return (t.last.verdict is Verdict.DENY) == (answer is Answer.NO)
 
 
-def perm_headless_never_waits(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_headless_never_waits(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """With no person to answer (or the never policy), a call is never left asking: what
     would ask is a denial at once, whose cause says how to allow it."""
     got = _decided(m, s, x)
@@ -320,7 +320,7 @@ def perm_headless_never_waits(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return (t.pending is None) & (d.why not in (Why.UNREADABLE, Why.ESCAPE, Why.ASK_RULE, Why.UNTRUSTED))
 
 
-def perm_model_cannot_widen(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_model_cannot_widen(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """No tool call changes the rules, the mode or the policy (only a person's answer adds a
     rule), and a call that touches eukhe's own files is denied in every mode."""
     if x.op is not Op.CALL:
@@ -333,7 +333,7 @@ def perm_model_cannot_widen(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return same
 
 
-def perm_escape_needs_a_person(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_escape_needs_a_person(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """A call runs outside the sandbox only after a person's answer, or by a rule the user
     wrote (full access, or an allow rule for a write outside the workspace): never on the
     model's say alone (a call that asks to leave the sandbox always asks)."""
@@ -350,7 +350,7 @@ def perm_escape_needs_a_person(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return ruled & (t.last.why is Why.ALLOW_RULE) & (call.tool in p.FILE_TOOLS) & (not call.outside)
 
 
-def perm_fetch_asks(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_fetch_asks(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """A web fetch runs unasked only by an allow rule for its host (or every host), or in
     full access: in the sandbox's modes it asks, for the sandbox keeps the network from bash
     too, and a person's "always" keeps a rule for that host alone."""
@@ -366,7 +366,7 @@ def perm_fetch_asks(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return kept == tuple(Rule(Kind.ALLOW, "WebFetch", f"domain:{h}", Source.SESSION) for h in call.hosts)
 
 
-def perm_guard_asks(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def perm_guard_asks(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """A guard's ask (a PreToolUse hook answered `ask`) asks a person: what the rules would
     run (an allow rule, the policy's default, any mode, full access too) asks for the hook,
     and what they ask stays their ask; where nobody can answer (headless, the `never`
@@ -501,12 +501,14 @@ def _no_deadline(asked: Decision, call: Call, cfg: Cfg, end: End, answer: Answer
     return p.settle(asked, call, cfg, end, answer)
 
 
-def _call_edits_rules(s: Session, call: Call, rule: Callable[[Cfg, Call], Decision] = p.decide) -> Session:
+def _call_edits_rules(
+    s: PermissionState, call: Call, rule: Callable[[Cfg, Call], Decision] = p.decide
+) -> PermissionState:
     """A write to a settings file adds what it writes: the call widens its own rights."""
     t = p.call_step(s, call, rule)
     if call.protected:
         cfg = s.cfg
-        return Session(dataclasses.replace(cfg, mode=Mode.FULL), t.pending, t.asked, t.last)
+        return PermissionState(dataclasses.replace(cfg, mode=Mode.FULL), t.pending, t.asked, t.last)
     return t
 
 
@@ -648,7 +650,7 @@ AREA = Area(
     name="permission",
     model=MODEL,
     cfg_type=PCfg,
-    state_type=Session,
+    state_type=PermissionState,
     input_type=In,
     proof_cases=proof_cases,
     valid=valid,

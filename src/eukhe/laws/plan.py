@@ -29,9 +29,9 @@ from eukhe.rules.permission import (
     Decision,
     Kind,
     Mode,
+    PermissionState,
     Policy,
     Rule,
-    Session,
     Source,
     Verdict,
     Why,
@@ -42,11 +42,11 @@ from eukhe.rules.wait import End
 @dataclass(frozen=True)
 class Model:
     decide: Callable[[Cfg, Call], Decision]
-    call_step: Callable[[Session, Call, Callable[[Cfg, Call], Decision]], Session]
-    end_step: Callable[..., Session]
+    call_step: Callable[[PermissionState, Call, Callable[[Cfg, Call], Decision]], PermissionState]
+    end_step: Callable[..., PermissionState]
     settle: Callable[[Decision, Call, Cfg, End, Answer], Decision]
     granted: Callable[[Call, Answer], tuple[Rule, ...]]
-    mode_step: Callable[[Session, bool], Session]
+    mode_step: Callable[[PermissionState, bool], PermissionState]
 
 
 MODEL = Model(p.decide, p.call_step, p.end_step, p.settle, p.granted, p.mode_step)
@@ -122,11 +122,11 @@ class In:
     plan: bool = True  # MODE: plan mode on or off
 
 
-def start(m: Model, cfg: PCfg) -> Session:
-    return Session(cfg.cfg())
+def start(m: Model, cfg: PCfg) -> PermissionState:
+    return PermissionState(cfg.cfg())
 
 
-def nxt(m: Model, cfg: PCfg, s: Session, x: In) -> Session:
+def nxt(m: Model, cfg: PCfg, s: PermissionState, x: In) -> PermissionState:
     if x.op is Op.CALL:
         return m.call_step(s, CALLS[x.call % len(CALLS)], m.decide)
     if x.op is Op.MODE:
@@ -135,7 +135,7 @@ def nxt(m: Model, cfg: PCfg, s: Session, x: In) -> Session:
     return m.end_step(s, end, answer, m.settle, m.granted)
 
 
-def inputs(cfg: PCfg, s: Session) -> list[In]:
+def inputs(cfg: PCfg, s: PermissionState) -> list[In]:
     modes = [In(Op.MODE, plan=not s.cfg.plan)]
     if s.pending is not None:
         return [In(Op.END, end=i) for i in range(len(ENDS))] + modes
@@ -156,14 +156,14 @@ def _runs(d: Decision | None) -> bool:
     return d is not None and d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE)
 
 
-def _pending(s: Session, x: In) -> Call | None:
+def _pending(s: PermissionState, x: In) -> Call | None:
     return s.pending if x.op is Op.END else None
 
 
 # ---------------------------------------------------------------- laws
 
 
-def plan_mode_writes_nothing(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def plan_mode_writes_nothing(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """In plan mode no call that writes or runs code runs, whatever the rules, the policy and
     the mode (its denial names plan mode), nor on a yes to an ask made before plan mode came
     on; a read is decided as it would be out of plan mode; `exit_plan` asks a person where
@@ -186,7 +186,7 @@ def plan_mode_writes_nothing(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
     return d == m.decide(dataclasses.replace(s.cfg, plan=False), call)
 
 
-def plan_mode_left_by_a_person(m: Model, cfg: PCfg, s: Session, x: In) -> bool:
+def plan_mode_left_by_a_person(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     """Only a person leaves plan mode: their yes to the plan (which adds no rule: the next
     plan is asked again) or their own mode change; no call, no no, deadline or abort does.
     A mode change turns plan mode on or off and nothing else: never a wider sandbox mode,
@@ -273,8 +273,8 @@ def _exit_by_policy(cfg: Cfg, call: Call) -> Decision:
 
 
 def _no_leaves_plan(
-    s: Session, end: End, answer: Answer, ended: p.Settle = p.settle, grant: p.Grant = p.granted
-) -> Session:
+    s: PermissionState, end: End, answer: Answer, ended: p.Settle = p.settle, grant: p.Grant = p.granted
+) -> PermissionState:
     t = p.end_step(s, end, answer, ended, grant)
     if s.pending is not None and s.pending.tool == EXIT_PLAN:
         return dataclasses.replace(t, cfg=dataclasses.replace(t.cfg, plan=False))
@@ -282,8 +282,8 @@ def _no_leaves_plan(
 
 
 def _yes_asked_before(
-    s: Session, end: End, answer: Answer, ended: p.Settle = p.settle, grant: p.Grant = p.granted
-) -> Session:
+    s: PermissionState, end: End, answer: Answer, ended: p.Settle = p.settle, grant: p.Grant = p.granted
+) -> PermissionState:
     """A yes to a write asked before plan mode came on runs it."""
     if s.pending is None or s.asked is None or end is End.LIVE:
         return s
@@ -301,12 +301,14 @@ def _always_approves(call: Call, answer: Answer) -> tuple[Rule, ...]:
     return p.granted(call, answer)
 
 
-def _key_opens_full_access(s: Session, plan: bool) -> Session:
+def _key_opens_full_access(s: PermissionState, plan: bool) -> PermissionState:
     t = p.mode_step(s, plan)
     return t if plan else dataclasses.replace(t, cfg=dataclasses.replace(t.cfg, mode=Mode.FULL))
 
 
-def _call_leaves_plan(s: Session, call: Call, rule: Callable[[Cfg, Call], Decision] = p.decide) -> Session:
+def _call_leaves_plan(
+    s: PermissionState, call: Call, rule: Callable[[Cfg, Call], Decision] = p.decide
+) -> PermissionState:
     """The plan's own call leaves plan mode, before any person has seen it."""
     t = p.call_step(s, call, rule)
     if call.tool == EXIT_PLAN:
@@ -346,7 +348,7 @@ AREA = Area(
     name="plan",
     model=MODEL,
     cfg_type=PCfg,
-    state_type=Session,
+    state_type=PermissionState,
     input_type=In,
     proof_cases=lambda: [({}, {})],
     valid=lambda cfg, s: (s.pending is None) == (s.asked is None),

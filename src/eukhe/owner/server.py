@@ -37,7 +37,7 @@ from eukhe.home import open_home, private_open, private_write
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.owner.chat_host import ChatHost
 from eukhe.owner.log import logged
-from eukhe.owner.turns import Stopped, Turns
+from eukhe.owner.root_lease import RootLease, Stopped
 from eukhe.rules.lease import Entry
 from eukhe.rules.wait import End
 from eukhe.store.lease_holder import Holder, LeaseHolderError, LeaseHolderStore
@@ -101,7 +101,7 @@ class Owner:
         # the home's chat, opened at its first request: this owner writes it (or, on a
         # Postgres store shared with other homes' owners, the elected one does)
         self.chat = ChatHost(home, self.registry)
-        self.turns = Turns(on_holder=self._record)
+        self.root_lease = RootLease(on_holder=self._record)
         self.lease_holders = lease_holders
         self.host = socket.gethostname()
         self.orphans = orphans  # a client died with runs in flight: who finishes them
@@ -213,14 +213,14 @@ class Owner:
         if h.host != self.host or not same(h.pid, h.started):
             self._record(None, {})
             return None
-        self.turns.adopt(OLD, h.about())
+        self.root_lease.adopt(OLD, h.about())
         return asyncio.ensure_future(self._until_gone(h))
 
     async def _until_gone(self, h: Holder) -> None:
         clock = waits.LoopClock()
         while same(h.pid, h.started) and not self._done.is_set():
             await waits.race(self._done.wait(), clock.now() + timing().turn_poll, None, clock)
-        self.turns.crash(OLD)
+        self.root_lease.crash(OLD)
 
     async def close(self) -> None:
         if self._server is not None:
@@ -272,7 +272,7 @@ class Owner:
             return
         for task in list(conn.tasks):
             task.cancel()
-        self.turns.crash(conn.origin)
+        self.root_lease.crash(conn.origin)
         if conn.runs and self.orphans is not None and not self._done.is_set():
             task = asyncio.ensure_future(self.orphans(list(conn.runs), dict(conn.hello)))
             self._work.add(task)
@@ -322,7 +322,7 @@ class Owner:
                         wait.cancel()  # a stopped wait: nothing of it stays
                     key = conn.leases.pop(lid, None)
                     if key is not None:
-                        self.turns.release(key)
+                        self.root_lease.release(key)
                     conn.send({"id": rid, "ok": {}})
                 case RequestKind.RUN:
                     run = str(req["run"])
@@ -439,11 +439,11 @@ class Owner:
             "host": conn.hello.get("host"),
             "since": time.time(),
         }
-        holder = self.turns.state.holder
+        holder = self.root_lease.state.holder
         if holder is not None:  # it waits: say for whose turn, and since when
-            conn.send({"event": "queued", "lease": lid, "holder": self.turns.about.get(holder.key, {})})
+            conn.send({"event": "queued", "lease": lid, "holder": self.root_lease.about.get(holder.key, {})})
         try:
-            key = await self.turns.acquire(conn.origin, about)
+            key = await self.root_lease.acquire(conn.origin, about)
         except Stopped as e:
             conn.send({"id": rid, "error": str(e)})
             return
@@ -455,8 +455,8 @@ class Owner:
     # ------------------------------------------------------------ status
 
     def status(self) -> JsonObject:
-        holder = self.turns.holder
-        about = self.turns.about
+        holder = self.root_lease.holder
+        about = self.root_lease.about
         providers = {}
         for name in self.registry.providers():
             st = self.registry.statistics(name)
@@ -486,7 +486,7 @@ class Owner:
             "runs": runs,
             "lease": {
                 "holder": {"key": holder, **about.get(holder, {})} if holder >= 0 else None,
-                "waiters": [{"key": k, **about.get(k, {})} for k in self.turns.waiters],
+                "waiters": [{"key": k, **about.get(k, {})} for k in self.root_lease.waiters],
             },
             "providers": providers,
             "memory": self.chat.status(),

@@ -86,9 +86,9 @@ __all__ = [
     "Decision",
     "Kind",
     "Mode",
+    "PermissionState",
     "Policy",
     "Rule",
-    "Session",
     "Source",
     "Verdict",
     "Why",
@@ -538,7 +538,7 @@ def granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
 
 
 @dataclass(frozen=True)
-class Session:
+class PermissionState:
     """The rules in force and the ask pending (one at a time: a run's calls run one by
     one), and the last decision made."""
 
@@ -553,17 +553,19 @@ Settle = Callable[[Decision, Call, Cfg, End, Answer], Decision]
 Grant = Callable[[Call, Answer], tuple[Rule, ...]]
 
 
-def call_step(s: Session, call: Call, rule: Decide = decide) -> Session:
+def call_step(s: PermissionState, call: Call, rule: Decide = decide) -> PermissionState:
     """A tool call comes: decided now, or asked about. It changes no rule."""
     if s.pending is not None:
         return s  # one ask at a time: the run waits for it
     d = rule(s.cfg, call)
     if d.verdict is Verdict.ASK:
-        return Session(s.cfg, call, d, None)
-    return Session(s.cfg, None, None, d)
+        return PermissionState(s.cfg, call, d, None)
+    return PermissionState(s.cfg, None, None, d)
 
 
-def end_step(s: Session, end: End, answer: Answer, ended: Settle = settle, grant: Grant = granted) -> Session:
+def end_step(
+    s: PermissionState, end: End, answer: Answer, ended: Settle = settle, grant: Grant = granted
+) -> PermissionState:
     """The pending ask ends: a person's answer (its "always" adds rules), its deadline, or
     the run's abort. A yes to a plan ends plan mode; a yes to what plan mode denies (it came
     on while the call asked) does not run it."""
@@ -577,10 +579,10 @@ def end_step(s: Session, end: End, answer: Answer, ended: Settle = settle, grant
     cfg = dataclasses.replace(s.cfg, rules=(*s.cfg.rules, *added))
     if s.asked.why is Why.PLAN_EXIT and d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
         cfg = dataclasses.replace(cfg, plan=False)  # the plan approved: back to the mode it was over
-    return Session(cfg, None, None, d)
+    return PermissionState(cfg, None, None, d)
 
 
-def mode_step(s: Session, plan: bool) -> Session:
+def mode_step(s: PermissionState, plan: bool) -> PermissionState:
     """A person turns plan mode on or off (the agent's Shift+Tab, an editor's mode): from the
     next call on; the sandbox mode, the policy and the rules stay as they are, and a pending
     ask stays pending (its call was judged already)."""

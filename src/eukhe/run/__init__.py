@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from eukhe.run.context import ProcessContext, begin
     from eukhe.run.deadline import TIMEOUT, Deadline, DurationError, duration
     from eukhe.run.driver import Busy, Closing, Runtime
+    from eukhe.run.handles import RunTable
     from eukhe.run.home_store import (
         FOLLOWUP,
         STEER,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from eukhe.run.permit import Asked, Asker
     from eukhe.run.session_service import RunStatus, Sessions, Transcript
     from eukhe.run.sink import RunSink
-    from eukhe.run.spec import NoModel, RunSpec, Setup, ToolsError, chosen_tools, setup
+    from eukhe.run.spec import NoModel, RunSpec, SessionSetup, ToolsError, chosen_tools, setup
     from eukhe.run.store_access import StoreError, cause, database_url, read_problem, shown
 
 __all__ = [
@@ -79,10 +80,11 @@ __all__ = [
     "RunSink",
     "RunSpec",
     "RunStatus",
+    "RunTable",
     "Runtime",
     "SessionRow",
+    "SessionSetup",
     "Sessions",
-    "Setup",
     "Shadow",
     "StoreError",
     "ToolsError",

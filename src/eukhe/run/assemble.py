@@ -1,5 +1,5 @@
 """A run's parts, built once (`assemble`), as pi builds a session in one factory: its
-settings, route and secrets resolved (`setup`), then its provider, chat memory,
+settings, route and secrets resolved (`configured`: its `RunConfig`), then its provider, chat memory,
 subagents, sandbox, permission gate, tools' context, MCP servers, kernel and tools
 (`RunParts`), each typed by what it is.
 
@@ -43,7 +43,7 @@ from eukhe.memory.tool import DATE, ZOOM
 from eukhe.rules import fetch as fetch_rule
 from eukhe.rules import pinned
 from eukhe.rules.aux_fallback import Purpose
-from eukhe.rules.permission import Session
+from eukhe.rules.permission import PermissionState
 from eukhe.rules.pinned import Pins
 from eukhe.run import notes, tasks
 from eukhe.run.auxiliary import AuxiliaryRoute
@@ -51,9 +51,10 @@ from eukhe.run.children import Children
 from eukhe.run.code_paths import code_paths
 from eukhe.run.context import ProcessContext
 from eukhe.run.effects import Effects
+from eukhe.run.handles import RunHandle
 from eukhe.run.hook_events import FIRST_LAYOUT, RunHooks
 from eukhe.run.kernel import LazyKernel
-from eukhe.run.loop import Compact, RunLoop
+from eukhe.run.loop import Compact, Inbox, RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import Secrets, secrets
@@ -65,7 +66,7 @@ from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, fetch_settings, home, load, memory_settings
 from eukhe.settings.approvals import approve
 from eukhe.settings.load import ChildSettings, MemorySettings, Taken
-from eukhe.settings.permissions import in_force
+from eukhe.settings.permissions import InForce, in_force
 from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
@@ -88,8 +89,10 @@ class Unassembled(EukheError):
 
 
 @dataclass(frozen=True)
-class Setup:
-    """What a run reads from its spec and its settings, once, before it makes anything."""
+class RunConfig:
+    """The run's settings: what it reads from its spec and its configuration, once, before it
+    makes anything (the session's own setup, made as a face opens it, is
+    `run.spec.SessionSetup`)."""
 
     cwd: Path
     run_settings: Settings  # the spec's own: rounds, retries, effort, price
@@ -110,7 +113,7 @@ class RunParts:
     MCP servers' instructions); `compact`: its compaction into the chat (None: no chat)."""
 
     spec: RunSpec
-    setup: Setup
+    config: RunConfig
     provider: Provider
     chat: Memory | None  # None: a subagent's run (it logs nothing), or a process with no chat
     ledger: Ledger
@@ -129,7 +132,7 @@ class RunParts:
     def loop(
         self,
         effects: Effects,
-        inbox: Callable[[bool], Awaitable[list[str]]],
+        inbox: Inbox,
         admission: Slots,
         image_data: Mapping[str, bytes],
     ) -> RunLoop:
@@ -138,10 +141,10 @@ class RunParts:
         spec = self.spec
         return RunLoop(
             self.provider,
-            self.setup.route.model,
+            self.config.route.model,
             tool_specs(self.tools),
             runner(self.tools, self.context),
-            self.setup.run_settings,
+            self.config.run_settings,
             scan=scanner(),
             show=self.show,
             cancel=self.context.cancel,
@@ -155,9 +158,9 @@ class RunParts:
             compact=self.compact,
             admission=admission,
             inbox=inbox,
-            redact=self.setup.secrets.redact,
+            redact=self.config.secrets.redact,
             # a 0.1 run's too: its records replay, the rest is asked (`run.workflow.RecordedEffects`)
-            permit=self.gate.permit,
+            gate=self.gate,
             image_data=image_data,
             user_hooks=self.hooks,
         )
@@ -176,7 +179,7 @@ def taken(spec: RunSpec, run_id: str, here: ProcessContext) -> Taken:
     return got
 
 
-def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
+def configured(spec: RunSpec, here: ProcessContext, run_id: str) -> RunConfig:
     """The run's settings, its model's route and its secrets, read once from its configuration
     (`taken`); `here`'s admission registry takes the provider's slots from them. Unassembled: a
     setting or a route that does not hold."""
@@ -196,7 +199,7 @@ def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
         kept = secrets(loaded, cwd=cwd, taken=config)  # the tools' environment and every secret value known
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
-    return Setup(
+    return RunConfig(
         cwd,
         run_settings,
         loaded,
@@ -211,51 +214,33 @@ def setup(spec: RunSpec, here: ProcessContext, run_id: str) -> Setup:
 
 @contextlib.asynccontextmanager
 async def assemble(
-    spec: RunSpec,
-    run_id: str,
-    cancel: asyncio.Event,
-    here: ProcessContext,
-    steps: Steps,
+    spec: RunSpec, handle: RunHandle, here: ProcessContext, steps: Steps
 ) -> AsyncIterator[RunParts]:
-    """The run's parts, made once, in this order: its setup, provider, chat, subagents,
-    sandbox (in the mode in force), gate, tools' context, pinned view (its workflow's step,
-    through `steps`), MCP servers (its parent's, else its own, started), kernel and tools. On exit
-    its servers are let go (the last run to hold them closes them). Unassembled, before
-    anything is let go: a part that cannot be made, and why."""
-    base = setup(spec, here, run_id)
-    cwd, memory = base.cwd, base.memory_settings
+    """The run's parts, made once, each whole (nothing is assigned to one after it is made), in
+    this order: its settings (`RunConfig`), provider, chat, sandbox (in the mode in force) and
+    hooks, kernel, pinned view (its workflow's step, through `steps`), MCP servers (its
+    parent's, else its own, started) and the tools they offer, gate, tools, subagents and the
+    tools' context. On exit its servers are let go (the last run to hold them closes them).
+    Unassembled, before anything is let go: a part that cannot be made, and why. `handle`: the
+    run's, begun (its cancel); its gate and servers go into it, for a person's mode change and
+    its subagents."""
+    run_id, cancel = handle.run, handle.cancel
+    base = configured(spec, here, run_id)
+    cwd, memory, limits = base.cwd, base.memory_settings, base.child_settings
     provider: Provider = provider_for(base.route, redact=base.secrets.redact)  # no body it sends holds one
     compactor = functools.partial(_compactor, spec, base.loaded, base.route, memory.view_bytes)
     parent = spec.child  # a child's run starts from the view at its spawn, and logs nothing
     chat = None if parent else here.memory(compactor, memory.view_bytes)
     session = spec.session or run_id
-    ledger = Ledger()
-    depth = parent.depth if parent else 0
-    limits = base.child_settings
-    children = Children(
-        spec, run_id, session, depth, limits.max_depth, limits.stall_ms, ledger, steps, here.children
-    )
-    children.settings = base.loaded  # a defined agent's model is resolved in them
-    ledger.children = children.tokens
-    sandbox, gate = await _confined(spec, run_id, cancel, here, base)
-    gate.hooks = hooks = _hooks(spec, run_id, cancel, here, base)
-    context = Context(
-        cwd=cwd,
-        chat=chat,
-        cancel=cancel,
-        children=children,
-        env=base.secrets.env,
-        sandbox=sandbox,
-        readable=gate.readable,
-        reach=gate.opened,
-        hidden=base.secrets.redact.values,
-        todo=None if parent else tasks.shown(functools.partial(here.show, run_id), base.secrets.redact),
-    )
+    confined = await _confined(spec, run_id, cancel, here, base, steps)
+    sandbox, hooks = confined.sandbox, confined.hooks
+    kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
-        system, compact = await _pinned_system(spec, run_id, here, base, chat, steps, context.cancel, hooks)
-    children.system = pinned.unpinned(system, Pins(spec.tasks))  # its subagents': the view, not its list
-    shared = here.mcp.get(parent.run) if parent else None  # a subagent shares its parent's servers
+        system, compact = await _pinned_system(spec, run_id, here, base, chat, steps, cancel, hooks)
+    viewed = pinned.unpinned(system, Pins(spec.tasks))  # its subagents start from the view, not its list
+    parent_run = here.runs.get(parent.run) if parent else None
+    shared = parent_run.servers if parent_run else None  # a subagent shares its parent's servers
     try:  # else its own, started now; the first request waits for them the startup gate at most
         given = here.editors.get(session, {})  # an editor's own servers (`eukhe acp`), never stored
         servers = (
@@ -265,21 +250,48 @@ async def assemble(
         )
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
-    if servers is not None:
-        here.mcp[run_id] = servers
-    context.progressed = ledger.progressed  # a running call's progress that rises is new work (H5.2)
-    children.planning = lambda: gate.session.cfg.plan  # a subagent of a run in plan mode plans too
-    here.gates[run_id] = (asyncio.get_running_loop(), gate)  # a person's mode change reaches it
     try:
-        kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
-        context.kernel, ledger.jobs = kernel, kernel.output_bytes  # it dies with the run
-        tools, system = await _tools(spec, run_id, here, base, chat, children, gate, servers, system)
+        offered, reads, system = await _offered(run_id, here, base, servers, cancel, system)
+        gate = _gate(spec, run_id, cancel, here, base, confined, reads)
+        handle.assembled(gate, servers)  # a person's mode change reaches its gate; its subagents, its servers
+        depth = parent.depth if parent else 0
+        tools = _tools(spec, base, chat, depth < limits.max_depth, gate, offered)
+        children = Children(
+            spec,
+            run_id,
+            session,
+            depth,
+            limits.max_depth,
+            limits.stall_ms,
+            steps,
+            jobs=kernel.output_bytes,  # its kernel's output is its work too; it dies with the run
+            ledgers=here.children,
+            system=viewed,
+            settings=base.loaded,  # a defined agent's model is resolved in them
+            offered=tuple(tools),  # a defined agent's tools are some of these (`rules.agent.tools_for`)
+            mode=gate,  # a subagent of a run in plan mode plans too
+        )
+        context = Context(
+            cwd=cwd,
+            chat=chat,
+            cancel=cancel,
+            kernel=kernel,
+            children=children,
+            env=base.secrets.env,
+            # a running call's progress that rises is new work (H5.2)
+            progressed=children.ledger.progressed,
+            readable=gate.readable,
+            sandbox=sandbox,
+            reach=gate.opened,
+            hidden=base.secrets.redact.values,
+            todo=None if parent else tasks.shown(functools.partial(here.show, run_id), base.secrets.redact),
+        )
         yield RunParts(
             spec=spec,
-            setup=base,
+            config=base,
             provider=provider,
             chat=chat,
-            ledger=ledger,
+            ledger=children.ledger,
             children=children,
             sandbox=sandbox,
             gate=gate,
@@ -289,18 +301,17 @@ async def assemble(
             servers=servers,
             kernel=kernel,
             tools=tools,
-            show=lambda kind, text, data=None: here.show(run_id, kind, text, data),
+            show=functools.partial(here.show, run_id),
             hooks=hooks,
         )
     finally:
-        here.gates.pop(run_id, None)
-        here.mcp.pop(run_id, None)
+        handle.released()
         if servers is not None:  # the last run to let go closes them, each within its bound
             await servers.release()
 
 
 def _hooks(
-    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: RunConfig, steps: Steps
 ) -> RunHooks | None:
     """The run's hooks (`hooks.config`: the home's, a trusted project's): None for a run begun
     under a step layout before them (it replays what it recorded), or with none in effect.
@@ -336,6 +347,7 @@ def _hooks(
         spec.child is not None,
         answers=answers,
         redact=base.secrets.redact,
+        steps=steps,  # their answers kept by the recorded step they fire in
     )
 
 
@@ -363,11 +375,22 @@ def _failed(e: ModelError | SettingsError) -> RunOutcome:
     return RunOutcome(Ending.FAILED, code=e.code.kind, message=str(e))
 
 
+@dataclass(frozen=True)
+class Confined:
+    """Where a run's calls run and what they may do, before its gate is made: the permissions
+    in force, what it loads as code, its sandbox, its hooks."""
+
+    rights: InForce
+    code: tuple[str, ...]
+    sandbox: Sandbox
+    hooks: RunHooks | None
+
+
 async def _confined(
-    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: Setup
-) -> tuple[Sandbox, Gate]:
+    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: RunConfig, steps: Steps
+) -> Confined:
     """Where the run's calls run and what they may do: the rules in force, the mode, the
-    policy, the ask's deadline; its sandbox; what it says of them once; its gate."""
+    policy, the ask's deadline; its sandbox; what it says of them once; its hooks."""
     try:
         rights = in_force(
             base.cwd,
@@ -402,9 +425,25 @@ async def _confined(
     # a session run in the home folder says so once, as the session starts
     if spec.session_start is not None and (in_home := sandbox.in_home(Path.home())) is not None:
         here.show(run_id, "sandbox", in_home)
+    hooks = _hooks(spec, run_id, cancel, here, base, steps)
+    return Confined(rights, tuple(code), sandbox, hooks)
+
+
+def _gate(
+    spec: RunSpec,
+    run_id: str,
+    cancel: asyncio.Event,
+    here: ProcessContext,
+    base: RunConfig,
+    confined: Confined,
+    reads: frozenset[str],
+) -> Gate:
+    """The run's permission gate, made whole: the rules, mode and policy in force, who answers
+    its asks, its hooks, and the MCP tools that only read (`reads`: their servers say so)."""
+    rights, sandbox = confined.rights, confined.sandbox
     asker = here.asker  # a person answers asks only where the interactive agent is
     gate = Gate(
-        Session(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
+        PermissionState(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
         base.cwd,
         home(),
         asker,
@@ -415,14 +454,16 @@ async def _confined(
         show=functools.partial(here.show, run_id),
         label=name_of(run_id) if spec.child else "",
         run=run_id,
-        code=code,
+        code=confined.code,
+        hooks=confined.hooks,
+        reads=reads,
     )
     if rights.plan:  # said once, as its faces show it
         gate.show_mode("as its parent" if spec.child else "")
-    return sandbox, gate
+    return gate
 
 
-def _commands(base: Setup, editor: JsonMapping) -> list[str]:
+def _commands(base: RunConfig, editor: JsonMapping) -> list[str]:
     """What the run's configuration runs outside any sandbox: its hooks' commands and its MCP
     servers' (an editor's too). One that cannot be read names nothing here: the run says why
     where it loads it."""
@@ -440,7 +481,7 @@ async def _pinned_system(
     spec: RunSpec,
     run_id: str,
     here: ProcessContext,
-    base: Setup,
+    base: RunConfig,
     chat: Memory,
     steps: Steps,
     cancel: asyncio.Event,
@@ -452,7 +493,7 @@ async def _pinned_system(
     session, memory = spec.session or run_id, base.memory_settings
     show = functools.partial(here.show, run_id)  # the wait's events, and how it ended
     aux = here.route(session, spec.model, base.loaded)
-    notice = functools.partial(_notice, chat, aux, memory, lambda row: here.show(run_id, "notice", row))
+    notice = functools.partial(_notice, chat, aux, memory, functools.partial(here.show, run_id, "notice"))
     pins = Pins(spec.tasks)  # at its start, the session's list (its prompt is its first message)
     try:
         await notice()
@@ -464,23 +505,34 @@ async def _pinned_system(
     return turn.system(spec.system, pinned.attach(view, pins)), compact
 
 
-async def _tools(
-    spec: RunSpec,
+async def _offered(
     run_id: str,
     here: ProcessContext,
-    base: Setup,
-    chat: Memory | None,
-    children: Children,
-    gate: Gate,
+    base: RunConfig,
     servers: Servers | None,
+    cancel: asyncio.Event,
     system: str,
-) -> tuple[dict[str, Tool], str]:
-    """The tools the run offers, and its system prompt with its MCP servers' instructions:
-    the built-in ones, the chat's, the subagents', the kernel's, `web_fetch` (with the run's
-    bounds, and its gate's word on which hosts a rule names), its servers' ready or cached
-    ones (after the startup gate at most), then only those `--tools` names."""
+) -> tuple[dict[str, Tool], frozenset[str], str]:
+    """Its MCP servers' ready or cached tools (after the startup gate at most, or its abort),
+    what they say shown; those that only read (their servers say so: the gate lets them read);
+    and its system prompt with their instructions."""
+    if servers is None:
+        return {}, frozenset(), system
+    offered, said, section = await servers.offered(gate_ms(base.loaded), cancel)
+    for line in said:
+        here.show(run_id, "notice", line)
+    reads = frozenset(name for name, t in offered.items() if t.replay_safe)
+    return dict(offered), reads, f"{system}\n\n{section}" if section else system
+
+
+def _tools(
+    spec: RunSpec, base: RunConfig, chat: Memory | None, may_spawn: bool, gate: Gate, offered: dict[str, Tool]
+) -> dict[str, Tool]:
+    """The tools the run offers: the built-in ones, the chat's, the subagents', the kernel's,
+    `web_fetch` (with the run's bounds, and its gate's word on which hosts a rule names), its
+    MCP servers' (`offered`), then only those `--tools` names."""
     tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
-    if children.may_spawn:
+    if may_spawn:
         tools |= {SPAWN.name: SPAWN.offering(spec.agents), STOP_CHILD.name: STOP_CHILD}
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
@@ -490,17 +542,10 @@ async def _tools(
         tools[EXIT_PLAN_TOOL.name] = EXIT_PLAN_TOOL
     if not spec.child:
         tools[TODO.name] = TODO
-    if servers is not None:
-        offered, said, section = await servers.offered(gate_ms(base.loaded), gate.cancel)  # the run's abort
-        for line in said:
-            here.show(run_id, "notice", line)
-        tools |= offered
-        gate.reads = frozenset(name for name, t in offered.items() if t.replay_safe)
-        system = f"{system}\n\n{section}" if section else system
+    tools |= offered
     if spec.tools is not None:  # `--tools`: only these are offered, to its subagents too
         tools = {name: tool for name, tool in tools.items() if name in spec.tools}
-    children.offered = tuple(tools)  # a defined agent's tools are some of these (`rules.agent.tools_for`)
-    return tools, system
+    return tools
 
 
 def _servers(

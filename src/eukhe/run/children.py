@@ -25,6 +25,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from dbos import DBOS
 
@@ -52,10 +53,19 @@ def task_id(child_id: str) -> str:
     return f"{child_id}.task"
 
 
+class PlanMode(Protocol):
+    """Whether a run is in plan mode now: its gate's (`run.permit.Gate.planning`)."""
+
+    @property
+    def planning(self) -> bool: ...
+
+
 @dataclass
 class Children:
-    """The subagents of one run, as its tools see them. `spec`: the run's spec;
-    `depth`: the run's own depth (the root's is 0)."""
+    """The subagents of one run, as its tools see them, made whole by `run.assemble`. `spec`:
+    the run's spec; `depth`: the run's own depth (the root's is 0). Its `ledger` (the run's work,
+    which its parent's polls read) is made with it: its children's tokens and its kernel's output
+    (`jobs`) count in it."""
 
     spec: RunSpec
     run: str
@@ -63,16 +73,20 @@ class Children:
     depth: int
     max_depth: int
     stall_ms: int
-    ledger: Ledger
     steps: Steps  # its workflow's: a child's run and task started through it
+    jobs: Callable[[], int] = lambda: 0  # its kernel's output bytes (`LazyKernel.output_bytes`)
     # the ledgers of the child runs this process runs (`ProcessContext.children`): their tokens
     ledgers: Mapping[str, Ledger] = field(default_factory=dict)
     system: str = ""  # the run's system prompt: the view of the chat it pinned (a child starts from it)
     settings: JsonMapping = field(default_factory=dict)  # in force: an agent's model resolves in them
     offered: tuple[str, ...] = ()  # the tools the run offers: a defined agent's are some of them
-    planning: Callable[[], bool] = lambda: False  # whether the run is in plan mode now (its gate's)
+    mode: PlanMode | None = None  # its gate: a subagent starts in the mode its parent is in; None: default
     spawned: list[str] = field(default_factory=list)  # child ids, in spawn order
     last: dict[str, int] = field(default_factory=dict)  # each child's last token read here
+    ledger: Ledger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ledger = Ledger(children=self.tokens, jobs=self.jobs)
 
     def tokens(self) -> int:
         """Its children's tokens: a child this process runs gives its token now; one that
@@ -111,7 +125,7 @@ class Children:
             claim=None,
             asked=None,  # its start takes every report that waits for it (its deadline is its parent's)
             session_start=None,  # a subagent's run starts no session: its end is a SubagentStop
-            permission_mode="plan" if self.planning() else "default",  # its parent's mode now
+            permission_mode="plan" if self.mode is not None and self.mode.planning else "default",
         )
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:
             # another provider: its own endpoint, from the settings
@@ -198,8 +212,7 @@ async def stop_run(cid: str, here: ProcessContext) -> None:
     its grace, its kernel and jobs with it); else DBOS's cancel, which the process that
     runs it obeys at its next step. Its session (transcript) is kept."""
 
-    if cid in here.cancels:
-        here.abort(cid)
+    if here.runs.abort(cid):
         return
     with contextlib.suppress(Exception):
         await DBOS.cancel_workflow_async(cid)

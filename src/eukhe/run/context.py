@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from eukhe.admission import Registry, Slots
-from eukhe.ai.models import OnFirstRequest
+from eukhe.ai.models import OnFirstRequest, Route
 from eukhe.children.ledger import Ledger
 from eukhe.client.client import Client, OwnerError
+from eukhe.client.lease import RootTurnLease
 from eukhe.client.protocol import RequestKind
 from eukhe.client.remote_chat import Remote
 from eukhe.events import event
@@ -26,16 +24,14 @@ from eukhe.memory.chat import Chat
 from eukhe.memory.compactor import asker
 from eukhe.memory.tables import ChatStore
 from eukhe.run.auxiliary import AuxiliaryRoute
-from eukhe.run.permit import Asker, Gate
+from eukhe.run.handles import RunTable, call_soon
+from eukhe.run.permit import Asker
 from eukhe.run.sink import RunSink, Silent
 from eukhe.settings.load import Taken
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.hook_answers import HookAnswers
 from eukhe.store.images import Images
 from eukhe.store.reports import Reports
-
-if TYPE_CHECKING:  # its SDK loads only for a run with servers (`run.assemble._servers`)
-    from eukhe.mcp.servers import Servers
 
 
 def _registry() -> Registry:
@@ -45,8 +41,8 @@ def _registry() -> Registry:
 @dataclass
 class ProcessContext:
     """What this process gives the runs it executes, made once at its start
-    (`begin`): where their lines go, the cancel signal of each (set from any
-    thread), which runs are its user's own (`own`: aborted by Ctrl-C, holding the
+    (`begin`): where their lines go, the handle of each run (`runs`: its cancel, set from
+    any thread, and whether it is its user's own, aborted by Ctrl-C and holding the
     root-turn lease), the chat, and where model requests take their slots. The runs
     it recovered from dead processes are left in flight by Ctrl-C.
 
@@ -61,14 +57,15 @@ class ProcessContext:
     # the home's owner's connection, when the process has an owner: the chat goes through it
     # (its one writer), and it is told where each run starts and ends
     owner: Callable[[], Awaitable[Client]] | None = None
-    # (session, run, cancel, show) -> the root-turn lease's async context (the owner's)
-    lease: Callable[..., AbstractAsyncContextManager[int]] | None = None
-    cancels: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=dict)
-    own: set[str] = field(default_factory=set)
+    # the root-turn lease through the owner, held by the user's own runs (None: a process whose
+    # runs hold none: the owner's recovered runs, or a process with no owner)
+    lease: RootTurnLease | None = None
+    # run -> its handle (`run.handles`): its loop, cancel, gate and servers, whether it is the
+    # user's own, its end; every thread reaches a run through it
+    runs: RunTable = field(default_factory=RunTable)
     chat: Local | None = None  # this process's own chat, when it has no owner
     routes: dict[str, AuxiliaryRoute] = field(default_factory=dict)  # session -> its route (its notices)
     stop: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None  # set: stop waiting on runs
-    ending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=dict)
     children: dict[str, Ledger] = field(default_factory=dict)  # child run -> its ledger, while it runs here
     inbox: Reports | None = None  # the parents' inbox of child reports, made on first use
     pictures: Images | None = None  # the attached images' table, made on first use
@@ -76,10 +73,6 @@ class ProcessContext:
     # session -> the MCP servers its editor gave it (`eukhe acp`, `mcpServers`' shape): kept in this
     # process only, never in a run's spec, since their env and headers may hold secrets
     editors: dict[str, JsonMapping] = field(default_factory=dict)
-    # run -> its MCP servers (`eukhe.mcp.servers.Servers`), while it runs here: its subagents share them
-    mcp: dict[str, Servers] = field(default_factory=dict)
-    # run -> its permission gate and the loop it runs on, while it runs here: a person's mode change
-    gates: dict[str, tuple[asyncio.AbstractEventLoop, Gate]] = field(default_factory=dict)
     # session -> the configuration its latest run here took (`settings.load.Taken`): what its
     # subagents and its SessionEnd hooks read, never the disk again in the middle of its work
     configs: dict[str, Taken] = field(default_factory=dict)
@@ -119,7 +112,7 @@ class ProcessContext:
             self.answered = HookAnswers(self.chat_url)
         return self.answered
 
-    def memory(self, compactor: Callable[[], Any], budget: int) -> Memory | None:
+    def memory(self, compactor: Callable[[], Route], budget: int) -> Memory | None:
         """The runs' chat memory (`eukhe.memory.access.Memory`), None when this process
         gives them none: through the owner when the process has one (the chat's only
         writer), else this process's own chat, made on first use on the runs' loop.
@@ -140,19 +133,9 @@ class ProcessContext:
             self.routes[session] = AuxiliaryRoute(model, settings)
         return self.routes[session]
 
-    def ended(self, run: str) -> None:
-        """Tell whoever waits for `run` in this process that it is returning."""
-        if run in self.ending:
-            loop, fut = self.ending[run]
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(functools.partial(_resolve, fut))
-
     def abort(self, run: str) -> None:
-        """`eukhe abort RUN` from another process: the run's cancel (it ends aborted)."""
-        if run in self.cancels:
-            loop, event = self.cancels[run]
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(event.set)
+        """`eukhe abort RUN`, or an editor's cancel: the run's cancel, when it runs here."""
+        self.runs.abort(run)
 
     async def running(self, run: str, session: str, state: str) -> None:
         """Tell the owner a run starts or ends here (its status, and where an abort goes);
@@ -164,25 +147,21 @@ class ProcessContext:
     def plan_mode(self, session: str, on: bool) -> None:
         """A person turns plan mode on or off (the agent's Shift+Tab), from any thread: for each
         run of `session` at work here (its subagents too), from its next call (`Gate.plan`)."""
-        for run, (loop, gate) in list(self.gates.items()):
-            if run.startswith(f"{session}/"):
-                with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
-                    loop.call_soon_threadsafe(gate.plan, on)
+        for handle in self.runs.handles():
+            if handle.run.startswith(f"{session}/"):
+                handle.plan(on)
 
     def interrupt(self) -> None:
         """Ctrl-C: abort the user's own runs, and stop waiting for the rest (left in flight)."""
-        mine = [signal for run, signal in list(self.cancels.items()) if run in self.own]
-        for loop, cancel in [*mine, *([self.stop] if self.stop else [])]:
-            with contextlib.suppress(RuntimeError):  # its loop has closed: the run has ended
-                loop.call_soon_threadsafe(cancel.set)
+        for handle in self.runs.handles():
+            if handle.own:
+                handle.abort()
+        if self.stop is not None:
+            loop, stop = self.stop
+            call_soon(loop, stop.set)
 
 
 _PROCESS: list[ProcessContext] = []  # the process's one ProcessContext, once `begin` made it
-
-
-def _resolve(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
 
 
 def begin(process: ProcessContext) -> ProcessContext:

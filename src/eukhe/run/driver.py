@@ -204,8 +204,7 @@ class Runtime:
         # started, so each start carries a claim of its own and checks the run under the id is its
         claim = secrets.token_hex(8)
 
-        marked = rid not in self.process.own
-        self.process.own.add(rid)  # the user's own: a session request, aborted by Ctrl-C
+        self.process.runs.open(rid)  # the user's own: a session request, aborted by Ctrl-C
 
         def begin() -> str | None:  # the synchronous start hands the run to DBOS's loop
             with SetWorkflowID(rid):
@@ -215,9 +214,13 @@ class Runtime:
             args = (st.input or {}).get("args") if st is not None and isinstance(st.input, dict) else None
             return str(args[0].get("claim")) if args and isinstance(args[0], dict) else None
 
-        if await asyncio.to_thread(begin) != claim:
-            if marked:
-                self.process.own.discard(rid)
+        try:
+            claimed = await asyncio.to_thread(begin)
+        except BaseException:
+            self.process.runs.forget(rid)  # not started: its handle goes
+            raise
+        if claimed != claim:
+            self.process.runs.forget(rid)  # another process's run, under the same id
             raise Busy(
                 f"session {session}: another process started run {rid} at the same moment; "
                 "wait for it to end, then send your prompt again"
@@ -241,25 +244,24 @@ class Runtime:
 
     async def _ended(self, run: str) -> object:
         """The run's result from the store. A run this process executes says when it is
-        ending, so the store is read then, not polled all along (every read competes
-        with the run's own writes)."""
-        loop = asyncio.get_running_loop()
-        ending: asyncio.Future[None] = loop.create_future()
-        self.process.ending[run] = (loop, ending)
+        ending, through its handle (`run.handles`), so the store is read then, not polled all
+        along (every read competes with the run's own writes)."""
+        ending = self.process.runs.handle(run).ending()
         try:
             handle: WorkflowHandleAsync[JsonObject] = await DBOS.retrieve_workflow_async(run)
             slow = asyncio.ensure_future(handle.get_result(polling_interval_sec=timing().idle_poll))
+            told = asyncio.ensure_future(ending.wait())
             try:
-                parts: set[asyncio.Future[JsonObject] | asyncio.Future[None]] = {slow, ending}
-                done, _ = await asyncio.wait(parts, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({slow, told}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                if not slow.done():
-                    slow.cancel()
-            if slow in done:
+                for waiting in (slow, told):
+                    if not waiting.done():
+                        waiting.cancel()
+            if slow.done() and not slow.cancelled():
                 return slow.result()
             return await handle.get_result(polling_interval_sec=RESULT_POLL)
         finally:
-            self.process.ending.pop(run, None)
+            self.process.runs.forget(run)  # a run that never began here: no one waits for it now
 
     async def result(self, run: str) -> RunOutcome:
         """How a run ended, read back from the store (`RunOutcome.of`: the one place). The

@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
@@ -47,7 +47,7 @@ class Effects(Protocol):
         self,
         call: ToolCall,
         replay_safe: bool,
-        permit: Callable[[], Awaitable[dict[str, Any]]],
+        permit: Callable[[], Awaitable[JsonObject]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
     ) -> tuple[JsonObject, tuple[str, bool] | None]:
         """The permission gate's decision on one call (`permit`, as `Permit.json`), then,
@@ -85,7 +85,7 @@ class Direct:
         self,
         call: ToolCall,
         replay_safe: bool,
-        permit: Callable[[], Awaitable[dict[str, Any]]],
+        permit: Callable[[], Awaitable[JsonObject]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
     ) -> tuple[JsonObject, tuple[str, bool] | None]:
         got = await permit()

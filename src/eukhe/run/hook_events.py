@@ -58,6 +58,14 @@ class Show(Protocol):
     def __call__(self, kind: str, text: str, data: JsonMapping | None = None) -> None: ...
 
 
+class StepIds(Protocol):
+    """The run's workflow as its hooks see it (`run.steps.Steps`): which recorded step runs now."""
+
+    def step_id(self) -> int | None:
+        """The recorded step in progress (None: none)."""
+        ...
+
+
 @dataclass
 class RunHooks:
     """The hooks of one run: who it is (`session`, `run`), where it runs, the environment its
@@ -77,9 +85,9 @@ class RunHooks:
     # through the process's secrets
     answers: HookAnswers | None = None
     redact: Redaction = NO_SECRETS
-    # the recorded step the hooks fire in, if any (the workflow's: DBOS's step id; DBOS loads
-    # only with the store, never for a command that runs no work)
-    step: Callable[[], int | None] = lambda: None
+    # the run's workflow, which says the recorded step the hooks fire in (`run.steps.Steps`:
+    # DBOS's step id); None: no workflow (SessionEnd's hooks, outside any run)
+    steps: StepIds | None = None
     beside: set[asyncio.Future[rule.Verdict]] = field(default_factory=set)  # notifications running
 
     def has(self, event: rule.Event, subject: str | None = None) -> bool:
@@ -148,7 +156,7 @@ class RunHooks:
     def _key(self, event: rule.Event) -> tuple[str, int, str] | None:
         """Where the event's answer is kept: the run, the recorded step the hooks fire in, the
         event (None: no store, or not inside a step: nothing to replay)."""
-        step = self.step()
+        step = self.steps.step_id() if self.steps is not None else None
         return None if self.answers is None or step is None else (self.run, step, event.value)
 
     async def _kept(self, key: tuple[str, int, str]) -> JsonObject | None:

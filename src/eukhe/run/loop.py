@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from eukhe import waits
 from eukhe.admission import Registry, Slots
@@ -41,6 +41,7 @@ from eukhe.run import secrets as redacted
 from eukhe.run.call import ModelCall, refused
 from eukhe.run.effects import Direct, Effects
 from eukhe.run.hook_events import RunHooks, followed
+from eukhe.run.leak import Scan as Scanned
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.repeat import rounds_in_a_row, same_calls
 from eukhe.settings.run import Settings
@@ -49,17 +50,50 @@ from eukhe.settings.secrets import Redaction
 ABORT_GRACE = run_rule.ABORT_GRACE
 """Seconds a phase handler that ignores the cancel is given before it is dropped (H4.6)."""
 
-Hook = Callable[[Request], Awaitable[Request]]
+RequestHook = Callable[[Request], Awaitable[Request]]
+"""A change to each request before it is sent (a test's, to stall or break one): not the user's
+hooks, which are `RunHooks`."""
 ToolRunner = Callable[..., Awaitable[tuple[str, bool]]]
 """(call) -> (result, is_error); called with `outside=True` for a call the permission rule
 lets run outside the sandbox."""
-Permitter = Callable[[ToolCall], Awaitable[Any]]
-"""The permission gate (`run.permit.Gate.permit`): whether a call runs, and where."""
-Scan = Callable[[str, Mapping[str, JsonMapping]], Any]
+Scan = Callable[[str, Mapping[str, JsonMapping]], Scanned]
+"""The leak scan (`run.leak.scan`): tool-call markup in a reply's text, against the offered tools."""
 Compact = Callable[[Sequence[Message]], Awaitable[Mapping[str, str]]]
 """A compaction (H4): given the run's messages so far, log them into the chat and give
 the run's new system prompt with the newly pinned view, `{"system": ...}` (and `"note"`, the
 message the run goes on from, when not `notes.compacted`'s), or say why not, `{"error": ...}`."""
+
+
+@dataclass(frozen=True)
+class RunRules:
+    """The rules the loop asks: H4's step, the H4.8 recoveries' step, the classifier of replies.
+    A tie test swaps one to show the loop does what the rule says."""
+
+    step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run] = run_rule.step
+    recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
+    classify: Callable[[classify.Seen], classify.Read] = classify.classify
+
+
+class Decided(Protocol):
+    """The gate's decision on a call (`run.permit.Permit`), as its step records it."""
+
+    def json(self) -> JsonObject: ...
+
+
+class Permits(Protocol):
+    """The run's permission gate (`run.permit.Gate`): whether a call runs, and where."""
+
+    async def permit(self, c: ToolCall) -> Decided: ...
+
+
+class Inbox(Protocol):
+    """What waits for a run at its round ends (`run.delivery.Delivery`)."""
+
+    async def round_end(self, steers: bool) -> list[str]:
+        """The user messages placed at this round end, oldest first: its children's reports, and
+        the person's steers when the run takes them here (`steers`)."""
+        ...
+
 
 BYTES_PER_TOKEN = 3
 """The threshold's estimate of a request's tokens from its bytes: low, so it errs early."""
@@ -138,21 +172,16 @@ class RunLoop:
     tools: Sequence[Tool]
     run_tool: ToolRunner
     settings: Settings = field(default_factory=Settings)
-    hooks: Sequence[Hook] = ()
+    request_hooks: Sequence[RequestHook] = ()
     scan: Scan | None = None
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     # (kind, text, data): what the run shows (`eukhe.events`), with its event's fields if any
     show: Callable[..., None] = lambda kind, text, data=None: None
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     background: bool = False  # deferred answers: start a job and poll it (a provider with start/poll/cancel)
     window: str | None = None  # the requested window: "15m", "1h", "24h"
     poll_interval: float = 5.0
-    step: Callable[[run_rule.Cfg, run_rule.Run, run_rule.Input], run_rule.Run] = (
-        run_rule.step
-    )  # the rules: swapped only by tie tests
-    recover: Callable[[recovery.RCfg, recovery.Rec, recovery.Reply], recovery.Step] = recovery.step
-    classify: Callable[[classify.Seen], classify.Read] = classify.classify  # swapped only by tie tests
-    effects: Effects | None = None  # None: in memory, waits by `sleep`
+    rules: RunRules = field(default_factory=RunRules)  # swapped only by tie tests
+    effects: Effects = field(default_factory=Direct)  # the workflow's recorded steps; else in memory
     system: str = ""  # the system prompt (e.g. the skills offered)
     interactive: bool = True  # admission class (H3): a session turn; compaction, subagents: False
     # every model request holds a slot of its provider while it runs (the owner's, in a durable run)
@@ -162,26 +191,21 @@ class RunLoop:
     # the user messages placed at a round end (`run.delivery`: its place, a durable step of its own,
     # so a replay takes the same): the reports of the run's children (H5.4), and the user's steers when
     # the flag says the run takes them (`rules.run.takes_steers`)
-    inbox: Callable[[bool], Awaitable[list[str]]] | None = None
+    inbox: Inbox | None = None
     # every secret value the process knows (`run.secrets`): out of every message, reply, tool
     # result, call's arguments, error and event before it is stored, shown or sent
     redact: Redaction = field(default_factory=Redaction)
-    permit: Permitter | None = None  # None: every call runs (in memory, tests); a run's: its gate
+    gate: Permits | None = None  # None: every call runs (in memory, tests); a run's: its permission gate
     # the bytes of the images the prompt attaches (`Message.images`), by SHA-256: read from the
     # store's image table, they ride on each request, never on a recorded step
     image_data: Mapping[str, bytes] = field(default_factory=dict)
-    # the run's PostToolUse hooks (`run.hook_events`): what they say follows a call's result
+    # the user's hooks of the run (`run.hook_events`), here its PostToolUse: what they say follows a
+    # call's result
     user_hooks: RunHooks | None = None
 
     def __post_init__(self) -> None:
         shown = self.show  # every event the run shows goes through here, its text and fields redacted
         self.show = lambda kind, text, data=None: shown(kind, self.redact(text), self.redact.deep(data))
-
-    @property
-    def fx(self) -> Effects:
-        if self.effects is None:
-            self.effects = Direct(self.sleep)
-        return self.effects
 
     async def run(
         self,
@@ -225,7 +249,7 @@ class RunLoop:
         t.idle = s.stream_idle_timeout_ms / 1000.0
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
         for msg in new:
-            await self.fx.append(msg)
+            await self.effects.append(msg)
         caps = {"rounds": cfg.cap, "notes": cfg.notes, "retries": cfg.retries}
         self.show("run", prompt[:200], {"caps": caps})
         phases = {
@@ -238,7 +262,7 @@ class RunLoop:
         }
         while t.state.live:
             if self.cancel.is_set():
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 break
             if not await phases[t.state.phase](t):
                 break
@@ -251,14 +275,14 @@ class RunLoop:
     async def _prepare_phase(self, t: _Turn) -> bool:
         finished, got = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
         if not finished:
-            t.go(self.step, run_rule.ABORT)
+            t.go(self.rules.step, run_rule.ABORT)
             return False
         if isinstance(got, BaseException):
             t.failure_text = f"a before_request hook failed: {type(got).__name__}: {got}"
-            t.go(self.step, run_rule.Input(run_rule.Kind.HOOK_FAILED))
+            t.go(self.rules.step, run_rule.Input(run_rule.Kind.HOOK_FAILED))
             return True
         t.prepared = got
-        t.go(self.step, run_rule.Input(run_rule.Kind.PREPARED, compact=self._past_threshold(got)))
+        t.go(self.rules.step, run_rule.Input(run_rule.Kind.PREPARED, compact=self._past_threshold(got)))
         return True
 
     async def _compact_phase(self, t: _Turn) -> bool:
@@ -272,10 +296,10 @@ class RunLoop:
         if len(t.ctx) <= 1:  # only the request itself: nothing of the run to move (none found)
             got = {"none": "the context holds nothing of this run but its request, so nothing can move"}
         elif self.compact is not None:
-            work = self.fx.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
+            work = self.effects.step("compact", functools.partial(self._compacted, tuple(t.out.transcript)))
             finished, got = await race(work, self.cancel, stop=t.stop)
             if not finished:
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 return False
         if isinstance(got, BaseException):
             got = {"error": f"{type(got).__name__}: {got}"}
@@ -285,14 +309,14 @@ class RunLoop:
             t.ctx = [Message("user", got.get("note") or notes.compacted(t.prompt))]
             finished, prepared = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
             if not finished:  # the new request's hooks, under the run's cancel as in prepare
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 return False
             if isinstance(prepared, BaseException):
                 got = {"error": f"a before_request hook failed: {type(prepared).__name__}: {prepared}"}
             else:
                 t.prepared = prepared
         failed = "error" in got
-        t.go(self.step, run_rule.Input(run_rule.Kind.COMPACTED, entry=entry, failed=failed))
+        t.go(self.rules.step, run_rule.Input(run_rule.Kind.COMPACTED, entry=entry, failed=failed))
         if not t.state.live:
             cause = (
                 got.get("error")
@@ -317,10 +341,10 @@ class RunLoop:
         if self.background:
             start = functools.partial(self._deferred.start, t.prepared, self.window)
             t.sent = {}
-            work = self.fx.step("start", functools.partial(self._model.kept, start, refused, t.sent))
+            work = self.effects.step("start", functools.partial(self._model.kept, start, refused, t.sent))
         else:
             t.streamed, t.sent = [], {}
-            work = self.fx.step(
+            work = self.effects.step(
                 "model", functools.partial(self._model.stream, t.prepared, t.idle, t.streamed, t.sent)
             )
         finished, got = await race(work, self.cancel, stop=t.stop)
@@ -332,13 +356,13 @@ class RunLoop:
         until = {"deadline": round(t.deadline, 3) if t.deadline else None}  # epoch seconds
         text = f"deferred job {t.job.id if t.job else ''}: next poll in {self.poll_interval:.0f} s"
         self.show("poll", text, {"wait": "poll", "next": _at(self.poll_interval), **until})
-        finished, _ = await race(self.fx.sleep(self.poll_interval), self.cancel, stop=t.stop)
+        finished, _ = await race(self.effects.sleep(self.poll_interval), self.cancel, stop=t.stop)
         self.show("waited", "", {"wait": "poll"})
         if finished:
             assert t.job is not None, "a poll is of the job the deferred request started"
             poll = functools.partial(self._deferred.poll, t.job)
             t.sent = {}
-            work = self.fx.step("poll", functools.partial(self._model.kept, poll, PollFailed, t.sent))
+            work = self.effects.step("poll", functools.partial(self._model.kept, poll, PollFailed, t.sent))
             finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
@@ -346,7 +370,7 @@ class RunLoop:
         """What a request or a poll gave: a job still deferred, a failed poll, or a reply."""
         if not finished:
             await self._cancel_job(t.job)
-            t.go(self.step, run_rule.ABORT)
+            t.go(self.rules.step, run_rule.ABORT)
             if "".join(t.streamed).strip():  # what the person saw stream stays in the transcript,
                 # marked cut and failed: a failed reply stays out of the chat's memory (H4.6)
                 cut = Message("assistant", "".join(t.streamed) + notes.CUT_BY_ABORT, is_error=True)
@@ -354,12 +378,12 @@ class RunLoop:
             return False
         if isinstance(got, Job):  # still deferred: poll it until its deadline
             if t.job is None:
-                t.job, t.sent_at = got, await self.fx.now()
+                t.job, t.sent_at = got, await self.effects.now()
                 t.deadline = ai_deadline(got, self.window, t.sent_at)
-            t.go(self.step, run_rule.Input(run_rule.Kind.DEFERRED))
+            t.go(self.rules.step, run_rule.Input(run_rule.Kind.DEFERRED))
             if t.state.end is run_rule.End.NOT_READY:
                 await self._cancel_job(t.job)
-                t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at)
+                t.failure_text = notes.not_ready(await self.effects.now() - t.sent_at)
             return True
         if isinstance(got, PollFailed):  # the same job is polled again, never resent
             return await self._poll_failed(t, got)
@@ -370,18 +394,23 @@ class RunLoop:
     async def _poll_failed(self, t: _Turn, got: PollFailed) -> bool:
         t.retries_used += 1
         wait = self._retry_wait(t.retries_used, got.failure)
-        late = await self.fx.now() + wait >= t.deadline
-        t.go(self.step, run_rule.Input(run_rule.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late))
+        late = await self.effects.now() + wait >= t.deadline
+        t.go(
+            self.rules.step,
+            run_rule.Input(run_rule.Kind.POLL_FAILED, retryable=got.failure.retryable, late=late),
+        )
         if t.state.live:
             t.out.retries += 1
             self._budget(t)
             text = f"{got.failure.message}; polling again in {wait:.1f} s"
             self.show("retry", text, {"wait": "retry", "deadline": _at(wait), "seconds": wait})
-            await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+            await race(self.effects.sleep(wait), self.cancel, stop=t.stop)
             self.show("waited", "", {"wait": "retry"})
         else:
             await self._cancel_job(t.job)
-            t.failure_text = notes.not_ready(await self.fx.now() - t.sent_at) if late else got.failure.message
+            t.failure_text = (
+                notes.not_ready(await self.effects.now() - t.sent_at) if late else got.failure.message
+            )
         return True
 
     async def _reply(self, t: _Turn, reply: Reply) -> bool:
@@ -391,11 +420,11 @@ class RunLoop:
         retry = self._model_retry(t.retries_used + 1, reply.failure)
         if x.kind is run_rule.Kind.ERROR and x.retryable and not x.noted and retry.refused:
             x = run_rule.Input(run_rule.Kind.ERROR, retryable=False)  # a wait past the cap fails the run now
-        r = self.recover(recovery.CAPS, t.rec, rx)
+        r = self.rules.recover(recovery.CAPS, t.rec, rx)
         t.rec = r.rec
         y = recovery.act_reply(r.act, x)
         before = t.state
-        t.go(self.step, y)
+        t.go(self.rules.step, y)
         state = t.state
         if r.act is Act.EXEC or (r.act is Act.PASS and y.kind is run_rule.Kind.CALLS):
             calls = rebuilt if rebuilt is not None else reply.calls
@@ -431,10 +460,10 @@ class RunLoop:
             wait = retry.wait_ms / 1000.0
             text = f"{reply.failure.message if reply.failure else 'retry'}; waiting {wait:.1f} s"
             self.show("retry", text, {"wait": "retry", "deadline": _at(wait), "seconds": wait})
-            finished, _ = await race(self.fx.sleep(wait), self.cancel, stop=t.stop)
+            finished, _ = await race(self.effects.sleep(wait), self.cancel, stop=t.stop)
             self.show("waited", "", {"wait": "retry"})
             if not finished:
-                t.go(self.step, run_rule.ABORT)
+                t.go(self.rules.step, run_rule.ABORT)
                 return False
         elif state.phase is run_rule.Phase.OVERFLOW:
             t.overflow = reply.failure.message if reply.failure else ""
@@ -457,14 +486,14 @@ class RunLoop:
             self._tools(t.pending, t.cut, t.tokens, t.out, t), self.cancel, stop=t.stop
         )
         if not finished:
-            t.go(self.step, run_rule.ABORT)
+            t.go(self.rules.step, run_rule.ABORT)
             return False
         # a round that gave the run's answer stops it there, answered (uncounted)
         ends = t.answer is not None
         end = run_rule.Input(run_rule.Kind.ROUND_END, stop=ends, answered=ends)
         users: list[str] = []
         if self.inbox is not None:
-            users = await self.inbox(run_rule.takes_steers(t.cfg, t.state, end))
+            users = await self.inbox.round_end(run_rule.takes_steers(t.cfg, t.state, end))
         done = zip(t.pending, results, strict=True)
         entered = {
             run_rule.Entry.RESULT: iter(
@@ -478,10 +507,10 @@ class RunLoop:
             await self._log(t.out, msg)
         t.out.rounds += 1
         like = rounds_in_a_row(t.ctx) > 1
-        t.rec = self.recover(recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, like)).rec
+        t.rec = self.rules.recover(recovery.CAPS, t.rec, recovery.Reply(Out.RESULTS, like)).rec
         if users:  # a user message ends the repeat row (H4.8.4)
-            t.rec = self.recover(recovery.CAPS, t.rec, recovery.Reply(Out.USER)).rec
-        t.go(self.step, end)
+            t.rec = self.rules.recover(recovery.CAPS, t.rec, recovery.Reply(Out.USER)).rec
+        t.go(self.rules.step, end)
         self._budget(t)
         if t.state.attempt == 0:
             t.note = None
@@ -534,13 +563,13 @@ class RunLoop:
     async def _cancel_job(self, job: Job | None) -> None:
         if job is not None:
             with contextlib.suppress(Exception):
-                work = self.fx.step("cancel", lambda: self._deferred.cancel(job))
+                work = self.effects.step("cancel", lambda: self._deferred.cancel(job))
                 await asyncio.wait_for(work, timeout=ABORT_GRACE)
 
     async def _prepare(self, request: Request) -> Request | BaseException:
         """Every before_request hook in turn; a failure fails the run and sends nothing."""
         try:
-            for hook in self.hooks:
+            for hook in self.request_hooks:
                 request = await hook(request)
         except Exception as e:  # a failing hook is the run's failure, shown with its cause
             return e
@@ -580,14 +609,14 @@ class RunLoop:
                 out.append((notes.truncated(c.name, tokens), True))
                 continue
             as_sent = self._as_sent(t, c)
-            if self.permit is None:
+            if self.gate is None:
                 work = functools.partial(self._run_tool, c, False, as_sent)
-                out.append(await self.fx.tool(c, c.name in self.replay_safe, work))
+                out.append(await self.effects.tool(c, c.name in self.replay_safe, work))
                 continue
             # the permission rule first (recorded: a replay asks nothing)
             permit = functools.partial(self._permitted, as_sent)
             run = functools.partial(self._run_tool, c, sent=as_sent)
-            got, ran = await self.fx.gated(c, c.name in self.replay_safe, permit, run)
+            got, ran = await self.effects.gated(c, c.name in self.replay_safe, permit, run)
             if ran is not None:
                 out.append(ran)
                 continue
@@ -602,11 +631,11 @@ class RunLoop:
             self.show("denied", str(got["result"]), {**denial, "id": c.id})
         return out
 
-    async def _permitted(self, c: ToolCall) -> dict[str, Any]:
+    async def _permitted(self, c: ToolCall) -> JsonObject:
         """The gate's decision on the call as sent, as its step records it (redacted: its
         reasons may quote the call)."""
-        assert self.permit is not None
-        got = await self.permit(c)
+        assert self.gate is not None
+        got = await self.gate.permit(c)
         return dict(self.redact.deep(dict(got.json())))
 
     async def _run_tool(
@@ -644,13 +673,13 @@ class RunLoop:
         place every message of the run is kept."""
         msg = self._clean(msg)
         out.transcript.append(msg)
-        await self.fx.append(msg)
+        await self.effects.append(msg)
 
     # ---------------------------------------------------------------- reading replies
 
     def _classify(
         self, reply: Reply, ctx: Sequence[Message], offered: Mapping[str, JsonMapping]
-    ) -> tuple[run_rule.Input, recovery.Reply, tuple[ToolCall, ...] | None, Any]:
+    ) -> tuple[run_rule.Input, recovery.Reply, tuple[ToolCall, ...] | None, Scanned | None]:
         """The run's input for the reply as it came, and what recovery reads of it: the
         runtime reads the reply (the leak scan, the repeat check), the rule says what it is
         (`rules.classify`)."""
@@ -672,7 +701,7 @@ class RunLoop:
             leak=found is not None and found.leak is not None,
             length=reply.stop is Stop.LENGTH,
         )
-        read = self.classify(seen)
+        read = self.rules.classify(seen)
         return (
             read.input,
             read.reply,
@@ -681,12 +710,23 @@ class RunLoop:
         )
 
     def _note(
-        self, act: Act, rec: recovery.Rec, reply: Reply, attempt: int, ctx: Sequence[Message], leak: Any
+        self,
+        act: Act,
+        rec: recovery.Rec,
+        reply: Reply,
+        attempt: int,
+        ctx: Sequence[Message],
+        leak: Scanned | None,
     ) -> str:
         f = reply.failure
         if act is Act.REDO and rec.cause is recovery.Cause.LENGTH:
             return notes.length(attempt, rec.row, reply.usage.output or None)
-        if act is Act.REDO and rec.cause is recovery.Cause.LEAK:
+        if (
+            act is Act.REDO
+            and rec.cause is recovery.Cause.LEAK
+            and leak is not None
+            and leak.leak is not None
+        ):
             return notes.leak(attempt, rec.row, leak.leak.markup, leak.leak.reason)
         if act is Act.REDO and rec.cause is recovery.Cause.REJECTED and f is not None:
             return notes.rejected(attempt, rec.row, f.message)
@@ -770,7 +810,7 @@ def request_bytes(request: Request) -> int:
     return n + sum(len(json.dumps(dict(t.schema))) + len(t.name) + len(t.description) for t in request.tools)
 
 
-def _calls(found: Any) -> tuple[ToolCall, ...]:
+def _calls(found: Scanned | None) -> tuple[ToolCall, ...]:
     if found is None:
         return ()
     return tuple(ToolCall(f"leak_{i}", c.name, "", dict(c.arguments)) for i, c in enumerate(found.calls))

@@ -5,7 +5,7 @@ syntax tree; the paths a call names, resolved; whether it writes, inside the wor
 or not; whether it touches eukhe's own files), asks the rule, and when the rule asks,
 asks a person: the ask is a wait (`waits.race`) that its answer, its deadline
 (`permissions.askTimeoutMs`) or the run's abort ends, exactly once. The gate's state IS
-the model's `Session`: every call, every answer and a person's mode change (`plan`) is the
+the model's `PermissionState`: every call, every answer and a person's mode change (`plan`) is the
 model's step, and only a person's "always" adds a rule.
 """
 
@@ -31,7 +31,7 @@ from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where, reach
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.hook import answers_ask, asks_a_person
-from eukhe.rules.permission import Answer, Call, Decision, Rule, Session, Verdict, Why
+from eukhe.rules.permission import Answer, Call, Decision, PermissionState, Rule, Verdict, Why
 from eukhe.rules.wait import End
 from eukhe.run import notes
 from eukhe.run.hook_events import RunHooks
@@ -115,7 +115,7 @@ class Gate:
     abort; `approve`: keeps a person's "always for this project" rules; `user`: the user's
     home. Its `opened` is the boundary the tools ask at open time (`tools.reach`)."""
 
-    session: Session
+    session: PermissionState
     workspace: Path
     home: Path
     ask: Asker | None = None
@@ -137,6 +137,11 @@ class Gate:
     code: tuple[str, ...] = ()  # what the run loads as code beyond the registry's names (`run.code_paths`)
 
     # ------------------------------------------------------------ plan mode
+
+    @property
+    def planning(self) -> bool:
+        """Whether the run is in plan mode now (a subagent it spawns starts so)."""
+        return self.session.cfg.plan
 
     def plan(self, on: bool) -> None:
         """A person turns plan mode on or off (the agent's Shift+Tab): the model's step, from

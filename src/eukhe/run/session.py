@@ -14,7 +14,7 @@ from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Tool
 from eukhe.json_types import JsonMapping
 from eukhe.run import leak
-from eukhe.run.loop import ABORT_GRACE, ToolRunner
+from eukhe.run.loop import ABORT_GRACE, Scan, ToolRunner
 from eukhe.tools import Context, call
 
 T = TypeVar("T")
@@ -40,7 +40,7 @@ def runner(tools: JsonMapping, ctx: Context) -> ToolRunner:
     return run_tool
 
 
-def scanner() -> Any:
+def scanner() -> Scan:
     return leak.scan
 
 

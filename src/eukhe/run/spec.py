@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from eukhe.admission import limits_from
 from eukhe.ai.image import Image, ImageError, refusal, takes_images
@@ -26,6 +27,7 @@ from eukhe.run.deadline import Deadline
 from eukhe.run.mentions import Attached, attach, with_images
 from eukhe.settings import home, loaded, run_settings
 from eukhe.settings.keys import INSTRUCTIONS_BYTES
+from eukhe.settings.load import Taken as Configuration
 from eukhe.settings.load import value
 from eukhe.settings.permissions import in_force
 from eukhe.settings.run import Price, Settings
@@ -261,9 +263,20 @@ class NoModel(EukheError, ValueError):
         super().__init__(NO_MODEL.format(settings=settings))
 
 
-@dataclass
-class Setup:
-    """A session's runs as the settings and the project make them."""
+class InstructionsChanged(NamedTuple):
+    """The instruction files, read again and changed: as they are now, and the line that says so."""
+
+    instructions: Instructions
+    said: str
+
+
+@dataclass(frozen=True)
+class SessionSetup:
+    """A session's runs as its configuration and the project make them, read once as it opens
+    (`setup`, from the configuration taken once: `settings.load.Taken`), with the face's
+    choices for them. Frozen: a change (a person's mode change, `/model`, `/agents`, the
+    instruction files read again) is a new one (`dataclasses.replace`). What each run reads
+    of its own settings, as it starts, is the run's (`run.assemble.RunConfig`)."""
 
     cwd: Path
     settings: JsonObject
@@ -304,15 +317,15 @@ class Setup:
         parts = (self.instructions.section, system_prompt_section(self.snapshot.skills))
         return "\n\n".join(p for p in parts if p)
 
-    def instructions_changed(self) -> str | None:
-        """Read the instruction files again (the interactive agent, before each turn): when
-        they changed, take them (they enter the system prompt at this turn) and say so."""
+    def instructions_changed(self) -> InstructionsChanged | None:
+        """The instruction files read again (the interactive agent, before each turn): when
+        they changed, as they are now (the session takes them: they enter the system prompt
+        at this turn) and the line that says so; None: unchanged."""
         now = read_instructions(self.cwd, self.settings, self.withheld)
         if now.section == self.instructions.section:
             return None
-        self.instructions = now
         files = ", ".join(str(p.path) for p in now.parts) or "none now"
-        return f"the instruction files changed ({files}): they enter at this turn"
+        return InstructionsChanged(now, f"the instruction files changed ({files}): they enter at this turn")
 
     def diagnostics(self) -> list[tuple[str, str]]:
         """Each skill, template and agent that did not load, as ("skill" | "prompt" |
@@ -401,12 +414,16 @@ def setup(
     effort: str | None = None,
     permission_mode: str | None = None,
     withheld: frozenset[str] = frozenset(),
-) -> Setup:
-    """The session's setup; a model that cannot be used, or settings that cannot be read
-    (permissions too, with the `--sandbox`, `--approval` and `--permission-mode` flags),
-    fail here with their cause, before any run (SettingsError, ModelError, NoModel).
-    `withheld`: the instruction files the person chose to start without."""
-    got = loaded(cwd)
+    *,
+    steers: bool = False,
+) -> SessionSetup:
+    """The session's setup, from its configuration taken once (`settings.load.Taken`); a model
+    that cannot be used, or settings that cannot be read (permissions too, with the
+    `--sandbox`, `--approval` and `--permission-mode` flags), fail here with their cause,
+    before any run (SettingsError, ModelError, NoModel). `withheld`: the instruction files the
+    person chose to start without; `steers`: its person may steer its runs."""
+    taken = Configuration.take(cwd)
+    got = loaded(cwd, taken=taken)
     settings = got.values
     name = model or settings.get("model")
     if not isinstance(name, str) or not name:
@@ -418,13 +435,24 @@ def setup(
             rs, reasoning_effort=None if effort.strip() in ("", "off") else effort.strip()
         )
     limits_from(settings, route.provider)  # and so do its admission limits
-    snapshot = get_resource_snapshot(cwd, settings=settings)
     # every rule, the mode, the policy, plan mode and the deadline read
-    rights = in_force(cwd, None, sandbox, approval, permission_mode=permission_mode)
-    made = Setup(cwd, settings, name, base_url, api, rs, snapshot, notices=got.notices)
-    made.withheld = withheld
-    made.instructions = read_instructions(cwd, settings, withheld)
-    made.sandbox, made.approval = sandbox, approval
-    made.permission_mode, made.plan_default = permission_mode, rights.plan
-    made.route_api, made.route = route.api, route
-    return made
+    rights = in_force(cwd, None, sandbox, approval, permission_mode=permission_mode, taken=taken)
+    return SessionSetup(
+        cwd,
+        settings,
+        name,
+        base_url,
+        api,
+        rs,
+        get_resource_snapshot(cwd, settings=settings),
+        notices=got.notices,
+        sandbox=sandbox,
+        approval=approval,
+        permission_mode=permission_mode,
+        plan_default=rights.plan,
+        steers=steers,
+        instructions=read_instructions(cwd, settings, withheld),
+        withheld=withheld,
+        route_api=route.api,
+        route=route,
+    )

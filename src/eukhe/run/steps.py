@@ -45,3 +45,8 @@ class Steps(Protocol):
     async def sleep(self, seconds: float) -> None:
         """A durable wait."""
         ...
+
+    def step_id(self) -> int | None:
+        """The recorded step in progress, if any: where the run's hooks keep their answers
+        (`run.hook_events`)."""
+        ...

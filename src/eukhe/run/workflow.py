@@ -53,6 +53,7 @@ from eukhe.run.children import child_task, task_id
 from eukhe.run.context import ProcessContext, begin, process
 from eukhe.run.deadline import abort_at
 from eukhe.run.delivery import Delivery
+from eukhe.run.handles import RunHandle
 from eukhe.run.hook_events import HOOK_BLOCKED, RunHooks, recorded
 from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
@@ -80,13 +81,14 @@ class RecordedEffects:
         show: Callable[[str, str], None] = lambda kind, text: None,
         in_workflow: frozenset[str] = frozenset(),
         layout: int = STEPS,
+        checkpoint: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.show = show
         self.in_workflow = in_workflow  # tools that make their own recorded steps (spawn: child workflows)
         self.layout = layout  # the run's step layout (`run.spec.STEPS`): a replay must meet its steps
         self.carries = layout >= 3  # step layout 3: messages ride on the next step, not a step each
         self.unlogged: list[Message] = []
-        self.checkpoint: Callable[[], Awaitable[object]] | None = None  # the files, before a call writes
+        self.checkpoint = checkpoint  # the run's files, taken before its first call that may write
         self.checkpointed = False  # this process took (or found) the run's checkpoint
 
     async def step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
@@ -149,7 +151,7 @@ class RecordedEffects:
         self,
         call: ToolCall,
         replay_safe: bool,
-        permit: Callable[[], Awaitable[dict[str, Any]]],
+        permit: Callable[[], Awaitable[JsonObject]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
     ) -> tuple[JsonObject, tuple[str, bool] | None]:
         if self.layout < 2:
@@ -171,7 +173,7 @@ class RecordedEffects:
         self,
         call: ToolCall,
         replay_safe: bool,
-        permit: Callable[[], Awaitable[dict[str, Any]]],
+        permit: Callable[[], Awaitable[JsonObject]],
         work: Callable[[bool], Awaitable[tuple[str, bool]]],
     ) -> tuple[JsonObject, tuple[str, bool] | None]:
         """`gated` for a run of layout 1 (eukhe 0.1), which had no `permit` step: the
@@ -254,7 +256,7 @@ async def _nothing() -> None:
 
 
 def _both(
-    permit: Callable[[], Awaitable[dict[str, Any]]], work: Callable[[bool], Awaitable[tuple[str, bool]]]
+    permit: Callable[[], Awaitable[JsonObject]], work: Callable[[bool], Awaitable[tuple[str, bool]]]
 ) -> Callable[[], Awaitable[JsonObject]]:
     """A call's decision and, if it runs, the call, as one step's work."""
 
@@ -265,7 +267,7 @@ def _both(
     return both
 
 
-def _ungated() -> dict[str, Any]:
+def _ungated() -> JsonObject:
     """The permit of a call eukhe 0.1 recorded: it ran (in the sandbox) with no gate."""
     return Permit(True, why="begun under eukhe 0.1, before its calls had a permission gate").json()
 
@@ -337,6 +339,9 @@ class DurableSteps:
     async def sleep(self, seconds: float) -> None:
         await DBOS.sleep_async(seconds)
 
+    def step_id(self) -> int | None:
+        return DBOS.step_id
+
 
 async def run_workflow_body(input: JsonObject) -> RunOutcome:
     """One run of a session. `input`: its `RunSpec` as the store holds it. The
@@ -354,12 +359,14 @@ async def run_workflow_body(input: JsonObject) -> RunOutcome:
     if deadline is not None and deadline.passed(time.time()):
         # begun, or taken up after a crash, past its deadline: it ends now, before any step (a
         # replay cut short would meet its recorded steps out of order)
-        here.ended(run_id)
+        here.runs.end(run_id)
         return deadline.failure("its deadline had passed when it was to go on")
-    cancel = asyncio.Event()
+    # its handle: Ctrl-C and `eukhe abort` set its cancel, a person's mode change reaches its gate
+    handle = here.runs.begin(run_id, asyncio.Event())
+    cancel = handle.cancel
     timer = asyncio.ensure_future(abort_at(deadline, cancel)) if deadline is not None else None
     try:
-        out = await _body(spec, run_id, cancel, here)
+        out = await _body(spec, run_id, handle, here)
     finally:
         if timer is not None and not timer.done():
             timer.cancel()
@@ -369,18 +376,18 @@ async def run_workflow_body(input: JsonObject) -> RunOutcome:
     return out
 
 
-async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> RunOutcome:
-    """The run under its id, its `cancel` in the process's map (Ctrl-C and `eukhe abort` set
-    it), the root-turn lease held for a user's own run."""
-    session = spec.session or run_id
-    here.cancels[run_id] = (asyncio.get_running_loop(), cancel)
+async def _body(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessContext) -> RunOutcome:
+    """The run under its id, through its `handle` in the process's table (Ctrl-C and `eukhe
+    abort` set its cancel), the root-turn lease held for a user's own run; it leaves the table
+    as it returns, its waiters told."""
+    session, cancel = spec.session or run_id, handle.cancel
     await here.running(run_id, session, "started")
     try:
-        if here.lease is None or run_id not in here.own:
-            return await _turn(spec, run_id, cancel, here)
+        if here.lease is None or not handle.own:
+            return await _turn(spec, run_id, handle, here)
         events = functools.partial(here.show, run_id)  # its wait for the lease: whose turn, then waited
-        async with here.lease(session, run_id, cancel, events=events):
-            return await _turn(spec, run_id, cancel, here)
+        async with here.lease.held(session, run_id, cancel, events=events):
+            return await _turn(spec, run_id, handle, here)
     except LeaseStopped:
         return RunOutcome(
             Ending.ABORTED,
@@ -390,15 +397,15 @@ async def _body(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: Process
     except OwnerError as e:
         return RunOutcome(Ending.FAILED, code=Code.LEASE.kind, message=f"the root-turn lease: {e}")
     finally:
-        here.cancels.pop(run_id, None)
         await here.running(run_id, session, "ended")
+        here.runs.end(run_id)
 
 
-async def _turn(spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext) -> RunOutcome:
+async def _turn(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessContext) -> RunOutcome:
     """The run's parts made once (`run.assemble`), then the run over them (`_run`); a part
     that cannot be made is the run's failure, with its code."""
     try:
-        async with assemble(spec, run_id, cancel, here, DurableSteps(here, spec, run_id)) as parts:
+        async with assemble(spec, handle, here, DurableSteps(here, spec, run_id)) as parts:
             return await _run(spec, run_id, here, parts)
     except Unassembled as e:
         return e.outcome
@@ -421,19 +428,19 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         if not placed:
             return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting")
         prompt, placed = placed[-1], placed[:-1]
+    shadow = Shadow(project_of(parts.config.cwd), home())
     effects = RecordedEffects(
-        lambda kind, text: here.show(run_id, kind, text), in_workflow, layout=spec.steps
+        functools.partial(here.show, run_id),
+        in_workflow,
+        layout=spec.steps,
+        checkpoint=functools.partial(shadow.take, run_id),
     )
-    shadow = Shadow(project_of(parts.setup.cwd), home())
-    effects.checkpoint = functools.partial(shadow.take, run_id)
     # by SHA-256, so what a replay reads is what the run first read
     images = await asyncio.to_thread(here.images().read, spec.images) if spec.images else {}
-    loop = parts.loop(effects, delivery.round_end, here.admission, images)
+    loop = parts.loop(effects, delivery, here.admission, images)
     if parent:
         here.children[run_id] = parts.ledger  # its parent's polls read its token here
-    hooks = parts.hooks
-    if hooks is not None:  # their answers kept by the step they fire in
-        hooks.step = _step_id
+    hooks = parts.hooks  # their answers kept by the step they fire in (`DurableSteps.step_id`)
     try:
         start = spec.session_start
         asked = (
@@ -465,15 +472,10 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
                 here.show(run_id, "sandbox", removed)
     if chat is not None:  # the run's last messages ride on its log step
         await _logged(
-            chat, run_id, out.transcript, lambda text: here.show(run_id, "memory", text), effects.step
+            chat, run_id, out.transcript, functools.partial(here.show, run_id, "memory"), effects.step
         )
     await effects.flush()
-    here.ended(run_id)
     return out
-
-
-def _step_id() -> int | None:
-    return DBOS.step_id
 
 
 async def _submitted(

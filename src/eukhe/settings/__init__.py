@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from eukhe.settings.instructed import InstructedError, change, changes
     from eukhe.settings.keys import BY_NAME, INSTRUCTIONS_BYTES, SANDBOX_MODES, TOOL_BLOCKING_BUDGET_MS
     from eukhe.settings.load import Taken, merge, project_file, project_layer, read
-    from eukhe.settings.permissions import choice, in_force, permissions_in_force
+    from eukhe.settings.permissions import InForce, choice, in_force, permissions_in_force
     from eukhe.settings.run import Price, Settings
     from eukhe.settings.secrets import (
         MIN_KEY,
@@ -60,6 +60,7 @@ __all__ = [
     "TOOL_BLOCKING_BUDGET_MS",
     "ChildSettings",
     "Held",
+    "InForce",
     "InstructedError",
     "Key",
     "Loaded",

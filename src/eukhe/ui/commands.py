@@ -30,7 +30,7 @@ from eukhe.rules.rewind import rewindable
 from eukhe.run.chat_access import status_json, status_lines, zoomed
 from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
 from eukhe.run.owner_access import OwnerError, RequestKind, ask_once
-from eukhe.run.spec import Setup, setup
+from eukhe.run.spec import SessionSetup, setup
 from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.skills import agents_listing, load_agents
@@ -90,11 +90,16 @@ async def _model(s: Session, arg: str) -> list[str]:
     return [f"model: {arg} (the session's next runs)"]
 
 
-def _keep(s: Session, made: Setup) -> None:
+def _keep(s: Session, made: SessionSetup) -> None:
     """A new setup for the session's next runs, carrying how its runs were made."""
-    if s.made is not None:
-        made.steers, made.deferred, made.poll_seconds = s.made.steers, s.made.deferred, s.made.poll_seconds
-    s.made = made
+    was = s.made
+    s.made = (
+        made
+        if was is None
+        else dataclasses.replace(
+            made, steers=was.steers, deferred=was.deferred, poll_seconds=was.poll_seconds
+        )
+    )
 
 
 OWN = "the model's own"
@@ -370,8 +375,11 @@ async def _agents(s: Session, arg: str) -> list[str]:
         raise CommandError("the session is still opening")
     got = await asyncio.to_thread(load_agents, home(), s.cwd)
     snap = s.made.snapshot
-    s.made.snapshot = dataclasses.replace(
-        snap, agents=got.agents, diagnostics={**snap.diagnostics, "agents": got.diagnostics}
+    s.made = dataclasses.replace(
+        s.made,
+        snapshot=dataclasses.replace(
+            snap, agents=got.agents, diagnostics={**snap.diagnostics, "agents": got.diagnostics}
+        ),
     )
     return agents_listing(got.agents, got.diagnostics)
 

@@ -28,7 +28,7 @@ from eukhe.process_exit import leave
 from eukhe.rules import todo
 from eukhe.run.mentions import Attached
 from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.spec import Setup, setup
+from eukhe.run.spec import SessionSetup, setup
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
 from eukhe.timing import timing
@@ -63,7 +63,7 @@ class Session:
     post: Callable[[Callable[[], None]], None]  # run on the app's loop, from any thread
     cwd: Path = field(default_factory=Path.cwd)
     id: str = ""
-    made: Setup | None = None  # once booted
+    made: SessionSetup | None = None  # once booted
     durable: SessionRuntime | None = None  # the store and the runtime, once open
     failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
     ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -152,11 +152,19 @@ class Session:
             base_url = base_url if base_url is not None else ran.base_url
             api = api if api is not None else ran.api
         self.made = setup(
-            self.cwd, model, base_url, api, o.sandbox, o.approval, o.effort, o.permission_mode, o.withheld
+            self.cwd,
+            model,
+            base_url,
+            api,
+            o.sandbox,
+            o.approval,
+            o.effort,
+            o.permission_mode,
+            o.withheld,
+            steers=True,  # the user may steer its runs
         )
         self.view.plan = self.made.planning  # the status line says plan mode from the start
         self.unlisted = self.made.unlisted(LOOK_BESIDE)  # begun here, said after the session's line
-        self.made.steers = True  # the user may steer its runs
 
     @property
     def opened(self) -> SessionRuntime:
@@ -213,7 +221,9 @@ class Session:
     def _seen(self, e: Event) -> None:
         """An event of the session's, on the app's loop: a root run's plan mode is the next run's."""
         if e.type == "mode" and (e.run is None or is_root(e.run)) and self.made is not None:
-            self.made.permission_mode = "plan" if e.data.get("plan") else "default"
+            self.made = dataclasses.replace(
+                self.made, permission_mode="plan" if e.data.get("plan") else "default"
+            )
         self.view.add(e)
 
     def plan_mode(self) -> None:
@@ -224,7 +234,7 @@ class Session:
             self.view.note = "plan mode can change once the session is open"
             return
         on = not self.made.planning
-        self.made.permission_mode = "plan" if on else "default"
+        self.made = dataclasses.replace(self.made, permission_mode="plan" if on else "default")
         self.view.plan = on
         self.view.note = "plan mode on: nothing writes or runs until you approve a plan" if on else ""
         if self.durable is not None:
@@ -353,7 +363,8 @@ class Session:
         self.opened.process.stop = (loop, asyncio.Event())
         changed = await asyncio.to_thread(self.made.instructions_changed)  # a new run's turn: read again
         if changed is not None:
-            self.say(changed)
+            self.made = dataclasses.replace(self.made, instructions=changed.instructions)
+            self.say(changed.said)
         if follow is not None:  # a run in flight already: shown as started here
             self.started(follow, prompt)
         spec = self.made.spec(prompt, attached)

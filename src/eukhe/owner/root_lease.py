@@ -27,7 +27,7 @@ class Stopped(EukheError):
 
 
 @dataclass
-class Turns:
+class RootLease:
     state: lease.Lease = field(default_factory=lease.start)
     about: dict[int, JsonObject] = field(default_factory=dict)  # key -> who holds or waits, since when
     _grants: dict[int, asyncio.Future[None]] = field(default_factory=dict)

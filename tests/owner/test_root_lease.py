@@ -1,4 +1,4 @@
-"""The live root-turn lease (`owner.turns.Turns`) against `rules.lease`: generated
+"""The live root-turn lease (`owner.root_lease.RootLease`) against `rules.lease`: generated
 scenarios of asks, releases, stops and crashes in any order, through the runtime
 (real waits, real cancels) and through the model, compared line for line."""
 
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from eukhe.owner.turns import Stopped, Turns
+from eukhe.owner.root_lease import RootLease, Stopped
 from eukhe.rules import lease
 from eukhe.rules.lease import Kind, Op
 
@@ -58,7 +58,7 @@ def through_model(ops: list[Op]) -> list[str]:
 
 
 async def through_runtime(ops: list[Op]) -> list[str]:
-    turns = Turns()
+    turns = RootLease()
     asks: dict[int, tuple[asyncio.Task[int], asyncio.Event]] = {}
     granted: set[int] = set()
     stopped: set[int] = set()
@@ -116,7 +116,7 @@ def test_the_live_lease_and_the_model_agree_on_every_generated_scenario() -> Non
 
 def test_a_stopped_wait_leaves_nothing_and_a_grant_that_came_meanwhile_is_handed_on() -> None:
     async def go() -> None:
-        turns = Turns()
+        turns = RootLease()
         first = await turns.acquire(0, {})
         cancel = asyncio.Event()
         second = asyncio.ensure_future(turns.acquire(1, {}, cancel))
