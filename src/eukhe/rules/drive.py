@@ -137,7 +137,8 @@ class Work:
     came (an idle session's has not); whether the last look found subagents at work; the
     requests queued since the run at work started; whether the answered work's last look
     is under way; whether SessionEnd fired; whether the last work was cut, leaving
-    subagents at work or a message waiting."""
+    subagents at work or a message waiting; whether its run outlived the cancel's grace
+    (still at work, answered for)."""
 
     started: int
     cancelled_at: int | None = None
@@ -154,14 +155,17 @@ class Work:
     following: bool = False
     fired: bool = False
     left: bool = False
+    outlived: bool = False
 
     def at_work(self) -> bool:
         """A run of the work is at work (or starting): neither held nor answered."""
         return self.began and self.held is None and self.answered is None
 
     def idle(self) -> bool:
-        """No work goes on: none came, or the last was answered and its last look is over."""
-        return (not self.began or self.answered is not None) and not self.following
+        """No work goes on: none came, or the last was answered, its last look is over and its
+        run has ended."""
+        done = not self.began or self.answered is not None
+        return done and not self.following and not self.outlived
 
 
 class Kind(Enum):
@@ -249,7 +253,7 @@ def _answer(
     left = live or waiting or running
     cut = t.face.ends or t.cancelled_at is not None
     detach = live and t.face.detaches and cut and not t.fired
-    t = replace(t, answered=reason, held=None, look_at=None, live=live, left=left)
+    t = replace(t, answered=reason, held=None, look_at=None, live=live, left=left, outlived=running)
     t, ending = _ending(t, left)
     out += ending
     if detach:
@@ -295,7 +299,7 @@ def _closed(t: Work, x: Input) -> tuple[Work, list[Action]]:
     t = replace(t, closed=True, following=False)
     if at_work:
         return t, [*out, Action(Do.LEAVE)]
-    if not t.began or t.fired:
+    if not t.began or t.fired or t.outlived:  # a run outlived its grace: it is at work still
         return t, out
     detach = [Action(Do.DETACH)] if t.live and t.face.detaches else []
     return replace(t, fired=True), [*out, *detach, Action(Do.END)]
@@ -304,7 +308,7 @@ def _closed(t: Work, x: Input) -> tuple[Work, list[Action]]:
 def _finish(t: Work) -> tuple[Work, list[Action]]:
     """No more requests come: the session ends with its work, at once when none goes on."""
     t = replace(t, face=replace(t.face, ends=True))
-    if not t.idle() or not t.began or t.fired or t.left:
+    if not t.idle() or not t.began or t.fired or t.left:  # a cut, or a run outlived its grace
         return t, []
     return replace(t, fired=True), [Action(Do.END)]
 
@@ -360,7 +364,11 @@ def step(t: Work, x: Input) -> tuple[Work, list[Action]]:
         if not t.began:
             return t, []
         if t.answered is not None:  # after the grace's answer: no call waits
-            return _end_asks(t, AskEnd.CANCELLED, x.now, only_due=False)
+            t, out = _end_asks(replace(t, outlived=False, live=x.live), AskEnd.CANCELLED, x.now, False)
+            if t.queued:  # requests came while it outlived its grace: they start the next work
+                t = replace(t, following=True, queued=0)
+                out.append(Action(Do.LOOK))
+            return t, out
         if t.cancelled_at is not None:
             return _answer(t, Reason.CANCELLED, x.now, x.live, x.waiting)
         if x.reason in t.face.holds:
