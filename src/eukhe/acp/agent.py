@@ -2,7 +2,8 @@
 Neovim). Each editor session is one of eukhe's durable sessions, and each `session/prompt`
 one run through the same runtime as the other faces (`run.driver.Runtime`).
 
-What it may do is the model's (`rules.acp`): a prompt is answered exactly once (when its run
+What it may do is the session loop's rule (`rules.drive`, its face `drive.EDITOR`) and the
+setup's bound (`rules.acp`): a prompt is answered exactly once (when its run
 ends; while the session's subagents work, once they are done, after the session's next runs
 their reports start; after `session/cancel`, `cancelled`, by the run's abort grace at the
 latest), every permission request ends once (the editor's choice, its deadline, the cancel,
@@ -59,7 +60,8 @@ from eukhe.ai.models import ModelError
 from eukhe.events import Event, event, seen_by
 from eukhe.ids import is_root, new_session, valid_session
 from eukhe.json_types import JsonObject
-from eukhe.rules import acp as rule
+from eukhe.rules import acp as setup_rule
+from eukhe.rules import drive as rule
 from eukhe.rules import todo
 from eukhe.rules.permission import Answer
 from eukhe.rules.wait import End
@@ -469,17 +471,17 @@ class Editor:
         has stopped reading is waited for `SETUP_MS` at most (its answer then goes as it can)."""
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
-        await waits.race(self.said.join(), self.clock.now() + rule.SETUP_MS / 1000, None, self.clock)
+        await waits.race(self.said.join(), self.clock.now() + setup_rule.SETUP_MS / 1000, None, self.clock)
 
     # ---------------------------------------------------------------- opening
 
     async def _bounded(self, what: str, work: Awaitable[T]) -> T:
         """`work` as the model bounds a setup request: its result, or a failure at `SETUP_MS`."""
-        began = rule.Setup(self.ms())
-        raced = await waits.race(work, (began.started + rule.SETUP_MS) / 1000, None, self.clock)
-        s, _ = rule.setup_step(began, raced.end is End.EVENT, self.ms())
+        began = setup_rule.Setup(self.ms())
+        raced = await waits.race(work, (began.started + setup_rule.SETUP_MS) / 1000, None, self.clock)
+        s, _ = setup_rule.setup_step(began, raced.end is End.EVENT, self.ms())
         if s.failed:
-            waited = f"{rule.SETUP_MS // 1000} s (opening the store and the model)"
+            waited = f"{setup_rule.SETUP_MS // 1000} s (opening the store and the model)"
             raise RequestError(FAILED, f"{what} did not answer within {waited}")
         return raced.result()
 

@@ -1,4 +1,5 @@
-"""One editor session's live state: its turn (`rules.acp.Turn`: the state IS the model's,
+"""One editor session's live state: its turn (`rules.drive.Work`, the session loop's, its face
+`drive.EDITOR`: the state IS the model's,
 every input its `step`), the run at work, the permission requests it has sent, and the
 tasks that bring the turn its inputs (a run's end, a look at the subagents).
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from acp.schema import PromptResponse
 
 from eukhe.acp.updates import Update
-from eukhe.rules import acp as rule
+from eukhe.rules import drive as rule
 from eukhe.run.spec import Setup
 
 
@@ -30,7 +31,7 @@ class Session:
     known: bool = True  # the editor has its id: a new session's, once session/new's answer is out
     held: list[Update] = field(default_factory=list)  # its updates until then
     began: bool = False
-    turn: rule.Turn | None = None
+    turn: rule.Work | None = None
     run: str | None = None  # the run at work, once the runtime started it
     asks: int = 0  # the permission requests sent, for their ids
     inputs: asyncio.Queue[rule.Input] = field(default_factory=asyncio.Queue)  # the turn's, in order
