@@ -30,7 +30,7 @@ from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import drive
-from eukhe.rules.drive import CANCEL_GRACE_MS, Action, Do, Face, Input, Kind, Work
+from eukhe.rules.drive import Action, Do, Face, Input, Kind, Work
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ FLAGS = ((False, False), (True, False), (False, True), (True, True))
 def _ticks(cfg: DCfg, s: DState) -> list[int]:
     ts = {s.now, s.now + cfg.jump}
     if s.cancel is not None and s.answered == 0:
-        g = s.cancel + CANCEL_GRACE_MS
+        g = s.cancel + FACES[cfg.face].grace
         ts |= {g - 1, g}
     if not s.running and not s.looking and s.answered == 0 and s.runs:
         ts |= {s.since + cfg.poll - 1, s.since + cfg.poll}
@@ -245,16 +245,16 @@ def drive_session_end_once(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: D
 
 def drive_cancel_within_grace(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: DState) -> bool:
     """A cancel of a work at work aborts its run once; the work is answered `cancelled` (once)
-    when its run ends, at once when held, and at a tick at or after the cancel plus
-    CANCEL_GRACE_MS at the latest; until then `wake` asks to look again by the grace."""
+    when its run ends, at once when held, and at a tick at or after the cancel plus the
+    face's grace at the latest; until then `wake` asks to look again by the grace."""
     if s.closed:
         return True
     ok = t.answered <= 1
-    if t.cancel is not None and x.kind is Kind.TICK and x.at >= t.cancel + CANCEL_GRACE_MS:
+    if t.cancel is not None and x.kind is Kind.TICK and x.at >= t.cancel + FACES[cfg.face].grace:
         ok &= t.answered == 1
     if t.cancel is not None and t.answered == 0 and not t.closed:
         w = m.wake(t.work)
-        ok &= (w is not None) and w <= t.cancel + CANCEL_GRACE_MS
+        ok &= (w is not None) and w <= t.cancel + FACES[cfg.face].grace
     if x.kind is Kind.CANCEL and s.cancel is None and s.answered == 0 and s.runs and not s.running:
         ok &= t.answered == 1  # held: no run to wait for
     return ok

@@ -16,8 +16,8 @@ of their own.
   none works and nothing waits; any other end answers the work (RESPOND) once
   (`drive_answered_once`, the editor's `acp_prompt_answered_once`);
 - a cancel (CANCEL) aborts the run at work (ABORT), once; the work is answered
-  `cancelled` when it ends, at once when held, or at the cancel plus `CANCEL_GRACE_MS`,
-  whichever comes first (`drive_cancel_within_grace`);
+  `cancelled` when it ends, at once when held, or at the cancel plus the face's grace
+  (`CANCEL_GRACE_MS`, the command line's `RECORDED_MS`), whichever comes first (`drive_cancel_within_grace`);
 - permission requests (ASK) end once: the person's choice (CHOSEN), their deadline, or the
   work's cancel, answer or close (`acp_ask_ends`);
 - a face that `says` each run's outcome says it once (SAY): before the next run starts,
@@ -94,21 +94,27 @@ class Face:
       session's subagents work);
     says: each run's outcome is said (SAY), not only the work's answer (the command line);
     detaches: a work cut while subagents work closes the session to their reports until
-      its next run (DETACH)."""
+      its next run (DETACH);
+    grace: after a cancel, the latest the work is answered (ms)."""
 
     ends: bool = False
     holds: tuple[Reason, ...] = HELD
     says: bool = False
     detaches: bool = False
+    grace: int = CANCEL_GRACE_MS
 
 
 EDITOR = Face()
 """`eukhe acp`: one answer a prompt, only a run that answered waits for its subagents."""
 
-COMMAND = Face(ends=True, holds=EVERY, says=True, detaches=True)
+RECORDED_MS = 2 * CANCEL_GRACE_MS
+"""The command line's grace: the run's abort grace, and as long again for its outcome to be
+recorded (a run cut by its deadline says so: its outcome is the one said)."""
+
+COMMAND = Face(ends=True, holds=EVERY, says=True, detaches=True, grace=RECORDED_MS)
 """`eukhe run`: one request, the session ends with it."""
 
-CONTROL = Face(holds=EVERY, says=True, detaches=True)
+CONTROL = Face(holds=EVERY, says=True, detaches=True, grace=RECORDED_MS)
 """`eukhe run --control`: requests until standard input closes (FINISH)."""
 
 
@@ -348,7 +354,7 @@ def step(t: Work, x: Input) -> tuple[Work, list[Action]]:
     and ends every pending ask `cancelled`, once; a held work has no run at work: it is
     answered `cancelled` at once. An ask is kept pending until the person's choice (which
     ends it, once) or its deadline. A tick ends the asks due, looks at the subagents of a
-    held work whose look is due (LOOK), and at the cancel plus `CANCEL_GRACE_MS` answers a
+    held work whose look is due (LOOK), and at the cancel plus the face's grace answers a
     work not answered yet, `cancelled`."""
     if t.closed:
         if x.kind is Kind.ASK:  # the run goes on, left to the owner: nobody answers its ask
@@ -395,7 +401,7 @@ def step(t: Work, x: Input) -> tuple[Work, list[Action]]:
             return t, []  # ended already, or never asked: a late or stray answer changes nothing
         return replace(t, asks=asks), [Action(Do.END_ASK, ask=x.ask, how=AskEnd.CHOSEN)]
     t, out = _end_asks(t, AskEnd.DEADLINE, x.now, only_due=True)  # TICK
-    if t.answered is None and t.cancelled_at is not None and x.now >= t.cancelled_at + CANCEL_GRACE_MS:
+    if t.answered is None and t.cancelled_at is not None and x.now >= t.cancelled_at + t.face.grace:
         t, answered = _answer(t, Reason.CANCELLED, x.now, t.live, running=True)
         out += answered
     if t.held is not None and t.look_at is not None and x.now >= t.look_at:
@@ -410,7 +416,7 @@ def wake(t: Work) -> int | None:
     input moves the work."""
     times = [a.deadline for a in t.asks if a.ended is None]
     if t.cancelled_at is not None and t.answered is None:
-        times.append(t.cancelled_at + CANCEL_GRACE_MS)
+        times.append(t.cancelled_at + t.face.grace)
     if t.held is not None and t.look_at is not None:
         times.append(t.look_at)
     return None if t.closed or not times else min(times)

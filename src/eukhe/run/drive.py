@@ -65,7 +65,7 @@ class SessionDriver:
     inputs: asyncio.Queue[tuple[int, drive.Input]] = field(default_factory=asyncio.Queue)
     looks: int = 0  # the looks' generation: a look begun before an answer or a new work is dropped
     work_tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    cancelled: bool = False  # the stop was fed to the rule
+    stopped: bool = False  # the stop was fed to the rule as its cancel
 
     def ms(self) -> int:
         return int(self.clock.now() * 1000)
@@ -80,10 +80,10 @@ class SessionDriver:
         while not (self.work.answered is not None and not self.work.following):
             wake = drive.wake(self.work)
             ends = None if wake is None else wake / 1000
-            cancel = None if self.cancelled else self.stop
+            cancel = None if self.stopped else self.stop
             got = await waits.race(self.inputs.get(), ends, cancel, self.clock)
             if got.end is End.CANCEL:
-                self.cancelled = True
+                self.stopped = True
                 x = drive.Input(drive.Kind.CANCEL, self.ms())
             elif got.end is End.EVENT:
                 looks, x = got.result()
@@ -110,7 +110,9 @@ class SessionDriver:
                 await self._start(started)
                 started = None
             elif a.do is drive.Do.ABORT:
-                if self.run:
+                # a stop's setter has aborted it (Ctrl-C's interrupt), or it ends by its own
+                # deadline (--timeout), which its outcome says: only the face's cancel aborts
+                if self.run and not self.stopped:
                     self.runs.process.abort(self.run)
             elif a.do is drive.Do.LOOK:
                 self._keep(self._look(self.looks))
