@@ -29,7 +29,7 @@ from eukhe.run import instructed
 from eukhe.run.assemble import session_hooks
 from eukhe.run.context import ProcessContext
 from eukhe.run.deadline import Deadline
-from eukhe.run.drive import SessionDriver
+from eukhe.run.drive import Request, SessionDriver
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.session import run_to_end
@@ -386,14 +386,13 @@ class Runtime:
         thing said is always one, after the session's SessionEnd hooks when it ends with the
         work). Whether it was cut (Ctrl-C, an abort, the deadline, leaving work behind)."""
         face = rule.COMMAND if closing.ends else rule.CONTROL
-        poll = int(timing().child_poll * 1000)
-        driver = SessionDriver(
-            self, session, closing.cwd, rule.idle(face, poll), spec, self._stop(), clock=_CLOCK
-        )
+        work = rule.idle(face, int(timing().child_poll * 1000))
+        driver = SessionDriver(self, session, closing.cwd, work, spec, self._stop(), clock=_CLOCK)
         try:
-            return await driver.request(started)
+            return await driver.request(Request(spec, started))
         finally:
             closing.run = driver.run or closing.run
+            driver.close()
 
     async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
         """The session's SessionEnd hooks (`reason`: Claude Code's, "other" for `eukhe run`,
