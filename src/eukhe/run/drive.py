@@ -226,7 +226,10 @@ class SessionDriver:
             elif a.do is drive.Do.SAY:
                 self.runs.process.sink.ended(self.run, self._said())
             elif a.do is drive.Do.END:
-                await self.runs.session_end(self.cwd, self.session, self.run, self.reason)
+                try:  # each hook bounded; their failures shown as they happen
+                    await self.runs.session_end(self.cwd, self.session, self.run, self.reason)
+                except Exception as e:
+                    self.runs.process.sink.say(f"the session's SessionEnd hooks did not run: {e}")
             elif a.do is drive.Do.DETACH:
                 await self._detach()
             elif a.do is drive.Do.RESPOND:
