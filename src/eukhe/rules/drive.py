@@ -8,7 +8,8 @@ of their own.
 - a request (PROMPT) with nothing at work begins the work: its run (RUN); while the work
   goes on it is queued (QUEUE: a steer or a follow-up in the session's inbox, as the face
   names it), and the work's answer looks once more (LOOK) so that one no run took starts
-  the next work: none is lost;
+  the next work: none is lost (a cancel leaves what was queued before it to the next
+  request);
 - the run's end (RUN_ENDED, its answer `answer_of` gives, and what a look after it found:
   the session's subagents at work, `live`, a message waiting, `waiting`): a run whose end
   the face holds (`Face.holds`) goes on: a message waiting starts the session's next run
@@ -254,7 +255,7 @@ def _answer(
     it leaves kept (`live`: subagents at work; `waiting`: a message; `running`: its run, at
     the grace); the session ended with it when it leaves nothing, its subagents detached
     when it is the session's end or its cut; the last run said; and, when a request was
-    queued meanwhile and no cancel came, a last look (what no run took starts the next work)."""
+    queued since its last run or its cancel, a last look (what no run took starts the next work)."""
     t, out = _end_asks(t, AskEnd.CANCELLED, now, only_due=False)
     left = live or waiting or running
     cut = t.face.ends or t.cancelled_at is not None
@@ -267,7 +268,7 @@ def _answer(
     if t.face.says:
         out.append(Action(Do.SAY))
     out.append(Action(Do.RESPOND, reason))
-    if t.queued and t.cancelled_at is None:
+    if t.queued and not running:  # a run still at work looks at its own end
         t = replace(t, following=True, queued=0)
         out.append(Action(Do.LOOK))
     return t, out
@@ -386,8 +387,11 @@ def step(t: Work, x: Input) -> tuple[Work, list[Action]]:
         if t.cancelled_at is not None or t.answered is not None or not t.began:
             return t, []
         if t.held is not None:  # no run is at work: nothing to stop
-            return _answer(replace(t, cancelled_at=x.now), Reason.CANCELLED, x.now, t.live)
-        t, out = _end_asks(replace(t, cancelled_at=x.now), AskEnd.CANCELLED, x.now, only_due=False)
+            return _answer(replace(t, cancelled_at=x.now, queued=0), Reason.CANCELLED, x.now, t.live)
+        # what was queued before the cancel waits for the session's next request; what comes
+        # after it starts the next work once this one is answered
+        t = replace(t, cancelled_at=x.now, queued=0)
+        t, out = _end_asks(t, AskEnd.CANCELLED, x.now, only_due=False)
         return t, [Action(Do.ABORT), *out]
     if x.kind is Kind.ASK:
         if t.answered is not None or t.cancelled_at is not None or any(a.id == x.ask for a in t.asks):
