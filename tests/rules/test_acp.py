@@ -3,6 +3,8 @@ ended once, the setup requests bounded."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from eukhe.rules import acp
@@ -76,8 +78,9 @@ def test_a_run_that_ignores_the_cancel_is_answered_at_the_grace_and_its_end_late
     assert turn.wake(t) == 100 + CANCEL_GRACE_MS
     assert turn.step(t, Input(Kind.TICK, 100 + CANCEL_GRACE_MS - 1)) == (t, [])
     t, out = turn.step(t, Input(Kind.TICK, 100 + CANCEL_GRACE_MS))
-    assert out == [CANCELLED] and turn.wake(t) is None
-    assert turn.step(t, Input(Kind.RUN_ENDED, 9_000, Reason.END_TURN)) == (t, [])
+    assert out == [CANCELLED] and turn.wake(t) is None and t.outlived
+    ended = dataclasses.replace(t, outlived=False)  # nothing else changes: its run is over
+    assert turn.step(t, Input(Kind.RUN_ENDED, 9_000, Reason.END_TURN)) == (ended, [])
 
 
 def test_an_ask_after_the_cancel_or_the_answer_ends_at_once() -> None:
