@@ -74,17 +74,6 @@ class TakenUp:
 
 
 @dataclass
-class Closing:
-    """The session a face drives: its folder, its last run, and whether it ends with this
-    work (`eukhe run`); False: more may come (`eukhe run --control`)."""
-
-    cwd: Path
-    session: str
-    run: str = ""
-    ends: bool = True
-
-
-@dataclass
 class Runtime:
     """A process's durable runtime: its home, its store and its `ProcessContext` (whose
     sink is where everything it shows goes). Every face and the owner's recovery run
@@ -330,7 +319,7 @@ class Runtime:
                 return True
             if spec is None or session is None:
                 return await self.finish(rest, sink.say)
-            return await self.turn(spec, session, Closing(Path(spec.cwd), session))
+            return await self.turn(spec, session)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -378,20 +367,17 @@ class Runtime:
 
         return asyncio.ensure_future(at())
 
-    async def turn(self, spec: RunSpec, session: str, closing: Closing, started: str | None = None) -> bool:
-        """The session's request of `spec` (or the run `started`, which `start` began) and all
-        it leads to, as the session loop's rule says (`run.drive.SessionDriver`, its face the
-        command line's, or `--control`'s when more may come: `closing.ends`): the runs its
-        subagents' reports and the follow-ups start, each run's outcome said once (the last
-        thing said is always one, after the session's SessionEnd hooks when it ends with the
-        work). Whether it was cut (Ctrl-C, an abort, the deadline, leaving work behind)."""
-        face = rule.COMMAND if closing.ends else rule.CONTROL
-        work = rule.idle(face, int(timing().child_poll * 1000))
-        driver = SessionDriver(self, session, closing.cwd, work, spec, self._stop(), clock=_CLOCK)
+    async def turn(self, spec: RunSpec, session: str) -> bool:
+        """The session's request of `spec` and all it leads to, as the session loop's rule
+        says with the command line's face (`run.drive.SessionDriver`, `drive.COMMAND`): the
+        runs its subagents' reports start, each run's outcome said once, the last thing said
+        always one, after the session's SessionEnd hooks when its work leaves nothing.
+        Whether it was cut (Ctrl-C, the deadline, leaving work behind)."""
+        work = rule.idle(rule.COMMAND, int(timing().child_poll * 1000))
+        driver = SessionDriver(self, session, Path(spec.cwd), work, spec, self._stop(), clock=_CLOCK)
         try:
-            return await driver.request(Request(spec, started))
+            return await driver.request(Request(spec))
         finally:
-            closing.run = driver.run or closing.run
             driver.close()
 
     async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
