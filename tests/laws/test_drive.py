@@ -19,6 +19,7 @@ MEANT = {
     "a request while a work goes on is dropped": "drive_requests_none_lost",
     "the answer forgets what was queued meanwhile": "drive_requests_none_lost",
     "the last look finds a request and ends": "drive_requests_none_lost",
+    "a request after a cancel waits for ever": "drive_requests_none_lost",
     "the last run not said before the next": "drive_each_run_said_once",
     "the last run said again before the next work": "drive_each_run_said_once",
     "the grace a second late": "drive_cancel_within_grace",

@@ -105,6 +105,7 @@ class DState:
     answered: int = 0  # the work at hand's RESPONDs
     left: bool = False  # the last answer left something: a run, a subagent at work, a message
     live: bool = False  # the last run's end or look found subagents at work
+    late: int = 0  # requests queued since the work's cancel, no run having taken them
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,7 @@ def nxt(m: Model, cfg: DCfg, s: DState, x: DIn) -> DState:
         (0 if new_work else s.answered) + responds,
         left,
         x.live if came else s.live,
+        0 if runs else s.late + (queues if (cancel is not None and not first_cancel) else 0),
     )
 
 
@@ -265,14 +267,15 @@ def drive_requests_none_lost(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t:
     comes while a work goes on is queued (QUEUE), never a run of its own: RUN is never done
     while a run is at work, nor twice at once. What waits is never left behind: once the
     session is idle with its face open, no cancel having cut its last work, no queued
-    request is left in the inbox (the last look finds it and starts the next work)."""
+    request is left in the inbox (the last look finds it and starts the next work); after a
+    cancel, none queued since the cancel (what came before it waits for the next request)."""
     ok = (t.runs - s.runs) <= 1
     if t.runs > s.runs:
         ok &= not s.running or x.kind is Kind.RUN_ENDED
     if x.kind is Kind.PROMPT and not s.closed and s.ends == 0:
         ok &= (t.runs - s.runs, t.queues - s.queues) == ((1, 0) if _idle(s) else (0, 1))
-    if _idle(t) and not t.closed and t.cancel is None and t.ends == 0:
-        ok &= t.inbox == 0
+    if _idle(t) and not t.closed and t.ends == 0:
+        ok &= (t.inbox if t.cancel is None else t.late) == 0
     return ok
 
 
@@ -417,6 +420,14 @@ def _last_look_runs_nothing(t: Work, x: Input) -> tuple[Work, list[Action]]:
     return drive.step(t, x)
 
 
+def _cancel_drops_later_requests(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """The first draft: a cancelled work looks at nothing more, so a request sent after the
+    cancel (`--control`'s follow-up after its abort) waits for ever."""
+    if t.cancelled_at is not None and x.kind in (Kind.RUN_ENDED, Kind.TICK) and not t.following:
+        return drive.step(replace(t, queued=0), x)
+    return drive.step(t, x)
+
+
 def _no_say_before_run(t: Work, x: Input) -> tuple[Work, list[Action]]:
     """The last run's outcome is not said before the next starts (its line lost)."""
     u, acts = drive.step(t, x)
@@ -464,6 +475,7 @@ MUTANTS = (
     Mutant("a request while a work goes on is dropped", "drive", _step(_prompt_dropped)),
     Mutant("the answer forgets what was queued meanwhile", "drive", _step(_no_last_look)),
     Mutant("the last look finds a request and ends", "drive", _step(_last_look_runs_nothing)),
+    Mutant("a request after a cancel waits for ever", "drive", _step(_cancel_drops_later_requests)),
     Mutant("the last run not said before the next", "drive", _step(_no_say_before_run)),
     Mutant("the last run said again before the next work", "drive", _step(_say_again)),
     Mutant("the grace a second late", "drive", _step(_grace_late_everywhere)),
