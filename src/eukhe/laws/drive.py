@@ -362,7 +362,7 @@ def _end_on_cut(t: Work, x: Input) -> tuple[Work, list[Action]]:
 
 
 def _no_end_with_work(t: Work, x: Input) -> tuple[Work, list[Action]]:
-    """The command line's session never fires SessionEnd (the first draft of `Runtime.turn`
+    """The command line's session never fires SessionEnd (the first draft of `Runtime.request`
     when its subagents ended with no report)."""
     u, acts = drive.step(t, x)
     return u, [a for a in acts if a.do is not Do.END or x.kind is not Kind.CHILDREN]

@@ -32,9 +32,9 @@ from eukhe.run.deadline import Deadline
 from eukhe.run.drive import Request, SessionDriver
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.session import run_to_end
 from eukhe.run.session_service import Sessions
 from eukhe.run.spec import RunSpec
+from eukhe.run.tool_runner import run_to_end
 from eukhe.run.workflow import run_workflow
 from eukhe.store import sessions
 from eukhe.store.durable import Store, gone, takes_recovered
@@ -321,7 +321,7 @@ class Runtime:
                 return True
             if spec is None or session is None:
                 return await self.finish(rest, sink.say)
-            return await self.turn(spec, session)
+            return await self.request(spec, session)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -369,7 +369,7 @@ class Runtime:
 
         return asyncio.ensure_future(at())
 
-    async def turn(self, spec: RunSpec, session: str) -> bool:
+    async def request(self, spec: RunSpec, session: str) -> bool:
         """The session's request of `spec` and all it leads to, as the session loop's rule
         says with the command line's face (`run.drive.SessionDriver`, `drive.COMMAND`): the
         runs its subagents' reports start, each run's outcome said once, the last thing said
