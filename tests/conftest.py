@@ -19,6 +19,8 @@ from eukhe.timing import VARIABLE
 from tests import forks
 from tests.sinks import Kept
 
+pytest_plugins = ("tests.cost",)  # `--cost-log FILE`: each test's CPU-seconds (tests/cost.py)
+
 POLLS = {
     "report_poll": 0.1,
     "report_poll_max": 0.5,

@@ -1,9 +1,10 @@
 """Each test's CPU-seconds, the processes it starts included (its forked `eukhe` processes, their
 owners, the servers it starts), to find the tests worth making cheaper.
 
-`pytest -p tests.cost --cost-log LOG ...` puts each pytest worker, and so everything it starts
-(a process's control group is inherited at fork, whoever its parent is later), into a cgroup of
-its own (Linux's cpuacct controller, as root), and appends to LOG a line per test: its node id,
+`pytest --cost-log LOG ...` (a plugin of tests/conftest.py's) puts each pytest worker, and so
+everything it starts (a process's control group is inherited at fork, whoever its parent is
+later), into a cgroup of its own (Linux's cpuacct controller, as root), and appends to LOG a
+line per test: its node id,
 the CPU-seconds the worker's cgroup spent from its setup to its teardown, and its wall. Where no
 cgroup can be made, the line holds the worker's own and its reaped children's CPU instead, and
 says so (`"whole": false`): a forked `eukhe` process's CPU is then missed.
