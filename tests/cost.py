@@ -4,10 +4,10 @@ owners, the servers it starts), to find the tests worth making cheaper.
 `pytest --cost-log LOG ...` (a plugin of tests/conftest.py's) puts each pytest worker, and so
 everything it starts (a process's control group is inherited at fork, whoever its parent is
 later), into a cgroup of its own (Linux's cpuacct controller, as root), and appends to LOG a
-line per test: its node id,
-the CPU-seconds the worker's cgroup spent from its setup to its teardown, and its wall. Where no
-cgroup can be made, the line holds the worker's own and its reaped children's CPU instead, and
-says so (`"whole": false`): a forked `eukhe` process's CPU is then missed.
+line per test: its node id, the CPU-seconds the worker's cgroup spent from its setup to its
+teardown, and its wall. Where no cgroup can be made, the line holds the worker's own and its
+reaped children's CPU instead, and says so (`"whole": false`): a forked `eukhe` process's CPU
+is then missed.
 
 A process a test left running (an owner ends some seconds after its last client) is counted in
 the tests that follow on that worker; a session fixture's cost, in the first test that uses it.
