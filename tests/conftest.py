@@ -5,9 +5,10 @@ for a change that came; and a run store opened in the test's own process (`store
 
 from __future__ import annotations
 
+import gc
 import json
 import signal
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from eukhe.client.handoff import OWNER_FORK
 from eukhe.timing import VARIABLE
 from tests import forks
 from tests.sinks import Kept
+
+pytest_plugins = ("tests.cost",)  # `--cost-log FILE`: each test's CPU-seconds (tests/cost.py)
 
 POLLS = {
     "report_poll": 0.1,
@@ -31,6 +34,20 @@ POLLS = {
     "agent_child_poll": 0.2,
 }
 """Every test's polls, and those of the eukhe processes it starts (which inherit them)."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection() -> Generator[None, object, object]:
+    """Collection imports every test module, and with them most of eukhe and its libraries (some
+    9 CPU-seconds a pytest worker, four workers a suite): the cyclic collector, which walked the
+    objects those imports make again and again, waits till it is done, and then leaves them out
+    of its later walks for good (`gc.freeze`), as eukhe's warm template does with its own."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -24,7 +24,12 @@ from eukhe.client import handoff
 
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE = 60.0  # seconds the template may take to import and listen
-AGENT_TOO = "import runpy, eukhe.ui.app; runpy.run_module('eukhe.warm', run_name='__main__', alter_sys=True)"
+AGENT_TOO = (
+    # the imports with the cyclic collector held off (a third of the template's start): the
+    # template turns it on once it has frozen what they made, before it forks (warm.main)
+    "import gc; gc.disable(); import runpy, eukhe.ui.app;"
+    " runpy.run_module('eukhe.warm', run_name='__main__', alter_sys=True)"
+)
 STREAMS = {"encoding": "utf-8", "errors": "strict", "lines": False}  # as a child's into pipes
 
 

@@ -1,5 +1,6 @@
-"""The tie of the editor face to its model (`rules.acp`): the face (`acp.agent.Editor`, in
-this process, its runtime and its editor stand-ins) does what `rule.step` says: swap the
+"""The tie of the editor face to its model (`rules.drive`, the session loop's rule with the
+editor's face): the face (`acp.agent.Editor` over its `run.drive.SessionDriver`, in this
+process, its runtime and its editor stand-ins) does what `rule.step` says: swap the
 step and the same cancel gets another answer, and the run is not aborted; and a turn whose
 subagents work is answered after the run their report starts, or, with a step that does
 not hold it, at its first run's end."""
@@ -17,7 +18,8 @@ import pytest
 from acp import text_block
 from eukhe.acp.agent import Editor
 from eukhe.acp.turns import Session
-from eukhe.rules import acp as rule
+from eukhe.rules import drive as rule
+from eukhe.run.drive import SessionDriver
 from eukhe.run.mentions import Attached
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import RunSpec
@@ -51,11 +53,26 @@ class Reports:
         return int(self.runtime.child is not None and self.runtime.child.is_set() and not self.runtime.taken)
 
 
+class Sink:
+    def event(self, e: object) -> None:
+        pass
+
+    def say(self, text: str) -> None:
+        pass
+
+    def started(self, run: str, prompt: str | None) -> None:
+        pass
+
+    def ended(self, run: str | None, outcome: RunOutcome) -> None:
+        pass
+
+
 @dataclass
 class Process:
     runtime: Runtime
     aborted: list[str] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    sink: Sink = field(default_factory=Sink)
 
     def abort(self, run: str) -> None:
         self.aborted.append(run)
@@ -80,13 +97,21 @@ class Runtime:
     def __post_init__(self) -> None:
         self.process = Process(self)
 
-    async def run(self, spec: RunSpec, session: str) -> RunOutcome:
+    deadline: None = None
+
+    async def start(self, spec: RunSpec, session: str) -> str:
         self.runs.append(spec.prompt)
-        self.editor.started(f"{session}/{len(self.runs):04d}")
+        return f"{session}/{len(self.runs):04d}"
+
+    async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
+        return None
+
+    async def result(self, run: str) -> RunOutcome:
+        spec_prompt = self.runs[-1]
         if self.child is None:
             await self.process.stop.wait()
             return RunOutcome(Ending.ABORTED, code="aborted", message="aborted")
-        if spec.prompt is None:
+        if spec_prompt is None:
             self.taken = True
         return RunOutcome(Ending.ANSWERED, answer="done")
 
@@ -104,7 +129,9 @@ def editor_with(tmp_path: Path, child: asyncio.Event | None = None) -> tuple[Edi
     editor.conn = Conn()
     runtime = Runtime(editor, child)
     editor.runtime = runtime  # type: ignore[assignment]
-    editor.sessions["s"] = Session("s", tmp_path, Made(tmp_path))  # type: ignore[arg-type]
+    made = Made(tmp_path)
+    driver = SessionDriver(runtime, "s", tmp_path, rule.idle(rule.EDITOR, 500), made.spec(None))  # type: ignore[arg-type]
+    editor.sessions["s"] = Session("s", tmp_path, made, driver)  # type: ignore[arg-type]
     return editor, runtime
 
 
@@ -114,7 +141,7 @@ def cancelled_turn(tmp_path: Path) -> tuple[str, list[str]]:
     async def go() -> tuple[str, list[str]]:
         editor, runtime = editor_with(tmp_path)
         prompt = asyncio.ensure_future(editor.prompt([text_block("go")], "s"))
-        while editor.sessions["s"].run is None:
+        while not editor.sessions["s"].driver.run:
             if prompt.done():  # it failed before its run started: say why
                 prompt.result()
             await asyncio.sleep(0.01)
@@ -136,7 +163,7 @@ def test_swapping_the_step_changes_what_the_face_does(
 ) -> None:
     real = rule.step
 
-    def ends_the_turn_on_cancel(t: rule.Turn, x: rule.Input) -> tuple[rule.Turn, list[rule.Action]]:
+    def ends_the_turn_on_cancel(t: rule.Work, x: rule.Input) -> tuple[rule.Work, list[rule.Action]]:
         if x.kind is rule.Kind.CANCEL and t.answered is None:
             answered = dataclasses.replace(t, answered=rule.Reason.END_TURN)
             return answered, [rule.Action(rule.Do.RESPOND, rule.Reason.END_TURN)]
@@ -172,7 +199,7 @@ def test_a_step_that_does_not_hold_answers_at_the_first_runs_end(
 ) -> None:
     real = rule.step
 
-    def answers_at_once(t: rule.Turn, x: rule.Input) -> tuple[rule.Turn, list[rule.Action]]:
+    def answers_at_once(t: rule.Work, x: rule.Input) -> tuple[rule.Work, list[rule.Action]]:
         return real(t, dataclasses.replace(x, live=False, waiting=False))
 
     monkeypatch.setattr(rule, "step", answers_at_once)

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from eukhe.laws import acp as laws
 from eukhe.laws import areas, engine
-from eukhe.rules import acp
-from eukhe.rules.acp import CANCEL_GRACE_MS, AskEnd, Kind, Reason
+from eukhe.rules import drive as acp
+from eukhe.rules.drive import CANCEL_GRACE_MS, AskEnd, Kind, Reason
 
 MEANT = {
     "a turn answered again when its run ends after the grace": "acp_prompt_answered_once",
@@ -101,7 +101,7 @@ def test_the_walk_catches_a_model_that_answers_nothing_after_the_close() -> None
     """The first draft of `rules.acp` did nothing once closed, so an ask the left run sent
     then waited for ever: the ask law's counterexample, two inputs deep."""
 
-    def draft(t: acp.Turn, x: acp.Input) -> tuple[acp.Turn, list[acp.Action]]:
+    def draft(t: acp.Work, x: acp.Input) -> tuple[acp.Work, list[acp.Action]]:
         return (t, []) if t.closed else acp.step(t, x)
 
     model = replace(laws.MODEL, step=draft)

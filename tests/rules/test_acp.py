@@ -3,20 +3,22 @@ ended once, the setup requests bounded."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from eukhe.rules import acp
-from eukhe.rules.acp import (
+from eukhe.rules import drive as turn
+from eukhe.rules.acp import SETUP_MS, Setup
+from eukhe.rules.drive import (
     CANCEL_GRACE_MS,
     ROUNDS_CAP,
-    SETUP_MS,
     Action,
     AskEnd,
     Do,
     Input,
     Kind,
     Reason,
-    Setup,
 )
 
 ANSWERED = Action(Do.RESPOND, Reason.END_TURN)
@@ -48,70 +50,71 @@ def ask(ask: int, now: int, deadline: int) -> Input:
 def test_a_run_s_end_is_answered_with_the_protocol_s_stop_reason(
     outcome: str, code: str | None, cut: bool, reason: Reason
 ) -> None:
-    assert acp.answer_of(outcome, code, cut) is reason
+    assert turn.answer_of(outcome, code, cut) is reason
 
 
 def test_a_run_that_ends_answers_the_prompt_once() -> None:
-    t, out = acp.step(acp.begin(0), Input(Kind.RUN_ENDED, 50, Reason.END_TURN))
+    t, out = turn.step(turn.begin(0), Input(Kind.RUN_ENDED, 50, Reason.END_TURN))
     assert out == [ANSWERED] and t.answered is Reason.END_TURN
-    assert acp.step(t, Input(Kind.RUN_ENDED, 60, Reason.FAILED)) == (t, [])
-    assert acp.step(t, Input(Kind.CANCEL, 70)) == (t, [])
-    assert acp.wake(t) is None
+    assert turn.step(t, Input(Kind.RUN_ENDED, 60, Reason.FAILED)) == (t, [])
+    assert turn.step(t, Input(Kind.CANCEL, 70)) == (t, [])
+    assert turn.wake(t) is None
 
 
 # ---------------------------------------------------------------- the cancel
 
 
 def test_a_cancel_aborts_the_run_ends_its_asks_and_the_run_s_end_answers_cancelled() -> None:
-    t, _ = acp.step(acp.begin(0), ask(1, 10, 60_000))
-    t, out = acp.step(t, Input(Kind.CANCEL, 20))
+    t, _ = turn.step(turn.begin(0), ask(1, 10, 60_000))
+    t, out = turn.step(t, Input(Kind.CANCEL, 20))
     assert out == [Action(Do.ABORT), end_ask(1, AskEnd.CANCELLED)]
-    assert acp.step(t, Input(Kind.CANCEL, 30)) == (t, [])  # a second cancel: nothing more
-    t, out = acp.step(t, Input(Kind.RUN_ENDED, 40, Reason.END_TURN))  # it answered all the same
+    assert turn.step(t, Input(Kind.CANCEL, 30)) == (t, [])  # a second cancel: nothing more
+    t, out = turn.step(t, Input(Kind.RUN_ENDED, 40, Reason.END_TURN))  # it answered all the same
     assert out == [CANCELLED]
 
 
 def test_a_run_that_ignores_the_cancel_is_answered_at_the_grace_and_its_end_later_answers_nothing() -> None:
-    t, _ = acp.step(acp.begin(0), Input(Kind.CANCEL, 100))
-    assert acp.wake(t) == 100 + CANCEL_GRACE_MS
-    assert acp.step(t, Input(Kind.TICK, 100 + CANCEL_GRACE_MS - 1)) == (t, [])
-    t, out = acp.step(t, Input(Kind.TICK, 100 + CANCEL_GRACE_MS))
-    assert out == [CANCELLED] and acp.wake(t) is None
-    assert acp.step(t, Input(Kind.RUN_ENDED, 9_000, Reason.END_TURN)) == (t, [])
+    t, _ = turn.step(turn.begin(0), Input(Kind.CANCEL, 100))
+    assert turn.wake(t) == 100 + CANCEL_GRACE_MS
+    assert turn.step(t, Input(Kind.TICK, 100 + CANCEL_GRACE_MS - 1)) == (t, [])
+    t, out = turn.step(t, Input(Kind.TICK, 100 + CANCEL_GRACE_MS))
+    assert out == [CANCELLED] and turn.wake(t) is None and t.outlived
+    ended = dataclasses.replace(t, outlived=False)  # nothing else changes: its run is over
+    assert turn.step(t, Input(Kind.RUN_ENDED, 9_000, Reason.END_TURN)) == (ended, [])
 
 
 def test_an_ask_after_the_cancel_or_the_answer_ends_at_once() -> None:
-    t, _ = acp.step(acp.begin(0), Input(Kind.CANCEL, 5))
-    assert acp.step(t, ask(2, 6, 60_000)) == (t, [end_ask(2, AskEnd.CANCELLED)])
-    t, _ = acp.step(t, Input(Kind.TICK, 5 + CANCEL_GRACE_MS))
-    assert acp.step(t, ask(3, 6 + CANCEL_GRACE_MS, 60_000)) == (t, [end_ask(3, AskEnd.CANCELLED)])
+    t, _ = turn.step(turn.begin(0), Input(Kind.CANCEL, 5))
+    assert turn.step(t, ask(2, 6, 60_000)) == (t, [end_ask(2, AskEnd.CANCELLED)])
+    t, _ = turn.step(t, Input(Kind.TICK, 5 + CANCEL_GRACE_MS))
+    assert turn.step(t, ask(3, 6 + CANCEL_GRACE_MS, 60_000)) == (t, [end_ask(3, AskEnd.CANCELLED)])
 
 
 # ---------------------------------------------------------------- asks
 
 
 def test_an_ask_nobody_answers_ends_at_its_deadline_and_a_late_answer_does_nothing() -> None:
-    t, out = acp.step(acp.begin(0), ask(1, 10, 1_000))
-    assert out == [] and acp.wake(t) == 1_000
-    assert acp.step(t, Input(Kind.TICK, 999)) == (t, [])
-    t, out = acp.step(t, Input(Kind.TICK, 1_000))
-    assert out == [end_ask(1, AskEnd.DEADLINE)] and acp.wake(t) is None
-    assert acp.step(t, Input(Kind.CHOSEN, 1_200, ask=1)) == (t, [])
+    t, out = turn.step(turn.begin(0), ask(1, 10, 1_000))
+    assert out == [] and turn.wake(t) == 1_000
+    assert turn.step(t, Input(Kind.TICK, 999)) == (t, [])
+    t, out = turn.step(t, Input(Kind.TICK, 1_000))
+    assert out == [end_ask(1, AskEnd.DEADLINE)] and turn.wake(t) is None
+    assert turn.step(t, Input(Kind.CHOSEN, 1_200, ask=1)) == (t, [])
 
 
 def test_the_editor_s_choice_ends_its_ask_once_and_a_stray_answer_changes_nothing() -> None:
-    t, _ = acp.step(acp.begin(0), ask(1, 10, 1_000))
-    t, _ = acp.step(t, ask(2, 20, 500))
-    assert acp.wake(t) == 500  # the earliest pending deadline
-    t, out = acp.step(t, Input(Kind.CHOSEN, 30, ask=2))
-    assert out == [end_ask(2, AskEnd.CHOSEN)] and acp.wake(t) == 1_000
-    assert acp.step(t, Input(Kind.CHOSEN, 40, ask=2)) == (t, [])
-    assert acp.step(t, Input(Kind.CHOSEN, 40, ask=7)) == (t, [])
+    t, _ = turn.step(turn.begin(0), ask(1, 10, 1_000))
+    t, _ = turn.step(t, ask(2, 20, 500))
+    assert turn.wake(t) == 500  # the earliest pending deadline
+    t, out = turn.step(t, Input(Kind.CHOSEN, 30, ask=2))
+    assert out == [end_ask(2, AskEnd.CHOSEN)] and turn.wake(t) == 1_000
+    assert turn.step(t, Input(Kind.CHOSEN, 40, ask=2)) == (t, [])
+    assert turn.step(t, Input(Kind.CHOSEN, 40, ask=7)) == (t, [])
 
 
 def test_the_run_s_end_ends_its_pending_asks() -> None:
-    t, _ = acp.step(acp.begin(0), ask(1, 10, 1_000))
-    t, out = acp.step(t, Input(Kind.RUN_ENDED, 20, Reason.FAILED))
+    t, _ = turn.step(turn.begin(0), ask(1, 10, 1_000))
+    t, out = turn.step(t, Input(Kind.RUN_ENDED, 20, Reason.FAILED))
     assert out == [end_ask(1, AskEnd.CANCELLED), Action(Do.RESPOND, Reason.FAILED)]
 
 
@@ -119,23 +122,23 @@ def test_the_run_s_end_ends_its_pending_asks() -> None:
 
 
 def test_the_close_ends_the_asks_and_leaves_the_run_to_the_owner_without_abort_or_answer() -> None:
-    t, _ = acp.step(acp.begin(0), ask(1, 10, 1_000))
-    t, out = acp.step(t, Input(Kind.CLOSED, 20))
+    t, _ = turn.step(turn.begin(0), ask(1, 10, 1_000))
+    t, out = turn.step(t, Input(Kind.CLOSED, 20))
     assert out == [end_ask(1, AskEnd.CANCELLED), Action(Do.LEAVE)]
-    assert acp.wake(t) is None
-    assert acp.step(t, Input(Kind.RUN_ENDED, 30, Reason.END_TURN)) == (t, [])
-    assert acp.step(t, Input(Kind.TICK, 10**6)) == (t, [])
+    assert turn.wake(t) is None
+    assert turn.step(t, Input(Kind.RUN_ENDED, 30, Reason.END_TURN)) == (t, [])
+    assert turn.step(t, Input(Kind.TICK, 10**6)) == (t, [])
 
 
 def test_an_ask_the_run_sends_after_the_close_ends_at_once() -> None:
-    t, _ = acp.step(acp.begin(0), Input(Kind.CLOSED, 20))
-    assert acp.step(t, ask(1, 30, 1_000)) == (t, [end_ask(1, AskEnd.CANCELLED)])
+    t, _ = turn.step(turn.begin(0), Input(Kind.CLOSED, 20))
+    assert turn.step(t, ask(1, 30, 1_000)) == (t, [end_ask(1, AskEnd.CANCELLED)])
 
 
 def test_the_close_of_an_answered_turn_leaves_nothing() -> None:
-    t, _ = acp.step(acp.begin(0), Input(Kind.RUN_ENDED, 10, Reason.END_TURN))
-    t, out = acp.step(t, Input(Kind.CLOSED, 20))
-    assert out == [] and t.closed
+    t, _ = turn.step(turn.begin(0), Input(Kind.RUN_ENDED, 10, Reason.END_TURN))
+    t, out = turn.step(t, Input(Kind.CLOSED, 20))
+    assert out == [Action(Do.END)] and t.closed  # no run left: the session ends, its SessionEnd once
 
 
 # ---------------------------------------------------------------- setup

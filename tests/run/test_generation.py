@@ -377,7 +377,7 @@ def test_an_abort_drops_a_hook_that_ignores_the_cancel_after_the_grace() -> None
         out = await g.run("go")
         return out, loop.time() - t0
 
-    from eukhe.run.session import run_to_end
+    from eukhe.run.tool_runner import run_to_end
 
     out, took = run_to_end(asyncio.wait_for(main(), timeout=ABORT_GRACE + 5))
     assert out.outcome == "aborted" and took < ABORT_GRACE + 2

@@ -4,6 +4,10 @@ permissions, skills, prompt templates, agents, instructions, what git names), ar
 process whose audit hook records every file and folder opened; each one in the project must be
 a path `rules.registry` names. A loader added for a new configuration file without the registry
 fails here: the check is shown to catch one (`test_the_check_catches_a_loader_the_registry_does_not_know`).
+
+Both tests read one probe's run (a real Python with its audit hook, some 3 CPU-seconds): the run of
+`everything`, in which the probe itself also opens a file no loader reads (`UNKNOWN`), as a loader
+the registry does not know would; that file is the only one the check may find unnamed.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from eukhe.rules import registry
+from tests import forks
 
 PROBE = textwrap.dedent(
     """
@@ -80,12 +87,8 @@ def everything(tmp_path: Path) -> tuple[Path, Path]:
     subprocess.run(["git", "init", "-q", "."], cwd=project, check=True, timeout=30)
     home.mkdir(mode=0o700)
     (home / "settings.json").write_text("{}")
-    trusted = subprocess.run(
-        [sys.executable, "-m", "eukhe", "trust", str(project)],
-        env={"EUKHE_HOME": str(home), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
+    trusted = forks.run(
+        ["trust", str(project)], project, {"EUKHE_HOME": str(home), "PATH": "/usr/bin:/bin"}, timeout=60
     )
     assert trusted.returncode == 0, trusted.stderr
     return project, home
@@ -119,18 +122,28 @@ def unnamed(paths: list[str], project: Path) -> list[str]:
     return out
 
 
-def test_every_file_a_run_loads_is_named_by_the_registry(tmp_path: Path) -> None:
-    project, home = everything(tmp_path)
-    got = opened(project, home)
+UNKNOWN = ".cursor/rules.json"
+"""A configuration file no loader of eukhe's reads: the probe opens it as an unknown loader would."""
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """`everything`'s project and what its run opened there, `UNKNOWN` opened by the probe too."""
+    project, home = everything(tmp_path_factory.mktemp("registry"))
+    (project / UNKNOWN).parent.mkdir()
+    (project / UNKNOWN).write_text("{}")
+    return project, opened(project, home, UNKNOWN)
+
+
+def test_every_file_a_run_loads_is_named_by_the_registry(probed: tuple[Path, list[str]]) -> None:
+    project, got = probed
     for loaded in (".eukhe/settings.json", ".claude/settings.json", ".mcp.json", ".claude/agents/b.md"):
         assert loaded in got, got  # the probe sees what each loader reads
     assert "AGENTS.md" in got and "docs/skills/t/SKILL.md" in got, got
-    assert unnamed(got, project) == [], got
+    assert [p for p in unnamed(got, project) if p != UNKNOWN] == [], got
     assert "src/main.py" not in got
 
 
-def test_the_check_catches_a_loader_the_registry_does_not_know(tmp_path: Path) -> None:
-    project, home = everything(tmp_path)
-    (project / ".cursor").mkdir()
-    (project / ".cursor" / "rules.json").write_text("{}")
-    assert unnamed(opened(project, home, ".cursor/rules.json"), project) == [".cursor/rules.json"]
+def test_the_check_catches_a_loader_the_registry_does_not_know(probed: tuple[Path, list[str]]) -> None:
+    project, got = probed
+    assert unnamed(got, project) == [UNKNOWN]

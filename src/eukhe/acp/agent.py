@@ -2,7 +2,8 @@
 Neovim). Each editor session is one of eukhe's durable sessions, and each `session/prompt`
 one run through the same runtime as the other faces (`run.driver.Runtime`).
 
-What it may do is the model's (`rules.acp`): a prompt is answered exactly once (when its run
+What it may do is the session loop's rule (`rules.drive`, its face `drive.EDITOR`) and the
+setup's bound (`rules.acp`): a prompt is answered exactly once (when its run
 ends; while the session's subagents work, once they are done, after the session's next runs
 their reports start; after `session/cancel`, `cancelled`, by the run's abort grace at the
 latest), every permission request ends once (the editor's choice, its deadline, the cancel,
@@ -59,16 +60,19 @@ from eukhe.ai.models import ModelError
 from eukhe.events import Event, event, seen_by
 from eukhe.ids import is_root, new_session, valid_session
 from eukhe.json_types import JsonObject
-from eukhe.rules import acp as rule
+from eukhe.rules import acp as setup_rule
+from eukhe.rules import drive as rule
 from eukhe.rules import todo
 from eukhe.rules.permission import Answer
 from eukhe.rules.wait import End
 from eukhe.run import instructed
+from eukhe.run.drive import Answer as Answered
+from eukhe.run.drive import Request, SessionDriver
 from eukhe.run.home_store import STEER
-from eukhe.run.outcome import Ending, RunOutcome
+from eukhe.run.outcome import RunOutcome
 from eukhe.run.permit import Asked
 from eukhe.run.session_service import Sessions
-from eukhe.run.spec import NoModel, RunSpec, setup
+from eukhe.run.spec import NoModel, setup
 from eukhe.run.store_access import StoreError
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import SettingsError, home, loaded
@@ -252,8 +256,8 @@ class Editor:
         text = _text_of(prompt)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt has no text")
-        if s.turn is not None and s.turn.answered is None:
-            return await self._steer(s, text)
+        if not s.driver.work.idle():  # a steer of the work at hand, answered with the work that takes it
+            return await self._answered(s, await s.driver.submit(Request(text=text, sender=STEER)))
         try:  # an editor's resources are not typed: their mentions attach inside the project only
             typed, given = _text_of(prompt, ("text",)), _text_of(prompt, ("resource_link", "resource"))
             attached = s.made.attach(s.made.expand(text), typed, pictures=_pictures_of(prompt), given=given)
@@ -262,33 +266,20 @@ class Editor:
         for said in attached.said:  # the person sees what was attached, and why not
             self._say(s, line("mention", said))
         spec = s.made.spec(attached.prompt, attached)
-        return await self._run_turn(s, dataclasses.replace(spec, session_start=s.start_source()))
+        s.driver.spec = s.made.spec(None)  # what waits for the session runs as it is set up now
+        request = Request(dataclasses.replace(spec, session_start=s.start_source()))
+        return await self._answered(s, await s.driver.submit(request))
 
-    async def _run_turn(self, s: Session, spec: RunSpec) -> PromptResponse:
-        assert self.runtime is not None
-        s.turn, s.inputs = rule.begin(self.ms(), int(timing().child_poll * 1000)), asyncio.Queue()
-        s.answer = asyncio.get_running_loop().create_future()
-        s.abort = self.runtime.process.abort
-        ended: dict[str, RunOutcome] = {}
-        self._start(s, spec, ended)
-        return await self._turn(s, ended)
-
-    async def _steer(self, s: Session, text: str) -> PromptResponse:
-        assert self.runtime is not None
-        reports = self.runtime.process.reports()
-        await asyncio.to_thread(reports.say, s.id, STEER, text)
-        joined = s.answer
-        assert joined is not None  # a turn at work has its answer's future
-        with contextlib.suppress(RequestError):  # the turn it joined failed: its own answer says so
-            await asyncio.shield(joined)
-        if await asyncio.to_thread(reports.queued, s.id):  # not taken: the session's next run
-            return await self._run_turn(s, s.made.spec(None))
-        return await joined
+    async def _answered(self, s: Session, answer: asyncio.Future[Answered]) -> PromptResponse:
+        """The answer of the work that took the prompt, after every update of it."""
+        got = await answer
+        await self._flushed()
+        return _response(got.reason, got.outcome)
 
     async def cancel(self, session_id: str, **kwargs: object) -> None:
         s = self.sessions.get(session_id)
-        if s is not None and s.turn is not None:
-            s.inputs.put_nowait(rule.Input(rule.Kind.CANCEL, self.ms()))
+        if s is not None:
+            s.driver.cancel()
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: object
@@ -309,101 +300,24 @@ class Editor:
     async def authenticate(self, method_id: str, **kwargs: object) -> None:
         return None
 
-    # ---------------------------------------------------------------- a turn
-
-    def _start(self, s: Session, spec: RunSpec, ended: dict[str, RunOutcome]) -> None:
-        """A run of the turn (its first, or one of what waits for the session): its end, and
-        what it finds of the session's subagents then, come as the turn's input."""
-        s.run = None  # the run's id, once the runtime has started it (`started`)
-        s.keep(self._run_to_end(s, spec, ended, s.inputs))
-
-    async def _run_to_end(
-        self, s: Session, spec: RunSpec, ended: dict[str, RunOutcome], inputs: asyncio.Queue[rule.Input]
-    ) -> None:
-        """The run, then its end as an input of its own turn (`inputs`: a later turn's are not)."""
-        assert self.runtime is not None
-        task = asyncio.ensure_future(self.runtime.run(spec, s.id))
-        await asyncio.wait([task])
-        out = _outcome_of(task)
-        ended["out"] = out
-        live, waiting = await self._subagents(s)  # after its end: a report it left is seen
-        reason = rule.answer_of(out.outcome, out.code, out.cut)
-        inputs.put_nowait(rule.Input(rule.Kind.RUN_ENDED, self.ms(), reason, live=live, waiting=waiting))
-
-    async def _look(self, s: Session, inputs: asyncio.Queue[rule.Input]) -> None:
-        """A held turn's look at its session's subagents, as an input of that turn."""
-        live, waiting = await self._subagents(s)
-        inputs.put_nowait(rule.Input(rule.Kind.CHILDREN, self.ms(), live=live, waiting=waiting))
-
-    async def _subagents(self, s: Session) -> tuple[bool, bool]:
-        """Whether some subagent of the session is at work, and whether a message (a report,
-        a steer) waits for its next run: the subagents first, so that one that ends between
-        the two reads has its report seen. A store that cannot be read: neither, said (the
-        turn is answered; what waits goes to the session's next prompt)."""
-        assert self.runtime is not None
-        try:
-            live = await self.runtime.live_children(s.id)
-            waiting = await asyncio.to_thread(self.runtime.process.reports().queued, s.id)
-        except Exception as e:
-            print(f"eukhe acp: session {s.id}: its subagents could not be read: {e}", file=sys.stderr)
-            return False, False
-        return bool(live), bool(waiting)
-
-    async def _turn(self, s: Session, ended: dict[str, RunOutcome]) -> PromptResponse:
-        """The turn's inputs in order, each the model's step, until it says to respond."""
-        while True:
-            assert s.turn is not None
-            wake = rule.wake(s.turn)
-            got = await waits.race(s.inputs.get(), None if wake is None else wake / 1000, None, self.clock)
-            x = got.result() if got.end is End.EVENT else rule.Input(rule.Kind.TICK, self.ms())
-            for a in s.step(x):
-                if a.do is rule.Do.ABORT and s.run is not None:
-                    s.abort(s.run)
-                elif a.do is rule.Do.RUN:  # what waits for the session, within this turn
-                    self._start(s, s.made.spec(None), ended)
-                elif a.do is rule.Do.LOOK:
-                    s.keep(self._look(s, s.inputs))
-                elif a.do is rule.Do.RESPOND:
-                    await self._flushed()  # every update of the turn before its answer
-                    assert s.answer is not None
-                    try:
-                        answered = _response(a.reason, ended.get("out"))
-                    except RequestError as e:
-                        s.answer.set_exception(e)
-                        s.answer.exception()  # its steers read it, if any: none is owed
-                        raise
-                    s.answer.set_result(answered)  # a steer that joined the turn is answered with it
-                    return answered
-
-    def started(self, run: str) -> None:
-        """The runtime started a session's run (from the sink, on this loop): its id, which a
-        cancel that came before it aborts now."""
-        s = self.sessions.get(run.partition("/")[0])
-        if s is None or s.turn is None or s.run is not None:
-            return
-        s.run = run
-        if s.turn.cancelled_at is not None:
-            s.abort(run)
-
     # ---------------------------------------------------------------- asks
 
     async def ask(self, q: Asked) -> tuple[Answer, str]:
         """A permission request to the editor, in the session whose run asks; the gate's race
         ends it at its deadline or the run's abort (this coroutine is cancelled then)."""
         s = self.sessions.get(q.run.partition("/")[0])
-        if s is None or s.turn is None:
+        if s is None or not s.driver.work.began:
             return Answer.NO, "no editor session holds this run"
-        s.asks += 1
-        aid, now = s.asks, self.ms()
-        if s.step(rule.Input(rule.Kind.ASK, now, ask=aid, deadline=now + int(q.timeout * 1000))):
-            if s.turn.answered is not None and s.turn.cancelled_at is None:  # a subagent that outlived it
+        aid, ended = s.driver.ask(q.timeout)
+        if ended:
+            work = s.driver.work
+            if work.answered is not None and work.cancelled_at is None:  # a subagent that outlived it
                 # (a run that failed or hit its cap does not wait for its subagents)
                 return (
                     Answer.NO,
                     "the editor's turn has been answered: nobody is there to ask until its next prompt",
                 )
             return Answer.NO, "the turn was cancelled"
-        s.inputs.put_nowait(rule.Input(rule.Kind.TICK, now))  # the turn looks again by the ask's deadline
         call = ToolCallUpdate(
             tool_call_id=call_id(q.run, q.call), title=f"{q.tool}: {q.text[:200]}", status="pending"
         )
@@ -411,7 +325,7 @@ class Editor:
             got = await self.client.request_permission(session_id=s.id, tool_call=call, options=list(CHOICES))
         except (ConnectionError, RequestError) as e:
             return Answer.NO, f"the editor did not answer the permission request: {e}"
-        if not s.step(rule.Input(rule.Kind.CHOSEN, self.ms(), ask=aid)):
+        if not s.driver.chosen(aid):
             return Answer.NO, "the editor answered after the request had ended"
         outcome = got.outcome
         if isinstance(outcome, AllowedOutcome) and outcome.option_id in ANSWERS:
@@ -471,17 +385,17 @@ class Editor:
         has stopped reading is waited for `SETUP_MS` at most (its answer then goes as it can)."""
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
-        await waits.race(self.said.join(), self.clock.now() + rule.SETUP_MS / 1000, None, self.clock)
+        await waits.race(self.said.join(), self.clock.now() + setup_rule.SETUP_MS / 1000, None, self.clock)
 
     # ---------------------------------------------------------------- opening
 
     async def _bounded(self, what: str, work: Awaitable[T]) -> T:
         """`work` as the model bounds a setup request: its result, or a failure at `SETUP_MS`."""
-        began = rule.Setup(self.ms())
-        raced = await waits.race(work, (began.started + rule.SETUP_MS) / 1000, None, self.clock)
-        s, _ = rule.setup_step(began, raced.end is End.EVENT, self.ms())
+        began = setup_rule.Setup(self.ms())
+        raced = await waits.race(work, (began.started + setup_rule.SETUP_MS) / 1000, None, self.clock)
+        s, _ = setup_rule.setup_step(began, raced.end is End.EVENT, self.ms())
         if s.failed:
-            waited = f"{rule.SETUP_MS // 1000} s (opening the store and the model)"
+            waited = f"{setup_rule.SETUP_MS // 1000} s (opening the store and the model)"
             raise RequestError(FAILED, f"{what} did not answer within {waited}")
         return raced.result()
 
@@ -500,7 +414,10 @@ class Editor:
             raise RequestError(FAILED, str(e)) from e
         if self.sender is None:
             self.sender = asyncio.ensure_future(self.send())
-        s = Session(session, where, made, resumed=resumed, known=resumed)
+        poll = int(timing().child_poll * 1000)
+        work = rule.idle(rule.EDITOR, poll)
+        driver = SessionDriver(self.runtime, session, where, work, made.spec(None), clock=self.clock)
+        s = Session(session, where, made, driver, resumed=resumed, known=resumed)
         self.sessions[session] = s
         assert self.runtime is not None
         self.runtime.process.editors[session] = _servers_of(mcp)  # its runs start them (never stored)
@@ -534,30 +451,11 @@ class Editor:
         return s
 
     async def closed(self) -> None:
-        """The editor closed the connection: each turn's model says what becomes of its run
-        (left in flight, to the home's owner); a session with no run at work ends, its
+        """The editor closed the connection: each session's loop says what becomes of its
+        run (left in flight, to the home's owner); one with no run at work ends, its
         SessionEnd hooks each bounded."""
         for s in self.sessions.values():
-            left = False
-            for a in s.step(rule.Input(rule.Kind.CLOSED, self.ms())):
-                if a.do is rule.Do.LEAVE and s.run is not None:
-                    left = True
-                    print(
-                        f"eukhe acp: the editor left; run {s.run} is left to the home's owner",
-                        file=sys.stderr,
-                    )
-            if not left and s.began and s.run is not None and self.runtime is not None:
-                with contextlib.suppress(Exception):  # its hooks' failures are shown as they happen
-                    await self.runtime.session_end(s.cwd, s.id, s.run, "other")
-
-
-def _outcome_of(task: asyncio.Future[RunOutcome]) -> RunOutcome:
-    """A run's outcome; a run that could not start or be waited for: failed, with its cause."""
-    if task.cancelled():
-        return RunOutcome(Ending.ABORTED, code="aborted", message="the run's wait was cancelled")
-    if (e := task.exception()) is not None:
-        return RunOutcome(Ending.FAILED, code="run_error", message=f"{type(e).__name__}: {e}")
-    return task.result()
+            await s.driver.closed()
 
 
 def _response(reason: rule.Reason | None, out: RunOutcome | None) -> PromptResponse:
@@ -585,7 +483,7 @@ class Sink:
         print(f"eukhe acp: {text}", file=sys.stderr)
 
     def started(self, run: str, prompt: str | None) -> None:
-        self._post(lambda: self.editor.started(run))
+        return None  # the session's driver holds its run
 
     def ended(self, run: str | None, outcome: RunOutcome) -> None:
         return None

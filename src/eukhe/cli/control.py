@@ -1,8 +1,8 @@
 """`eukhe run --control`: a session driven by requests on standard input, one JSON object a
 line, its events on standard output as `eukhe run --events` prints them (docs/run.md), as
-pi's RPC mode does. Its runs go through the same `Runtime` as `eukhe run`'s
-(`Runtime.start`, `Runtime.turn`); a steer and a follow-up through the session's inbox, as
-the interactive agent's (`store.reports`).
+pi's RPC mode does. Its runs go through the same `Runtime` as `eukhe run`'s, and through
+the session loop every face shares (`run.drive.SessionDriver`): a steer and a follow-up
+through the session's inbox, as the interactive agent's (`store.reports`).
 
 Requests, each with an optional `id` (a string or a number) that its response carries back:
 
@@ -33,7 +33,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -44,14 +44,17 @@ from eukhe.cli.prompt import PromptError, checked
 from eukhe.errors import Code, EukheError
 from eukhe.events import event
 from eukhe.json_types import JsonObject, JsonValue
+from eukhe.rules import drive
 from eukhe.rules.wait import End
 from eukhe.run.context import ProcessContext
-from eukhe.run.driver import Busy, Closing, Runtime
+from eukhe.run.drive import Request as Asked
+from eukhe.run.drive import SessionDriver
+from eukhe.run.driver import Busy, Runtime
 from eukhe.run.home_store import FOLLOWUP, STEER
 from eukhe.run.loop import ABORT_GRACE
-from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.spec import RunSpec, SessionSetup
+from eukhe.run.spec import SessionSetup
 from eukhe.skills import SkillError
+from eukhe.timing import timing
 
 COMMANDS = ("prompt", "steer", "follow_up", "abort", "state")
 """The requests a control session takes, by their `type`."""
@@ -147,11 +150,11 @@ class Closed:
 
 
 @dataclass(frozen=True)
-class TurnEnded:
-    task: asyncio.Task[bool]
+class Finished:
+    """The session's work ended after standard input closed (its SessionEnd, if any, fired)."""
 
 
-Happening = Line | Closed | TurnEnded
+Happening = Line | Closed | Finished
 
 
 def read_lines(stdin: BinaryIO, post: Callable[[Happening], None]) -> None:
@@ -178,10 +181,12 @@ def read_lines(stdin: BinaryIO, post: Callable[[Happening], None]) -> None:
 
 
 class Control:
-    """A control session: `session`'s runs as the requests ask, through `runtime`; `made`
-    its setup (each prompt expanded and its files attached as `eukhe run` does); `view`
-    where its events go (its printer the event stream, where the responses go too);
-    `given`: the session was named (`--session`), so its first run resumes it."""
+    """A control session: `session`'s runs as the requests ask, through its session loop
+    (`run.drive.SessionDriver`, `drive.CONTROL` its face); `made` its setup (each prompt
+    expanded and its files attached as `eukhe run` does); `view` where its events go (its
+    printer the event stream, where the responses go too); `given`: the session was named
+    (`--session`), so its first run resumes it. It parses, responds and hands the requests
+    to the loop; the loop decides."""
 
     def __init__(
         self, runtime: Runtime, made: SessionSetup, view: RunView, session: str, given: bool
@@ -189,16 +194,24 @@ class Control:
         self.runtime, self.made, self.view, self.session, self.given = runtime, made, view, session, given
         self.inbox: asyncio.Queue[Happening] = asyncio.Queue()
         self.interrupted = asyncio.Event()  # Ctrl-C: the run at work aborted, the session ended
-        self.turn: asyncio.Task[bool] | None = None  # the session at work: a run, or its wait for subagents
-        self.closed = False  # standard input ended: the session ends once its work has
-        self.aborted = False  # an abort came: what waits is left for the next prompt
         self.began = False  # its first run started (its SessionStart hooks with it)
-        self.cut = False  # the last turn's wait was cut (abort, Ctrl-C, the deadline)
-        self.last = ""  # its last run
+        self.driver: SessionDriver | None = None
+        self.finishing: asyncio.Future[None] | None = None  # standard input closed: the work's end
 
     @property
     def process(self) -> ProcessContext:
         return self.runtime.process
+
+    def _loop(self, stop: asyncio.Event) -> SessionDriver:
+        poll = int(timing().child_poll * 1000)
+        work = drive.idle(drive.CONTROL, poll)
+        return SessionDriver(
+            self.runtime, self.session, self.made.cwd, work, self.made.spec(None), stop, clock=_CLOCK
+        )
+
+    @property
+    def working(self) -> bool:
+        return self.driver is not None and not self.driver.work.idle()
 
     async def serve(self, stdin: BinaryIO) -> int:
         """The session, from its first request to its end; its exit code."""
@@ -210,9 +223,11 @@ class Control:
 
         threading.Thread(target=read_lines, args=(stdin, post), daemon=True, name="eukhe-control").start()
         waits.on_ctrl_c(loop, self.interrupted.set)  # the loop below aborts the run at work (`_stopped`)
-        self.process.stop = (loop, asyncio.Event())
+        stop = asyncio.Event()  # Ctrl-C and the deadline: the session loop's cancel
+        self.process.stop = (loop, stop)
         timer = self.runtime.stop_at(self.made.deadline)
         deadline = self.made.deadline
+        self.driver = driver = self._loop(stop)
         self.view.say(f"session {self.session}: requests on standard input, one JSON object a line")
         try:
             # what dead processes left, first: the session's own cut-off run ends before its next
@@ -221,46 +236,41 @@ class Control:
             if await self.runtime.finish(mine, self.view.say):
                 self.view.ended(None, self.runtime.not_started(mine))
                 return self.view.code
-            while self.turn is not None or not self.closed:
+            while True:
                 ends = None if deadline is None else _CLOCK.now() + (deadline.at - time.time())
                 raced = await waits.race(self.inbox.get(), ends, self.interrupted, _CLOCK)
                 if raced.end is not End.EVENT:  # Ctrl-C or the deadline: the session ends
                     await self._stopped(raced.end)
                     break
-                await self._happened(raced.result())
-            if self.began and not self.cut:  # the session ends here: its SessionEnd hooks, each bounded
-                await self.runtime.session_end(self.made.cwd, self.session, self.last, "other")
+                item = raced.result()
+                if isinstance(item, Finished):
+                    break
+                await self._happened(item)
         finally:
+            driver.close()
             if timer is not None:
                 timer.cancel()
         return self.view.code
 
     async def _stopped(self, end: End) -> None:
         """Ctrl-C or the deadline: the run at work ends within its grace (by its own deadline,
-        or its cancel, set here), and its turn with it; a deadline that found none at work
-        ends the session with an outcome that says so."""
-        turn = self.turn
+        or its cancel, set here), and its work with it, then the session ends (SessionEnd when
+        nothing is left); a deadline that found none at work ends it with an outcome that says so."""
+        assert self.driver is not None
         if end is End.CANCEL:  # Ctrl-C: the run at work aborted, as `eukhe run` aborts it
             self.process.interrupt()
-        if turn is not None:
-            await waits.race(asyncio.shield(turn), _CLOCK.now() + 3 * ABORT_GRACE, None, _CLOCK)
-            if turn.done():
-                self._ended(turn)
-            self.cut = True
+        if self.working:
+            await waits.race(self.driver.settled(), _CLOCK.now() + 3 * ABORT_GRACE, None, _CLOCK)
         elif end is End.DEADLINE and self.made.deadline is not None:
             self.view.ended(None, self.made.deadline.failure("no run was at work; the session ends"))
-            self.cut = True
+        if not self.working:
+            await self.driver.finish()
 
-    async def _happened(self, item: Happening) -> None:
+    async def _happened(self, item: Line | Closed) -> None:
         if isinstance(item, Closed):
-            self.closed = True
             if item.why:
                 self.view.say(item.why)
-        elif isinstance(item, TurnEnded):
-            if item.task is self.turn:
-                self.turn = None
-                self._ended(item.task)
-                await self._next()
+            self.finishing = asyncio.ensure_future(self._finish())
         elif item.over:
             self._respond(
                 None, None, f"line {item.n}: longer than {LINE_MAX:,} bytes, the most a request holds"
@@ -273,45 +283,19 @@ class Control:
                 return
             await self._asked(req)
 
-    def _ended(self, task: asyncio.Task[bool]) -> None:
-        """A turn ended: whether its wait was cut; a turn that broke, as an outcome."""
-        self.cut = False
-        if task.cancelled():
-            return
-        error = task.exception()
-        if error is None:
-            self.cut = task.result()
-            return
-        why = f"the session's run did not go on: {type(error).__name__}: {error}"
-        self.view.ended(None, RunOutcome(Ending.FAILED, code=Code.RUN.kind, message=why))
-
-    async def _next(self) -> None:
-        """After a turn: what was queued as it ended (a follow-up its last look missed)
-        starts the next run, unless an abort came, or the deadline passed."""
-        deadline = self.made.deadline
-        if self.aborted or (deadline is not None and deadline.passed(time.time())):
-            return
-        if await asyncio.to_thread(self.process.reports().queued, self.session):
-            self.process.stop = (asyncio.get_running_loop(), asyncio.Event())
-            self.began = True
-            self._begin(self._turn(self.made.spec(None)))
-
-    def _begin(self, work: Awaitable[bool]) -> None:
-        task = asyncio.ensure_future(work)
-        self.turn = task
-        task.add_done_callback(lambda t: self.inbox.put_nowait(TurnEnded(t)))
-
-    async def _turn(self, spec: RunSpec, started: str | None = None) -> bool:
-        closing = Closing(self.made.cwd, self.session, ends=False)
+    async def _finish(self) -> None:
+        """Standard input closed: the session ends with its work (`Finished` once it has)."""
+        assert self.driver is not None
         try:
-            return await self.runtime.turn(spec, self.session, closing, started)
+            await self.driver.finish()
         finally:
-            self.last = closing.run or self.last
+            self.inbox.put_nowait(Finished())
 
     # ---------------------------------------------------------------- the requests
 
     async def _asked(self, req: Request) -> None:
-        working = self.turn is not None
+        assert self.driver is not None
+        working = self.working
         if req.command == "state":
             data = {"session": self.session, "working": working, "run": self.view.current}
             self._respond(req.id, req.command, data=data)
@@ -319,26 +303,23 @@ class Control:
             if not working:
                 self._respond(req.id, req.command, "no run is at work to abort")
                 return
-            self.aborted = True
-            self.process.interrupt()  # as Ctrl-C: the run's own cancel, within its grace
+            self.driver.cancel()  # the run's own cancel, within its grace
             self._respond(req.id, req.command, data={"run": self.view.current})
         elif req.command == "steer" and not working:
             self._respond(req.id, req.command, "no run is at work to steer: send it as a prompt")
         elif working:  # a steer, or a prompt or follow-up for the run after the one at work
             sender = STEER if req.command == "steer" else FOLLOWUP
-            try:
-                await asyncio.to_thread(self.process.reports().say, self.session, sender, req.message)
-            except Exception as e:
-                self._respond(req.id, req.command, f"not queued: {e}")
+            answer = await self.driver.submit(Asked(text=req.message, sender=sender))
+            if answer.done() and answer.exception() is not None:
+                self._respond(req.id, req.command, f"not queued: {answer.exception()}")
                 return
-            if sender == FOLLOWUP:  # asked after an abort: the next run starts once the aborted one ends
-                self.aborted = False
             self._respond(req.id, req.command, data={"queued": "steer" if sender == STEER else "follow_up"})
         else:
             await self._start(req)
 
     async def _start(self, req: Request) -> None:
         """A prompt (or follow-up) with no run at work: the session's next run, started now."""
+        assert self.driver is not None
         deadline = self.made.deadline
         if deadline is not None and deadline.passed(time.time()):
             self._respond(req.id, req.command, f"{deadline.message}: no run starts")
@@ -357,7 +338,6 @@ class Control:
         spec = self.made.spec(attached.prompt, attached)
         if not self.began:  # its SessionStart hooks fire with its first run
             spec = dataclasses.replace(spec, session_start="resume" if self.given else "startup")
-        self.process.stop = (asyncio.get_running_loop(), asyncio.Event())
         try:
             run = await self.runtime.start(spec, self.session)
         except Busy as e:
@@ -366,9 +346,10 @@ class Control:
         except Exception as e:  # the store: said, and the session goes on
             self._respond(req.id, req.command, f"the run did not start: {type(e).__name__}: {e}")
             return
-        self.began, self.aborted = True, False
+        self.began = True
         self._respond(req.id, req.command, data={"run": run})
-        self._begin(self._turn(spec, run))
+        self.driver.spec = self.made.spec(None)
+        await self.driver.submit(Asked(spec, started=run))
 
     def _respond(
         self, rid: JsonValue, command: str | None, error: str | None = None, data: JsonObject | None = None

@@ -60,7 +60,7 @@ def laws(
             "--area",
             help="Check only this area (run, recovery, classify, wait, lease, admission, aux_fallback, "
             "skill_load, compactor, queue, child_watch, progress, child, child_take, permission, "
-            "permission_ask, confine, mcp, retry, hook, acp, agent, fetch, plan, pinned, instructed); "
+            "permission_ask, confine, mcp, retry, hook, acp, drive, agent, fetch, plan, pinned, instructed); "
             "repeatable.",
         ),
     ] = None,

@@ -1,4 +1,6 @@
-"""The laws of the editor face (issue 43) over the model `rules.acp`, and its breaks.
+"""The laws of the editor face (issue 43) over the session loop every face shares
+(`rules.drive`, its face `drive.EDITOR`) and the editor's own setup (`rules.acp`), and
+their breaks; the laws of what the other faces add to the loop are `laws.drive`'s.
 
 The model is two rules, so the area walks two tracks, one a limit (`ACfg.track`):
 
@@ -43,20 +45,19 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
-from eukhe.rules import acp
-from eukhe.rules.acp import (
+from eukhe.rules import acp, drive
+from eukhe.rules.acp import SETUP_MS, Setup
+from eukhe.rules.drive import (
     CANCEL_GRACE_MS,
     ROUNDS_CAP,
-    SETUP_MS,
     Action,
     AskEnd,
     Do,
     Input,
     Kind,
     Reason,
-    Setup,
-    Turn,
 )
+from eukhe.rules.drive import Work as Turn
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Model:
     setup_step: Callable[[Setup, bool, int], tuple[Setup, Do | None]]
 
 
-MODEL = Model(acp.begin, acp.step, acp.wake, acp.answer_of, acp.setup_step)
+MODEL = Model(drive.begin, drive.step, drive.wake, drive.answer_of, acp.setup_step)
 
 
 class Track(Enum):
@@ -579,7 +580,7 @@ RESPOND_CANCELLED = Action(Do.RESPOND, Reason.CANCELLED)
 
 def _respond_again_after_grace(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A run that ends after the grace answered the turn is answered again."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.RUN_ENDED and not t.closed and t.answered is not None:
         return u, [*acts, RESPOND_CANCELLED]
     return u, acts
@@ -588,19 +589,19 @@ def _respond_again_after_grace(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 def _cancelled_run_waits_for_grace(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A run that ends during a cancel is not answered: the grace's tick will (and none comes)."""
     if x.kind is Kind.RUN_ENDED and not t.closed and t.cancelled_at is not None:
-        u, acts = acp.step(replace(t, answered=Reason.CANCELLED), x)
+        u, acts = drive.step(replace(t, answered=Reason.CANCELLED), x)
         return replace(u, answered=t.answered), acts
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _real_reason_after_cancel(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """After a cancel, the run's own reason (the answer it had, or its failure)."""
-    return acp.step(replace(t, cancelled_at=None) if x.kind is Kind.RUN_ENDED else t, x)
+    return drive.step(replace(t, cancelled_at=None) if x.kind is Kind.RUN_ENDED else t, x)
 
 
 def _cancel_answered_at_once(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A cancel answered at once, while its run still stops (the editor's next prompt meets it)."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CANCEL and not t.closed and t.answered is None and t.cancelled_at is None:
         return replace(u, answered=Reason.CANCELLED), [*acts, RESPOND_CANCELLED]
     return u, acts
@@ -608,7 +609,7 @@ def _cancel_answered_at_once(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
 def _close_aborts(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The close aborts the run (the editor's run dies with its window)."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CLOSED and not t.closed:
         return u, [Action(Do.ABORT), *acts]
     return u, acts
@@ -616,7 +617,7 @@ def _close_aborts(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
 def _close_responds(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The close answers the turn `cancelled` (to nobody) and leaves it."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CLOSED and not t.closed and t.answered is None:
         return replace(u, answered=Reason.CANCELLED), [RESPOND_CANCELLED, *acts]
     return u, acts
@@ -625,13 +626,13 @@ def _close_responds(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 def _end_after_close_responds(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A run's end after the close answers the closed connection."""
     if t.closed and x.kind is Kind.RUN_ENDED:
-        return acp.step(replace(t, closed=False), x)
-    return acp.step(t, x)
+        return drive.step(replace(t, closed=False), x)
+    return drive.step(t, x)
 
 
 def _grace_late(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The grace's answer a ms late: `>` for `>=`."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if t.cancelled_at is not None and x.kind is Kind.TICK and x.now == t.cancelled_at + CANCEL_GRACE_MS:
         return replace(u, answered=t.answered), [a for a in acts if a.do is not Do.RESPOND]
     return u, acts
@@ -639,12 +640,12 @@ def _grace_late(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
 def _wake_without_grace(t: Turn) -> int | None:
     """`wake` forgets the cancel's grace: a run that never ends leaves the prompt open."""
-    return acp.wake(replace(t, cancelled_at=None))
+    return drive.wake(replace(t, cancelled_at=None))
 
 
 def _every_cancel_aborts(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A second cancel aborts the run again."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CANCEL and not t.closed and t.answered is None and t.cancelled_at is not None:
         return u, [Action(Do.ABORT), *acts]
     return u, acts
@@ -652,7 +653,7 @@ def _every_cancel_aborts(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
 def _leave_when_answered(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The close leaves a run that has already ended (its turn answered)."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CLOSED and not t.closed and t.answered is not None:
         return u, [*acts, Action(Do.LEAVE)]
     return u, acts
@@ -660,22 +661,22 @@ def _leave_when_answered(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
 def _cut_as_end_turn(outcome: str, code: str | None, cut: bool) -> Reason:
     """An answer cut at the output limit told as a whole one."""
-    return acp.answer_of(outcome, code, False)
+    return drive.answer_of(outcome, code, False)
 
 
 def _cap_as_failure(outcome: str, code: str | None, cut: bool) -> Reason:
     """The tool rounds' cap told as any failure."""
-    return acp.answer_of(outcome, None if code == ROUNDS_CAP else code, cut)
+    return drive.answer_of(outcome, None if code == ROUNDS_CAP else code, cut)
 
 
 def _abort_as_failure(outcome: str, code: str | None, cut: bool) -> Reason:
     """A run aborted by someone else than the editor (the owner, another face) told as failed."""
-    return Reason.FAILED if outcome == "aborted" else acp.answer_of(outcome, code, cut)
+    return Reason.FAILED if outcome == "aborted" else drive.answer_of(outcome, code, cut)
 
 
 def _late_answer_ends_again(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """An answer that comes after its ask's deadline (or cancel) ends it again, `chosen`."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CHOSEN and not t.closed and any(a.id == x.ask and a.ended for a in t.asks):
         return u, [Action(Do.END_ASK, ask=x.ask, how=AskEnd.CHOSEN)]
     return u, acts
@@ -688,64 +689,64 @@ def _asks_due(t: Turn, by: int) -> Turn:
 def _deadline_late(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """An ask's deadline a ms late: `>` for `>=`."""
     if x.kind is Kind.TICK and t.answered is None and t.cancelled_at is None:
-        u, acts = acp.step(_asks_due(t, 1), x)
+        u, acts = drive.step(_asks_due(t, 1), x)
         return _asks_due(u, -1), acts
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _deadline_early(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """An ask's deadline a ms early: the person's last ms cut."""
     if x.kind is Kind.TICK and t.answered is None and t.cancelled_at is None:
-        u, acts = acp.step(_asks_due(t, -1), x)
+        u, acts = drive.step(_asks_due(t, -1), x)
         return _asks_due(u, 1), acts
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _cancel_keeps_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A cancel that aborts the run and leaves its asks to their deadlines."""
     if x.kind is Kind.CANCEL and not t.closed and t.at_work() and t.cancelled_at is None:
         return replace(t, cancelled_at=x.now), [Action(Do.ABORT)]
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _end_keeps_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A run's end that leaves its asks pending (the editor still shows them)."""
     if x.kind is Kind.RUN_ENDED and not t.closed:
-        u, acts = acp.step(replace(t, asks=()), x)
+        u, acts = drive.step(replace(t, asks=()), x)
         return replace(u, asks=t.asks), acts
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _late_ask_waits(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """An ask sent after the cancel is sent to the editor and waited for."""
     if x.kind is Kind.ASK and not t.closed and t.cancelled_at is not None and t.answered is None:
-        return replace(t, asks=(*t.asks, acp.Ask(x.ask, x.deadline))), []
-    return acp.step(t, x)
+        return replace(t, asks=(*t.asks, drive.Ask(x.ask, x.deadline))), []
+    return drive.step(t, x)
 
 
 def _closed_ask_waits(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The model's first draft: closed, nothing more is done, not even for an ask the run sends."""
     if t.closed:
         return t, []
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _close_keeps_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The close leaves its asks pending: nobody answers them and nothing looks at their deadline."""
     if x.kind is Kind.CLOSED and not t.closed:
-        u, acts = acp.step(replace(t, asks=()), x)
+        u, acts = drive.step(replace(t, asks=()), x)
         return replace(u, asks=t.asks), acts
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _wake_without_asks(t: Turn) -> int | None:
     """`wake` forgets the asks' deadlines: an ask nobody answers waits until something else comes."""
-    return acp.wake(replace(t, asks=()))
+    return drive.wake(replace(t, asks=()))
 
 
 def _wake_counts_ended_asks(t: Turn) -> int | None:
     """`wake` counts asks that ended: the runtime looks again at a time it has seen, for ever."""
-    w = acp.wake(t)
+    w = drive.wake(t)
     times = [a.deadline for a in t.asks] + ([] if w is None else [w])
     return None if t.closed or not times else min(times)
 
@@ -754,29 +755,29 @@ def _answered_before_the_reports(t: Turn, x: Input) -> tuple[Turn, list[Action]]
     """The first draft: a run's end answers the turn, its subagents' reports left to the next
     prompt."""
     if x.kind is Kind.RUN_ENDED:
-        return acp.step(t, replace(x, live=False, waiting=False))
-    return acp.step(t, x)
+        return drive.step(t, replace(x, live=False, waiting=False))
+    return drive.step(t, x)
 
 
 def _report_waiting_unread(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """Only subagents at work hold the turn: a report already waiting when the run ends is
     left to the next prompt."""
     if x.kind is Kind.RUN_ENDED and not x.live:
-        return acp.step(t, replace(x, waiting=False))
-    return acp.step(t, x)
+        return drive.step(t, replace(x, waiting=False))
+    return drive.step(t, x)
 
 
 def _never_answered_once_done(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A look that finds nothing at work and nothing waiting looks again, for ever."""
     if x.kind is Kind.CHILDREN and not x.live and not x.waiting:
-        return acp.step(t, replace(x, live=True))
-    return acp.step(t, x)
+        return drive.step(t, replace(x, live=True))
+    return drive.step(t, x)
 
 
 def _held_cancel_still_held(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A cancel of a held turn answers it `cancelled` but leaves it held: a report and the
     cancel race, and the next run's end answers it again."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CANCEL and t.held is not None and not t.closed and t.answered is None:
         return replace(u, answered=None, held=t.held, look_at=t.look_at), acts
     return u, acts
@@ -785,31 +786,31 @@ def _held_cancel_still_held(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 def _held_cancel_waits_for_grace(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A cancel of a held turn aborts a run that is not there and waits for the grace."""
     if x.kind is Kind.CANCEL and t.held is not None and not t.closed and t.answered is None:
-        return acp.step(replace(t, held=None, look_at=None), x)
-    return acp.step(t, x)
+        return drive.step(replace(t, held=None, look_at=None), x)
+    return drive.step(t, x)
 
 
 def _failed_run_held(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A run that failed waits for its subagents too (its error said late, or never)."""
     if x.kind is Kind.RUN_ENDED and x.reason in (Reason.FAILED, Reason.MAX_TURN_REQUESTS):
-        u, acts = acp.step(t, replace(x, reason=Reason.END_TURN))
+        u, acts = drive.step(t, replace(x, reason=Reason.END_TURN))
         if u.held is not None:
             return replace(u, held=x.reason), acts
         return u, [replace(a, reason=x.reason) if a.do is Do.RESPOND else a for a in acts]
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _look_answers_end_turn(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A held turn is answered `end_turn` whatever its last run's answer (a cut one too)."""
     if x.kind is Kind.CHILDREN and t.held is not None:
-        return acp.step(replace(t, held=Reason.END_TURN), x)
-    return acp.step(t, x)
+        return drive.step(replace(t, held=Reason.END_TURN), x)
+    return drive.step(t, x)
 
 
 def _stale_look_runs(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A look's result that comes after the turn was answered (a cancel came first) still
     starts a run."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CHILDREN and x.waiting and not t.closed and t.answered is not None:
         return u, [*acts, Action(Do.RUN)]
     return u, acts
@@ -818,20 +819,20 @@ def _stale_look_runs(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 def _run_after_close(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A look that was under way when the editor left starts the next run (nobody to tell)."""
     if t.closed and x.kind is Kind.CHILDREN:
-        return acp.step(replace(t, closed=False), x)
-    return acp.step(t, x)
+        return drive.step(replace(t, closed=False), x)
+    return drive.step(t, x)
 
 
 def _look_every_tick(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A held turn looks at each tick, before its poll has passed (a busy loop)."""
     if x.kind is Kind.TICK and t.held is not None and t.look_at is not None and not t.closed:
-        return acp.step(t, replace(x, now=max(x.now, t.look_at)))
-    return acp.step(t, x)
+        return drive.step(t, replace(x, now=max(x.now, t.look_at)))
+    return drive.step(t, x)
 
 
 def _look_again_under_way(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A tick while a look is under way looks again (two reads racing, two runs)."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.TICK and t.held is not None and t.look_at is None and u.answered is None:
         return u, [*acts, Action(Do.LOOK)]
     return u, acts
@@ -839,15 +840,15 @@ def _look_again_under_way(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
 
 def _wake_without_look(t: Turn) -> int | None:
     """`wake` forgets a held turn's next look: nothing moves it until the editor cancels."""
-    return acp.wake(replace(t, look_at=None))
+    return drive.wake(replace(t, look_at=None))
 
 
 def _held_end_ends_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """A run's end ends every ask, though the turn goes on: a subagent's ask is denied though
     the editor allows it."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.RUN_ENDED and not t.closed and u.answered is None and u.cancelled_at is None:
-        u, ended = acp._end_asks(u, AskEnd.CANCELLED, x.now, only_due=False)
+        u, ended = drive._end_asks(u, AskEnd.CANCELLED, x.now, only_due=False)
         return u, [*acts, *ended]
     return u, acts
 
@@ -856,12 +857,12 @@ def _held_denies_asks(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The first draft: an ask while no run of the turn is at work is denied (a subagent's)."""
     if x.kind is Kind.ASK and not t.closed and t.held is not None:
         return t, [Action(Do.END_ASK, ask=x.ask, how=AskEnd.CANCELLED)]
-    return acp.step(t, x)
+    return drive.step(t, x)
 
 
 def _close_leaves_held(t: Turn, x: Input) -> tuple[Turn, list[Action]]:
     """The close of a held turn leaves a run that is not there (and skips its SessionEnd)."""
-    u, acts = acp.step(t, x)
+    u, acts = drive.step(t, x)
     if x.kind is Kind.CLOSED and not t.closed and t.held is not None and t.answered is None:
         return u, [*acts, Action(Do.LEAVE)]
     return u, acts

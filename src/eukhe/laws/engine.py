@@ -21,8 +21,10 @@ A mutant is the model with one break. It is killed when a law fails on it
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import functools
+import gc
 import os
 import random
 import re
@@ -33,7 +35,7 @@ import tempfile
 import threading
 import time
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -241,6 +243,21 @@ def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = 
     return {"cases": cases, "found": found}
 
 
+@contextlib.contextmanager
+def _acyclic() -> Iterator[None]:
+    """The cyclic collector held off while a walk runs: the walk keeps every state it reached
+    (hundreds of thousands of small objects, none in a cycle; reference counting frees what it
+    drops), and each of the collector's passes walked them all again (the queue area's walk:
+    6.7 CPU-seconds with it, 3.1 without). It is on again, as it was, once the walk is done."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def check_exhaustive(
     area: Area,
     model: Any,
@@ -258,18 +275,19 @@ def check_exhaustive(
     cfgs = list(area.cfgs())
     if stop_at_first:
         cfgs = [c for pair in zip(cfgs, reversed(cfgs), strict=True) for c in pair][: len(cfgs)]
-    for i, cfg in enumerate(cfgs):
-        if i % parts != mine or not area.cfg_valid(cfg):
-            continue
-        r = explore(area, area.cached(model), cfg, area.depth, stop_at_first=stop_at_first)
-        for name, why in r["found"].items():
-            found.setdefault(name, why)
-        if verdicts is not None:
-            for name, n in r["cases"].items():
-                v = verdicts[name]
-                v.cases["exhaustive"] = v.cases.get("exhaustive", 0) + n
-        if stop_at_first and found:
-            break
+    with _acyclic():
+        for i, cfg in enumerate(cfgs):
+            if i % parts != mine or not area.cfg_valid(cfg):
+                continue
+            r = explore(area, area.cached(model), cfg, area.depth, stop_at_first=stop_at_first)
+            for name, why in r["found"].items():
+                found.setdefault(name, why)
+            if verdicts is not None:
+                for name, n in r["cases"].items():
+                    v = verdicts[name]
+                    v.cases["exhaustive"] = v.cases.get("exhaustive", 0) + n
+            if stop_at_first and found:
+                break
     return found
 
 

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 # Named, not loaded: each is imported from its module (the chat's tables load SQLAlchemy).
 if TYPE_CHECKING:
-    from eukhe.memory import turn
+    from eukhe.memory import run_memory
     from eukhe.memory.access import Local, Memory, settle
     from eukhe.memory.browse import page
     from eukhe.memory.chat import Chat, Settled, Waiting, settle_ended
@@ -32,10 +32,10 @@ __all__ = [
     "page",
     "read_session",
     "request_tokens",
+    "run_memory",
     "settle",
     "settle_ended",
     "status_json",
     "status_lines",
-    "turn",
     "zoomed",
 ]

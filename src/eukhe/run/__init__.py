@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
     from eukhe.run.context import ProcessContext, begin
     from eukhe.run.deadline import TIMEOUT, Deadline, DurationError, duration
-    from eukhe.run.driver import Busy, Closing, Runtime
+    from eukhe.run.drive import Answer, Request, SessionDriver
+    from eukhe.run.driver import Busy, Runtime
     from eukhe.run.handles import RunTable
     from eukhe.run.home_store import (
         FOLLOWUP,
@@ -56,6 +57,7 @@ __all__ = [
     "FOLLOWUP",
     "STEER",
     "TIMEOUT",
+    "Answer",
     "Asked",
     "Asker",
     "Attached",
@@ -64,7 +66,6 @@ __all__ = [
     "ChatStore",
     "ChatStoreError",
     "CheckpointError",
-    "Closing",
     "Deadline",
     "DurationError",
     "Ending",
@@ -75,6 +76,7 @@ __all__ = [
     "NoModel",
     "OwnerError",
     "ProcessContext",
+    "Request",
     "RequestKind",
     "RunOutcome",
     "RunSink",
@@ -82,6 +84,7 @@ __all__ = [
     "RunStatus",
     "RunTable",
     "Runtime",
+    "SessionDriver",
     "SessionRow",
     "SessionSetup",
     "Sessions",

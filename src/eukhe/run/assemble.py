@@ -35,7 +35,7 @@ from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.config import gate_ms
 from eukhe.mcp.config import servers as mcp_servers
-from eukhe.memory import turn
+from eukhe.memory import run_memory
 from eukhe.memory.access import Memory, settle
 from eukhe.memory.compactor import request_tokens
 from eukhe.memory.log import now
@@ -58,9 +58,9 @@ from eukhe.run.loop import Compact, Inbox, RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import Secrets, secrets
-from eukhe.run.session import runner, scanner, tool_specs
 from eukhe.run.spec import RunSpec
 from eukhe.run.steps import Show, Steps
+from eukhe.run.tool_runner import runner, scanner, tool_specs
 from eukhe.sandbox.bwrap import Sandbox
 from eukhe.sandbox.session import for_run
 from eukhe.settings import SettingsError, child_settings, fetch_settings, home, load, memory_settings
@@ -502,7 +502,7 @@ async def _pinned_system(
         failed = RunOutcome(Ending.FAILED, code=Code.CHAT.kind, message=f"the chat memory: {e}")
         raise Unassembled(failed) from e
     compact = functools.partial(_compact, chat, run_id, spec, memory.settle_ms, show, notice, cancel, hooks)
-    return turn.system(spec.system, pinned.attach(view, pins)), compact
+    return run_memory.system(spec.system, pinned.attach(view, pins)), compact
 
 
 async def _offered(
@@ -611,10 +611,10 @@ async def _compact(
         await hooks.pre_compact("auto")
     pins = tasks.pins(spec, transcript)
     try:
-        await chat.log(turn.entries(run, transcript, now()))
+        await chat.log(run_memory.entries(run, transcript, now()))
         await notice()
         got = await settle(chat, settle_ms, show, cancel, pinned.size(pins))
     except Exception as e:  # the store, or the owner that holds the chat: the phase fails with why
         return {"error": f"the chat could not take the run's messages and give a new view: {e}"}
-    system = turn.system(spec.system, pinned.attach(str(got.text), pins))
+    system = run_memory.system(spec.system, pinned.attach(str(got.text), pins))
     return {"system": system, "note": notes.compacted_pinned()} if pins.request else {"system": system}

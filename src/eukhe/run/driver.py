@@ -23,16 +23,18 @@ from eukhe.errors import Code, EukheError
 from eukhe.humanize import counted
 from eukhe.ids import is_root, name_of, run_id
 from eukhe.json_types import JsonObject
+from eukhe.rules import drive as rule
 from eukhe.rules.wait import End
 from eukhe.run import instructed
 from eukhe.run.assemble import session_hooks
 from eukhe.run.context import ProcessContext
-from eukhe.run.deadline import TIMEOUT, Deadline
+from eukhe.run.deadline import Deadline
+from eukhe.run.drive import Request, SessionDriver
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.session import run_to_end
 from eukhe.run.session_service import Sessions
 from eukhe.run.spec import RunSpec
+from eukhe.run.tool_runner import run_to_end
 from eukhe.run.workflow import run_workflow
 from eukhe.store import sessions
 from eukhe.store.durable import Store, gone, takes_recovered
@@ -69,21 +71,6 @@ class TakenUp:
 
     runs: list[str]
     by_owner: bool
-
-
-@dataclass
-class Closing:
-    """The session a face drives, closing: its last run, whether its SessionEnd hooks fired,
-    and the outcome of its last run while it is held (`Runtime.turn`). `ends`: the session
-    ends with this work (`eukhe run`); False: more may come (`eukhe run --control`), and its
-    SessionEnd hooks are the face's to fire."""
-
-    cwd: Path
-    session: str
-    run: str = ""
-    fired: bool = False
-    ends: bool = True
-    held: RunOutcome | None = None
 
 
 @dataclass
@@ -334,7 +321,7 @@ class Runtime:
                 return True
             if spec is None or session is None:
                 return await self.finish(rest, sink.say)
-            return await self.turn(spec, session, Closing(Path(spec.cwd), session))
+            return await self.request(spec, session)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -382,26 +369,18 @@ class Runtime:
 
         return asyncio.ensure_future(at())
 
-    async def turn(self, spec: RunSpec, session: str, closing: Closing, started: str | None = None) -> bool:
-        """The session's run of `spec` (or the run `started`, which `start` began), then what
-        it leads to: while its subagents work, the runs their reports start, and the runs the
-        follow-ups queued meanwhile start (`_followups`). Each run's outcome is said as it
-        ends, but held while more of the session may come (a subagent at work, a message
-        waiting): it is said before the next run starts, or as the wait ends, after the
-        session's SessionEnd hooks, so that the last thing said is always an outcome.
-        Whether the wait was cut (Ctrl-C, an abort, the deadline)."""
-        if started is None:
-            run, out = await self._asked(spec, session)
-        else:
-            self.process.sink.started(started, spec.prompt)
-            run, out = started, await self.result(started)
-        await self._shown(closing, run, out)
-        cut = await self._followups(spec, session, closing)
-        if not cut and closing.ends and not closing.fired:  # its subagents ended with no report to run
-            await self.session_end(closing.cwd, session, closing.run, "other")
-            closing.fired = True
-        self._said(closing, cut)
-        return cut
+    async def request(self, spec: RunSpec, session: str) -> bool:
+        """The session's request of `spec` and all it leads to, as the session loop's rule
+        says with the command line's face (`run.drive.SessionDriver`, `drive.COMMAND`): the
+        runs its subagents' reports start, each run's outcome said once, the last thing said
+        always one, after the session's SessionEnd hooks when its work leaves nothing.
+        Whether it was cut (Ctrl-C, the deadline, leaving work behind)."""
+        work = rule.idle(rule.COMMAND, int(timing().child_poll * 1000))
+        driver = SessionDriver(self, session, Path(spec.cwd), work, spec, self._stop(), clock=_CLOCK)
+        try:
+            return await driver.request(Request(spec))
+        finally:
+            driver.close()
 
     async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
         """The session's SessionEnd hooks (`reason`: Claude Code's, "other" for `eukhe run`,
@@ -417,61 +396,3 @@ class Runtime:
             status=list(IN_FLIGHT), name=CHILD_TASK, workflow_id_prefix=f"{session}/", load_input=False
         )
         return sorted(w.workflow_id.removesuffix(".task") for w in found)
-
-    async def _shown(self, closing: Closing, run: str, out: RunOutcome) -> None:
-        """A run of the session has ended: its outcome said now when nothing more of the
-        session is to come (no subagent at work, no message waiting), after the session's
-        SessionEnd hooks when it ends with it (`closing.ends`); else held (`_said`)."""
-        closing.run = run
-        live = await self.live_children(closing.session)
-        queued = await asyncio.to_thread(self.process.reports().queued, closing.session)
-        if live or queued:
-            closing.held = out
-            return
-        if closing.ends:
-            await self.session_end(closing.cwd, closing.session, run, "other")
-            closing.fired = True
-        self.process.sink.ended(run, out)
-
-    def _said(self, closing: Closing, cut: bool = False) -> None:
-        """The outcome `_shown` held, said now; `cut`: the wait for the session's subagents
-        was cut, and when by the deadline, the outcome says so."""
-        out, closing.held = closing.held, None
-        if out is None:
-            return
-        deadline = self.deadline
-        if cut and deadline is not None and deadline.passed(time.time()) and out.code != TIMEOUT:
-            out = deadline.ended(out, "the session's subagents were still at work")
-        self.process.sink.ended(closing.run, out)
-
-    async def _followups(self, spec: RunSpec, session: str, closing: Closing) -> bool:
-        """While the session's children work, wait for their reports; reports waiting (none
-        placed by a run), or follow-ups, start the session's next run, whose prompt they
-        are. Ctrl-C (an abort, the deadline) closes the session: no run starts, what is
-        waiting is withdrawn and stays owed, delivered once the session runs again, and the
-        children go on (`eukhe status` lists them); whether it came."""
-        sink = self.process.sink
-        reports = self.process.reports()
-        stop = self._stop()
-        shown: list[str] = []
-        while True:
-            live = await self.live_children(session)
-            queued = await asyncio.to_thread(reports.queued, session)
-            if stop.is_set() and (live or queued):
-                if live:
-                    await asyncio.to_thread(reports.close_parent, session)
-                    left = counted(len(live), "subagent")
-                    sink.say(f"left {left} running: their reports wait for this session's next run")
-                return True
-            if live != shown and live:
-                sink.say(f"waiting for {counted(len(live), 'subagent')}: {', '.join(map(name_of, live))}")
-            shown = live
-            if queued:
-                self._said(closing)  # the last run's outcome, before the next run starts
-                await self._shown(
-                    closing, *(await self._asked(dataclasses.replace(spec, prompt=None), session))
-                )
-                continue
-            if not live:
-                return False
-            await waits.race(stop.wait(), _CLOCK.now() + timing().child_poll, None, _CLOCK)

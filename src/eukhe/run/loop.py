@@ -127,7 +127,7 @@ async def race(
 
 
 @dataclass
-class _Turn:
+class _LiveRun:
     """The live state of one run: the H4 model's state and what the phases carry
     from one to the next (the request, the job, the calls to run, the note)."""
 
@@ -237,7 +237,7 @@ class RunLoop:
         prompt = self.redact(prompt)  # the run's messages hold no secret, from the first on
         new = [*(self._clean(m) for m in context), Message("user", prompt, images=images)]
         ctx: list[Message] = [*earlier, *new]
-        t = _Turn(
+        t = _LiveRun(
             cfg,
             run_rule.start(cfg),
             ctx,
@@ -272,7 +272,7 @@ class RunLoop:
     # Each runs one phase of the H4 model and feeds its outcome to the model as an
     # input; False: the run ends now (aborted).
 
-    async def _prepare_phase(self, t: _Turn) -> bool:
+    async def _prepare_phase(self, t: _LiveRun) -> bool:
         finished, got = await race(self._prepare(self._request(t)), self.cancel, stop=t.stop)
         if not finished:
             t.go(self.rules.step, run_rule.ABORT)
@@ -285,7 +285,7 @@ class RunLoop:
         t.go(self.rules.step, run_rule.Input(run_rule.Kind.PREPARED, compact=self._past_threshold(got)))
         return True
 
-    async def _compact_phase(self, t: _Turn) -> bool:
+    async def _compact_phase(self, t: _LiveRun) -> bool:
         """A threshold or overflow compaction (H4): the run's messages so far go into the
         chat, and the run goes on from the newly pinned view (its entry) with one user
         message that says so. The context always ends a round here (every call has its
@@ -334,7 +334,7 @@ class RunLoop:
         except Exception as e:  # a compaction that breaks fails it, shown with its cause
             return e
 
-    async def _call_phase(self, t: _Turn) -> bool:
+    async def _call_phase(self, t: _LiveRun) -> bool:
         """The request goes out: streamed, or (deferred) started as a job."""
         assert t.prepared is not None
         t.out.requests.append(t.prepared)
@@ -350,7 +350,7 @@ class RunLoop:
         finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
-    async def _poll_phase(self, t: _Turn) -> bool:
+    async def _poll_phase(self, t: _LiveRun) -> bool:
         """The deferred job is polled after its interval."""
         got = None
         until = {"deadline": round(t.deadline, 3) if t.deadline else None}  # epoch seconds
@@ -366,7 +366,7 @@ class RunLoop:
             finished, got = await race(work, self.cancel, stop=t.stop)
         return await self._answered(t, finished, got)
 
-    async def _answered(self, t: _Turn, finished: bool, got: Any) -> bool:
+    async def _answered(self, t: _LiveRun, finished: bool, got: Any) -> bool:
         """What a request or a poll gave: a job still deferred, a failed poll, or a reply."""
         if not finished:
             await self._cancel_job(t.job)
@@ -391,7 +391,7 @@ class RunLoop:
         assert isinstance(got, Reply)
         return await self._reply(t, got)
 
-    async def _poll_failed(self, t: _Turn, got: PollFailed) -> bool:
+    async def _poll_failed(self, t: _LiveRun, got: PollFailed) -> bool:
         t.retries_used += 1
         wait = self._retry_wait(t.retries_used, got.failure)
         late = await self.effects.now() + wait >= t.deadline
@@ -413,7 +413,7 @@ class RunLoop:
             )
         return True
 
-    async def _reply(self, t: _Turn, reply: Reply) -> bool:
+    async def _reply(self, t: _LiveRun, reply: Reply) -> bool:
         """Read a reply: recoveries first, then the run."""
         self._used(t.out, reply)
         x, rx, rebuilt, leak = self._classify(reply, t.ctx, t.offered)
@@ -481,7 +481,7 @@ class RunLoop:
                 )
         return True
 
-    async def _tools_phase(self, t: _Turn) -> bool:
+    async def _tools_phase(self, t: _LiveRun) -> bool:
         finished, results = await race(
             self._tools(t.pending, t.cut, t.tokens, t.out, t), self.cancel, stop=t.stop
         )
@@ -526,7 +526,7 @@ class RunLoop:
 
     # ---------------------------------------------------------------- helpers
 
-    def _request(self, t: _Turn) -> Request:
+    def _request(self, t: _LiveRun) -> Request:
         """The request of the run's context now, with the note if one is due."""
         messages = tuple(t.ctx) + ((Message("user", t.note),) if t.note else ())
         return Request(
@@ -584,7 +584,7 @@ class RunLoop:
         """A message as the run keeps, logs and sends it: the secret values out."""
         return redacted.message(m, self.redact)
 
-    def _as_sent(self, t: _Turn | None, c: ToolCall) -> ToolCall:
+    def _as_sent(self, t: _LiveRun | None, c: ToolCall) -> ToolCall:
         """The call as the model sent it (what the tool runs), if this process read its reply."""
         return t.sent.get(c.id, c) if t is not None else c
 
@@ -599,10 +599,10 @@ class RunLoop:
         cut: bool,
         tokens: int | None,
         outcome: RunOutcome,
-        t: _Turn | None = None,
+        t: _LiveRun | None = None,
     ) -> list[tuple[str, bool]]:
         """Each call in turn (as recorded: redacted), the gate and the tool given it as the
-        model sent it (`_Turn.sent`)."""
+        model sent it (`_LiveRun.sent`)."""
         out = []
         for c in calls:
             if cut:
@@ -659,7 +659,7 @@ class RunLoop:
         self.show("result", content[:RESULT_SHOWN], shown)
         return content, error
 
-    def _budget(self, t: _Turn) -> None:
+    def _budget(self, t: _LiveRun) -> None:
         """The run's counts against its caps, as the model has them: rounds made, and this
         generation's notes and retries spent."""
         s, cfg = t.state, t.cfg

@@ -37,7 +37,7 @@ from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
 from eukhe.json_types import JsonObject
-from eukhe.memory import turn
+from eukhe.memory import run_memory
 from eukhe.memory.access import Memory, settle
 from eukhe.memory.log import now
 from eukhe.rules.child import At, Place
@@ -384,10 +384,10 @@ async def _body(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessCont
     await here.running(run_id, session, "started")
     try:
         if here.lease is None or not handle.own:
-            return await _turn(spec, run_id, handle, here)
+            return await _assembled_run(spec, run_id, handle, here)
         events = functools.partial(here.show, run_id)  # its wait for the lease: whose turn, then waited
         async with here.lease.held(session, run_id, cancel, events=events):
-            return await _turn(spec, run_id, handle, here)
+            return await _assembled_run(spec, run_id, handle, here)
     except LeaseStopped:
         return RunOutcome(
             Ending.ABORTED,
@@ -401,7 +401,7 @@ async def _body(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessCont
         here.runs.end(run_id)
 
 
-async def _turn(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessContext) -> RunOutcome:
+async def _assembled_run(spec: RunSpec, run_id: str, handle: RunHandle, here: ProcessContext) -> RunOutcome:
     """The run's parts made once (`run.assemble`), then the run over them (`_run`); a part
     that cannot be made is the run's failure, with its code."""
     try:
@@ -571,7 +571,7 @@ async def _logged(
 
     async def log() -> int:
         try:
-            return int(await chat.log(turn.entries(run, transcript, now())))
+            return int(await chat.log(run_memory.entries(run, transcript, now())))
         except Exception as e:
             show(f"the run's messages were not logged into the chat: {e}")
             return 0

@@ -330,6 +330,7 @@ def main() -> None:
     # walked every one of them, dirtying their shared pages (about a third of a forked run's
     # CPU, half a second a test's run and owner). The template makes little after this.
     gc.freeze()
+    gc.enable()  # its starter may have held the collector off while it imported (tests/forks.py)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
