@@ -19,7 +19,7 @@ what the hooks answered instead of running them again (`hook_fires_once`):
 - `Stop` (a root session's run) and `SubagentStop` (a subagent's), when the run answers:
   their own `hook` step; a block is the run's next prompt, counted against
   `hookLimits.maxStopBlocks` (`stop_hook_bounded`);
-- `SessionEnd`, outside any run (`run.driver.Runtime.session_end`): `eukhe run`'s once its
+- `SessionEnd`, outside any run (`run.runtime.Runtime.session_end`): `eukhe run`'s once its
   run has ended, the agent's as it is left.
 
 Only runs begun under step layout 4 (`run.spec.STEPS`) fire hooks in steps of their own: a
