@@ -39,6 +39,7 @@ from typing import Protocol
 
 from eukhe import fault_injection, waits
 from eukhe.ai.reply import ToolCall
+from eukhe.events import ShowEvent
 from eukhe.hooks import payload
 from eukhe.hooks.config import Hooks
 from eukhe.hooks.runner import run_event
@@ -52,10 +53,6 @@ HOOK_BLOCKED = "hook_blocked"
 
 FIRST_LAYOUT = 4
 """The step layout from which a run records its hooks' answers in steps of their own."""
-
-
-class Show(Protocol):
-    def __call__(self, kind: str, text: str, data: JsonMapping | None = None) -> None: ...
 
 
 class StepIds(Protocol):
@@ -77,7 +74,7 @@ class RunHooks:
     cwd: Path
     env: Mapping[str, str]
     cancel: asyncio.Event
-    show: Show
+    show: ShowEvent
     subagent: bool = False
     clock: waits.Clock = field(default_factory=waits.LoopClock)
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
