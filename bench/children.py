@@ -32,7 +32,7 @@ from dbos import DBOS
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ids import new_session
 from eukhe.run import children, workflow
-from eukhe.run.driver import Runtime
+from eukhe.run.runtime import Runtime
 from eukhe.run.spec import RunSpec
 from eukhe.skills import Agent
 from eukhe.store import durable, sessions

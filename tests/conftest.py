@@ -101,7 +101,7 @@ def durable_runtime(store: Any, tmp_path: Path) -> Any:
     """The durable runtime over `store`, its process's lines kept (`tests.sinks.Kept`, as
     `runtime.process.sink`)."""
     from eukhe.run import workflow
-    from eukhe.run.driver import Runtime
+    from eukhe.run.runtime import Runtime
 
     return Runtime(
         tmp_path / "home", store, workflow.begin(workflow.ProcessContext(chat_url=store.url, sink=Kept()))

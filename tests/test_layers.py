@@ -53,7 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the chat memory", ("memory",)),
     ("the owner's client and its wire", ("client",)),
     ("subagents: delivery, ledger, watch, their tools", ("children",)),
-    ("the run: its loop, its workflow, its driver, its context", ("run",)),
+    ("the run: its loop, its workflow, its runtime, its session loop, its context", ("run",)),
     ("the owner daemon", ("owner",)),
     ("the one composition root", ("runtime",)),
     # entry points: they put a process together

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from eukhe.humanize import counted, dollars, tokens
 from eukhe.ids import is_root, name_of
@@ -23,6 +24,18 @@ from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.terminal import json_text
 
 SCHEMA = "eukhe.events/2"
+
+
+ShowLine = Callable[[str], None]
+"""Where a line of progress goes, as a person reads it (the chat's waits, the owner's host)."""
+
+
+class ShowEvent(Protocol):
+    """Where a run's events go: its kind (of `TYPES`), its text, its fields."""
+
+    def __call__(self, kind: str, text: str, data: JsonMapping | None = None) -> None: ...
+
+
 VERSION = 2
 
 TYPES = {

@@ -25,9 +25,9 @@ from eukhe.client.lease import RootTurnLease
 from eukhe.json_types import JsonObject
 from eukhe.process_exit import leave
 from eukhe.run.context import ProcessContext, begin
-from eukhe.run.driver import Busy, Runtime
 from eukhe.run.handles import RunTable
 from eukhe.run.permit import Asker
+from eukhe.run.runtime import Busy, Runtime
 from eukhe.run.secrets import redaction
 from eukhe.run.sink import RunSink
 from eukhe.store import durable

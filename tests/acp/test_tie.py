@@ -17,7 +17,7 @@ import pytest
 
 from acp import text_block
 from eukhe.acp.agent import Editor
-from eukhe.acp.turns import Session
+from eukhe.acp.editor_session import EditorSession
 from eukhe.rules import drive as rule
 from eukhe.run.drive import SessionDriver
 from eukhe.run.mentions import Attached
@@ -131,7 +131,7 @@ def editor_with(tmp_path: Path, child: asyncio.Event | None = None) -> tuple[Edi
     editor.runtime = runtime  # type: ignore[assignment]
     made = Made(tmp_path)
     driver = SessionDriver(runtime, "s", tmp_path, rule.idle(rule.EDITOR, 500), made.spec(None))  # type: ignore[arg-type]
-    editor.sessions["s"] = Session("s", tmp_path, made, driver)  # type: ignore[arg-type]
+    editor.sessions["s"] = EditorSession("s", tmp_path, made, driver)  # type: ignore[arg-type]
     return editor, runtime
 
 

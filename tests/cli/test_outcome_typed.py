@@ -19,8 +19,8 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.cli.printer import RunView, Stream, exit_code
 from eukhe.run import workflow
 from eukhe.run.deadline import TIMEOUT, Deadline
-from eukhe.run.driver import Runtime
 from eukhe.run.outcome import Ending, RunOutcome
+from eukhe.run.runtime import Runtime
 from eukhe.run.spec import STEPS, RunSpec
 from eukhe.store import durable
 from eukhe.store.durable import Store

@@ -18,8 +18,8 @@ from eukhe.rules import hook as rule
 from eukhe.rules import permission
 from eukhe.rules.permission import Why
 from eukhe.run import workflow
-from eukhe.run.driver import Runtime
 from eukhe.run.outcome import RunOutcome
+from eukhe.run.runtime import Runtime
 from eukhe.run.spec import STEPS, RunSpec
 
 # blocks the run's first end, lets the second go (Claude Code's docs' advice: read stop_hook_active)

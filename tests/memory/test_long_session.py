@@ -77,7 +77,7 @@ def pairs_whole(messages: list[dict[str, Any]]) -> bool:
 def test_a_hundred_turns_keep_the_view_in_its_budget(tmp_path: Path) -> None:
     from eukhe.ids import new_session
     from eukhe.run import workflow
-    from eukhe.run.driver import Runtime
+    from eukhe.run.runtime import Runtime
     from eukhe.run.spec import RunSpec
     from eukhe.store import durable
 

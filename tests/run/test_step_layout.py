@@ -14,7 +14,7 @@ import pytest
 from dbos import DBOS
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.run.driver import Runtime
+from eukhe.run.runtime import Runtime
 from eukhe.run.spec import STEPS, RunSpec
 from eukhe.store import sessions
 

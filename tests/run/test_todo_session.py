@@ -14,7 +14,7 @@ from dbos import DBOS
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.rules.pinned import Pins
 from eukhe.rules.todo import State, Task
-from eukhe.run.driver import Runtime
+from eukhe.run.runtime import Runtime
 from eukhe.run.session_service import Sessions
 from eukhe.run.spec import STEPS, RunSpec
 from eukhe.store.lineage import Lineages

@@ -16,7 +16,7 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.rules import pinned, todo
 from eukhe.rules.pinned import Pins
 from eukhe.rules.todo import Task
-from eukhe.run.driver import Runtime
+from eukhe.run.runtime import Runtime
 from eukhe.run.spec import STEPS, RunSpec
 from tests.run.test_todo import BIG, ITEMS, read
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from eukhe.run.driver import Busy, Runtime
+from eukhe.run.runtime import Busy, Runtime
 from eukhe.run.spec import RunSpec
 from eukhe.store import sessions
 

@@ -1,6 +1,6 @@
 """`eukhe acp`: eukhe as an Agent Client Protocol agent, for an editor (Zed, JetBrains' IDEs,
 Neovim). Each editor session is one of eukhe's durable sessions, and each `session/prompt`
-one run through the same runtime as the other faces (`run.driver.Runtime`).
+one run through the same runtime as the other faces (`run.runtime.Runtime`).
 
 What it may do is the session loop's rule (`rules.drive`, its face `drive.EDITOR`) and the
 setup's bound (`rules.acp`): a prompt is answered exactly once (when its run
@@ -53,7 +53,7 @@ from dbos import DBOS
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from eukhe import __version__, waits
-from eukhe.acp.turns import Session
+from eukhe.acp.editor_session import EditorSession
 from eukhe.acp.updates import Update, call_id, commands, line, of_event, plan, replayed
 from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
@@ -177,7 +177,7 @@ class Editor:
         self.clock = clock or waits.LoopClock()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.conn: Client | None = None  # the SDK's connection to the editor
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, EditorSession] = {}
         self.runtime: Runtime | None = None
         self.said: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()  # updates, sent in order
         self.sender: asyncio.Task[None] | None = None
@@ -226,7 +226,7 @@ class Editor:
         if not valid_session(session_id):
             raise RequestError(INVALID_PARAMS, f"session id {session_id!r} is not one of eukhe's")
 
-        async def load() -> Session:
+        async def load() -> EditorSession:
             s = await self._open(cwd, session_id, resumed=True, mcp=mcp_servers)
             assert self.runtime is not None
             stored = Sessions(self.runtime.store.url, self.runtime.home, DBOS)
@@ -270,7 +270,7 @@ class Editor:
         request = Request(dataclasses.replace(spec, session_start=s.start_source()))
         return await self._answered(s, await s.driver.submit(request))
 
-    async def _answered(self, s: Session, answer: asyncio.Future[Answered]) -> PromptResponse:
+    async def _answered(self, s: EditorSession, answer: asyncio.Future[Answered]) -> PromptResponse:
         """The answer of the work that took the prompt, after every update of it."""
         got = await answer
         await self._flushed()
@@ -350,7 +350,7 @@ class Editor:
         for u in of_event(seen, str(s.cwd)):
             self._say(s, u)
 
-    def _say(self, s: Session, update: Update) -> None:
+    def _say(self, s: EditorSession, update: Update) -> None:
         """An update of `s`, sent in order; held until the editor has the session's id (a new
         session's updates come after `session/new`'s answer, which names it)."""
         if s.known:
@@ -399,7 +399,9 @@ class Editor:
             raise RequestError(FAILED, f"{what} did not answer within {waited}")
         return raced.result()
 
-    async def _open(self, cwd: str, session: str, resumed: bool, mcp: Sequence[McpServer] | None) -> Session:
+    async def _open(
+        self, cwd: str, session: str, resumed: bool, mcp: Sequence[McpServer] | None
+    ) -> EditorSession:
         self.loop = asyncio.get_running_loop()  # an editor may skip initialize: its runs reach this loop
         where = Path(cwd)
         if not where.is_absolute() or not where.is_dir():
@@ -417,7 +419,7 @@ class Editor:
         poll = int(timing().child_poll * 1000)
         work = rule.idle(rule.EDITOR, poll)
         driver = SessionDriver(self.runtime, session, where, work, made.spec(None), clock=self.clock)
-        s = Session(session, where, made, driver, resumed=resumed, known=resumed)
+        s = EditorSession(session, where, made, driver, resumed=resumed, known=resumed)
         self.sessions[session] = s
         assert self.runtime is not None
         self.runtime.process.editors[session] = _servers_of(mcp)  # its runs start them (never stored)
@@ -429,7 +431,7 @@ class Editor:
                 self._say(s, u)
         return s
 
-    def _modes(self, s: Session) -> SessionModeState:
+    def _modes(self, s: EditorSession) -> SessionModeState:
         try:
             current = "plan" if s.made.planning else in_force(s.cwd).mode.value
         except SettingsError:
@@ -442,7 +444,7 @@ class Editor:
         sink = Sink(self.loop, self)
         return open_runtime(home(), loaded(Path.cwd()).values, sink, asker=Asker(self.loop, self.ask))
 
-    def _session(self, session_id: str) -> Session:
+    def _session(self, session_id: str) -> EditorSession:
         s = self.sessions.get(session_id)
         if s is None:
             raise RequestError(

@@ -19,11 +19,10 @@ from typing import Any
 
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import MAX_LINE, RequestKind
+from eukhe.events import ShowLine
 from eukhe.json_types import JsonObject, JsonValue
 from eukhe.memory.chat import Settled, Waiting
 from eukhe.memory.log import Entry
-
-Show = Callable[[str], None]
 
 TRIES = 2
 """Owners a chat request is asked of: the one that died under it, then the next."""
@@ -82,7 +81,7 @@ class Remote:
     async def settled(
         self,
         settle_ms: int,
-        show: Show | None = None,
+        show: ShowLine | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
         pinned: int = 0,

@@ -7,7 +7,7 @@ names the text the file holds and a run whose family (it, or its parent and thei
 subagents) was at work when a model wrote it; and a record the person made stale is gone.
 
 The walk is one folder's files (its `AGENTS.md`, or both) and the runs on them: a run
-begins, taking its digests and the records (`Taken`, as `run.driver.Runtime.start` does),
+begins, taking its digests and the records (`Taken`, as `run.runtime.Runtime.start` does),
 or, while a run is at work, a subagent of it begins, taking its parent's (as a subagent's
 spec carries them); a model writes a file (a text, a removal, or a link that does not
 load: `UNREAD`); a run ends (`recorded`, as `run.instructed.ended`); with no run at work

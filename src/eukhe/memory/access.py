@@ -14,10 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from eukhe.events import ShowLine
 from eukhe.memory.chat import Chat, Settled, Waiting
 from eukhe.memory.log import Entry
-
-Show = Callable[[str], None]
 
 
 class Memory(Protocol):
@@ -28,7 +27,7 @@ class Memory(Protocol):
     async def settled(
         self,
         settle_ms: int,
-        show: Show | None = None,
+        show: ShowLine | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
         pinned: int = 0,
@@ -67,7 +66,7 @@ class Local:
     async def settled(
         self,
         settle_ms: int,
-        show: Show | None = None,
+        show: ShowLine | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
         pinned: int = 0,

@@ -29,6 +29,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from eukhe.events import ShowLine
 from eukhe.humanize import counted
 from eukhe.memory import prompts
 from eukhe.memory.compactor import Ask, attempt
@@ -40,7 +41,6 @@ from eukhe.rules import view as v
 from eukhe.rules.queue import Node
 from eukhe.waits import Clock, LoopClock, race
 
-Show = Callable[[str], None]
 Waiting = Callable[[str, int, float], None]
 """A line of a turn's wait, once a second, with its fields: the line, the lines it waits
 for, and the seconds to its deadline (on the chat's clock: the process that shows it
@@ -66,7 +66,9 @@ def settle_ended(cancelled: bool, pending: int) -> str:
     return f"memory: the settle deadline passed; the turn goes on with {counted(pending, 'line')} shown cut"
 
 
-def _progress(show: Show | None, waiting: Waiting | None, line: str, pending: int, seconds: float) -> None:
+def _progress(
+    show: ShowLine | None, waiting: Waiting | None, line: str, pending: int, seconds: float
+) -> None:
     """A line of a turn's wait: to `waiting` with its fields, else to `show`."""
     if waiting is not None:
         waiting(line, pending, seconds)
@@ -334,7 +336,7 @@ class Chat:
     async def settled(
         self,
         deadline: float,
-        show: Show | None = None,
+        show: ShowLine | None = None,
         cancel: asyncio.Event | None = None,
         waiting: Waiting | None = None,
         pinned: int = 0,
@@ -380,7 +382,7 @@ class Chat:
     async def _merged(
         self,
         deadline: float,
-        show: Show | None,
+        show: ShowLine | None,
         cancel: asyncio.Event | None,
         waiting: Waiting | None = None,
         pinned: int = 0,

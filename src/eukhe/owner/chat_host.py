@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from eukhe import waits
 from eukhe.admission import Registry
 from eukhe.ai.models import OnFirstRequest, Route
 from eukhe.client.protocol import RequestKind
+from eukhe.events import ShowLine
 from eukhe.humanize import counted
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.memory.access import Local
@@ -51,8 +52,6 @@ from eukhe.settings.secrets import NO_SECRETS
 from eukhe.store.election import Election
 from eukhe.store.urls import database_url
 from eukhe.timing import timing
-
-Show = Callable[[str], None]
 
 
 class ChatHost:
@@ -158,7 +157,7 @@ class ChatHost:
         self,
         kind: RequestKind,
         req: JsonMapping,
-        progress: Show,
+        progress: ShowLine,
         stop: asyncio.Event,
         waiting: Waiting | None = None,
     ) -> JsonObject:
@@ -208,7 +207,7 @@ class ChatHost:
     async def _read_view(
         self,
         settle_ms: int,
-        progress: Show,
+        progress: ShowLine,
         stop: asyncio.Event,
         waiting: Waiting | None = None,
         pinned: int = 0,

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from eukhe.run.context import ProcessContext, begin
     from eukhe.run.deadline import TIMEOUT, Deadline, DurationError, duration
     from eukhe.run.drive import Answer, Request, SessionDriver
-    from eukhe.run.driver import Busy, Runtime
     from eukhe.run.handles import RunTable
     from eukhe.run.home_store import (
         FOLLOWUP,
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
         socket_path,
     )
     from eukhe.run.permit import Asked, Asker
+    from eukhe.run.runtime import Busy, Runtime
     from eukhe.run.session_service import RunStatus, Sessions, Transcript
     from eukhe.run.sink import RunSink
     from eukhe.run.spec import NoModel, RunSpec, SessionSetup, ToolsError, chosen_tools, setup

@@ -30,6 +30,7 @@ from eukhe.children.ledger import Ledger, with_ledger
 from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
 from eukhe.client.client import OwnerError
 from eukhe.errors import Code, EukheError
+from eukhe.events import ShowEvent
 from eukhe.hooks.config import load as load_hooks
 from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
@@ -59,7 +60,7 @@ from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Gate
 from eukhe.run.secrets import Secrets, secrets
 from eukhe.run.spec import RunSpec
-from eukhe.run.steps import Show, Steps
+from eukhe.run.steps import Steps
 from eukhe.run.tool_runner import runner, scanner, tool_specs
 from eukhe.sandbox.bwrap import Sandbox
 from eukhe.sandbox.session import for_run
@@ -126,7 +127,7 @@ class RunParts:
     servers: Servers | None  # None: none configured
     kernel: LazyKernel
     tools: dict[str, Tool]
-    show: Show  # (kind, text, data=None): the run's events
+    show: ShowEvent  # (kind, text, data=None): the run's events
     hooks: RunHooks | None  # the user's hooks (`run.hook_events`); None: none, or a run begun before them
 
     def loop(
@@ -595,7 +596,7 @@ async def _compact(
     run: str,
     spec: RunSpec,
     settle_ms: int,
-    show: Show,
+    show: ShowEvent,
     notice: Callable[[], Awaitable[None]],
     cancel: asyncio.Event,
     hooks: RunHooks | None,

@@ -34,7 +34,7 @@ from eukhe.store.reports import FOLLOWUP
 
 
 class Runs(Protocol):
-    """What the driver asks of the process's runtime (`run.driver.Runtime`)."""
+    """What the driver asks of the process's runtime (`run.runtime.Runtime`)."""
 
     process: ProcessContext
     deadline: Deadline | None

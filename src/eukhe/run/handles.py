@@ -133,7 +133,7 @@ class RunTable:
         self._handles: dict[str, RunHandle] = {}
 
     def open(self, run: str) -> RunHandle:
-        """The user's own run, about to start here (`run.driver.Runtime.start`)."""
+        """The user's own run, about to start here (`run.runtime.Runtime.start`)."""
         with self._lock:
             made = self._handles[run] = RunHandle(run, own=True)
         return made

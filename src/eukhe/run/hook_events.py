@@ -19,7 +19,7 @@ what the hooks answered instead of running them again (`hook_fires_once`):
 - `Stop` (a root session's run) and `SubagentStop` (a subagent's), when the run answers:
   their own `hook` step; a block is the run's next prompt, counted against
   `hookLimits.maxStopBlocks` (`stop_hook_bounded`);
-- `SessionEnd`, outside any run (`run.driver.Runtime.session_end`): `eukhe run`'s once its
+- `SessionEnd`, outside any run (`run.runtime.Runtime.session_end`): `eukhe run`'s once its
   run has ended, the agent's as it is left.
 
 Only runs begun under step layout 4 (`run.spec.STEPS`) fire hooks in steps of their own: a
@@ -39,6 +39,7 @@ from typing import Protocol
 
 from eukhe import fault_injection, waits
 from eukhe.ai.reply import ToolCall
+from eukhe.events import ShowEvent
 from eukhe.hooks import payload
 from eukhe.hooks.config import Hooks
 from eukhe.hooks.runner import run_event
@@ -52,10 +53,6 @@ HOOK_BLOCKED = "hook_blocked"
 
 FIRST_LAYOUT = 4
 """The step layout from which a run records its hooks' answers in steps of their own."""
-
-
-class Show(Protocol):
-    def __call__(self, kind: str, text: str, data: JsonMapping | None = None) -> None: ...
 
 
 class StepIds(Protocol):
@@ -77,7 +74,7 @@ class RunHooks:
     cwd: Path
     env: Mapping[str, str]
     cancel: asyncio.Event
-    show: Show
+    show: ShowEvent
     subagent: bool = False
     clock: waits.Clock = field(default_factory=waits.LoopClock)
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))

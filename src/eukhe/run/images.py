@@ -1,7 +1,7 @@
 """Images a person attaches to a prompt: `@shot.png`, a pasted image path, `eukhe run --image`.
 Each is read here, once, as a regular file (a FIFO or a device is refused without blocking on
 it), checked by its header (`ai.image`), and carried to the run by reference with its bytes
-beside it, until `run.driver.start` keeps them in the store's image table.
+beside it, until `run.runtime.start` keeps them in the store's image table.
 
 A path written inside the project is the project's: opened, then decided on by where it really
 is (`ownfiles`), it never follows a link out of the project. One the person writes outside it

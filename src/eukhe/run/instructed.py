@@ -1,7 +1,7 @@
 """Instruction files a run's model changed (issue 51), as the runtime keeps and says them;
 what changed and what is said is `rules.instructed`'s.
 
-- A run's start (`run.driver.Runtime.start`) takes each instruction file's digest and the
+- A run's start (`run.runtime.Runtime.start`) takes each instruction file's digest and the
   records (`taken`) into its spec, so a replay after a crash compares with the same; a
   subagent's spec carries its parent's. Its end (`ended`, in `run.workflow`) takes the
   digests again and records what it changed in the home (`settings.instructed`), and

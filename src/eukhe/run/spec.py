@@ -137,7 +137,7 @@ class RunSpec:
     poll_seconds: float = 5.0
     session: str | None = None  # None: its run's id
     child: Parent | None = None  # a subagent's run
-    claim: str | None = None  # its start's own mark (`run.driver.start`)
+    claim: str | None = None  # its start's own mark (`run.runtime.start`)
     images: tuple[Image, ...] = ()  # the prompt's attached images, by reference
     tools: tuple[str, ...] | None = None  # `--tools`: the only tools it offers, by name; None: all
     agents: tuple[Agent, ...] = ()  # the subagents users define, which its `spawn` starts by name
@@ -147,7 +147,7 @@ class RunSpec:
     # `--timeout`: when the invocation ends at the latest, absolute, so that whoever executes the
     # run (this process, or the owner after a crash) honours it; its subagents' and follow-ups' too
     deadline: Deadline | None = None
-    # when it was asked for (epoch seconds, `run.driver.start`): its start takes only the user's
+    # when it was asked for (epoch seconds, `run.runtime.start`): its start takes only the user's
     # messages queued by then (`run.workflow`)
     asked: float | None = None
     # the session's task list when it started, and the person's last request when its prompt is
@@ -158,7 +158,7 @@ class RunSpec:
     # taken by its start, so a replay compares with the same; a subagent's are its parent's, the
     # parent's start its own); None: begun by an earlier eukhe
     instructions: Taken | None = None
-    # their bytes, until `run.driver.start` keeps them in the store's image table: never in the
+    # their bytes, until `run.runtime.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 

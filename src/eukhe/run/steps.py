@@ -8,14 +8,14 @@ crash meets the same results in the same order."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
+from eukhe.events import ShowEvent
 from eukhe.json_types import JsonObject
 from eukhe.memory.access import Memory
 from eukhe.run.spec import RunSpec
 
-Show = Callable[..., None]
 """(kind, text, data=None): a line of the run (`eukhe.events` has the kinds), with the fields
 of its event when it has some: `ProcessContext.show` with the run's id."""
 
@@ -23,7 +23,9 @@ of its event when it has some: `ProcessContext.show` with the run's id."""
 class Steps(Protocol):
     """The durable workflow, as a run's parts see it."""
 
-    async def view(self, chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int) -> str:
+    async def view(
+        self, chat: Memory, settle_ms: int, show: ShowEvent, cancel: asyncio.Event, pinned: int
+    ) -> str:
         """The chat's settled view, the bytes pinned beside it left room (`pinned`): a
         recorded step, so a replay sends the same view byte for byte."""
         ...

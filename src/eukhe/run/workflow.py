@@ -36,6 +36,7 @@ from eukhe.children.tools import SPAWN, STOP_CHILD
 from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
+from eukhe.events import ShowEvent
 from eukhe.json_types import JsonObject
 from eukhe.memory import run_memory
 from eukhe.memory.access import Memory, settle
@@ -59,7 +60,6 @@ from eukhe.run.loop import RunLoop
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.permit import Permit
 from eukhe.run.spec import STEPS, RunSpec
-from eukhe.run.steps import Show
 from eukhe.settings import home
 from eukhe.store.reports import USERS
 from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
@@ -294,7 +294,9 @@ class DurableSteps:
     spec: RunSpec
     run: str
 
-    async def view(self, chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int) -> str:
+    async def view(
+        self, chat: Memory, settle_ms: int, show: ShowEvent, cancel: asyncio.Event, pinned: int
+    ) -> str:
         """The settled view, as a durable step: a replay sends the same view byte for byte.
         The wait ends at its deadline, or at once on Ctrl-C (the run then ends aborted).
         `show` (kind, text, data): the wait as the run's events (`memory.access.settle`);

@@ -2,7 +2,7 @@
 `Session` loads this module in its boot thread, the one import of the agent made
 inside a function: DBOS and SQLAlchemy take a second on a slow machine, and the
 prompt comes first. Everything the session and its commands ask of the store goes
-through `SessionRuntime`: its runs through the runtime (`run.driver.Runtime`), its
+through `SessionRuntime`: its runs through the runtime (`run.runtime.Runtime`), its
 reads through the session service (`run.session_service.Sessions`)."""
 
 from __future__ import annotations

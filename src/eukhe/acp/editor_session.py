@@ -16,7 +16,7 @@ from eukhe.run.spec import SessionSetup
 
 
 @dataclass
-class Session:
+class EditorSession:
     """An editor's session: eukhe's session `id` in `cwd`, its runs' setup, its loop, and
     whether its first run has started (its SessionStart hooks' source)."""
 
