@@ -8,10 +8,10 @@ from pathlib import Path
 
 from eukhe.ai.anthropic import Merge
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.display.view import View
 from eukhe.events import event
 from eukhe.run.usage import Tally
 from eukhe.settings.run import Price
-from eukhe.ui.view import View
 from tests.proc import eukhe
 
 SCRIPT = [

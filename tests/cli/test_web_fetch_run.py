@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.display.view import View
 from eukhe.events import Event
 from eukhe.ui import commands
-from eukhe.ui.view import View
 from tests.proc import eukhe
 
 SECRET = "lab-provider-key-0123456789"

@@ -18,13 +18,13 @@ import pytest
 
 from eukhe import waits
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.display.view import View
 from eukhe.events import event
 from eukhe.rules.permission import Answer
 from eukhe.rules.wait import End
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.permit import Asked
 from eukhe.ui.approvals import KEYS, REASON, Approvals
-from eukhe.ui.view import View
 from tests.ui.term import Term, faux_home, needs_tmux
 
 ASKS = {"permissions": {"ask": ["Bash(touch *)"]}}

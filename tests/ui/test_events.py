@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
+from eukhe.display.view import View
 from eukhe.events import SCHEMA, TYPES, VERSION, Event
-from eukhe.ui.view import View
 from tests.proc import eukhe
 from tests.ui.term import Term, faux_home, needs_tmux
 

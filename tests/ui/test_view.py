@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from eukhe.display.lines import marked
+from eukhe.display.view import View
 from eukhe.events import SETTLE_WAY_OUT, Event, event
 from eukhe.ui import commands
 from eukhe.ui.app import parse
-from eukhe.ui.lines import marked
 from eukhe.ui.session import Options
-from eukhe.ui.view import View
 
 RUN = "s1/0001"
 
@@ -228,7 +228,7 @@ def test_without_a_terminal_the_agent_says_what_to_run(tmp_path: Path) -> None:
 
 
 def test_a_line_that_never_ends_goes_to_the_scrollback_in_pieces() -> None:
-    from eukhe.ui.view import PARTIAL
+    from eukhe.display.view import PARTIAL
 
     v = View()
     for _ in range(10):
@@ -238,7 +238,7 @@ def test_a_line_that_never_ends_goes_to_the_scrollback_in_pieces() -> None:
 
 def test_a_providers_slots_read_in_words_with_no_limit_said_so() -> None:
     from eukhe.admission import UNLIMITED
-    from eukhe.ui.lines import provider_line
+    from eukhe.display.lines import provider_line
 
     status = {"held": 1, "queued": {"interactive": 0, "background": 2}, "limit": UNLIMITED}
     assert provider_line("vllm", status) == (

@@ -68,16 +68,16 @@ from eukhe.rules.wait import End
 from eukhe.run import instructed
 from eukhe.run.drive import Answer as Answered
 from eukhe.run.drive import Request, SessionDriver
+from eukhe.run.home_store import STEER
 from eukhe.run.outcome import RunOutcome
 from eukhe.run.permit import Asked
 from eukhe.run.session_service import Sessions
 from eukhe.run.spec import NoModel, setup
+from eukhe.run.store_access import StoreError
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.settings.permissions import in_force
 from eukhe.skills import SkillError
-from eukhe.store.reports import STEER
-from eukhe.store.urls import StoreError
 from eukhe.timing import timing
 
 T = TypeVar("T")

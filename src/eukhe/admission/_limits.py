@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from eukhe.json_types import JsonMapping
+from eukhe.json_types import JsonMapping, JsonValue
 from eukhe.settings.load import SettingsError
 
 UNLIMITED = 1 << 62
@@ -27,7 +26,7 @@ class Limits:
     queue_limit: int
 
 
-def _whole(provider: str, key: str, node: Any) -> int:
+def _whole(provider: str, key: str, node: JsonValue) -> int:
     if not isinstance(node, int) or isinstance(node, bool) or node < 0:
         raise SettingsError(f"setting providers.{provider}.{key}={node!r}: expected a whole number >= 0")
     return node

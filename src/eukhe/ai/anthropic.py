@@ -42,7 +42,7 @@ from eukhe.ai.reply import (
 )
 from eukhe.ai.request import Message, Request
 from eukhe.errors import Code, EukheError
-from eukhe.json_types import JsonObject
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 FINISH = {
@@ -86,14 +86,14 @@ class _Block:
     start_input: str = ""  # tool_use: the input the start event carried, as JSON
 
 
-def _get(obj: Any, name: str) -> Any:
+def _get(obj: object, name: str) -> Any:
     """A field of an event or block, or None; the SDK builds events without validating them."""
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -120,7 +120,7 @@ class Merge:
         whole = self.input + self.cache_read + self.cache_write
         return Usage(input=whole, output=self.output, cache_read=self.cache_read)
 
-    def event(self, event: Any) -> Iterable[Event]:
+    def event(self, event: object) -> Iterable[Event]:
         kind = _get(event, "type")
         if not isinstance(kind, str):
             raise Malformed(f"an event without a type: {errors.excerpt(repr(event))}")
@@ -144,7 +144,7 @@ class Merge:
             self.stopped = True
         # anything else (ping, a type added later) carries nothing a reply holds
 
-    def _usage(self, usage: Any) -> bool:
+    def _usage(self, usage: object) -> bool:
         if usage is None:
             return False
         seen = False
@@ -160,7 +160,7 @@ class Merge:
                 seen = True
         return seen
 
-    def _index(self, event: Any) -> int:
+    def _index(self, event: object) -> int:
         index = _int(_get(event, "index"))
         if index is None:
             raise Malformed(f"{_get(event, 'type')} without a block index")
@@ -168,7 +168,7 @@ class Merge:
             raise Malformed(f"{_get(event, 'type')} for block {index}, which was never started")
         return index
 
-    def _start(self, event: Any) -> Iterable[Event]:
+    def _start(self, event: object) -> Iterable[Event]:
         index = _int(_get(event, "index"))
         if index is None:
             raise Malformed("content_block_start without a block index")
@@ -206,7 +206,7 @@ class Merge:
         else:
             raise Malformed(f"content_block_start {index} without a block type")
 
-    def _delta(self, event: Any) -> Iterable[Event]:
+    def _delta(self, event: object) -> Iterable[Event]:
         index = self._index(event)
         delta = _get(event, "delta")
         kind = _get(delta, "type")
@@ -423,7 +423,7 @@ class AnthropicMessages:
         yield Done(merge.reply(failure))
 
 
-def stream_failure(provider: str, body: Any, secrets: Iterable[str]) -> Failure:
+def stream_failure(provider: str, body: JsonValue, secrets: Iterable[str]) -> Failure:
     """An `error` event inside a stream, classified by its error type."""
     err = _get(body, "error")
     kind_name = _get(err, "type") if err is not None else None

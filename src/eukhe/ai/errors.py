@@ -14,9 +14,9 @@ import re
 import time
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from eukhe.ai.reply import RETRYABLE, Failure, FailureKind
+from eukhe.json_types import JsonValue
 from eukhe.settings.secrets import REDACTED
 from eukhe.settings.secrets import redact as redact_values
 
@@ -133,7 +133,7 @@ source, tests or documentation (named above each). Specific on purpose: a 400 th
 output limit) is not an overflow."""
 
 
-def kind_of_status(status: int, body: Any = None) -> FailureKind:
+def kind_of_status(status: int, body: JsonValue = None) -> FailureKind:
     """The kind of an HTTP error (or, with `status` 0, of an error the server sent as data).
     Overflow is read from the body whatever the status (llama.cpp has sent it as 400 and
     500, and inside a 200 stream), except under a 429: a rate limit stays a rate limit."""
@@ -156,7 +156,7 @@ def kind_of_status(status: int, body: Any = None) -> FailureKind:
     }.get(status, FailureKind.REFUSED)
 
 
-def _says_rejected(body: Any) -> bool:
+def _says_rejected(body: JsonValue) -> bool:
     if isinstance(body, Mapping):
         err = body.get("error", body)
         message = err.get("message") if isinstance(err, Mapping) else None
@@ -164,7 +164,7 @@ def _says_rejected(body: Any) -> bool:
     return False
 
 
-def _says_overflow(body: Any) -> bool:
+def _says_overflow(body: JsonValue) -> bool:
     """The body says the request's context is larger than the model's window: by its error
     code or type (`OVERFLOW_CODES`), else by its message (`OVERFLOW_TEXT`). Reads the body
     as the SDKs give it: `{"error": {...}}`, the error object itself (a stream's error event),
@@ -188,7 +188,7 @@ def _says_overflow(body: Any) -> bool:
     return any(isinstance(t, str) and OVERFLOW_TEXT.search(t) is not None for t in texts)
 
 
-def _says_overloaded(body: Any) -> bool:
+def _says_overloaded(body: JsonValue) -> bool:
     if isinstance(body, Mapping):
         err = body.get("error", body)
         if isinstance(err, Mapping):
@@ -221,7 +221,7 @@ def retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> 
     return max(when - (time.time() if now is None else now), 0.0)
 
 
-def excerpt(body: Any) -> str:
+def excerpt(body: JsonValue) -> str:
     """A short, one-line rendering of a body (JSON kept as JSON)."""
     if body is None:
         return ""
@@ -239,7 +239,7 @@ def excerpt(body: Any) -> str:
 def http_failure(
     provider: str,
     status: int,
-    body: Any,
+    body: JsonValue,
     headers: Mapping[str, str] | None = None,
     secrets: Iterable[str] = (),
 ) -> Failure:
@@ -303,12 +303,13 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def body_of(error: Any) -> Any:
+def body_of(error: object) -> JsonValue:
     """The body of an SDK's status error: its parsed JSON when it has one, else the
     text (None when a streamed body cannot be read again)."""
-    if getattr(error, "body", None) is not None:
-        return error.body
+    if (body := getattr(error, "body", None)) is not None:
+        return body
     try:
-        return error.response.text
+        text = getattr(getattr(error, "response", None), "text", None)
     except Exception:  # a streamed body that cannot be read again
         return None
+    return text if isinstance(text, str) else None

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletionChunk
 
 from eukhe.ai import errors, tls
 from eukhe.ai.image import data_url
@@ -35,7 +37,7 @@ from eukhe.ai.reply import (
     UsageEvent,
 )
 from eukhe.ai.request import Message, Request
-from eukhe.json_types import JsonObject
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 
 FINISH = {
@@ -77,8 +79,8 @@ class Merge:
     finish: str | None = None
     usage: Usage = field(default_factory=Usage)
 
-    def chunk(self, chunk: Any) -> Iterable[Event]:
-        if getattr(chunk, "usage", None) is not None:
+    def chunk(self, chunk: ChatCompletionChunk) -> Iterable[Event]:
+        if chunk.usage is not None:
             self.usage = _usage(chunk.usage)
             yield UsageEvent(self.usage)
         for choice in (chunk.choices or [])[:1]:
@@ -134,7 +136,7 @@ class Merge:
         return Reply(text, thinking, tuple(calls), stop, self.usage, failure)
 
 
-def _usage(u: Any) -> Usage:
+def _usage(u: CompletionUsage) -> Usage:
     details = getattr(u, "completion_tokens_details", None)
     cached = getattr(u, "prompt_tokens_details", None)
     return Usage(
@@ -256,7 +258,7 @@ class OpenAIChat:
         yield Done(merge.reply(failure))
 
 
-def stream_failure(provider: str, body: Any, message: str, secrets: Iterable[str]) -> Failure:
+def stream_failure(provider: str, body: JsonValue, message: str, secrets: Iterable[str]) -> Failure:
     """An error the server sent inside a stream: classified by the status it names."""
     status = None
     if isinstance(body, dict):

@@ -131,23 +131,23 @@ def _params(request: Request) -> JsonObject:
 # ---------------------------------------------------------------- reply
 
 
-def _get(obj: Any, name: str) -> Any:
+def _get(obj: object, name: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(name)
     return getattr(obj, name, None)
 
 
-def _str(obj: Any, name: str) -> str | None:
+def _str(obj: object, name: str) -> str | None:
     v = _get(obj, name)
     return v if isinstance(v, str) else None
 
 
-def _int(obj: Any, name: str) -> int:
+def _int(obj: object, name: str) -> int:
     v = _get(obj, name)
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-def _time(obj: Any, name: str) -> float | None:
+def _time(obj: object, name: str) -> float | None:
     v = _get(obj, name)
     if v is None and not isinstance(obj, dict):
         v = (getattr(obj, "model_extra", None) or {}).get(name)
@@ -156,7 +156,7 @@ def _time(obj: Any, name: str) -> float | None:
     return None
 
 
-def usage_of(u: Any) -> Usage:
+def usage_of(u: object) -> Usage:
     if u is None:
         return Usage()
     return Usage(
@@ -167,7 +167,7 @@ def usage_of(u: Any) -> Usage:
     )
 
 
-def code_failure(provider: str, error: Any, what: str, secrets: Iterable[str] = ()) -> Failure:
+def code_failure(provider: str, error: object, what: str, secrets: Iterable[str] = ()) -> Failure:
     """A failure the server reported as data (`response.error`, an `error` event):
     classified by its code."""
     code = _str(error, "code") or _str(error, "type") or ""
@@ -187,7 +187,7 @@ def code_failure(provider: str, error: Any, what: str, secrets: Iterable[str] = 
 @dataclass
 class _Item:
     kind: str  # "message", "reasoning", "call"
-    parts: dict[Any, list[str]] = field(default_factory=dict)
+    parts: dict[object, list[str]] = field(default_factory=dict)
     id: str = ""
     call_id: str = ""
     name: str = ""
@@ -203,15 +203,15 @@ class Merge:
 
     provider: str
     secrets: tuple[str, ...] = ()
-    items: dict[Any, _Item] = field(default_factory=dict)
+    items: dict[object, _Item] = field(default_factory=dict)
     calls: int = 0
     usage: Usage = field(default_factory=Usage)
     end: str | None = None  # "completed" or "incomplete": the response's terminal status
     reason: str | None = None  # why it is incomplete
     failure: Failure | None = None
-    final: Any = None  # the completed response, for its output if no item arrived
+    final: object = None  # the completed response, for its output if no item arrived
 
-    def _item(self, key: Any, kind: str) -> _Item:
+    def _item(self, key: object, kind: str) -> _Item:
         item = self.items.get(key)
         if item is None:
             item = self.items[key] = _Item(kind)
@@ -220,7 +220,7 @@ class Merge:
                 self.calls += 1
         return item
 
-    def event(self, event: Any) -> Iterable[Event]:
+    def event(self, event: object) -> Iterable[Event]:
         kind = _get(event, "type")
         key = _get(event, "output_index")
         if not isinstance(key, int):
@@ -279,14 +279,14 @@ class Merge:
         elif kind == "error":
             self.failure = self.failure or code_failure(self.provider, event, "stream error", self.secrets)
 
-    def _call(self, key: Any, item: Any) -> _Item:
+    def _call(self, key: object, item: object) -> _Item:
         call = self._item(key, "call")
         call.id = _str(item, "id") or call.id
         call.call_id = _str(item, "call_id") or call.call_id
         call.name = _str(item, "name") or call.name
         return call
 
-    def output_item(self, key: Any, item: Any) -> None:
+    def output_item(self, key: object, item: object) -> None:
         """A finished output item: what it holds overrides what its deltas said."""
         kind = _get(item, "type")
         if kind == "function_call":
@@ -295,7 +295,7 @@ class Merge:
             if raw is not None:
                 call.parts[0] = [raw]
         elif kind == "message":
-            parts: dict[Any, list[str]] = {}
+            parts: dict[object, list[str]] = {}
             for i, part in enumerate(_get(item, "content") or []):
                 text = _str(part, "text") if _get(part, "type") == "output_text" else _str(part, "refusal")
                 if text is not None:
@@ -313,7 +313,7 @@ class Merge:
             if parts:
                 self._item(key, "reasoning").parts = parts
 
-    def response(self, response: Any) -> None:
+    def response(self, response: object) -> None:
         """A whole response object (a poll, or the final output of a stream)."""
         for i, item in enumerate(_get(response, "output") or []):
             self.output_item(("output", i), item)
@@ -370,7 +370,7 @@ class Merge:
         return Reply(tuple(text), tuple(thinking), tuple(calls), stop, self.usage, failure)
 
 
-def _thinking_part(kind: str, event: Any) -> tuple[str, Any]:
+def _thinking_part(kind: str, event: object) -> tuple[str, object]:
     if kind.startswith("response.reasoning_summary_text"):
         return ("summary", _get(event, "summary_index"))
     return ("content", _get(event, "content_index"))
@@ -471,7 +471,7 @@ class OpenAIResponses:
             return self._malformed(e)
         return None
 
-    def _outcome(self, response: Any, job: Job | None) -> Job | Reply:
+    def _outcome(self, response: object, job: Job | None) -> Job | Reply:
         status = _str(response, "status")
         rid = _str(response, "id") or (job.id if job else "")
         if status in RUNNING:

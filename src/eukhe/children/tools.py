@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from eukhe.errors import Code, EukheError
 from eukhe.humanize import clipped
@@ -12,10 +12,10 @@ from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules.agent import LISTED, LISTED_DESCRIPTION
 from eukhe.rules.child import Abort
 from eukhe.skills import Agent
-from eukhe.tools.base import Context, Result
+from eukhe.tools.base import Context, Result, Subagents
 
 
-def _children(ctx: Context) -> Any:
+def _children(ctx: Context) -> Subagents:
     if ctx.children is None:
         raise RuntimeError("this run offers no subagents")
     return ctx.children

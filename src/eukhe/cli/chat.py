@@ -13,18 +13,14 @@ import typer
 from eukhe.cli import halves
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json
-from eukhe.client.client import OwnerError
 from eukhe.json_types import JsonObject
-from eukhe.memory.browse import page
-from eukhe.memory.imports import read_session
-from eukhe.memory.log import Entry, EntryKind, now
-from eukhe.memory.report import status_json, status_lines, zoomed
+from eukhe.run.chat_access import Entry, EntryKind, now, page, read_session, status_json, status_lines, zoomed
+from eukhe.run.owner_access import OwnerError
 from eukhe.settings import home
 from eukhe.terminal import json_text
 
 if TYPE_CHECKING:  # the store's half loads them only for a command that reads the chat
-    from eukhe.memory.chat import Chat
-    from eukhe.memory.tables import ChatStore
+    from eukhe.run.home_store import Chat, ChatStore
 
 chat_app = typer.Typer(
     add_completion=False,

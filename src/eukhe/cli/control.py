@@ -49,11 +49,11 @@ from eukhe.rules.wait import End
 from eukhe.run.context import ProcessContext
 from eukhe.run.drive import Request as Asked
 from eukhe.run.drive import SessionDriver
+from eukhe.run.home_store import FOLLOWUP, STEER
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.runtime import Busy, Runtime
 from eukhe.run.spec import SessionSetup
 from eukhe.skills import SkillError
-from eukhe.store.reports import FOLLOWUP, STEER
 from eukhe.timing import timing
 
 COMMANDS = ("prompt", "steer", "follow_up", "abort", "state")

@@ -6,7 +6,6 @@ the commands that run no work would wait a second or more for libraries they nev
   too), sessions, the chat and the store itself;
 - `lawbook`: the laws and their engine (Hypothesis, CrossHair), for `eukhe laws`;
 - `demo`: the faux model, for `eukhe demo` (which runs through `stored`) and `eukhe faux serve`;
-- `mcp_check`: the MCP SDK, for `eukhe mcp list` and `eukhe mcp test`;
 - `editor`: the Agent Client Protocol's SDK and the store, for `eukhe acp`.
 
 Each hands out its module typed by the protocol below (a module implements a protocol with
@@ -14,7 +13,6 @@ its functions), so a caller's use of a half is checked as an import's would be."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol
@@ -24,15 +22,10 @@ from eukhe.json_types import JsonObject
 if TYPE_CHECKING:  # the halves' own types: loaded by them, never by this module
     from eukhe.cli.demo import Staged
     from eukhe.cli.printer import RunView
-    from eukhe.mcp.check import Row
-    from eukhe.mcp.config import ServerConfig
-    from eukhe.memory.chat import Chat
-    from eukhe.memory.log import Entry
-    from eukhe.memory.tables import ChatStore
+    from eukhe.run.chat_access import Entry
+    from eukhe.run.home_store import Chat, ChatStore, Migrated, SessionRow
     from eukhe.run.session_service import Transcript
     from eukhe.run.spec import RunSpec, SessionSetup
-    from eukhe.store.migrate import Migrated
-    from eukhe.store.sessions import Row as SessionRow
 
 
 class Stored(Protocol):
@@ -75,14 +68,6 @@ class Demo(Protocol):
     def serve(self, script: str, port: int) -> None: ...
 
 
-class McpCheck(Protocol):
-    """`mcp/check.py`: each server started, listed and tested."""
-
-    async def check(self, configs: Sequence[ServerConfig]) -> list[Row]: ...
-    def listing(self, rows: Sequence[Row]) -> list[str]: ...
-    def tested(self, r: Row) -> list[str]: ...
-
-
 class EditorFace(Protocol):
     """`acp/serve.py`: `eukhe acp`, the editor face on stdio."""
 
@@ -103,12 +88,6 @@ def lawbook() -> Lawbook:
 
 def demo() -> Demo:
     from eukhe.cli import demo as half
-
-    return half
-
-
-def mcp_check() -> McpCheck:
-    from eukhe.mcp import check as half
 
     return half
 

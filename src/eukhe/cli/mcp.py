@@ -14,17 +14,17 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from eukhe.cli import halves
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, private_dir, private_write
 from eukhe.json_types import JsonObject
-from eukhe.mcp.config import KEY, entries, entry, home_file, safe_name, servers
+from eukhe.mcp import check
+from eukhe.mcp.config import KEY, ServerConfig, entries, entry, home_file, safe_name, servers
 from eukhe.settings.load import SettingsError, read
 
 mcp_app = typer.Typer(
@@ -209,7 +209,7 @@ def remove_command(
 # ---------------------------------------------------------------- list and test
 
 
-def _configured(command: str) -> tuple[Any, ...]:
+def _configured(command: str) -> tuple[ServerConfig, ...]:
     try:
         found, said = servers(Path.cwd(), os.environ)
     except SettingsError as e:
@@ -230,9 +230,8 @@ def list_command() -> None:
         where = home_file(os.environ)
         echo(f"no MCP servers are configured here: add one with `eukhe mcp add NAME -- COMMAND` ({where})")
         return
-    live = halves.mcp_check()
-    rows = asyncio.run(live.check(found))
-    for line in live.listing(rows):
+    rows = asyncio.run(check.check(found))
+    for line in check.listing(rows):
         echo(line)
     if any(r.state != "ready" for r in rows):
         raise typer.Exit(1)
@@ -248,9 +247,8 @@ def test_command(
         names = ", ".join(c.name for c in _configured("test")) or "none"
         echo(f"eukhe mcp test: no server {name} here; the servers: {names}", err=True)
         raise typer.Exit(1)
-    live = halves.mcp_check()
-    [row] = asyncio.run(live.check(found))
-    for line in live.tested(row):
+    [row] = asyncio.run(check.check(found))
+    for line in check.tested(row):
         echo(line)
     if row.state != "ready":
         raise typer.Exit(1)

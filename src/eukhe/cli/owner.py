@@ -7,8 +7,9 @@ import asyncio
 import os
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import click
 import typer
@@ -17,15 +18,23 @@ from eukhe.cli import halves
 from eukhe.cli.folder_settings import settings_here
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json, width
-from eukhe.client import protocol
-from eukhe.client.client import OwnerError, alive, ask_once, read_info
-from eukhe.client.protocol import RequestKind
+from eukhe.display import provider_line
 from eukhe.home import HomeError, exposed, made_private
-from eukhe.json_types import JsonObject
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.child import CHILD_POLL_FAILURES
+from eukhe.run.owner_access import (
+    OwnerError,
+    RequestKind,
+    UnsafeSocket,
+    alive,
+    ask_once,
+    info_path,
+    read_info,
+    socket_folder,
+    socket_path,
+)
+from eukhe.run.store_access import StoreError, database_url, read_problem
 from eukhe.settings import SettingsError, home
-from eukhe.store.urls import StoreError, database_url
-from eukhe.ui.lines import provider_line
 
 
 def _home() -> Path:
@@ -43,7 +52,7 @@ def subagents() -> list[JsonObject] | str:
         return f"{type(e).__name__}: {e}"
 
 
-def _ago(since: Any) -> str:
+def _ago(since: JsonValue) -> str:
     if not isinstance(since, int | float):
         return "?"
     s = max(0, round(time.time() - since))
@@ -154,11 +163,11 @@ def shutdown() -> None:
         return
     pid = int(got["pid"])
     end = time.monotonic() + 10
-    while alive(pid) and protocol.socket_path(home).exists() and time.monotonic() < end:
+    while alive(pid) and socket_path(home).exists() and time.monotonic() < end:
         time.sleep(0.02)
     echo(
         f"the owner (pid {pid}) ended"
-        if not protocol.socket_path(home).exists()
+        if not socket_path(home).exists()
         else f"the owner (pid {pid}) was asked to end"
     )
 
@@ -174,7 +183,7 @@ def doctor() -> None:
         problems += 1
         echo(f"✗ {line}")
 
-    sock = protocol.socket_path(home)
+    sock = socket_path(home)
     info = read_info(home)
     try:
         began = time.monotonic()
@@ -189,8 +198,8 @@ def doctor() -> None:
             )
         if info is not None and not alive(int(info.get("pid", 0) or 0)):
             bad(
-                f"dead owner: {protocol.info_path(home)} names pid {info.get('pid')}, which is not running; "
-                f"fix: `rm {protocol.info_path(home)}` (the next `eukhe run` starts a new owner)"
+                f"dead owner: {info_path(home)} names pid {info.get('pid')}, which is not running; "
+                f"fix: `rm {info_path(home)}` (the next `eukhe run` starts a new owner)"
             )
         if not sock.exists() and (info is None or alive(int(info.get("pid", 0) or 0))):
             echo("✓ owner: none runs; the next `eukhe run` starts one")
@@ -199,7 +208,7 @@ def doctor() -> None:
     raise typer.Exit(1 if problems else 0)
 
 
-def _private(home: Path, bad: Any) -> None:
+def _private(home: Path, bad: Callable[[str], None]) -> None:
     """The home made private where eukhe can (said), and what it cannot fix, each a
     problem: a mode it could not change, an entry of another user, an unsafe socket folder."""
     if not home.exists():
@@ -209,8 +218,8 @@ def _private(home: Path, bad: Any) -> None:
         _, line = made_private(home)
         if line is not None:
             echo(f"✓ {line.removeprefix('eukhe: ')}")
-        protocol.socket_folder(home)
-    except (HomeError, protocol.UnsafeSocket) as e:
+        socket_folder(home)
+    except (HomeError, UnsafeSocket) as e:
         bad(str(e))
         return
     found = exposed(home)
@@ -220,10 +229,8 @@ def _private(home: Path, bad: Any) -> None:
         echo(f"✓ home: {home} is yours alone (folders 0700, files 0600)")
 
 
-def _store(home: Path, bad: Any) -> int:
+def _store(home: Path, bad: Callable[[str], None]) -> int:
     """Whether the home's store opens and reads; 1 for a problem (said), else 0."""
-    import sqlalchemy as sa  # only `eukhe doctor` opens the store this way
-
     try:
         url = database_url(home, settings_here())
     except (SettingsError, StoreError) as e:
@@ -237,23 +244,10 @@ def _store(home: Path, bad: Any) -> int:
         if not os.access(path, os.R_OK | os.W_OK):
             bad(f"unreadable store {path}: no read and write access; fix: `chmod u+rw {path}`")
             return 0
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as c:
-            c.execute(sa.text("SELECT 1"))
-            if url.startswith("sqlite"):
-                check = c.execute(sa.text("PRAGMA quick_check")).scalar()
-                if check != "ok":
-                    bad(f"damaged store {url}: {check}; fix: move it away (the runs in it are lost)")
-                    return 0
-    except Exception as e:
-        bad(
-            f"unreadable store {url}: {type(e).__name__}: {str(e).splitlines()[0]}; "
-            "fix: check it, or move it away"
-        )
+    problem = read_problem(url)
+    if problem is not None:
+        bad(problem)
         return 0
-    finally:
-        engine.dispose()
     echo(f"✓ store: {url} opens and reads")
     return 0
 
@@ -280,7 +274,7 @@ def abort(
     try:
         got = asyncio.run(ask_once(home, RequestKind.ABORT, run=run))
     except OwnerError as e:
-        if not protocol.socket_path(home).exists():  # no owner: nothing of this home is in flight
+        if not socket_path(home).exists():  # no owner: nothing of this home is in flight
             echo(f"eukhe abort: run {run} is not in flight: no eukhe process of this home runs", err=True)
         else:
             echo(f"eukhe abort: {run}: {e}", err=True)

@@ -18,17 +18,18 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TextIO
 
 from eukhe.cli.output import echo_json
 from eukhe.cli.status_line import StatusLine
+from eukhe.display.lines import marked
 from eukhe.errors import Code
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, seen_by, tally, used_line
 from eukhe.ids import run_line
+from eukhe.json_types import JsonMapping
 from eukhe.run.deadline import TIMEOUT
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.terminal import neutralized
-from eukhe.ui.lines import marked
 
 
 class Printer:
@@ -83,7 +84,7 @@ class Printer:
             why = f": {out.message}" if out.message else ""
             self.say(f"aborted{why}, after {tally(counts)}{used}")
 
-    def show(self, kind: str, text: str, data: Any = None) -> None:
+    def show(self, kind: str, text: str, data: JsonMapping | None = None) -> None:
         """A line of the run; kind "text" is a piece of the model's text, written as it comes.
         A settle wait's progress is one line: on a terminal it updates in place, into a pipe
         only its first shows, then how it ended, with the way out once."""
@@ -184,7 +185,7 @@ class Stream:
             self._out.write(e.line() + "\n")
             self._out.flush()
 
-    def show(self, kind: str, text: str, data: Any = None) -> None:
+    def show(self, kind: str, text: str, data: JsonMapping | None = None) -> None:
         self.event(event(kind, text, data=data))
 
     def say(self, text: str) -> None:

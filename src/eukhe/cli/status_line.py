@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
+from eukhe.display.view import View
 from eukhe.events import Event
 from eukhe.ids import is_root
 from eukhe.terminal import neutralized
-from eukhe.ui.view import View
 
 TICK = 0.5
 """Seconds between two drawings: its clocks count seconds."""

@@ -6,8 +6,8 @@ import typer
 
 from eukhe.cli import halves
 from eukhe.cli.output import echo
+from eukhe.run.store_access import StoreError
 from eukhe.settings import SettingsError
-from eukhe.store.urls import StoreError
 
 store_app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="The home's run store.", rich_markup_mode="markdown"

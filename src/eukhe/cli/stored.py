@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 import typer
 
@@ -17,22 +17,16 @@ from eukhe.cli.control import Control
 from eukhe.cli.folder_settings import settings_here
 from eukhe.cli.output import echo
 from eukhe.cli.printer import RunView
-from eukhe.client.client import Client
-from eukhe.client.protocol import RequestKind
-from eukhe.client.remote_chat import batches
-from eukhe.home import HomeError, open_home
+from eukhe.home import HomeError
 from eukhe.json_types import JsonObject
-from eukhe.memory.chat import Chat
-from eukhe.memory.log import Entry
-from eukhe.memory.tables import ChatStore, ChatStoreError
+from eukhe.run import home_store
+from eukhe.run.chat_access import Entry
+from eukhe.run.home_store import Chat, ChatStore, ChatStoreError, LineageError, Migrated, SessionRow
 from eukhe.run.session_service import Sessions, Transcript
 from eukhe.run.spec import RunSpec, SessionSetup
+from eukhe.run.store_access import StoreError, cause, database_url, shown
 from eukhe.runtime import Busy, leave, open_runtime
 from eukhe.settings import SettingsError, home, memory_settings
-from eukhe.store import durable, sessions
-from eukhe.store.lineage import LineageError
-from eukhe.store.migrate import Migrated, migrate
-from eukhe.store.urls import StoreError, cause, database_url, shown, sqlite_path
 
 T = TypeVar("T")
 
@@ -92,7 +86,7 @@ def control_here(made: SessionSetup, view: RunView, session: str, given: bool) -
 # ---------------------------------------------------------------- reading the runs
 
 
-def _read(work: Callable[[Sessions], Coroutine[Any, Any, T]], empty: T) -> T:
+def _read(work: Callable[[Sessions], Awaitable[T]], empty: T) -> T:
     """`work` on the session service, reading the run store as a client: no run is started,
     recovered or picked up. `empty`: what a store no run has made or used yet holds. A store
     that cannot be read is one line and exit 2, never a traceback."""
@@ -103,13 +97,13 @@ def _read(work: Callable[[Sessions], Coroutine[Any, Any, T]], empty: T) -> T:
         raise typer.Exit(2) from None
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return empty
+
+    async def read() -> T:
+        async with home_store.reading(url, home()) as service:
+            return await work(service)
+
     try:
-        client = durable.client(url, home())
-    except StoreError as e:
-        echo(f"eukhe: {e}", err=True)
-        raise typer.Exit(2) from None
-    try:
-        return asyncio.run(work(Sessions(url, home(), client)))
+        return asyncio.run(read())
     except (LineageError, StoreError) as e:  # a fork or a rewind's: no such run, a store it cannot write
         echo(f"eukhe: {e}", err=True)
         raise typer.Exit(2) from None
@@ -118,11 +112,9 @@ def _read(work: Callable[[Sessions], Coroutine[Any, Any, T]], empty: T) -> T:
             return empty
         echo(f"eukhe: cannot read the run store at {shown(url)}: {cause(e)}", err=True)
         raise typer.Exit(2) from None
-    finally:
-        client.destroy()
 
 
-def rows() -> list[sessions.Row]:
+def rows() -> list[SessionRow]:
     """The sessions: id, started, runs, last prompt, outcome."""
     return _read(Sessions.rows, [])
 
@@ -154,9 +146,7 @@ def route(session: str) -> JsonObject:
 def chat_store() -> ChatStore:
     """The chat's tables in this home's store; a store that cannot be opened is one line."""
     try:
-        url = database_url(home(), settings_here())
-        open_home(home())
-        return ChatStore(url)
+        return home_store.open_chat_store(database_url(home(), settings_here()), home())
     except (SettingsError, StoreError, ChatStoreError, HomeError, OSError) as e:
         echo(f"eukhe chat: {e}", err=True)
         raise typer.Exit(2) from None
@@ -170,36 +160,20 @@ def chat(store: ChatStore) -> Chat:
         store.close()
         echo(f"eukhe chat: {e}", err=True)
         raise typer.Exit(2) from None
-    return Chat(store, budget=budget)
+    return home_store.open_chat(store, budget)
 
 
 async def import_entries(where: Path, entries: list[Entry]) -> tuple[int, int, int]:
-    """The entries through the owner, in batches; how many are in the log, how many of
-    them are new, and how many were handed to another owner that writes the chat."""
-    logged = new = handed = 0
-    client = await Client.connect(where, spawn=True)
-    try:
-        for batch in batches(entries):  # a long session goes in several requests, in order
-            got = await client.request(RequestKind.IMPORT, entries=[e.json() for e in batch])
-            logged += int(got["logged"])
-            new += int(got["new"])
-            handed += len(batch) if got.get("handed") else 0
-    finally:
-        await client.close()
-    return logged, new, handed
+    """The entries through the owner, in batches (`run.home_store.import_entries`)."""
+    return await home_store.import_entries(where, entries)
 
 
 # ---------------------------------------------------------------- the store itself
 
 
 def migrate_home() -> tuple[str, Migrated | None, str]:
-    """Migrate the home's store (`store.migrate`): its URL as shown, what was done
-    (None: the store does not exist yet), and the version its runs in flight went to."""
-    url = durable.own_url(home())
-    file = sqlite_path(url)
-    if file is not None and not Path(file).exists():
-        return shown(url), None, durable.VERSION
-    return shown(url), migrate(url, durable.VERSION), durable.VERSION
+    """Migrate the home's store (`run.home_store.migrate_home`)."""
+    return home_store.migrate_home(home())
 
 
 # ---------------------------------------------------------------- forks and rewinds

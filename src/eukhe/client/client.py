@@ -24,7 +24,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from eukhe import waits
 from eukhe.client import protocol
@@ -32,7 +31,7 @@ from eukhe.client.handoff import ForkedOwner, fork_owner
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import HomeError, open_home, private_open
-from eukhe.json_types import JsonObject
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.wait import End
 from eukhe.store.processes import alive, started
 
@@ -149,7 +148,7 @@ class Client:
 
     # ------------------------------------------------------------ requests
 
-    def ask(self, kind: RequestKind, **fields: Any) -> tuple[int, asyncio.Future[JsonObject]]:
+    def ask(self, kind: RequestKind, **fields: JsonValue) -> tuple[int, asyncio.Future[JsonObject]]:
         """Send a request; its id and the future of its reply (no deadline: the
         caller races it)."""
         if "id" in fields or "kind" in fields:
@@ -168,7 +167,7 @@ class Client:
         self.writer.write(line)
         return rid, fut
 
-    def tell(self, kind: RequestKind, **fields: Any) -> None:
+    def tell(self, kind: RequestKind, **fields: JsonValue) -> None:
         """Send a request whose reply nobody waits for (a release)."""
         if not self.closed.is_set():
             rid, fut = self.ask(kind, **fields)
@@ -182,7 +181,7 @@ class Client:
         *,
         stop: Callable[[int], None] | None = None,
         progress: Callable[[JsonObject], None] | None = None,
-        **fields: Any,
+        **fields: JsonValue,
     ) -> JsonObject:
         """A request and its reply, within the kind's reply deadline. On `cancel`, an
         OwnerError; or, with `stop`, `stop(id)` asks the owner to end the request now,
@@ -285,7 +284,7 @@ class Client:
             await self._reader
 
 
-async def ask_once(home: Path, kind: RequestKind, *, spawn: bool = False, **fields: Any) -> JsonObject:
+async def ask_once(home: Path, kind: RequestKind, *, spawn: bool = False, **fields: JsonValue) -> JsonObject:
     """One request to the home's owner over a connection of its own (for a command,
     or from a loop that is not the runs' own)."""
     client = await Client.connect(home, spawn=spawn)

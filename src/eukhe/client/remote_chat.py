@@ -20,7 +20,7 @@ from typing import Any
 from eukhe.client.client import Client, OwnerError
 from eukhe.client.protocol import MAX_LINE, RequestKind
 from eukhe.events import ShowLine
-from eukhe.json_types import JsonObject
+from eukhe.json_types import JsonObject, JsonValue
 from eukhe.memory.chat import Settled, Waiting
 from eukhe.memory.log import Entry
 
@@ -53,7 +53,9 @@ class Remote:
         if compactor is not None:  # an `eukhe.ai.models.Route`
             self._about["compactor"] = dataclasses.asdict(compactor)
 
-    async def _ask(self, kind: RequestKind, cancel: asyncio.Event | None = None, **fields: Any) -> JsonObject:
+    async def _ask(
+        self, kind: RequestKind, cancel: asyncio.Event | None = None, **fields: JsonValue
+    ) -> JsonObject:
         loop = asyncio.get_running_loop()
         settle_end = loop.time() + int(fields.get("settleMs") or 0) / 1000
         for attempt in range(TRIES):

@@ -2,7 +2,29 @@
 reads them from the settings (trusted folders only for a project's), `runner` runs an
 event's hooks and asks `rules.hook` what each end means. Every decision is the rule's."""
 
+from typing import TYPE_CHECKING
+
 from eukhe.hooks.config import Hook, Hooks, Loaded, Matcher, load
 from eukhe.hooks.runner import EventRun, HookRun, run_event, run_hook
 
-__all__ = ["EventRun", "Hook", "HookRun", "Hooks", "Loaded", "Matcher", "load", "run_event", "run_hook"]
+# Named, not loaded: a hook's payload and its listing are the command line's alone.
+if TYPE_CHECKING:
+    from eukhe.hooks import payload, report
+    from eukhe.hooks.report import listing
+    from eukhe.hooks.runner import run_event_blocking
+
+__all__ = [
+    "EventRun",
+    "Hook",
+    "HookRun",
+    "Hooks",
+    "Loaded",
+    "Matcher",
+    "listing",
+    "load",
+    "payload",
+    "report",
+    "run_event",
+    "run_event_blocking",
+    "run_hook",
+]

@@ -8,4 +8,10 @@ helper in the kernel for background commands; `output_bytes()`, the progress a s
 
 from eukhe.kernel._kernel import DEFAULT_BUDGET_MS, HEAD, TAIL, Kernel, strip_ansi
 
-__all__ = ["DEFAULT_BUDGET_MS", "HEAD", "TAIL", "Kernel", "strip_ansi"]
+__all__ = [
+    "DEFAULT_BUDGET_MS",
+    "HEAD",
+    "TAIL",
+    "Kernel",
+    "strip_ansi",
+]

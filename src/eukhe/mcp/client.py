@@ -22,7 +22,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,7 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.mcp.config import ServerConfig
 from eukhe.settings.secrets import key_values, redact, secret_variable
 
@@ -97,7 +97,7 @@ class Answer:
     the tool said it failed."""
 
     text: str
-    structured: Any = None
+    structured: JsonValue = None
     is_error: bool = False
 
 
@@ -127,7 +127,7 @@ def environment(cfg: ServerConfig, outer: Mapping[str, str]) -> dict[str, str]:
     return {**kept, **cfg.env}
 
 
-def content_text(blocks: list[Any]) -> str:
+def content_text(blocks: Sequence[object]) -> str:
     """A result's content as text: text kept, an image or audio said by its type and size,
     a resource by its URI (and its text when embedded)."""
     out: list[str] = []
@@ -286,7 +286,7 @@ class Connection:
             finally:
                 self._scopes.pop(call, None)
 
-    async def _message(self, message: Any) -> None:
+    async def _message(self, message: object) -> None:
         """What the session routes to no request: a server's notices (its tools changed, a
         log line) and stream errors. None is acted on: a changed tool list is read at the
         next start, and a line that was not JSON-RPC never reaches the session (`_read`

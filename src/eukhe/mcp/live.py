@@ -19,7 +19,7 @@ import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from eukhe import waits
 from eukhe.home import HomeError, private_dir, private_write
@@ -28,6 +28,9 @@ from eukhe.mcp.client import Answer, Connection, Listed, dumps, loads
 from eukhe.mcp.config import ServerConfig
 from eukhe.rules import mcp as model
 from eukhe.rules.mcp import Do, End, Ev, Kind, Phase
+
+Got: TypeAlias = Answer | str | None
+"""What a call ended with: the server's answer, a cause in words (an error, a death), or nothing."""
 
 Shown = Callable[[str, str], None]  # (kind, text): "mcp" and "mcp_state" (events.TYPES)
 
@@ -92,9 +95,9 @@ class RunningServer:
         self.gen = 0
         self.conn: Connection | None = None
         self._all: list[Connection] = []
-        self._waiters: dict[int, asyncio.Future[tuple[End, Any]]] = {}
+        self._waiters: dict[int, asyncio.Future[tuple[End, Got]]] = {}
         self._asked: dict[int, tuple[str, JsonObject]] = {}
-        self._got: dict[int, Any] = {}
+        self._got: dict[int, Got] = {}
         self._progressed: dict[int, Callable[[str, float], object]] = {}
         self._timer: asyncio.Task[None] | None = None
         self._timer_due: int | None = None
@@ -215,12 +218,12 @@ class RunningServer:
         arguments: JsonObject,
         cancel: asyncio.Event | None = None,
         progressed: Callable[[str, float], object] = lambda call, value: None,
-    ) -> tuple[End, Any]:
+    ) -> tuple[End, Got]:
         """Call `tool`: how the call ended (each call ends exactly once, as the model says)
         and its answer (`Answer` for a result, the cause for the rest). `progressed`: each
         progress notification of the call (which call, how far), for the caller's ledger."""
         cid = self.state.next_call
-        fut: asyncio.Future[tuple[End, Any]] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[tuple[End, Got]] = asyncio.get_running_loop().create_future()
         self._waiters[cid] = fut
         self._asked[cid] = (tool, arguments)
         self._progressed[cid] = progressed

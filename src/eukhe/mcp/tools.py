@@ -8,11 +8,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.mcp.client import Answer, ToolInfo
-from eukhe.mcp.live import RunningServer
+from eukhe.mcp.live import Got, RunningServer
 from eukhe.rules.mcp import End
 from eukhe.tools.base import Context, Result
 
@@ -80,7 +79,7 @@ def cut(text: str, limit: int = RESULT_MAX, what: str = "the result") -> str:
     return text[:limit] + f"\n… [cut: {len(text) - limit} more characters of {what}]"
 
 
-def said(server: RunningServer, end: End, got: Any) -> Result:
+def said(server: RunningServer, end: End, got: Got) -> Result:
     """A call's end as the model reads it."""
     name, cfg = server.cfg.name, server.cfg
     if end is End.RESULT and isinstance(got, Answer):  # its structured content, when alone, is its text

@@ -20,11 +20,12 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from eukhe.admission import AdmissionError, Slots, run_in_slot
 from eukhe.ai.guard import guard
-from eukhe.ai.reply import Done, Failure, FailureKind, Reply
+from eukhe.ai.provider import Provider
+from eukhe.ai.reply import Done, Event, Failure, FailureKind, Reply
 from eukhe.ai.request import Message, Request
 from eukhe.memory import prompts
 from eukhe.rules import compactor as rule
@@ -189,7 +190,7 @@ def request_tokens(budget: int) -> int:
     return (budget + 2 * rule.NODE + len(prompts.COMPACTOR) + 1) // 3 + LINE_TOKENS
 
 
-def asker(provider: Any, registry: Slots, idle: float = 120.0) -> Ask:
+def asker(provider: Provider, registry: Slots, idle: float = 120.0) -> Ask:
     """`ask` over a provider: its stream read to its end under the stream guards, in a
     background slot of its admission (a session request preempts it and it asks
     again, H3). A refused slot is a failed reply, never an exception."""
@@ -197,7 +198,7 @@ def asker(provider: Any, registry: Slots, idle: float = 120.0) -> Ask:
 
     async def ask(request: Request) -> Reply:
         async def body(_slot: object) -> Reply:
-            last: Any = None
+            last: Event | None = None
             async for event in guard(provider.stream(request), name, idle=idle):
                 last = event
             assert isinstance(last, Done)

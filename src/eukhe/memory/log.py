@@ -21,7 +21,8 @@ import datetime
 import json
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+
+from eukhe.json_types import JsonValue
 
 
 class EntryKind(Enum):
@@ -59,7 +60,7 @@ class Entry:
         return {"key": self.key, "kind": self.kind.value, "text": self.text, "date": self.date}
 
     @staticmethod
-    def of(obj: Any) -> Entry:
+    def of(obj: JsonValue) -> Entry:
         """An entry from its JSON form; a malformed one raises KeyError or ValueError."""
         return Entry(str(obj["key"]), EntryKind(obj["kind"]), str(obj["text"]), str(obj["date"]))
 
@@ -78,7 +79,7 @@ def capped(text: str, cap: int = CAP) -> str:
     return text[: keep - tail] + mark + (text[len(text) - tail :] if tail else "")
 
 
-def tool_text(name: str, arguments: Any) -> str:
+def tool_text(name: str, arguments: JsonValue) -> str:
     """A tool call as the log keeps it: its name and JSON input."""
     try:
         shown = json.dumps(arguments, ensure_ascii=False, sort_keys=True)

@@ -3,12 +3,15 @@ and the interactive agent's `/memory` and `/zoom`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eukhe.json_types import JsonObject
 
+if TYPE_CHECKING:  # the chat loads its tables (SQLAlchemy); a report of it reads it
+    from eukhe.memory.chat import Chat, Status
 
-def status_json(s: Any, now: float) -> JsonObject:
+
+def status_json(s: Status, now: float) -> JsonObject:
     """The chat's status (`Chat.status()`) as `eukhe chat status --json` prints it."""
     running = [
         {"id": r.i << r.l, "n": 1 << r.l, "host": r.host, "pid": r.pid, "seconds": round(now - r.started, 1)}
@@ -51,7 +54,7 @@ def status_lines(out: JsonObject) -> list[str]:
     return [*said, f"last settle wait: {last['ago']:.0f} s ago, waited {last['waited']:.1f} s; {how}"]
 
 
-def zoomed(chat: Any, id: int, n: int) -> tuple[str | None, str]:
+def zoomed(chat: Chat, id: int, n: int) -> tuple[str | None, str]:
     """Line `id+n` opened (or message `id` whole for n = 1), or None and why it is no line."""
     got = chat.zoom(id, n)
     if got is not None:

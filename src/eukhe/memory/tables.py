@@ -21,9 +21,9 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -34,6 +34,8 @@ from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.engine import serialized
 from eukhe.store.processes import alive
 from eukhe.store.urls import cause, shown
+
+T = TypeVar("T")
 
 MESSAGES = "eukhe_chat_messages"
 LINES = "eukhe_chat_lines"
@@ -359,14 +361,14 @@ class ChatStore:
         c.execute(_calls.delete().where((_calls.c.l == row["l"]) & (_calls.c.i == row["i"])))
         c.execute(_calls.insert().values(**row))
 
-    def _write(self, what: str, work: Any) -> None:
+    def _write(self, what: str, work: Callable[[sa.Connection], object]) -> None:
         try:
             with self._engine.begin() as c:
                 work(c)
         except Exception as e:
             raise ChatStoreError(f"cannot {what} in the chat at {shown(self.url)}: {cause(e)}") from e
 
-    def _read(self, work: Any) -> Any:
+    def _read(self, work: Callable[[sa.Connection], T]) -> T:
         try:
             with self._engine.connect() as c:
                 return work(c)
@@ -374,5 +376,5 @@ class ChatStore:
             raise ChatStoreError(f"cannot read the chat at {shown(self.url)}: {cause(e)}") from e
 
 
-def _message(row: Any) -> Message:
+def _message(row: sa.Row[Any]) -> Message:
     return Message(int(row.id), EntryKind(row.kind), str(row.text), int(row.size), str(row.date))

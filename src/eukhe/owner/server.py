@@ -34,7 +34,7 @@ from eukhe.client import protocol
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
 from eukhe.home import open_home, private_open, private_write
-from eukhe.json_types import JsonMapping, JsonObject
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.owner.chat_host import ChatHost
 from eukhe.owner.log import logged
 from eukhe.owner.root_lease import RootLease, Stopped
@@ -367,7 +367,7 @@ class Owner:
         except (KeyError, TypeError, ValueError) as e:
             conn.send({"id": rid, "error": f"{kind.value}: malformed request: {type(e).__name__}: {e}"})
 
-    async def _admit(self, conn: Conn, rid: Any, sid: int, req: JsonObject) -> None:
+    async def _admit(self, conn: Conn, rid: JsonValue, sid: int, req: JsonObject) -> None:
         """Wait for a slot (no deadline: the client's release or its connection ends
         the wait, by cancelling this task), reply, and hold it until then; a
         preemption is an event, and so is a wait, when the client asks to be told
@@ -401,7 +401,7 @@ class Owner:
             conn.slots.pop(sid, None)
             conn.asked.pop(sid, None)
 
-    async def _memory(self, conn: Conn, rid: Any, kind: RequestKind, req: JsonObject) -> None:
+    async def _memory(self, conn: Conn, rid: JsonValue, kind: RequestKind, req: JsonObject) -> None:
         """A request of the chat, answered by the chat this owner holds; a settle wait
         says its progress (a line a second, with the lines it waits for and the seconds
         to its deadline), and ends early on UNVIEW (or with the connection)."""
@@ -421,7 +421,7 @@ class Owner:
         finally:
             conn.views.pop(rid, None)
 
-    async def _recover(self, conn: Conn, rid: Any, cut: list[str]) -> None:
+    async def _recover(self, conn: Conn, rid: JsonValue, cut: list[str]) -> None:
         if self.recover is None:
             conn.send({"id": rid, "error": "this owner recovers no runs"})
             return
@@ -430,7 +430,7 @@ class Owner:
         except Exception as e:
             conn.send({"id": rid, "error": f"recovery failed: {type(e).__name__}: {e}"})
 
-    async def _lease(self, conn: Conn, rid: Any, lid: int, req: JsonObject) -> None:
+    async def _lease(self, conn: Conn, rid: JsonValue, lid: int, req: JsonObject) -> None:
         about = {
             "session": req.get("session"),
             "run": req.get("run"),

@@ -10,8 +10,9 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeAlias
 
-from dbos import WorkflowStatus
+from dbos import DBOS, WorkflowStatus
 
 from eukhe.ai.request import Message
 from eukhe.json_types import JsonObject
@@ -61,12 +62,21 @@ class Transcript:
         return out
 
 
+RunStatus: TypeAlias = WorkflowStatus
+"""A run as the store records it (its id, status, input and output): what `runs` gives."""
+
+
 class Sessions:
     """The session service over the store at `url`: `db` reads the runs (DBOS, in a process
     that launched it; else a `DBOSClient`, which `close` leaves to its opener)."""
 
     def __init__(self, url: str, home: Path, db: Workflows) -> None:
         self.url, self.home, self.db = url, home, db
+
+    @classmethod
+    def launched(cls, url: str, home: Path) -> Sessions:
+        """The service in a process that launched DBOS on the store at `url` (a face's runtime)."""
+        return cls(url, home, DBOS)
 
     async def rows(self) -> list[sessions.Row]:
         """Every session: id, started, runs, last prompt, outcome."""
@@ -79,6 +89,11 @@ class Sessions:
     async def runs(self, session: str) -> list[WorkflowStatus]:
         """A session's own runs (DBOS workflow statuses), in order."""
         return await sessions.runs(session, self.db)
+
+    @staticmethod
+    def in_flight(runs: list[WorkflowStatus]) -> list[str]:
+        """The ids of those of `runs` that have not ended."""
+        return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
 
     async def latest_in(self, cwd: Path) -> str | None:
         """This folder's latest session (`eukhe -c`), or None."""

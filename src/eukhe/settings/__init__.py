@@ -7,6 +7,8 @@ a clear error naming the file and the place, and is never rewritten.
 reads, with its default.
 """
 
+from typing import TYPE_CHECKING
+
 from eukhe.home import home
 from eukhe.settings.keys import KEYS, Key, defaults
 from eukhe.settings.load import (
@@ -24,23 +26,80 @@ from eukhe.settings.load import (
 )
 from eukhe.settings.resolve import DEFAULT, Resolved, resolve
 
+# Named, not loaded: imported from their modules, which `eukhe settings` and the run load alone.
+if TYPE_CHECKING:
+    from eukhe.settings import trust
+    from eukhe.settings.approvals import approve
+    from eukhe.settings.instructed import InstructedError, change, changes
+    from eukhe.settings.keys import BY_NAME, INSTRUCTIONS_BYTES, SANDBOX_MODES, TOOL_BLOCKING_BUDGET_MS
+    from eukhe.settings.load import Taken, merge, project_file, project_layer, read
+    from eukhe.settings.permissions import InForce, choice, in_force, permissions_in_force
+    from eukhe.settings.run import Price, Settings
+    from eukhe.settings.secrets import (
+        MIN_KEY,
+        NO_SECRETS,
+        REDACTED,
+        Redaction,
+        key_values,
+        redact,
+        secret_values,
+        secret_variable,
+        tool_environment,
+    )
+    from eukhe.settings.trust import Held, TrustError, counted, notice, untrusted, verdict
+
 __all__ = [
+    "BY_NAME",
     "DEFAULT",
+    "INSTRUCTIONS_BYTES",
     "KEYS",
+    "MIN_KEY",
+    "NO_SECRETS",
+    "REDACTED",
+    "SANDBOX_MODES",
+    "TOOL_BLOCKING_BUDGET_MS",
     "ChildSettings",
+    "Held",
+    "InForce",
+    "InstructedError",
     "Key",
     "Loaded",
     "MemorySettings",
+    "Price",
+    "Redaction",
     "Resolved",
+    "Settings",
     "SettingsError",
+    "Taken",
+    "TrustError",
+    "approve",
+    "change",
+    "changes",
     "child_settings",
+    "choice",
+    "counted",
     "defaults",
     "fetch_settings",
     "home",
+    "in_force",
+    "key_values",
     "load",
     "loaded",
     "memory_settings",
+    "merge",
+    "notice",
+    "permissions_in_force",
+    "project_file",
+    "project_layer",
+    "read",
+    "redact",
     "resolve",
     "run_settings",
+    "secret_values",
+    "secret_variable",
+    "tool_environment",
+    "trust",
+    "untrusted",
     "value",
+    "verdict",
 ]

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
 
 from eukhe.errors import EukheError
 from eukhe.store.urls import cause, engine_url, private_store, shown
+
+T = TypeVar("T")
 
 BUSY_MS = 30_000
 """How long a SQLite writer waits for another to finish."""
@@ -79,7 +81,7 @@ class Tables:
     def close(self) -> None:
         self._engine.dispose()
 
-    def _tx(self, what: str, work: Callable[[sa.Connection], Any]) -> Any:
+    def _tx(self, what: str, work: Callable[[sa.Connection], T]) -> T:
         try:
             with self._engine.begin() as c:
                 return work(c)

@@ -14,12 +14,15 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from eukhe.errors import Code, EukheError
 from eukhe.store.engine import Tables
+
+if TYPE_CHECKING:  # a run is a DBOS workflow status; DBOS loads with the store, not with this module
+    from dbos import WorkflowStatus
 
 FORKS = "eukhe_session_forks"
 REWINDS = "eukhe_session_rewinds"
@@ -110,12 +113,12 @@ class Shown:
 
     session: str
     number: int
-    run: Any
+    run: WorkflowStatus
 
 
 async def shown_runs(
     session: str,
-    runs: Callable[[str], Awaitable[Sequence[Any]]],
+    runs: Callable[[str], Awaitable[Sequence[WorkflowStatus]]],
     lineage: Callable[[str], Awaitable[Lineage]],
 ) -> tuple[list[Shown], list[str]]:
     """The runs a session's transcript shows, oldest first, and a line for each rewind: a
@@ -148,7 +151,7 @@ def _said(r: Rewind) -> str:
     return f"{runs} rewound at {when}: ended in this transcript (the chat's memory keeps them)"
 
 
-def forked_from(parent: str, upto: int | None, parent_runs: Sequence[Any]) -> int:
+def forked_from(parent: str, upto: int | None, parent_runs: Sequence[WorkflowStatus]) -> int:
     """The run a fork starts after: `upto` when the parent has it, else its last; 0 when it has none."""
     numbers = [int(str(w.workflow_id).rpartition("/")[2]) for w in parent_runs]
     if upto is None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import sqlalchemy as sa
 
@@ -36,6 +36,8 @@ from eukhe.rules.child import Fate
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store.engine import serialized
 from eukhe.store.urls import cause, shown
+
+T = TypeVar("T")
 
 REPORTS = "eukhe_child_reports"
 PARENTS = "eukhe_child_parents"
@@ -107,7 +109,7 @@ class Reports:
     def close(self) -> None:
         self._engine.dispose()
 
-    def _tx(self, what: str, work: Callable[[sa.Connection], Any]) -> Any:
+    def _tx(self, what: str, work: Callable[[sa.Connection], T]) -> T:
         try:
             with self._engine.begin() as c:
                 if c.dialect.name == "postgresql":

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dbos import DBOS, DBOSClient
+from dbos import DBOS, DBOSClient, WorkflowStatus
 
 from eukhe.ai.request import Message
 from eukhe.json_types import JsonMapping, JsonObject
@@ -34,7 +34,7 @@ Workflows = type[DBOS] | DBOSClient
 """Where the runs are read: this process's DBOS, or a client of the store (`eukhe` commands)."""
 
 
-async def runs(session: str, db: Workflows = DBOS) -> list[Any]:
+async def runs(session: str, db: Workflows = DBOS) -> list[WorkflowStatus]:
     """The session's runs (DBOS workflow statuses), oldest first. `db`: DBOS in a
     process that runs work, or a DBOSClient in one that only reads."""
     found = await db.list_workflows_async(workflow_id_prefix=f"{session}/", name=WORKFLOW)
@@ -71,7 +71,7 @@ async def transcript(run: str, db: Workflows = DBOS) -> list[Message]:
     return messages_of(await db.list_workflow_steps_async(run))
 
 
-async def shown(w: Any, db: Workflows = DBOS) -> list[Message]:
+async def shown(w: WorkflowStatus, db: Workflows = DBOS) -> list[Message]:
     """A run's transcript as a face shows it (`w`: its workflow status): a run in flight
     whose messages have not yet been recorded (they ride on the step after them) shows
     its prompt, from its input."""
@@ -95,7 +95,7 @@ FOLLOWUP = "(the reports of its subagents)"
 """What a follow-up run (its prompt: the reports waiting for the session) shows as its prompt."""
 
 
-def inputs(shown: Sequence[Any]) -> Iterator[JsonObject]:
+def inputs(shown: Sequence[WorkflowStatus]) -> Iterator[JsonObject]:
     """The inputs a session's shown runs started with (`w.input`'s first argument: the run's
     spec as the store holds it; a fork with no run of its own: its parent's), the last first.
     A session opened again runs where it ran (its model, base URL and API): the agent's
@@ -106,12 +106,12 @@ def inputs(shown: Sequence[Any]) -> Iterator[JsonObject]:
             yield dict(args[0])
 
 
-def last_input(shown: Sequence[Any]) -> JsonObject | None:
+def last_input(shown: Sequence[WorkflowStatus]) -> JsonObject | None:
     """The input the last of a session's shown runs started with, or None when none holds one."""
     return next(inputs(shown), None)
 
 
-def outcome_of(w: Any) -> str:
+def outcome_of(w: WorkflowStatus) -> str:
     if w.status == "SUCCESS" and isinstance(w.output, dict):
         return str(w.output.get("outcome", "ended"))
     if w.status in ("PENDING", "ENQUEUED"):
@@ -119,7 +119,9 @@ def outcome_of(w: Any) -> str:
     return str(w.status).lower()
 
 
-def prompt_of(w: Any) -> str:
+def prompt_of(w: WorkflowStatus) -> str:
+    if w.input is None:
+        return ""
     try:
         prompt = w.input["args"][0]["prompt"]
     except (AttributeError, IndexError, KeyError, TypeError):
@@ -133,7 +135,7 @@ def _time(ms: int | None) -> datetime.datetime | None:
 
 async def rows(db: Workflows = DBOS) -> list[Row]:
     """Every session, the most recently started last."""
-    by: dict[str, list[Any]] = {}
+    by: dict[str, list[WorkflowStatus]] = {}
     for w in await db.list_workflows_async(name=WORKFLOW):
         by.setdefault(w.workflow_id.rpartition("/")[0], []).append(w)
     out = []

@@ -14,14 +14,19 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from eukhe.ai.models import key_variables
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
+from eukhe.rules.child import Abort
 from eukhe.rules.todo import Tasks
 from eukhe.settings.secrets import tool_environment
 from eukhe.tools.reach import Check, standalone
+
+if TYPE_CHECKING:  # types only: the sandbox and the skills load with the tools that use them
+    from eukhe.sandbox.bwrap import Sandbox
+    from eukhe.skills import Agent
 
 __all__ = ["Context", "Limits", "Result", "Tool", "call", "describe", "validate"]
 
@@ -68,20 +73,52 @@ def _environment() -> dict[str, str]:
     return tool_environment(os.environ, (), key_variables())
 
 
+class ChatLookup(Protocol):
+    """What `zoom` and `date` ask of the chat memory (`memory.access.Memory` gives it)."""
+
+    async def zoom(self, id: int, n: int) -> str | None: ...
+    async def total(self) -> int: ...
+    async def date(self, id: int) -> str | None: ...
+
+
+class PythonKernel(Protocol):
+    """What `ipython` asks of the conversation's kernel (`kernel.Kernel` gives it)."""
+
+    async def execute(self, code: str, cancel: asyncio.Event) -> Result: ...
+    async def job(self, n: int, action: str, cancel: asyncio.Event) -> Result: ...
+
+
+class Subagents(Protocol):
+    """What `spawn`, `progress` and `stop_child` ask of the run's subagents
+    (`run.children.Children` gives it)."""
+
+    @property
+    def max_depth(self) -> int: ...
+    @property
+    def spawned(self) -> list[str]: ...
+    @property
+    def may_spawn(self) -> bool: ...
+    async def spawn(self, prompt: str, model: str | None, agent: Agent | None = None) -> str: ...
+    def agent_fallback(self, agent: Agent) -> str: ...
+    def note(self, text: str) -> bool: ...
+    async def stop(self, cid: str, how: Abort) -> None: ...
+
+
 @dataclass
 class Context:
-    """Where and within what a tool runs."""
+    """Where and within what a tool runs. What it offers from the layers above the tools (the
+    chat, the kernel, the subagents) it offers as the protocols the tools ask of them."""
 
     cwd: Path
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     """Set to abort: a running tool stops as soon as it can and says so."""
     limits: Limits = field(default_factory=Limits)
-    chat: Any = None
+    chat: ChatLookup | None = None
     """The chat memory (`eukhe.memory.access.Memory`) for zoom and date; None in a run without one."""
-    kernel: Any = None
+    kernel: PythonKernel | None = None
     """The conversation's Python kernel (`eukhe.kernel.Kernel`), started on first use; None: no kernel
     offered."""
-    children: Any = None
+    children: Subagents | None = None
     """The run's subagents (`eukhe.run.children.Children`): spawn, progress notes, stop; None:
     none offered."""
     env: Mapping[str, str] = field(default_factory=_environment)
@@ -93,7 +130,7 @@ class Context:
     readable: Callable[[Path], bool] = lambda path: True
     """Whether the search tools may read a file they come upon (false: a `Read` deny rule names
     it): a search of a folder never shows what the rules keep from `read`."""
-    sandbox: Any = None
+    sandbox: Sandbox | None = None
     """Where bash runs (`eukhe.sandbox.bwrap.Sandbox`: `wrap` and `refusal`), made from the run's
     settings; None: unconfined (a caller that makes no run)."""
     reach: Check | None = None

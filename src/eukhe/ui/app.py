@@ -16,13 +16,13 @@ import io
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -37,6 +37,8 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
+from eukhe.display.lines import marked, printable
+from eukhe.display.view import Line, View
 from eukhe.home import HomeError, home, open_home, private_file
 from eukhe.process_exit import leave
 from eukhe.rules.permission import Answer
@@ -45,12 +47,13 @@ from eukhe.settings.permissions import choice
 from eukhe.terminal import neutralized
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.instructed import ask_changed
-from eukhe.ui.lines import marked, printable
 from eukhe.ui.paths import Files
 from eukhe.ui.session import Options, Session
 from eukhe.ui.trust import ask_once
 from eukhe.ui.typeahead import TypeAhead
-from eukhe.ui.view import Line, View
+
+if TYPE_CHECKING:  # rich loads with the first lines printed, behind the prompt
+    from rich.console import Console
 
 EXIT_PRESS = 3.0
 """Seconds within which a second Ctrl-C at an idle, empty prompt exits."""
@@ -127,7 +130,7 @@ class _Complete(Completer):
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
 
-    def get_completions(self, document: Document, complete_event: Any) -> Any:
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
         text = document.text_before_cursor
         word = text.rpartition(" ")[2].rpartition("\n")[2]
         if word.startswith("@"):  # a file to attach: the project's paths
@@ -151,8 +154,8 @@ class Agent:
         self.reason = Buffer(multiline=False)  # a no's reason, while the ask on screen takes one
         self.loop: asyncio.AbstractEventLoop | None = None
         self.last_interrupt = 0.0
-        self._console: Any = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._console: tuple[Console, io.StringIO] | None = None  # rich, and the text it renders into
+        self._tasks: set[asyncio.Task[None]] = set()
         self.buffer = Buffer(
             multiline=True,
             history=history or _history(home),
@@ -388,7 +391,7 @@ class Agent:
         self._spawn(self._run_command(cmd, text.strip()[len(cmd.name) + 1 :].strip()))
         return True
 
-    def _spawn(self, work: Any) -> None:
+    def _spawn(self, work: Coroutine[object, object, None]) -> None:
         """A task of the app's, kept until it ends."""
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
@@ -406,7 +409,7 @@ class Agent:
 
     # ---------------------------------------------------------------- the scrollback
 
-    def _post(self, work: Any) -> None:
+    def _post(self, work: Callable[[], object]) -> None:
         loop = self.loop
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop has closed: the app is gone
@@ -428,16 +431,16 @@ class Agent:
         from rich.text import Text
 
         width = shutil.get_terminal_size((100, 24)).columns
-        if self._console is None or self._console.width != width:
-            self._console = Console(
-                file=io.StringIO(), force_terminal=True, width=width, highlight=False, soft_wrap=True
-            )
-        out = self._console.file
+        if self._console is None or self._console[0].width != width:
+            out = io.StringIO()
+            console = Console(file=out, force_terminal=True, width=width, highlight=False, soft_wrap=True)
+            self._console = (console, out)
+        console, out = self._console
         out.seek(0)
         out.truncate()
         for ln in lines:
-            self._console.print(Text(ln.text, style=ln.style))
-        return str(out.getvalue())
+            console.print(Text(ln.text, style=ln.style))
+        return out.getvalue()
 
     # ---------------------------------------------------------------- running
 

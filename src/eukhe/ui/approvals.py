@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from eukhe.display.lines import printable
+from eukhe.display.view import Line, View
 from eukhe.rules.permission import Answer
-from eukhe.ui.lines import printable
-from eukhe.ui.view import Line, View
 
 if TYPE_CHECKING:  # the harness loads with the store, behind the prompt
     from eukhe.run.permit import Asked

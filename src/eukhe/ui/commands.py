@@ -16,29 +16,28 @@ from typing import TYPE_CHECKING
 
 from eukhe.ai.effort import effort_refusal
 from eukhe.ai.models import ModelError
-from eukhe.client.client import OwnerError, ask_once
-from eukhe.client.protocol import RequestKind
+from eukhe.display import provider_line
 from eukhe.errors import Code, EukheError
 from eukhe.events import event
 from eukhe.hooks.config import load as load_hooks
 from eukhe.hooks.report import listing as hooks_listing
 from eukhe.humanize import clipped, counted
 from eukhe.ids import valid_session
+from eukhe.mcp import check
 from eukhe.mcp.config import servers as mcp_servers
-from eukhe.memory.report import status_json, status_lines, zoomed
 from eukhe.rules import todo
 from eukhe.rules.rewind import rewindable
+from eukhe.run.chat_access import status_json, status_lines, zoomed
 from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
+from eukhe.run.owner_access import OwnerError, RequestKind, ask_once
 from eukhe.run.spec import SessionSetup, setup
 from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.skills import agents_listing, load_agents
-from eukhe.ui.lines import provider_line
 from eukhe.ui.session import Session
 
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
-    from eukhe.memory.chat import Chat
-    from eukhe.memory.tables import ChatStore
+    from eukhe.run.home_store import Chat, ChatStore
     from eukhe.ui.durable import SessionRuntime
 
 
@@ -365,8 +364,6 @@ async def _mcp(s: Session, arg: str) -> list[str]:
         )
     if not chosen:
         return [*said, "no MCP servers are configured here (eukhe mcp add NAME -- COMMAND)"]
-    from eukhe.mcp import check
-
     rows = await check.check(chosen)
     return [*said, *(check.tested(rows[0]) if name else check.listing(rows))]
 

@@ -9,23 +9,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
-
-from dbos import DBOS
 
 from eukhe.json_types import JsonObject
-from eukhe.memory.chat import Chat
-from eukhe.memory.tables import ChatStore
 from eukhe.rules.child import Fate
 from eukhe.run.context import ProcessContext
+from eukhe.run.home_store import FOLLOWUP, STEER, Chat, ChatStore
 from eukhe.run.permit import Asker
-from eukhe.run.session_service import Sessions
+from eukhe.run.session_service import RunStatus, Sessions
 from eukhe.run.sink import RunSink
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import memory_settings
-from eukhe.store import sessions
-from eukhe.store.durable import Store
-from eukhe.store.reports import FOLLOWUP, STEER
 
 
 class SessionRuntime:
@@ -34,15 +27,11 @@ class SessionRuntime:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.sessions = Sessions(runtime.store.url, runtime.home, DBOS)
+        self.sessions = Sessions.launched(runtime.store.url, runtime.home)
 
     @classmethod
     def open(cls, home: Path, settings: JsonObject, sink: RunSink, asker: Asker) -> SessionRuntime:
         return cls(open_runtime(home, settings, sink, asker=asker))
-
-    @property
-    def store(self) -> Store:
-        return self.runtime.store
 
     @property
     def process(self) -> ProcessContext:
@@ -53,8 +42,8 @@ class SessionRuntime:
         return (await self.runtime.owner_takes_up())[1]
 
     @staticmethod
-    def in_flight(runs: list[Any]) -> list[str]:
-        return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
+    def in_flight(runs: list[RunStatus]) -> list[str]:
+        return Sessions.in_flight(runs)
 
     async def live_children(self, session: str) -> list[str]:
         return await self.runtime.live_children(session)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from eukhe.ai.image import ImageError
 from eukhe.ai.listed import LOOK_BESIDE
+from eukhe.display.view import Line, Queued, View
 from eukhe.events import Event, event, outcome_text, seen_by
 from eukhe.ids import is_root, new_session, valid_session
 from eukhe.process_exit import leave
@@ -33,7 +34,6 @@ from eukhe.skills import SkillError
 from eukhe.timing import timing
 from eukhe.ui import PROMPT
 from eukhe.ui.approvals import Approvals
-from eukhe.ui.view import Line, Queued, View
 
 if TYPE_CHECKING:
     from eukhe.ui.durable import SessionRuntime

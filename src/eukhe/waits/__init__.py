@@ -11,4 +11,11 @@ from eukhe.waits._clock import Clock, LoopClock, ManualClock
 from eukhe.waits._ctrl_c import on_ctrl_c
 from eukhe.waits._race import Raced, race
 
-__all__ = ["Clock", "LoopClock", "ManualClock", "Raced", "on_ctrl_c", "race"]
+__all__ = [
+    "Clock",
+    "LoopClock",
+    "ManualClock",
+    "Raced",
+    "on_ctrl_c",
+    "race",
+]

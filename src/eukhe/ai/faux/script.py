@@ -10,10 +10,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from eukhe.errors import Code, EukheError
-from eukhe.json_types import JsonMapping
+from eukhe.json_types import JsonMapping, JsonValue
 
 STOPS = ("stop", "length", "toolUse")
 
@@ -42,7 +41,7 @@ class Turn:
     chunks: int = 1  # pieces each text, thinking and argument text is split into
     delay: float = 0.0  # seconds between chunks
     error_status: int = 0
-    error_body: Any = None
+    error_body: JsonValue = None
     retry_after: float | None = None
     stall_after: int | None = None  # go silent after this many chunks
     stall: float = 3600.0  # for this long
@@ -101,7 +100,7 @@ def load(path: str | Path) -> Script:
     return parse(data, str(p))
 
 
-def parse(data: Any, where: str = "faux script") -> Script:
+def parse(data: JsonValue, where: str = "faux script") -> Script:
     if isinstance(data, list):
         data = {"replies": data}
     if not isinstance(data, Mapping) or not isinstance(data.get("replies"), list):
@@ -137,7 +136,7 @@ _KEYS = {
 }
 
 
-def _turn(r: Any, where: str) -> Turn:
+def _turn(r: JsonValue, where: str) -> Turn:
     if isinstance(r, str):
         return Turn(text=r)
     if not isinstance(r, Mapping):

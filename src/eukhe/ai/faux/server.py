@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 from eukhe.ai.faux import wire
 from eukhe.ai.faux.script import Script, Turn
+from eukhe.json_types import JsonValue
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Seen:
 
     method: str
     path: str
-    body: Any
+    body: JsonValue
     hung_up: bool = False
 
 
@@ -54,7 +54,7 @@ class State:
     models: tuple[str, ...] = ()  # what GET /models lists (none: it answers 404, as a server without it)
 
 
-def results(body: Any) -> int:
+def results(body: JsonValue) -> int:
     """How many tool results the request's context holds, in any of the three formats."""
     if not isinstance(body, dict):
         return 0
@@ -70,7 +70,7 @@ def results(body: Any) -> int:
     return n
 
 
-def last_user(body: Any) -> str:
+def last_user(body: JsonValue) -> str:
     """The text of the request's last user message, in any of the three formats."""
     if not isinstance(body, dict):
         return ""
@@ -96,7 +96,7 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
-    def _body(self) -> Any:
+    def _body(self) -> JsonValue:
         n = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(n) if n else b""
         self.size = len(raw)
@@ -180,7 +180,7 @@ class Handler(BaseHTTPRequestHandler):
         obj["background"] = True
         return self._json(200, obj)
 
-    def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def _json(self, status: int, body: JsonValue, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -236,7 +236,9 @@ class _Quiet(ThreadingHTTPServer):
     """A client that hangs up (a process that ended with its connection open) is no error
     of the server's: nothing printed. Any other error still is."""
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
+    def handle_error(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: object
+    ) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 

@@ -4,10 +4,9 @@ OpenAI Responses and Anthropic Messages, as server-sent events."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from eukhe.ai.faux.script import Turn, pieces
-from eukhe.json_types import JsonObject
+from eukhe.json_types import JsonObject, JsonValue
 
 
 def stream_error(api: str, turn: Turn) -> bytes:
@@ -23,7 +22,7 @@ def stream_error(api: str, turn: Turn) -> bytes:
     return sse({"error": err})
 
 
-def sse(data: Any, event: str | None = None) -> bytes:
+def sse(data: JsonValue, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return (head + "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n").encode()
 
@@ -211,7 +210,7 @@ def response_object(turn: Turn, model: str, rid: str, status: str) -> JsonObject
 def responses(turn: Turn, model: str, rid: str) -> list[bytes]:
     seq = 0
 
-    def ev(kind: str, **fields: Any) -> bytes:
+    def ev(kind: str, **fields: JsonValue) -> bytes:
         nonlocal seq
         seq += 1
         return sse({"type": kind, "sequence_number": seq, **fields}, kind)

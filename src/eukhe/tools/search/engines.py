@@ -462,8 +462,8 @@ def _py_hits(
 
 
 async def _threaded(
-    fn: Callable[[threading.Event], Any], deadline: float, cancel: asyncio.Event
-) -> waits.Raced[Any]:
+    fn: Callable[[threading.Event], T], deadline: float, cancel: asyncio.Event
+) -> waits.Raced[T]:
     stop = threading.Event()
     try:
         return await _race(asyncio.to_thread(fn, stop), deadline, cancel)
@@ -481,8 +481,8 @@ class _Owned:
         self.lock = threading.Lock()
         self.state = "new"  # "new", "running", "closed"
 
-    def run(self, fn: Callable[[Pick, threading.Event], Any]) -> Callable[[threading.Event], Any]:
-        def work(stop: threading.Event) -> Any:
+    def run(self, fn: Callable[[Pick, threading.Event], T]) -> Callable[[threading.Event], T | None]:
+        def work(stop: threading.Event) -> T | None:
             with self.lock:
                 if self.state != "new":
                     return None
@@ -502,8 +502,8 @@ class _Owned:
 
 
 async def _in_thread(
-    pick: Pick, fn: Callable[[Pick, threading.Event], Any], deadline: float, cancel: asyncio.Event
-) -> waits.Raced[Any]:
+    pick: Pick, fn: Callable[[Pick, threading.Event], T], deadline: float, cancel: asyncio.Event
+) -> waits.Raced[T | None]:
     """`fn` in a thread on its own copy of the root, raced against `deadline` and `cancel`."""
     owned = _Owned(pick)
     try:

@@ -13,13 +13,12 @@ import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from eukhe.display.lines import marked, printable
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, tally, used_line
 from eukhe.humanize import counted, seconds, tokens
 from eukhe.ids import is_root, name_of
-from eukhe.json_types import JsonMapping, JsonObject
-from eukhe.ui.lines import marked, printable
+from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 
 PARTIAL = 4_000
 """Characters of streamed text the live area holds before they go to the scrollback unended."""
@@ -139,7 +138,7 @@ class View:
             return f"{head} in {tally(out)}"
         return f"{head}{why} · after {tally(out)}"
 
-    def _spend(self, used: Any) -> None:
+    def _spend(self, used: JsonValue) -> None:
         """A root run's usage into the session's sums; cost only where the run had a price."""
         self.runs_counted += 1
         if not isinstance(used, Mapping):
@@ -339,7 +338,7 @@ def _columns(ch: str) -> int:
 _OUTCOME_STYLE = {"answered": "green", "failed": "red", "aborted": "yellow"}
 
 
-def _left(deadline: Any, now: float) -> str:
+def _left(deadline: JsonValue, now: float) -> str:
     if not isinstance(deadline, int | float):
         return "?"
     s = max(0.0, float(deadline) - now)
