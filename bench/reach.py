@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from eukhe.rules.access import Cfg, Mode, Policy
-from eukhe.rules.permission import Session
+from eukhe.rules.permission import PermissionState
 from eukhe.run.permit import Gate
 from eukhe.tools.base import Limits, Result
 from eukhe.tools.files import SNIFF, is_binary, resolve
@@ -88,7 +88,7 @@ def main() -> None:
             (root / n).parent.mkdir(parents=True, exist_ok=True)
             (root / n).write_text(text)
         gate = Gate(
-            Session(Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, person=False, sandbox=True)),
+            PermissionState(Cfg(Mode.WORKSPACE_WRITE, Policy.ON_REQUEST, person=False, sandbox=True)),
             root,
             Path(d) / "home",
             user=Path(d) / "user",
