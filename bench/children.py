@@ -35,7 +35,7 @@ from eukhe.run import children, workflow
 from eukhe.run.runtime import Runtime
 from eukhe.run.spec import RunSpec
 from eukhe.skills import Agent
-from eukhe.store import durable, sessions
+from eukhe.store import durable, session_runs
 
 
 def script(n: int) -> list[dict[str, Any]]:
@@ -143,7 +143,7 @@ def main() -> None:
 
 
 async def _children() -> list[Any]:
-    return await DBOS.list_workflows_async(name=sessions.CHILD_RUN, load_input=False)
+    return await DBOS.list_workflows_async(name=session_runs.CHILD_RUN, load_input=False)
 
 
 if __name__ == "__main__":

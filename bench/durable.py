@@ -49,7 +49,7 @@ from eukhe.run.outcome import RunOutcome
 from eukhe.run.sink import Silent
 from eukhe.run.spec import STEPS, RunSpec
 from eukhe.runtime import Runtime, open_runtime
-from eukhe.store import sessions
+from eukhe.store import session_runs
 
 TASK = "Read one file a round, then say done."
 ZERO = "Answer at once: say done."
@@ -106,7 +106,7 @@ async def through_eukhe(runtime: Runtime, url: str, cwd: Path, prompt: str) -> t
     took = time.perf_counter() - t
     got = ends.outcomes
     assert got and got[0].outcome == "answered", got
-    [w] = await sessions.runs(session)
+    [w] = await session_runs.runs(session)
     return took, len(await DBOS.list_workflow_steps_async(w.workflow_id))
 
 

@@ -76,14 +76,14 @@ LAZY: dict[tuple[str, str], str] = {
         "`eukhe` draws the prompt's mark before the agent's imports (prompt_toolkit, the settings)"
     ),
     ("eukhe.cli.entry", "eukhe.cli.main"): "the interactive agent never waits for the command line's parser",
-    ("eukhe.cli.halves", "eukhe.cli.stored"): (
+    ("eukhe.cli.lazy", "eukhe.cli.stored"): (
         "DBOS and SQLAlchemy load only for a command that opens or reads the store"
     ),
     (
-        "eukhe.cli.halves",
+        "eukhe.cli.lazy",
         "eukhe.cli.lawbook",
     ): "the laws' engine (Hypothesis, CrossHair) loads only for `eukhe laws`",
-    ("eukhe.cli.halves", "eukhe.cli.demo"): (
+    ("eukhe.cli.lazy", "eukhe.cli.demo"): (
         "the faux model and the OpenAI SDK load only for `eukhe demo` and `eukhe faux serve`"
     ),
     ("eukhe.run.kernel", "eukhe.kernel"): "jupyter_client loads only for a run's first cell",
@@ -91,7 +91,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("eukhe.mcp.check", "eukhe.mcp.trial"): (
         "the mcp SDK loads only when servers are checked (`eukhe mcp list` and `test`, the agent's /mcp)"
     ),
-    ("eukhe.cli.halves", "eukhe.acp.serve"): "the protocol's SDK and the store load only for `eukhe acp`",
+    ("eukhe.cli.lazy", "eukhe.acp.serve"): "the protocol's SDK and the store load only for `eukhe acp`",
     ("eukhe.tools.web.fetch", "eukhe.tools.web.convert"): (
         "markdownify (BeautifulSoup) and pypdf load only for a run's first fetched page: 0.2 s of every start"
     ),
@@ -258,7 +258,7 @@ LAUNCHES: dict[tuple[str, str], str] = {
     ("eukhe.cli.entry", "eukhe.ui"): "the launcher draws the agent's prompt mark before its imports",
     ("eukhe.cli.entry", "eukhe.ui.typeahead"): "the launcher keeps what is typed before the agent is up",
     ("eukhe.cli.entry", "eukhe.ui.app"): "the launcher opens the agent",
-    ("eukhe.cli.halves", "eukhe.acp.serve"): "`eukhe acp` opens the editor's face",
+    ("eukhe.cli.lazy", "eukhe.acp.serve"): "`eukhe acp` opens the editor's face",
 }
 """The only imports of one face by another: the command's launcher opening a face. Whatever two
 faces share lives below them (`eukhe.display`, the runtime)."""

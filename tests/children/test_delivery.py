@@ -10,7 +10,7 @@ from typing import Any
 from dbos import DBOSClient
 
 from eukhe.ai.faux import FauxServer, parse
-from eukhe.store import sessions as store_sessions
+from eukhe.store import session_runs as store_sessions
 from eukhe.store.codec import Codec
 from tests.children.test_spawn import bash, home_with, reports_in, run, spawn
 from tests.proc import sessions

@@ -28,7 +28,7 @@ from eukhe.run.outcome import RunOutcome
 from eukhe.settings.secrets import REDACTED, Redaction
 from eukhe.store.codec import Codec
 from eukhe.store.reports import STEER, Reports
-from eukhe.store.sessions import Carried
+from eukhe.store.session_runs import Carried
 from tests.sinks import Kept
 
 SECRET = 'sk-"run"\\key-é-0123456789'

@@ -16,7 +16,7 @@ from dbos import DBOS
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.run.runtime import Runtime
 from eukhe.run.spec import STEPS, RunSpec
-from eukhe.store import sessions
+from eukhe.store import session_runs
 
 SCRIPT = [
     {"results": 0, "calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
@@ -39,7 +39,7 @@ def recorded(runtime: Runtime, cwd: Path, layout: int) -> list[dict[str, Any]]:
 
         async def run() -> list[dict[str, Any]]:
             await runtime.drive(spec, "s", by_owner=False)
-            [w] = await sessions.runs("s")
+            [w] = await session_runs.runs("s")
             return sorted(await DBOS.list_workflow_steps_async(w.workflow_id), key=lambda s: s["function_id"])
 
         steps = asyncio.run(run())
@@ -64,7 +64,7 @@ def test_a_tool_round_records_its_layouts_steps_and_every_message_once(
     else:
         assert names[:2] == ["view", "reports"] and names[-1] == "log", names
         assert names[2:-1] == ["message", *ROUND[layout], *ROUND[layout], "model", "message"], names
-    got = [(m.role, m.content) for m in sessions.messages_of(steps)]
+    got = [(m.role, m.content) for m in session_runs.messages_of(steps)]
     assert got == [
         ("user", "read both"),
         ("assistant", ""),
@@ -84,7 +84,7 @@ def test_a_layout_1_run_asks_the_gate_inside_its_calls_own_steps(
     steps = recorded(durable_runtime, tmp_path, 1)
     names = [s["function_name"] for s in steps]
     assert names[2:-1] == ["message", *ROUND[1], *ROUND[1], "model", "message"], names
-    results = [m.content for m in sessions.messages_of(steps) if m.role == "tool"]
+    results = [m.content for m in session_runs.messages_of(steps) if m.role == "tool"]
     assert len(results) == 2 and all(
         r.startswith("Tool read was not run: permission denied") for r in results
     ), results

@@ -16,7 +16,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.run import notes
-from eukhe.store import sessions as store_sessions
+from eukhe.store import session_runs as store_sessions
 from eukhe.store.codec import Codec
 from tests.proc import env, eukhe, kill, messages, owner_log, sessions, start, until
 from tests.store.postgres import drop, fresh_database, url_of

@@ -12,13 +12,13 @@ import pytest
 
 from eukhe.run.runtime import Busy, Runtime
 from eukhe.run.spec import RunSpec
-from eukhe.store import sessions
+from eukhe.store import session_runs
 
 
 def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
     durable_runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    counted = sessions.runs
+    counted = session_runs.runs
     both = asyncio.Event()
     arrived: list[int] = []
 
@@ -31,7 +31,7 @@ def test_two_starts_that_count_the_same_next_id_never_merge_two_prompts(
         await asyncio.wait_for(both.wait(), 10)
         return got
 
-    monkeypatch.setattr(sessions, "runs", at_once)
+    monkeypatch.setattr(session_runs, "runs", at_once)
 
     def spec(prompt: str) -> RunSpec:  # a model no provider has: each run fails at once
         return RunSpec(prompt=prompt, model="nowhere/m", cwd=str(tmp_path))

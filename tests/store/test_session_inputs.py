@@ -1,4 +1,4 @@
-"""Where a session ran, read from its shown runs (`store.sessions.inputs`): every input, the
+"""Where a session ran, read from its shown runs (`store.session_runs.inputs`): every input, the
 last first, so a face can go back past one it cannot read."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eukhe.store import sessions
+from eukhe.store import session_runs
 
 
 @dataclass
@@ -21,9 +21,9 @@ def test_every_input_comes_the_last_first_and_a_run_without_one_is_passed_over()
         Shown({"args": [{"model": "vllm/new", "baseUrl": "http://127.0.0.1:1"}]}),
         Shown({"args": ["not a spec"]}),
     ]
-    assert list(sessions.inputs(shown)) == [
+    assert list(session_runs.inputs(shown)) == [
         {"model": "vllm/new", "baseUrl": "http://127.0.0.1:1"},
         {"model": "vllm/old"},
     ]
-    assert sessions.last_input(shown) == {"model": "vllm/new", "baseUrl": "http://127.0.0.1:1"}
-    assert sessions.last_input([Shown(None)]) is None
+    assert session_runs.last_input(shown) == {"model": "vllm/new", "baseUrl": "http://127.0.0.1:1"}
+    assert session_runs.last_input([Shown(None)]) is None

@@ -41,7 +41,7 @@ def test_a_session_is_continued_listed_and_shown(tmp_path: Path) -> None:
         ("user", False),
         ("assistant", False),
     ]
-    from eukhe.store.sessions import messages_of
+    from eukhe.store.session_runs import messages_of
     from tests.store.test_durable import recorded, runs
 
     second = max(runs(home), key=lambda w: w.workflow_id)

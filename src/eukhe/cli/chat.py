@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from eukhe.cli import halves
+from eukhe.cli import lazy
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json
 from eukhe.json_types import JsonObject
@@ -32,13 +32,13 @@ chat_app = typer.Typer(
 
 def _store() -> ChatStore:
     """The chat's tables in this home's store (`cli/stored.py`)."""
-    store: ChatStore = halves.stored().chat_store()
+    store: ChatStore = lazy.stored().chat_store()
     return store
 
 
 def _chat(store: ChatStore) -> Chat:
     """The chat as loaded from the store (no compactor: reading only)."""
-    chat: Chat = halves.stored().chat(store)
+    chat: Chat = lazy.stored().chat(store)
     return chat
 
 
@@ -62,7 +62,7 @@ def import_command(
         entries = [Entry(it.key, EntryKind(it.kind), it.text, it.date or when) for it in report.items]
         try:
             logged, new, handed = (
-                asyncio.run(halves.stored().import_entries(home(), entries)) if entries else (0, 0, 0)
+                asyncio.run(lazy.stored().import_entries(home(), entries)) if entries else (0, 0, 0)
             )
         except OwnerError as e:
             why = f"the home's owner did not take its messages: {e}"

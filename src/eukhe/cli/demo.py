@@ -7,7 +7,7 @@ afterwards, so that `eukhe sessions` lists the demo's session there.
 This half stages the demo (`staged`: the home, the project, the faux model serving its
 script, the run's spec); the command line runs it through the store's half as `eukhe run`
 does (`cli/stored.py`). With `eukhe faux serve`, the command line's half that loads the
-faux model (`cli/halves.py`)."""
+faux model (`cli/lazy.py`)."""
 
 from __future__ import annotations
 

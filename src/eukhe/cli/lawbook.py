@@ -1,6 +1,6 @@
 """`eukhe laws`: every law checked against its model and every mutant killed, as a
 table or JSON. The command line's half that loads the laws and their engine
-(Hypothesis, CrossHair; `cli/halves.py`)."""
+(Hypothesis, CrossHair; `cli/lazy.py`)."""
 
 from __future__ import annotations
 

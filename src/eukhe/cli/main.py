@@ -16,7 +16,7 @@ import typer
 from eukhe.ai.image import ImageError
 from eukhe.ai.models import ModelError
 from eukhe.ai.request import Message
-from eukhe.cli import halves
+from eukhe.cli import lazy
 from eukhe.cli import owner as owner_commands
 from eukhe.cli.chat import chat_app
 from eukhe.cli.folder_settings import notices, settings_here
@@ -83,7 +83,7 @@ def laws(
     """Check every law of the rules against its model, and kill every mutant.
 
     Exit code 1 when a law fails or a mutant survives."""
-    raise typer.Exit(halves.lawbook().check(area, as_json, no_proofs, examples, jobs))
+    raise typer.Exit(lazy.lawbook().check(area, as_json, no_proofs, examples, jobs))
 
 
 def _printer(as_json: bool, events: bool = False) -> Printer | Stream:
@@ -227,7 +227,7 @@ def run_command(
         raise typer.Exit(2) from None
     if model is None and session is not None:  # a session continued runs where it ran
         _session_id(session)
-        ran = halves.stored().route(session)
+        ran = lazy.stored().route(session)
         model = ran.get("model") or None
         base_url = base_url if base_url is not None else ran.get("baseUrl")
         api = api if api is not None else ran.get("api")
@@ -301,13 +301,13 @@ def _controlled(
     given = session is not None
     session = session or new_session()
     notices([said] if (said := unlisted()) else [])
-    halves.stored().control_here(made, RunView(printer, session), session, given)
+    lazy.stored().control_here(made, RunView(printer, session), session, given)
 
 
 def _durable(settings: JsonObject, view: RunView, spec: RunSpec | None, session: str | None) -> NoReturn:
     """Run `spec` (if any) and what dead processes left, through the store's half, and
     end the process with its exit code."""
-    halves.stored().run_here(settings, view, spec, session)
+    lazy.stored().run_here(settings, view, spec, session)
     raise AssertionError("not reached: run_here ends the process")
 
 
@@ -320,7 +320,7 @@ def _session_id(session: str | None) -> None:
 @app.command("acp")
 def acp_command() -> None:
     """Serve an editor (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdio."""
-    halves.editor().main()
+    lazy.editor().main()
 
 
 @app.command("resume")
@@ -339,7 +339,7 @@ def sessions_command(
     as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the sessions: id, started, runs, last prompt, outcome."""
-    rows = halves.stored().rows()
+    rows = lazy.stored().rows()
     if as_json:
         echo_json({"sessions": [
             {"id": r.session, "started": r.started.isoformat() if r.started else None, "runs": r.runs,
@@ -365,7 +365,7 @@ def session_show(
     as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
 ) -> None:
     """Print a session's transcript, run by run (a fork's: its parent's runs up to the fork first)."""
-    found = halves.stored().transcript(session)
+    found = lazy.stored().transcript(session)
     if not found.runs and not found.notes:
         echo(f"eukhe: no session {session!r} (eukhe sessions lists them)", err=True)
         raise typer.Exit(1)
@@ -397,7 +397,7 @@ def session_fork(
     if not valid_session(session):
         echo(f"eukhe session fork: session id {session!r}: use letters, digits, '-', '_' or '.'", err=True)
         raise typer.Exit(2)
-    new, upto = halves.stored().fork(session, at)
+    new, upto = lazy.stored().fork(session, at)
     echo(f"forked session {session} after its run {upto}: session {new}")
     echo(f"· eukhe --session {new} opens it; eukhe run --session {new} PROMPT continues it")
 
@@ -419,9 +419,9 @@ def demo(
     """A misbehaving model on loopback HTTP, and a real task run as `eukhe run` runs one (the
     store, the home's owner, the permission gate, the sandbox) in a temporary home: every
     recovery shows as it happens, the run ends answered, and `eukhe sessions` lists it there."""
-    script = halves.demo()
+    script = lazy.demo()
     with script.staged(as_json) as staged:  # the faux model serves until the run has ended
-        code = halves.stored().ran_here(staged.settings, staged.view, staged.spec, staged.session)
+        code = lazy.stored().ran_here(staged.settings, staged.view, staged.spec, staged.session)
     script.said_after(staged, as_json)
     leave(code)  # as `eukhe run` ends: DBOS's threads are not joined
 
@@ -449,7 +449,7 @@ def faux_serve(
 ) -> None:
     """Serve the faux model on loopback: OpenAI Chat Completions, Responses and
     Anthropic Messages wire formats, until interrupted."""
-    halves.demo().serve(script, port)
+    lazy.demo().serve(script, port)
 
 
 def _printable(text: str) -> str:

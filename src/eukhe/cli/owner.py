@@ -14,7 +14,7 @@ from typing import Annotated
 import click
 import typer
 
-from eukhe.cli import halves
+from eukhe.cli import lazy
 from eukhe.cli.folder_settings import settings_here
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json, width
@@ -45,7 +45,7 @@ def subagents() -> list[JsonObject] | str:
     """The subagents whose task has not ended, or why the store cannot say (a part of
     `eukhe status`, which never fails for it). A store no run has used has none."""
     try:
-        return halves.stored().subagents()
+        return lazy.stored().subagents()
     except (typer.Exit, click.exceptions.Exit, SystemExit):
         return "the run store cannot be read (above)"
     except Exception as e:

@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from eukhe.cli import halves
+from eukhe.cli import lazy
 from eukhe.cli.output import echo
 from eukhe.ids import valid_session
 from eukhe.rules.rewind import rewindable
@@ -74,7 +74,7 @@ def rewind(
 
 def _conversation(session: str, n: int, yes: bool) -> None:
     """End the session's runs n.. in its transcript, after its plan and a confirmation."""
-    store = halves.stored()
+    store = lazy.stored()
     runs = store.own_runs(session)
     if not runs:
         echo(f"eukhe rewind: no session {session!r} (eukhe sessions lists them)", err=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from eukhe.cli import halves
+from eukhe.cli import lazy
 from eukhe.cli.output import echo
 from eukhe.run.store_access import StoreError
 from eukhe.settings import SettingsError
@@ -20,7 +20,7 @@ def migrate_command() -> None:
     pickle become JSON, and its runs in flight are handed to this version. Opening the
     store does the same; this says what it did."""
     try:
-        url, done, version = halves.stored().migrate_home()
+        url, done, version = lazy.stored().migrate_home()
     except (SettingsError, StoreError) as e:
         echo(f"eukhe store migrate: {e}", err=True)
         raise typer.Exit(2) from None

@@ -1,5 +1,5 @@
 """The command line's store half: every command's part that opens or reads the home's
-store (DBOS and SQLAlchemy, a second on a slow machine). `cli/halves.py` loads it for
+store (DBOS and SQLAlchemy, a second on a slow machine). `cli/lazy.py` loads it for
 the first command that needs it, so that `eukhe --help`, `eukhe laws` and `eukhe demo`
 never do."""
 

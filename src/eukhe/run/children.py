@@ -44,7 +44,7 @@ from eukhe.run.spec import Parent, RunSpec
 from eukhe.run.steps import Steps
 from eukhe.skills import Agent
 from eukhe.store.reports import Reports
-from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT
+from eukhe.store.session_runs import CHILD_TASK, IN_FLIGHT
 
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
 

@@ -22,7 +22,7 @@ from eukhe.store import durable
 from eukhe.store.lineage import LineageError
 from eukhe.store.migrate import Migrated, migrate
 from eukhe.store.reports import FOLLOWUP, STEER
-from eukhe.store.sessions import Row as SessionRow
+from eukhe.store.session_runs import Row as SessionRow
 from eukhe.store.urls import shown, sqlite_path
 
 __all__ = [

@@ -36,9 +36,9 @@ from eukhe.run.session_service import Sessions
 from eukhe.run.spec import RunSpec
 from eukhe.run.tool_runner import run_to_end
 from eukhe.run.workflow import run_workflow
-from eukhe.store import sessions
+from eukhe.store import session_runs
 from eukhe.store.durable import Store, gone, takes_recovered
-from eukhe.store.sessions import CHILD_TASK, IN_FLIGHT, NAMES
+from eukhe.store.session_runs import CHILD_TASK, IN_FLIGHT, NAMES
 from eukhe.timing import timing
 
 Say = Callable[[str], None]
@@ -128,7 +128,7 @@ class Runtime:
             await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
         cut = [w for w in pending if w.executor_id in dead] + queued
         for w in sorted(cut, key=lambda w: w.workflow_id):
-            wid, prompt = w.workflow_id, sessions.prompt_of(w)[:80]
+            wid, prompt = w.workflow_id, session_runs.prompt_of(w)[:80]
             if is_root(wid):
                 say(f"resuming run {wid}, cut off when its process ended: {prompt}")
             elif not is_task(wid):
@@ -166,8 +166,8 @@ class Runtime:
         The run executes on DBOS's own event loop, where recovered runs execute too:
         every run of the process shares one loop, and with it the admission
         controllers (which belong to one loop)."""
-        runs = await sessions.runs(session)
-        live = [w for w in runs if w.status not in sessions.ENDED]
+        runs = await session_runs.runs(session)
+        live = [w for w in runs if w.status not in session_runs.ENDED]
         if live:
             w = live[-1]
             raise Busy(

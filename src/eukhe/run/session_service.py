@@ -23,9 +23,9 @@ from eukhe.rules.pinned import Pins
 from eukhe.run import rewind as lineage
 from eukhe.run import tasks
 from eukhe.run.spec import RunSpec
-from eukhe.store import sessions
+from eukhe.store import session_runs
 from eukhe.store.lineage import Lineage, LineageError, Lineages, forked_from, shown_runs
-from eukhe.store.sessions import Workflows
+from eukhe.store.session_runs import Workflows
 
 __all__ = ["Sessions", "ShownRun", "Transcript"]
 
@@ -78,34 +78,34 @@ class Sessions:
         """The service in a process that launched DBOS on the store at `url` (a face's runtime)."""
         return cls(url, home, DBOS)
 
-    async def rows(self) -> list[sessions.Row]:
+    async def rows(self) -> list[session_runs.Row]:
         """Every session: id, started, runs, last prompt, outcome."""
-        return await sessions.rows(self.db)
+        return await session_runs.rows(self.db)
 
     async def subagents(self) -> list[JsonObject]:
         """The subagents whose task has not ended."""
-        return await sessions.subagents(self.db)
+        return await session_runs.subagents(self.db)
 
     async def runs(self, session: str) -> list[WorkflowStatus]:
         """A session's own runs (DBOS workflow statuses), in order."""
-        return await sessions.runs(session, self.db)
+        return await session_runs.runs(session, self.db)
 
     @staticmethod
     def in_flight(runs: list[WorkflowStatus]) -> list[str]:
         """The ids of those of `runs` that have not ended."""
-        return [w.workflow_id for w in runs if w.status not in sessions.ENDED]
+        return [w.workflow_id for w in runs if w.status not in session_runs.ENDED]
 
     async def latest_in(self, cwd: Path) -> str | None:
         """This folder's latest session (`eukhe -c`), or None."""
-        return await sessions.latest_in(str(cwd), self.db)
+        return await session_runs.latest_in(str(cwd), self.db)
 
     async def numbered(self, session: str) -> list[tuple[int, bool, str]]:
         """The session's own runs: each one's number, whether it is in flight, and its prompt."""
         return [
             (
                 int(str(w.workflow_id).rpartition("/")[2]),
-                w.status in sessions.IN_FLIGHT,
-                sessions.prompt_of(w),
+                w.status in session_runs.IN_FLIGHT,
+                session_runs.prompt_of(w),
             )
             for w in await self.runs(session)
         ]
@@ -127,14 +127,15 @@ class Sessions:
         """The session's transcript: its shown runs with their messages, and its rewinds."""
         runs, notes = await self.shown(session)
         shown = [
-            ShownRun(w.workflow_id, sessions.outcome_of(w), await sessions.shown(w, self.db)) for w in runs
+            ShownRun(w.workflow_id, session_runs.outcome_of(w), await session_runs.shown(w, self.db))
+            for w in runs
         ]
         return Transcript(shown, notes)
 
     async def last_input(self, session: str) -> JsonObject | None:
         """The input the session's last shown run started with (`eukhe run --session`: its
         model, base URL and API), or None."""
-        return sessions.last_input((await self.shown(session))[0])
+        return session_runs.last_input((await self.shown(session))[0])
 
     async def pins(self, session: str) -> Pins:
         """The session's task list and the person's last request as its last shown run left
@@ -145,16 +146,16 @@ class Sessions:
         if not runs:
             return Pins()
         w = runs[-1]
-        given = sessions.last_input([w]) or {}
+        given = session_runs.last_input([w]) or {}
         prompt = given.get("prompt")
         request = pinned.asked(str(given.get("request") or ""), None if prompt is None else str(prompt))
-        made = tasks.writes(await sessions.transcript(w.workflow_id, self.db))
+        made = tasks.writes(await session_runs.transcript(w.workflow_id, self.db))
         return Pins(todo.current(todo.of_json(given.get("tasks")), made), request)
 
     async def last_spec(self, session: str) -> RunSpec | None:
         """The spec the session's last run started with (its model, base URL and API; a fork
         with no run of its own: its parent's), or None: no run, or none whose spec this eukhe reads."""
-        for given in sessions.inputs((await self.shown(session))[0]):
+        for given in session_runs.inputs((await self.shown(session))[0]):
             with contextlib.suppress(KeyError, TypeError, ValueError):
                 return RunSpec.of(given)
         return None

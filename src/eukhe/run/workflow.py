@@ -62,7 +62,7 @@ from eukhe.run.permit import Permit
 from eukhe.run.spec import STEPS, RunSpec
 from eukhe.settings import home
 from eukhe.store.reports import USERS
-from eukhe.store.sessions import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
+from eukhe.store.session_runs import CHILD_RUN, IN_FLIGHT, WORKFLOW, Carried
 
 START = place_key(Place(At.START))
 """The key of a run's start, where it takes what waited for it (`rules.child.key`)."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 # Named, not loaded: each is imported from its module (DBOS and SQLAlchemy load with `durable` and
 # the tables; `urls` is light).
 if TYPE_CHECKING:
-    from eukhe.store import durable, sessions
+    from eukhe.store import durable, session_runs
     from eukhe.store.durable import Store, gone, takes_recovered
     from eukhe.store.election import Election
     from eukhe.store.engine import serialized
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from eukhe.store.probe import read_problem
     from eukhe.store.processes import alive, same, started
     from eukhe.store.reports import FOLLOWUP, STEER, USERS, Reports, submission
-    from eukhe.store.sessions import (
+    from eukhe.store.session_runs import (
         CHILD_RUN,
         CHILD_TASK,
         IN_FLIGHT,
@@ -68,7 +68,7 @@ __all__ = [
     "read_problem",
     "same",
     "serialized",
-    "sessions",
+    "session_runs",
     "shown",
     "shown_runs",
     "sqlite_path",

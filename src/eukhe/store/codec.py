@@ -35,7 +35,7 @@ from eukhe.ai.request import Message, Request, Tool
 from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonValue
 from eukhe.settings.secrets import NO_SECRETS, Redaction
-from eukhe.store.sessions import Carried
+from eukhe.store.session_runs import Carried
 
 NAME = "eukhe_json"
 """The serializer's name, as DBOS records it beside each row."""

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from eukhe.store import codec
 from eukhe.store.guard import PICKLE, SCHEMA
-from eukhe.store.sessions import IN_FLIGHT
+from eukhe.store.session_runs import IN_FLIGHT
 from eukhe.store.urls import StoreError, cause, engine_url, shown
 
 # the columns DBOS serializes, by table; where a table has no serialization column of its

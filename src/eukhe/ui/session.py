@@ -200,7 +200,7 @@ class Session:
             self.task = asyncio.ensure_future(self._runs(None, follow=live[-1]))
 
     async def sessions(self) -> list[Any]:
-        """The home's sessions (`store.sessions.Row`), the newest last; `known` keeps their ids."""
+        """The home's sessions (`store.session_runs.Row`), the newest last; `known` keeps their ids."""
         try:
             rows = await self.opened.sessions.rows()
         except Exception as e:

@@ -1,4 +1,4 @@
-"""The command line's heavy halves, each loaded by the first command that needs it. These
+"""The command line's heavy modules, each loaded by the first command that needs it. These
 are the command line's only imports made inside functions: without them `eukhe --help` and
 the commands that run no work would wait a second or more for libraries they never use.
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from eukhe.json_types import JsonObject
 
-if TYPE_CHECKING:  # the halves' own types: loaded by them, never by this module
+if TYPE_CHECKING:  # their own types: loaded by them, never by this module
     from eukhe.cli.demo import Staged
     from eukhe.cli.printer import RunView
     from eukhe.run.chat_access import Entry
