@@ -95,7 +95,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("eukhe.tools.web.fetch", "eukhe.tools.web.convert"): (
         "markdownify (BeautifulSoup) and pypdf load only for a run's first fetched page: 0.2 s of every start"
     ),
-    ("eukhe.ui.session", "eukhe.ui.durable"): (
+    ("eukhe.ui.session", "eukhe.ui.session_runtime"): (
         "the agent's store half (DBOS, SQLAlchemy) loads in the boot thread, behind the prompt"
     ),
 }
@@ -291,7 +291,7 @@ def test_faces_reach_the_store_client_and_memory_only_through_the_runtime() -> N
 def test_the_face_check_sees_a_face_past_the_runtime_and_a_face_in_another() -> None:
     seen = face_breaks(
         [
-            Arrow("eukhe.ui.durable", "eukhe.store.durable", 1, False, True),
+            Arrow("eukhe.ui.session_runtime", "eukhe.store.durable", 1, False, True),
             Arrow("eukhe.cli.printer", "eukhe.ui.lines", 2, False, False),
             Arrow("eukhe.acp.agent", "eukhe.memory.chat", 3, True, False),
         ]

@@ -38,7 +38,7 @@ from eukhe.ui.session import Session
 
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
     from eukhe.run.home_store import Chat, ChatStore
-    from eukhe.ui.durable import SessionRuntime
+    from eukhe.ui.session_runtime import SessionRuntime
 
 
 class CommandError(EukheError):

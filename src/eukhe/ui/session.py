@@ -36,7 +36,7 @@ from eukhe.ui import PROMPT
 from eukhe.ui.approvals import Approvals
 
 if TYPE_CHECKING:
-    from eukhe.ui.durable import SessionRuntime
+    from eukhe.ui.session_runtime import SessionRuntime
 
 
 @dataclass
@@ -129,7 +129,7 @@ class Session:
     def _open(self) -> None:
         # the one import of the agent inside a function: the store's half loads here,
         # in the boot thread, behind the prompt
-        from eukhe.ui.durable import SessionRuntime
+        from eukhe.ui.session_runtime import SessionRuntime
 
         o = self.options
         if o.session is not None and not valid_session(o.session):

@@ -1,4 +1,4 @@
-"""The interactive session's durable half: the store, the runtime and the runs.
+"""The interactive session's runtime half: the store, the runtime and the runs.
 `Session` loads this module in its boot thread, the one import of the agent made
 inside a function: DBOS and SQLAlchemy take a second on a slow machine, and the
 prompt comes first. Everything the session and its commands ask of the store goes
