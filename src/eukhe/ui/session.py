@@ -98,6 +98,11 @@ class Session:
         and the prompt stays (its commands work)."""
         try:
             await asyncio.to_thread(self._open)
+            assert self.made is not None
+            poll = timing().agent_child_poll
+            runs = AgentRuns(self, self.opened.process)
+            if self.driver is None:  # a boot again (/model) keeps the session's loop
+                self.driver = self.opened.driver(runs, self.id, self.cwd, self.made.spec(None), poll)
         except Exception as e:
             self.failed = str(e) or type(e).__name__
             hint = "; /model provider/model opens it with that model" if self.made is None else ""
@@ -120,12 +125,10 @@ class Session:
             self.view.add(event("diagnostic", f"{kind} {line}"))
         await self._taken_up()
         await self.sessions()
-        durable = self.opened
-        runs = AgentRuns(self, durable.process)
-        self.driver = durable.driver(runs, self.id, self.cwd, self.made.spec(None), timing().agent_child_poll)
         if self.options.session is not None:
             await self._reopened()
-        self.driver.open()  # what a closed terminal left queued, its subagents: the loop looks
+        if self.driver is not None:
+            self.driver.open()  # what a closed terminal left queued, its subagents: the loop looks
 
     async def _look(self) -> None:
         """The line for a model its local server does not list (it ignores a wrong name)."""
