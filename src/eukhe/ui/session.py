@@ -130,6 +130,17 @@ class Session:
         if self.driver is not None:
             self.driver.open()  # what a closed terminal left queued, its subagents: the loop looks
 
+    def switch(self, session: str) -> None:
+        """Another session opened here (/session, /fork), with its own loop, watching its own
+        subagents; the last one's loop ends here (no work goes on: its runs are the store's)."""
+        self.id = session
+        old = self.driver
+        if old is not None:
+            old.close()
+            runs = AgentRuns(self, self.opened.process)
+            self.driver = self.opened.driver(runs, session, self.cwd, old.spec, timing().agent_child_poll)
+            self.driver.open()
+
     async def _look(self) -> None:
         """The line for a model its local server does not list (it ignores a wrong name)."""
         if unlisted := await asyncio.to_thread(self.unlisted):
@@ -203,7 +214,7 @@ class Session:
             self.say(line)
         self.view.todo = todo.json_of((await self.opened.sessions.pins(self.id)).tasks)  # above the prompt
         live = self.opened.in_flight(found)
-        if live and self.driver is not None:
+        if live and self.driver is not None and self.driver.work.idle():  # nothing typed took the session
             self.say(f"run {live[-1]} is in flight; its end shows here")
             await self.driver.submit(self.opened.request(started=live[-1]))
 
