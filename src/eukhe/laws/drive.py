@@ -1,7 +1,9 @@
 """The laws of the session loop every face shares (issue 52) over `rules.drive`, for what
 the editor's laws (`laws.acp`, which walk `drive.EDITOR` from a prompt at work) do not
 see: requests that come while a work goes on, the faces that say each run, the session's
-end, its subagents detached on a cut.
+end, its subagents detached on a cut; and the interactive agent's face: its answer not
+held, its idle session watching its subagents, a cancel giving the queued requests back
+(WITHDRAW) and keeping those that come after it (HOLD) as the next work's.
 
 One walk, from a session no request has come to (`drive.idle`), under any history of: a
 person's request (PROMPT), the end of the run at work (each outcome through `answer_of`,
@@ -11,11 +13,14 @@ came after its work's last run started, which the look may have missed), a look'
 while a look is under way (the same, with the inbox as it was when the look began), a
 cancel, ticks (now, a jump later, a ms before and at the cancel's grace and a held work's
 next look), FINISH (no more requests) and the face's CLOSED. Each face is walked: the
-command line's (`drive.COMMAND`, its first request given), `--control`'s and the editor's.
+command line's (`drive.COMMAND`, its first request given), `--control`'s, the editor's and
+the agent's (`drive.AGENT`; ticks also a ms before and at an idle session's next look).
 The walk keeps, beside the model's `Work`, what came and what the runtime did as it saw
 it: whether a run is at work, a look is under way (and the inbox when it began), the
 inbox of queued requests (a RUN takes them all), when the work's cancel came, and the
-counts of RUN, SAY, END, DETACH, QUEUE and RESPOND (those of the work at hand, too).
+counts of RUN, SAY, END, DETACH, QUEUE, HOLD, WITHDRAW and RESPOND (those of the work at
+hand, too), the requests kept that no run took, and whether the look under way is an idle
+session's.
 
 How they are checked: exhaustively within the bounds printed, then sampled (Hypothesis:
 jumps up to 5 s, looks every 1 ms to 5 s, each face, 60 inputs).
