@@ -25,6 +25,15 @@ MEANT = {
     "the grace a second late": "drive_cancel_within_grace",
     "wake forgets the cancel's grace": "drive_cancel_within_grace",
     "a held work's cancel waits for the grace": "drive_cancel_within_grace",
+    "the agent holds its answer while subagents work": "drive_answer_not_held",
+    "the idle agent stops watching its subagents": "drive_idle_watch",
+    "every face watches its subagents while idle": "drive_idle_watch",
+    "an idle look finds a report and runs nothing": "drive_idle_watch",
+    "Ctrl-C's queued messages not given back": "drive_cancel_withdraws",
+    "every answer gives the queued messages back": "drive_cancel_withdraws",
+    "what is typed after Ctrl-C steers the stopped run": "drive_kept_after_cancel",
+    "what is typed after Ctrl-C is forgotten": "drive_kept_after_cancel",
+    "what is typed after Ctrl-C runs beside the stopped run": "drive_requests_none_lost",
 }
 
 
@@ -35,6 +44,10 @@ def test_the_laws_by_name() -> None:
         "drive_cancel_within_grace",
         "drive_requests_none_lost",
         "drive_each_run_said_once",
+        "drive_answer_not_held",
+        "drive_idle_watch",
+        "drive_cancel_withdraws",
+        "drive_kept_after_cancel",
     ]
 
 
@@ -78,3 +91,33 @@ def test_the_command_line_cut_while_its_subagent_works_detaches_it_and_ends_noth
         laws.DIn(Kind.CANCEL, 30),  # Ctrl-C: answered at once, its subagent left at work
     )
     assert (s.runs, s.says, s.ends, s.detaches, s.responds) == (1, 1, 0, 1, 1) and s.left
+
+
+def test_the_agent_answers_at_once_watches_its_subagent_and_runs_its_report() -> None:
+    cfg = laws.DCfg(laws.Which.AGENT, poll=500)
+    s = walk(
+        cfg,
+        laws.DIn(Kind.TICK, 0),  # it opens: a look at what a closed terminal left
+        laws.DIn(Kind.CHILDREN, 1),  # nothing
+        laws.DIn(Kind.PROMPT, 10),
+        laws.DIn(Kind.RUN_ENDED, 20, outcome=0, live=True),  # answered at once, its subagent at work
+        laws.DIn(Kind.TICK, 520),  # idle, a poll on: it looks
+        laws.DIn(Kind.CHILDREN, 530, live=False, waiting=True),  # the report: the next work
+        laws.DIn(Kind.RUN_ENDED, 540, outcome=0),
+        laws.DIn(Kind.CLOSED, 550),
+    )
+    assert (s.runs, s.says, s.responds, s.watches, s.ends) == (2, 2, 2, 2, 1)
+
+
+def test_after_ctrl_c_the_agent_gives_back_what_was_queued_and_runs_what_was_typed() -> None:
+    cfg = laws.DCfg(laws.Which.AGENT)
+    s = walk(
+        cfg,
+        laws.DIn(Kind.PROMPT, 0),
+        laws.DIn(Kind.PROMPT, 10),  # a steer: queued
+        laws.DIn(Kind.CANCEL, 20),  # Ctrl-C
+        laws.DIn(Kind.PROMPT, 30),  # typed while the run ends: kept
+        laws.DIn(Kind.RUN_ENDED, 40, outcome=1, waiting=True),  # aborted: the steer given back
+    )
+    assert (s.queues, s.holds, s.withdrawals, s.runs, s.responds) == (1, 1, 1, 2, 1)
+    assert s.running and s.inbox == 0 and s.kept == 0

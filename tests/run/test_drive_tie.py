@@ -6,13 +6,15 @@ the step and the driver does otherwise."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from eukhe.rules import drive as rule
-from eukhe.run.drive import Request, SessionDriver
+from eukhe.rules.child import Fate
+from eukhe.run.drive import Answer, Request, SessionDriver
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import RunSpec
 
@@ -218,3 +220,161 @@ def test_a_stop_cuts_a_held_work_and_detaches_its_subagents() -> None:
         ("detach-said", "left 1 subagent running: their reports wait for this session's next run"),
         ("said", "s/0001 answered"),
     ]
+
+
+@dataclass
+class Inbox:
+    """The store's inbox as the agent's driver uses it: messages said, withdrawn while no
+    run took them."""
+
+    said: list[tuple[str, str]] = field(default_factory=list)
+    withdrawn: list[str] = field(default_factory=list)
+    waiting: int = 0  # a subagent's report, until a run takes it
+
+    def say(self, session: str, sender: str, text: str) -> str:
+        self.said.append((sender, text))
+        return f"m{len(self.said)}"
+
+    def withdraw(self, message: str) -> Fate:
+        self.withdrawn.append(message)
+        return Fate.WITHDRAWN
+
+    def queued(self, session: str) -> int:
+        return self.waiting
+
+    def close_parent(self, session: str) -> int:
+        return 0
+
+
+@dataclass
+class AgentProcess:
+    runs: AgentRuns
+    sink: Sink
+    inbox: Inbox = field(default_factory=Inbox)
+
+    def reports(self) -> Inbox:
+        return self.inbox
+
+    def abort(self, run: str) -> None:
+        self.runs.did.log.append(("abort", run))
+        self.runs.aborted.set()
+
+
+@dataclass
+class AgentRuns:
+    """Runs that end when aborted (aborted) or at once (answered); a subagent at work while
+    `live` (its report, once in the inbox, taken by the next run)."""
+
+    did: Did = field(default_factory=Did)
+    aborted: asyncio.Event = field(default_factory=asyncio.Event)
+    live: bool = False
+    deadline: None = None
+    prompts: list[str | None] = field(default_factory=list)
+    process: AgentProcess = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.process = AgentProcess(self, Sink(self.did))
+
+    async def start(self, spec: RunSpec, session: str) -> str:
+        self.prompts.append(spec.prompt)
+        if spec.prompt is None:
+            self.process.inbox.waiting = 0  # the report, taken
+        return f"{session}/{len(self.prompts):04d}"
+
+    async def result(self, run: str) -> RunOutcome:
+        if self.prompts[-1] == "long":
+            await self.aborted.wait()
+            self.aborted.clear()
+            return RunOutcome(Ending.ABORTED, code="aborted")
+        return RunOutcome(Ending.ANSWERED, answer="done")
+
+    async def live_children(self, session: str) -> list[str]:
+        return [f"{session}/0001.c1"] if self.live else []
+
+    async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
+        self.did.log.append(("end", f"{run} {reason}"))
+
+
+def agent_driver(runs: AgentRuns) -> SessionDriver:
+    work = rule.idle(rule.AGENT, 20)
+    return SessionDriver(runs, "s", Path("/tmp"), work, SPEC, reason="prompt_input_exit")  # type: ignore[arg-type]
+
+
+async def until(check: Callable[[], bool]) -> None:
+    async with asyncio.timeout(5):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
+def test_the_agents_face_answers_at_once_watches_its_subagent_and_runs_its_report() -> None:
+    runs = AgentRuns(live=True)
+
+    async def go() -> tuple[rule.Reason, list[tuple[str, str]]]:
+        driver = agent_driver(runs)
+        driver.open()
+        first = await asyncio.wait_for(await driver.submit(Request(replace(SPEC, prompt="spawn"))), 5)
+        assert driver.work.idle() and runs.prompts == ["spawn"]  # answered, its subagent at work
+        runs.live, runs.process.inbox.waiting = False, 1  # its subagent ends, its report in the inbox
+        await until(lambda: len(runs.prompts) == 2)  # the idle session's look ran it
+        await until(lambda: driver.work.idle())
+        assert await driver.closed() is False
+        return first.reason, runs.did.log
+
+    reason, log = asyncio.run(go())
+    assert reason is rule.Reason.END_TURN
+    assert runs.prompts == ["spawn", None]
+    assert log == [
+        ("started", "s/0001"),
+        ("said", "s/0001 answered"),
+        ("started", "s/0002"),
+        ("said", "s/0002 answered"),
+        ("end", "s/0002 prompt_input_exit"),
+    ]
+
+
+def test_ctrl_c_gives_the_queued_steer_back_and_what_is_typed_after_it_is_the_next_run() -> None:
+    runs = AgentRuns()
+
+    async def go() -> tuple[Answer, Answer, list[tuple[str, str]]]:
+        driver = agent_driver(runs)
+        driver.open()
+        await driver.submit(Request(replace(SPEC, prompt="long")))
+        steer = Request(replace(SPEC, prompt="shorter"), text="shorter", sender="steer")
+        steered = await driver.submit(steer)
+        assert steer.did is rule.Do.QUEUE and steer.id == "m1"
+        driver.cancel()  # Ctrl-C
+        after = Request(replace(SPEC, prompt="and now?"), text="and now?")
+        kept = await driver.submit(after)
+        assert after.did is rule.Do.HOLD  # not a steer of the run it stops
+        got = await asyncio.wait_for(steered, 5), await asyncio.wait_for(kept, 5)
+        driver.close()
+        return got[0], got[1], runs.process.inbox.said
+
+    steered, kept, said = asyncio.run(go())
+    assert steered.withdrawn and steered.reason is rule.Reason.CANCELLED  # back to the prompt
+    assert runs.process.inbox.withdrawn == ["m1"]
+    assert said == [("steer", "shorter")]  # what came after the Ctrl-C was never queued
+    assert runs.prompts == ["long", "and now?"] and kept.reason is rule.Reason.END_TURN
+    assert runs.did.log == [
+        ("started", "s/0001"),
+        ("abort", "s/0001"),
+        ("said", "s/0001 aborted"),
+        ("started", "s/0002"),
+        ("said", "s/0002 answered"),
+    ]
+
+
+def test_the_agents_face_is_the_rules_a_face_that_waits_holds_the_answer() -> None:
+    runs = AgentRuns(live=True)
+
+    async def go() -> bool:
+        work = rule.idle(replace(rule.AGENT, waits=True), 20)
+        driver = SessionDriver(runs, "s", Path("/tmp"), work, SPEC)  # type: ignore[arg-type]
+        driver.open()
+        answer = await driver.submit(Request(replace(SPEC, prompt="spawn")))
+        await asyncio.sleep(0.3)
+        held = not answer.done()
+        driver.close()
+        return held
+
+    assert asyncio.run(go()) is True  # the same driver, another face: held while it works

@@ -1,7 +1,9 @@
 """The laws of the session loop every face shares (issue 52) over `rules.drive`, for what
 the editor's laws (`laws.acp`, which walk `drive.EDITOR` from a prompt at work) do not
 see: requests that come while a work goes on, the faces that say each run, the session's
-end, its subagents detached on a cut.
+end, its subagents detached on a cut; and the interactive agent's face: its answer not
+held, its idle session watching its subagents, a cancel giving the queued requests back
+(WITHDRAW) and keeping those that come after it (HOLD) as the next work's.
 
 One walk, from a session no request has come to (`drive.idle`), under any history of: a
 person's request (PROMPT), the end of the run at work (each outcome through `answer_of`,
@@ -11,11 +13,14 @@ came after its work's last run started, which the look may have missed), a look'
 while a look is under way (the same, with the inbox as it was when the look began), a
 cancel, ticks (now, a jump later, a ms before and at the cancel's grace and a held work's
 next look), FINISH (no more requests) and the face's CLOSED. Each face is walked: the
-command line's (`drive.COMMAND`, its first request given), `--control`'s and the editor's.
+command line's (`drive.COMMAND`, its first request given), `--control`'s, the editor's and
+the agent's (`drive.AGENT`; ticks also a ms before and at an idle session's next look).
 The walk keeps, beside the model's `Work`, what came and what the runtime did as it saw
 it: whether a run is at work, a look is under way (and the inbox when it began), the
 inbox of queued requests (a RUN takes them all), when the work's cancel came, and the
-counts of RUN, SAY, END, DETACH, QUEUE and RESPOND (those of the work at hand, too).
+counts of RUN, SAY, END, DETACH, QUEUE, HOLD, WITHDRAW and RESPOND (those of the work at
+hand, too), the requests kept that no run took, and whether the look under way is an idle
+session's.
 
 How they are checked: exhaustively within the bounds printed, then sampled (Hypothesis:
 jumps up to 5 s, looks every 1 ms to 5 s, each face, 60 inputs).
@@ -49,9 +54,15 @@ class Which(Enum):
     COMMAND = "command"
     CONTROL = "control"
     EDITOR = "editor"
+    AGENT = "agent"
 
 
-FACES = {Which.COMMAND: drive.COMMAND, Which.CONTROL: drive.CONTROL, Which.EDITOR: drive.EDITOR}
+FACES = {
+    Which.COMMAND: drive.COMMAND,
+    Which.CONTROL: drive.CONTROL,
+    Which.EDITOR: drive.EDITOR,
+    Which.AGENT: drive.AGENT,
+}
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,11 @@ class DState:
     left: bool = False  # the last answer left something: a run, a subagent at work, a message
     live: bool = False  # the last run's end or look found subagents at work
     late: int = 0  # requests queued since the work's cancel, no run having taken them
+    holds: int = 0  # HOLDs in all
+    kept: int = 0  # requests kept (HOLD) no run has taken
+    withdrawals: int = 0  # WITHDRAWs in all
+    watched: bool = False  # the look under way began while the session was idle
+    watches: int = 0  # looks begun while the session was idle, in all
 
 
 @dataclass(frozen=True)
@@ -129,7 +145,9 @@ def _ticks(cfg: DCfg, s: DState) -> list[int]:
     if s.cancel is not None and s.answered == 0:
         g = s.cancel + FACES[cfg.face].grace
         ts |= {g - 1, g}
-    if not s.running and not s.looking and s.answered == 0 and s.runs:
+    held = s.answered == 0 and s.runs
+    watched = FACES[cfg.face].watches and s.answered > 0 and s.live
+    if not s.running and not s.looking and (held or watched):
         ts |= {s.since + cfg.poll - 1, s.since + cfg.poll}
     return sorted(t for t in ts if t >= s.now)
 
@@ -168,24 +186,30 @@ def nxt(m: Model, cfg: DCfg, s: DState, x: DIn) -> DState:
     queues = did.get(Do.QUEUE, 0)
     looks = did.get(Do.LOOK, 0)
     responds = did.get(Do.RESPOND, 0)
+    holds = did.get(Do.HOLD, 0)
+    withdrawals = did.get(Do.WITHDRAW, 0)
     ended = x.kind is Kind.RUN_ENDED
     running = bool(runs) or (s.running and not ended)
-    new_work = bool(runs) and (x.kind is Kind.PROMPT or (s.answered > 0 and x.kind is Kind.CHILDREN))
-    inbox = 0 if runs else s.inbox + queues
+    renewed = bool(runs) and bool(responds)  # the work answered and the next one's run begun
+    new_work = bool(runs) and (x.kind is Kind.PROMPT or s.answered > 0 or renewed)
+    emptied = bool(runs) or bool(withdrawals)  # a run takes the inbox; a withdrawal gives it back
+    inbox = 0 if emptied else s.inbox + queues
+    watch = bool(looks) and _idle(s) and x.kind is Kind.TICK
     first_cancel = x.kind is Kind.CANCEL and s.cancel is None and s.answered == 0 and not s.closed
     cancel = None if new_work else (x.at if first_cancel and s.runs else s.cancel)
     came = ended or x.kind is Kind.CHILDREN
     left = s.left
     if responds:
         left = (s.running and not ended) or x.live or x.waiting or (x.kind is Kind.CANCEL and s.live)
+    looking = bool(looks) or (s.looking and x.kind is not Kind.CHILDREN and not new_work and not responds)
     return DState(
         work,
         max(s.now, x.at),
         running,
-        bool(looks) or (s.looking and x.kind is not Kind.CHILDREN and not new_work and not responds),
+        looking,
         inbox if looks else s.seen,
         inbox,
-        0 if runs else s.fresh + queues,
+        0 if emptied else s.fresh + queues,
         cancel,
         x.at if came else s.since,
         s.finished or x.kind is Kind.FINISH,
@@ -197,10 +221,15 @@ def nxt(m: Model, cfg: DCfg, s: DState, x: DIn) -> DState:
         s.detaches + did.get(Do.DETACH, 0),
         s.queues + queues,
         s.responds + responds,
-        (0 if new_work else s.answered) + responds,
+        0 if renewed else (0 if new_work else s.answered) + responds,
         left,
         x.live if came else s.live,
-        0 if runs else s.late + (queues if (cancel is not None and not first_cancel) else 0),
+        0 if emptied else s.late + (queues if (cancel is not None and not first_cancel) else 0),
+        s.holds + holds,
+        0 if runs else s.kept + holds,
+        s.withdrawals + withdrawals,
+        watch or (s.watched and looking and not bool(looks)),
+        s.watches + watch,
     )
 
 
@@ -212,8 +241,9 @@ def valid(cfg: DCfg, s: DState) -> bool:
 
 
 def _idle(s: DState) -> bool:
-    """As the walk sees it: no run at work, no look under way, the work answered (or none came)."""
-    return (not s.running) & (not s.looking) & ((s.answered > 0) | (s.runs == 0))
+    """As the walk sees it: no run at work, no look under way but an idle session's own, the
+    work answered (or none came)."""
+    return (not s.running) & ((not s.looking) | s.watched) & ((s.answered > 0) | (s.runs == 0))
 
 
 def drive_session_end_once(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: DState) -> bool:
@@ -236,8 +266,8 @@ def drive_session_end_once(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: D
     if x.kind is Kind.CLOSED and not s.closed and not s.running and s.runs:
         ok &= t.ends == 1
     face = FACES[cfg.face]
-    if t.detaches > s.detaches:
-        ok &= face.detaches & ((x.kind is Kind.CLOSED) | t.left)
+    if t.detaches > s.detaches:  # a face that watched its subagents leaves them when it goes
+        ok &= (face.detaches & ((x.kind is Kind.CLOSED) | t.left)) | (face.watches & (x.kind is Kind.CLOSED))
     cut = (t.cancel is not None) | (cfg.face is Which.COMMAND)
     live = x.live if x.kind in (Kind.RUN_ENDED, Kind.CHILDREN) else s.live
     if t.answered > s.answered and cut and live and face.detaches and s.ends == 0:
@@ -273,7 +303,8 @@ def drive_requests_none_lost(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t:
     if t.runs > s.runs:
         ok &= not s.running or x.kind is Kind.RUN_ENDED
     if x.kind is Kind.PROMPT and not s.closed and s.ends == 0:
-        ok &= (t.runs - s.runs, t.queues - s.queues) == ((1, 0) if _idle(s) else (0, 1))
+        later = t.queues - s.queues + t.holds - s.holds  # queued, or kept after a cancel
+        ok &= (t.runs - s.runs, later) == ((1, 0) if _idle(s) else (0, 1))
     if _idle(t) and not t.closed and t.ends == 0:
         ok &= (t.inbox if t.cancel is None else t.late) == 0
     return ok
@@ -290,6 +321,68 @@ def drive_each_run_said_once(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t:
         ok &= t.says == s.runs
     if t.answered > s.answered:
         ok &= t.says == t.runs
+    return ok
+
+
+def drive_answer_not_held(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: DState) -> bool:
+    """A face that does not wait for its subagents (the agent) answers a run's end at once
+    when no message waits, whatever works; a face that waits holds the answer of a run it
+    holds while they work, no cancel having come and no message waiting."""
+    if s.closed or x.kind is not Kind.RUN_ENDED or s.answered:
+        return True
+    face = FACES[cfg.face]
+    if not face.waits and not x.waiting:
+        return t.responds == s.responds + 1
+    held = drive.answer_of(*OUTCOMES[x.outcome]) in face.holds
+    if face.waits and x.live and held and s.cancel is None and not x.waiting:
+        return t.responds == s.responds
+    return True
+
+
+def drive_idle_watch(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: DState) -> bool:
+    """A face that watches (the agent): an idle session, open, whose last run's end or look
+    found its subagents at work, or that has not looked yet, looks again by a poll on
+    (`wake`); an idle session's look that finds a message waiting starts its next work (one
+    RUN), one that finds none starts nothing. A face that does not watch never looks while
+    idle."""
+    face = FACES[cfg.face]
+    if not face.watches:
+        return t.watches == 0
+    ok = True
+    unwatched = not t.looking and (t.live or (t.runs == 0 and t.watches == 0))
+    if _idle(t) and not t.closed and t.ends == 0 and unwatched:
+        w = m.wake(t.work)
+        ok &= (w is not None) and w <= t.since + cfg.poll
+    if s.watched and x.kind is Kind.CHILDREN and not s.closed:
+        ok &= (t.runs - s.runs) == int(x.waiting)
+    return ok
+
+
+def drive_cancel_withdraws(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: DState) -> bool:
+    """A face that withdraws (the agent): a cancel's answer withdraws the requests queued in
+    its work (WITHDRAW, once, with the answer: back to the person, not to a run); no other
+    answer withdraws, and a face that does not withdraw never does."""
+    w = t.withdrawals - s.withdrawals
+    if not FACES[cfg.face].withdraws:
+        return w == 0
+    cut = (s.cancel is not None) | (x.kind is Kind.CANCEL)
+    if t.responds > s.responds:
+        return w == int(cut)
+    return w == 0
+
+
+def drive_kept_after_cancel(m: Model, cfg: DCfg, g: None, s: DState, x: DIn, t: DState) -> bool:
+    """A face that keeps (the agent): a request after a cancel, while the cancelled work goes
+    on, is kept (HOLD): never queued for the run it stops, nor run beside it; once that work
+    is answered and its run has ended, what was kept is the next work's (one RUN takes it
+    all), none left behind. A face that does not keep never does."""
+    if not FACES[cfg.face].keeps:
+        return t.holds == 0
+    ok = True
+    if x.kind is Kind.PROMPT and not s.closed and s.ends == 0 and s.cancel is not None and not _idle(s):
+        ok &= (t.holds - s.holds, t.queues - s.queues, t.runs - s.runs) == (1, 0, 0)
+    if _idle(t) and not t.closed and t.ends == 0:
+        ok &= t.kept == 0
     return ok
 
 
@@ -325,6 +418,38 @@ LAWS = (
         "A face that says each run's outcome says it once, before the next run starts, all of them by "
         "the work's answer (issue 52).",
         history=drive_each_run_said_once,
+        prove=False,
+    ),
+    Law(
+        "drive_answer_not_held",
+        "drive",
+        "The agent's face shows a run's answer at once while subagents work; a face that waits holds it "
+        "(issue 52).",
+        history=drive_answer_not_held,
+        prove=False,
+    ),
+    Law(
+        "drive_idle_watch",
+        "drive",
+        "The agent's idle session keeps looking at its working subagents and a report starts its next "
+        "work; no other face looks while idle (issue 52).",
+        history=drive_idle_watch,
+        prove=False,
+    ),
+    Law(
+        "drive_cancel_withdraws",
+        "drive",
+        "On the agent's face a cancel's answer gives what was queued back to the person, and only a "
+        "cancel's (issue 52).",
+        history=drive_cancel_withdraws,
+        prove=False,
+    ),
+    Law(
+        "drive_kept_after_cancel",
+        "drive",
+        "On the agent's face what is typed after a cancel is kept, not steered into the stopped run, "
+        "and is the next work's request once that run has ended (issue 52).",
+        history=drive_kept_after_cancel,
         prove=False,
     ),
 )
@@ -463,6 +588,73 @@ def _held_cancel_waits(t: Work, x: Input) -> tuple[Work, list[Action]]:
     return drive.step(t, x)
 
 
+def _with(face: Callable[[Face], Face]) -> Callable[[Work, Input], tuple[Work, list[Action]]]:
+    """The step as if the work's face were `face(...)` of it (the face kept as it was)."""
+
+    def step(t: Work, x: Input) -> tuple[Work, list[Action]]:
+        u, acts = drive.step(replace(t, face=face(t.face)), x)
+        return replace(u, face=t.face), acts
+
+    return step
+
+
+def _agent_holds(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """The agent holds its answer while subagents work (the command line's way)."""
+    return _with(lambda f: replace(f, waits=True))(t, x)
+
+
+def _stops_watching(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """The idle session stops watching its subagents after its first look."""
+    return _with(lambda f: replace(f, watches=False))(t, x)
+
+
+def _every_face_watches(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """Every face looks at its subagents while idle (the editor runs reports unasked)."""
+    return _with(lambda f: replace(f, watches=True))(t, x)
+
+
+def _watch_runs_nothing(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """An idle session's look finds a report waiting and starts nothing."""
+    if x.kind is Kind.CHILDREN and t.watching and not t.closed:
+        return drive.step(t, replace(x, waiting=False))
+    return drive.step(t, x)
+
+
+def _no_withdraw(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """Ctrl-C's queued messages are not given back: the next run takes them."""
+    u, acts = drive.step(t, x)
+    return u, [a for a in acts if a.do is not Do.WITHDRAW]
+
+
+def _every_answer_withdraws(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """Every answer gives the queued messages back, not only a cancel's."""
+    u, acts = drive.step(t, x)
+    answered = any(a.do is Do.RESPOND for a in acts) and not any(a.do is Do.WITHDRAW for a in acts)
+    if answered and t.face.withdraws:
+        return u, [Action(Do.WITHDRAW), *acts]
+    return u, acts
+
+
+def _kept_steers(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """What is typed after Ctrl-C is queued as a steer of the run it stops."""
+    return _with(lambda f: replace(f, keeps=False))(t, x)
+
+
+def _kept_lost(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """The cancelled run's end forgets what was typed meanwhile."""
+    if x.kind is Kind.RUN_ENDED:
+        return drive.step(replace(t, kept=0), x)
+    return drive.step(t, x)
+
+
+def _kept_runs_beside(t: Work, x: Input) -> tuple[Work, list[Action]]:
+    """What is typed after Ctrl-C runs at once, beside the run still ending."""
+    u, acts = drive.step(t, x)
+    if x.kind is Kind.PROMPT and acts == [Action(Do.HOLD)]:
+        return replace(u, kept=t.kept), [Action(Do.RUN)]
+    return u, acts
+
+
 MUTANTS = (
     Mutant("FINISH fires SessionEnd again", "drive", _step(_end_again_at_finish)),
     Mutant("SessionEnd at the grace, its run still at work", "drive", _step(_end_at_grace)),
@@ -481,6 +673,15 @@ MUTANTS = (
     Mutant("the grace a second late", "drive", _step(_grace_late_everywhere)),
     Mutant("wake forgets the cancel's grace", "drive", replace(MODEL, wake=_wake_without_grace)),
     Mutant("a held work's cancel waits for the grace", "drive", _step(_held_cancel_waits)),
+    Mutant("the agent holds its answer while subagents work", "drive", _step(_agent_holds)),
+    Mutant("the idle agent stops watching its subagents", "drive", _step(_stops_watching)),
+    Mutant("every face watches its subagents while idle", "drive", _step(_every_face_watches)),
+    Mutant("an idle look finds a report and runs nothing", "drive", _step(_watch_runs_nothing)),
+    Mutant("Ctrl-C's queued messages not given back", "drive", _step(_no_withdraw)),
+    Mutant("every answer gives the queued messages back", "drive", _step(_every_answer_withdraws)),
+    Mutant("what is typed after Ctrl-C steers the stopped run", "drive", _step(_kept_steers)),
+    Mutant("what is typed after Ctrl-C is forgotten", "drive", _step(_kept_lost)),
+    Mutant("what is typed after Ctrl-C runs beside the stopped run", "drive", _step(_kept_runs_beside)),
 )
 
 
@@ -516,7 +717,8 @@ AREA = Area(
     inputs=inputs,
     cfgs=cfgs,
     bounds=(
-        "each face (the command line with its one request, --control and the editor with up to 2), "
+        "each face (the command line with its one request, --control, the editor and the agent with "
+        "up to 2), "
         f"runs ending with each of {len(OUTCOMES)} outcomes, finding subagents at work or not and a "
         "message waiting or not, ticks a ms before and at the grace and a held work's look or 10 s on"
     ),

@@ -28,7 +28,13 @@ of their own.
   no subagent at work, no message waiting; a work cut while subagents work leaves them
   (DETACH, for a face that `detaches`: their reports wait for the session's next run)
   and fires none; the face gone (CLOSED) leaves a run at work to the home's owner
-  (LEAVE), or, with none at work, ends the session (`drive_session_end_once`).
+  (LEAVE), or, with none at work, ends the session (`drive_session_end_once`);
+- the interactive agent's face (`AGENT`): a run's answer is not held while subagents work
+  (`Face.waits`); idle, the session looks at its subagents every `poll` ms while they work,
+  and once when it opens, and a message waiting starts its next work (`Face.watches`,
+  `drive_idle_watch`); a cancel's answer withdraws the requests queued in its work, back to
+  the person (WITHDRAW, `Face.withdraws`); a request after a cancel, while its run ends, is
+  kept (HOLD) and is the next work's request (`Face.keeps`, `drive_kept_after_cancel`).
 
 Pure: standard library only. Times are integer milliseconds given by the runtime.
 """
@@ -96,13 +102,25 @@ class Face:
     says: each run's outcome is said (SAY), not only the work's answer (the command line);
     detaches: a work cut while subagents work closes the session to their reports until
       its next run (DETACH);
-    grace: after a cancel, the latest the work is answered (ms)."""
+    grace: after a cancel, the latest the work is answered (ms);
+    waits: the answer of a run it holds waits while the session's subagents work (else it
+      is given at once, and what they report waits for the session);
+    watches: idle, the session looks at its subagents every poll while they work (and once
+      when it opens), and a message waiting starts its next work; gone, it detaches them;
+    withdraws: a cancel's answer withdraws the requests queued in its work (WITHDRAW): they
+      go back to the person, not to a run;
+    keeps: a request after a cancel, while the cancelled run ends, is kept (HOLD), not
+      queued: the next work's request once the cancelled one is answered and its run ended."""
 
     ends: bool = False
     holds: tuple[Reason, ...] = HELD
     says: bool = False
     detaches: bool = False
     grace: int = CANCEL_GRACE_MS
+    waits: bool = True
+    watches: bool = False
+    withdraws: bool = False
+    keeps: bool = False
 
 
 EDITOR = Face()
@@ -117,6 +135,16 @@ COMMAND = Face(ends=True, holds=EVERY, says=True, detaches=True, grace=RECORDED_
 
 CONTROL = Face(holds=EVERY, says=True, detaches=True, grace=RECORDED_MS)
 """`eukhe run --control`: requests until standard input closes (FINISH)."""
+
+UNSTOPPED = tuple(r for r in Reason if r is not Reason.CANCELLED)
+"""The agent's held ends: every end but a stop, whose messages go back to the person."""
+
+AGENT = Face(
+    holds=UNSTOPPED, says=True, grace=RECORDED_MS, waits=False, watches=True, withdraws=True, keeps=True
+)
+"""`eukhe` (the interactive agent): each run's outcome shown at once, what waits run after
+it, the subagents watched while the prompt is idle; Ctrl-C gives the queued messages back
+and makes what is typed while its run ends the next request."""
 
 
 class AskEnd(Enum):
@@ -145,7 +173,9 @@ class Work:
     requests queued since the run at work started; whether the answered work's last look
     is under way; whether SessionEnd fired; whether the last work was cut, leaving
     subagents at work or a message waiting; whether its run outlived the cancel's grace
-    (still at work, answered for)."""
+    (still at work, answered for); requests kept since the cancel (`Face.keeps`); when the
+    idle session looks next at its subagents (`Face.watches`; None: it does not) and whether
+    that look is under way."""
 
     started: int
     cancelled_at: int | None = None
@@ -163,6 +193,9 @@ class Work:
     fired: bool = False
     left: bool = False
     outlived: bool = False
+    kept: int = 0
+    watch_at: int | None = None
+    watching: bool = False
 
     def at_work(self) -> bool:
         """A run of the work is at work (or starting): neither held nor answered."""
@@ -207,6 +240,8 @@ class Do(Enum):
     LOOK = "look"  # look at the session's subagents and messages: a CHILDREN input answers
     QUEUE = "queue"  # queue the request in the session's inbox, for the run at work or after it
     SAY = "say"  # say the last run's outcome (still in flight, if it has not ended)
+    WITHDRAW = "withdraw"  # the requests queued in the work go back to the person
+    HOLD = "hold"  # keep the request: the next work's, once the cancelled one is over
     END = "end"  # fire the session's SessionEnd hooks
     DETACH = "detach"  # the subagents are left at work: their reports wait for the next run
 
@@ -225,8 +260,15 @@ def begin(now: int, poll: int = POLL_MS, face: Face = EDITOR) -> Work:
 
 
 def idle(face: Face, poll: int = POLL_MS) -> Work:
-    """A session no request has come to yet."""
-    return Work(0, poll=max(1, poll), face=face, began=False)
+    """A session no request has come to yet; a face that watches looks at once at its
+    subagents and at what a closed face left waiting."""
+    return Work(0, poll=max(1, poll), face=face, began=False, watch_at=0 if face.watches else None)
+
+
+def _watch(t: Work, now: int) -> Work:
+    """An idle session of a face that watches looks again a poll on while its subagents work."""
+    due = t.face.watches and t.live and t.idle() and not t.closed and not t.fired
+    return replace(t, watch_at=now + t.poll if due else None, watching=False)
 
 
 def _end_asks(t: Work, how: AskEnd, now: int, only_due: bool) -> tuple[Work, list[Action]]:
@@ -260,18 +302,26 @@ def _answer(
     left = live or waiting or running
     cut = t.face.ends or t.cancelled_at is not None
     detach = live and t.face.detaches and cut and not t.fired
+    withdraw = t.cancelled_at is not None and t.face.withdraws
     t = replace(t, answered=reason, held=None, look_at=None, live=live, left=left, outlived=running)
     t, ending = _ending(t, left)
     out += ending
     if detach:
         out.append(Action(Do.DETACH))
+    if withdraw:
+        out.append(Action(Do.WITHDRAW))
     if t.face.says:
         out.append(Action(Do.SAY))
     out.append(Action(Do.RESPOND, reason))
-    if t.queued and not running:  # a run still at work looks at its own end
+    if running:  # a run still at work looks at its own end
+        return t, out
+    if t.kept and not t.fired:  # what was typed since the cancel: the next work
+        t, run = _run(_fresh(t, now), said=True)
+        return t, out + run
+    if t.queued:
         t = replace(t, following=True, queued=0)
         out.append(Action(Do.LOOK))
-    return t, out
+    return _watch(t, now), out
 
 
 def _run(t: Work, said: bool = False) -> tuple[Work, list[Action]]:
@@ -288,9 +338,9 @@ def _over(t: Work, reason: Reason, x: Input) -> tuple[Work, list[Action]]:
     are kept while it goes on: they may be a subagent's."""
     if x.waiting:
         return _run(replace(t, live=x.live))
-    if x.live:
+    if x.live and t.face.waits:
         return replace(t, held=reason, look_at=x.now + t.poll, live=True), []
-    return _answer(t, reason, x.now)
+    return _answer(t, reason, x.now, x.live)
 
 
 def _fresh(t: Work, now: int) -> Work:
@@ -308,7 +358,8 @@ def _closed(t: Work, x: Input) -> tuple[Work, list[Action]]:
         return t, [*out, Action(Do.LEAVE)]
     if not t.began or t.fired or t.outlived:  # a run outlived its grace: it is at work still
         return t, out
-    detach = [Action(Do.DETACH)] if t.live and t.face.detaches else []
+    # a face that watched its subagents leaves them: their reports wait for the next run
+    detach = [Action(Do.DETACH)] if t.live and (t.face.detaches or t.face.watches) else []
     return replace(t, fired=True), [*out, *detach, Action(Do.END)]
 
 
@@ -326,19 +377,28 @@ def _prompt(t: Work, x: Input) -> tuple[Work, list[Action]]:
         return t, []
     if t.idle():
         return _fresh(t, x.now), [Action(Do.RUN)]
+    if t.face.keeps and t.cancelled_at is not None:  # not a steer of the run it stops
+        return replace(t, kept=t.kept + 1), [Action(Do.HOLD)]
     return replace(t, queued=t.queued + 1), [Action(Do.QUEUE)]
 
 
 def _looked(t: Work, x: Input) -> tuple[Work, list[Action]]:
     """A look's result: a held work goes on as `_over` says; an answered work's last look
     starts the next work when a message waits, looks again when a request was queued since
-    it began, else is over (the session's end, if it ends with the work); any other is stale."""
+    it began, else is over (the session's end, if it ends with the work); an idle session's
+    look (`Face.watches`) starts the next work when a message waits, else looks again a poll
+    on while its subagents work; any other is stale."""
     if t.following:
         if x.waiting:
             return _run(replace(_fresh(t, x.now), live=x.live), said=True)
         if t.queued:
             return replace(t, queued=0, live=x.live), [Action(Do.LOOK)]
-        return _ending(replace(t, following=False, live=x.live, left=x.live), x.live)
+        t, out = _ending(replace(t, following=False, live=x.live, left=x.live), x.live)
+        return _watch(t, x.now), out
+    if t.watching:
+        if x.waiting:
+            return _run(replace(_fresh(t, x.now), live=x.live), said=True)
+        return _watch(replace(t, live=x.live), x.now), []
     if t.answered is not None or t.held is None or t.look_at is not None:
         return t, []  # no look was under way: stale
     return _over(t, t.held, x)
@@ -372,10 +432,14 @@ def step(t: Work, x: Input) -> tuple[Work, list[Action]]:
             return t, []
         if t.answered is not None:  # after the grace's answer: no call waits
             t, out = _end_asks(replace(t, outlived=False, live=x.live), AskEnd.CANCELLED, x.now, False)
+            if t.kept and not t.fired:  # typed since the cancel: the next work
+                t, run = _run(_fresh(t, x.now), said=True)
+                return t, out + run
             if t.queued:  # requests came while it outlived its grace: they start the next work
                 t = replace(t, following=True, queued=0)
                 out.append(Action(Do.LOOK))
-            return t, out
+                return t, out
+            return _watch(t, x.now), out
         if t.cancelled_at is not None:
             return _answer(t, Reason.CANCELLED, x.now, x.live, x.waiting)
         if x.reason in t.face.holds:
@@ -411,6 +475,9 @@ def step(t: Work, x: Input) -> tuple[Work, list[Action]]:
     if t.held is not None and t.look_at is not None and x.now >= t.look_at:
         t = replace(t, look_at=None)
         out.append(Action(Do.LOOK))
+    if t.idle() and t.watch_at is not None and x.now >= t.watch_at:
+        t = replace(t, watch_at=None, watching=True)
+        out.append(Action(Do.LOOK))
     return t, out
 
 
@@ -423,4 +490,6 @@ def wake(t: Work) -> int | None:
         times.append(t.cancelled_at + t.face.grace)
     if t.held is not None and t.look_at is not None:
         times.append(t.look_at)
+    if t.idle() and t.watch_at is not None:
+        times.append(t.watch_at)
     return None if t.closed or not times else min(times)

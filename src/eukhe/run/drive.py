@@ -2,11 +2,11 @@
 its live state, feeds it what happens (a person's request, a run's end and what a look
 found after it, a look's result, a cancel, a permission request and its answer, the clock,
 no more requests, the face gone) and does what the rule says (start a run, queue a
-request in the session's inbox, abort the run, look at the session's subagents, say a
-run's outcome, answer the work, fire SessionEnd, detach the subagents on a cut). It
-decides nothing itself: every decision is `drive.step`'s. Every face (`eukhe run`,
-`--control`, the editor) hands it inputs and shows what it says; none keeps a loop of
-its own.
+request in the session's inbox or keep it past a cancel, give the queued ones back, abort
+the run, look at the session's subagents, say a run's outcome, answer the work, fire
+SessionEnd, detach the subagents on a cut). It decides nothing itself: every decision is
+`drive.step`'s. Every face (`eukhe run`, `--control`, the editor, the interactive agent)
+hands it inputs and shows what it says; none keeps a loop of its own.
 
 Every wait is raced with the rule's next wake on the loop clock, and with the stop."""
 
@@ -25,6 +25,7 @@ from eukhe.errors import Code
 from eukhe.humanize import counted
 from eukhe.ids import name_of
 from eukhe.rules import drive
+from eukhe.rules.child import Fate
 from eukhe.rules.wait import End
 from eukhe.run.context import ProcessContext
 from eukhe.run.deadline import TIMEOUT, Deadline
@@ -50,23 +51,29 @@ class Runs(Protocol):
 
 @dataclass(frozen=True)
 class Answer:
-    """A work's answer: its reason, and its last run's outcome (None: none ended)."""
+    """A work's answer: its reason, and its last run's outcome (None: none ended);
+    `withdrawn`: the request, queued, went back to the person (a cancel's WITHDRAW)."""
 
     reason: drive.Reason
     outcome: RunOutcome | None
+    withdrawn: bool = False
 
 
 @dataclass
 class Request:
     """A person's request: its run's spec, or the run `started` already (the face began it
     to say its id); queued while a work goes on, its `text` as `sender` (a steer or a
-    follow-up). `answer`: the answer of the work that takes it."""
+    follow-up), kept past a cancel as the next work's (its spec's prompt). `answer`: the answer
+    of the work that takes it; `did`: what the rule made of it (RUN, QUEUE or HOLD); `id`: its
+    message in the inbox, once queued."""
 
     spec: RunSpec | None = None
     started: str | None = None
     text: str = ""
     sender: str = FOLLOWUP
     answer: asyncio.Future[Answer] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    did: drive.Do | None = None
+    id: str = ""
 
 
 @dataclass
@@ -97,6 +104,7 @@ class SessionDriver:
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     asks: int = 0  # the permission requests sent, for their ids
     last: Answer | None = None  # the last work's answer
+    kept: list[Request] = field(default_factory=list)  # kept past a cancel (HOLD): the next work's
 
     def ms(self) -> int:
         return int(self.clock.now() * 1000)
@@ -109,6 +117,8 @@ class SessionDriver:
         self._pumping()
         before = self.work
         actions = self._step(drive.Input(drive.Kind.PROMPT, self.ms()))
+        made = (drive.Do.RUN, drive.Do.QUEUE, drive.Do.HOLD)
+        request.did = next((a.do for a in actions if a.do in made), None)
         try:
             await self._do(actions, request)
         except Exception:  # its run did not start (a busy session): the request never came
@@ -137,9 +147,15 @@ class SessionDriver:
                 self.pump.result()  # raises what ended it
                 raise RuntimeError(f"session {self.session}: its loop ended with its work going on")
 
+    def open(self) -> None:
+        """The session is open: its loop runs, the rule's wake driving it (a face that watches
+        looks at once at its subagents and at what waits)."""
+        self._pumping()
+
     def cancel(self) -> None:
-        """The person cancels the work (the editor's session/cancel)."""
-        self.inputs.put_nowait((self.looks, drive.Input(drive.Kind.CANCEL, self.ms())))
+        """The person cancels the work (the editor's session/cancel, the agent's Ctrl-C), as
+        the rule's next step at once: a request sent right after it is one after the cancel."""
+        self._keep(self._do(self._step(drive.Input(drive.Kind.CANCEL, self.ms()))))
 
     def ask(self, timeout: float) -> tuple[int, bool]:
         """A permission request sent (its deadline `timeout` s on): its id, and whether the
@@ -216,6 +232,10 @@ class SessionDriver:
                 request = None
             elif a.do is drive.Do.QUEUE and request is not None:
                 await self._queue(request)
+            elif a.do is drive.Do.HOLD and request is not None:
+                self.kept.append(request)
+            elif a.do is drive.Do.WITHDRAW:
+                await self._withdraw()
             elif a.do is drive.Do.ABORT:
                 # a stop's setter has aborted it (Ctrl-C's interrupt), or it ends by its own
                 # deadline (--timeout), which its outcome says: only the face's cancel aborts
@@ -244,22 +264,28 @@ class SessionDriver:
 
     async def _start(self, request: Request | None) -> None:
         """The session's next run: the request's (or the run it `started`), else one of what
-        waits for the session; its end, and what a look then finds, come back as input."""
+        waits for the session, or of the requests kept past a cancel (one run, their prompts
+        joined); its end, and what a look then finds, come back as input."""
+        kept, self.kept = (self.kept, []) if request is None else ([], self.kept)
+        if kept:
+            request = joined(kept)
         spec = request.spec if request is not None and request.spec is not None else next_spec(self.spec)
         started = request.started if request is not None else None
         try:
             if started is None:
                 started = await self.runs.start(spec, self.session)
         except Exception as e:  # a run of what waits could not start: it ends failed, with its cause
-            if request is not None:
+            if request is not None and not kept:
                 raise  # the request's own: the face says why (`submit`)
+            for r in kept:  # the face gives them back
+                if not r.answer.done():
+                    r.answer.set_exception(e)
             out = RunOutcome(Ending.FAILED, code=Code.RUN.kind, message=f"{type(e).__name__}: {e}")
             self._keep(self._ended(out, self.looks))
             return
         self.runs.process.sink.started(started, spec.prompt)
         self.run, self.out = started, None
-        if request is not None:
-            self.taking.append(request)
+        self.taking += kept or ([request] if request is not None else [])
         if self.work.cancelled_at is not None and not self.stopped:  # cancelled while it started
             self.runs.process.abort(started)
         self._keep(self._run_to_end(started, self.looks))
@@ -268,14 +294,35 @@ class SessionDriver:
         """A request while a work goes on: in the session's inbox, for the run at work (a
         steer at its next round's end) or the next; answered with the work that takes it."""
         try:
-            await asyncio.to_thread(
+            said = await asyncio.to_thread(
                 self.runs.process.reports().say, self.session, request.sender, request.text
             )
         except Exception as e:
             if not request.answer.done():
                 request.answer.set_exception(e)
             return
+        request.id = str(said)
         self.taking.append(request)
+
+    async def _withdraw(self) -> None:
+        """The requests queued in the work that no run took go back to the person: each
+        answered as withdrawn (one a run took, or one the store cannot withdraw, is answered
+        with the work)."""
+        keep = []
+        for r in self.taking:
+            if r.id and not r.answer.done() and await self._withdrawn(r.id):
+                r.answer.set_result(Answer(drive.Reason.CANCELLED, self.out, withdrawn=True))
+            else:
+                keep.append(r)
+        self.taking = keep
+
+    async def _withdrawn(self, message: str) -> bool:
+        try:
+            fate = await asyncio.to_thread(self.runs.process.reports().withdraw, message)
+        except Exception as e:
+            self.runs.process.sink.say(f"message {message} could not be withdrawn: {e}")
+            return False
+        return bool(fate is Fate.WITHDRAWN)
 
     async def _run_to_end(self, run: str, looks: int) -> None:
         """The run's end, as the rule's input."""
@@ -308,7 +355,7 @@ class SessionDriver:
         except Exception as e:
             self.runs.process.sink.say(f"session {self.session}: its subagents could not be read: {e}")
             return False, False
-        if live and live != self.shown:
+        if live and live != self.shown and self.work.face.waits:  # said where they are waited for
             self.runs.process.sink.say(
                 f"waiting for {counted(len(live), 'subagent')}: {', '.join(map(name_of, live))}"
             )
@@ -365,6 +412,14 @@ class SessionDriver:
         task = asyncio.ensure_future(work)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+
+def joined(kept: list[Request]) -> Request:
+    """The requests kept past a cancel as one: the first's spec, their prompts joined."""
+    prompts = [r.spec.prompt for r in kept if r.spec is not None and r.spec.prompt]
+    first = next((r.spec for r in kept if r.spec is not None), None)
+    spec = None if first is None else dataclasses.replace(first, prompt="\n\n".join(prompts))
+    return Request(spec, text="\n\n".join(r.text for r in kept if r.text))
 
 
 def next_spec(spec: RunSpec) -> RunSpec:

@@ -474,7 +474,7 @@ class Agent:
         rest = self.view.take()  # what was still to print
         if rest:
             _write(self._render(rest))
-        if self.session.task is not None:  # the session had a run: how to come back to it
+        if self.session.ran:  # the session had a run: how to come back to it
             again = f"eukhe --session {self.session.id} opens this session again"
             _write(self._render([Line(*marked("say", again))]))
         if booting and not booting[0].done():

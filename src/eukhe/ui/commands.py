@@ -152,7 +152,7 @@ async def _session(s: Session, arg: str) -> list[str]:
     if not found:
         raise CommandError(f"no session {arg!r} (/sessions lists them)")
     out = [f"session {arg}: {counted(len(found), 'run')}", *(await durable.sessions.transcript(arg)).lines()]
-    s.id = arg
+    s.switch(arg)
     s.view.children = []
     await _relisted(s)
     return out
@@ -173,7 +173,8 @@ async def _fork(s: Session, arg: str) -> list[str]:
         new, upto = await durable.sessions.fork(s.id, int(arg) if arg else None)
     except EukheError as e:  # the store's: no such run, or it cannot be written
         raise CommandError(str(e)) from None
-    old, s.id = s.id, new
+    old = s.id
+    s.switch(new)
     s.view.children = []
     await _relisted(s)
     return [

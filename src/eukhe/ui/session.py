@@ -1,6 +1,9 @@
-"""The session the interactive agent drives: its runs one after the other, what the
-user types while one works (steers and follow-ups, queued in the store so that a
-closed terminal loses none), Ctrl-C, and its subagents.
+"""The session the interactive agent drives, a face over the session loop
+(`run.drive.SessionDriver`, its rule `rules.drive` with the `AGENT` face): it hands the loop
+what the person types and Ctrl-C, and draws what the loop says. Which text is a run, a
+steer, a follow-up or the next request after a Ctrl-C, when what waits runs, when the
+subagents are looked at, what goes back to the prompt and when SessionEnd fires: the rule's,
+never this module's.
 
 Its runs are the durable runs `eukhe run` makes (DBOS workflows of this process,
 slots and the root-turn lease from the home's owner), started and awaited on the
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,17 +28,20 @@ from eukhe.display.view import Line, Queued, View
 from eukhe.events import Event, event, outcome_text, seen_by
 from eukhe.ids import is_root, new_session, valid_session
 from eukhe.process_exit import leave
-from eukhe.rules import todo
+from eukhe.rules import drive, todo
+from eukhe.run.deadline import Deadline
 from eukhe.run.mentions import Attached
-from eukhe.run.outcome import Ending, RunOutcome
-from eukhe.run.spec import SessionSetup, setup
+from eukhe.run.outcome import RunOutcome
+from eukhe.run.spec import RunSpec, SessionSetup, setup
 from eukhe.settings import SettingsError, home, loaded
 from eukhe.skills import SkillError
 from eukhe.timing import timing
 from eukhe.ui import PROMPT
 from eukhe.ui.approvals import Approvals
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store's half (SQLAlchemy, DBOS) loads in the boot thread (`_open`)
+    from eukhe.run.context import ProcessContext
+    from eukhe.run.drive import Answer, SessionDriver
     from eukhe.ui.session_runtime import SessionRuntime
 
 
@@ -67,9 +73,9 @@ class Session:
     durable: SessionRuntime | None = None  # the store and the runtime, once open
     failed: str = ""  # why the session cannot run (settings, model, store), once booting failed
     ready: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Future[None] | None = None  # the run at work, its follow-ups included
-    begun: asyncio.Event = field(default_factory=asyncio.Event)  # `task` has started its first run
-    children: asyncio.Future[None] | None = None
+    driver: SessionDriver | None = None  # the session's loop, once the store is open
+    pending: asyncio.Future[None] | None = None  # a request typed before the store opened, until sent
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)  # waits for what the loop gives back
     looked: asyncio.Future[None] | None = None  # the look at the server's models (`_look`)
     restore: Callable[[str], None] = lambda text: None  # puts text back into the prompt
     known: list[str] = field(default_factory=list)  # the home's sessions, for /session's completion
@@ -77,8 +83,7 @@ class Session:
     fresh: str = ""  # -c found no session in this folder: said once it opens
     approvals: Approvals = field(init=False)  # the person who answers its runs' permission asks
     unlisted: Callable[[], str | None] = lambda: None  # whether the server lists the model (`ai.listed`)
-    aborting: bool = False  # Ctrl-C was pressed and the run at work has not ended yet
-    held: list[str] = field(default_factory=list)  # typed since that Ctrl-C: the next run's prompt
+    held: list[str] = field(default_factory=list)  # kept since a Ctrl-C: shown as the next run's prompt
     current: str | None = None  # the run at work, or the last one, once started
     began: bool = False  # a run with a prompt started here: the session's SessionStart hooks fired
 
@@ -93,6 +98,11 @@ class Session:
         and the prompt stays (its commands work)."""
         try:
             await asyncio.to_thread(self._open)
+            assert self.made is not None
+            poll = timing().agent_child_poll
+            runs = AgentRuns(self, self.opened.process)
+            if self.driver is None:  # a boot again (/model) keeps the session's loop
+                self.driver = self.opened.driver(runs, self.id, self.cwd, self.made.spec(None), poll)
         except Exception as e:
             self.failed = str(e) or type(e).__name__
             hint = "; /model provider/model opens it with that model" if self.made is None else ""
@@ -117,9 +127,19 @@ class Session:
         await self.sessions()
         if self.options.session is not None:
             await self._reopened()
-        if not self.working and await self._waiting():  # messages a closed terminal left queued
-            self._go(None)
-        self._watch_children()
+        if self.driver is not None:
+            self.driver.open()  # what a closed terminal left queued, its subagents: the loop looks
+
+    def switch(self, session: str) -> None:
+        """Another session opened here (/session, /fork), with its own loop, watching its own
+        subagents; the last one's loop ends here (no work goes on: its runs are the store's)."""
+        self.id = session
+        old = self.driver
+        if old is not None:
+            old.close()
+            runs = AgentRuns(self, self.opened.process)
+            self.driver = self.opened.driver(runs, session, self.cwd, old.spec, timing().agent_child_poll)
+            self.driver.open()
 
     async def _look(self) -> None:
         """The line for a model its local server does not list (it ignores a wrong name)."""
@@ -194,10 +214,9 @@ class Session:
             self.say(line)
         self.view.todo = todo.json_of((await self.opened.sessions.pins(self.id)).tasks)  # above the prompt
         live = self.opened.in_flight(found)
-        if live:
+        if live and self.driver is not None and self.driver.work.idle():  # nothing typed took the session
             self.say(f"run {live[-1]} is in flight; its end shows here")
-            self.begun = asyncio.Event()
-            self.task = asyncio.ensure_future(self._runs(None, follow=live[-1]))
+            await self.driver.submit(self.opened.request(started=live[-1]))
 
     async def sessions(self) -> list[Any]:
         """The home's sessions (`store.session_runs.Row`), the newest last; `known` keeps their ids."""
@@ -245,11 +264,14 @@ class Session:
         self.view.add(event("say", text))
 
     def started(self, run: str, prompt: str | None) -> None:
+        if self.held and prompt:  # what was kept since a Ctrl-C: shown as its prompt now
+            self.view.lines.append(Line(f"{PROMPT}{prompt}", "bold"))
+            self.held.clear()
         self.current = run
-        self.begun.set()
         self.view.started(run, prompt)
 
     def ended(self, run: str | None, outcome: RunOutcome) -> None:
+        self.view.ended()
         out = outcome.json()
         self.view.add(event("outcome", outcome_text(out), run, out))
 
@@ -260,193 +282,166 @@ class Session:
 
     @property
     def working(self) -> bool:
-        return self.task is not None and not self.task.done()
+        """A work goes on (as the session loop's rule has it), or a request waits for the store."""
+        if self.pending is not None and not self.pending.done():
+            return True
+        return self.driver is not None and not self.driver.work.idle()
+
+    @property
+    def aborting(self) -> bool:
+        """Ctrl-C was pressed and the work it cancels goes on: what is sent now is kept."""
+        return self.working and self.driver is not None and self.driver.work.cancelled_at is not None
+
+    @property
+    def ran(self) -> bool:
+        """A run of the session started here."""
+        return self.driver is not None and bool(self.driver.run)
 
     def ask(self, text: str) -> None:
-        """The user's message at an idle prompt: the session's next run."""
-        self._go(text)
+        """The user's message at an idle prompt: the session's next request."""
+        self.pending = asyncio.ensure_future(self._send(text))
 
     async def steer(self, text: str, after: bool = False) -> None:
-        """A message typed while the run works: a steer (it enters at the next round end)
-        or, `after`, a follow-up (the next run's prompt). Queued in the store once the run
-        has started (typed before the store opened, say): after its prompt, never before."""
-        await self.ready.wait()
-        if self.failed:
-            return
-        if self.task is not None and not self.task.done():
-            await _either(self.begun, self.task)  # or it ended with none started: the next run takes it
-        try:
-            rid = await asyncio.to_thread(self.opened.queue, self.id, text, after)
-        except Exception as e:
-            self.say(f"not queued ({e}); it is back in the prompt")
-            self.restore(text)
-            return
-        self.view.queue(Queued(rid, "follow-up" if after else "steer", text))
+        """A message typed while a work goes on: a steer (it enters at the next round end),
+        or, `after`, a follow-up; typed after Ctrl-C, the next request. The session loop's
+        rule says which; sent after the request typed before it."""
+        pending = self.pending
+        if pending is not None and not pending.done():
+            await asyncio.wait({pending})
+        await self._send(text, after)
 
     def hold(self, text: str) -> None:
-        """A message typed after Ctrl-C, before the run it aborts has ended: not a steer of
-        that run (whose steers come back to the prompt), but the prompt of the next one."""
-        self.held.append(text)
-        self.view.note = "sent once the aborted run has ended"
+        """A message typed after Ctrl-C, before the run it aborts has ended: the rule keeps it
+        as the next request."""
+        self._keep(self.steer(text))
 
     def abort(self) -> None:
-        """Ctrl-C while the run works: it ends aborted within its grace (one still waiting
-        for the store to open never starts)."""
-        if self.durable is not None:
-            self.aborting = True
-            self.durable.process.interrupt()
-        elif self.task is not None:
-            self.task.cancel()
+        """Ctrl-C while a work goes on: the rule cancels it (its run ends aborted within its
+        grace); a request still waiting for the store to open never starts."""
+        if self.pending is not None and not self.pending.done() and self.driver is None:
+            self.pending.cancel()
             self.say("aborted before it started: the store was still opening")
+        elif self.driver is not None:
+            self.driver.cancel()
 
-    # ---------------------------------------------------------------- the runs
-
-    def _go(self, prompt: str | None) -> None:
-        self.begun = asyncio.Event()  # a new one: a steer still waiting for the last task waits for that
-        self.task = asyncio.ensure_future(self._runs(prompt))
-
-    async def _runs(self, prompt: str | None, follow: str | None = None) -> None:
-        """The run of `prompt` (or the run `follow`, in flight already), then one for what
-        waits for the session (steers no round end took, follow-ups, children's reports),
-        until nothing waits or one is aborted."""
+    async def _send(self, text: str, after: bool = False) -> None:
+        """`text` to the session loop, once the store is open; shown as the rule made it: a
+        run, a queued message, or kept past a Ctrl-C."""
         await self.ready.wait()
-        if self.failed:
-            self.say(f"the session cannot run: {self.failed}")
+        if self.failed or self.driver is None:
+            self.say(f"the session cannot run: {self.failed or 'it is not open'}")
             return
-        try:
-            await self._go_on(prompt, follow)
-        finally:
-            self.aborting = False
-            for text in self.held:  # never sent (a run that could not start): back in the prompt
-                self.restore(text)
-            self.held.clear()
-
-    async def _go_on(self, prompt: str | None, follow: str | None) -> None:
-        while True:
-            try:
-                out = await self._run(prompt, follow)
-                follow = None
-            except Exception as e:  # a run that could not start: said with its cause
-                self.say(f"the run did not start: {type(e).__name__}: {e}")
-                return
-            aborted = out.outcome is Ending.ABORTED
-            if aborted:
-                await self._withdraw()
-            self.aborting = False
-            if self.held:  # typed since a Ctrl-C: the next run, whatever the last one's end
-                prompt = "\n\n".join(self.held)
-                self.held.clear()
-                self.view.lines.append(Line(f"{PROMPT}{prompt}", "bold"))
-                continue
-            if aborted:
-                return
-            if not await self._waiting():
-                self._watch_children()
-                return
-            prompt = None
-
-    async def _run(self, prompt: str | None, follow: str | None = None) -> RunOutcome:
         assert self.made is not None
-        loop = asyncio.get_running_loop()
+        request = self.opened.request(self.made.spec(text), after)
+        try:
+            answer = await self.driver.submit(request)
+        except (SkillError, ImageError) as e:
+            self.say(str(e))
+            return
+        except Exception as e:  # a run that could not start: said with its cause
+            self.say(f"the run did not start: {type(e).__name__}: {e}")
+            return
+        if request.did is drive.Do.HOLD:
+            self.held.append(text)
+            self.view.note = "sent once the aborted run has ended"
+        if request.did is drive.Do.QUEUE:
+            if answer.done() and answer.exception() is not None:
+                self.say(f"not queued ({answer.exception()}); it is back in the prompt")
+                self.restore(text)
+                return
+            self.view.queue(Queued(request.id, "follow-up" if after else "steer", text))
+        if request.did in (drive.Do.QUEUE, drive.Do.HOLD):
+            self._keep(self._given_back(request.id, text, answer))
+
+    async def _given_back(self, queued: str, text: str, answer: asyncio.Future[Answer]) -> None:
+        """A message the rule gave back (a Ctrl-C's, or one whose run could not start) goes
+        back into the prompt."""
+        try:
+            got = await answer
+        except Exception:  # kept past a Ctrl-C, its run could not start
+            got = None
+        if got is None or got.withdrawn:
+            if queued:
+                self.view.unqueue([queued])
+            if text in self.held:
+                self.held.remove(text)
+            self.restore(text)
+
+    def _keep(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def spec_of(self, prompt: str | None) -> RunSpec:
+        """The spec of the session's next run as the session stands now: its prompt's skills
+        expanded and files attached, its instruction files read again, its SessionStart hooks
+        with its first prompt."""
+        assert self.made is not None
         attached: Attached | None = None
         if prompt is not None:
             typed = prompt
-            try:
-                prompt = self.made.expand(prompt)
-                attached = await asyncio.to_thread(self.made.attach, prompt, typed)  # @path, images
-            except (SkillError, ImageError) as e:
-                self.say(str(e))
-                return RunOutcome(Ending.FAILED, message=str(e))
+            prompt = self.made.expand(prompt)
+            attached = await asyncio.to_thread(self.made.attach, prompt, typed)  # @path, images
             for line in attached.said:
                 self.say(line)
             prompt = attached.prompt
-        self.opened.process.stop = (loop, asyncio.Event())
         changed = await asyncio.to_thread(self.made.instructions_changed)  # a new run's turn: read again
         if changed is not None:
             self.made = dataclasses.replace(self.made, instructions=changed.instructions)
             self.say(changed.said)
-        if follow is not None:  # a run in flight already: shown as started here
-            self.started(follow, prompt)
         spec = self.made.spec(prompt, attached)
         if prompt is not None and not self.began:  # its SessionStart hooks fire with it
             self.began = True
             spec = dataclasses.replace(spec, session_start="resume" if self.options.session else "startup")
-        try:  # a new run shows as started through `started`, once the runtime has its id
-            out = await self.opened.runtime.run(spec, self.id, follow)
-        finally:
-            self.view.ended()
-        self.ended(self.current, out)
-        return out
+        return spec
 
-    async def _waiting(self) -> int:
-        """Messages waiting for the session's next run (steers, follow-ups, reports)."""
-        try:
-            return await asyncio.to_thread(self.opened.queued, self.id)
-        except Exception as e:
-            self.say(f"the session's waiting messages could not be read: {e}")
-            return 0
-
-    async def _withdraw(self) -> None:
-        """After Ctrl-C, the messages typed meanwhile go back to the prompt, not to a run."""
-        for q in list(self.view.queued):
-            with contextlib.suppress(Exception):
-                if await asyncio.to_thread(self.opened.withdraw, q.id):
-                    self.view.unqueue([q.id])
-                    self.restore(q.text)
-
-    # ---------------------------------------------------------------- subagents
-
-    def _watch_children(self) -> None:
-        if self.children is None or self.children.done():
-            self.children = asyncio.ensure_future(self._children())
-
-    async def _children(self) -> None:
-        """While the session's subagents work: their lines, and when the prompt is idle
-        and a report waits, the session's next run with it."""
-        while True:
-            try:
-                live = await self.opened.live_children(self.id)
-                found = await self.opened.sessions.subagents() if live else []
-            except Exception as e:
-                self.say(f"the session's subagents could not be read: {e}")
-                return
-            self.view.children = [k for k in found if k.get("session") == self.id]
-            if not self.working and await self._waiting():
-                self._go(None)
-            if not live:
-                return
-            await asyncio.sleep(timing().agent_child_poll)
+    async def subagents(self, session: str) -> list[str]:
+        """The session's subagents at work, their lines drawn."""
+        live = await self.opened.live_children(session)
+        found = await self.opened.sessions.subagents() if live else []
+        self.view.children = [k for k in found if k.get("session") == session]
+        return live
 
     # ---------------------------------------------------------------- closing
 
     async def close(self) -> None:
-        """Leave: a run at work is left to the owner (it finishes it), and the children's
-        reports stay owed to the session's next run."""
+        """Leave: the session loop's rule says what its end is (a run at work left to the
+        owner, which finishes it; else SessionEnd, the subagents' reports owed to the
+        session's next run)."""
         await self.ready.wait()
-        if self.working or self.failed or self.durable is None:
-            leave(0)  # the owner takes up a run left in flight once this process is gone
-        durable = self.opened
-        if self.began and self.current is not None:  # its SessionEnd hooks, each bounded
-            with contextlib.suppress(Exception):
-                await durable.runtime.session_end(self.cwd, self.id, self.current, "prompt_input_exit")
+        if self.pending is not None and not self.pending.done():
+            self.pending.cancel()
+        if self.failed or self.durable is None or self.driver is None:
+            leave(0)
+            return
+        left = await self.driver.closed()
+        if left or not self.driver.work.idle():  # the owner takes up a run left in flight
+            leave(0)
         with contextlib.suppress(Exception):
-            if await durable.live_children(self.id):
-                await asyncio.to_thread(durable.close_parent, self.id)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.to_thread(durable.close), timeout=5)
+            await asyncio.wait_for(asyncio.to_thread(self.opened.close), timeout=5)
 
 
-async def _either(event: asyncio.Event, task: asyncio.Future[None]) -> None:
-    """Until `event` is set or `task` has ended."""
+@dataclass
+class AgentRuns:
+    """The agent's runs as the session loop asks for them (`run.drive.Runs`): each run's spec
+    made from the person's text as the session stands when it starts."""
 
-    async def is_set() -> None:
-        await event.wait()
+    session: Session
+    process: ProcessContext
+    deadline: Deadline | None = None
 
-    waiting = asyncio.ensure_future(is_set())
-    try:
-        await asyncio.wait({waiting, task}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiting.cancel()
+    async def start(self, spec: RunSpec, session: str) -> str:
+        made = await self.session.spec_of(spec.prompt)
+        return await self.session.opened.runtime.start(made, session)
+
+    async def result(self, run: str) -> RunOutcome:
+        return await self.session.opened.runtime.result(run)
+
+    async def live_children(self, session: str) -> list[str]:
+        return await self.session.subagents(session)
+
+    async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
+        await self.session.opened.runtime.session_end(cwd, session, run, reason)
 
 
 def _notices(cwd: Path) -> tuple[str, ...]:

@@ -11,12 +11,14 @@ import asyncio
 from pathlib import Path
 
 from eukhe.json_types import JsonObject
-from eukhe.rules.child import Fate
+from eukhe.rules import drive
 from eukhe.run.context import ProcessContext
+from eukhe.run.drive import Request, Runs, SessionDriver
 from eukhe.run.home_store import FOLLOWUP, STEER, Chat, ChatStore
 from eukhe.run.permit import Asker
 from eukhe.run.session_service import RunStatus, Sessions
 from eukhe.run.sink import RunSink
+from eukhe.run.spec import RunSpec
 from eukhe.runtime import Runtime, open_runtime
 from eukhe.settings import memory_settings
 
@@ -48,20 +50,19 @@ class SessionRuntime:
     async def live_children(self, session: str) -> list[str]:
         return await self.runtime.live_children(session)
 
-    def queue(self, session: str, text: str, after: bool) -> str:
-        """A message typed while a run works, queued in the store: a steer, or, `after`,
-        a follow-up. Its id."""
-        return str(self.process.reports().say(session, FOLLOWUP if after else STEER, text))
+    @staticmethod
+    def driver(runs: Runs, session: str, cwd: Path, spec: RunSpec, poll: float) -> SessionDriver:
+        """The session's loop (`run.drive`) with the agent's face: its subagents looked at
+        every `poll` s while the prompt is idle; SessionEnd's reason, the person's exit."""
+        work = drive.idle(drive.AGENT, int(poll * 1000))
+        return SessionDriver(runs, session, cwd, work, spec, reason="prompt_input_exit")
 
-    def queued(self, session: str) -> int:
-        return int(self.process.reports().queued(session))
-
-    def withdraw(self, message: str) -> bool:
-        """Whether the queued message went back (no run took it yet)."""
-        return bool(self.process.reports().withdraw(message) is Fate.WITHDRAWN)
-
-    def close_parent(self, session: str) -> None:
-        self.process.reports().close_parent(session)
+    @staticmethod
+    def request(spec: RunSpec | None = None, after: bool = False, started: str | None = None) -> Request:
+        """A person's request (`spec`'s prompt what they typed; `started`: a run in flight
+        already, followed): while a run works, a steer, or, `after`, a follow-up."""
+        text = (spec.prompt or "") if spec is not None else ""
+        return Request(spec, started, text, FOLLOWUP if after else STEER)
 
     def chat(self, settings: JsonObject) -> tuple[ChatStore, Chat]:
         """The chat as the store has it now, to read (the owner writes it); close the
