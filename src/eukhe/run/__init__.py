@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from eukhe.run.checkpoint import CheckpointError, Shadow, plan, project_of
     from eukhe.run.context import ProcessContext, begin
     from eukhe.run.deadline import TIMEOUT, Deadline, DurationError, duration
-    from eukhe.run.drive import Answer, Request, SessionDriver
+    from eukhe.run.drive import Answer, Request, Runs, SessionDriver
     from eukhe.run.handles import RunTable
     from eukhe.run.home_store import (
         FOLLOWUP,
@@ -83,6 +83,7 @@ __all__ = [
     "RunSpec",
     "RunStatus",
     "RunTable",
+    "Runs",
     "Runtime",
     "SessionDriver",
     "SessionRow",
