@@ -5,7 +5,7 @@ line at a time; each tool call and its result; notes, retries, waits that ended)
 print above a live area at the bottom, which holds the line being streamed, the
 subagents, the queued messages, the status line (what the run waits for now and
 its exit, its budgets) and the prompt. The prompt is editable at once; the store
-opens behind it (`Session.boot`).
+opens behind it (`AgentSession.boot`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from eukhe.terminal import neutralized
 from eukhe.ui import PROMPT, commands
 from eukhe.ui.instructed import ask_changed
 from eukhe.ui.paths import Files
-from eukhe.ui.session import Options, Session
+from eukhe.ui.session import AgentSession, Options
 from eukhe.ui.trust import ask_once
 from eukhe.ui.typeahead import TypeAhead
 
@@ -147,7 +147,7 @@ class Agent:
     def __init__(self, options: Options, home: Path, history: History | None = None) -> None:
         self.view = View()
         self.home = home
-        self.session = Session(self.view, options, self._post)
+        self.session = AgentSession(self.view, options, self._post)
         self.files = Files(self.session.cwd)  # for `@` completion
         self.session.restore = self._restore
         self.session.approvals.changed = self._asked
@@ -467,7 +467,7 @@ class Agent:
         try:
             code = await self.app.run_async()
         finally:
-            if held is not None:  # before anything that may end the process (`Session.close`)
+            if held is not None:  # before anything that may end the process (`AgentSession.close`)
                 held.restore()
             for task in self._tasks:
                 task.cancel()

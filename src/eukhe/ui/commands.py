@@ -34,7 +34,7 @@ from eukhe.run.spec import SessionSetup, setup
 from eukhe.settings import SettingsError, home, resolve
 from eukhe.settings.permissions import permissions_in_force
 from eukhe.skills import agents_listing, load_agents
-from eukhe.ui.session import Session
+from eukhe.ui.session import AgentSession
 
 if TYPE_CHECKING:  # the store's half loads with the session's store (ui/session.py)
     from eukhe.run.home_store import Chat, ChatStore
@@ -52,10 +52,10 @@ class Command:
     name: str
     args: str  # how its arguments read in /help
     says: str
-    run: Callable[[Session, str], Awaitable[list[str]]]
+    run: Callable[[AgentSession, str], Awaitable[list[str]]]
 
 
-async def _help(s: Session, arg: str) -> list[str]:
+async def _help(s: AgentSession, arg: str) -> list[str]:
     lines = [f"/{c.name}{' ' + c.args if c.args else ''}: {c.says}" for c in COMMANDS.values()]
     keys = [
         "Enter sends; Alt+Enter or Ctrl-J inserts a newline.",
@@ -70,7 +70,7 @@ async def _help(s: Session, arg: str) -> list[str]:
     return lines + keys
 
 
-async def _model(s: Session, arg: str) -> list[str]:
+async def _model(s: AgentSession, arg: str) -> list[str]:
     if not arg:
         known = ", ".join(models(s)) or "none in the settings"
         return [f"model: {s.made.model if s.made else '(not set)'}", f"configured: {known}"]
@@ -90,7 +90,7 @@ async def _model(s: Session, arg: str) -> list[str]:
     return [f"model: {arg} (the session's next runs)"]
 
 
-def _keep(s: Session, made: SessionSetup) -> None:
+def _keep(s: AgentSession, made: SessionSetup) -> None:
     """A new setup for the session's next runs, carrying how its runs were made."""
     was = s.made
     s.made = (
@@ -105,7 +105,7 @@ def _keep(s: Session, made: SessionSetup) -> None:
 OWN = "the model's own"
 
 
-async def _effort(s: Session, arg: str) -> list[str]:
+async def _effort(s: AgentSession, arg: str) -> list[str]:
     """The reasoning effort of the next runs: low, medium, high, the provider's own name, or off
     (the model's own); over `models.<m>.reasoningEffort`."""
     if s.made is None:
@@ -127,7 +127,7 @@ async def _effort(s: Session, arg: str) -> list[str]:
     return [refused] if refused else [f"reasoning effort: {now or OWN} (the next runs)"]
 
 
-async def _sessions(s: Session, arg: str) -> list[str]:
+async def _sessions(s: AgentSession, arg: str) -> list[str]:
     rows = await s.sessions()
     if not rows:
         return ["no sessions yet"]
@@ -140,7 +140,7 @@ async def _sessions(s: Session, arg: str) -> list[str]:
     return out
 
 
-async def _session(s: Session, arg: str) -> list[str]:
+async def _session(s: AgentSession, arg: str) -> list[str]:
     if not arg:
         return [f"session: {s.id}"]
     if s.working:
@@ -158,12 +158,12 @@ async def _session(s: Session, arg: str) -> list[str]:
     return out
 
 
-async def _relisted(s: Session) -> None:
+async def _relisted(s: AgentSession) -> None:
     """The task list above the prompt: the one of the session now open, as it stands."""
     s.view.todo = todo.json_of((await _durable(s).sessions.pins(s.id)).tasks)
 
 
-async def _fork(s: Session, arg: str) -> list[str]:
+async def _fork(s: AgentSession, arg: str) -> list[str]:
     if s.working:
         raise CommandError("a run is at work: fork the session once it ends")
     if arg and not arg.isdigit():
@@ -186,7 +186,7 @@ async def _fork(s: Session, arg: str) -> list[str]:
 REWIND_PARTS = ("files", "conversation", "both")
 
 
-async def _rewind(s: Session, arg: str) -> list[str]:
+async def _rewind(s: AgentSession, arg: str) -> list[str]:
     """`/rewind`: the runs to go back before; `/rewind N [files|conversation|both]`: the plan;
     the same with `yes` at its end: done."""
     if s.working:
@@ -224,7 +224,7 @@ async def _rewind(s: Session, arg: str) -> list[str]:
 REWIND_USE = "/rewind N [files|conversation|both] shows the plan, and with yes at its end applies it"
 
 
-async def _rewind_files(s: Session, n: int, yes: bool) -> list[str]:
+async def _rewind_files(s: AgentSession, n: int, yes: bool) -> list[str]:
     """The files' part of `/rewind`: the plan, or done (files changed by hand since are kept)."""
     assert s.made is not None
     shadow = Shadow(project_of(s.made.cwd), home())
@@ -243,7 +243,7 @@ async def _rewind_files(s: Session, n: int, yes: bool) -> list[str]:
     return [f"the files: restored {len(chosen)} to before run {name}{kept}"]
 
 
-async def _memory(s: Session, arg: str) -> list[str]:
+async def _memory(s: AgentSession, arg: str) -> list[str]:
     def read() -> list[str]:
         store, chat = _chat(s)
         try:
@@ -254,7 +254,7 @@ async def _memory(s: Session, arg: str) -> list[str]:
     return await asyncio.to_thread(read)
 
 
-async def _zoom(s: Session, arg: str) -> list[str]:
+async def _zoom(s: AgentSession, arg: str) -> list[str]:
     parts = arg.split()
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
         raise CommandError("/zoom ID N: two whole numbers, as the view names a line ID+N")
@@ -272,21 +272,21 @@ async def _zoom(s: Session, arg: str) -> list[str]:
     return got.splitlines()
 
 
-def _durable(s: Session) -> SessionRuntime:
+def _durable(s: AgentSession) -> SessionRuntime:
     try:
         return s.opened
     except RuntimeError as e:  # not open: the command's line says why
         raise CommandError(str(e)) from None
 
 
-def _chat(s: Session) -> tuple[ChatStore, Chat]:
+def _chat(s: AgentSession) -> tuple[ChatStore, Chat]:
     """The chat as the store has it now, to read (the owner writes it)."""
     durable = _durable(s)
     assert s.made is not None  # made before the store opens
     return durable.chat(s.made.settings)
 
 
-async def _status(s: Session, arg: str) -> list[str]:
+async def _status(s: AgentSession, arg: str) -> list[str]:
     out = [f"session {s.id or '(opening)'}: {s.view.status()}"]
     try:
         got = await ask_once(home(), RequestKind.STATUS)
@@ -302,14 +302,14 @@ async def _status(s: Session, arg: str) -> list[str]:
     return out
 
 
-async def _settings(s: Session, arg: str) -> list[str]:
+async def _settings(s: AgentSession, arg: str) -> list[str]:
     try:
         return list((await asyncio.to_thread(resolve, s.cwd)).lines())
     except SettingsError as e:
         raise CommandError(str(e)) from None
 
 
-async def _permissions(s: Session, arg: str) -> list[str]:
+async def _permissions(s: AgentSession, arg: str) -> list[str]:
     o = s.options
     try:
         return await asyncio.to_thread(permissions_in_force, s.cwd, None, o.sandbox, o.approval)
@@ -317,7 +317,7 @@ async def _permissions(s: Session, arg: str) -> list[str]:
         raise CommandError(str(e)) from None
 
 
-async def _hooks(s: Session, arg: str) -> list[str]:
+async def _hooks(s: AgentSession, arg: str) -> list[str]:
     """The hooks in effect here, by event, and what was held back (`eukhe hooks list`)."""
     try:
         got = await asyncio.to_thread(load_hooks, s.cwd, os.environ)
@@ -326,7 +326,7 @@ async def _hooks(s: Session, arg: str) -> list[str]:
     return hooks_listing(got, s.cwd)
 
 
-async def _open(s: Session, arg: str) -> list[str]:
+async def _open(s: AgentSession, arg: str) -> list[str]:
     results = s.view.results
     if not results:
         raise CommandError("no tool result yet")
@@ -342,7 +342,7 @@ async def _open(s: Session, arg: str) -> list[str]:
     return [head, *e.text.splitlines()]
 
 
-async def _context(s: Session, arg: str) -> list[str]:
+async def _context(s: AgentSession, arg: str) -> list[str]:
     """What the system prompt holds besides the chat's view: the instruction files and their
     sizes (read once a session; a change enters at the next turn)."""
     if s.made is None:
@@ -350,7 +350,7 @@ async def _context(s: Session, arg: str) -> list[str]:
     return s.made.instructions.lines()
 
 
-async def _mcp(s: Session, arg: str) -> list[str]:
+async def _mcp(s: AgentSession, arg: str) -> list[str]:
     """The MCP servers in effect here, each started, listed and closed (`eukhe mcp list`);
     `/mcp reconnect NAME` (or `/mcp NAME`) tries one again. A run starts its own."""
     try:
@@ -369,7 +369,7 @@ async def _mcp(s: Session, arg: str) -> list[str]:
     return [*said, *(check.tested(rows[0]) if name else check.listing(rows))]
 
 
-async def _agents(s: Session, arg: str) -> list[str]:
+async def _agents(s: AgentSession, arg: str) -> list[str]:
     """The subagents users define, read again (the session's next runs take them), and each
     definition that did not load, with why."""
     if s.made is None:
@@ -385,12 +385,12 @@ async def _agents(s: Session, arg: str) -> list[str]:
     return agents_listing(got.agents, got.diagnostics)
 
 
-async def _usage(s: Session, arg: str) -> list[str]:
+async def _usage(s: AgentSession, arg: str) -> list[str]:
     """Tokens and cost: the run at work (or the last), the session's, the context's fill."""
     return s.view.usage_lines()
 
 
-async def _quit(s: Session, arg: str) -> list[str]:
+async def _quit(s: AgentSession, arg: str) -> list[str]:
     return []  # the app leaves (a run at work is left to the owner)
 
 
@@ -433,7 +433,7 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def models(s: Session) -> list[str]:
+def models(s: AgentSession) -> list[str]:
     """The models the settings name: the model, the auxiliary model, `models` and
     `allowedModels`, and each configured provider as `provider/`."""
     settings = s.made.settings if s.made else {}
@@ -447,7 +447,7 @@ def models(s: Session) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def command_of(text: str, s: Session) -> tuple[Command | None, str]:
+def command_of(text: str, s: AgentSession) -> tuple[Command | None, str]:
     """The command a line names and its argument; (None, why) for a `/word` that names
     no command, template or skill; (None, "") for a message."""
     if not text.startswith("/") or text.startswith("//"):
@@ -466,7 +466,7 @@ def command_of(text: str, s: Session) -> tuple[Command | None, str]:
     return None, f"unknown command /{word}: /help lists the commands and templates"
 
 
-async def run_command(cmd: Command, s: Session, arg: str) -> None:
+async def run_command(cmd: Command, s: AgentSession, arg: str) -> None:
     """Run a command; its lines (or the one line that says why it failed) to the view."""
     try:
         lines = await cmd.run(s, arg)
@@ -478,7 +478,7 @@ async def run_command(cmd: Command, s: Session, arg: str) -> None:
         s.add(event("say", line))
 
 
-def completions(text: str, s: Session, sessions_known: Iterable[str] = ()) -> list[tuple[str, str]]:
+def completions(text: str, s: AgentSession, sessions_known: Iterable[str] = ()) -> list[tuple[str, str]]:
     """What `text` (the prompt so far) completes to: (the completed text, what it is)."""
     if not text.startswith("/"):
         return []

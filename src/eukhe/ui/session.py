@@ -63,7 +63,7 @@ class Options:
 
 
 @dataclass
-class Session:
+class AgentSession:
     view: View
     options: Options
     post: Callable[[Callable[[], None]], None]  # run on the app's loop, from any thread
@@ -426,7 +426,7 @@ class AgentRuns:
     """The agent's runs as the session loop asks for them (`run.drive.Runs`): each run's spec
     made from the person's text as the session stands when it starts."""
 
-    session: Session
+    session: AgentSession
     process: ProcessContext
     deadline: Deadline | None = None
 

@@ -1,5 +1,5 @@
 """The interactive session's runtime half: the store, the runtime and the runs.
-`Session` loads this module in its boot thread, the one import of the agent made
+`AgentSession` loads this module in its boot thread, the one import of the agent made
 inside a function: DBOS and SQLAlchemy take a second on a slow machine, and the
 prompt comes first. Everything the session and its commands ask of the store goes
 through `SessionRuntime`: its runs through the runtime (`run.runtime.Runtime`), its
