@@ -15,7 +15,7 @@ of their own.
   the face holds (`Face.holds`) goes on: a message waiting starts the session's next run
   (RUN), subagents at work hold its answer and are looked at every `poll` ms (LOOK) until
   none works and nothing waits; any other end answers the work (RESPOND) once
-  (`drive_answered_once`, the editor's `acp_prompt_answered_once`);
+  (`acp_prompt_answered_once`, walked with the editor's face);
 - a cancel (CANCEL) aborts the run at work (ABORT), once; the work is answered
   `cancelled` when it ends, at once when held, or at the cancel plus the face's grace
   (`CANCEL_GRACE_MS`, the command line's `RECORDED_MS`), whichever comes first (`drive_cancel_within_grace`);
