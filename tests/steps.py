@@ -8,10 +8,10 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from eukhe.events import ShowEvent
 from eukhe.json_types import JsonObject
 from eukhe.memory.access import Memory
 from eukhe.run.spec import RunSpec
-from eukhe.run.steps import Show
 
 
 @dataclass
@@ -19,7 +19,9 @@ class Kept:
     starts: bool = True
     started: list[RunSpec] = field(default_factory=list)
 
-    async def view(self, chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int) -> str:
+    async def view(
+        self, chat: Memory, settle_ms: int, show: ShowEvent, cancel: asyncio.Event, pinned: int
+    ) -> str:
         raise AssertionError("no view is pinned here")
 
     async def start_child(self, cid: str, spec: RunSpec, watch: JsonObject) -> None:

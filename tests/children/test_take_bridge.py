@@ -31,6 +31,7 @@ import pytest
 
 from eukhe.ai.reply import Done, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
+from eukhe.events import ShowEvent
 from eukhe.json_types import JsonObject
 from eukhe.laws import child_take as law
 from eukhe.laws.child_take import TAKES, DCfg, In, Op, Sys
@@ -38,7 +39,6 @@ from eukhe.memory.access import Memory
 from eukhe.run.delivery import Delivery
 from eukhe.run.loop import RunLoop
 from eukhe.run.spec import RunSpec
-from eukhe.run.steps import Show
 from eukhe.store.reports import Reports
 
 T = TypeVar("T")
@@ -190,7 +190,9 @@ class Bridged:
     async def sleep(self, seconds: float) -> None:
         return None
 
-    async def view(self, chat: Memory, settle_ms: int, show: Show, cancel: asyncio.Event, pinned: int) -> str:
+    async def view(
+        self, chat: Memory, settle_ms: int, show: ShowEvent, cancel: asyncio.Event, pinned: int
+    ) -> str:
         raise AssertionError("no view is pinned here")
 
     async def start_child(self, cid: str, spec: RunSpec, watch: JsonObject) -> None:

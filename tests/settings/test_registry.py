@@ -52,7 +52,8 @@ PROBE = textwrap.dedent(
             open(os.path.join(project, extra)).close()
         spec = made.spec("hello")
         here = ProcessContext()
-        async with assemble(spec, "s1/0001", asyncio.Event(), here, Kept(starts=False)) as parts:
+        handle = here.runs.begin("s1/0001", asyncio.Event())
+        async with assemble(spec, handle, here, Kept(starts=False)) as parts:
             await parts.provider.close()
         hooks = session_hooks(Path(project), "s1", "s1/0001", here, asyncio.Event())
         print(json.dumps(sorted(set(opened))))
