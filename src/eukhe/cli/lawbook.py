@@ -96,7 +96,8 @@ def table(report: Report) -> None:
             out.write(f"  {f}\n")
     survivors = [m for m in report.mutants if not m.killed_by]
     for m in survivors:
-        out.write(f"\nSURVIVED {m.area} mutant {m.name!r} ({m.rule}): no law fails on it\n")
+        why = m.how or "no law fails on it"
+        out.write(f"\nSURVIVED {m.area} mutant {m.name!r} ({m.rule}): {why}\n")
     n = len(report.laws)
     passed = sum(1 for _, v in report.laws if v.passed)
     killed = sum(1 for m in report.mutants if m.killed_by)

@@ -981,6 +981,39 @@ def sample_cfg(seed: int) -> ACfg:
     )
 
 
+MEANT = {
+    "a turn answered again when its run ends after the grace": "acp_prompt_answered_once",
+    "a run ending during a cancel left unanswered (waits for the grace)": "acp_prompt_answered_once",
+    "the run's own reason after a cancel": "acp_prompt_answered_once",
+    "a cancel answered at once, before its run stops": "acp_prompt_answered_once",
+    "the close aborts the run": "acp_prompt_answered_once",
+    "the close answers the turn": "acp_prompt_answered_once",
+    "the cancel's grace a ms late": "acp_prompt_answered_once",
+    "wake forgets the cancel's grace": "acp_prompt_answered_once",
+    "answer_of: a cut answer told end_turn": "acp_prompt_answered_once",
+    "answer_of: the rounds' cap told as a failure": "acp_prompt_answered_once",
+    "a late answer ends its ask again": "acp_ask_ends",
+    "an ask's deadline a ms late": "acp_ask_ends",
+    "an ask's deadline a ms early": "acp_ask_ends",
+    "the cancel leaves the asks pending": "acp_ask_ends",
+    "an ask sent after the close waits (the first draft)": "acp_ask_ends",
+    "wake forgets the asks' deadlines": "acp_ask_ends",
+    "a run's end answers the turn while its subagents work (the first draft)": "acp_prompt_answered_once",
+    "a report and a cancel race: a held turn answered twice": "acp_prompt_answered_once",
+    "a held turn's cancel waits for the grace": "acp_prompt_answered_once",
+    "a held turn never answered once its subagents are done": "acp_held_for_subagents",
+    "a look after the answer starts a run": "acp_held_for_subagents",
+    "a held turn looks at every tick (busy)": "acp_held_for_subagents",
+    "wake forgets a held turn's look": "acp_held_for_subagents",
+    "a run's end ends its subagents' asks": "acp_ask_ends",
+    "a held turn denies its subagents' asks (the first draft)": "acp_ask_ends",
+    "a setup request with no bound": "acp_setup_bounded",
+    "a setup request answered twice (late work after the failure)": "acp_setup_bounded",
+    "a setup request's bound a ms late": "acp_setup_bounded",
+}
+"""Each break and the law meant to kill it: `eukhe laws` fails one killed first by another."""
+
+
 AREA = Area(
     name="acp",
     model=MODEL,
@@ -1005,4 +1038,5 @@ AREA = Area(
     sample_cfg=sample_cfg,
     laws=LAWS,
     mutants=MUTANTS,
+    meant=MEANT,
 )

@@ -703,6 +703,37 @@ def sample_cfg(seed: int) -> DCfg:
     )
 
 
+MEANT = {
+    "FINISH fires SessionEnd again": "drive_session_end_once",
+    "SessionEnd at the grace, its run still at work": "drive_session_end_once",
+    "SessionEnd on a cut that leaves subagents at work": "drive_session_end_once",
+    "no SessionEnd once the subagents are done": "drive_session_end_once",
+    "FINISH with nothing at work ends nothing": "drive_session_end_once",
+    "the close skips SessionEnd": "drive_session_end_once",
+    "a cut leaves its subagents attached": "drive_session_end_once",
+    "a request while a run works runs beside it": "drive_requests_none_lost",
+    "a request while a work goes on is dropped": "drive_requests_none_lost",
+    "the answer forgets what was queued meanwhile": "drive_requests_none_lost",
+    "the last look finds a request and ends": "drive_requests_none_lost",
+    "a request after a cancel waits for ever": "drive_requests_none_lost",
+    "the last run not said before the next": "drive_each_run_said_once",
+    "the last run said again before the next work": "drive_each_run_said_once",
+    "the grace a second late": "drive_cancel_within_grace",
+    "wake forgets the cancel's grace": "drive_cancel_within_grace",
+    "a held work's cancel waits for the grace": "drive_cancel_within_grace",
+    "the agent holds its answer while subagents work": "drive_answer_not_held",
+    "the idle agent stops watching its subagents": "drive_idle_watch",
+    "every face watches its subagents while idle": "drive_idle_watch",
+    "an idle look finds a report and runs nothing": "drive_idle_watch",
+    "Ctrl-C's queued messages not given back": "drive_cancel_withdraws",
+    "every answer gives the queued messages back": "drive_cancel_withdraws",
+    "what is typed after Ctrl-C steers the stopped run": "drive_kept_after_cancel",
+    "what is typed after Ctrl-C is forgotten": "drive_kept_after_cancel",
+    "what is typed after Ctrl-C runs beside the stopped run": "drive_requests_none_lost",
+}
+"""Each break and the law meant to kill it: `eukhe laws` fails one killed first by another."""
+
+
 AREA = Area(
     name="drive",
     model=MODEL,
@@ -726,4 +757,5 @@ AREA = Area(
     sample_cfg=sample_cfg,
     laws=LAWS,
     mutants=MUTANTS,
+    meant=MEANT,
 )

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 import typing
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -110,6 +110,10 @@ class Area:
     sample_cfg: Callable[[int], Any]  # from one drawn integer: limits beyond the exhaustive bounds
     laws: tuple[Law, ...]
     mutants: tuple[Mutant, ...] = ()
+    # a mutant's name -> the law meant to kill it: killed by another law first, it survives
+    # the law it was written for (`check_mutant`), so `eukhe laws` itself keeps each break
+    # aimed at its law, once a run, not a test walking the area again
+    meant: Mapping[str, str] = field(default_factory=dict)
     ghost_start: Callable[[Any], Any] = lambda cfg: None
     ghost_next: Callable[[Any, Any, Any, Any, Any, Any], Any] = lambda m, cfg, g, s, x, t: None
     samples: int = 300
@@ -883,13 +887,23 @@ def sampled(a: Area, vs: dict[str, Verdict], n: int, failed: dict[str, str], sec
 
 
 def check_mutant(area: Area, mu: Mutant) -> MutantVerdict:
-    """The first law, in table order, that fails on the mutant."""
+    """The first law, in table order, that fails on the mutant; None (it survives) when no
+    law fails, or when the first is not the law `area.meant` names for it (`how` says so)."""
     found = check_exhaustive(area, mu.model, None, stop_at_first=True)
     for law in area.laws:
         if law.name in found:
-            return MutantVerdict(mu.name, mu.rule, area.name, law.name, "exhaustive")
+            return _aimed(area, MutantVerdict(mu.name, mu.rule, area.name, law.name, "exhaustive"))
     failed = check_sampled_laws(area, mu.model, area.samples, shrink=False)
     for law in area.laws:
         if law.name in failed:
-            return MutantVerdict(mu.name, mu.rule, area.name, law.name, "sampled")
+            return _aimed(area, MutantVerdict(mu.name, mu.rule, area.name, law.name, "sampled"))
     return MutantVerdict(mu.name, mu.rule, area.name, None)
+
+
+def _aimed(area: Area, v: MutantVerdict) -> MutantVerdict:
+    """A kill by the law meant for the mutant (or by any, when none is named); else a survivor
+    of the law it was written for, the law that killed it said."""
+    meant = area.meant.get(v.name)
+    if meant is None or meant == v.killed_by:
+        return v
+    return MutantVerdict(v.name, v.rule, v.area, None, f"killed by {v.killed_by}, not by {meant}, its law")
