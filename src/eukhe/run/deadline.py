@@ -112,6 +112,15 @@ class Deadline:
         return cls(float(at), float(seconds))
 
 
+def left_in_flight(run: str, deadline: Deadline | None, now: float) -> RunOutcome:
+    """The outcome of a run this process stopped waiting for (Ctrl-C, a cancel's grace) while
+    it is still at work elsewhere: aborted, or the deadline's failure once it has passed."""
+    message = f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
+    if deadline is not None and deadline.passed(now):
+        return deadline.failure(message)
+    return RunOutcome(Ending.ABORTED, code="aborted", message=message)
+
+
 async def abort_at(deadline: Deadline, cancel: asyncio.Event, clock: waits.Clock | None = None) -> bool:
     """Set the run's `cancel` (its abort, as Ctrl-C sets it) at its deadline; whether it was
     that, not the cancel first (Ctrl-C, `eukhe abort`). The deadline is on the epoch, shared

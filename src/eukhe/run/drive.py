@@ -28,7 +28,7 @@ from eukhe.rules import drive
 from eukhe.rules.child import Fate
 from eukhe.rules.wait import End
 from eukhe.run.context import ProcessContext
-from eukhe.run.deadline import TIMEOUT, Deadline
+from eukhe.run.deadline import TIMEOUT, Deadline, left_in_flight
 from eukhe.run.outcome import Ending, RunOutcome
 from eukhe.run.spec import RunSpec
 from eukhe.store.reports import FOLLOWUP
@@ -397,12 +397,7 @@ class SessionDriver:
         passed = deadline is not None and deadline.passed(time.time())
         out = self.out
         if out is None:
-            message = (
-                f"run {self.run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
-            )
-            if deadline is not None and passed:
-                return deadline.failure(message)
-            return RunOutcome(Ending.ABORTED, code="aborted", message=message)
+            return left_in_flight(self.run, deadline, time.time())
         if self.work.left and deadline is not None and passed and out.code != TIMEOUT:
             return deadline.ended(out, "the session's subagents were still at work")
         return out

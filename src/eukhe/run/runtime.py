@@ -28,7 +28,7 @@ from eukhe.rules.wait import End
 from eukhe.run import instructed
 from eukhe.run.assemble import session_hooks
 from eukhe.run.context import ProcessContext
-from eukhe.run.deadline import Deadline
+from eukhe.run.deadline import Deadline, left_in_flight
 from eukhe.run.drive import Request, SessionDriver
 from eukhe.run.loop import ABORT_GRACE
 from eukhe.run.outcome import Ending, RunOutcome
@@ -262,12 +262,7 @@ class Runtime:
             await waits.race(asyncio.shield(task), _CLOCK.now() + 2 * ABORT_GRACE, None, _CLOCK)
         if not task.done():
             task.cancel()
-            message = (
-                f"run {run} is still in flight elsewhere; eukhe resume finishes it once that one is gone"
-            )
-            if self.deadline is not None and self.deadline.passed(time.time()):
-                return self.deadline.failure(message)
-            return RunOutcome(Ending.ABORTED, code="aborted", message=message)
+            return left_in_flight(run, self.deadline, time.time())
         try:
             out = task.result()
         except Exception as e:  # the workflow itself broke: a failure with its cause, not a traceback
