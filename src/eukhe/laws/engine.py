@@ -121,6 +121,12 @@ class Area:
     cached: Callable[[Any], Any] = lambda m: m  # the model with its steps remembered
     where: str = ""  # "module:attribute" the prover's process imports this area from
     walk_first: bool = False  # a long walk that is one part: dealt first, so it never ends the check alone
+    # a mutant's walk goes through every limit at half the depth before any at the whole: for an
+    # area whose limits differ in kind (a face and its own inputs), where a break that shows under
+    # one limit was found only after the others' whole walks (the drive area's three dearest
+    # mutants: 10 CPU-seconds each, spent on walks that could not kill them; all 26: 47 to 0.6).
+    # Not for areas of many limits of one kind (the run area's 256: 0.06 to 4.5)
+    shallow_first: bool = False
 
 
 @dataclass
@@ -277,21 +283,25 @@ def check_exhaustive(
     found: dict[str, str] = {}
     mine, parts = part
     cfgs = list(area.cfgs())
+    depths = [area.depth]
     if stop_at_first:
         cfgs = [c for pair in zip(cfgs, reversed(cfgs), strict=True) for c in pair][: len(cfgs)]
+        if area.shallow_first:
+            depths = [area.depth // 2, area.depth]
     with _acyclic():
-        for i, cfg in enumerate(cfgs):
-            if i % parts != mine or not area.cfg_valid(cfg):
-                continue
-            r = explore(area, area.cached(model), cfg, area.depth, stop_at_first=stop_at_first)
-            for name, why in r["found"].items():
-                found.setdefault(name, why)
-            if verdicts is not None:
-                for name, n in r["cases"].items():
-                    v = verdicts[name]
-                    v.cases["exhaustive"] = v.cases.get("exhaustive", 0) + n
-            if stop_at_first and found:
-                break
+        for depth in depths:
+            for i, cfg in enumerate(cfgs):
+                if i % parts != mine or not area.cfg_valid(cfg):
+                    continue
+                r = explore(area, area.cached(model), cfg, depth, stop_at_first=stop_at_first)
+                for name, why in r["found"].items():
+                    found.setdefault(name, why)
+                if verdicts is not None:
+                    for name, n in r["cases"].items():
+                        v = verdicts[name]
+                        v.cases["exhaustive"] = v.cases.get("exhaustive", 0) + n
+                if stop_at_first and found:
+                    return found
     return found
 
 
