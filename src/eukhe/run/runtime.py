@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from eukhe.run.spec import RunSpec
 from eukhe.run.tool_runner import run_to_end
 from eukhe.run.workflow import run_workflow
 from eukhe.store import session_runs
-from eukhe.store.durable import Store, gone, takes_recovered
+from eukhe.store.durable import Store, host_of, takes_recovered
 from eukhe.store.session_runs import CHILD_TASK, IN_FLIGHT, NAMES
 from eukhe.timing import timing
 
@@ -62,6 +63,16 @@ _CLOCK = waits.LoopClock()
 
 RESULT_POLL = 0.005
 """Seconds between two looks at the store for the end of a run that says it is ending."""
+
+
+def taken_from(executor: str | None, how: dict[str, str]) -> str:
+    """Where a recovered run comes from, as its line says: another host's executor gone,
+    or this host's process ended (a run a recovery left queued: cut off before)."""
+    if executor is None or executor not in how:
+        return "cut off when its process ended"
+    if host_of(executor) != socket.gethostname():
+        return f"taken up from {how[executor]}"
+    return "cut off when its process ended"
 
 
 @dataclass
@@ -109,9 +120,17 @@ class Runtime:
         no change): runs, subagents' runs and their tasks."""
         pending = await DBOS.list_workflows_async(status=["PENDING"], name=NAMES, load_input=False)
         queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=NAMES, load_input=False)
+        dead = await self._gone({w.executor_id for w in pending if w.executor_id})
         return sorted(
-            [w.workflow_id for w in pending if gone(w.executor_id)] + [w.workflow_id for w in queued]
+            [w.workflow_id for w in pending if w.executor_id in dead] + [w.workflow_id for w in queued]
         )
+
+    async def _gone(self, executors: set[str]) -> dict[str, str]:
+        """The executors among these that are gone (`Store.gone`: their leases on a shared
+        store, their pids on SQLite), each with how it went."""
+        if not executors:
+            return {}
+        return await asyncio.to_thread(self.store.gone, sorted(executors))
 
     async def recover(self, say: Say) -> list[str]:
         """Re-enqueue every workflow whose process is gone, and take in the ones a recovery
@@ -123,16 +142,20 @@ class Runtime:
         takes_recovered(True)
         pending = await DBOS.list_workflows_async(status=["PENDING"], name=NAMES)
         queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=NAMES)
-        dead = sorted({w.executor_id for w in pending if w.executor_id is not None and gone(w.executor_id)})
+        how = await self._gone({w.executor_id for w in pending if w.executor_id})
+        dead = sorted(how)
+        for executor in dead:  # what is left of its connections ends first: it writes no more
+            await asyncio.to_thread(self.store.cut, executor)
         if dead:
             await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
         cut = [w for w in pending if w.executor_id in dead] + queued
         for w in sorted(cut, key=lambda w: w.workflow_id):
             wid, prompt = w.workflow_id, session_runs.prompt_of(w)[:80]
+            whence = taken_from(w.executor_id, how)
             if is_root(wid):
-                say(f"resuming run {wid}, cut off when its process ended: {prompt}")
+                say(f"resuming run {wid}, {whence}: {prompt}")
             elif not is_task(wid):
-                say(f"resuming subagent {name_of(wid)} ({wid}): {prompt}")
+                say(f"resuming subagent {name_of(wid)} ({wid}), {whence}: {prompt}")
         return sorted(w.workflow_id for w in cut if not is_task(w.workflow_id))
 
     async def owner_takes_up(self) -> tuple[list[str], list[str]]:

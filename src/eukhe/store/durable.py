@@ -30,11 +30,13 @@ from dbos import DBOS, DBOSClient, DBOSConfig
 from eukhe import __version__
 from eukhe.home import HomeError, open_home, private_dir, private_file
 from eukhe.json_types import JsonMapping
+from eukhe.rules import fleet
 from eukhe.settings.load import read
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store import guard
 from eukhe.store.codec import Codec
 from eukhe.store.engine import system_engine
+from eukhe.store.executor_lease import ExecutorLease, Fleet, LeaseError, Row, app_name, shared
 from eukhe.store.migrate import migrate
 from eukhe.store.processes import started
 from eukhe.store.urls import StoreError, cause, database_url, private_store, shown
@@ -60,8 +62,9 @@ def executor_id() -> str:
 
 
 def gone(executor: str | None) -> bool:
-    """Whether the process an executor id names has ended (on this host; another
-    host's executor is never taken for gone: only it can tell)."""
+    """Whether the process an executor id names has ended, by its pid (a store in SQLite:
+    one machine; another host's executor is never taken for gone there: only it can
+    tell). On a shared store the leases decide (`Store.gone`)."""
     if not executor:
         return False
     parts = executor.split(":")
@@ -74,6 +77,37 @@ def gone(executor: str | None) -> bool:
     return _started(pid) != parts[3]
 
 
+def host_of(executor: str) -> str:
+    parts = executor.split(":")
+    return parts[1] if len(parts) == 4 and parts[0] == "eukhe" else "?"
+
+
+def _process_gone(row: Row) -> bool | None:
+    """Whether an executor's process is gone (None: another host's, which no one here sees)."""
+    if row.host != socket.gethostname():
+        return None
+    return _started(row.pid) != row.started
+
+
+def gone_on(look: Fleet, executors: list[str]) -> dict[str, str]:
+    """The executors among `executors` whose lease is gone (`rules.fleet.gone`), each with
+    how it went, as a taker says it."""
+    seen = look.look(executors)
+    out: dict[str, str] = {}
+    for e in executors:
+        s = seen.seen(e, _process_gone)
+        if fleet.gone(s, seen.store_now):
+            row = seen.rows.get(e)
+            since = (
+                "with no lease in the store"
+                if row is None
+                else f"gone since {time.strftime('%H:%M:%S', time.gmtime(row.beat_at))} UTC "
+                f"({seen.store_now - row.beat_at:.0f} s without a beat)"
+            )
+            out[e] = f"host {host_of(e)}'s executor {e}, {since}"
+    return out
+
+
 # ---------------------------------------------------------------- opening
 
 
@@ -83,11 +117,29 @@ class Store:
     home: Path
     executor: str
     engine: sa.Engine | None = None  # DBOS's engine, eukhe's own on SQLite (DBOS never disposes it)
+    lease: ExecutorLease | None = None  # this process's lease, on a shared (Postgres) store
+    fleet: Fleet | None = None  # the other executors' leases, read there
+
+    def gone(self, executors: list[str]) -> dict[str, str]:
+        """The executors among these that are gone, each with how it went: by their
+        leases on a shared store, by their pids on SQLite."""
+        if self.fleet is None:
+            return {e: f"executor {e}, its process ended" for e in executors if gone(e)}
+        return gone_on(self.fleet, [e for e in executors if e != self.executor])
+
+    def cut(self, executor: str) -> None:
+        """What is left of a gone executor's connections ended, before its runs are taken."""
+        if self.fleet is not None:
+            self.fleet.cut(executor)
 
     def close(self) -> None:
         DBOS.destroy(destroy_registry=False)
         if self.engine is not None:
             self.engine.dispose()
+        if self.lease is not None:  # after DBOS: no step of this process is recorded past it
+            self.lease.close()
+        if self.fleet is not None:
+            self.fleet.close()
 
 
 def _quiet(home: Path) -> None:
@@ -128,6 +180,8 @@ def open_store(
     except HomeError as e:
         raise StoreError(str(e)) from e
     engine: sa.Engine | None = None
+    lease: ExecutorLease | None = None
+    look: Fleet | None = None
     try:
         private_store(url)
         _quiet(home)  # before DBOS(): it adds a console handler only to a logger with none
@@ -136,6 +190,12 @@ def open_store(
         engine = system_engine(url)  # WAL, synchronous=NORMAL: a commit costs no fsync
         if engine is not None:
             config["system_database_engine"] = engine
+        if shared(url):  # a shared store: this executor's lease, before it can take any run
+            pid = os.getpid()
+            lease = ExecutorLease(url, me, socket.gethostname(), pid, me.rsplit(":", 1)[1])
+            look = Fleet(url)
+            # DBOS's connections named too: a taker cuts them
+            config["db_engine_kwargs"] = {"connect_args": {"application_name": app_name(me)}}
         DBOS(config=config)
         takes_recovered(recovers)
         DBOS.launch()
@@ -143,10 +203,15 @@ def open_store(
     except Exception as e:
         if engine is not None:
             engine.dispose()
+        for part in (lease, look):
+            if part is not None:
+                part.close()
         if isinstance(e, StoreError):
             raise
+        if isinstance(e, LeaseError):
+            raise StoreError(str(e)) from e
         raise StoreError(f"cannot open the run store at {shown(url)}: {cause(e)}") from e
-    return Store(url, home, me, engine)
+    return Store(url, home, me, engine, lease, look)
 
 
 def takes_recovered(on: bool) -> None:
