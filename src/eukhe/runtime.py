@@ -64,5 +64,6 @@ def open_runtime(
         runs=runs,
         asker=asker,
         redact=redact,
+        executor=store.lease,
     )
     return Runtime(home, store, begin(process))

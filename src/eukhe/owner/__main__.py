@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 
 from eukhe.client import protocol
 from eukhe.home import HomeError, home
+from eukhe.owner.fleet_watch import FleetWatch
 from eukhe.owner.log import logged
 from eukhe.owner.recovery import Recovery, Runs
 from eukhe.owner.server import IDLE, Owner, Taken
 from eukhe.settings import SettingsError
 from eukhe.settings.load import load
+from eukhe.store.executor_lease import shared
 from eukhe.store.lease_holder import LeaseHolderError, LeaseHolderStore
 from eukhe.store.urls import StoreError, database_url
 
@@ -76,10 +78,12 @@ def main() -> int:
     except HomeError as e:  # the client that started it shows this line
         logged(str(e))
         return 1
+    watch: FleetWatch | None = None
     try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
-        owner.lease_holders = LeaseHolderStore(
-            database_url(where, load(where)), f"{socket.gethostname()}:{where.resolve()}"
-        )
+        url = database_url(where, load(where))
+        owner.lease_holders = LeaseHolderStore(url, f"{socket.gethostname()}:{where.resolve()}")
+        if shared(url):  # a fleet's store: the runs of executors gone on any host are taken up here
+            watch = FleetWatch(url, recovery.now)
     except (SettingsError, StoreError, LeaseHolderError) as e:
         logged(f"the lease holder is kept in memory only: {e}")
 
@@ -87,7 +91,14 @@ def main() -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, owner.stop)
-        await owner.serve()
+        over = asyncio.Event()
+        watching = asyncio.ensure_future(watch.run(over)) if watch is not None else None
+        try:
+            await owner.serve()
+        finally:
+            over.set()
+            if watching is not None:
+                watching.cancel()
 
     logged(f"pid {os.getpid()} owns {owner.home}")
     warm = _warm(where)
@@ -99,6 +110,8 @@ def main() -> int:
         code = 1
     # the run store's threads end with it; one stuck on a store that is gone (retrying
     # a dropped database, say) is not waited for past a grace
+    if watch is not None:
+        watch.close()
     closing = threading.Thread(target=recovery.close, daemon=True)
     closing.start()
     closing.join(CLOSE_GRACE)

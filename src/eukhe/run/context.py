@@ -29,6 +29,7 @@ from eukhe.run.permit import Asker
 from eukhe.run.sink import RunSink, Silent
 from eukhe.settings.load import Taken
 from eukhe.settings.secrets import NO_SECRETS, Redaction
+from eukhe.store.executor_lease import ExecutorLease
 from eukhe.store.hook_answers import HookAnswers
 from eukhe.store.images import Images
 from eukhe.store.reports import Reports
@@ -82,6 +83,9 @@ class ProcessContext:
     # the secret values this process knows (`run.secrets.redaction`), out of every row its inbox
     # and its own chat write and every request its chat's compactor sends
     redact: Redaction = NO_SECRETS
+    # this process's lease on a shared store (None: SQLite, one machine): no step is recorded
+    # once it allows none (`run.fence`)
+    executor: ExecutorLease | None = None
 
     def show(self, run: str, kind: str, text: str, data: JsonMapping | None = None) -> None:
         """A line of `run` (`eukhe.events` has the kinds), with the fields of its event when it

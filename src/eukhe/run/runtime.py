@@ -38,7 +38,8 @@ from eukhe.run.spec import RunSpec
 from eukhe.run.tool_runner import run_to_end
 from eukhe.run.workflow import run_workflow
 from eukhe.store import session_runs
-from eukhe.store.durable import Store, host_of, takes_recovered
+from eukhe.store.durable import Store, takes_recovered
+from eukhe.store.executor_lease import host_of
 from eukhe.store.session_runs import CHILD_TASK, IN_FLIGHT, NAMES
 from eukhe.timing import timing
 

@@ -47,7 +47,7 @@ from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.hook import Verdict as HookVerdict
-from eukhe.run import instructed, notes
+from eukhe.run import fence, instructed, notes
 from eukhe.run.assemble import RunParts, Unassembled, assemble
 from eukhe.run.checkpoint import CheckpointError, Shadow, project_of
 from eukhe.run.children import child_task, task_id
@@ -109,7 +109,10 @@ class RecordedEffects:
 
     async def _step(self, name: str, work: Callable[[], Awaitable[T]]) -> T:
         async def run() -> T:  # a coroutine function, whatever `work` is: DBOS awaits it on this loop
-            return await work()
+            fence.check(process())  # a step begins only while the lease allows its record
+            got = await work()
+            fence.check(process())  # and one whose work outlived the fence is not recorded
+            return got
 
         result: T = await DBOS.run_step_async({"name": name}, run)
         return result
@@ -303,7 +306,9 @@ class DurableSteps:
         `pinned`: the bytes the run pins beside the view (`rules.pinned`)."""
 
         async def view() -> str:
+            fence.check(process())
             got = await settle(chat, settle_ms, show, cancel, pinned)
+            fence.check(process())
             return str(got.text)
 
         result: str = await DBOS.run_step_async({"name": "view"}, view)

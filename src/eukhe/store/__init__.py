@@ -1,6 +1,6 @@
 """Persistence: the DBOS launch and its codec, URLs, the session queries, the parents' inbox of
-reports, the lease holder's record, the chat writer's election, the hooks' answers, and
-`eukhe doctor`'s probe. The faces reach it only through `run/` (the session service,
+reports, the lease holder's record, the executors' leases on a shared store, the chat writer's
+election, the hooks' answers, and `eukhe doctor`'s probe. The faces reach it only through `run/` (the session service,
 `run/home_store.py`, `run/store_access.py`)."""
 
 from typing import TYPE_CHECKING
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from eukhe.store.durable import Store, gone, takes_recovered
     from eukhe.store.election import Election
     from eukhe.store.engine import serialized
+    from eukhe.store.executor_lease import ExecutorLease, Fleet, gone_on, host_of, shared
     from eukhe.store.hook_answers import HookAnswerError, HookAnswers
     from eukhe.store.images import Images
     from eukhe.store.lease_holder import Holder, LeaseHolderError, LeaseHolderStore
@@ -43,6 +44,8 @@ __all__ = [
     "WORKFLOW",
     "Carried",
     "Election",
+    "ExecutorLease",
+    "Fleet",
     "Holder",
     "HookAnswerError",
     "HookAnswers",
@@ -64,11 +67,14 @@ __all__ = [
     "durable",
     "forked_from",
     "gone",
+    "gone_on",
+    "host_of",
     "migrate",
     "read_problem",
     "same",
     "serialized",
     "session_runs",
+    "shared",
     "shown",
     "shown_runs",
     "sqlite_path",

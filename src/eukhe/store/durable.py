@@ -27,23 +27,20 @@ from pathlib import Path
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig
 
-from eukhe import __version__
 from eukhe.home import HomeError, open_home, private_dir, private_file
 from eukhe.json_types import JsonMapping
-from eukhe.rules import fleet
 from eukhe.settings.load import read
 from eukhe.settings.secrets import NO_SECRETS, Redaction
 from eukhe.store import guard
 from eukhe.store.codec import Codec
 from eukhe.store.engine import system_engine
-from eukhe.store.executor_lease import ExecutorLease, Fleet, LeaseError, Row, app_name, shared
+from eukhe.store.executor_lease import VERSION as VERSION
+from eukhe.store.executor_lease import ExecutorLease, Fleet, LeaseError, app_name, gone_on, shared
 from eukhe.store.migrate import migrate
 from eukhe.store.processes import started
 from eukhe.store.urls import StoreError, cause, database_url, private_store, shown
 
 APP = "eukhe"
-VERSION = f"eukhe-{__version__}"
-"""DBOS's application version: DBOS hands a run only to an executor of its own version."""
 LOG = "logs/dbos.log"
 
 
@@ -75,37 +72,6 @@ def gone(executor: str | None) -> bool:
     except ValueError:
         return False
     return _started(pid) != parts[3]
-
-
-def host_of(executor: str) -> str:
-    parts = executor.split(":")
-    return parts[1] if len(parts) == 4 and parts[0] == "eukhe" else "?"
-
-
-def _process_gone(row: Row) -> bool | None:
-    """Whether an executor's process is gone (None: another host's, which no one here sees)."""
-    if row.host != socket.gethostname():
-        return None
-    return _started(row.pid) != row.started
-
-
-def gone_on(look: Fleet, executors: list[str]) -> dict[str, str]:
-    """The executors among `executors` whose lease is gone (`rules.fleet.gone`), each with
-    how it went, as a taker says it."""
-    seen = look.look(executors)
-    out: dict[str, str] = {}
-    for e in executors:
-        s = seen.seen(e, _process_gone)
-        if fleet.gone(s, seen.store_now):
-            row = seen.rows.get(e)
-            since = (
-                "with no lease in the store"
-                if row is None
-                else f"gone since {time.strftime('%H:%M:%S', time.gmtime(row.beat_at))} UTC "
-                f"({seen.store_now - row.beat_at:.0f} s without a beat)"
-            )
-            out[e] = f"host {host_of(e)}'s executor {e}, {since}"
-    return out
 
 
 # ---------------------------------------------------------------- opening

@@ -14,6 +14,7 @@ taker cuts what is left of a gone executor's connections before it takes its run
 from __future__ import annotations
 
 import hashlib
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -22,8 +23,13 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
+from eukhe import __version__
 from eukhe.rules import fleet
+from eukhe.store.processes import started as started_at
 from eukhe.store.urls import cause, engine_url, shown
+
+VERSION = f"eukhe-{__version__}"
+"""DBOS's application version: DBOS hands a run only to an executor of its own version."""
 
 TABLE = "eukhe_executors"
 MAKE_LOCK = 0x65756B6878  # "eukhx": held by the transaction that makes the table
@@ -163,6 +169,7 @@ class ExecutorLease:
         with self._guard:
             if rows == 1:
                 self.state = fleet.confirmed(self.state, sent)
+                self.why = "" if not self.state.lost else self.why
             else:
                 self.why = "its row in the store is gone or another connection's"
                 self.state = fleet.lost(self.state)
@@ -284,5 +291,52 @@ class Fleet:
         with self._engine.connect() as conn:
             return cut(conn, executor)
 
+    def pending(self) -> dict[str, list[str]]:
+        """The workflows in flight (PENDING) of this eukhe's version, by executor."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                sa.text(
+                    "SELECT executor_id, workflow_uuid FROM dbos.workflow_status "
+                    "WHERE status = 'PENDING' AND application_version = :v AND executor_id IS NOT NULL"
+                ),
+                {"v": VERSION},
+            ).all()
+        out: dict[str, list[str]] = {}
+        for executor, wid in rows:
+            out.setdefault(str(executor), []).append(str(wid))
+        return out
+
     def close(self) -> None:
         self._engine.dispose()
+
+
+def host_of(executor: str) -> str:
+    """The host an executor id names (`eukhe:<host>:<pid>:<start>`)."""
+    parts = executor.split(":")
+    return parts[1] if len(parts) == 4 and parts[0] == "eukhe" else "?"
+
+
+def process_gone(row: Row) -> bool | None:
+    """Whether an executor's process is gone (None: another host's, which no one here sees)."""
+    if row.host != socket.gethostname():
+        return None
+    ticks = started_at(row.pid)
+    return ticks is None or str(int(ticks)) != row.started
+
+
+def gone_on(fleet_: Fleet, executors: list[str]) -> dict[str, str]:
+    """The executors among `executors` whose lease is gone (`rules.fleet.gone`), each with
+    how it went, as a taker says it."""
+    seen = fleet_.look(executors)
+    out: dict[str, str] = {}
+    for e in executors:
+        if fleet.gone(seen.seen(e, process_gone), seen.store_now):
+            row = seen.rows.get(e)
+            since = (
+                "with no lease in the store"
+                if row is None
+                else f"gone since {time.strftime('%H:%M:%S', time.gmtime(row.beat_at))} UTC "
+                f"({seen.store_now - row.beat_at:.0f} s without a beat)"
+            )
+            out[e] = f"host {host_of(e)}'s executor {e}, {since}"
+    return out

@@ -1,0 +1,56 @@
+"""The owner's watch over a shared (Postgres) store: every WATCH_S while it is up, it
+looks at the runs in flight and their executors' leases (a cheap query on a plain
+connection, not DBOS); when an executor's lease is gone (`rules.fleet.gone`), on any
+host, the owner takes its runs up (`Recovery.now`: its runtime opened, the runs
+re-enqueued and finished here). DBOS's recovery queue admits one runner for each,
+even when two owners take them at once.
+
+On SQLite (one machine) there is no watch: a dead client's runs come to the owner
+when its connection closes (`Recovery.orphans`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from eukhe import waits
+from eukhe.json_types import JsonObject
+from eukhe.owner.log import logged
+from eukhe.rules.fleet import WATCH_S
+from eukhe.store.executor_lease import Fleet, gone_on
+
+
+class FleetWatch:
+    def __init__(self, url: str, take: Callable[[list[str]], Awaitable[JsonObject]]) -> None:
+        self.fleet = Fleet(url)
+        self.take = take  # the owner's recovery: the runs it is given, and any other cut off
+        self.why = ""  # why the last look failed (said once, until a look succeeds)
+
+    def look(self) -> tuple[list[str], list[str]]:
+        """The runs in flight whose executor is gone, and how each executor went."""
+        by = self.fleet.pending()
+        if not by:
+            return [], []
+        dead = gone_on(self.fleet, sorted(by))
+        return sorted(w for e in dead for w in by[e]), [dead[e] for e in sorted(dead)]
+
+    async def run(self, done: asyncio.Event) -> None:
+        """Watch until `done`."""
+        clock = waits.LoopClock()
+        while not done.is_set():
+            try:
+                runs, how = await asyncio.to_thread(self.look)
+                self.why = ""
+                if runs:
+                    logged(f"runs in flight of a gone executor ({'; '.join(how)}): taking them up")
+                    await self.take(runs)
+            except Exception as e:  # the store away, a recovery that broke: said once, tried again
+                why = f"the fleet's watch: {type(e).__name__}: {e}"
+                if why != self.why:
+                    logged(why)
+                self.why = why
+            await waits.race(done.wait(), clock.now() + WATCH_S, None, clock)
+
+    def close(self) -> None:
+        self.fleet.close()
