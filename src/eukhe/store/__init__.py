@@ -1,7 +1,7 @@
 """Persistence: the DBOS launch and its codec, URLs, the session queries, the parents' inbox of
 reports, the lease holder's record, the executors' leases on a shared store, the chat writer's
-election, the hooks' answers, and `eukhe doctor`'s probe. The faces reach it only through `run/` (the session service,
-`run/home_store.py`, `run/store_access.py`)."""
+election, the hooks' answers, and `eukhe doctor`'s probe. The faces reach it only through
+`run/` (the session service, `run/home_store.py`, `run/store_access.py`)."""
 
 from typing import TYPE_CHECKING
 
