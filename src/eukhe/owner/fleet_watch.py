@@ -12,18 +12,20 @@ when its connection closes (`Recovery.orphans`).
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 from collections.abc import Awaitable, Callable
 
 from eukhe import waits
 from eukhe.json_types import JsonObject
 from eukhe.owner.log import logged
 from eukhe.rules.fleet import WATCH_S
-from eukhe.store.executor_lease import Fleet, gone_on
+from eukhe.store.executor_lease import Fleet, gone_on, watcher_name
 
 
 class FleetWatch:
     def __init__(self, url: str, take: Callable[[list[str]], Awaitable[JsonObject]]) -> None:
-        self.fleet = Fleet(url)
+        self.fleet = Fleet(url, watcher_name(socket.gethostname(), os.getpid()))
         self.take = take  # the owner's recovery: the runs it is given, and any other cut off
         self.why = ""  # why the last look failed (said once, until a look succeeds)
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from eukhe.store.durable import Store, gone, takes_recovered
     from eukhe.store.election import Election
     from eukhe.store.engine import serialized
-    from eukhe.store.executor_lease import ExecutorLease, Fleet, gone_on, host_of, shared
+    from eukhe.store.executor_lease import ExecutorLease, Fleet, gone_on, host_of, shared, watcher_name
     from eukhe.store.hook_answers import HookAnswerError, HookAnswers
     from eukhe.store.images import Images
     from eukhe.store.lease_holder import Holder, LeaseHolderError, LeaseHolderStore
@@ -81,4 +81,5 @@ __all__ = [
     "started",
     "submission",
     "takes_recovered",
+    "watcher_name",
 ]

@@ -159,7 +159,7 @@ def open_store(
         if shared(url):  # a shared store: this executor's lease, before it can take any run
             pid = os.getpid()
             lease = ExecutorLease(url, me, socket.gethostname(), pid, me.rsplit(":", 1)[1])
-            look = Fleet(url)
+            look = Fleet(url, me)
             # DBOS's connections named too: a taker cuts them
             config["db_engine_kwargs"] = {"connect_args": {"application_name": app_name(me)}}
         DBOS(config=config)

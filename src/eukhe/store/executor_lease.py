@@ -69,14 +69,16 @@ def app_name(executor: str) -> str:
     return executor.encode()[:NAME_MAX].decode(errors="ignore")
 
 
-def connect_args(executor: str | None) -> dict[str, object]:
-    """What every connection of an executor (or of a watcher, None) is opened with: its
-    name, and deadlines on its opening and on each statement."""
+def watcher_name(host: str, pid: int) -> str:
+    """The name of a watcher's connections (an owner's, `owner.fleet_watch`)."""
+    return f"eukhe-watch:{host}:{pid}"
+
+
+def connect_args(name: str) -> dict[str, object]:
+    """What every connection of an executor or a watcher is opened with: its name (an
+    executor's id), and deadlines on its opening and on each statement."""
     deadline = f"-c statement_timeout={STATEMENT_MS}"
-    args: dict[str, object] = {"connect_timeout": CONNECT_S, "options": deadline}
-    if executor is not None:
-        args["application_name"] = app_name(executor)
-    return args
+    return {"connect_timeout": CONNECT_S, "options": deadline, "application_name": app_name(name)}
 
 
 def make_table(conn: sa.Connection) -> None:
@@ -275,9 +277,10 @@ def cut(conn: sa.Connection, executor: str) -> int:
 class Fleet:
     """A reader of the executors' leases (the taker's side), on a plain connection."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, name: str) -> None:
+        """`name`: its connections' (an executor's id, or a watcher's `watcher_name`)."""
         self.url = url
-        self._engine = sa.create_engine(engine_url(url), poolclass=NullPool, connect_args=connect_args(None))
+        self._engine = sa.create_engine(engine_url(url), poolclass=NullPool, connect_args=connect_args(name))
         self._made = False
 
     def look(self, executors: Iterable[str]) -> Look:
@@ -294,6 +297,8 @@ class Fleet:
     def pending(self) -> dict[str, list[str]]:
         """The workflows in flight (PENDING) of this eukhe's version, by executor."""
         with self._engine.connect() as conn:
+            if conn.execute(sa.text("SELECT to_regclass('dbos.workflow_status')")).scalar() is None:
+                return {}  # a store no run has used yet
             rows = conn.execute(
                 sa.text(
                     "SELECT executor_id, workflow_uuid FROM dbos.workflow_status "
