@@ -23,12 +23,13 @@ from eukhe.client.handoff import OWNER_FORK
 from eukhe.client.protocol import log_path
 from eukhe.rules.fleet import TAKE_BOUND_S
 from eukhe.store.session_runs import WORKFLOW
-from tests.proc import DEADLINE, until
+from tests.proc import DEADLINE, eukhe, until
 from tests.store.postgres import drop, fresh_database, url_of
 
 
 def _round(n: int) -> dict[str, Any]:
-    call = {"name": "bash", "arguments": {"command": f"echo {n} >> out.txt; sleep 1"}}
+    slow = 1 if n < 3 else 2  # the last ones longer: the taker's status is looked at meanwhile
+    call = {"name": "bash", "arguments": {"command": f"echo {n} >> out.txt; sleep {slow}"}}
     return {"results": n, "calls": [call]}
 
 
@@ -173,7 +174,7 @@ def _log(home: Path) -> str:
     return path.read_text(errors="replace")[-3000:] if path.exists() else "(no log)"
 
 
-def _taken_and_ended(db: Store, b: Path, since: float) -> tuple[str, float]:
+def _taken_and_ended(db: Store, b: Path, since: float, status: bool = False) -> tuple[str, float]:
     """Wait for host B to take the run (its executor B's) within the bound, then for its
     end; the run's id and how long the take took."""
     taken: list[float] = []
@@ -186,6 +187,10 @@ def _taken_and_ended(db: Store, b: Path, since: float) -> tuple[str, float]:
         return False
 
     until("host B to take the run", by_b, deadline=TAKE_BOUND_S + 10, about=lambda: _log(b))
+    if status:  # while B runs it, its status says where it comes from
+        done = eukhe("status", "--json", cwd=b.parent, home=b)
+        got = {r["run"]: r.get("taken", "") for r in json.loads(done.stdout)["runs"]}
+        assert any("taken up from host hostA's executor" in t for t in got.values()), done.stdout
     until("the run's end", lambda: (db.run() or ("", "", None))[1] == "SUCCESS", about=lambda: _log(b))
     wid = (db.run() or ("", "", None))[0]
     return wid, taken[0]
@@ -200,7 +205,7 @@ def test_a_run_whose_host_dies_is_taken_by_another_host_within_the_bound(tmp_pat
         time.sleep(0.4)  # inside the third round's bash call
         _power_off(procs[1].pid)
         killed = time.monotonic()
-        wid, took = _taken_and_ended(db, b, killed)
+        wid, took = _taken_and_ended(db, b, killed, status=True)
     assert took <= TAKE_BOUND_S, f"taken {took:.1f} s after the kill (bound {TAKE_BOUND_S} s)"
     recorded, places = db.steps(wid)
     assert recorded == places, "a step recorded twice"

@@ -92,6 +92,8 @@ def status(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = F
     _fit(f"runs in flight: {len(runs)}")
     for r in runs:
         _fit(f"  {r.get('run')} (session {r.get('session')}, pid {r.get('pid')}): {r.get('waits')}")
+        if r.get("taken"):  # taken up by this owner: from where (another host's executor gone)
+            _fit(f"    {r['taken']}")
     lease = got["lease"]
     holder = lease.get("holder")
     if holder:

@@ -69,7 +69,14 @@ def main() -> int:
         idle = IDLE
     where = home()
     recovery = Recovery(where, _runtime)
-    owner = Owner(where, idle=idle, orphans=recovery.orphans, recover=recovery.now, busy=recovery.working)
+    owner = Owner(
+        where,
+        idle=idle,
+        orphans=recovery.orphans,
+        recover=recovery.now,
+        busy=recovery.working,
+        taken=lambda: dict(recovery.running),
+    )
     try:
         owner.claim()
     except Taken as e:  # another client's owner won the home: it answers

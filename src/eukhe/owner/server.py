@@ -23,7 +23,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +94,7 @@ class Owner:
         orphans: Callable[[list[str], JsonMapping], Awaitable[None]] | None = None,
         recover: Callable[[list[str]], Awaitable[JsonObject]] | None = None,
         busy: Callable[[], bool] = lambda: False,
+        taken: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
         self.home = home
         self.idle = idle
@@ -107,6 +108,7 @@ class Owner:
         self.orphans = orphans  # a client died with runs in flight: who finishes them
         self.recover = recover  # a client asks the owner to take up what dead processes left
         self.busy = busy  # work of the owner's own under way: it does not end idle
+        self.taken = taken  # the runs this owner took up and is finishing: what it said of each
         self._work: set[asyncio.Task[None]] = set()
         self.conns: dict[int, Conn] = {}
         self.since = time.time()
@@ -477,6 +479,10 @@ class Owner:
                 else:
                     waits = "nothing (running)"
                 runs.append({"run": run, "session": r["session"], "pid": c.hello.get("pid"), "waits": waits})
+        taken = self.taken()
+        for r in runs:  # a run this owner took up from a gone process, another host's maybe: it says so
+            if r["run"] in taken:
+                r["taken"] = taken[str(r["run"])]
         return {
             "owner": {"pid": self.pid, "since": self.since},
             "clients": [
