@@ -242,3 +242,51 @@ def test_a_host_cut_off_from_the_store_stops_and_another_takes_its_run(tmp_path:
     assert recorded == places, "a step recorded twice"
     lines = (tmp_path / "out.txt").read_text().splitlines()
     assert all(lines.count(str(n)) <= 1 for n in range(5)), lines
+
+
+@pytest.fixture
+def database() -> Any:
+    name = fresh_database()
+    try:
+        yield name
+    finally:
+        drop(name)
+
+
+def test_a_lease_is_held_while_it_beats_and_freed_at_close(database: str) -> None:
+    """In one process, no host simulated: the row and the lock while it lives, neither after."""
+    from eukhe.store.executor_lease import ExecutorLease, Fleet, gone_on
+
+    url = url_of(database)
+    me = "eukhe:hostT:1:1"
+    lease = ExecutorLease(url, me, "hostT", 1, "1")
+    watcher = Fleet(url, "eukhe-watch:test:1")
+    try:
+        assert lease.may_record()
+        assert gone_on(watcher, [me]) == {}  # its row beats and its lock is held
+        assert set(gone_on(watcher, ["eukhe:old:2:2"])) == {"eukhe:old:2:2"}  # no row, no lock: gone
+        db = Store(database)
+        # another host's executor whose beats stopped 11 s ago and whose lock is free: gone
+        db.conn.execute(
+            "INSERT INTO eukhe_executors VALUES ('eukhe:hostX:3:3', 'hostX', 3, '3', 0, "
+            "now() - interval '11 seconds', now() - interval '1 minute')"
+        )
+        # and one whose last beat is 2 s old: not yet, however its lock looks from here
+        db.conn.execute(
+            "INSERT INTO eukhe_executors VALUES ('eukhe:hostY:4:4', 'hostY', 4, '4', 0, "
+            "now() - interval '2 seconds', now() - interval '1 minute')"
+        )
+        got = gone_on(watcher, ["eukhe:hostX:3:3", "eukhe:hostY:4:4"])
+        assert list(got) == ["eukhe:hostX:3:3"] and "gone since" in got["eukhe:hostX:3:3"], got
+        assert db.cut("hostT") == 1  # its lease's connection, ended as a partition would
+        lease.beat()
+        assert not lease.may_record() and lease.state.lost, lease.why
+    finally:
+        lease.close()
+    assert db.one("SELECT count(*) FROM eukhe_executors WHERE executor = %s", me) == 1  # lost: left
+    lease = ExecutorLease(url, me, "hostT", 1, "1")  # the same name again (a test's): held anew
+    lease.close()
+    assert db.one("SELECT count(*) FROM eukhe_executors WHERE executor = %s", me) == 0  # closed: gone
+    assert set(gone_on(watcher, [me])) == {me}
+    watcher.close()
+    db.conn.close()

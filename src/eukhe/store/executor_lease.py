@@ -77,8 +77,17 @@ def watcher_name(host: str, pid: int) -> str:
 def connect_args(name: str) -> dict[str, object]:
     """What every connection of an executor or a watcher is opened with: its name (an
     executor's id), and deadlines on its opening and on each statement."""
-    deadline = f"-c statement_timeout={STATEMENT_MS}"
-    return {"connect_timeout": CONNECT_S, "options": deadline, "application_name": app_name(name)}
+    return {
+        "connect_timeout": CONNECT_S,
+        "options": f"-c statement_timeout={STATEMENT_MS}",  # the server's deadline on each statement
+        # and the client's, when the network itself is cut: unacknowledged data, a silent peer
+        "tcp_user_timeout": STATEMENT_MS,
+        "keepalives": 1,
+        "keepalives_idle": CONNECT_S,
+        "keepalives_interval": 1,
+        "keepalives_count": 3,
+        "application_name": app_name(name),
+    }
 
 
 def make_table(conn: sa.Connection) -> None:
