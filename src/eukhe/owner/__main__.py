@@ -88,9 +88,9 @@ def main() -> int:
     watch: FleetWatch | None = None
     try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
         url = database_url(where, load(where))
-        owner.lease_holders = LeaseHolderStore(url, f"{socket.gethostname()}:{where.resolve()}")
         if shared(url):  # a fleet's store: the runs of executors gone on any host are taken up here
             watch = FleetWatch(url, recovery.now)
+        owner.lease_holders = LeaseHolderStore(url, f"{socket.gethostname()}:{where.resolve()}")
     except (SettingsError, StoreError, LeaseHolderError) as e:
         logged(f"the lease holder is kept in memory only: {e}")
 
