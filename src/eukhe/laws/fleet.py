@@ -91,7 +91,8 @@ class FCfg:
 
 
 def cfg_valid(cfg: FCfg) -> bool:
-    return (2 <= cfg.execs <= len(OFFSETS)) & (1 <= cfg.hosts <= cfg.execs) & (cfg.runs >= 1) & (cfg.steps >= 1)
+    execs = 2 <= cfg.execs <= len(OFFSETS)
+    return execs & (1 <= cfg.hosts <= cfg.execs) & (cfg.runs >= 1) & (cfg.steps >= 1)
 
 
 class Kind(Enum):
@@ -181,7 +182,7 @@ def _seen(cfg: FCfg, s: FState, watcher: int, h: int) -> Seen:
 
 
 def _set(s: FState, e: int, x: Ex) -> FState:
-    return replace(s, ex=s.ex[:e] + (x,) + s.ex[e + 1 :])
+    return replace(s, ex=(*s.ex[:e], x, *s.ex[e + 1 :]))
 
 
 def _watch(m: Model, cfg: FCfg, s: FState, e: int) -> FState:
@@ -247,7 +248,7 @@ def nxt(m: Model, cfg: FCfg, s: FState, x: FIn) -> FState:
         if not m.may_record(me.lease, now):
             return s if m.keeps_fenced else _set(s, e, replace(me, works=me.works - {r}))
         done = replace(run, steps=run.steps + 1, ended=run.steps + 1 >= cfg.steps, by=e)
-        return replace(s, runs=s.runs[:r] + (done,) + s.runs[r + 1 :])
+        return replace(s, runs=(*s.runs[:r], done, *s.runs[r + 1 :]))
     return _watch(m, cfg, s, e)
 
 
@@ -438,7 +439,9 @@ MUTANTS = (
     Mutant("a watcher that never takes", "issue 53", replace(MODEL, gone=_never_gone)),
     Mutant("a lease gone only at twice its TTL", "issue 53", replace(MODEL, gone=_gone_late)),
     Mutant("TAKE_BOUND_S of LEASE_TTL_S alone", "issue 53", replace(MODEL, take_bound=LEASE_TTL_S)),
-    Mutant("gone on a freed lock alone on another host", "issue 53", replace(MODEL, gone=_gone_on_a_freed_lock)),
+    Mutant(
+        "gone on a freed lock alone on another host", "issue 53", replace(MODEL, gone=_gone_on_a_freed_lock)
+    ),
     Mutant("a take that is not atomic (two takers)", "issue 53", replace(MODEL, atomic=False)),
     Mutant("a take that leaves the gone lease its own", "issue 53", replace(MODEL, marks_taken=False)),
     Mutant("a beat confirmed at its reply's arrival", "issue 53", replace(MODEL, sent_time=False)),
