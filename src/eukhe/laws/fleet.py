@@ -24,8 +24,9 @@ order:
 - TICK: time moves to the edges that matter: a quarter second before and at an executor's
   fence, at and a quarter second past a lease's LEASE_TTL_S, and WATCH_S on.
 
-The liveness laws follow a fair schedule from the state they judge: from a crash or a cut,
-every other live executor beats, confirms and watches every WATCH_S
+The liveness laws follow a fair schedule from the state they judge: from a crash, a cut or
+a tick that makes a paused executor's last beat older than LEASE_TTL_S, every other live
+executor beats, confirms and watches every WATCH_S
 (`fleet_dead_runs_taken`); from every state, the live executors beat, confirm, watch and
 step each run they hold every WATCH_S (`fleet_run_ends`).
 
@@ -372,7 +373,12 @@ def _recorded(s: FState, x: FIn, t: FState) -> bool:
 
 
 def fleet_dead_runs_taken(m: Model, cfg: FCfg, g: None, s: FState, x: FIn, t: FState) -> bool:
-    """An executor crashed or cut: its runs are taken by a live one within the bound."""
+    """An executor crashed or cut, or one whose last beat this tick made older than
+    LEASE_TTL_S (paused, it beats no more): its runs are taken by a live one within the bound."""
+    if x.kind is Kind.TICK:
+        ttl = LEASE_TTL_S - STORE
+        stale = [e for e, h in enumerate(t.ex) if s.t - h.beat_at <= ttl < t.t - h.beat_at]
+        return all(_taken_in_time(m, cfg, t, e) for e in stale)
     if x.kind not in (Kind.CRASH, Kind.PARTITION) or not s.ex[x.who].alive:
         return True
     return _taken_in_time(m, cfg, t, x.who)
