@@ -4,14 +4,16 @@ store, their leases, the runs they hold, takes, a clock, partitions and crashes.
 The walk's world: 2-3 executors (executor e on host e % hosts), 1-2 runs (run r first held
 by executor r % executors), one real clock `t` read as the store's clock and as each
 executor's monotonic clock with an offset of its own (the same rate). Every executor starts
-holding its lease (`fleet.held`), its row beaten at 0 and its lock held. Inputs, in any
-order:
+holding its lease (`fleet.held`), its row beaten at 0 and its lock held; under a `lag`,
+executor 0 is paused: its last beat stamped `lag` seconds before, its reply not come yet.
+Inputs, in any order:
 
 - BEAT e: e sends a beat. Over a cut connection it fails; else the store refuses it when e's
   lock is gone (freed by a cut since healed) or its row was marked taken (e learns it has
-  lost its lease: `fleet.lost`), or stamps the row with the store's clock, the reply pending;
-- CONFIRM e: the pending reply comes (`fleet.confirmed` with the beat's send time), lost
-  when e's connection is cut meanwhile;
+  lost its lease: `fleet.lost`), or stamps the row with the store's clock and the reply
+  confirms it at once (`fleet.confirmed` with its send time);
+- SEND e: the same, the reply pending; CONFIRM e: the pending reply comes (`fleet.confirmed`
+  with the beat's send time), lost when e's connection is cut meanwhile;
 - CRASH e: the process dies; the store frees its lock; its row stays;
 - PARTITION e: e's lease connection is cut while it lives (its beats fail, its lock is
   freed), its other connections work: it may still record, so only its fence stops it;
@@ -21,8 +23,8 @@ order:
 - WATCH e: e, when `fleet.may_record`, looks at every run another holds and takes each
   whose holder is `fleet.gone` (a store take: atomic, it succeeds only while the holder is
   gone, and marks the gone lease's row taken);
-- TICK: time moves to the edges that matter: a quarter second before and at an executor's
-  fence, at and a quarter second past a lease's LEASE_TTL_S, and WATCH_S on.
+- TICK: time moves to the nearest two edges that matter: a quarter second before and at an
+  executor's fence, at and a quarter second past a lease's LEASE_TTL_S, and WATCH_S on.
 
 The liveness laws follow a fair schedule from the state they judge: from a crash, a cut or
 a tick that makes a paused executor's last beat older than LEASE_TTL_S, every other live
@@ -316,7 +318,7 @@ def _round(m: Model, cfg: FCfg, s: FState, who: list[int], steps: bool) -> FStat
 
 
 def _taken_in_time(m: Model, cfg: FCfg, s: FState, down: int) -> bool:
-    """From `s`, where `down` has just crashed or been cut: with the others that are live
+    """From `s`, where `down` has just crashed, been cut or gone stale: with the others live
     beating and watching every WATCH_S, every run `down` holds is taken within the model's
     bound of its last beat the store stamped (or at the first look, past it)."""
     mine = [r for r, run in enumerate(s.runs) if run.holder == down and not run.ended]
