@@ -22,28 +22,46 @@ from eukhe.owner.log import logged
 from eukhe.rules.fleet import WATCH_S
 from eukhe.store.executor_lease import Fleet, gone_on, watcher_name
 
+START_S = 3.0
+"""Seconds a survivor takes, past the rule's TAKE_BOUND_S (when its watch finds the
+lease gone), to start a run it takes: its runtime opened (DBOS launched, on its first
+take) and the run taken from DBOS's recovery queue (polled every second). A dead host's
+run is at work again within TAKE_BOUND_S + START_S."""
+
 
 class FleetWatch:
-    def __init__(self, url: str, take: Callable[[list[str]], Awaitable[JsonObject]]) -> None:
+    def __init__(
+        self,
+        url: str,
+        take: Callable[[list[str]], Awaitable[JsonObject]],
+        ready: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.fleet = Fleet(url, watcher_name(socket.gethostname(), os.getpid()))
         self.take = take  # the owner's recovery: the runs it is given, and any other cut off
+        # made ready to take runs (the run's machinery imported), once some run is in flight in
+        # the fleet: a take then starts within START_S
+        self.ready = ready
         self.why = ""  # why the last look failed (said once, until a look succeeds)
 
-    def look(self) -> tuple[list[str], list[str]]:
-        """The runs in flight whose executor is gone, and how each executor went."""
+    def look(self) -> tuple[list[str], list[str], bool]:
+        """The runs in flight whose executor is gone, how each executor went, and whether
+        any run is in flight in the fleet."""
         by = self.fleet.pending()
         if not by:
-            return [], []
+            return [], [], False
         dead = gone_on(self.fleet, sorted(by))
-        return sorted(w for e in dead for w in by[e]), [dead[e] for e in sorted(dead)]
+        return sorted(w for e in dead for w in by[e]), [dead[e] for e in sorted(dead)], True
 
     async def run(self, done: asyncio.Event) -> None:
         """Watch until `done`."""
         clock = waits.LoopClock()
         while not done.is_set():
             try:
-                runs, how = await asyncio.to_thread(self.look)
+                runs, how, some = await asyncio.to_thread(self.look)
                 self.why = ""
+                if some and self.ready is not None:
+                    ready, self.ready = self.ready, None
+                    await ready()
                 if runs:
                     logged(f"runs in flight of a gone executor ({'; '.join(how)}): taking them up")
                     await self.take(runs)
