@@ -153,6 +153,10 @@ class ExecutorLease:
         self._beats = threading.Thread(target=self._beat_on, name="eukhe-lease", daemon=True)
         self._beats.start()
 
+    def closed(self, within: float) -> bool:
+        """Whether the lease is closed, waiting up to `within` seconds for it."""
+        return self._stop.wait(within)
+
     def may_record(self) -> bool:
         with self._guard:
             return fleet.may_record(self.state, self.clock())
