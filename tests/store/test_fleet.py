@@ -302,6 +302,9 @@ def test_a_lease_is_held_while_it_beats_and_freed_at_close(database: str) -> Non
         )
         got = gone_on(watcher, ["eukhe:hostX:3:3", "eukhe:hostY:4:4"])
         assert list(got) == ["eukhe:hostX:3:3"] and "gone since" in got["eukhe:hostX:3:3"], got
+        assert watcher.prune(["eukhe:hostX:3:3"]) == []  # a run in flight: its row stays, for the taker
+        assert watcher.prune([]) == ["eukhe:hostX:3:3"]  # none: the row of a gone executor goes
+        assert db.one("SELECT count(*) FROM eukhe_executors") == 2  # the live ones stay
         assert db.cut("hostT") == 1  # its lease's connection, ended as a partition would
         lease.beat()
         assert not lease.may_record() and lease.state.lost, lease.why

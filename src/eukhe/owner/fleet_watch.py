@@ -42,11 +42,13 @@ class FleetWatch:
         # the fleet: a take then starts within START_S
         self.ready = ready
         self.why = ""  # why the last look failed (said once, until a look succeeds)
+        self.taking: list[str] = []  # the runs of gone executors it last took up
 
     def look(self) -> tuple[list[str], list[str], bool]:
         """The runs in flight whose executor is gone, how each executor went, and whether
         any run is in flight in the fleet."""
         by = self.fleet.pending()
+        self.fleet.prune(by)  # the rows of processes that ended with no run in flight
         if not by:
             return [], [], False
         dead = gone_on(self.fleet, sorted(by))
@@ -63,7 +65,9 @@ class FleetWatch:
                     ready, self.ready = self.ready, None
                     await ready()
                 if runs:
-                    logged(f"runs in flight of a gone executor ({'; '.join(how)}): taking them up")
+                    if runs != self.taking:  # said once: a run DBOS will not hand over stays so
+                        logged(f"runs in flight of a gone executor ({'; '.join(how)}): taking them up")
+                    self.taking = runs
                     await self.take(runs)
             except Exception as e:  # the store away, a recovery that broke: said once, tried again
                 why = f"the fleet's watch: {type(e).__name__}: {e}"
