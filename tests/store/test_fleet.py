@@ -189,8 +189,12 @@ def _taken_and_ended(
     then for its end (its last answer let go: `gate`); the run's id, how long the take
     took and which host took it."""
     taken: list[tuple[float, str]] = []
+    victim = (db.run() or ("", "", None))[2] or ""
+    decided: list[float] = []
 
     def by_survivor() -> bool:
+        if not decided and not db.one("SELECT count(*) FROM eukhe_executors WHERE executor = %s", victim):
+            decided.append(time.monotonic() - since)  # a taker found its lease gone and cut it
         got = db.run()
         host = (got[2] or "").split(":")[1] if got is not None and got[2] else ""
         if host in survivors:
@@ -201,6 +205,8 @@ def _taken_and_ended(
     about = lambda: _log(tmp_path, *survivors)  # noqa: E731
     until("a survivor to take the run", by_survivor, deadline=TAKE_BOUND_S + START_S + 10, about=about)
     took, host = taken[0]
+    # the rule's bound: the taker's decision (its watch found the lease gone and cut it)
+    assert decided and decided[0] <= TAKE_BOUND_S, f"{victim} cut {decided} s after (bound {TAKE_BOUND_S} s)"
     if status:  # while it runs there, the taker's status says where it comes from
         done = eukhe("status", "--json", cwd=tmp_path, home=tmp_path / host)
         got = {r["run"]: r.get("taken", "") for r in json.loads(done.stdout)["runs"]}

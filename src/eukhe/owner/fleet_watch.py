@@ -1,9 +1,9 @@
 """The owner's watch over a shared (Postgres) store: every WATCH_S while it is up, it
 looks at the runs in flight and their executors' leases (a cheap query on a plain
 connection, not DBOS); when an executor's lease is gone (`rules.fleet.gone`), on any
-host, the owner takes its runs up (`Recovery.now`: its runtime opened, the runs
-re-enqueued and finished here). DBOS's recovery queue admits one runner for each,
-even when two owners take them at once.
+host, the owner cuts what is left of its connections and takes its runs up
+(`Recovery.now`: its runtime opened, the runs re-enqueued and finished here). DBOS's
+recovery queue admits one runner for each, even when two owners take them at once.
 
 On SQLite (one machine) there is no watch: a dead client's runs come to the owner
 when its connection closes (`Recovery.orphans`).
@@ -22,7 +22,7 @@ from eukhe.owner.log import logged
 from eukhe.rules.fleet import WATCH_S
 from eukhe.store.executor_lease import Fleet, gone_on, watcher_name
 
-START_S = 3.0
+START_S = 5.0
 """Seconds a survivor takes, past the rule's TAKE_BOUND_S (when its watch finds the
 lease gone), to start a run it takes: its runtime opened (DBOS launched, on its first
 take) and the run taken from DBOS's recovery queue (polled every second). A dead host's
@@ -52,6 +52,8 @@ class FleetWatch:
         if not by:
             return [], [], False
         dead = gone_on(self.fleet, sorted(by))
+        for executor in dead:  # what is left of its connections ends now: it writes no more
+            self.fleet.cut(executor)
         return sorted(w for e in dead for w in by[e]), [dead[e] for e in sorted(dead)], True
 
     async def run(self, done: asyncio.Event) -> None:
