@@ -135,7 +135,8 @@ class Store:
         return int(
             self.one(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE application_name LIKE %s OR application_name LIKE %s",
+                "WHERE datname = current_database() "  # another test's hosts are not this one's
+                "AND (application_name LIKE %s OR application_name LIKE %s)",
                 f"eukhe:{host}:%",
                 f"eukhe-watch:{host}:%",
             )

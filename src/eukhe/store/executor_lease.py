@@ -279,7 +279,7 @@ def cut(conn: sa.Connection, executor: str) -> int:
         got = conn.execute(
             sa.text(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE application_name = :n AND pid <> pg_backend_pid()"
+                "WHERE datname = current_database() AND application_name = :n AND pid <> pg_backend_pid()"
             ),
             {"n": app_name(executor)},
         ).scalar_one()
