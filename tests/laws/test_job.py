@@ -61,6 +61,10 @@ def test_an_exit_with_children_left_ends_them_and_one_without_is_the_end() -> No
     assert sig is None and job.ended(done) and done.status == 3 and done.why is Why.EXITED
     left, sig = job.on_exit(j, 0, 2.0, alive=True)
     assert sig == Signal(Sig.TERM) and left.phase is Phase.ENDING and left.status == 0
+    assert job.state(j) == "running"
+    assert job.state(done) == "ended: its command exited, exit status 3"
+    assert job.state(left) == "ending: its command exited"
+    assert job.state(job.on_tick(job.on_kill(j, 1.0)[0], 1.5, alive=False)[0]) == "ended: job_kill"
 
 
 def test_the_owner_start_ends_a_dead_holders_jobs_and_leaves_a_live_ones() -> None:

@@ -104,8 +104,9 @@ class Signal:
 class Job:
     """A job's record.
 
-    started: when it started (the holder's monotonic clock; the home's wall clock once
-        another process reads it); lifetime: its bound, from settings.
+    started: when it started, on the host's CLOCK_MONOTONIC (one clock for every process of
+        the host: the owner's next start reads the record on it too; a reboot leaves no
+        process to end); lifetime: its bound, from settings.
     why, since: the first reason it ends, and when it came (None while RUNNING).
     kill_at: when SIGKILL is due (ENDING).
     status: its command's exit status, once its holder saw it exit.
@@ -207,6 +208,18 @@ def next_look(jobs: tuple[Job, ...], now: float) -> float:
 
 def ended(job: Job) -> bool:
     return job.phase is Phase.ENDED
+
+
+def state(job: Job) -> str:
+    """What `job_output` and a job's listing say of it: running, ending and why, or ended,
+    why, and its exit status when its holder saw it."""
+    why = job.why.value if job.why is not None else ""
+    if job.phase is Phase.RUNNING:
+        return "running"
+    if job.phase is Phase.ENDING:
+        return f"ending: {why}"
+    status = f", exit status {job.status}" if job.status is not None else ""
+    return f"ended: {why}{status}"
 
 
 # ---------------------------------------------------------------- output
