@@ -188,6 +188,11 @@ SPEC_LAWS = {
         "fleet_partitioned_stops",
         "fleet_run_ends",
     ],
+    "job": [  # ours (issue 54): every background job ends, its whole tree with it; its output bounded
+        "job_kill_takes_the_tree",
+        "job_ends",
+        "job_output_bounded",
+    ],
 }
 
 
@@ -277,6 +282,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "fleet_one_worker",
         "fleet_partitioned_stops",
         "fleet_run_ends",
+        "job_kill_takes_the_tree",
+        "job_ends",
+        "job_output_bounded",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -455,4 +463,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "pinned",
         "instructed",
         "fleet",
+        "job",
     }

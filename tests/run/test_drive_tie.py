@@ -201,6 +201,50 @@ def test_a_cancel_aborts_and_the_grace_answers_for_a_run_that_never_ends() -> No
     assert ("end", "s/0001") not in runs.did.log
 
 
+@dataclass
+class SlowStart(Runs):
+    """Runs whose start takes a while (the store's write): a cancel comes meanwhile."""
+
+    starting: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def start(self, spec: RunSpec, session: str) -> str:
+        self.starting.set()
+        await asyncio.sleep(0.1)
+        return await super().start(spec, session)
+
+    async def result(self, run: str) -> RunOutcome:
+        await self.stopped.wait()  # ends only once aborted
+        return RunOutcome(Ending.ABORTED)
+
+
+def test_a_cancel_while_the_run_starts_aborts_it_once_it_has_its_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule says ABORT on the cancel (its run is at work: it said RUN); the driver, whose
+    run has no id yet, aborts it the moment it has one: not at the face's grace, 5 s on."""
+    said = recorded(monkeypatch)
+    face = rule.Face(ends=True, holds=rule.EVERY, says=True, detaches=True, grace=5000)
+    runs = SlowStart(live=False)
+
+    async def go() -> float:
+        driver = SessionDriver(runs, "s", Path("/tmp"), rule.idle(face, 20), SPEC)  # type: ignore[arg-type]
+        submitted = asyncio.ensure_future(driver.submit(Request(SPEC)))
+        await asyncio.wait_for(runs.starting.wait(), 5)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        driver.cancel()  # the run is starting: it has no id yet
+        try:
+            await asyncio.wait_for(runs.stopped.wait(), 2)  # aborted, well before the grace
+            took = loop.time() - began
+            got = await asyncio.wait_for(await submitted, 5)
+            assert got.reason is rule.Reason.CANCELLED
+            return took
+        finally:
+            driver.close()
+
+    assert asyncio.run(go()) < 1.5
+    assert [a.do for a in said][:2] == [rule.Do.RUN, rule.Do.ABORT]
+    assert runs.did.log[:2] == [("started", "s/0001"), ("abort", "s/0001")]
+
+
 def test_a_stop_cuts_a_held_work_and_detaches_its_subagents() -> None:
     runs = Runs()  # its subagent never ends
 

@@ -18,6 +18,7 @@ from eukhe.laws import (
     fleet,
     hook,
     instructed,
+    job,
     lease,
     mcp,
     permission,
@@ -63,4 +64,5 @@ AREAS: dict[str, Area] = {
     "pinned": pinned.AREA,
     "instructed": instructed.AREA,
     "fleet": fleet.AREA,
+    "job": job.AREA,
 }

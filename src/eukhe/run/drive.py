@@ -105,6 +105,8 @@ class SessionDriver:
     asks: int = 0  # the permission requests sent, for their ids
     last: Answer | None = None  # the last work's answer
     kept: list[Request] = field(default_factory=list)  # kept past a cancel (HOLD): the next work's
+    starting: bool = False  # a run the rule said to RUN is starting: it has no id yet
+    aborting: bool = False  # the rule said ABORT while it was starting: done once it has one
 
     def ms(self) -> int:
         return int(self.clock.now() * 1000)
@@ -239,7 +241,9 @@ class SessionDriver:
             elif a.do is drive.Do.ABORT:
                 # a stop's setter has aborted it (Ctrl-C's interrupt), or it ends by its own
                 # deadline (--timeout), which its outcome says: only the face's cancel aborts
-                if self.run and not self.stopped:
+                if self.starting:
+                    self.aborting = True
+                elif self.run and not self.stopped:
                     self.runs.process.abort(self.run)
             elif a.do is drive.Do.LOOK:
                 self._keep(self._look(self.looks))
@@ -271,10 +275,12 @@ class SessionDriver:
             request = joined(kept)
         spec = request.spec if request is not None and request.spec is not None else next_spec(self.spec)
         started = request.started if request is not None else None
+        self.starting, self.aborting = True, False
         try:
             if started is None:
                 started = await self.runs.start(spec, self.session)
         except Exception as e:  # a run of what waits could not start: it ends failed, with its cause
+            self.starting = False
             if request is not None and not kept:
                 raise  # the request's own: the face says why (`submit`)
             for r in kept:  # the face gives them back
@@ -283,10 +289,11 @@ class SessionDriver:
             out = RunOutcome(Ending.FAILED, code=Code.RUN.kind, message=f"{type(e).__name__}: {e}")
             self._keep(self._ended(out, self.looks))
             return
+        self.starting = False
         self.runs.process.sink.started(started, spec.prompt)
         self.run, self.out = started, None
         self.taking += kept or ([request] if request is not None else [])
-        if self.work.cancelled_at is not None and not self.stopped:  # cancelled while it started
+        if self.aborting and not self.stopped:  # the rule's ABORT came while it started
             self.runs.process.abort(started)
         self._keep(self._run_to_end(started, self.looks))
 
