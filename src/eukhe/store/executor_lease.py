@@ -303,6 +303,15 @@ class Fleet:
         with self._engine.connect() as conn:
             return cut(conn, executor)
 
+    def leased(self) -> list[str]:
+        """Every executor with a row in the store (`eukhe status --fleet`)."""
+        with self._engine.connect() as conn:
+            if not self._made:
+                make_table(conn)
+                self._made = True
+            rows = conn.execute(sa.text(f"SELECT executor FROM {TABLE} ORDER BY executor"))
+            return [str(r[0]) for r in rows]
+
     def pending(self) -> dict[str, list[str]]:
         """The workflows in flight (PENDING) of this eukhe's version, by executor."""
         with self._engine.connect() as conn:
