@@ -63,9 +63,19 @@ def _ago(since: JsonValue) -> str:
     )
 
 
-def status(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False) -> None:
+def status(
+    as_json: Annotated[bool, flag("--json", help="One JSON object.")] = False,
+    fleet: Annotated[
+        bool,
+        flag("--fleet", help="The fleet on the shared store: its hosts, executors, leases and runs."),
+    ] = False,
+) -> None:
     """The home's owner: its pid and age, its clients, the runs in flight and where
-    each waits, the root-turn lease, and per provider the slots held and queued."""
+    each waits, the root-turn lease, and per provider the slots held and queued.
+    With --fleet: the hosts sharing the home's store instead (docs/fleet.md)."""
+    if fleet:
+        _fleet(as_json)
+        return
     home = _home()
     try:
         got = asyncio.run(ask_once(home, RequestKind.STATUS))
@@ -120,6 +130,38 @@ def status(as_json: Annotated[bool, flag("--json", help="One JSON object.")] = F
             f"chat: {memory['messages']} messages, {memory['built']} lines built, "
             f"{memory['pending']} pending, {memory['jobs']} compactor jobs running{model}; {who}"
         )
+
+
+def _seconds(s: float | None) -> str:
+    return "?" if s is None else _ago(time.time() - s)
+
+
+def _fleet(as_json: bool) -> None:
+    """`eukhe status --fleet`: read from the store, not asked of the owner (a look at the
+    fleet works with no owner up, and on any host of it)."""
+    view = lazy.stored().fleet()
+    if as_json:
+        echo_json(view.json(), indent=2)
+        return
+    if not view.shared:
+        _fit(f"no fleet: the store at {view.store} is this machine's (a fleet shares one: docs/fleet.md)")
+        return
+    executors = sum(len(h.executors) for h in view.hosts)
+    hosts = len(view.hosts)
+    _fit(f"fleet on {view.store}: {hosts} hosts, {executors} executors, {view.runs()} runs in flight")
+    for h in view.hosts:
+        _fit(f"host {h.host}")
+        for e in h.executors:
+            if e.beat_age_s is None:
+                lease = "no lease in the store"
+            else:
+                lease = f"up {_seconds(e.up_s)}, beat {_seconds(e.beat_age_s)} ago"
+                lease += ", lock held" if e.lock_held else ", lock free"
+            state = "gone: its runs go to the next watch of a live owner" if e.gone else "live"
+            pid = f"pid {e.pid}, " if e.pid is not None else ""
+            _fit(f"  {e.executor}: {pid}{lease}; {state}")
+            for run in e.runs:
+                _fit(f"    run {run}")
 
 
 def _fit(line: str) -> None:

@@ -21,7 +21,15 @@ from eukhe.home import HomeError
 from eukhe.json_types import JsonObject
 from eukhe.run import home_store
 from eukhe.run.chat_access import Entry
-from eukhe.run.home_store import Chat, ChatStore, ChatStoreError, LineageError, Migrated, SessionRow
+from eukhe.run.home_store import (
+    Chat,
+    ChatStore,
+    ChatStoreError,
+    FleetView,
+    LineageError,
+    Migrated,
+    SessionRow,
+)
 from eukhe.run.session_service import Sessions, Transcript
 from eukhe.run.spec import RunSpec, SessionSetup
 from eukhe.run.store_access import StoreError, cause, database_url, shown
@@ -122,6 +130,21 @@ def rows() -> list[SessionRow]:
 def subagents() -> list[JsonObject]:
     """The subagents whose task has not ended."""
     return _read(Sessions.subagents, [])
+
+
+def fleet() -> FleetView:
+    """The fleet on the home's store (`eukhe status --fleet`): its hosts, executors, leases
+    and the runs each holds; on SQLite, one machine and no fleet."""
+    try:
+        url = database_url(home(), settings_here())
+    except (SettingsError, StoreError) as e:
+        echo(f"eukhe: {e}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        return home_store.read_fleet(url)
+    except Exception as e:
+        echo(f"eukhe: cannot read the fleet in the store at {shown(url)}: {cause(e)}", err=True)
+        raise typer.Exit(2) from None
 
 
 def transcript(session: str) -> Transcript:

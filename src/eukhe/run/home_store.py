@@ -19,6 +19,7 @@ from eukhe.memory.log import Entry
 from eukhe.memory.tables import ChatStore, ChatStoreError
 from eukhe.run.session_service import Sessions
 from eukhe.store import durable
+from eukhe.store.fleet_status import FleetView, read_fleet
 from eukhe.store.lineage import LineageError
 from eukhe.store.migrate import Migrated, migrate
 from eukhe.store.reports import FOLLOWUP, STEER
@@ -31,6 +32,7 @@ __all__ = [
     "Chat",
     "ChatStore",
     "ChatStoreError",
+    "FleetView",
     "LineageError",
     "Migrated",
     "SessionRow",
@@ -38,6 +40,7 @@ __all__ = [
     "migrate_home",
     "open_chat",
     "open_chat_store",
+    "read_fleet",
     "reading",
 ]
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from eukhe.store.election import Election
     from eukhe.store.engine import serialized
     from eukhe.store.executor_lease import ExecutorLease, Fleet, gone_on, host_of, shared, watcher_name
+    from eukhe.store.fleet_status import ExecutorView, FleetView, HostView, read_fleet
     from eukhe.store.hook_answers import HookAnswerError, HookAnswers
     from eukhe.store.images import Images
     from eukhe.store.lease_holder import Holder, LeaseHolderError, LeaseHolderStore
@@ -45,10 +46,13 @@ __all__ = [
     "Carried",
     "Election",
     "ExecutorLease",
+    "ExecutorView",
     "Fleet",
+    "FleetView",
     "Holder",
     "HookAnswerError",
     "HookAnswers",
+    "HostView",
     "Images",
     "LeaseHolderError",
     "LeaseHolderStore",
@@ -70,6 +74,7 @@ __all__ = [
     "gone_on",
     "host_of",
     "migrate",
+    "read_fleet",
     "read_problem",
     "same",
     "serialized",

@@ -310,15 +310,20 @@ class Fleet:
         with self._engine.connect() as conn:
             return cut(conn, executor)
 
+    def leased(self) -> list[str]:
+        """Every executor with a row in the store (`eukhe status --fleet`, `prune`)."""
+        with self._engine.connect() as conn:
+            self._make(conn)
+            return [
+                str(r[0]) for r in conn.execute(sa.text(f"SELECT executor FROM {TABLE} ORDER BY executor"))
+            ]
+
     def prune(self, busy: Iterable[str]) -> list[str]:
         """The rows of gone executors with no run in flight (`busy`: those with some),
         deleted: a process that ended without closing its lease (`process_exit.leave`)
         leaves its row behind. Their ids."""
-        with self._engine.connect() as conn:
-            self._make(conn)
-            ids = [str(r[0]) for r in conn.execute(sa.text(f"SELECT executor FROM {TABLE}")).all()]
         keep = set(busy)
-        dead = sorted(gone_on(self, [e for e in ids if e not in keep]))
+        dead = sorted(gone_on(self, [e for e in self.leased() if e not in keep]))
         if dead:
             with self._engine.begin() as conn:
                 conn.execute(sa.text(f"DELETE FROM {TABLE} WHERE executor = ANY(:ids)"), {"ids": dead})
