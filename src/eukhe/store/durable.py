@@ -42,6 +42,8 @@ from eukhe.store.urls import StoreError, cause, database_url, private_store, sho
 
 APP = "eukhe"
 LOG = "logs/dbos.log"
+SHARED_POOL = 6
+"""Connections DBOS keeps open for a process on a shared (Postgres) store."""
 
 
 # ---------------------------------------------------------------- executors
@@ -141,6 +143,10 @@ def open_store(
         # JSON: a row eukhe writes never holds code, nor a secret value it knows (store/codec.py)
         "serializer": Codec(redact),
     }
+    if shared(url):
+        # DBOS keeps up to 20 connections open a process; a fleet's processes share one
+        # server (Postgres's default: 100 in all), which 5 such processes filled
+        config["sys_db_pool_size"] = SHARED_POOL
     try:
         open_home(home)  # made private, or tightened with a notice, before anything is written in it
     except HomeError as e:

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from eukhe import __version__
+from eukhe.errors import Code, EukheError
 from eukhe.rules import fleet
 from eukhe.store.processes import started as started_at
 from eukhe.store.urls import cause, engine_url, shown
@@ -97,8 +98,10 @@ def make_table(conn: sa.Connection) -> None:
         conn.execute(sa.text(_MAKE))
 
 
-class LeaseError(RuntimeError):
-    pass
+class LeaseError(EukheError):
+    """The executor's lease on the shared store could not be taken."""
+
+    code = Code.STORE
 
 
 class ExecutorLease:
