@@ -168,25 +168,40 @@ def drop(name: str) -> None:
 
 
 class Connections(threading.Thread):
-    """The most connections Postgres held (every database), sampled every 0.25 s."""
+    """The most connections Postgres held (every database), sampled every 0.25 s, and
+    whose they were then (by `application_name`, its pid and start cut off: an
+    executor's `eukhe:HOST`, a watch's `eukhe-watch:HOST`)."""
 
     def __init__(self, url: str) -> None:
         super().__init__(daemon=True)
         self.db = Db(url)
         self.limit = int(self.db.one("SHOW max_connections"))
         self.most = 0
+        self.whose: dict[str, int] = {}
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.25):
             with contextlib.suppress(Exception):
-                n = int(
-                    self.db.one("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
-                )
-                self.most = max(self.most, n)
+                rows = self.db.conn.execute(
+                    "SELECT application_name, datname FROM pg_stat_activity "
+                    "WHERE backend_type = 'client backend'"
+                ).fetchall()
+                if len(rows) > self.most:
+                    self.most = len(rows)
+                    whose: dict[str, int] = {}
+                    for app, db in rows:
+                        key = ":".join(str(app or "(unnamed)").split(":")[:2]) + f" on {db}"
+                        whose[key] = whose.get(key, 0) + 1
+                    self.whose = whose
 
     def reset(self) -> None:
         self.most = 0
+        self.whose = {}
+
+    def shown(self) -> str:
+        top = sorted(self.whose.items(), key=lambda kv: -kv[1])[:6]
+        return ", ".join(f"{n} {k}" for k, n in top)
 
     def close(self) -> None:
         self.stop.set()
@@ -245,6 +260,12 @@ def postgres_cpu(table: dict[int, tuple[int, float, float]]) -> float:
             if Path(f"/proc/{pid}/comm").read_text().strip() == "postgres":
                 out += table[pid][1] + table[pid][2]
     return out
+
+
+def machine() -> float:
+    """CPU-seconds this machine spent busy (every process's, every core's), from /proc/stat."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(f[:8]) - f[3] - f[4]) / TICK  # all but idle and iowait (guest is in user)
 
 
 def uts(pid: int) -> str | None:
@@ -412,13 +433,16 @@ class Pass:
     gaps: list[float]
     cpu: dict[str, float]
     connections: int = 0
+    whose: str = ""
     failed: list[str] = field(default_factory=list)
 
-    span: float = 0.0  # from the pass's first model request to its last
+    requests: int = 0  # the model requests its runs made: a round each
 
     @property
     def rate(self) -> float:
-        return len(self.gaps) / self.span if self.span else float("nan")
+        """Rounds a second: its runs' rounds over the pass's time, from their starts to
+        their last end."""
+        return self.requests / self.wall
 
     def p(self, q: float) -> float:
         return pct(self.gaps, q)
@@ -466,6 +490,7 @@ class Bench:
             "runners": cpu(tree(runners, table), table),
             "killed": gone.ru_utime + gone.ru_stime,
             "bench": me.ru_utime + me.ru_stime,
+            "machine": machine(),
         }
 
     def wait(self, hosts: list[Host], marks: list[str], deadline: float) -> list[str]:
@@ -495,10 +520,10 @@ class Bench:
         wall = time.perf_counter() - t
         after = self.cpu_now()
         got = Pass(name, len(marks), rounds, wall, rounds_of(self.stamped.at, set(marks)), {})
-        stamps = [t for m in marks for t in self.stamped.at.get(m, [])]
-        got.span = max(stamps) - min(stamps) if stamps else 0.0
+        got.requests = sum(len(self.stamped.at.get(m, [])) for m in marks)
         got.cpu = {k: after[k] - before[k] for k in after if after[k] - before[k] >= 0.05}
         got.connections = self.conns.most if self.conns is not None else 0
+        got.whose = self.conns.shown() if self.conns is not None else ""
         got.failed = failed
         return got
 
@@ -543,7 +568,13 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
                 started += 1
         for name, (h, at, k) in list(down.items()):
             if now >= at:
-                b.up(h)
+                try:
+                    b.up(h)
+                except RuntimeError as e:  # the store full, say: tried again a little later
+                    h.power_off()
+                    down[name] = (h, time.perf_counter() + 2.0, k)
+                    print(f"  kill {done.index(k) + 1}: {h.name} could not come back: {str(e)[-300:]}")
+                    continue
                 k.back = time.perf_counter() - t0
                 del down[name]
                 print(f"  kill {done.index(k) + 1}: {h.name} back at {k.back:5.1f} s (owner, runner ready)")
@@ -594,24 +625,28 @@ def cpu_line(after: dict[str, float], before: dict[str, float]) -> str:
     return ", ".join(f"{k} {after[k] - before.get(k, 0.0):.1f}" for k in after)
 
 
+def ours(cpu: dict[str, float]) -> float:
+    return sum(v for k, v in cpu.items() if k != "machine")
+
+
 def bottleneck(p: Pass, limit: int, cores: int) -> str:
     """What this pass's figures say limits it: Postgres's connections, the machine's cores
-    (and who spent them), or neither (the runs wait on something else: a poll, a lock)."""
-    busy = sum(p.cpu.values()) / (p.wall * cores)
-    top = max(p.cpu, key=lambda k: p.cpu[k]) if p.cpu else "nobody"
+    (and who of the fleet spent them), or neither (the runs wait on a poll, a lock)."""
+    busy = p.cpu.get("machine", 0.0) / (p.wall * cores)
+    mine = {k: v for k, v in p.cpu.items() if k != "machine"}
+    top = max(mine, key=lambda k: mine[k]) if mine else "nobody"
+    share = mine.get(top, 0.0) / max(ours(p.cpu), 1e-9)
     if p.connections >= 0.9 * limit:
         return f"Postgres's connections ({p.connections} of max_connections {limit})"
     if busy >= 0.85:
-        share = p.cpu.get(top, 0.0) / max(sum(p.cpu.values()), 1e-9)
-        return f"the CPU ({busy:.0%} of {cores} cores busy), {share:.0%} of it in the {top}"
-    return f"neither the store nor the CPU ({busy:.0%} of {cores} cores busy): the runs wait"
+        return f"the CPU ({cores} cores {busy:.0%} busy; the fleet's most in its {top}, {share:.0%})"
+    return f"neither the store nor the CPU ({cores} cores {busy:.0%} busy): a wait"
 
 
 def show(p: Pass, alone: Pass, sqlite: Pass, cores: int, limit: int) -> None:
     print(
         f"{p.name:7} {p.runs:4} runs  {p.rate:7.1f} rounds/s  p50 {p.p(0.5) * 1000:7.1f} ms  "
-        f"p99 {p.p(0.99) * 1000:7.1f} ms  ({len(p.gaps)} rounds in {p.span:.1f} s; "
-        f"the runs {p.wall:.1f} s, start to end)"
+        f"p99 {p.p(0.99) * 1000:7.1f} ms  ({p.requests} rounds in {p.wall:.2f} s)"
     )
     if p is not alone:
         print(
@@ -623,10 +658,9 @@ def show(p: Pass, alone: Pass, sqlite: Pass, cores: int, limit: int) -> None:
             f"        against sqlite: {p.rate / sqlite.rate:5.2f}x the rounds a second, "
             f"p50 {p.p(0.5) / sqlite.p(0.5):5.2f}x, p99 {p.p(0.99) / sqlite.p(0.99):5.2f}x"
         )
-    busy = sum(p.cpu.values()) / (p.wall * cores)
-    print(f"        CPU-seconds: {cpu_line(p.cpu, {})} ({busy:.0%} of {cores} cores)")
+    print(f"        CPU-seconds: {cpu_line(p.cpu, {})} (the fleet's: {ours(p.cpu) / p.wall:.2f} a second)")
     if p.connections:
-        print(f"        Postgres connections, at most: {p.connections} of {limit}")
+        print(f"        Postgres connections, at most: {p.connections} of {limit} ({p.whose})")
     print(f"        the bottleneck: {bottleneck(p, limit, cores)}")
     for f in p.failed:
         print(f"        failed: {f}")
@@ -638,8 +672,6 @@ def runner(url: str, cwd: str) -> int:
     Its runtime is not a user's (no root-turn lease, which would run a home's runs one
     at a time): its runs go on side by side as the owner's recovered runs do."""
     import asyncio
-
-    from dbos import DBOS
 
     from eukhe.ids import new_session
     from eukhe.run.sink import Silent
@@ -654,16 +686,17 @@ def runner(url: str, cwd: str) -> int:
         prompt = f"[bench {mark}] Read a file each round, then say done."
         spec = RunSpec(prompt=prompt, model="vllm/m", base_url=url, cwd=cwd, steps=STEPS)
         try:
-            handle = await DBOS.retrieve_workflow_async(await runtime.start(spec, new_session()))
-            out = await handle.get_result()
-            got = out if isinstance(out, dict) else {"outcome": str(getattr(out, "outcome", out))}
-            said = str(got["outcome"]) if got.get("outcome") == "answered" else json.dumps(got)
+            out = await runtime.result(await runtime.start(spec, new_session()))  # its end, as it comes
+            said = (
+                str(out.outcome) if out.outcome == "answered" else f"{out.outcome}: {out.code}: {out.message}"
+            )
         except Exception as e:  # said as the run's outcome: the bench names it
             said = f"{type(e).__name__}: {e}"
         print(mark, said.replace("\n", " "), flush=True)
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
+        runtime.process.stop = (loop, asyncio.Event())  # what its waits end on, as `Runtime.drive` sets
         runs: set[asyncio.Task[None]] = set()
         print("ready", flush=True)
         while line := await loop.run_in_executor(None, sys.stdin.readline):
@@ -715,9 +748,8 @@ def main() -> int:
                     hosts = [b.host(f"host{k}", url) for k in range(a.hosts)]
                     b.conns = Connections(url)
                     b.conns.start()
-                    b.measure(
-                        "warm", hosts, 1, 1 if a.smoke else a.rounds
-                    )  # the tables made, each owner's first run
+                    if not a.smoke:  # the tables made, each host's first run: not in `alone`
+                        b.measure("warm", hosts, 1, a.rounds)
                     alone = b.measure("alone", hosts[:1], 1, a.rounds)
                     fleet = b.measure("fleet", hosts, a.runs, a.rounds)
                     one = b.host("sqlite", None)
