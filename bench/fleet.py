@@ -116,7 +116,8 @@ def url_of(name: str) -> str:
 
 
 class Db:
-    """The bench's own look at the store (psycopg, autocommit)."""
+    """The bench's own look at the store (psycopg, autocommit; its connection is
+    thread-safe: the sampler and the kills share one)."""
 
     def __init__(self, url: str) -> None:
         import psycopg
@@ -761,12 +762,8 @@ def main() -> int:
                         show(p, alone, sqlite, cores, b.conns.limit)
                     if a.kills and a.hosts < 2:
                         print("kills: skipped, a fleet of one host has no survivor to take its runs")
-                    elif a.kills:
-                        db = Db(url)
-                        try:
-                            kills(b, hosts, a.runs, a.kills, random.Random(seed), db)
-                        finally:
-                            db.close()
+                    elif a.kills:  # the store looked at on the connection opened first: never refused
+                        kills(b, hosts, a.runs, a.kills, random.Random(seed), b.conns.db)
                 finally:
                     b.close()
     finally:
