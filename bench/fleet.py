@@ -309,9 +309,9 @@ class Host:
     def env(self, **extra: str) -> dict[str, str]:
         return {**os.environ, "EUKHE_HOME": str(self.home), OWNER_FORK: "", "EUKHE_WARM": "0", **extra}
 
-    def start(self, log: Path, url: str, cwd: Path) -> None:
+    def start(self, log: Path, url: str, cwd: Path, runner: bool = True) -> None:
         """Its owner, up for the bench (it would end idle after a while with no client),
-        then its runner beside it (under its host name); waited for until both are ready."""
+        then (`runner`) its runner beside it (under its host name); waited for until ready."""
         argv = [sys.executable, "-m", "eukhe.owner"]
         if self.named:
             argv = ["unshare", "--uts", "sh", "-c", f'hostname {self.name} && exec "$@"', "sh", *argv]
@@ -331,6 +331,15 @@ class Host:
                 raise RuntimeError(f"{self.name}'s owner did not listen within {START_S} s: {tail(log)}")
             time.sleep(0.05)
         self.ns = uts(self.owner.pid) if self.named else None
+        self.runner = None
+        self.flight.clear()
+        self.up = True
+        if runner:
+            self.run_beside(log, url, cwd)
+
+    def run_beside(self, log: Path, url: str, cwd: Path) -> None:
+        """Its runner, beside its owner."""
+        assert self.owner is not None
         argv = [sys.executable, __file__, "--runner", url, "--cwd", str(cwd)]
         if self.named:
             argv = ["nsenter", "--target", str(self.owner.pid), "--uts", "--", *argv]
@@ -351,8 +360,6 @@ class Host:
             self.alive(self.runner, "runner", log)
             raise RuntimeError(f"{self.name}'s runner said {ready!r}, not ready: {tail(log)}")
         threading.Thread(target=self.read, args=(self.runner,), daemon=True).start()
-        self.flight.clear()
-        self.up = True
 
     def alive(self, p: subprocess.Popen[Any], what: str, log: Path) -> None:
         if p.poll() is not None:
@@ -435,6 +442,7 @@ class Pass:
     cpu: dict[str, float]
     connections: int = 0
     whose: str = ""
+    on_postgres: bool = True
     failed: list[str] = field(default_factory=list)
 
     requests: int = 0  # the model requests its runs made: a round each
@@ -470,8 +478,8 @@ class Bench:
         self.hosts.append(h)
         return h
 
-    def up(self, h: Host) -> None:
-        h.start(self.tmp / f"owner-{h.name}.log", self.server.url, self.cwd)
+    def up(self, h: Host, runner: bool = True) -> None:
+        h.start(self.tmp / f"owner-{h.name}.log", self.server.url, self.cwd, runner)
 
     def start(self, h: Host) -> str:
         self.count += 1
@@ -526,7 +534,18 @@ class Bench:
         got.connections = self.conns.most if self.conns is not None else 0
         got.whose = self.conns.shown() if self.conns is not None else ""
         got.failed = failed
+        got.on_postgres = all((h.home / "settings.json").exists() for h in hosts)  # SQLite's: none
         return got
+
+    def idle(self, seconds: float) -> str:
+        """What the fleet spends doing nothing: its owners (their watches, the chat's
+        writer) and Postgres, a second."""
+        before = self.cpu_now()
+        time.sleep(seconds)
+        after = self.cpu_now()
+        return ", ".join(
+            f"{k} {(after[k] - before[k]) / seconds:.2f}" for k in ("owners", "postgres", "runners")
+        )
 
     def close(self) -> None:
         for h in self.hosts:
@@ -545,16 +564,17 @@ class Kill:
     back: float = 0.0
 
 
-def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, db: Db) -> None:
+def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, db: Db, first: float) -> None:
     """Each host keeps n runs going while `count` random hosts lose power, each back a few
-    seconds later; then every run started must end in the store."""
+    seconds later (the first kill within `first` seconds); then every run started must end
+    in the store."""
     since_ms = int(time.time() * 1000)
     t0 = time.perf_counter()
     before = b.cpu_now()
     started = 0
     done: list[Kill] = []
     down: dict[str, tuple[Host, float, Kill]] = {}  # a host down: when it comes back, its kill
-    next_kill = t0 + rnd.uniform(1.0, 3.0)
+    next_kill = t0 + rnd.uniform(first / 3, first)
     failed: list[str] = []
     deadline = t0 + 120 + count * 40
     while len(done) < count or down:
@@ -564,21 +584,25 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
                 f"the kills did not end within {deadline - t0:.0f} s ({len(done)} of {count} done)"
             )
         for h in hosts:  # keep n runs going on each live host
-            while h.up and len(h.flight) < n and len(done) < count:
+            while h.up and h.runner is not None and len(h.flight) < n and len(done) < count:
                 b.start(h)
                 started += 1
         for name, (h, at, k) in list(down.items()):
             if now >= at:
                 try:
-                    b.up(h)
+                    b.up(h, runner=len(done) < count)  # a runner only while it will be given runs
                 except RuntimeError as e:  # the store full, say: tried again a little later
                     h.power_off()
                     down[name] = (h, time.perf_counter() + 2.0, k)
-                    print(f"  kill {done.index(k) + 1}: {h.name} could not come back: {str(e)[-300:]}")
+                    why = [x for x in str(e).splitlines() if x.strip()][-1][-240:]
+                    print(
+                        f"  kill {done.index(k) + 1}: {h.name} could not come back, tried again in 2 s: {why}"
+                    )
                     continue
                 k.back = time.perf_counter() - t0
                 del down[name]
-                print(f"  kill {done.index(k) + 1}: {h.name} back at {k.back:5.1f} s (owner, runner ready)")
+                ready = "its owner, its runner ready" if h.runner is not None else "its owner ready"
+                print(f"  kill {done.index(k) + 1}: {h.name} back at {k.back:5.1f} s ({ready})")
         live = [h for h in hosts if h.up]
         if len(done) < count and now >= next_kill and len(live) > 1:
             h = rnd.choice(live)
@@ -617,7 +641,13 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
     )
     if set(got) - {"SUCCESS"}:
         print(f"  runs by status: {got}")
-    print(f"  CPU-seconds in it: {cpu_line(after, before)}")
+    spent = {k: after[k] - before[k] for k in after}
+    hosts = (
+        spent.pop("owners") + spent.pop("runners") + spent.pop("killed")
+    )  # a killed one's moves to `killed`
+    print(
+        f"  CPU-seconds in it: the hosts (owners, runners, those killed) {hosts:.1f}, {cpu_line(spent, {})}"
+    )
     for f in failed:
         print(f"  a run failed, not killed: {f}")
 
@@ -637,7 +667,7 @@ def bottleneck(p: Pass, limit: int, cores: int) -> str:
     mine = {k: v for k, v in p.cpu.items() if k != "machine"}
     top = max(mine, key=lambda k: mine[k]) if mine else "nobody"
     share = mine.get(top, 0.0) / max(ours(p.cpu), 1e-9)
-    if p.connections >= 0.9 * limit:
+    if p.on_postgres and p.connections >= 0.9 * limit:
         return f"Postgres's connections ({p.connections} of max_connections {limit})"
     if busy >= 0.85:
         return f"the CPU ({cores} cores {busy:.0%} busy; the fleet's most in its {top}, {share:.0%})"
@@ -751,6 +781,7 @@ def main() -> int:
                     b.conns.start()
                     if not a.smoke:  # the tables made, each host's first run: not in `alone`
                         b.measure("warm", hosts, 1, a.rounds)
+                    idle = b.idle(1.0 if a.smoke else 5.0)
                     alone = b.measure("alone", hosts[:1], 1, a.rounds)
                     fleet = b.measure("fleet", hosts, a.runs, a.rounds)
                     one = b.host("sqlite", None)
@@ -758,12 +789,21 @@ def main() -> int:
                     with contextlib.suppress(RuntimeError):
                         one.power_off()
                     b.hosts.remove(one)
+                    print(f"idle, {a.hosts} hosts, CPU-seconds a second: {idle}")
                     for p in (alone, sqlite, fleet):
                         show(p, alone, sqlite, cores, b.conns.limit)
                     if a.kills and a.hosts < 2:
                         print("kills: skipped, a fleet of one host has no survivor to take its runs")
                     elif a.kills:  # the store looked at on the connection opened first: never refused
-                        kills(b, hosts, a.runs, a.kills, random.Random(seed), b.conns.db)
+                        kills(
+                            b,
+                            hosts,
+                            a.runs,
+                            a.kills,
+                            random.Random(seed),
+                            b.conns.db,
+                            1.0 if a.smoke else 3.0,
+                        )
                 finally:
                     b.close()
     finally:
