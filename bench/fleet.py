@@ -6,27 +6,32 @@ the same with random host kills.
 On a fresh database of the Postgres at 127.0.0.1:5432 (user postgres, trust; made here,
 dropped at the end; `EUKHE_TEST_POSTGRES_URL` names another server), against one faux
 model server in this process (M-1 rounds of a `read` call, then the answer). Each host is
-a home of its own whose settings name the database (`durable.databaseUrl`), its owner (and
-the owner's warm template, which forks its runs) and its `eukhe run`s started under its
-own host name (`unshare --uts`, as root; `nsenter` puts a host's runs beside its owner).
-Without `unshare` it says so and every host has this machine's name.
+a home of its own whose settings name the database (`durable.databaseUrl`), with its owner
+and its runner, both under the host's own host name (`unshare --uts`, as root; `nsenter`
+puts the runner beside the owner). Without `unshare` it says so and every host has this
+machine's name.
+
+The runner is this file as `--runner`: one executor process of the home (a runtime as
+`eukhe run` opens it, its lease on the store) that runs every run it is given at once.
+Not N `eukhe run`s: those are a user's turns, which the home's root-turn lease (H6.2)
+runs one at a time, so N of them in one home would measure a queue, not the store.
 
 - `alone`: one run on Postgres, by itself;
 - `sqlite`: N runs at once in one home on SQLite (one machine, no fleet);
 - `fleet`: K×N runs at once, N on each host;
 - `kills`: each host keeps N runs going while X times a random host loses power (SIGKILL
-  to every process of it: its `eukhe run`s, its owner, its template and the runs forked
-  there) and comes back a few seconds later (its owner started again). The runs started,
-  ended in the store and lost (0 expected), within a deadline: none left PENDING.
+  to every process of it: its runner and its owner) and comes back a few seconds later
+  (its owner started again, and its runner while kills are to come). The runs started,
+  those in the store, ended and lost (0 expected), within a deadline: none left PENDING.
 
 A round is the time between one run's consecutive model requests as the faux server sees
 them (each run's prompt carries a marker): its model reply, its tool call and what the
 store records of it. Prints rounds a second, p50 and p99 of a round, as ratios against
 `alone` and `sqlite` measured in the same run; and, to see the bottleneck, the CPU-seconds
-of Postgres, the owners (with their templates and runs), the `eukhe run` processes and this
-one (the faux model), and the most connections Postgres held. Nothing here asserts a time;
-`--smoke` (2 hosts × 2 runs × 2 rounds, 1 kill) runs every path once, and without a
-Postgres server it says so in one line and exits 0.
+of Postgres, the owners, the runners, this process (the faux model) and the machine, the
+owners' CPU while the fleet is idle, and the most connections Postgres held and whose.
+Nothing here asserts a time; `--smoke` (2 hosts × 2 runs × 2 rounds, 1 kill) runs every
+path once, and without a Postgres server it says so in one line and exits 0.
 """
 
 from __future__ import annotations
