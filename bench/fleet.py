@@ -65,7 +65,7 @@ from eukhe.store.session_runs import WORKFLOW
 
 POSTGRES = os.environ.get("EUKHE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 START_S = 60.0
-"""Seconds an owner and its warm template may take to listen."""
+"""Seconds an owner may take to listen, and a runner to open its runtime."""
 KILL_S = 10.0
 """Seconds a host's processes may take to be gone once killed."""
 TICK = os.sysconf("SC_CLK_TCK")
@@ -576,11 +576,10 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
     since_ms = int(time.time() * 1000)
     t0 = time.perf_counter()
     before = b.cpu_now()
-    started = 0
+    mine: list[tuple[Host, str]] = []  # the runs started, and where
     done: list[Kill] = []
     down: dict[str, tuple[Host, float, Kill]] = {}  # a host down: when it comes back, its kill
     next_kill = t0 + rnd.uniform(first / 3, first)
-    failed: list[str] = []
     deadline = t0 + 120 + count * 40
     while len(done) < count or down:
         now = time.perf_counter()
@@ -590,8 +589,7 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
             )
         for h in hosts:  # keep n runs going on each live host
             while h.up and h.runner is not None and len(h.flight) < n and len(done) < count:
-                b.start(h)
-                started += 1
+                mine.append((h, b.start(h)))
         for name, (h, at, k) in list(down.items()):
             if now >= at:
                 try:
@@ -623,7 +621,9 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
         time.sleep(0.05)
     # the live hosts' last runs to their ends; then the store, until no run is left in flight
     for h in hosts:
-        failed += b.wait([h], sorted(h.flight), 120 + 30.0 * n)
+        b.wait([h], sorted(h.flight), 120 + 30.0 * n)
+    started = len(mine)  # those a runner said ended other than answered: failed (not the killed: unsaid)
+    failed = [f"run {m}: {h.ended[m]}" for h, m in mine if h.ended.get(m, "answered") != "answered"]
     waited = time.perf_counter()
     end = waited + TAKE_BOUND_S + 120
     while True:
@@ -653,8 +653,19 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
     print(
         f"  CPU-seconds in it: the hosts (owners, runners, those killed) {hosts:.1f}, {cpu_line(spent, {})}"
     )
+    for line in causes(failed, started):
+        print(f"  runs that failed, not killed: {line}")
+
+
+def causes(failed: list[str], runs: int) -> list[str]:
+    """The runs that failed, by cause (their ids and the database's name cut out): how
+    many of `runs` each."""
+    by: dict[str, int] = {}
     for f in failed:
-        print(f"  a run failed, not killed: {f}")
+        why = re.sub(r"^run \w+: ", "", f)
+        why = re.sub(r"eukhe_bench_\w+", "DB", why)
+        by[why] = by.get(why, 0) + 1
+    return [f"{n} of {runs}: {why[:300]}" for why, n in sorted(by.items(), key=lambda kv: -kv[1])]
 
 
 def cpu_line(after: dict[str, float], before: dict[str, float]) -> str:
@@ -698,8 +709,8 @@ def show(p: Pass, alone: Pass, sqlite: Pass, cores: int, limit: int) -> None:
     if p.connections:
         print(f"        Postgres connections, at most: {p.connections} of {limit} ({p.whose})")
     print(f"        the bottleneck: {bottleneck(p, limit, cores)}")
-    for f in p.failed:
-        print(f"        failed: {f}")
+    for line in causes(p.failed, p.runs):
+        print(f"        failed: {line}")
 
 
 def runner(url: str, cwd: str) -> int:
