@@ -70,6 +70,8 @@ KILL_S = 10.0
 """Seconds a host's processes may take to be gone once killed."""
 TICK = os.sysconf("SC_CLK_TCK")
 MARK = re.compile(r"\[bench (\w+)\]")
+UNSTARTED = "not started"
+"""What a runner says of a run whose start failed (no run recorded)."""
 
 
 def script(rounds: int) -> list[dict[str, Any]]:
@@ -338,9 +340,9 @@ class Host:
         self.ns = uts(self.owner.pid) if self.named else None
         self.runner = None
         self.flight.clear()
-        self.up = True
         if runner:
             self.run_beside(log, url, cwd)
+        self.up = True  # only now: given runs, and a host a kill may pick
 
     def run_beside(self, log: Path, url: str, cwd: Path) -> None:
         """Its runner, beside its owner."""
@@ -569,6 +571,22 @@ class Kill:
     back: float = 0.0
 
 
+class Back(threading.Thread):
+    """A host brought back (`Bench.up`) beside the kills' loop; what failed, if it did."""
+
+    def __init__(self, b: Bench, h: Host, runner: bool) -> None:
+        super().__init__(daemon=True)
+        self.b, self.h, self.runner = b, h, runner
+        self.error: str | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.b.up(self.h, self.runner)
+        except Exception as e:  # said by the loop, which tries again
+            self.error = f"{type(e).__name__}: {e}"
+
+
 def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, db: Db, first: float) -> None:
     """Each host keeps n runs going while `count` random hosts lose power, each back a few
     seconds later (the first kill within `first` seconds); then every run started must end
@@ -579,6 +597,7 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
     mine: list[tuple[Host, str]] = []  # the runs started, and where
     done: list[Kill] = []
     down: dict[str, tuple[Host, float, Kill]] = {}  # a host down: when it comes back, its kill
+    coming: dict[str, Back] = {}  # a host down whose owner (and runner) are starting
     next_kill = t0 + rnd.uniform(first / 3, first)
     deadline = t0 + 120 + count * 40
     while len(done) < count or down:
@@ -591,21 +610,22 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
             while h.up and h.runner is not None and len(h.flight) < n and len(done) < count:
                 mine.append((h, b.start(h)))
         for name, (h, at, k) in list(down.items()):
-            if now >= at:
-                try:
-                    b.up(h, runner=len(done) < count)  # a runner only while it will be given runs
-                except RuntimeError as e:  # the store full, say: tried again a little later
-                    h.power_off()
-                    down[name] = (h, time.perf_counter() + 2.0, k)
-                    why = [x for x in str(e).splitlines() if x.strip()][-1][-240:]
-                    print(
-                        f"  kill {done.index(k) + 1}: {h.name} could not come back, tried again in 2 s: {why}"
-                    )
-                    continue
-                k.back = time.perf_counter() - t0
-                del down[name]
-                ready = "its owner, its runner ready" if h.runner is not None else "its owner ready"
-                print(f"  kill {done.index(k) + 1}: {h.name} back at {k.back:5.1f} s ({ready})")
+            if now >= at and name not in coming:  # brought back beside the loop: runs go on meanwhile
+                coming[name] = Back(b, h, runner=len(done) < count)  # a runner only while kills are to come
+            back = coming.get(name)
+            if back is None or back.is_alive():
+                continue
+            del coming[name]
+            if back.error is not None:  # the store full, say: tried again a little later
+                h.power_off()
+                down[name] = (h, time.perf_counter() + 2.0, k)
+                why = [x for x in back.error.splitlines() if x.strip()][-1][-240:]
+                print(f"  kill {done.index(k) + 1}: {h.name} could not come back, tried again in 2 s: {why}")
+                continue
+            k.back = time.perf_counter() - t0
+            del down[name]
+            ready = "its owner, its runner ready" if h.runner is not None else "its owner ready"
+            print(f"  kill {done.index(k) + 1}: {h.name} back at {k.back:5.1f} s ({ready})")
         live = [h for h in hosts if h.up]
         if len(done) < count and now >= next_kill and len(live) > 1:
             h = rnd.choice(live)
@@ -638,10 +658,11 @@ def kills(b: Bench, hosts: list[Host], n: int, count: int, rnd: random.Random, d
     wall = time.perf_counter() - t0
     after = b.cpu_now()
     ended, recorded = got.get("SUCCESS", 0), sum(got.values())
+    unstarted = sum(1 for f in failed if f.split(": ", 1)[-1].startswith(UNSTARTED))
     print(
-        f"kills: {len(done)} in {wall:.1f} s; runs started {started}, in the store {recorded}"
-        + (" (the rest killed before their run was recorded)" if recorded < started else "")
-        + f", ended {ended}, lost {recorded - ended} (0 expected); "
+        f"kills: {len(done)} in {wall:.1f} s; runs started {started}, in the store {recorded} "
+        f"({unstarted} not started, {started - recorded - unstarted} killed before their run was recorded), "
+        f"ended {ended}, lost {recorded - ended} (0 expected); "
         f"the last taken up {time.perf_counter() - waited:.1f} s after the live hosts' runs ended"
     )
     if set(got) - {"SUCCESS"}:
@@ -733,7 +754,12 @@ def runner(url: str, cwd: str) -> int:
         prompt = f"[bench {mark}] Read a file each round, then say done."
         spec = RunSpec(prompt=prompt, model="vllm/m", base_url=url, cwd=cwd, steps=STEPS)
         try:
-            out = await runtime.result(await runtime.start(spec, new_session()))  # its end, as it comes
+            run = await runtime.start(spec, new_session())
+        except Exception as e:  # no run recorded: said so, the bench tells it from a killed one
+            print(mark, f"{UNSTARTED}: {type(e).__name__}: {e}".replace("\n", " "), flush=True)
+            return
+        try:
+            out = await runtime.result(run)  # its end, as it comes
             said = (
                 str(out.outcome) if out.outcome == "answered" else f"{out.outcome}: {out.code}: {out.message}"
             )
