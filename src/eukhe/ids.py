@@ -23,6 +23,11 @@ def run_id(session: str, n: int) -> str:
     return f"{session}/{n:04d}"
 
 
+def session_of(run: str) -> str:
+    """The session a run belongs to (a subagent's run too): `<session>/0003.c1` -> `<session>`."""
+    return run.partition("/")[0]
+
+
 def run_line(session: str, run: str) -> str:
     """The line that says a run started: `session <session>, run <n>`."""
     return f"session {session}, run {run.rpartition('/')[2].lstrip('0')}"

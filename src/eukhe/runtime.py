@@ -24,6 +24,7 @@ from eukhe.client.admission import RemoteRegistry
 from eukhe.client.lease import RootTurnLease
 from eukhe.json_types import JsonObject
 from eukhe.process_exit import leave
+from eukhe.run import fence
 from eukhe.run.context import ProcessContext, begin
 from eukhe.run.handles import RunTable
 from eukhe.run.permit import Asker
@@ -66,4 +67,5 @@ def open_runtime(
         redact=redact,
         executor=store.lease,
     )
+    fence.watch(process)  # a process whose lease on a shared store is gone stops (none on SQLite)
     return Runtime(home, store, begin(process))

@@ -28,6 +28,16 @@ ANSWERED = {
 RECOVERIES = ("no text and no tool call", "rebuilt from markup", "5 times in a row", "produced no output")
 
 
+def _answered(stdout: str) -> tuple[str, str]:
+    """The demo's `--json` is `ANSWERED`, with the session and run it names (returned), its
+    duration, and its cost: 0.0, the scripted model has no price."""
+    told = json.loads(stdout.strip().splitlines()[-1])
+    session, run, took = told.pop("session_id"), told.pop("run_id"), told.pop("duration_ms")
+    assert told.pop("total_cost_usd") == 0.0 and isinstance(took, int), told
+    assert told == ANSWERED
+    return session, run
+
+
 def _demo_home(stderr: str) -> tuple[list[str], Path]:
     """The command the demo says lists its session, as words, and the home it names."""
     lines = stderr.splitlines()
@@ -49,7 +59,7 @@ def test_the_demo_runs_as_eukhe_run_and_its_session_is_listed_in_its_home(tmp_pa
     words, home = _demo_home(done.stderr)
     try:
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout.strip().splitlines()[-1]) == ANSWERED
+        session, run = _answered(done.stdout)
         for seen in RECOVERIES:
             assert seen in done.stderr
         assert sandbox_mode(why_not())[1] in done.stderr  # the mode it chose, said
@@ -63,6 +73,7 @@ def test_the_demo_runs_as_eukhe_run_and_its_session_is_listed_in_its_home(tmp_pa
         rows = json.loads(listed.stdout)["sessions"]
         assert [(r["runs"], r["outcome"], r["lastPrompt"]) for r in rows] == [(1, "answered", TASK)]
         assert f"session {rows[0]['id']}, run 1" in done.stderr
+        assert (session, run) == (rows[0]["id"], f"{rows[0]['id']}/0001")  # what its JSON named
         shown = eukhe("session", "show", rows[0]["id"], cwd=tmp_path, home=home)
         assert "── run " in shown.stdout and "The project is called eukhe." in shown.stdout, shown.stderr
     finally:
@@ -89,7 +100,7 @@ def test_without_bubblewrap_the_demo_runs_read_only_says_so_and_ends_answered(tm
     _, home = _demo_home(done.stderr)
     try:
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout.strip().splitlines()[-1]) == ANSWERED
+        _answered(done.stdout)
         assert "sandbox: read-only, as the task only reads (bubblewrap is not installed" in done.stderr
         assert "sandbox.mode is 'read-only'" in done.stderr  # the run's own notice: the mode in force
         for seen in RECOVERIES:

@@ -93,7 +93,10 @@ def test_an_outcome_an_earlier_eukhe_recorded_reads_back_typed(opened: tuple[Run
     assert isinstance(out, RunOutcome)
     assert (out.outcome, out.answer, out.rounds, out.code) == (Ending.ANSWERED, "It says alpha.", 1, None)
     view.ended(f"{ANSWERED}/0001", out)
-    assert stream.given == [out] and view.code == exit_code(out) == 0
+    [given] = stream.given  # the same outcome, told with its session and run
+    assert isinstance(given, RunOutcome) and view.code == exit_code(out) == 0
+    assert (given.session, given.run) == (ANSWERED, f"{ANSWERED}/0001")
+    assert dataclasses.replace(given, session=None, run=None, duration_ms=None) == out
     last = stream.last()
     assert (last["outcome"], last["answer"], last["error"]) == ("answered", "It says alpha.", None)
-    assert last["rounds"] == 1
+    assert last["rounds"] == 1 and last["session_id"] == ANSWERED and last["total_cost_usd"] == 0.0

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import time
 
 import pytest
 
-from eukhe.cli.printer import Printer
+from eukhe.cli.printer import Printer, RunView, Stream
 from eukhe.events import SETTLE_WAY_OUT, event
 from eukhe.humanize import counted, seconds
 from eukhe.run.outcome import Ending, RunOutcome
@@ -135,3 +136,23 @@ def test_with_the_status_line_a_settle_wait_is_in_it_and_its_end_says_the_way_ou
     e = err.getvalue()  # the status line erased before the outcome's line, never drawn after it
     assert e.rfind("working ·") < e.rfind("\r\x1b[2K") < e.index("aborted")
     assert "working" not in e[e.index("aborted") :]
+
+
+def test_each_outcome_is_told_with_its_session_its_run_and_its_duration() -> None:
+    """The command line's view times each run from its start on its clock; a run that never
+    started is told with the view's session, no run, and the time since the last outcome."""
+    now = [100.0]
+    out = io.StringIO()
+    view = RunView(Stream(out), "s1", clock=lambda: now[0])
+    now[0] += 5.0  # the store loads: not the run's
+    view.started("s1/0001", "hi")
+    now[0] += 1.25
+    view.ended("s1/0001", RunOutcome(Ending.ANSWERED, answer="ok"))
+    now[0] += 0.5
+    view.refused("a session at work elsewhere")
+    told = [e for e in map(json.loads, out.getvalue().splitlines()) if e["type"] == "outcome"]
+    keys = ("session_id", "run_id", "duration_ms", "total_cost_usd")
+    assert [tuple(t[k] for k in keys) for t in told] == [
+        ("s1", "s1/0001", 1250, 0.0),
+        ("s1", None, 500, 0.0),
+    ]

@@ -252,6 +252,31 @@ def test_a_session_continued_runs_on_the_model_and_server_it_ran_with(tmp_path: 
     assert unknown.returncode == 2 and "no model configured" in unknown.stderr, unknown.stderr
 
 
+def test_a_script_goes_on_with_the_session_its_json_names(tmp_path: Path) -> None:
+    """`eukhe run --json` ends with the session and run it started, how long it took and what
+    it cost (Claude Code's names); `eukhe run --session <session_id>` goes on with that session,
+    its run seeing the first's messages, and the last line of `--events` says the same four."""
+    with FauxServer(parse(["The word is heron.", "You said heron."])) as server:
+        url = ["--model", "vllm/m", "--base-url", server.url]
+        first = eukhe("run", *url, "--json", "remember the word heron", cwd=tmp_path)
+        assert first.returncode == 0, first.stderr
+        told = json.loads(first.stdout.strip().splitlines()[-1])
+        session = told["session_id"]
+        then = eukhe("run", "--session", session, "--events", "which word?", cwd=tmp_path)
+        sent = json.dumps(server.seen[1].body["messages"])
+    assert then.returncode == 0, then.stderr
+    assert (told["outcome"], told["answer"]) == ("answered", "The word is heron.")
+    assert told["run_id"] == f"{session}/0001"
+    assert session in first.stderr  # the session its first line named
+    assert isinstance(told["duration_ms"], int) and 0 < told["duration_ms"] < 120_000
+    assert told["total_cost_usd"] == 0.0  # the faux model has no price
+    assert "remember the word heron" in sent and "The word is heron." in sent  # the first run's messages
+    last = json.loads(then.stdout.strip().splitlines()[-1])
+    assert (last["type"], last["answer"]) == ("outcome", "You said heron.")
+    assert (last["session_id"], last["run_id"]) == (session, f"{session}/0002")
+    assert isinstance(last["duration_ms"], int) and last["total_cost_usd"] == 0.0
+
+
 def test_tools_offers_only_the_tools_named_and_an_unknown_name_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     script = [{"calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}, "It says alpha.", "Hello."]

@@ -45,6 +45,7 @@ def test_a_runs_usage_sums_every_reply_once_and_is_priced_from_the_settings(tmp_
     assert (out["notes"], out["retries"], out["rounds"]) == (1, 1, 1), out
     # input 600 of which 400 cached: 200 * 2 + 400 * 0.5 + 55 * 10 = 1150 per million
     assert out["usage"] == {"input": 600, "output": 55, "cached": 400, "reasoning": 0, "cost": 0.00115}
+    assert out["total_cost_usd"] == 0.00115  # the same, where a script reading Claude Code's looks
     last = "answered in 4 model calls: 1 tool round, 1 note, 1 retry · 600 in (400 cached) · 55 out · $0.0011"
     assert last in done.stderr
 
@@ -64,6 +65,7 @@ def test_without_a_price_the_tokens_show_alone_and_the_events_carry_the_running_
     assert all(e["window"] == 20_000 and "cost" not in e for e in used)
     assert used[-1]["text"] == "600 in (400 cached) · 55 out · context 1% of 20.0k"
     assert events[-1]["usage"] == {"input": 600, "output": 55, "cached": 400, "reasoning": 0}
+    assert events[-1]["total_cost_usd"] == 0.0  # no price: a number all the same
 
 
 def test_anthropics_input_holds_the_cache_reads_and_writes() -> None:

@@ -182,6 +182,12 @@ SPEC_LAWS = {
         "instr_names_a_writer",
         "instr_stale_cleared",
     ],
+    "fleet": [  # ours (issue 53): executors on several hosts, one store; H4's run_ends across them
+        "fleet_dead_runs_taken",
+        "fleet_one_worker",
+        "fleet_partitioned_stops",
+        "fleet_run_ends",
+    ],
 }
 
 
@@ -267,6 +273,10 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "instr_person_quiet",
         "instr_names_a_writer",
         "instr_stale_cleared",
+        "fleet_dead_runs_taken",
+        "fleet_one_worker",
+        "fleet_partitioned_stops",
+        "fleet_run_ends",
     }
     assert sum(len(v) for v in SPEC_LAWS.values()) - len(ours) == 53  # the spec's 53 so far, and ours
 
@@ -444,4 +454,5 @@ def test_an_unknown_area_is_a_clear_error(capsys: pytest.CaptureFixture[str]) ->
         "plan",
         "pinned",
         "instructed",
+        "fleet",
     }

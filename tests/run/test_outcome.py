@@ -25,6 +25,9 @@ outcomes = st.builds(
     denials=st.lists(st.dictionaries(st.sampled_from(["tool", "why"]), texts), max_size=3),
     usage=st.builds(Tally, input=counts, output=counts, cached=counts, reasoning=counts),
     price=st.none() | st.builds(Price, input=st.floats(0, 100), output=st.floats(0, 100), cached=st.none()),
+    session=st.none() | texts,
+    run=st.none() | texts,
+    duration_ms=st.none() | counts,
 )
 
 

@@ -21,20 +21,23 @@ import pytest
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.client.handoff import OWNER_FORK
 from eukhe.client.protocol import log_path
-from eukhe.rules.fleet import TAKE_BOUND_S
+from eukhe.owner.fleet_watch import START_S
+from eukhe.rules.fleet import BEAT_S, FENCE_S, TAKE_BOUND_S
 from eukhe.store.session_runs import WORKFLOW
 from tests.proc import DEADLINE, eukhe, until
 from tests.store.postgres import drop, fresh_database, url_of
 
 
 def _round(n: int) -> dict[str, Any]:
-    slow = 1 if n < 3 else 2  # the last ones longer: the taker's status is looked at meanwhile
-    call = {"name": "bash", "arguments": {"command": f"echo {n} >> out.txt; sleep {slow}"}}
+    call = {"name": "bash", "arguments": {"command": f"echo {n} >> out.txt; sleep 1"}}
     return {"results": n, "calls": [call]}
 
 
-SLOW = [*(_round(n) for n in range(5)), {"results": 5, "text": "five lines written"}]
-"""Five rounds, each a slow bash call: a kill or a cut falls in the middle of the run."""
+def _slow(gate: Path) -> list[dict[str, Any]]:
+    """Five rounds, each a slow bash call: a kill or a cut falls in the middle of the run.
+    Its last answer waits for `gate` to exist: the taker's status is looked at before."""
+    last = {"results": 5, "text": "five lines written", "stallAfter": 0, "stallUntil": str(gate)}
+    return [*(_round(n) for n in range(5)), last]
 
 
 def _hosts_allowed() -> None:
@@ -156,88 +159,115 @@ def fleet(tmp_path: Path) -> Any:
 
 
 def _start(
-    tmp_path: Path, name: str, procs: list[subprocess.Popen[str]], server: FauxServer
-) -> tuple[Path, Path]:
+    tmp_path: Path, name: str, procs: list[subprocess.Popen[str]], server: FauxServer, survivors: list[str]
+) -> Path:
+    """Each survivor host's owner, up for the whole test (an owner ends idle a while after its
+    last client), its output in `owner-HOST.log`; then host A's run. A's home."""
     url = url_of(name)
-    a, b = _home(tmp_path / "a", url), _home(tmp_path / "b", url)
-    # host B's owner, up for the whole test (it would end idle after a while with no client)
-    log = tmp_path / "owner-b.log"
-    procs.append(_on("hostB", b, tmp_path, "eukhe.owner", log=log, EUKHE_OWNER_IDLE_MS="600000"))
+    for host in survivors:
+        home, log = _home(tmp_path / host, url), tmp_path / f"owner-{host}.log"
+        procs.append(_on(host, home, tmp_path, "eukhe.owner", log=log, EUKHE_OWNER_IDLE_MS="600000"))
+    a = _home(tmp_path / "hostA", url)
     run = ["eukhe", "run", "--model", "vllm/m", "--base-url", server.url, "--json", "write five lines"]
     procs.append(_on("hostA", a, tmp_path, *run))
-    return a, b
+    return a
 
 
-def _log(home: Path) -> str:
-    """What the home's owner said: the one the test started writes beside the home."""
-    path = home.parent / "owner-b.log" if home.name == "b" else log_path(home)
-    return path.read_text(errors="replace")[-3000:] if path.exists() else "(no log)"
+def _log(tmp_path: Path, *hosts: str) -> str:
+    """What the hosts' owners said (host A's started by its client, the others by the test)."""
+    said = []
+    for host in hosts:
+        path = log_path(tmp_path / host) if host == "hostA" else tmp_path / f"owner-{host}.log"
+        said.append(f"{host}: " + (path.read_text(errors="replace")[-3000:] if path.exists() else "(no log)"))
+    return "\n".join(said)
 
 
-def _taken_and_ended(db: Store, b: Path, since: float, status: bool = False) -> tuple[str, float]:
-    """Wait for host B to take the run (its executor B's) within the bound, then for its
-    end; the run's id and how long the take took."""
-    taken: list[float] = []
+def _taken_and_ended(
+    db: Store, tmp_path: Path, survivors: list[str], since: float, status: bool = False
+) -> tuple[str, float, str]:
+    """Wait for a survivor to take the run (its executor one of theirs) within the bound,
+    then for its end (its last answer let go: `gate`); the run's id, how long the take
+    took and which host took it."""
+    taken: list[tuple[float, str]] = []
+    victim = (db.run() or ("", "", None))[2] or ""
+    decided: list[float] = []
 
-    def by_b() -> bool:
+    def by_survivor() -> bool:
+        if not decided and not db.one("SELECT count(*) FROM eukhe_executors WHERE executor = %s", victim):
+            decided.append(time.monotonic() - since)  # a taker found its lease gone and cut it
         got = db.run()
-        if got is not None and (got[2] or "").startswith("eukhe:hostB:"):
-            taken.append(time.monotonic() - since)
+        host = (got[2] or "").split(":")[1] if got is not None and got[2] else ""
+        if host in survivors:
+            taken.append((time.monotonic() - since, host))
             return True
         return False
 
-    until("host B to take the run", by_b, deadline=TAKE_BOUND_S + 10, about=lambda: _log(b))
-    if status:  # while B runs it, its status says where it comes from
-        done = eukhe("status", "--json", cwd=b.parent, home=b)
+    about = lambda: _log(tmp_path, *survivors)  # noqa: E731
+    until("a survivor to take the run", by_survivor, deadline=TAKE_BOUND_S + START_S + 10, about=about)
+    took, host = taken[0]
+    # the rule's bound: the taker's decision (its watch found the lease gone and cut it)
+    assert decided and decided[0] <= TAKE_BOUND_S, f"{victim} cut {decided} s after (bound {TAKE_BOUND_S} s)"
+    if status:  # while it runs there, the taker's status says where it comes from
+        done = eukhe("status", "--json", cwd=tmp_path, home=tmp_path / host)
         got = {r["run"]: r.get("taken", "") for r in json.loads(done.stdout)["runs"]}
         assert any("taken up from host hostA's executor" in t for t in got.values()), done.stdout
-    until("the run's end", lambda: (db.run() or ("", "", None))[1] == "SUCCESS", about=lambda: _log(b))
+    (tmp_path / "gate").touch()
+    until("the run's end", lambda: (db.run() or ("", "", None))[1] == "SUCCESS", about=about)
     wid = (db.run() or ("", "", None))[0]
-    return wid, taken[0]
+    return wid, took, host
 
 
 def test_a_run_whose_host_dies_is_taken_by_another_host_within_the_bound(tmp_path: Path, fleet: Any) -> None:
+    """Two survivors watch: one of them takes the run, which runs once."""
     name, procs = fleet
-    with FauxServer(parse(SLOW)) as server:
-        a, b = _start(tmp_path, name, procs, server)
+    survivors = ["hostB", "hostC"]
+    gate = tmp_path / "gate"
+    with FauxServer(parse(_slow(gate))) as server:
+        _start(tmp_path, name, procs, server, survivors)
         db = Store(name)
-        until("the run's third round", lambda: len(server.seen) >= 3, about=lambda: _log(a))
+        until("the run's third round", lambda: len(server.seen) >= 3, about=lambda: _log(tmp_path, "hostA"))
         time.sleep(0.4)  # inside the third round's bash call
-        _power_off(procs[1].pid)
+        _power_off(procs[-1].pid)
         killed = time.monotonic()
-        wid, took = _taken_and_ended(db, b, killed, status=True)
-    assert took <= TAKE_BOUND_S, f"taken {took:.1f} s after the kill (bound {TAKE_BOUND_S} s)"
+        wid, took, host = _taken_and_ended(db, tmp_path, survivors, killed, status=True)
+    bound = TAKE_BOUND_S + START_S  # the rule's, and the taker's start
+    assert took <= bound, f"at work on {host} {took:.1f} s after the kill (bound {bound} s)"
     recorded, places = db.steps(wid)
     assert recorded == places, "a step recorded twice"
     lines = (tmp_path / "out.txt").read_text().splitlines()
     assert all(lines.count(str(n)) <= 1 for n in range(5)), lines  # the cut call is not run again
-    assert {"3", "4"} <= set(lines)  # the rounds after the kill ran on host B
-    log = _log(b)
+    assert {"3", "4"} <= set(lines)  # the rounds after the kill ran on the survivor
+    log = _log(tmp_path, host)
     assert f"resuming run {wid}, taken up from host hostA's executor eukhe:hostA:" in log, log
 
 
 def test_a_host_cut_off_from_the_store_stops_and_another_takes_its_run(tmp_path: Path, fleet: Any) -> None:
     name, procs = fleet
-    with FauxServer(parse(SLOW)) as server:
-        a, b = _start(tmp_path, name, procs, server)
+    gate = tmp_path / "gate"
+    gate.touch()  # no wait at its end
+    with FauxServer(parse(_slow(gate))) as server:
+        _start(tmp_path, name, procs, server, ["hostB"])
+        a = procs[-1]
         db = Store(name)
-        until("the run's second round", lambda: len(server.seen) >= 2, about=lambda: _log(a))
+        until("the run's second round", lambda: len(server.seen) >= 2, about=lambda: _log(tmp_path, "hostA"))
         cut_at = time.monotonic()
         stopped: list[float] = []
 
         def partitioned() -> bool:  # host A stays cut off from the store while it lives
             db.cut("hostA")
-            if not stopped and procs[1].poll() is not None:
+            if not stopped and a.poll() is not None:
                 stopped.append(time.monotonic() - cut_at)
             got = db.run()
             return got is not None and (got[2] or "").startswith("eukhe:hostB:")
 
-        until("host B to take the run", partitioned, deadline=TAKE_BOUND_S + 10, about=lambda: _log(b))
+        about = lambda: _log(tmp_path, "hostA", "hostB")  # noqa: E731
+        until("host B to take the run", partitioned, deadline=TAKE_BOUND_S + START_S + 10, about=about)
         assert stopped, "host A's run went on although cut off from the store"
-        _, err = procs[1].communicate(timeout=DEADLINE)
-        wid, _ = _taken_and_ended(db, b, cut_at)
-    assert procs[1].returncode == 75, err
+        _, err = a.communicate(timeout=DEADLINE)
+        wid, _, _ = _taken_and_ended(db, tmp_path, ["hostB"], cut_at)
+    assert a.returncode == 75, err
     assert "this process lost its lease on the shared store" in err, err
+    assert stopped[0] < FENCE_S + BEAT_S + 2, f"host A stopped {stopped[0]:.1f} s after the cut"
     recorded, places = db.steps(wid)
     assert recorded == places, "a step recorded twice"
     lines = (tmp_path / "out.txt").read_text().splitlines()
@@ -278,6 +308,9 @@ def test_a_lease_is_held_while_it_beats_and_freed_at_close(database: str) -> Non
         )
         got = gone_on(watcher, ["eukhe:hostX:3:3", "eukhe:hostY:4:4"])
         assert list(got) == ["eukhe:hostX:3:3"] and "gone since" in got["eukhe:hostX:3:3"], got
+        assert watcher.prune(["eukhe:hostX:3:3"]) == []  # a run in flight: its row stays, for the taker
+        assert watcher.prune([]) == ["eukhe:hostX:3:3"]  # none: the row of a gone executor goes
+        assert db.one("SELECT count(*) FROM eukhe_executors") == 2  # the live ones stay
         assert db.cut("hostT") == 1  # its lease's connection, ended as a partition would
         lease.beat()
         assert not lease.may_record() and lease.state.lost, lease.why

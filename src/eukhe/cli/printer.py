@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+import time
+from collections.abc import Callable
 from typing import TextIO
 
 from eukhe.cli.output import echo_json
@@ -25,7 +27,7 @@ from eukhe.cli.status_line import StatusLine
 from eukhe.display.lines import marked
 from eukhe.errors import Code
 from eukhe.events import QUIET, SETTLE_WAY_OUT, Event, event, outcome_text, seen_by, tally, used_line
-from eukhe.ids import run_line
+from eukhe.ids import run_line, session_of
 from eukhe.json_types import JsonMapping
 from eukhe.run.deadline import TIMEOUT
 from eukhe.run.outcome import Ending, RunOutcome
@@ -229,7 +231,11 @@ class RunView:
     one meanwhile (a subagent's last line, a recovered run's, as the process ends) is held,
     printed before the next run, or, when none comes, on stderr as the process ends
     (`leftover`). So `--events` always ends with an outcome. Lines come from DBOS's
-    thread and the command's; a lock keeps the check and the print one step."""
+    thread and the command's; a lock keeps the check and the print one step.
+
+    Each outcome it prints is `told` with its session, its run and its duration on `clock`
+    (seconds): from the run's start, or, for one that never started, from the view's
+    beginning or the last outcome, so a script can go on with the session it started."""
 
     def __init__(
         self,
@@ -237,10 +243,13 @@ class RunView:
         session: str | None,
         as_json: bool = False,
         announced: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.printer, self.session, self.as_json, self.announced = printer, session, as_json, announced
         self.code = 0
         self.current: str | None = None
+        self._clock = clock
+        self._since = clock()  # when the run to be told began (its start, once it started)
         self._lock = threading.Lock()
         self._after = False  # an outcome was printed, and no run has started since
         self._held: list[Event] = []
@@ -263,6 +272,7 @@ class RunView:
     def started(self, run: str, prompt: str | None) -> None:
         with self._lock:  # what came after the last outcome, before this run's own lines
             held, self._held, self._after = self._held, [], False
+            self._since = self._clock()
             for e in held:
                 if e.run != run:
                     self.printer.event(e)
@@ -278,8 +288,11 @@ class RunView:
 
     def ended(self, run: str | None, outcome: RunOutcome) -> None:
         with self._lock:
-            self.code = finished(self.printer, outcome, self.as_json)
+            took = max(0, round((self._clock() - self._since) * 1000))
+            session = session_of(run) if run is not None else self.session
+            self.code = finished(self.printer, outcome.told(session, run, took), self.as_json)
             self._after = True
+            self._since = self._clock()
         if run is None or run == self.current:
             self.current = None
 

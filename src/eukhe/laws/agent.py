@@ -323,6 +323,19 @@ def proof_cases() -> list[tuple[dict[str, Enum], dict[str, Enum]]]:
     return []
 
 
+MEANT = {
+    "an unknown tool name loaded": "agent_loaded_or_said",
+    "a definition without name loaded": "agent_loaded_or_said",
+    "invalid YAML neither loaded nor said": "agent_loaded_or_said",
+    "a name collision loaded as well": "agent_loaded_or_said",
+    "an unreadable file said and loaded": "agent_loaded_or_said",
+    "an agent given the tools it names, offered or not": "agent_never_widens",
+    "disallowedTools ignored": "agent_never_widens",
+    "an agent naming no tools given none": "agent_inherits_unnamed",
+    "an MCP server's name covering none of its tools": "agent_inherits_unnamed",
+}
+"""Each break and the law meant to kill it: `eukhe laws` fails one killed first by another."""
+
 AREA = Area(
     name="agent",
     model=MODEL,
@@ -342,6 +355,7 @@ AREA = Area(
     sample_cfg=sample_cfg,
     laws=LAWS,
     mutants=MUTANTS,
+    meant=MEANT,
     cached=cached,
     samples=100,
 )

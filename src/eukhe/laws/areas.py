@@ -15,6 +15,7 @@ from eukhe.laws import (
     confine,
     drive,
     fetch,
+    fleet,
     hook,
     instructed,
     lease,
@@ -61,4 +62,5 @@ AREAS: dict[str, Area] = {
     "fetch": fetch.AREA,
     "pinned": pinned.AREA,
     "instructed": instructed.AREA,
+    "fleet": fleet.AREA,
 }

@@ -270,6 +270,17 @@ def cfgs() -> Iterator[ACfg]:
     yield ACfg()
 
 
+MEANT = {
+    "a fallback that shows nothing": "fallback_is_reported",
+    "a notice shown twice": "fallback_is_reported",
+    "a fallback that forgets its row was shown": "fallback_is_reported",
+    "reasons checked out of the spec's order": "fallback_is_reported",
+    "an unset auxiliaryModel noticed": "fallback_quiet_when_routed",
+    "the session model as auxiliaryModel checked and noticed": "fallback_quiet_when_routed",
+    "a usable auxiliary model noticed": "fallback_quiet_when_routed",
+}
+"""Each break and the law meant to kill it: `eukhe laws` fails one killed first by another."""
+
 AREA = Area(
     name="aux_fallback",
     model=MODEL,
@@ -288,6 +299,7 @@ AREA = Area(
     sample_cfg=lambda seed: ACfg(),
     laws=LAWS,
     mutants=MUTANTS,
+    meant=MEANT,
     ghost_start=ghost_start,
     ghost_next=ghost_next,
     cached=cached,

@@ -938,6 +938,42 @@ def sample_cfg(seed: int) -> HCfg:
     return HCfg(track, steps=r.randint(1, 6), crashes=r.randint(0, 5))
 
 
+MEANT = {
+    "no SIGKILL after SIGTERM (waits for ever)": "hook_ends",
+    "a timeout unseen without a tick (woken only at the deadline)": "hook_ends",
+    "a SIGKILL a grace after a late SIGTERM (the draft's wake)": "hook_ends",
+    "no default timeout": "hook_ends",
+    "SIGTERM before the timeout": "hook_ends",
+    "SIGTERM sent twice": "hook_ends",
+    "SIGKILL at the timeout, no grace": "hook_ends",
+    "an abort that waits for the grace": "hook_ends",
+    "a SIGKILL after the exit": "hook_ends",
+    "a failure line dropped for exit 127": "hook_failure_shown",
+    "a failure shown without its stderr": "hook_failure_shown",
+    "a failure shown with its stderr's head": "hook_failure_shown",
+    "bad JSON read as an empty answer": "hook_failure_shown",
+    "a timeout read as an answer": "hook_failure_shown",
+    "a failure shown twice by combine": "hook_failure_shown",
+    "a guard failure that passes": "hook_guard_fails_closed",
+    "onFailure allow ignored (a failing guard always denies)": "hook_guard_fails_closed",
+    "a guard's exit 2 that passes": "hook_guard_fails_closed",
+    "a guard's failure denied without its cause": "hook_guard_fails_closed",
+    "an ask beating a deny in combine": "hook_guard_fails_closed",
+    "the last hook's kind wins in combine": "hook_guard_fails_closed",
+    "a guard's ask that asks nobody": "hook_guard_ask_asks",
+    "another hook's allow silencing a guard's ask": "hook_guard_fails_closed",
+    "a guard's ask read as no answer": "hook_guard_ask_asks",
+    "a stop cap off by one (late)": "stop_hook_bounded",
+    "a stop cap off by one (early)": "stop_hook_bounded",
+    "stop blocks not counted": "stop_hook_bounded",
+    "the stop cap ignored": "stop_hook_bounded",
+    "past the stop cap, no named failure": "stop_hook_bounded",
+    "fire always RUN (a replay runs the hook again)": "hook_fires_once",
+    "fire never RUN (an event that never fires)": "hook_fires_once",
+    "fire inverted": "hook_fires_once",
+}
+"""Each break and the law meant to kill it: `eukhe laws` fails one killed first by another."""
+
 AREA = Area(
     name="hook",
     model=MODEL,
@@ -960,5 +996,6 @@ AREA = Area(
     sample_cfg=sample_cfg,
     laws=LAWS,
     mutants=MUTANTS,
+    meant=MEANT,
     cached=cached,
 )

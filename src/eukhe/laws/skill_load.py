@@ -243,6 +243,17 @@ def sample_cfg(seed: int) -> Limits:
     return Limits(seed % 80, (seed // 80) % 1200)
 
 
+MEANT = {
+    "a failing skill neither loaded nor reported": "skill_failure_reported",
+    "a skill without description loaded with a warning": "skill_loaded_not_failed",
+    "a name collision loaded as well": "skill_failure_reported",
+    "an unreadable entry reported as an unreadable file": "skill_failure_reported",
+    "a template with invalid YAML loaded": "skill_failure_reported",
+    "a name over the limit loaded": "skill_failure_reported",
+    "a diagnosed candidate the loader loses": "skill_failure_reported",
+}
+"""Each break and the law meant to kill it: `eukhe laws` fails one killed first by another."""
+
 AREA = Area(
     name="skill_load",
     model=MODEL,
@@ -261,5 +272,6 @@ AREA = Area(
     sample_cfg=sample_cfg,
     laws=LAWS,
     mutants=MUTANTS,
+    meant=MEANT,
     cached=cached,
 )

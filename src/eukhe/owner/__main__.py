@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
 import signal
 import socket
@@ -41,6 +42,12 @@ async def _runtime(where: Path, sink: RunSink) -> Runs:
     from eukhe.runtime import open_runtime
 
     return await asyncio.to_thread(open_runtime, where, load(where), sink, user=False, recovers=True)
+
+
+async def _ready() -> None:
+    """The run's machinery imported (in a thread: the owner goes on answering), before a
+    take needs it: on a fleet's store, once a run is in flight somewhere (`FleetWatch`)."""
+    await asyncio.to_thread(importlib.import_module, "eukhe.runtime")
 
 
 def _warm(where: Path) -> subprocess.Popen[bytes] | None:
@@ -88,9 +95,9 @@ def main() -> int:
     watch: FleetWatch | None = None
     try:  # the lease holder's record, beside the runs (durable.databaseUrl, else SQLite in the home)
         url = database_url(where, load(where))
-        owner.lease_holders = LeaseHolderStore(url, f"{socket.gethostname()}:{where.resolve()}")
         if shared(url):  # a fleet's store: the runs of executors gone on any host are taken up here
-            watch = FleetWatch(url, recovery.now)
+            watch = FleetWatch(url, recovery.now, _ready)
+        owner.lease_holders = LeaseHolderStore(url, f"{socket.gethostname()}:{where.resolve()}")
     except (SettingsError, StoreError, LeaseHolderError) as e:
         logged(f"the lease holder is kept in memory only: {e}")
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 # Named, not loaded: each is imported from its module (the run's machinery loads DBOS; a face's
 # light modules never do).
 if TYPE_CHECKING:
-    from eukhe.run import home_store, instructed, secrets
+    from eukhe.run import fence, home_store, instructed, secrets
     from eukhe.run.chat_access import (
         Entry,
         EntryKind,
@@ -101,6 +101,7 @@ __all__ = [
     "chosen_tools",
     "database_url",
     "duration",
+    "fence",
     "home_store",
     "info_path",
     "instructed",

@@ -3,7 +3,8 @@ lost, or not confirmed for FENCE_S, records no step of a run more. Another host'
 owner takes its runs once the lease's time to live has passed, so a step recorded
 after the fence could be recorded twice, by two executors.
 
-It stops as a crash does (fail-stop): its tools' processes killed, a line on its
+Each step asks before it begins and before it is recorded (`check`), and a watch asks
+between steps (`watch`). It stops as a crash does (fail-stop): its tools' processes killed, a line on its
 standard error, an exit with `LOST` without marking any run ended; the taker goes on
 from the last step recorded, as after a crash on one machine.
 """
@@ -14,12 +15,16 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
 from eukhe.process_exit import leave
 from eukhe.rules.fleet import FENCE_S
 from eukhe.run.context import ProcessContext
+
+LOOK_S = 0.25
+"""Seconds between two looks of the fence's watch at the lease (`watch`)."""
 
 LOST = 75
 """The exit code of a process that lost its lease (EX_TEMPFAIL: its runs go on elsewhere)."""
@@ -35,6 +40,23 @@ def check(process: ProcessContext) -> None:
     if lease is None or lease.may_record():
         return
     stop(lease.why or f"no beat of it confirmed for {FENCE_S:.0f} s")
+
+
+def watch(process: ProcessContext) -> threading.Thread | None:
+    """The fence kept between steps too (a daemon thread, till the lease closes): a process
+    stuck where no step begins (a store's write retried through a partition, a long tool
+    call) stops within LOOK_S of its fence, before any other host may take its runs."""
+    lease = process.executor
+    if lease is None:
+        return None
+
+    def keep() -> None:
+        while not lease.closed(LOOK_S):
+            check(process)
+
+    thread = threading.Thread(target=keep, name="eukhe-fence", daemon=True)
+    thread.start()
+    return thread
 
 
 def stop(cause: str) -> NoReturn:

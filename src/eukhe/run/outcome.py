@@ -1,10 +1,15 @@
 """How a run ended, as every face and the store see it: `RunOutcome`, from the run's loop to
-the command line's exit code, the agent's view and the JSON of `eukhe run --json`."""
+the command line's exit code, the agent's view and the JSON of `eukhe run --json`.
+
+Its JSON carries what a script needs to go on with what it started, under the names Claude
+Code's `--output-format json` gives them: `session_id`, `run_id`, `duration_ms` and
+`total_cost_usd` (0.0 when the model has no price). The face that asked for the run knows its
+ids and times it (`told`); the workflow's own record leaves them null."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from eukhe.ai.request import Message, Request
@@ -39,6 +44,9 @@ class RunOutcome:
     price: Price | None = None  # the model's, from the settings: the usage's cost
     cost: float | None = None  # the usage's cost as the store recorded it (`of`), priced when it ended
     calls: int = 0  # the model calls the store recorded (`of`): its requests are not kept there
+    session: str | None = None  # the session and run it ended, as the face that asked knows them
+    run: str | None = None  # None: it never started (or the workflow's own record)
+    duration_ms: int | None = None  # its wall time, from its start to this outcome, as the face saw it
 
     @staticmethod
     def of(obj: JsonMapping) -> RunOutcome:
@@ -54,6 +62,7 @@ class RunOutcome:
         usage = _mapping(obj.get("usage"))
         cost = usage.get("cost")
         denials = obj.get("denials")
+        took = obj.get("duration_ms")
         return RunOutcome(
             ending,
             answer=str(obj.get("answer") or ""),
@@ -67,10 +76,20 @@ class RunOutcome:
             usage=Tally.of(usage),
             cost=float(cost) if isinstance(cost, int | float) else None,
             calls=int(obj.get("calls") or 0),
+            session=_text(obj.get("session_id")),
+            run=_text(obj.get("run_id")),
+            duration_ms=took if isinstance(took, int) else None,
         )
+
+    def told(self, session: str | None, run: str | None, duration_ms: int) -> RunOutcome:
+        """This outcome as the face that asked for the run tells it: with its session, its run
+        (None: it never started) and how long it took."""
+        return replace(self, session=session, run=run, duration_ms=duration_ms)
 
     def json(self) -> JsonObject:
         error = {"kind": self.code, "message": self.message} if self.code else None
+        usage = self._usage()
+        cost = usage.get("cost")
         return {
             "outcome": self.outcome,
             "answer": self.answer,
@@ -82,7 +101,11 @@ class RunOutcome:
             "retries": self.retries,
             "cut": self.cut,
             "denials": self.denials,
-            "usage": self._usage(),
+            "usage": usage,
+            "session_id": self.session,
+            "run_id": self.run,
+            "duration_ms": self.duration_ms,
+            "total_cost_usd": float(cost) if isinstance(cost, int | float) else 0.0,
         }
 
     def _usage(self) -> JsonObject:
@@ -90,6 +113,10 @@ class RunOutcome:
         if "cost" not in usage and self.cost is not None:
             usage["cost"] = self.cost
         return usage
+
+
+def _text(value: JsonValue) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _mapping(value: JsonValue) -> JsonMapping:

@@ -143,8 +143,10 @@ class Runtime:
         takes_recovered(True)
         pending = await DBOS.list_workflows_async(status=["PENDING"], name=NAMES)
         queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=NAMES)
-        how = await self._gone({w.executor_id for w in pending if w.executor_id})
-        dead = sorted(how)
+        # a queued run keeps the executor it was cut off from till some process takes it: how
+        # that one went is said too (another owner re-enqueued it, this one may run it)
+        how = await self._gone({w.executor_id for w in pending + queued if w.executor_id})
+        dead = sorted({w.executor_id for w in pending if w.executor_id in how})
         for executor in dead:  # what is left of its connections ends first: it writes no more
             await asyncio.to_thread(self.store.cut, executor)
         if dead:

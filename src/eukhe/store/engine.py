@@ -73,7 +73,8 @@ class Tables:
             self._engine = serialized(url)
             try:
                 self.meta.create_all(self._engine, checkfirst=True)
-            except sa.exc.OperationalError:  # another opener made them between the check and the make
+            except (sa.exc.OperationalError, sa.exc.IntegrityError):  # another opener made them between
+                # the check and the make (SQLite says so; Postgres, by a unique key of its catalog)
                 self.meta.create_all(self._engine, checkfirst=True)
         except Exception as e:
             raise self.error(f"cannot open {self.what} in the store at {shown(url)}: {cause(e)}") from e

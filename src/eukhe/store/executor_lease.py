@@ -153,6 +153,10 @@ class ExecutorLease:
         self._beats = threading.Thread(target=self._beat_on, name="eukhe-lease", daemon=True)
         self._beats.start()
 
+    def closed(self, within: float) -> bool:
+        """Whether the lease is closed, waiting up to `within` seconds for it."""
+        return self._stop.wait(within)
+
     def may_record(self) -> bool:
         with self._guard:
             return fleet.may_record(self.state, self.clock())
@@ -294,14 +298,31 @@ class Fleet:
 
     def look(self, executors: Iterable[str]) -> Look:
         with self._engine.connect() as conn:
-            if not self._made:  # a store no executor of this eukhe opened yet has none
-                make_table(conn)
-                self._made = True
+            self._make(conn)
             return look(conn, executors)
+
+    def _make(self, conn: sa.Connection) -> None:
+        if not self._made:  # a store no executor of this eukhe opened yet has none
+            make_table(conn)
+            self._made = True
 
     def cut(self, executor: str) -> int:
         with self._engine.connect() as conn:
             return cut(conn, executor)
+
+    def prune(self, busy: Iterable[str]) -> list[str]:
+        """The rows of gone executors with no run in flight (`busy`: those with some),
+        deleted: a process that ended without closing its lease (`process_exit.leave`)
+        leaves its row behind. Their ids."""
+        with self._engine.connect() as conn:
+            self._make(conn)
+            ids = [str(r[0]) for r in conn.execute(sa.text(f"SELECT executor FROM {TABLE}")).all()]
+        keep = set(busy)
+        dead = sorted(gone_on(self, [e for e in ids if e not in keep]))
+        if dead:
+            with self._engine.begin() as conn:
+                conn.execute(sa.text(f"DELETE FROM {TABLE} WHERE executor = ANY(:ids)"), {"ids": dead})
+        return dead
 
     def pending(self) -> dict[str, list[str]]:
         """The workflows in flight (PENDING) of this eukhe's version, by executor."""

@@ -59,7 +59,10 @@ class LeaseHolderStore:
         try:
             private_store(url)
             self._engine = sa.create_engine(engine_url(url))
-            _META.create_all(self._engine, checkfirst=True)
+            try:
+                _META.create_all(self._engine, checkfirst=True)
+            except (sa.exc.OperationalError, sa.exc.IntegrityError):  # made by another between
+                _META.create_all(self._engine, checkfirst=True)  # the check and the make (two owners)
         except Exception as e:
             why = f"cannot open the lease record in the store at {shown(url)}: {cause(e)}"
             raise LeaseHolderError(why) from e
