@@ -544,9 +544,11 @@ class Bench:
         got.on_postgres = all((h.home / "settings.json").exists() for h in hosts)  # SQLite's: none
         return got
 
-    def idle(self, seconds: float) -> str:
+    def idle(self, settle: float, seconds: float) -> str:
         """What the fleet spends doing nothing: its owners (their watches, the chat's
-        writer) and Postgres, a second."""
+        writer) and Postgres, a second, once `settle` seconds have let what the last runs
+        started end (an owner imports the run's machinery once a run is in flight)."""
+        time.sleep(settle)
         before = self.cpu_now()
         time.sleep(seconds)
         after = self.cpu_now()
@@ -823,7 +825,7 @@ def main() -> int:
                     b.conns.start()
                     if not a.smoke:  # the tables made, each host's first run: not in `alone`
                         b.measure("warm", hosts, 1, a.rounds)
-                    idle = b.idle(1.0 if a.smoke else 5.0)
+                    idle = b.idle(0.0, 1.0) if a.smoke else b.idle(5.0, 5.0)
                     alone = b.measure("alone", hosts[:1], 1, a.rounds)
                     fleet = b.measure("fleet", hosts, a.runs, a.rounds)
                     one = b.host("sqlite", None)
