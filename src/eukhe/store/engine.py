@@ -23,9 +23,10 @@ BUSY_MS = 30_000
 def serialized(url: str) -> sa.Engine:
     private_store(url)  # before SQLite makes the file, or its journals, with the umask's mode
     if not url.startswith("sqlite"):
-        # one connection kept idle, more only while they work: a process opens several of
-        # these tables, and a shared server's connections are few (Postgres: 100 in all)
-        return sa.create_engine(engine_url(url), pool_size=1, max_overflow=10)
+        # one connection kept idle, three more while they work (a burst waits for them): a
+        # process opens several of these tables, and a shared server's connections are few
+        # (Postgres: 100 in all; 25 runs starting at once in 4 processes filled it, bench/fleet.py)
+        return sa.create_engine(engine_url(url), pool_size=1, max_overflow=3)
     engine = sa.create_engine(engine_url(url))
     if engine.dialect.name == "sqlite":
 
