@@ -56,9 +56,13 @@ def template_pid(home: Path) -> int:
                 return False
         return True
 
+    def said() -> list[str]:  # its line comes after it listens, through the owner's log
+        path = protocol.log_path(home)
+        return re.findall(r"eukhe warm: pid (\d+) ready", path.read_text()) if path.exists() else []
+
     until("the warm template", listening)
-    found = re.findall(r"eukhe warm: pid (\d+) ready", protocol.log_path(home).read_text())
-    return int(found[-1])
+    until("the warm template's ready line", lambda: bool(said()))
+    return int(said()[-1])
 
 
 def children(pid: int) -> list[int]:
