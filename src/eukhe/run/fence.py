@@ -22,6 +22,7 @@ from typing import NoReturn
 from eukhe.process_exit import leave
 from eukhe.rules.fleet import FENCE_S
 from eukhe.run.context import ProcessContext
+from eukhe.terminal import neutralized
 
 LOOK_S = 0.25
 """Seconds between two looks of the fence's watch at the lease (`watch`)."""
@@ -61,11 +62,11 @@ def watch(process: ProcessContext) -> threading.Thread | None:
 
 def stop(cause: str) -> NoReturn:
     _kill_tools()
-    print(
+    said = (  # the cause is the store's words: neutralized, as every line eukhe prints
         f"eukhe: this process lost its lease on the shared store ({cause}): it stops, "
-        "and another host's owner takes its runs up",
-        file=sys.stderr,
+        "and another host's owner takes its runs up"
     )
+    print(neutralized(said), file=sys.stderr)
     leave(LOST)
 
 

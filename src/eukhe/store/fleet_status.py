@@ -80,15 +80,15 @@ def read_fleet(url: str) -> FleetView:
         reader.close()
     hosts: dict[str, list[ExecutorView]] = {}
     for e in ids:
-        row = seen.rows.get(e)
+        row, lease = seen.rows.get(e), seen.seen(e, process_gone)
         hosts.setdefault(row.host if row is not None else host_of(e), []).append(
             ExecutorView(
                 e,
                 row.pid if row is not None else None,
                 None if row is None else round(seen.store_now - row.began_at, 1),
                 None if row is None else round(seen.store_now - row.beat_at, 1),
-                seen.seen(e, process_gone).lock_held,
-                fleet.gone(seen.seen(e, process_gone), seen.store_now),
+                lease.lock_held,
+                fleet.gone(lease, seen.store_now),
                 tuple(sorted(holding.get(e, []))),
             )
         )
