@@ -42,6 +42,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("what a face shows of the events: their lines, the agent's view", ("display",)),
     ("the bash reader the permission gate asks", ("bash",)),
     ("the sandbox", ("sandbox",)),
+    ("background jobs: their keepers, records and sweep (rules.job)", ("jobs",)),
     ("skills", ("skills",)),
     ("the built-in tools", ("tools",)),
     ("MCP servers as tools", ("mcp",)),

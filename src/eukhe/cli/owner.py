@@ -16,10 +16,12 @@ import typer
 
 from eukhe.cli import lazy
 from eukhe.cli.folder_settings import settings_here
+from eukhe.cli.jobs import jobs, jobs_json, jobs_lines
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json, width
 from eukhe.display import provider_line
 from eukhe.home import HomeError, exposed, made_private
+from eukhe.jobs import listing
 from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.child import CHILD_POLL_FAILURES
 from eukhe.run.owner_access import (
@@ -52,6 +54,11 @@ def subagents() -> list[JsonObject] | str:
         return f"{type(e).__name__}: {e}"
 
 
+def _jobs(home: Path) -> list[JsonObject]:
+    """The home's background jobs that still run (`eukhe jobs --json` lists them all)."""
+    return [j for j in jobs_json(listing(home)) if not j["ended"]]
+
+
 def _ago(since: JsonValue) -> str:
     if not isinstance(since, int | float):
         return "?"
@@ -81,13 +88,24 @@ def status(
         got = asyncio.run(ask_once(home, RequestKind.STATUS))
     except OwnerError as e:
         if as_json:
-            echo_json({"owner": None, "runs": [], "lease": None, "providers": {}, "why": str(e)})
+            echo_json(
+                {
+                    "owner": None,
+                    "runs": [],
+                    "lease": None,
+                    "providers": {},
+                    "why": str(e),
+                    "jobs": _jobs(home),
+                }
+            )
         else:
             said = f"no owner runs for {home}: the next `eukhe run` starts one ({e})"
             echo(textwrap.fill(said, width(), subsequent_indent="  "))
+            for line in jobs_lines(listing(home)):
+                _fit(line)
         return
     if as_json:
-        echo_json({**got, "subagents": subagents()}, indent=2)
+        echo_json({**got, "subagents": subagents(), "jobs": _jobs(home)}, indent=2)
         return
     owner = got["owner"]
     _fit(f"owner: pid {owner['pid']}, up {_ago(owner['since'])}, home {home}")
@@ -118,6 +136,8 @@ def status(
     for name, p in (got.get("providers") or {}).items():
         _fit(provider_line(name, p))
     _subagents()
+    for line in jobs_lines(listing(home)):  # the running ones (`eukhe jobs` lists them all)
+        _fit(line)
     memory = got.get("memory")
     if memory is None:
         _fit("chat: not opened by this owner yet")
@@ -331,3 +351,4 @@ def register(app: typer.Typer) -> None:
     app.command("shutdown")(shutdown)
     app.command("doctor")(doctor)
     app.command("abort")(abort)
+    app.command("jobs")(jobs)

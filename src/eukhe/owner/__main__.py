@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from eukhe.client import protocol
 from eukhe.home import HomeError, home
+from eukhe.jobs import sweep
 from eukhe.owner.fleet_watch import FleetWatch
 from eukhe.owner.log import logged
 from eukhe.owner.recovery import Recovery, Runs
@@ -69,6 +70,14 @@ def _warm(where: Path) -> subprocess.Popen[bytes] | None:
         return None
 
 
+def _swept(where: Path) -> None:
+    try:
+        for line in sweep(where):
+            logged(line)
+    except Exception as e:  # said, with its cause; the next start sweeps again
+        logged(f"the background jobs' sweep broke: {type(e).__name__}: {e}")
+
+
 def main() -> int:
     try:
         idle = float(os.environ.get("EUKHE_OWNER_IDLE_MS", "")) / 1000
@@ -115,6 +124,9 @@ def main() -> int:
                 watching.cancel()
 
     logged(f"pid {os.getpid()} owns {owner.home}")
+    # the background jobs whose holder died are ended now (rules.job.at_owner_start), beside
+    # the owner's work: a sweep takes the rule's grace and a look, GIVE_UP_S at most
+    threading.Thread(target=_swept, args=(where,), name="eukhe-jobs-sweep", daemon=True).start()
     warm = _warm(where)
     code = 0
     try:

@@ -56,9 +56,8 @@ CLAUDE_TOOLS: Mapping[str, tuple[str, ...]] = {
     # Claude Code's own, with no tool of eukhe's: named, they give nothing
     "NotebookEdit": (),
     "NotebookRead": (),
-    "BashOutput": (),
-    "KillShell": (),
-    "KillBash": (),
+    "KillBash": ("job_kill",),  # KillShell's name before
+    "TaskOutput": ("job_output",),  # BashOutput's name since
     "SlashCommand": (),
     "Skill": (),
     "ListMcpResourcesTool": (),

@@ -113,6 +113,8 @@ CLAUDE_NAMES: Mapping[str, str] = {
     "spawn": "Task",
     "exit_plan": "ExitPlanMode",
     "todo": "TodoWrite",
+    "job_output": "BashOutput",
+    "job_kill": "KillShell",
 }
 """eukhe's tools under Claude Code's names, for matching and for `tool_name`; an MCP tool is
 `mcp__<server>__<tool>`; any other tool keeps its own name."""

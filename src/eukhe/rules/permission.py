@@ -162,6 +162,8 @@ RULE_TOOLS = {
     "ipython": "IPython",
     "web_fetch": address.TOOL,
     "todo": "TodoWrite",
+    "job_output": "BashOutput",
+    "job_kill": "KillShell",
 }
 """How rules name eukhe's tools (Claude Code's names; `Write` rules are taken as `Edit`)."""
 
@@ -171,9 +173,10 @@ MCP_PREFIX = "mcp__"
 RUNS_CODE = frozenset({"bash", "ipython"})
 """The tools whose calls run code, in the sandbox."""
 
-SESSION_TOOLS = frozenset({"todo"})
-"""The tools that change only the session's own state (its task list), nothing on disk of the
-user's: allowed without asking, unless a rule of the user's names them."""
+SESSION_TOOLS = frozenset({"todo", "job_output", "job_kill"})
+"""The tools that change only the session's own state (its task list, its background jobs: a
+job's command was judged as any bash call when it started), nothing on disk of the user's:
+allowed without asking, unless a rule of the user's names them."""
 
 FILE_TOOLS = frozenset({"write", "edit"})
 """The tools that write files themselves (outside the sandbox: the rule is their confinement)."""

@@ -33,6 +33,7 @@ from eukhe.errors import Code, EukheError
 from eukhe.events import ShowEvent
 from eukhe.hooks.config import load as load_hooks
 from eukhe.ids import name_of
+from eukhe.jobs.holder import Scope
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.config import gate_ms
 from eukhe.mcp.config import servers as mcp_servers
@@ -72,6 +73,7 @@ from eukhe.settings.run import Settings
 from eukhe.store.hook_answers import HookAnswerError
 from eukhe.tools import BUILTIN, Context, Tool
 from eukhe.tools.ipython import IPYTHON
+from eukhe.tools.jobs import JOB_KILL, JOB_OUTPUT
 from eukhe.tools.plan import EXIT_PLAN_TOOL
 from eukhe.tools.todo import TODO
 from eukhe.tools.web import WebFetch
@@ -286,6 +288,8 @@ async def assemble(
             reach=gate.opened,
             hidden=base.secrets.redact.values,
             todo=None if parent else tasks.shown(functools.partial(here.show, run_id), base.secrets.redact),
+            # a session's root runs share its jobs; a subagent's are its own, ended as it reports
+            jobs=Scope(here.jobs, run_id if parent else session, session, run_id, limits.job_lifetime_s),
         )
         yield RunParts(
             spec=spec,
@@ -538,6 +542,7 @@ def _tools(
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
     tools[IPYTHON.name] = IPYTHON
+    tools |= {JOB_OUTPUT.name: JOB_OUTPUT, JOB_KILL.name: JOB_KILL}
     tools[WebFetch.name] = WebFetch(base.fetch, gate.names_host)
     if gate.session.cfg.plan or gate.ask is not None:  # in plan mode, or where a person may turn it on
         tools[EXIT_PLAN_TOOL.name] = EXIT_PLAN_TOOL

@@ -18,6 +18,7 @@ from eukhe.client.lease import RootTurnLease
 from eukhe.client.protocol import RequestKind
 from eukhe.client.remote_chat import Remote
 from eukhe.events import event
+from eukhe.jobs.holder import Jobs
 from eukhe.json_types import JsonMapping
 from eukhe.memory.access import Local, Memory
 from eukhe.memory.chat import Chat
@@ -86,6 +87,9 @@ class ProcessContext:
     # this process's lease on a shared store (None: SQLite, one machine): no step is recorded
     # once it allows none (`run.fence`)
     executor: ExecutorLease | None = None
+    # the background jobs its runs started (`jobs.holder`): a session's, across its runs here; a
+    # subagent's, until it reports. Each job's keeper ends it when this process dies
+    jobs: Jobs = field(default_factory=Jobs)
 
     def show(self, run: str, kind: str, text: str, data: JsonMapping | None = None) -> None:
         """A line of `run` (`eukhe.events` has the kinds), with the fields of its event when it

@@ -25,6 +25,7 @@ from eukhe.humanize import counted
 from eukhe.ids import is_root, name_of, run_id
 from eukhe.json_types import JsonObject
 from eukhe.rules import drive as rule
+from eukhe.rules import job
 from eukhe.rules.wait import End
 from eukhe.run import instructed
 from eukhe.run.assemble import session_hooks
@@ -404,9 +405,12 @@ class Runtime:
             driver.close()
 
     async def session_end(self, cwd: Path, session: str, run: str, reason: str) -> None:
-        """The session's SessionEnd hooks (`reason`: Claude Code's, "other" for `eukhe run`,
+        """The session's background jobs ended (each within the rule's bound), then its
+        SessionEnd hooks (`reason`: Claude Code's, "other" for `eukhe run`,
         "prompt_input_exit" for the agent), each bounded, Ctrl-C ending them; shown as its
         last run's (`run`)."""
+        for line in await self.process.jobs.end_scope(session, job.Why.SESSION_END):
+            self.process.show(run, "notice", line)
         hooks = session_hooks(cwd, session, run, self.process, self._stop())
         if hooks is not None:
             await hooks.session_end(reason)

@@ -43,6 +43,7 @@ from eukhe.skills import (
 )
 from eukhe.tools import BUILTIN
 from eukhe.tools.ipython import IPYTHON
+from eukhe.tools.jobs import JOB_KILL, JOB_OUTPUT
 from eukhe.tools.plan import EXIT_PLAN_TOOL
 from eukhe.tools.todo import TODO
 
@@ -65,6 +66,8 @@ TOOLS = (
     PROGRESS.name,
     EXIT_PLAN_TOOL.name,
     TODO.name,
+    JOB_OUTPUT.name,
+    JOB_KILL.name,
 )
 """The name of every tool of eukhe's own a run may offer (some only where they apply: the
 chat's to a session's runs, `progress` to a subagent, `exit_plan` where plan mode may be on,

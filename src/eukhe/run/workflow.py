@@ -41,6 +41,7 @@ from eukhe.json_types import JsonObject
 from eukhe.memory import run_memory
 from eukhe.memory.access import Memory, settle
 from eukhe.memory.log import now
+from eukhe.rules import job
 from eukhe.rules.child import At, Place
 from eukhe.rules.child import key as place_key
 from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine
@@ -477,12 +478,26 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
             removed = await parts.kernel.close()  # what its sandbox's guard removed since, said
             if removed:
                 here.show(run_id, "sandbox", removed)
+        why = _jobs_end(spec, parts.context.cancel)
+        if why is not None:  # each told and waited for, within the rule's bound
+            for line in await here.jobs.end_scope(run_id if parent else session, why):
+                here.show(run_id, "notice", line)
     if chat is not None:  # the run's last messages ride on its log step
         await _logged(
             chat, run_id, out.transcript, functools.partial(here.show, run_id, "memory"), effects.step
         )
     await effects.flush()
     return out
+
+
+def _jobs_end(spec: RunSpec, cancel: asyncio.Event) -> job.Why | None:
+    """Why the run's end ends its background jobs: its abort or its --timeout, or, a subagent's,
+    its report (its run is its session); None: a session's run that answered leaves them to its
+    next runs, and to the session's end (`Runtime.session_end`)."""
+    if cancel.is_set():
+        passed = spec.deadline is not None and spec.deadline.passed(time.time())
+        return job.Why.TIMEOUT if passed else job.Why.ABORT
+    return job.Why.SESSION_END if spec.child else None
 
 
 async def _submitted(

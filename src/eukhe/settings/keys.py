@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from eukhe.json_types import JsonObject, JsonValue
-from eukhe.rules import fetch
+from eukhe.rules import fetch, job
 from eukhe.rules.child import STALL_MS
 from eukhe.rules.hook import MAX_STOP_BLOCKS
 from eukhe.rules.mcp import GATE_MS, STARTUP_MS, TOOL_MS
@@ -36,6 +36,7 @@ TOOL_BLOCKING_BUDGET_MS = 30_000
 """`toolBlockingBudgetMs`: how long a kernel cell blocks its tool call before it goes on
 as a detached job (and what `jobs.wait` is clamped to)."""
 BASH_TIMEOUT_MS = 120_000
+JOB_LIFETIME_MS = int(job.LIFETIME_S * 1000)
 """`bash.defaultTimeoutMs`: the bash tool's own default (the spec gives it no rule)."""
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 """`sandbox.mode`'s values, narrowest first (`eukhe.sandbox.bwrap` says what each allows)."""
@@ -95,6 +96,12 @@ KEYS: tuple[Key, ...] = (
         "a Python cell blocks this long, then goes on as a background job; 0 = 30 s",
     ),
     Key("bash.defaultTimeoutMs", "whole", BASH_TIMEOUT_MS, "a command's time when the call gives none"),
+    Key(
+        "bash.backgroundLifetimeMs",
+        "whole",
+        JOB_LIFETIME_MS,
+        "a background job (run_in_background) is ended this long after it started; 0 = 4 h",
+    ),
     Key("auxiliaryModel", "model", None, "provider/model for summarizer passes; unset = the session model"),
     Key("allowedModels", "names", [], "the models eukhe may use; empty = every model"),
     Key(

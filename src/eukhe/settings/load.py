@@ -17,8 +17,8 @@ from eukhe.filekind import kind
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
 from eukhe.rules import fetch as _fetch
+from eukhe.rules import job, registry
 from eukhe.rules import queue as _queue
-from eukhe.rules import registry
 from eukhe.rules import view as _view
 from eukhe.rules.child import stall_ms
 from eukhe.rules.compactor import NODE
@@ -372,20 +372,24 @@ SMALLEST_VIEW = len(_view.OPEN) + len(_view.CLOSE) + len(f"{2**64}+1|") + NODE +
 
 @dataclass(frozen=True)
 class ChildSettings:
-    """What subagents and the kernel run within: `subagentStallMs` (0 or unset: the
-    default), `subagents.maxDepth`, `toolBlockingBudgetMs` (0 or unset: the default)."""
+    """What subagents, the kernel and background jobs run within: `subagentStallMs` (0 or
+    unset: the default), `subagents.maxDepth`, `toolBlockingBudgetMs` (0 or unset: the
+    default), `bash.backgroundLifetimeMs`."""
 
     stall_ms: int
     max_depth: int
     budget_ms: int
+    job_lifetime_s: float = job.LIFETIME_S  # `bash.backgroundLifetimeMs` (0 or unset: the rule's)
 
 
 def child_settings(settings: JsonMapping) -> ChildSettings:
     budget = value(settings, "toolBlockingBudgetMs", int, 0)
+    lifetime = value(settings, "bash.backgroundLifetimeMs", int, 0)
     return ChildSettings(
         stall_ms(value(settings, "subagentStallMs", int, 0)),
         value(settings, "subagents.maxDepth", int, SUBAGENT_MAX_DEPTH),
         budget if budget > 0 else TOOL_BLOCKING_BUDGET_MS,
+        lifetime / 1000 if lifetime > 0 else job.LIFETIME_S,
     )
 
 

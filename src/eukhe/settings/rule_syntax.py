@@ -52,6 +52,8 @@ CLAUDE_NAMES = {
     "edit": "Edit",
     "ipython": "IPython",
     "web_fetch": "WebFetch",
+    "job_output": "BashOutput",
+    "job_kill": "KillShell",
 }
 """eukhe's own tool names as a rule spells them (`rules.permission.RULE_TOOLS` reads `Write` as `Edit`)."""
 

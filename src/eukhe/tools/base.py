@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # types only: the sandbox and the skills load with the tools 
     from eukhe.sandbox.bwrap import Sandbox
     from eukhe.skills import Agent
 
-__all__ = ["Context", "Limits", "Result", "Tool", "call", "describe", "validate"]
+__all__ = ["BackgroundJobs", "Context", "Limits", "Result", "Tool", "call", "describe", "validate"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,18 @@ class PythonKernel(Protocol):
     async def job(self, n: int, action: str, cancel: asyncio.Event) -> Result: ...
 
 
+class BackgroundJobs(Protocol):
+    """What `bash`'s `run_in_background`, `job_output` and `job_kill` ask of the run's jobs
+    (`jobs.Scope` gives it): start one (its id), read what it printed since the last look,
+    end it; a JobError's message says what could not be done."""
+
+    async def start(
+        self, argv: Sequence[str], command: str, cwd: Path, env: Mapping[str, str], box: Sandbox | None
+    ) -> str: ...
+    async def output(self, job_id: str, pattern: str | None) -> str: ...
+    async def kill(self, job_id: str, cancel: asyncio.Event) -> str: ...
+
+
 class Subagents(Protocol):
     """What `spawn`, `progress` and `stop_child` ask of the run's subagents
     (`run.children.Children` gives it)."""
@@ -141,6 +153,9 @@ class Context:
     """The secret values the run keeps from the model (its redaction's): a search never reads
     a file that holds one, whatever its pattern, so whether a pattern matches one is never
     told either."""
+    jobs: BackgroundJobs | None = None
+    """The run's background jobs (`jobs.Scope`); None: a run that offers none (a command runs
+    to its end or its timeout)."""
     todo: Callable[[Tasks], object] | None = None
     """Where the list a `todo` call writes goes: the run shows it (its `todo` event); None: the
     run keeps no task list."""

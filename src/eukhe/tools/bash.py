@@ -138,6 +138,12 @@ class Bash:
                 "type": "string",
                 "description": "Why it must run outside the sandbox, in one sentence the user reads.",
             },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Start it as a background job and answer at once with its id (a dev "
+                "server, a watcher, a long test run); read its output with job_output, stop it with "
+                "job_kill. It ends when the session does, or after its lifetime bound.",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -152,6 +158,8 @@ class Bash:
             return Result(f"the working directory '{ctx.cwd}' does not exist or is not a directory", True)
         argv = ["bash", "-c", command]
         box: Sandbox | None = ctx.sandbox  # the run's: inside it, or refused
+        if args.get("run_in_background"):
+            return await _background(argv, command, ctx, box)
         if box is None:
             return await self._run(argv, ctx, timeout)
         refused = box.refusal()
@@ -309,6 +317,41 @@ class Bash:
                 name = f"signal {-rc}"
             return f"killed by {name}", True
         return f"exit code {rc}", rc != 0
+
+
+async def _background(argv: list[str], command: str, ctx: Context, box: Sandbox | None) -> Result:
+    """The command started as a background job, in the sandbox as any call; its id said. In a
+    watched sandbox, the job holds a window of its guard open until it ends (as the kernel does):
+    what it made of the protected names is removed then, and its last look says so."""
+    if ctx.jobs is None:
+        return Result("this run offers no background jobs: run the command without run_in_background", True)
+    notes: list[str] = []
+    held: Sandbox | None = None
+    if box is not None:
+        refused = box.refusal()
+        if refused is not None:
+            return Result(refused, True)
+        if box.guarded:
+            opened = await box.opening()
+            notes = opened.notes(EARLIER)
+            argv, held = box.wrap(argv, ctx.cwd, protected=opened.protected), box
+        elif box.vouching:
+            notes = (await box.checking()).notes(EARLIER)
+        else:
+            argv = box.wrap(argv, ctx.cwd)
+    try:
+        job = await ctx.jobs.start(argv, command, ctx.cwd, _env(ctx), held)
+    except Exception as e:
+        if held is not None:
+            held.closed(True)  # nothing of it runs: its window closes now
+        return Result(f"could not start the background job: {e}", True)
+    lines = [
+        f"started background job {job}",
+        f'read what it prints with job_output (job_id "{job}"); stop it with job_kill. It ends by itself, '
+        "by job_kill, when this session ends, or after its lifetime bound.",
+        *notes,
+    ]
+    return Result("\n".join(lines))
 
 
 def _noted(result: Result, notes: list[str], error: bool) -> Result:
