@@ -1,10 +1,8 @@
 """`eukhe jobs`: the home's background jobs (command, age, state), and a person's stop of one
-(`--kill ID`: its keeper told by SIGUSR1, checked to be that job's keeper still)."""
+(`--kill ID`, `jobs.stop`)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from typing import Annotated
 
@@ -13,8 +11,7 @@ import typer
 from eukhe.cli.options import flag
 from eukhe.cli.output import echo, echo_json
 from eukhe.humanize import clipped
-from eukhe.jobs import Listed, listing
-from eukhe.jobs.record import alive, jobs_root, read_state
+from eukhe.jobs import JobError, Listed, listing, stop
 from eukhe.json_types import JsonObject
 from eukhe.settings import home
 
@@ -66,15 +63,11 @@ def jobs(
     gets SIGTERM, then SIGKILL after 2 s."""
     where = home()
     if kill is not None:
-        state = read_state(jobs_root(where) / kill)
-        if state is None or "/" in kill:
-            echo(f"eukhe jobs: no background job {kill!r} in {where}", err=True)
-            raise typer.Exit(1)
-        if not alive(state.keeper) or state.keeper is None:
-            echo(f"eukhe jobs: {kill} is not running (its keeper is gone): nothing to stop", err=True)
-            raise typer.Exit(1)
-        os.kill(state.keeper.pid, signal.SIGUSR1)
-        echo(f"{kill}: stop sent; it ends within 3 s (SIGTERM, then SIGKILL)")
+        try:
+            echo(stop(where, kill))
+        except JobError as e:
+            echo(f"eukhe jobs: {e}", err=True)
+            raise typer.Exit(1) from None
         return
     found = listing(where)
     if as_json:

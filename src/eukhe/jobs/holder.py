@@ -29,6 +29,7 @@ from eukhe.home import home, private_dir
 from eukhe.humanize import clipped
 from eukhe.jobs import record, tree
 from eukhe.jobs.keeper import DRAIN_S
+from eukhe.jobs.record import JobError
 from eukhe.rules import job as rule
 from eukhe.sandbox.bwrap import Sandbox
 
@@ -42,10 +43,6 @@ def ended_wait() -> float:
     """Seconds a job's end may take once asked, at most: the rule's bound, the keeper's drain of
     its output, and one look more."""
     return rule.END_BOUND_S + DRAIN_S + 1.0
-
-
-class JobError(Exception):
-    """A job that cannot be started or found: the message says which and why."""
 
 
 @dataclass

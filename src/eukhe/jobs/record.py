@@ -25,6 +25,7 @@ from eukhe.rules import job as rule
 
 __all__ = [
     "Identity",
+    "JobError",
     "Listed",
     "Meta",
     "State",
@@ -40,6 +41,11 @@ __all__ = [
     "write_output",
     "write_state",
 ]
+
+
+class JobError(Exception):
+    """A job that cannot be started, found or stopped: the message says which and why."""
+
 
 KEEP_ENDED_S = 7 * 86400.0
 """An ended job's files are kept this long (its listing, its last output), then removed."""

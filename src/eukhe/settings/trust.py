@@ -62,6 +62,7 @@ SIDES: Mapping[str, tuple[Side, str]] = {
     "subagents.maxDepth": (Side.SAFE, ""),
     "toolBlockingBudgetMs": (Side.SAFE, ""),
     "bash.defaultTimeoutMs": (Side.SAFE, ""),
+    "bash.backgroundLifetimeMs": (Side.SAFE, ""),  # a job ends with its session whatever it says
     "auxiliaryModel": (Side.TRUST, "sends the chat memory of every project to the model it names"),
     "allowedModels": (Side.SAFE, ""),
     "models": (Side.ENTRIES, ""),

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from eukhe.tools.bash import Output
     from eukhe.tools.files import resolve, why
     from eukhe.tools.ipython import IPYTHON
+    from eukhe.tools.jobs import JOB_KILL, JOB_OUTPUT
     from eukhe.tools.plan import EXIT_PLAN_TOOL
     from eukhe.tools.reach import beneath, where_of
     from eukhe.tools.read import read_whole
@@ -47,6 +48,8 @@ __all__ = [
     "GLOB",
     "GREP",
     "IPYTHON",
+    "JOB_KILL",
+    "JOB_OUTPUT",
     "LS",
     "READ",
     "TODO",
