@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import os
 import re
-import secrets
 import subprocess
 import sys
 import threading
@@ -116,8 +115,8 @@ class Jobs:
         me = record.identity(os.getpid())
         if me is None:
             raise JobError("this process cannot read its own /proc entry, so no keeper could tell its end")
-        job_id = f"job-{secrets.token_hex(4)}"
-        folder = private_dir(self._root()) / job_id
+        folder = _new_folder(private_dir(self._root()))
+        job_id = folder.name
         meta = record.Meta(
             job_id, command, str(cwd), session, run, time.time(), time.monotonic(), lifetime, me
         )
@@ -234,6 +233,22 @@ class Jobs:
     async def close(self) -> None:
         """This process ends: every job it holds ends with it (its keepers would see it anyway)."""
         await self.end([h for h in self.of() if not h.ended()], rule.Why.HOLDER_DIED)
+
+
+def _new_folder(root: Path) -> Path:
+    """The next job's folder, `job-N`: N one past the highest in the home, made at once (a
+    process that made it first has it; the next N is taken then). Short ids the model and a
+    person type, unique in the home."""
+    taken = [int(n[4:]) for n in os.listdir(root) if n.startswith("job-") and n[4:].isdigit()]
+    n = max(taken, default=0) + 1
+    while True:
+        try:
+            os.mkdir(root / f"job-{n}", 0o700)
+            return root / f"job-{n}"
+        except FileExistsError:
+            n += 1
+        except OSError as e:
+            raise JobError(f"cannot make a job's folder in {root}: {e.strerror or e}") from e
 
 
 def said(held: Held, state: record.State | None) -> str:

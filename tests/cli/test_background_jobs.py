@@ -1,0 +1,83 @@
+"""Background jobs in a real headless `eukhe run` against the faux model, in the sandbox: a
+job the model starts is read with `job_output` while the model works in other rounds, then
+stopped with `job_kill`; one left running ends with the session; one running when the run's
+--timeout passes ends with it. After each, none of its processes is left."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from eukhe.ai.faux import FauxServer, parse
+from eukhe.jobs import listing
+from eukhe.jobs.tree import marked
+from tests.proc import eukhe, messages
+
+TICKS = "for i in $(seq 1 100000); do echo tick $i; sleep 0.1; done"
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"calls": [{"name": name, "arguments": arguments}]}
+
+
+def run(tmp_path: Path, script: list[dict[str, Any]], *extra: str) -> tuple[Any, list[dict[str, Any]]]:
+    home = tmp_path / "home"
+    with FauxServer(parse(script)) as server:
+        args = ["run", "--model", "vllm/m", "--base-url", server.url, "--json", *extra, "start the server"]
+        done = eukhe(*args, cwd=tmp_path, home=home)
+    assert done.stdout, done.stderr
+    return done, messages(json.loads(done.stdout.splitlines()[-1])["session_id"], tmp_path, home)
+
+
+def results(msgs: list[dict[str, Any]]) -> list[str]:
+    return [str(m.get("content")) for m in msgs if m.get("role") == "tool"]
+
+
+def test_a_dev_server_is_read_while_the_model_works_then_killed(tmp_path: Path) -> None:
+    script = [
+        {"results": 0, **call("bash", command=TICKS, run_in_background=True)},
+        {"results": 1, **call("bash", command="sleep 0.6; echo other work")},
+        {"results": 2, **call("job_output", job_id="job-1")},
+        {"results": 3, **call("job_output", job_id="job-1", filter="tick 1$")},
+        {"results": 4, **call("job_kill", job_id="job-1")},
+        {"results": 5, "text": "stopped it"},
+    ]
+    done, msgs = run(tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    started, other, look, filtered, killed = results(msgs)
+    assert started.startswith("started background job job-1")
+    assert "other work" in other
+    assert "tick 1\n" in look and "[job job-1: running]" in look
+    assert "tick 2" not in filtered
+    assert killed.startswith("[job job-1: ended: job_kill")
+    assert not marked("job-1")
+    [job] = listing(tmp_path / "home")
+    assert job.state.startswith("ended: job_kill") and job.command == TICKS
+
+
+def test_a_job_left_running_ends_with_its_session(tmp_path: Path) -> None:
+    script = [
+        {"results": 0, **call("bash", command=TICKS, run_in_background=True)},
+        {"results": 1, "text": "it runs"},
+    ]
+    done, _ = run(tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    assert not marked("job-1")
+    [job] = listing(tmp_path / "home")
+    assert job.state.startswith("ended: its session ended"), job.state
+
+
+def test_a_job_running_when_the_timeout_passes_ends_with_the_run(tmp_path: Path) -> None:
+    script = [
+        {"results": 0, **call("bash", command=f"trap '' TERM; {TICKS}", run_in_background=True)},
+        {"results": 1, "text": "never", "stallAfter": 0},
+    ]
+    began = time.monotonic()
+    done, _ = run(tmp_path, script, "--timeout", "3s")
+    assert done.returncode != 0
+    assert time.monotonic() - began < 30
+    assert not marked("job-1")
+    [job] = listing(tmp_path / "home")
+    assert job.state.startswith("ended: its session's --timeout passed"), job.state
