@@ -1,0 +1,103 @@
+"""The tie of `rules.job` to the runtime: swap the rule's constant or function and the keeper
+(forked from this process, so it runs the swapped rule) and the holder do what the swapped
+one says, so when a kill comes, what a look shows and when a job ends are the rule's to
+decide, never a copy of it in `jobs.keeper` or `jobs.holder`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from eukhe.jobs import keeper, record
+from eukhe.jobs.holder import Jobs, Scope
+from eukhe.jobs.record import jobs_root, read_state
+from eukhe.jobs.tree import marked
+from eukhe.rules import job as rule
+
+STUBBORN = "trap '' TERM; echo up; while :; do sleep 0.1; done"
+
+
+def forked_keeper(tmp_path: Path, job: str, command: str) -> tuple[int, int]:
+    """A keeper of `job` forked from this process (the rule as this test left it): its pid and
+    the write end of its holder's pipe."""
+    folder = jobs_root(tmp_path) / job
+    folder.mkdir(parents=True)
+    me = record.identity(os.getpid())
+    assert me is not None
+    record.write_meta(folder, record.Meta(job, command, str(tmp_path), "s", "s/1", time.time(),
+                                          time.monotonic(), rule.LIFETIME_S, me))  # fmt: skip
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the keeper: its holder's pipe on stdin, its own session
+        try:
+            os.setsid()
+            os.dup2(r, 0)
+            os.environ["EUKHE_JOB"] = job  # its processes carry the mark, as a holder gives it
+            os._exit(keeper.main([str(folder), str(tmp_path), "--", "bash", "-c", command]))
+        finally:
+            os._exit(70)
+    os.close(r)
+    return pid, w
+
+
+def wait_ended(tmp_path: Path, job: str, seconds: float) -> rule.Job:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        state = read_state(jobs_root(tmp_path) / job)
+        if state is not None and rule.ended(state.job):
+            return state.job
+        time.sleep(0.02)
+    raise AssertionError(f"{job} did not end within {seconds} s")
+
+
+def test_the_kill_comes_when_the_rules_grace_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rule, "GRACE_S", 0.2)
+    pid, holder = forked_keeper(tmp_path, "job-1", STUBBORN)
+    time.sleep(0.4)
+    began = time.monotonic()
+    os.write(holder, b"end KILLED\n")
+    job = wait_ended(tmp_path, "job-1", 1.5)  # the default grace (2 s) would not be over
+    assert time.monotonic() - began < 1.5
+    assert job.why is rule.Why.KILLED and not marked("job-1")
+    os.close(holder)
+    os.waitpid(pid, 0)
+
+
+def test_a_rule_that_never_kills_leaves_the_job_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(job: rule.Job, now: float, alive: bool) -> rule.Step:
+        return job, None
+
+    monkeypatch.setattr(rule, "on_tick", never)
+    pid, holder = forked_keeper(tmp_path, "job-1", STUBBORN)
+    time.sleep(0.4)
+    os.write(holder, b"end KILLED\n")
+    time.sleep(rule.GRACE_S + 1.0)
+    state = read_state(jobs_root(tmp_path) / "job-1")
+    try:  # the runtime sent the rule's SIGTERM, which the job ignores, and nothing of its own
+        assert state is not None and state.job.phase is rule.Phase.ENDING and marked("job-1")
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        for p in marked("job-1"):
+            os.kill(p, 9)
+        os.close(holder)
+
+
+def test_a_look_shows_what_the_rules_view_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def first_bytes(out: rule.Output, show: int = rule.SHOW_BYTES) -> tuple[rule.View, rule.Output]:
+        return rule.View(out.kept[:3], 7, "[the swapped rule's note]"), rule.Output(out.kept, out.start, out.total)
+
+    monkeypatch.setattr(rule, "output_view", first_bytes)
+
+    async def go() -> str:
+        scope = Scope(Jobs(jobs_root(tmp_path)), "s", "s", "s/1")
+        jid = await scope.start(["bash", "-c", "echo abcdef"], "echo abcdef", tmp_path, dict(os.environ), None)
+        wait_ended(tmp_path, jid, 5)
+        return await scope.output(jid, None)
+
+    said = asyncio.run(go())
+    assert said.startswith("abc\n[the swapped rule's note]\n[job job-1: ended")
