@@ -23,6 +23,8 @@ from eukhe.hooks.config import load as load_hooks
 from eukhe.hooks.report import listing as hooks_listing
 from eukhe.humanize import clipped, counted
 from eukhe.ids import valid_session
+from eukhe.jobs import JobError
+from eukhe.jobs.holder import Scope
 from eukhe.mcp import check
 from eukhe.mcp.config import servers as mcp_servers
 from eukhe.rules import todo
@@ -390,6 +392,27 @@ async def _usage(s: AgentSession, arg: str) -> list[str]:
     return s.view.usage_lines()
 
 
+async def _jobs(s: AgentSession, arg: str) -> list[str]:
+    """`/jobs`: this session's background jobs (command, age, state); `/jobs kill ID` stops one
+    (its whole tree: SIGTERM, then SIGKILL after the grace)."""
+    if s.durable is None or not s.id:
+        return ["background jobs: none (the session is not open yet)"]
+    jobs = Scope(s.durable.process.jobs, s.id, s.id, "")
+    words = arg.split()
+    if words[:1] == ["kill"] and len(words) == 2:
+        try:
+            return [await jobs.kill(words[1], asyncio.Event())]
+        except JobError as e:
+            raise CommandError(str(e)) from None
+    if words:
+        raise CommandError(f"/jobs {arg}: {JOBS_USE}")
+    lines = jobs.listing()
+    return lines or ["background jobs: none in this session"]
+
+
+JOBS_USE = "/jobs lists this session's background jobs; /jobs kill ID stops one"
+
+
 async def _quit(s: AgentSession, arg: str) -> list[str]:
     return []  # the app leaves (a run at work is left to the owner)
 
@@ -428,6 +451,9 @@ COMMANDS: dict[str, Command] = {
         Command("usage", "", "tokens and cost: this run, this session, the context's fill", _usage),
         Command("mcp", "[reconnect NAME]", "the MCP servers: each one's state, tools and last error", _mcp),
         Command("agents", "", "the subagents you defined (read again): tools, model, where from", _agents),
+        Command(
+            "jobs", "[kill ID]", "this session's background jobs: command, age, state; or stop one", _jobs
+        ),
         Command("quit", "", "leave (a run at work is left to the owner)", _quit),
     )
 }
