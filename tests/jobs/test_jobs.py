@@ -106,7 +106,7 @@ def test_eight_jobs_end_within_their_bound_when_their_holder_is_killed(tmp_path:
     _until(lambda: not _all_marked(tmp_path), rule.END_BOUND_S + 5, "every process of the jobs to end")
     assert time.monotonic() - began < rule.END_BOUND_S + 2
     _until(lambda: all(j.ended for j in listing(tmp_path)), 5, "their records to say they ended")
-    assert {j.state for j in listing(tmp_path)} == {"ended: the process that held it died, exit status -9"}
+    assert {j.state for j in listing(tmp_path)} == {"ended: the process that held it died, killed by signal 9"}
 
 
 def test_what_a_dead_holder_and_its_dead_keepers_left_ends_at_the_owners_next_start(tmp_path: Path) -> None:

@@ -218,8 +218,14 @@ def state(job: Job) -> str:
         return "running"
     if job.phase is Phase.ENDING:
         return f"ending: {why}"
-    status = f", exit status {job.status}" if job.status is not None else ""
-    return f"ended: {why}{status}"
+    return f"ended: {why}{_status(job.status)}"
+
+
+def _status(status: int | None) -> str:
+    """An exit status as the holder saw it: negative, the signal that killed it."""
+    if status is None:
+        return ""
+    return f", exit status {status}" if status >= 0 else f", killed by signal {-status}"
 
 
 # ---------------------------------------------------------------- output

@@ -196,7 +196,7 @@ class Agent:
                 opening = "" if self.session.ready.is_set() else " · opening the store…"
                 spent = f" · {view.spent_line()}" if view.spent_line() else ""
                 text = f"ready · session {self.session.id or '…'}{opening}{spent} · /help"
-            return [(style, f" {text}{view.mode_text()} ")]
+            return [(style, f" {text}{self.session.jobs_text()}{view.mode_text()} ")]
 
         def note() -> StyleAndTextTuples:
             return [("class:note", view.note)]

@@ -26,6 +26,7 @@ from eukhe.ai.image import ImageError
 from eukhe.ai.listed import LOOK_BESIDE
 from eukhe.display.view import Line, Queued, View
 from eukhe.events import Event, event, outcome_text, seen_by
+from eukhe.humanize import counted
 from eukhe.ids import is_root, new_session, valid_session
 from eukhe.process_exit import leave
 from eukhe.rules import drive, todo
@@ -291,6 +292,14 @@ class AgentSession:
     def aborting(self) -> bool:
         """Ctrl-C was pressed and the work it cancels goes on: what is sent now is kept."""
         return self.working and self.driver is not None and self.driver.work.cancelled_at is not None
+
+    def jobs_text(self) -> str:
+        """The session's running background jobs on the status line ("" when none): work that
+        goes on, and how to see it."""
+        if self.durable is None or not self.id:
+            return ""
+        n = sum(1 for h in self.durable.process.jobs.of(self.id) if not h.ended())
+        return f" · {counted(n, 'background job')} (/jobs)" if n else ""
 
     @property
     def ran(self) -> bool:
