@@ -55,6 +55,11 @@ def test_a_dev_server_is_read_while_the_model_works_then_killed(tmp_path: Path) 
     assert not marked("job-1")
     [job] = listing(tmp_path / "home")
     assert job.state.startswith("ended: job_kill") and job.command == TICKS
+    listed = eukhe("jobs", "--json", cwd=tmp_path, home=tmp_path / "home")
+    [shown] = json.loads(listed.stdout)["jobs"]
+    assert shown["id"] == "job-1" and shown["ended"] and shown["command"] == TICKS
+    refused = eukhe("jobs", "--kill", "job-1", cwd=tmp_path, home=tmp_path / "home")
+    assert refused.returncode == 1 and "job-1 is not running" in refused.stderr
 
 
 def test_a_job_left_running_ends_with_its_session(tmp_path: Path) -> None:
@@ -81,3 +86,23 @@ def test_a_job_running_when_the_timeout_passes_ends_with_the_run(tmp_path: Path)
     assert not marked("job-1")
     [job] = listing(tmp_path / "home")
     assert job.state.startswith("ended: its session's --timeout passed"), job.state
+
+
+def test_a_subagents_jobs_end_when_it_reports(tmp_path: Path) -> None:
+    """The child starts a job and answers; its jobs end with its report (said as its run's),
+    not with the session's end."""
+    script = [
+        {"when": "serve in the child", "results": 0, **call("bash", command=TICKS, run_in_background=True)},
+        {"when": "serve in the child", "results": 1, "text": "served"},
+        {"when": "[child-exited", "results": 0, "text": "the child served"},
+        {"when": "start the server", "results": 0, **call("spawn", task="serve in the child")},
+        {"when": "start the server", "results": 1, "text": "spawned"},
+    ]
+    with FauxServer(parse(script)) as server:
+        args = ["run", "--model", "vllm/m", "--base-url", server.url, "--events", "start the server"]
+        done = eukhe(*args, cwd=tmp_path, home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    assert not marked("job-1")
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    [ended] = [e for e in events if e["type"] == "notice" and "background job job-1" in e["text"]]
+    assert ".c" in ended["run"] and "ended: its session ended" in ended["text"], ended
