@@ -67,7 +67,9 @@ def test_the_kill_comes_when_the_rules_grace_says(tmp_path: Path, monkeypatch: p
     os.waitpid(pid, 0)
 
 
-def test_a_rule_that_never_kills_leaves_the_job_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rule_that_never_kills_leaves_the_job_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def never(job: rule.Job, now: float, alive: bool) -> rule.Step:
         return job, None
 
@@ -89,13 +91,17 @@ def test_a_rule_that_never_kills_leaves_the_job_running(tmp_path: Path, monkeypa
 
 def test_a_look_shows_what_the_rules_view_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def first_bytes(out: rule.Output, show: int = rule.SHOW_BYTES) -> tuple[rule.View, rule.Output]:
-        return rule.View(out.kept[:3], 7, "[the swapped rule's note]"), rule.Output(out.kept, out.start, out.total)
+        return rule.View(out.kept[:3], 7, "[the swapped rule's note]"), rule.Output(
+            out.kept, out.start, out.total
+        )
 
     monkeypatch.setattr(rule, "output_view", first_bytes)
 
     async def go() -> str:
         scope = Scope(Jobs(jobs_root(tmp_path)), "s", "s", "s/1")
-        jid = await scope.start(["bash", "-c", "echo abcdef"], "echo abcdef", tmp_path, dict(os.environ), None)
+        jid = await scope.start(
+            ["bash", "-c", "echo abcdef"], "echo abcdef", tmp_path, dict(os.environ), None
+        )
         wait_ended(tmp_path, jid, 5)
         return await scope.output(jid, None)
 

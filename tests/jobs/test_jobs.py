@@ -106,7 +106,9 @@ def test_eight_jobs_end_within_their_bound_when_their_holder_is_killed(tmp_path:
     _until(lambda: not _all_marked(tmp_path), rule.END_BOUND_S + 5, "every process of the jobs to end")
     assert time.monotonic() - began < rule.END_BOUND_S + 2
     _until(lambda: all(j.ended for j in listing(tmp_path)), 5, "their records to say they ended")
-    assert {j.state for j in listing(tmp_path)} == {"ended: the process that held it died, killed by signal 9"}
+    assert {j.state for j in listing(tmp_path)} == {
+        "ended: the process that held it died, killed by signal 9"
+    }
 
 
 def test_what_a_dead_holder_and_its_dead_keepers_left_ends_at_the_owners_next_start(tmp_path: Path) -> None:
@@ -130,8 +132,14 @@ def test_a_job_ends_by_its_lifetime_bound(tmp_path: Path) -> None:
     async def go() -> str:
         scope = Scope(Jobs(jobs_root(tmp_path)), "s", "s", "s/1", lifetime=0.5)
         jid = await scope.start(["bash", "-c", "sleep 1000"], "sleep 1000", tmp_path, dict(os.environ), None)
-        _until(lambda: bool(read_state(jobs_root(tmp_path) / jid)) and rule.ended(
-            read_state(jobs_root(tmp_path) / jid).job), 6, "its lifetime's end")  # type: ignore[union-attr]
+        _until(
+            lambda: (
+                bool(read_state(jobs_root(tmp_path) / jid))
+                and rule.ended(read_state(jobs_root(tmp_path) / jid).job)
+            ),
+            6,
+            "its lifetime's end",
+        )  # type: ignore[union-attr]
         return await scope.output(jid, None)
 
     assert "ended: its lifetime bound passed" in asyncio.run(go())
@@ -169,3 +177,24 @@ def test_a_person_stops_a_job_from_another_process(tmp_path: Path) -> None:
     finally:
         p.kill()
         p.wait()
+
+
+def test_the_owners_next_start_ends_what_dead_holders_and_keepers_left(tmp_path: Path) -> None:
+    from eukhe.ai.faux import FauxServer, parse
+    from tests.proc import eukhe, owner_log
+
+    home = tmp_path / "home"
+    home.mkdir()
+    p = _holder(home, 2, dict(os.environ))
+    _until(lambda: len(_all_marked(home)) >= 8, 20, "two jobs' processes")
+    for j in listing(home):
+        state = read_state(jobs_root(home) / j.id)
+        assert state is not None and state.keeper is not None
+        os.kill(state.keeper.pid, signal.SIGKILL)
+    p.kill()
+    p.wait()
+    with FauxServer(parse([{"text": "hi"}])) as server:
+        done = eukhe("run", "--model", "vllm/m", "--base-url", server.url, "hello", cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
+    _until(lambda: not _all_marked(home), rule.END_BOUND_S + 10, "the owner's sweep")
+    _until(lambda: "its holder died; ended" in owner_log(home), 5, "the owner to say so")
