@@ -31,7 +31,7 @@ from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonObject
 from eukhe.memory.log import Entry, EntryKind, Message
 from eukhe.settings.secrets import NO_SECRETS, Redaction
-from eukhe.store.engine import serialized
+from eukhe.store.engine import made, serialized
 from eukhe.store.processes import alive
 from eukhe.store.urls import cause, shown
 
@@ -173,7 +173,7 @@ class ChatStore:
         self.redact = redact
         try:
             self._engine = serialized(url)
-            _META.create_all(self._engine, checkfirst=True)
+            made(self._engine, _META)
         except Exception as e:
             raise ChatStoreError(f"cannot open the chat in the store at {shown(url)}: {cause(e)}") from e
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from eukhe.store import durable, session_runs
     from eukhe.store.durable import Store, gone, takes_recovered
     from eukhe.store.election import Election
-    from eukhe.store.engine import serialized
+    from eukhe.store.engine import made, serialized
     from eukhe.store.executor_lease import ExecutorLease, Fleet, gone_on, host_of, shared, watcher_name
     from eukhe.store.fleet_status import ExecutorView, FleetView, HostView, read_fleet
     from eukhe.store.hook_answers import HookAnswerError, HookAnswers
@@ -73,6 +73,7 @@ __all__ = [
     "gone",
     "gone_on",
     "host_of",
+    "made",
     "migrate",
     "read_fleet",
     "read_problem",

@@ -47,6 +47,26 @@ def _connected(dbapi: sqlite3.Connection, foreign_keys: bool = False) -> None:
     dbapi.execute("PRAGMA synchronous=NORMAL")
 
 
+MAKE_LOCK = 0x65756B6865  # "eukhe": the advisory lock under which a Postgres store's tables are made
+"""The key of the transaction-scoped advisory lock every maker of eukhe's tables takes first on
+Postgres (SQLite's is its write lock)."""
+
+
+def made(engine: sa.Engine, meta: sa.MetaData) -> None:
+    """The tables (and indexes) of `meta` made where missing, in one transaction that holds the
+    store's lock for making them before it looks: SQLite's write lock (`BEGIN IMMEDIATE`), a
+    Postgres advisory lock (DDL is transactional there). Any number of openers, of any
+    process or host, may race: one makes what is missing, the others find it made. A store of
+    an earlier layout gets its newer tables the same way."""
+    with engine.connect() as c:
+        if engine.dialect.name == "sqlite":
+            c.exec_driver_sql("BEGIN IMMEDIATE")  # pysqlite begins none before DDL by itself
+        else:
+            c.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": MAKE_LOCK})
+        meta.create_all(c, checkfirst=True)
+        c.commit()
+
+
 def system_engine(url: str) -> sa.Engine | None:
     """DBOS's engine on a SQLite store (None elsewhere): what DBOS's own sets (IMMEDIATE
     transactions, its busy timeout, foreign keys), and the store in WAL mode with
@@ -76,11 +96,7 @@ class Tables:
         self.url = url
         try:
             self._engine = serialized(url)
-            try:
-                self.meta.create_all(self._engine, checkfirst=True)
-            except (sa.exc.OperationalError, sa.exc.IntegrityError):  # another opener made them between
-                # the check and the make (SQLite says so; Postgres, by a unique key of its catalog)
-                self.meta.create_all(self._engine, checkfirst=True)
+            made(self._engine, self.meta)
         except Exception as e:
             raise self.error(f"cannot open {self.what} in the store at {shown(url)}: {cause(e)}") from e
 

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonObject
+from eukhe.store.engine import made
 from eukhe.store.urls import cause, engine_url, private_store, shown
 
 TURN = "eukhe_turn_holder"
@@ -59,10 +60,7 @@ class LeaseHolderStore:
         try:
             private_store(url)
             self._engine = sa.create_engine(engine_url(url))
-            try:
-                _META.create_all(self._engine, checkfirst=True)
-            except (sa.exc.OperationalError, sa.exc.IntegrityError):  # made by another between
-                _META.create_all(self._engine, checkfirst=True)  # the check and the make (two owners)
+            made(self._engine, _META)
         except Exception as e:
             why = f"cannot open the lease record in the store at {shown(url)}: {cause(e)}"
             raise LeaseHolderError(why) from e

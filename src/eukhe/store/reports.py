@@ -34,7 +34,7 @@ from eukhe.errors import Code, EukheError
 from eukhe.rules import child
 from eukhe.rules.child import Fate
 from eukhe.settings.secrets import NO_SECRETS, Redaction
-from eukhe.store.engine import serialized
+from eukhe.store.engine import made, serialized
 from eukhe.store.urls import cause, shown
 
 T = TypeVar("T")
@@ -100,7 +100,7 @@ class Reports:
         self.redact = redact
         try:
             self._engine = serialized(url)
-            _META.create_all(self._engine, checkfirst=True)
+            made(self._engine, _META)
         except Exception as e:
             raise ReportStoreError(
                 f"cannot open the child reports in the store at {shown(url)}: {cause(e)}"
