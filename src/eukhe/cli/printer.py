@@ -120,6 +120,11 @@ class Printer:
                 return
             if kind in QUIET or not text:  # the event stream's and the interactive view's
                 return
+            if kind == "lease":  # a wait for another run's turn: the process's, not the run's work
+                self._end_line()
+                sys.stderr.write(neutralized(text) + "\n")
+                sys.stderr.flush()
+                return
             self._line(kind, text)
 
     def _line(self, kind: str, text: str) -> None:
