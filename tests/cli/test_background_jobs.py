@@ -12,6 +12,7 @@ from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.jobs import listing
+from eukhe.jobs.record import jobs_root, read_meta
 from eukhe.jobs.tree import marked
 from tests.proc import eukhe, messages
 
@@ -29,6 +30,12 @@ def run(tmp_path: Path, script: list[dict[str, Any]], *extra: str) -> tuple[Any,
         done = eukhe(*args, cwd=tmp_path, home=home)
     assert done.stdout, done.stderr
     return done, messages(json.loads(done.stdout.splitlines()[-1])["session_id"], tmp_path, home)
+
+
+def mark_of(tmp_path: Path, job: str = "job-1") -> str:
+    meta = read_meta(jobs_root(tmp_path / "home") / job)
+    assert meta is not None
+    return meta.mark
 
 
 def results(msgs: list[dict[str, Any]]) -> list[str]:
@@ -52,7 +59,7 @@ def test_a_dev_server_is_read_while_the_model_works_then_killed(tmp_path: Path) 
     assert "tick 1\n" in look and "[job job-1: running]" in look
     assert "tick 2" not in filtered
     assert killed.startswith("[job job-1: ended: job_kill")
-    assert not marked("job-1")
+    assert not marked(mark_of(tmp_path))
     [job] = listing(tmp_path / "home")
     assert job.state.startswith("ended: job_kill") and job.command == TICKS
     listed = eukhe("jobs", "--json", cwd=tmp_path, home=tmp_path / "home")
@@ -69,7 +76,7 @@ def test_a_job_left_running_ends_with_its_session(tmp_path: Path) -> None:
     ]
     done, _ = run(tmp_path, script)
     assert done.returncode == 0, done.stderr
-    assert not marked("job-1")
+    assert not marked(mark_of(tmp_path))
     [job] = listing(tmp_path / "home")
     assert job.state.startswith("ended: its session ended"), job.state
 
@@ -83,7 +90,7 @@ def test_a_job_running_when_the_timeout_passes_ends_with_the_run(tmp_path: Path)
     done, _ = run(tmp_path, script, "--timeout", "3s")
     assert done.returncode != 0
     assert time.monotonic() - began < 30
-    assert not marked("job-1")
+    assert not marked(mark_of(tmp_path))
     [job] = listing(tmp_path / "home")
     assert job.state.startswith("ended: its session's --timeout passed"), job.state
 
@@ -102,7 +109,7 @@ def test_a_subagents_jobs_end_when_it_reports(tmp_path: Path) -> None:
         args = ["run", "--model", "vllm/m", "--base-url", server.url, "--events", "start the server"]
         done = eukhe(*args, cwd=tmp_path, home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
-    assert not marked("job-1")
+    assert not marked(mark_of(tmp_path))
     events = [json.loads(line) for line in done.stdout.splitlines()]
     [ended] = [e for e in events if e["type"] == "notice" and "background job job-1" in e["text"]]
     assert ".c" in ended["run"] and "ended: its session ended" in ended["text"], ended

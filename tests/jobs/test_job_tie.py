@@ -28,20 +28,27 @@ def forked_keeper(tmp_path: Path, job: str, command: str) -> tuple[int, int]:
     folder.mkdir(parents=True)
     me = record.identity(os.getpid())
     assert me is not None
+    mark = f"{job}.{os.getpid()}.{time.monotonic_ns()}"
     record.write_meta(folder, record.Meta(job, command, str(tmp_path), "s", "s/1", time.time(),
-                                          time.monotonic(), rule.LIFETIME_S, me))  # fmt: skip
+                                          time.monotonic(), rule.LIFETIME_S, me, mark))  # fmt: skip
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the keeper: its holder's pipe on stdin, its own session
         try:
             os.setsid()
             os.dup2(r, 0)
-            os.environ["EUKHE_JOB"] = job  # its processes carry the mark, as a holder gives it
+            os.environ["EUKHE_JOB"] = mark  # its processes carry the mark, as a holder gives it
             os._exit(keeper.main([str(folder), str(tmp_path), "--", "bash", "-c", command]))
         finally:
             os._exit(70)
     os.close(r)
     return pid, w
+
+
+def mark_of(tmp_path: Path, job: str) -> str:
+    meta = record.read_meta(jobs_root(tmp_path) / job)
+    assert meta is not None
+    return meta.mark
 
 
 def wait_ended(tmp_path: Path, job: str, seconds: float) -> rule.Job:
@@ -62,7 +69,7 @@ def test_the_kill_comes_when_the_rules_grace_says(tmp_path: Path, monkeypatch: p
     os.write(holder, b"end KILLED\n")
     job = wait_ended(tmp_path, "job-1", 1.5)  # the default grace (2 s) would not be over
     assert time.monotonic() - began < 1.5
-    assert job.why is rule.Why.KILLED and not marked("job-1")
+    assert job.why is rule.Why.KILLED and not marked(mark_of(tmp_path, "job-1"))
     os.close(holder)
     os.waitpid(pid, 0)
 
@@ -80,11 +87,12 @@ def test_a_rule_that_never_kills_leaves_the_job_running(
     time.sleep(rule.GRACE_S + 1.0)
     state = read_state(jobs_root(tmp_path) / "job-1")
     try:  # the runtime sent the rule's SIGTERM, which the job ignores, and nothing of its own
-        assert state is not None and state.job.phase is rule.Phase.ENDING and marked("job-1")
+        assert state is not None and state.job.phase is rule.Phase.ENDING
+        assert marked(mark_of(tmp_path, "job-1"))
     finally:
         os.kill(pid, 9)
         os.waitpid(pid, 0)
-        for p in marked("job-1"):
+        for p in marked(mark_of(tmp_path, "job-1")):
             os.kill(p, 9)
         os.close(holder)
 

@@ -19,7 +19,7 @@ import pytest
 
 from eukhe.jobs import listing, stop, sweep
 from eukhe.jobs.holder import Jobs, Scope
-from eukhe.jobs.record import jobs_root, read_output, read_state
+from eukhe.jobs.record import jobs_root, read_meta, read_output, read_state
 from eukhe.jobs.tree import HOLD, marked
 from eukhe.rules import job as rule
 
@@ -52,12 +52,12 @@ def test_job_kill_takes_the_whole_tree(tmp_path: Path, hold: str) -> None:
         jobs = _scope(tmp_path)
         jid = await jobs.start(["bash", "-c", STUBBORN], STUBBORN, tmp_path, env, None)
         await asyncio.sleep(0.5)
-        _until(lambda: len(marked(jid)) >= 4, 10, "the job's processes")
+        _until(lambda: len(_marked(tmp_path, jid)) >= 4, 10, "the job's processes")
         first = await jobs.output(jid, None)
         began = time.monotonic()
         said = await jobs.kill(jid, asyncio.Event())
         assert time.monotonic() - began < rule.END_BOUND_S + 2
-        return first, said, len(marked(jid))
+        return first, said, len(_marked(tmp_path, jid))
 
     first, said, left = asyncio.run(go())
     assert "started" in first and "[job job-1: running]" in first
@@ -93,8 +93,15 @@ def _holder(tmp_path: Path, n: int, env: dict[str, str]) -> subprocess.Popen[str
     return p
 
 
+def _marked(home: Path, job: str) -> list[int]:
+    """The live processes that carry the job's mark (its keeper's included)."""
+    meta = read_meta(jobs_root(home) / job)
+    assert meta is not None
+    return marked(meta.mark)
+
+
 def _all_marked(home: Path) -> list[int]:
-    return [pid for j in listing(home) for pid in marked(j.id)]
+    return [pid for j in listing(home) for pid in _marked(home, j.id)]
 
 
 def test_eight_jobs_end_within_their_bound_when_their_holder_is_killed(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import re
+import secrets
 import subprocess
 import sys
 import threading
@@ -24,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eukhe.home import home, private_dir
+from eukhe.home import HomeError, home, private_dir
 from eukhe.humanize import clipped
 from eukhe.jobs import record, tree
 from eukhe.jobs.keeper import DRAIN_S
@@ -117,12 +118,13 @@ class Jobs:
             raise JobError("this process cannot read its own /proc entry, so no keeper could tell its end")
         folder = _new_folder(private_dir(self._root()))
         job_id = folder.name
+        mark = f"{job_id}.{secrets.token_hex(8)}"  # another home's job-N is another job
         meta = record.Meta(
-            job_id, command, str(cwd), session, run, time.time(), time.monotonic(), lifetime, me
+            job_id, command, str(cwd), session, run, time.time(), time.monotonic(), lifetime, me, mark
         )
         try:
             record.write_meta(folder, meta)
-        except OSError as e:
+        except (OSError, HomeError) as e:
             raise JobError(f"cannot write the job's files in {folder}: {e}") from e
         package = str(Path(__file__).resolve().parents[2])  # the folder eukhe is imported from
         keeper = [
@@ -148,7 +150,7 @@ class Jobs:
                 stdout=subprocess.DEVNULL,
                 stderr=log,
                 cwd=folder,
-                env={**env, tree.MARK: job_id},
+                env={**env, tree.MARK: mark},
                 start_new_session=True,  # a signal to this process's group never reaches it
             )
         except OSError as e:

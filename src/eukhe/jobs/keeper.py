@@ -95,9 +95,9 @@ def _drained(fd: int) -> tuple[bytes, bool]:
 
 
 class Keeper:
-    def __init__(self, folder: Path, job_id: str, lifetime: float, cgroup: Path | None) -> None:
+    def __init__(self, folder: Path, mark: str, lifetime: float, cgroup: Path | None) -> None:
         self.folder, self.cgroup = folder, cgroup
-        self.tree = tree.Tree(job_id, cgroup, os.getpid())
+        self.tree = tree.Tree(mark, cgroup, os.getpid())
         self.job = rule.started(time.monotonic(), lifetime)
         self.out = rule.Output()
         self.me = record.identity(os.getpid())
@@ -161,12 +161,12 @@ def main(args: list[str]) -> int:
         print(f"eukhe job keeper: no job in {folder}", file=sys.stderr)
         return 2
     tree.subreaper()
-    cgroup = tree.cgroup_for(meta.id)
+    cgroup = tree.cgroup_for(meta.mark)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
     signal.set_wakeup_fd(wake_w)
-    keeper = Keeper(folder, meta.id, meta.lifetime, cgroup)
+    keeper = Keeper(folder, meta.mark, meta.lifetime, cgroup)
 
     def asked(signum: int, frame: object) -> None:
         keeper.asked = rule.Why.KILLED if signum == signal.SIGUSR1 else rule.Why.HOLDER_DIED

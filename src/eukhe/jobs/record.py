@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from eukhe.errors import Code, EukheError
 from eukhe.home import private_dir, private_write
 from eukhe.rules import job as rule
 
@@ -43,8 +44,10 @@ __all__ = [
 ]
 
 
-class JobError(Exception):
+class JobError(EukheError):
     """A job that cannot be started, found or stopped: the message says which and why."""
+
+    code = Code.TOOL
 
 
 KEEP_ENDED_S = 7 * 86400.0
@@ -114,6 +117,7 @@ class Meta:
     started: float
     lifetime: float
     holder: Identity
+    mark: str  # what its processes carry in their environment (`tree.MARK`): unique on the host
 
 
 def write_meta(folder: Path, meta: Meta) -> None:
@@ -128,6 +132,7 @@ def write_meta(folder: Path, meta: Meta) -> None:
         "started": meta.started,
         "lifetime": meta.lifetime,
         "holder": [meta.holder.pid, meta.holder.start],
+        "mark": meta.mark,
     }
     private_write(folder / "job.json", json.dumps(data))
 
@@ -159,6 +164,7 @@ def read_meta(folder: Path) -> Meta | None:
             float(d["started"]),  # type: ignore[arg-type]
             float(d["lifetime"]),  # type: ignore[arg-type]
             holder,
+            str(d["mark"]),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -57,7 +57,7 @@ def _orphans(root: Path) -> list[_Orphan]:
             with contextlib.suppress(OSError):
                 os.kill(state.keeper.pid, signal.SIGTERM)
         cgroup = Path(state.cgroup) if state.cgroup else None
-        found.append(_Orphan(folder, meta, state, Tree(meta.id, cgroup, None)))
+        found.append(_Orphan(folder, meta, state, Tree(meta.mark, cgroup, None)))
     return found
 
 

@@ -28,7 +28,8 @@ from pathlib import Path
 __all__ = ["HOLD", "MARK", "Tree", "cgroup_for", "descendants", "marked", "subreaper"]
 
 MARK = "EUKHE_JOB"
-"""The environment variable every process of a job carries: its id."""
+"""The environment variable every process of a job carries: its mark (its id and a token: the
+same id in another home is another job)."""
 
 HOLD = "EUKHE_JOB_TREE"
 """`subreaper` in a keeper's environment: no cgroup, its subreaper alone holds the tree."""
@@ -69,7 +70,7 @@ def _own_cgroup() -> str | None:
     return None
 
 
-def cgroup_for(job: str) -> Path | None:
+def cgroup_for(mark: str) -> Path | None:
     """A cgroup made for `job` under this process's own, None where this user may not make one
     (or there is no cgroup v2): its keeper then holds its tree as a subreaper."""
     if os.environ.get(HOLD) == "subreaper":  # the other way, asked for (its tests take both)
@@ -77,7 +78,7 @@ def cgroup_for(job: str) -> Path | None:
     mount, own = _unified(), _own_cgroup()
     if mount is None or own is None:
         return None
-    path = mount / own.lstrip("/") / f"eukhe-{job}"
+    path = mount / own.lstrip("/") / f"eukhe-{mark}"
     try:
         path.mkdir()
         if not (path / "cgroup.procs").exists() or not os.access(path / "cgroup.procs", os.W_OK):
@@ -121,9 +122,9 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def marked(job: str) -> list[int]:
-    """Every live process whose environment says it is `job`'s (`MARK`)."""
-    needle = f"{MARK}={job}".encode()
+def marked(mark: str) -> list[int]:
+    """Every live process whose environment carries the job's `mark` (`MARK`)."""
+    needle = f"{MARK}={mark}".encode()
     out: list[int] = []
     for pid, _ in _live():
         if pid == os.getpid():
@@ -141,8 +142,8 @@ def marked(job: str) -> list[int]:
 class Tree:
     """A job's processes (`keeper`: its keeper's pid; None: the keeper is gone)."""
 
-    def __init__(self, job: str, cgroup: Path | None, keeper: int | None) -> None:
-        self.job, self.cgroup, self.keeper = job, cgroup, keeper
+    def __init__(self, mark: str, cgroup: Path | None, keeper: int | None) -> None:
+        self.mark, self.cgroup, self.keeper = mark, cgroup, keeper
 
     def pids(self) -> list[int]:
         """Its live processes: its cgroup's, and its keeper's descendants (the keeper gone:
@@ -156,7 +157,7 @@ class Tree:
                 text = ""
             # a zombie stays in cgroup.procs until reaped: it has ended all the same
             got.update(p for p in (int(w) for w in text.split() if w.isdigit()) if _running(p))
-        got.update(descendants(self.keeper) if self.keeper is not None else marked(self.job))
+        got.update(descendants(self.keeper) if self.keeper is not None else marked(self.mark))
         return sorted(got)
 
     def alive(self) -> bool:
