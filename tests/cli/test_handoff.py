@@ -273,3 +273,20 @@ def test_a_handed_run_on_a_terminal_draws_its_status_line_there(tmp_path: Path) 
     assert s.code == 0, s.terminal
     assert "\r\x1b[2K\x1b[2mworking · run 1 · model streaming: quiet " in s.terminal, s.terminal
     assert "Hello there." in s.terminal
+
+
+def test_a_fresh_homes_first_run_waits_for_the_template_and_is_forked_warm(tmp_path: Path) -> None:
+    """No owner runs: the first run starts it and waits for its template to warm (issue 56),
+    so it is the template's child, as every later run is, not a cold process beside it."""
+    home = tmp_path / "home"
+    with FauxServer(parse(SCRIPT)) as server:
+        held = run(home, tmp_path, "--model", "vllm/m", "--base-url", server.url, "hold on")
+        try:
+            until("the held request", lambda: any("hold on" in json.dumps(r.body) for r in server.seen))
+            template = template_pid(home)
+            assert children(template) and held.pid not in children(template)
+            held.send_signal(signal.SIGINT)
+            assert held.wait(timeout=DEADLINE) == 130, held.communicate()
+        finally:
+            held.kill()
+        until("the run's process gone", lambda: not children(template))

@@ -30,7 +30,7 @@ def test_status_shows_the_lease_the_runs_and_the_slots_and_abort_ends_either_run
         second = start(*run_args(server, "two", "--session", "s-two"), cwd=tmp_path, home=home)
         r2 = Reader(second)
         try:
-            until("the second turn's wait", lambda: any("root-turn lease" in x for x in r2.out))
+            until("the second turn's wait", lambda: any("root-turn lease" in x for x in r2.err))
             got = status(tmp_path, home)
             assert got["owner"]["pid"] > 0 and got["owner"]["since"] > 0
             holder, waiters = got["lease"]["holder"], got["lease"]["waiters"]

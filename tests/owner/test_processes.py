@@ -127,9 +127,9 @@ def test_a_second_terminal_waits_for_the_lease_and_takes_it_when_the_first_finis
         r1, r2 = Reader(first), Reader(second)
         try:
             until(
-                "the second turn's wait", lambda: any("waiting for the root-turn lease" in x for x in r2.out)
+                "the second turn's wait", lambda: any("waiting for the root-turn lease" in x for x in r2.err)
             )
-            line = next(x for x in r2.out if "waiting for the root-turn lease" in x)
+            line = next(x for x in r2.err if "waiting for the root-turn lease" in x)
             assert "session s-one, run s-one/" in line and "Ctrl-C ends this wait" in line
             assert len(server.seen) == 1  # nothing of the second turn went out yet
             assert first.wait(timeout=DEADLINE) == 0 and second.wait(timeout=DEADLINE) == 0
@@ -201,7 +201,7 @@ def test_a_client_killed_in_its_turn_frees_the_lease_and_its_slot(tmp_path: Path
         assert done.returncode == 0, done.stderr
         assert "second done" in done.stdout
         assert time.monotonic() - began < 15
-        assert "waiting for the root-turn lease" not in done.stdout
+        assert "waiting for the root-turn lease" not in done.stdout + done.stderr
     assert protocol.socket_path(home).exists()
 
 
@@ -305,7 +305,7 @@ def test_a_run_the_owner_takes_up_is_run_by_the_owner_not_by_a_terminal_at_work(
         busy = start(*run_args(server, "busy", "--session", "s-busy"), cwd=tmp_path, home=home)
         r = Reader(busy)
         try:
-            until("the busy turn's wait", lambda: any("waiting for the root-turn lease" in x for x in r.out))
+            until("the busy turn's wait", lambda: any("waiting for the root-turn lease" in x for x in r.err))
             info = read_info(home)
             assert info is not None
             cut.kill()

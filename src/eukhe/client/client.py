@@ -27,10 +27,10 @@ from pathlib import Path
 
 from eukhe import waits
 from eukhe.client import protocol
-from eukhe.client.handoff import ForkedOwner, fork_owner
+from eukhe.client.handoff import ForkedOwner, spawn_owner
 from eukhe.client.protocol import RequestKind
 from eukhe.errors import Code, EukheError
-from eukhe.home import HomeError, open_home, private_open
+from eukhe.home import HomeError
 from eukhe.json_types import JsonObject, JsonValue
 from eukhe.rules.wait import End
 from eukhe.store.processes import alive, started
@@ -350,32 +350,6 @@ def _last_line(home: Path) -> str:
     except OSError as e:
         return f"its log cannot be read: {e}"
     return lines[-1] if lines else "its log is empty"
-
-
-def spawn_owner(home: Path) -> subprocess.Popen[bytes] | ForkedOwner:
-    """Start the home's owner, detached (its own session, its output in its log): forked by
-    the template `EUKHE_OWNER_FORK` names, if one will (`handoff.fork_owner`), else a process."""
-    open_home(home)  # made private, or tightened with a notice here, where a person sees it
-    log = private_open(protocol.log_path(home), os.O_WRONLY | os.O_APPEND)  # the child keeps it
-    try:
-        forked = fork_owner(home, log)
-        if forked is not None:
-            return forked
-        return subprocess.Popen(
-            # -P, and the home as its folder: `-m` would put the folder it starts in (the
-            # client's project, a stranger's clone maybe) first on its path, and an `eukhe/`
-            # package there would run as the owner
-            [sys.executable, "-P", "-m", "eukhe.owner"],
-            cwd=home.absolute(),
-            env={**os.environ, "EUKHE_HOME": str(home.absolute())},  # as the client meant it
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-        )
-    finally:
-        os.close(log)
 
 
 def read_info(home: Path) -> JsonObject | None:

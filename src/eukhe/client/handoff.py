@@ -20,6 +20,7 @@ import resource
 import select
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from types import FrameType
 
 import eukhe
 from eukhe.client import protocol
-from eukhe.home import home
+from eukhe.home import home, open_home, private_open
 from eukhe.json_types import JsonObject
 
 ANSWER_DEADLINE = 2.0
@@ -196,6 +197,32 @@ def fork_owner(home_dir: Path, log: int) -> ForkedOwner | None:
     return ForkedOwner(conn, int(got["pid"]), buf)
 
 
+def spawn_owner(home: Path) -> subprocess.Popen[bytes] | ForkedOwner:
+    """Start the home's owner, detached (its own session, its output in its log): forked by
+    the template `EUKHE_OWNER_FORK` names, if one will (`handoff.fork_owner`), else a process."""
+    open_home(home)  # made private, or tightened with a notice here, where a person sees it
+    log = private_open(protocol.log_path(home), os.O_WRONLY | os.O_APPEND)  # the child keeps it
+    try:
+        forked = fork_owner(home, log)
+        if forked is not None:
+            return forked
+        return subprocess.Popen(
+            # -P, and the home as its folder: `-m` would put the folder it starts in (the
+            # client's project, a stranger's clone maybe) first on its path, and an `eukhe/`
+            # package there would run as the owner
+            [sys.executable, "-P", "-m", "eukhe.owner"],
+            cwd=home.absolute(),
+            env={**os.environ, "EUKHE_HOME": str(home.absolute())},  # as the client meant it
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(log)
+
+
 def read_line(conn: socket.socket, buf: bytearray, deadline: float | None) -> JsonObject | None:
     """The next JSON line, or None when the connection ended (or the deadline passed)."""
     while b"\n" not in buf:
@@ -223,12 +250,86 @@ def read_line(conn: socket.socket, buf: bytearray, deadline: float | None) -> Js
 
 def hand_off(argv: Sequence[str]) -> None:
     """Run `eukhe ARGV` in a child of the home's warm template and end with it; returns only
-    when nothing was handed over."""
+    when nothing was handed over. A home whose template is not listening yet is waited for
+    (`warmed`): its first runs are forked warm too, not run cold beside it."""
     if os.environ.get("EUKHE_WARM") == "0":
         return
-    conn = connect(home())
+    where = home()
+    conn = connect(where) or warmed(where)
     if conn is not None:
         handed(argv, conn)
+
+
+WARM_WAIT = 30.0
+"""Seconds a run waits at most for its home's template while it warms (its imports take a
+few seconds, more on a loaded machine); past them it runs in its own process."""
+OWNER_WAIT = 5.0
+"""Seconds an owner that has said nothing of its template yet (it is starting) is waited for."""
+WARM_POLL = 0.02
+"""Seconds between two looks at a warming template's socket."""
+
+
+def warmed(where: Path) -> socket.socket | None:
+    """A connection to the home's template once it listens: the home's owner started when
+    none listens (its template starts beside it), then the template waited for while it
+    warms, WARM_WAIT at most. None when none will listen: the owner started with
+    `EUKHE_WARM=0`, its template died, an owner that does not start (the run in this process
+    then says why), or the bound passed."""
+    try:
+        protocol.socket_folder(where)
+    except (OSError, protocol.UnsafeSocket):
+        return None
+    owner = None
+    began = time.monotonic()
+    if not _listens(protocol.socket_path(where)):
+        try:
+            owner = spawn_owner(where)
+        except Exception:  # the home or its log: the run in this process meets it and says why
+            return None
+    while time.monotonic() < began + WARM_WAIT:
+        conn = connect(where)
+        if conn is not None:
+            return conn
+        if owner is not None and owner.poll() not in (None, 0):  # it failed: the run says why
+            return None
+        warming = _warming(where)
+        if warming is False or (warming is None and time.monotonic() > began + OWNER_WAIT):
+            return None
+        time.sleep(WARM_POLL)
+    return None
+
+
+def _listens(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def _warming(where: Path) -> bool | None:
+    """Whether the home's owner has a template that is warming (True), none that will listen
+    (False), or has not said yet (None: no owner of the home has written its record)."""
+    try:
+        about = json.loads(protocol.warm_info_path(where).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(about, dict) or not _running(about.get("owner")):
+        return None  # an earlier owner's record: this one has not written its own yet
+    return _running(about.get("pid"))
+
+
+def _running(pid: object) -> bool:
+    """Whether process `pid` runs (a zombie has ended)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
 
 
 def handed(argv: Sequence[str], conn: socket.socket) -> None:

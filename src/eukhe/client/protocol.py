@@ -217,5 +217,10 @@ def info_path(home: Path) -> Path:
     return home / "owner.json"
 
 
+def warm_info_path(home: Path) -> Path:
+    """What the owner wrote of the template it started (`{"pid", "owner"}`; pid None: none)."""
+    return home / "warm.json"
+
+
 def log_path(home: Path) -> Path:
     return home / "owner.log"

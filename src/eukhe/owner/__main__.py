@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import os
 import signal
 import socket
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eukhe.client import protocol
-from eukhe.home import HomeError, home
+from eukhe.home import HomeError, home, private_write
 from eukhe.jobs import sweep
 from eukhe.owner.fleet_watch import FleetWatch
 from eukhe.owner.log import logged
@@ -128,6 +129,11 @@ def main() -> int:
     # the owner's work: a sweep takes the rule's grace and a look, GIVE_UP_S at most
     threading.Thread(target=_swept, args=(where,), name="eukhe-jobs-sweep", daemon=True).start()
     warm = _warm(where)
+    try:  # what a run that finds no template listening yet waits for (`client.handoff.warmed`)
+        about = {"pid": None if warm is None else warm.pid, "owner": os.getpid()}
+        private_write(protocol.warm_info_path(where), json.dumps(about))
+    except HomeError as e:
+        logged(f"the warm template's record is not written: {e}")
     code = 0
     try:
         asyncio.run(serve())
