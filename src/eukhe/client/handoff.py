@@ -32,9 +32,11 @@ from eukhe.client import protocol
 from eukhe.home import home, open_home, private_open
 from eukhe.json_types import JsonObject
 
-ANSWER_DEADLINE = 2.0
+ANSWER_DEADLINE = 15.0
 """Seconds the template has to take the request and answer with the run's pid; past them
-the connection closes, and a run it forked late ends with it."""
+the connection closes, and a run it forked late ends with it. Generous: twenty runs started
+together are forked one after another while the first of them start (bench/turns.py), and a
+run that gave up on a live template would pay every import itself."""
 
 RELAYED = (
     signal.SIGINT,
