@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "fault_injection",
             "timing",
             "process_exit",
+            "procfs",
             "home",
         ),
     ),

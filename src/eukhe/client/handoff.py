@@ -31,6 +31,7 @@ import eukhe
 from eukhe.client import protocol
 from eukhe.home import home, open_home, private_open
 from eukhe.json_types import JsonObject
+from eukhe.procfs import running
 
 ANSWER_DEADLINE = 15.0
 """Seconds the template has to take the request and answer with the run's pid; past them
@@ -317,21 +318,13 @@ def _warming(where: Path) -> bool | None:
         about = json.loads(protocol.warm_info_path(where).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(about, dict) or not _running(about.get("owner")):
+    if not isinstance(about, dict) or not _pid_runs(about.get("owner")):
         return None  # an earlier owner's record: this one has not written its own yet
-    return _running(about.get("pid"))
+    return _pid_runs(about.get("pid"))
 
 
-def _running(pid: object) -> bool:
-    """Whether process `pid` runs (a zombie has ended)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[-1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
+def _pid_runs(pid: object) -> bool:
+    return isinstance(pid, int) and pid > 0 and running(pid)
 
 
 def handed(argv: Sequence[str], conn: socket.socket) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from eukhe.errors import Code, EukheError
 from eukhe.home import private_dir, private_write
+from eukhe.procfs import ENDED, stat
 from eukhe.rules import job as rule
 
 __all__ = [
@@ -67,18 +68,8 @@ class Identity:
     start: int
 
 
-def _stat(pid: int) -> list[str] | None:
-    """The fields of /proc/<pid>/stat after its name (from its state on); None: no such process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    return raw.rsplit(")", 1)[-1].split()
-
-
 def identity(pid: int) -> Identity | None:
-    fields = _stat(pid)
+    fields = stat(pid)
     if fields is None or len(fields) < 20:
         return None
     return Identity(pid, int(fields[19]))
@@ -88,12 +79,9 @@ def alive(who: Identity | None) -> bool:
     """Whether that very process still runs (a zombie has ended)."""
     if who is None:
         return False
-    fields = _stat(who.pid)
+    fields = stat(who.pid)
     return (
-        fields is not None
-        and len(fields) >= 20
-        and fields[0] not in ("Z", "X")
-        and int(fields[19]) == who.start
+        fields is not None and len(fields) >= 20 and fields[0] not in ENDED and int(fields[19]) == who.start
     )
 
 

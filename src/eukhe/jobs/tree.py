@@ -22,8 +22,9 @@ import contextlib
 import ctypes
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
+
+from eukhe.procfs import live, running
 
 __all__ = ["HOLD", "MARK", "Tree", "cgroup_for", "descendants", "marked", "subreaper"]
 
@@ -89,30 +90,11 @@ def cgroup_for(mark: str) -> Path | None:
     return path
 
 
-def _live() -> Iterator[tuple[int, int]]:
-    """(pid, parent pid) of every live process (a zombie has ended)."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                raw = f.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        fields = raw.rsplit(")", 1)[-1].split()
-        if len(fields) >= 2 and fields[0] not in ("Z", "X"):
-            yield int(name), int(fields[1])
-
-
 def descendants(pid: int) -> list[int]:
     """Every live descendant of `pid`."""
     kids: dict[int, list[int]] = {}
-    for child, parent in _live():
-        kids.setdefault(parent, []).append(child)
+    for child, fields in live():
+        kids.setdefault(int(fields[1]), []).append(child)
     out: list[int] = []
     todo = list(kids.get(pid, ()))
     while todo:
@@ -126,7 +108,7 @@ def marked(mark: str) -> list[int]:
     """Every live process whose environment carries the job's `mark` (`MARK`)."""
     needle = f"{MARK}={mark}".encode()
     out: list[int] = []
-    for pid, _ in _live():
+    for pid, _ in live():
         if pid == os.getpid():
             continue
         try:
@@ -156,7 +138,7 @@ class Tree:
             except OSError:
                 text = ""
             # a zombie stays in cgroup.procs until reaped: it has ended all the same
-            got.update(p for p in (int(w) for w in text.split() if w.isdigit()) if _running(p))
+            got.update(p for p in (int(w) for w in text.split() if w.isdigit()) if running(p))
         got.update(descendants(self.keeper) if self.keeper is not None else marked(self.mark))
         return sorted(got)
 
@@ -178,13 +160,3 @@ class Tree:
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 self.cgroup.rmdir()
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode("ascii", "replace")
-    except OSError:
-        return False
-    fields = raw.rsplit(")", 1)[-1].split()
-    return bool(fields) and fields[0] not in ("Z", "X")

@@ -12,10 +12,10 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Iterator
 from typing import Protocol
 
 from eukhe import waits
+from eukhe.procfs import live
 from eukhe.rules.wait import End
 
 __all__ = ["Leader", "children", "kill_session", "members"]
@@ -24,34 +24,14 @@ POLL = 0.02
 """Seconds between two looks at /proc while waiting for processes to end."""
 
 
-def _live() -> Iterator[tuple[int, list[str]]]:
-    """(pid, the fields of /proc/<pid>/stat after the name) of every live process (a zombie counts
-    as gone): the fields from the state on, so [1] is the parent, [2] the group, [3] the session."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) >= 4 and fields[0] not in ("Z", "X"):
-            yield int(name), fields
-
-
 def members(sid: int) -> list[tuple[int, int]]:
     """(pid, process group) of every live process of session `sid` (a zombie counts as gone)."""
-    return [(pid, int(fields[2])) for pid, fields in _live() if int(fields[3]) == sid]
+    return [(pid, int(fields[2])) for pid, fields in live() if int(fields[3]) == sid]
 
 
 def children(pid: int) -> list[int]:
     """The live children of process `pid`, lowest pid first."""
-    return sorted(child for child, fields in _live() if int(fields[1]) == pid)
+    return sorted(child for child, fields in live() if int(fields[1]) == pid)
 
 
 class Leader(Protocol):
