@@ -19,7 +19,12 @@ def test_there_are_benches() -> None:
     assert "durable.py" in BENCHES and len(BENCHES) >= 9
 
 
-@pytest.mark.parametrize("name", BENCHES)
+HEAVY = {"fleet.py": pytest.mark.xdist_group("postgres-heavy")}
+"""Benches whose smoke run takes many of Postgres's connections: on the worker of the tests
+that do too (tests/store/test_tables_race.py, tests/store/test_fleet.py)."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=HEAVY[n]) if n in HEAVY else n for n in BENCHES])
 def test_a_bench_runs_in_smoke_mode(name: str, tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     env.pop("EUKHE_HOME", None)

@@ -5,26 +5,15 @@ wins), on SQLite and on Postgres."""
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from eukhe.memory.log import Entry, EntryKind
 from eukhe.memory.tables import ChatStore, ChatStoreError
-from tests.store.postgres import drop, fresh_database, url_of
+from tests.store.postgres import fresh_store
 
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'eukhe.sqlite'}"
-        return
-    name = fresh_database()
-    try:
-        yield url_of(name)
-    finally:
-        drop(name)
+url = pytest.fixture(params=["sqlite", "postgres"], name="url")(fresh_store)
 
 
 def entry(key: str, text: str = "hi", kind: EntryKind = EntryKind.USER) -> Entry:

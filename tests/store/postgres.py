@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -34,3 +36,16 @@ def drop(name: str) -> None:
 def url_of(name: str) -> str:
     """The URL of database `name` on the test server."""
     return POSTGRES.rsplit("/", 1)[0] + "/" + name
+
+
+def fresh_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fixture's body: a fresh store of the kind its param names, "sqlite" (a file in
+    `tmp_path`) or "postgres" (a new database, dropped after); its URL."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'eukhe.sqlite'}"
+        return
+    name = fresh_database()
+    try:
+        yield url_of(name)
+    finally:
+        drop(name)

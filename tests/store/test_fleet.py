@@ -27,6 +27,8 @@ from eukhe.store.session_runs import WORKFLOW
 from tests.proc import DEADLINE, eukhe, until
 from tests.store.postgres import drop, fresh_database, url_of
 
+pytestmark = pytest.mark.xdist_group("postgres-heavy")  # many connections: never beside the others
+
 
 def _round(n: int) -> dict[str, Any]:
     call = {"name": "bash", "arguments": {"command": f"echo {n} >> out.txt; sleep 1"}}

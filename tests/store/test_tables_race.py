@@ -6,8 +6,7 @@ and on Postgres, and none fails."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 import sqlalchemy as sa
@@ -18,9 +17,13 @@ from eukhe.store.images import Images
 from eukhe.store.lease_holder import LeaseHolderStore
 from eukhe.store.lineage import Lineages
 from eukhe.store.reports import Reports
-from tests.store.postgres import drop, fresh_database, url_of
+from tests.store.postgres import fresh_store
 
 OPENERS = 50
+
+# fifty connections at once on Postgres: never beside the fleet's tests and bench, which take
+# many too (the server's 100 are shared by every test of the suite)
+pytestmark = pytest.mark.xdist_group("postgres-heavy")
 
 OPENS: tuple[Callable[[str], object], ...] = (
     Lineages,
@@ -70,16 +73,7 @@ def _older(url: str) -> None:
         engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.sqlite'}"
-        return
-    name = fresh_database()
-    try:
-        yield url_of(name)
-    finally:
-        drop(name)
+store = pytest.fixture(params=["sqlite", "postgres"], name="store")(fresh_store)
 
 
 def test_fifty_openers_at_once_on_a_fresh_store_all_open(store: str) -> None:
