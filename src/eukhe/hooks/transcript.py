@@ -147,7 +147,7 @@ class Transcript:
                 "eukheRun": self.run,
                 "eukheIndex": n,
             }
-            self._write(json.dumps(self.redact.deep(line), ensure_ascii=False) + "\n")
+            self._write(json.dumps(self.redact.deep(line), ensure_ascii=False, separators=(",", ":")) + "\n")
             self._parent = line_id
             self._written = n + 1
         except (OSError, EukheError) as e:
