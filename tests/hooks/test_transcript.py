@@ -60,12 +60,10 @@ def test_the_transcript_is_what_claude_codes_import_reads_and_gives_back_every_m
     assert [g["parentUuid"] for g in got] == [None, *(g["uuid"] for g in got[:-1])]  # one chain
     assert {g["sessionId"] for g in got} == {"s-1"} and all(g["cwd"] == str(tmp_path) for g in got)
     use = got[1]["message"]["content"][1]
-    assert use == {
-        "type": "tool_use",
-        "id": "toolu_1",
-        "name": "Edit",
-        "input": {**CALL.arguments, "file_path": str(tmp_path / "a.txt"), "old_string": "a", "new_string": "b"},
-    } and got[1]["type"] == "assistant"  # fmt: skip
+    claude = {"file_path": str(tmp_path / "a.txt"), "old_string": "a", "new_string": "b"}
+    given = {**(CALL.arguments or {}), **claude}
+    assert use == {"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": given}
+    assert got[1]["type"] == "assistant"
     result = got[2]["message"]["content"][0]
     assert got[2]["type"] == "user" and result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
     assert got[5]["isApiErrorMessage"] is True
