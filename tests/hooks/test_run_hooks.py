@@ -249,6 +249,13 @@ def test_a_crash_between_a_guards_answer_and_its_record_does_not_run_the_guard_a
     assert [s["outcome"] for s in json.loads(listed.stdout)["sessions"]] == ["answered"], listed.stdout
     assert asked.read_text() == "asked\n"  # once, across the crash
     assert (tmp_path / "made").exists()
+    # the session's transcript, written on both sides of the crash, holds each message once, in order
+    [transcript] = (home / "transcripts").iterdir()
+    got = [json.loads(line) for line in transcript.read_text().splitlines()]
+    kinds = [(g["type"], [b["type"] for b in g["message"]["content"]]) for g in got[1:]]
+    assert got[0]["message"]["content"] == "go" and len({g["uuid"] for g in got}) == len(got), got
+    assert kinds == [("assistant", ["tool_use"]), ("user", ["tool_result"]), ("assistant", ["text"])], kinds
+    assert [g["parentUuid"] for g in got] == [None, *(g["uuid"] for g in got[:-1])]
 
 
 def test_the_event_stream_carries_each_hooks_wait_its_end_and_its_failure(tmp_path: Path) -> None:
