@@ -403,6 +403,7 @@ def session_hooks(
     try:
         kept = secrets(load(cwd, taken=config), cwd=cwd, taken=config)
         got = load_hooks(cwd, os.environ, config)
+        rights = in_force(cwd, taken=config)  # its mode as the settings say (a face's flags are its runs')
     except SettingsError as e:
         here.show(run_id, "hook", f"the session's hooks could not be read: {e}", {"state": "failed"})
         return None
@@ -410,8 +411,18 @@ def session_hooks(
         return None
     show = functools.partial(here.show, run_id)
     transcript = str(transcript_path(home(), session))
+    said = hook_rule.permission_mode(rights.plan, rights.mode.value, rights.policy.value)
     return RunHooks(
-        got.hooks, session, run_id, cwd, kept.env, cancel, show, redact=kept.redact, transcript=transcript
+        got.hooks,
+        session,
+        run_id,
+        cwd,
+        kept.env,
+        cancel,
+        show,
+        redact=kept.redact,
+        transcript=transcript,
+        mode=lambda: said,
     )
 
 
