@@ -114,10 +114,12 @@ def test_a_guard_that_exits_2_shows_the_deny_and_its_reason_on_a_sample_bash_cal
         "session_id": "test",
         "transcript_path": "",
         "cwd": str(tmp_path),
+        "permission_mode": "default",
         "hook_event_name": "PreToolUse",
         "run_id": "test",
         "tool_name": "Bash",
         "tool_input": {"command": "echo hello"},
+        "tool_use_id": "test-call",
     }
     given = '{"command": "rm -rf build"}'  # eukhe's name, and the input given
     again = eukhe("hooks", "test", "PreToolUse", "--tool", "bash", "--input", given, cwd=tmp_path, home=home)

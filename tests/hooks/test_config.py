@@ -260,7 +260,7 @@ def test_a_malformed_hook_of_another_event_is_left_out_with_a_notice_and_the_res
                     {"hooks": [{"type": "command", "command": "./ok.sh"}]},
                 ],
                 "PreToolUse": [{"matcher": "Bash", "hooks": [CMD]}],
-                "PostToolUseFailure": [{"hooks": [CMD, CMD]}],
+                "PostToolUsed": [{"hooks": [CMD, CMD]}],
             }
         },
     )
@@ -272,10 +272,32 @@ def test_a_malformed_hook_of_another_event_is_left_out_with_a_notice_and_the_res
         f"setting hooks.Stop[0].hooks[0].timeout=-1 in {f}: expected a number of seconds > 0; "
         "the hooks of hooks.Stop[0] are left out"
     )
-    assert unknown.startswith(
-        f"setting hooks.PostToolUseFailure in {f}: PostToolUseFailure is not an event eukhe "
-    )
-    assert unknown.endswith("; its 2 hooks: PostToolUseFailure 2 never run") and "PreToolUse, " in unknown
+    assert unknown.startswith(f"setting hooks.PostToolUsed in {f}: PostToolUsed is not an event eukhe ")
+    assert unknown.endswith("; its 2 hooks: PostToolUsed 2 never run") and "PostToolUseFailure, " in unknown
+
+
+def test_claude_codes_events_with_no_meaning_in_eukhe_are_said_with_why_and_the_rest_fire(home: Path) -> None:
+    """Every event of Claude Code's current list is either fired or named, with why it has no
+    meaning in eukhe: `eukhe hooks list` says so."""
+    fired = ("PostToolUseFailure", "SubagentStart", "PostCompact", "StopFailure")
+    said = ("TeammateIdle", "WorktreeCreate", "FileChanged")
+    f = write(home / "settings.json", {"hooks": {e: [{"hooks": [CMD]}] for e in (*fired, *said)}})
+    got = load(None, env(home))
+    assert {m.event.value for m in got.hooks.matchers} == set(fired)
+    assert len(got.notices) == len(said)
+    for event, line in zip(said, got.notices, strict=True):
+        assert line.startswith(
+            f"setting hooks.{event} in {f}: {event} is Claude Code's, and eukhe never fires it: "
+        )
+        assert rule.NOT_FIRED[event] in line and line.endswith(f"its 1 hook: {event} 1 never run"), line
+    claude_code = {  # Claude Code's events, as its hooks reference lists them
+        "SessionStart", "Setup", "UserPromptSubmit", "UserPromptExpansion", "PreToolUse", "PermissionRequest",
+        "PermissionDenied", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
+        "SubagentStart", "SubagentStop", "TaskCreated", "TaskCompleted", "Stop", "StopFailure",
+        "TeammateIdle", "PreCompact", "PostCompact", "Elicitation", "ElicitationResult", "WorktreeCreate",
+        "WorktreeRemove", "ConfigChange", "InstructionsLoaded", "CwdChanged", "FileChanged", "SessionEnd",
+    }  # fmt: skip
+    assert claude_code == {e.value for e in rule.Event} | set(rule.NOT_FIRED)
 
 
 def test_hooks_that_are_no_object_are_the_settings_own_error(home: Path, project: Path) -> None:

@@ -107,7 +107,8 @@ def test_a_tool_is_named_either_way_and_its_sample_is_in_claude_codes_names() ->
     ]
     cwd = Path("/p")
     edit = payload.sample(rule.Event.POST_TOOL_USE, "edit", None, cwd)
-    assert edit["tool_name"] == "Edit" and edit["tool_response"] == {"content": "", "is_error": False}
+    assert edit["tool_name"] == "Edit" and edit["tool_response"]["newString"] == "hello, world"
+    assert edit["tool_response"]["structuredPatch"][0]["lines"] == ["-hello", "+hello, world"]
     assert edit["tool_input"] == {
         "path": "hello.txt",
         "old_text": "hello",

@@ -249,6 +249,13 @@ def test_a_crash_between_a_guards_answer_and_its_record_does_not_run_the_guard_a
     assert [s["outcome"] for s in json.loads(listed.stdout)["sessions"]] == ["answered"], listed.stdout
     assert asked.read_text() == "asked\n"  # once, across the crash
     assert (tmp_path / "made").exists()
+    # the session's transcript, written on both sides of the crash, holds each message once, in order
+    [transcript] = (home / "transcripts").iterdir()
+    got = [json.loads(line) for line in transcript.read_text().splitlines()]
+    kinds = [(g["type"], [b["type"] for b in g["message"]["content"]]) for g in got[1:]]
+    assert got[0]["message"]["content"] == "go" and len({g["uuid"] for g in got}) == len(got), got
+    assert kinds == [("assistant", ["tool_use"]), ("user", ["tool_result"]), ("assistant", ["text"])], kinds
+    assert [g["parentUuid"] for g in got] == [None, *(g["uuid"] for g in got[:-1])]
 
 
 def test_the_event_stream_carries_each_hooks_wait_its_end_and_its_failure(tmp_path: Path) -> None:
@@ -334,13 +341,19 @@ def test_session_end_fires_once_the_run_has_answered_and_before_its_outcome_is_s
 
 
 def test_pre_compact_fires_with_its_trigger_before_a_run_compacts_and_the_run_goes_on(tmp_path: Path) -> None:
-    said = tmp_path / "compacting.json"
+    """PreCompact before the compaction, PostCompact after it with the view the run goes on from."""
+    said, after = tmp_path / "compacting.json", tmp_path / "compacted.json"
     hook = {"type": "command", "command": f"cat > {said}; echo 'saved the plan' >&2; exit 2"}
-    done, _ = compacted_run(tmp_path, {"hooks": {"PreCompact": [{"matcher": "auto", "hooks": [hook]}]}})
+    post = {"type": "command", "command": f"cat > {after}"}
+    hooks = {"PreCompact": [{"matcher": "auto", "hooks": [hook]}], "PostCompact": [{"hooks": [post]}]}
+    done, _ = compacted_run(tmp_path, {"hooks": hooks})
     got = json.loads(said.read_text())
     assert got["hook_event_name"] == "PreCompact" and got["trigger"] == "auto"
     assert json.loads(done.stdout)["outcome"] == "answered"  # its exit 2 blocks nothing: its stderr is shown
     assert "saved the plan" in done.stderr
+    compacted = json.loads(after.read_text())
+    assert compacted["hook_event_name"] == "PostCompact" and compacted["trigger"] == "auto"
+    assert compacted["compact_summary"] and compacted["transcript_path"] == got["transcript_path"]
 
 
 def test_a_sessions_hooks_fire_once_each_and_a_subagents_end_is_a_subagent_stop(tmp_path: Path) -> None:
@@ -350,8 +363,13 @@ def test_a_sessions_hooks_fire_once_each_and_a_subagents_end_is_a_subagent_stop(
     said = tmp_path / "events"
     said.mkdir()
     keep = f"cat > {said}/$(date +%s%N)-$$"  # a file each: a subagent's hooks run beside its parent's
-    events = ("SessionStart", "SubagentStop", "Stop", "SessionEnd")
-    home = home_with(tmp_path, {e: [{"hooks": [{"type": "command", "command": keep}]}] for e in events})
+    events = ("SessionStart", "SubagentStart", "SubagentStop", "Stop", "SessionEnd")
+    hooks: dict[str, Any] = {e: [{"hooks": [{"type": "command", "command": keep}]}] for e in events}
+    context = {
+        "hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "count in French"}
+    }
+    hooks["SubagentStart"][0]["hooks"].append({"type": "command", "command": f"echo '{json.dumps(context)}'"})
+    home = home_with(tmp_path, hooks)
     turns = [
         {"when": "count to two", "results": 0, "text": "one, two"},
         {"when": "[child-exited", "results": 0, "text": "my child counted"},
@@ -363,6 +381,33 @@ def test_a_sessions_hooks_fire_once_each_and_a_subagents_end_is_a_subagent_stop(
     got = [json.loads(f.read_text()) for f in sorted(said.iterdir(), key=lambda f: int(f.name.split("-")[0]))]
     names = [g["hook_event_name"] for g in got]
     assert names[0] == "SessionStart" and names[-1] == "SessionEnd", names
-    assert sorted(names) == sorted(["SessionStart", "SubagentStop", "Stop", "Stop", "SessionEnd"]), names
+    assert sorted(names) == sorted(
+        ["SessionStart", "SubagentStart", "SubagentStop", "Stop", "Stop", "SessionEnd"]
+    ), names
+    assert names.index("SubagentStart") < names.index("SubagentStop")
     [child] = [g for g in got if g["hook_event_name"] == "SubagentStop"]
     assert child["last_assistant_message"] == "one, two" and child["stop_hook_active"] is False
+    [start] = [g for g in got if g["hook_event_name"] == "SubagentStart"]
+    assert (
+        start["agent_id"] == child["agent_id"]
+        and start["agent_type"] == child["agent_type"] == "general-purpose"
+    )
+    # a subagent's events name its parent's transcript, and SubagentStop its own, which holds its messages
+    [root] = {g["transcript_path"] for g in got if g["hook_event_name"] == "Stop"}
+    assert start["transcript_path"] == child["transcript_path"] == root
+    own = [json.loads(line) for line in Path(child["agent_transcript_path"]).read_text().splitlines()]
+    assert own[0]["message"]["content"].startswith("count to two") and own[0]["isSidechain"] is True
+    assert "count in French" in own[0]["message"]["content"]  # SubagentStart's context joins its prompt
+    assert own[-1]["message"]["content"] == [{"type": "text", "text": "one, two"}]
+
+
+def test_stop_failure_fires_when_the_model_fails_the_run_and_stop_does_not(tmp_path: Path) -> None:
+    said = tmp_path / "failed.json"
+    hooks = {**on("StopFailure", f"cat > {said}"), **on("Stop", f"touch {tmp_path / 'stopped'}")}
+    home = home_with(tmp_path, hooks)
+    done, _ = run(tmp_path, home, [{"error": {"status": 401, "body": {"error": {"message": "bad key"}}}}])
+    assert done.returncode == 1, done.stderr
+    got = json.loads(said.read_text())
+    assert got["hook_event_name"] == "StopFailure" and got["error"] == "authentication_failed", got
+    assert "bad key" in got["error_details"] and got["last_assistant_message"] == ""
+    assert not (tmp_path / "stopped").exists()

@@ -119,3 +119,34 @@ def test_swapping_guarded_runs_what_the_guard_asked_about(
     out = ran(durable_runtime, tmp_path, CHMOD_GUARD, CHMOD)
     assert out.outcome == "answered" and out.denials == []
     assert (tmp_path / "x").stat().st_mode & 0o777 == 0o777
+
+
+def _ends(tmp_path: Path) -> dict[str, Any]:
+    """A hook on each end of a call, each leaving a file named for its event."""
+    return {
+        e: [{"matcher": "Bash", "hooks": [{"type": "command", "command": f"touch {tmp_path / e}"}]}]
+        for e in ("PostToolUse", "PostToolUseFailure")
+    }
+
+
+FAILS = [
+    {"results": 0, "calls": [{"name": "bash", "arguments": {"command": "exit 3"}}]},
+    {"results": 1, "text": "it failed"},
+]
+
+
+def test_the_rule_fires_post_tool_use_failure_after_a_failed_call(
+    durable_runtime: Runtime, tmp_path: Path
+) -> None:
+    out = ran(durable_runtime, tmp_path, _ends(tmp_path), FAILS)
+    assert out.outcome == "answered"
+    assert (tmp_path / "PostToolUseFailure").exists() and not (tmp_path / "PostToolUse").exists()
+
+
+def test_swapping_after_tool_fires_the_event_the_swapped_rule_names(
+    durable_runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rule, "after_tool", lambda error: rule.Event.POST_TOOL_USE)
+    out = ran(durable_runtime, tmp_path, _ends(tmp_path), FAILS)
+    assert out.outcome == "answered"
+    assert (tmp_path / "PostToolUse").exists() and not (tmp_path / "PostToolUseFailure").exists()

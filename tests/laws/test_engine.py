@@ -135,6 +135,8 @@ SPEC_LAWS = {
         "hook_guard_ask_asks",
         "stop_hook_bounded",
         "hook_fires_once",
+        "hook_call_end_fired",
+        "hook_mode_said",
     ],
     "acp": [  # ours (issue 43): the editor face: every prompt answered once, every ask ended
         "acp_prompt_answered_once",
@@ -242,6 +244,8 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "hook_guard_ask_asks",
         "stop_hook_bounded",
         "hook_fires_once",
+        "hook_call_end_fired",
+        "hook_mode_said",
         "acp_prompt_answered_once",
         "acp_ask_ends",
         "acp_held_for_subagents",

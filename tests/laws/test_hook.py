@@ -16,6 +16,8 @@ def test_the_issue_s_laws_by_name() -> None:
         "hook_guard_ask_asks",
         "stop_hook_bounded",
         "hook_fires_once",
+        "hook_call_end_fired",
+        "hook_mode_said",
     ]
 
 

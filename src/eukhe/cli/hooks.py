@@ -68,6 +68,9 @@ def _event(name: str) -> rule.Event:
     for e in rule.Event:
         if e.value.lower() == name.lower():
             return e
+    said = {k.lower(): (k, why) for k, why in rule.NOT_FIRED.items()}.get(name.lower())
+    if said is not None:  # Claude Code's, with no meaning in eukhe: said why
+        _refuse(f"{said[0]} is Claude Code's, and eukhe never fires it: {said[1]}")
     _refuse(f"no event {name!r}; the events: {', '.join(e.value for e in rule.Event)}")
 
 

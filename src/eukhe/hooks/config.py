@@ -41,7 +41,9 @@ What cannot be read, and what becomes of it (every line names the file and the k
   out would let the calls it guards run unguarded (`hook_guard_fails_closed`), so the
   settings are refused instead, as a malformed setting is;
 - a malformed entry of any other event: left out, with a notice line; the rest load;
-- an event eukhe does not fire (a newer Claude Code's, or a misspelt one): its hooks are
+- one of Claude Code's events with no meaning in eukhe (`rules.hook.NOT_FIRED`): its hooks
+  are left out, with a notice line saying why eukhe never fires it;
+- an event eukhe does not know (a newer Claude Code's, or a misspelt one): its hooks are
   left out, with a notice line naming it and the events eukhe fires.
 
 `hookLimits.maxStopBlocks` (default `rules.hook.MAX_STOP_BLOCKS`): how many times Stop
@@ -221,6 +223,13 @@ def parse(data: JsonValue, f: Path) -> tuple[list[Matcher], list[str], list[str]
     errors: list[str] = []
     for name, groups in data.items():
         event = _EVENTS.get(str(name))
+        why = rule.NOT_FIRED.get(str(name))
+        if event is None and why is not None:
+            notices.append(
+                f"setting {KEY}.{name} in {f}: {name} is Claude Code's, and eukhe never fires it: "
+                f"{why}; its {counted({name: groups})} never run"
+            )
+            continue
         if event is None:
             fires = ", ".join(_EVENTS)
             notices.append(

@@ -76,6 +76,8 @@ class Model:
     after_stop: Callable[[int, int, Verdict], tuple[int, StopNext]]
     fire: Callable[[bool], Fire]
     asks: Callable[[Verdict], bool] = hook.asks_a_person
+    after_tool: Callable[[bool], Event] = hook.after_tool
+    mode: Callable[[bool, str, str], str] = hook.permission_mode
 
 
 def _wake(p: Proc) -> int:
@@ -564,6 +566,65 @@ def stop_hook_bounded_always(m: Model, cfg: HCfg) -> str | None:
     return f"cap {cfg.cap}: an always-blocking hook still goes on after {cfg.cap + 2} blocks"
 
 
+# ---------------------------------------------------------------- hook_call_end_fired
+
+
+def hook_call_end_fired(m: Model, cfg: HCfg) -> str | None:
+    """A call that failed fires PostToolUseFailure, one that succeeded PostToolUse: each
+    matched on the tool, and each hook's exit 2 there a block whose stderr reaches the model
+    with the call's result (Claude Code's: the failure shown to the model). Checked once, on
+    the walk of PostToolUseFailure's verdicts."""
+    if cfg.track is not Track.VERDICT or cfg.event is not Event.POST_TOOL_USE_FAILURE:
+        return None
+    for error, want in ((True, Event.POST_TOOL_USE_FAILURE), (False, Event.POST_TOOL_USE)):
+        got = m.after_tool(error)
+        if got is not want:
+            return (
+                f"a call {'that failed' if error else 'that succeeded'} fires {got.value}, not {want.value}"
+            )
+        if got not in hook.MATCHED:
+            return f"{got.value}'s matcher is not over the tool"
+        v = m.verdict(got, Ran("check", Proc(0, 1, Phase.ENDED, 0), BLOCKS, "the tests fail"))
+        if v.kind is not Kind.BLOCK or v.reason != "the tests fail":
+            return f"{got.value}: exit 2 gives {v.kind.value} {v.reason!r}, not its stderr to the model"
+    return None
+
+
+# ---------------------------------------------------------------- hook_mode_said
+
+MODES = ("read-only", "workspace-write", "danger-full-access")
+POLICIES = ("untrusted", "on-request", "never")
+CLAUDE_MODES = frozenset({"default", "plan", "acceptEdits", "dontAsk", "bypassPermissions"})
+
+
+def hook_mode_said(m: Model, cfg: HCfg) -> str | None:
+    """`permission_mode` is one of Claude Code's, whatever eukhe's mode and policy: `plan`
+    whenever plan mode is on; never one that says edits run unasked (`acceptEdits`,
+    `bypassPermissions`) where every write asks (`untrusted`) or none may write
+    (`read-only`); `dontAsk` exactly where an ask is a denial and writes are confined.
+    Checked once, on the first Stop walk."""
+    if cfg.track is not Track.STOP or cfg.cap != 0:
+        return None
+    for plan in (False, True):
+        for mode in MODES:
+            for policy in POLICIES:
+                said = m.mode(plan, mode, policy)
+                where = f"plan {plan}, {mode}, {policy}: {said!r}"
+                if said not in CLAUDE_MODES:
+                    return f"{where} is not one of Claude Code's modes"
+                if plan and said != "plan":
+                    return f"{where}, not plan"
+                if not plan and said == "plan":
+                    return f"{where}, with plan mode off"
+                unasked = said in ("acceptEdits", "bypassPermissions")
+                if unasked and (policy == "untrusted" or mode == "read-only"):
+                    return f"{where}: edits said to run unasked where they ask or cannot run"
+                confined = mode != "danger-full-access"
+                if not plan and (said == "dontAsk") != (policy == "never" and confined):
+                    return f"{where}: dontAsk is where an ask is a denial, and only there"
+    return None
+
+
 # ---------------------------------------------------------------- hook_fires_once
 
 
@@ -641,6 +702,22 @@ LAWS = (
         "(issue 42).",
         edge=hook_fires_once,
         node=hook_fires_once_node,
+        prove=False,
+    ),
+    Law(
+        "hook_call_end_fired",
+        "hooks",
+        "A call that failed fires PostToolUseFailure, one that succeeded PostToolUse, each matched on its "
+        "tool, and a hook's exit 2 there gives its stderr to the model with the result (issue 55).",
+        extra=hook_call_end_fired,
+        prove=False,
+    ),
+    Law(
+        "hook_mode_said",
+        "hooks",
+        "A hook reads the permission mode in Claude Code's names: plan whenever plan mode is on, never edits "
+        "run unasked where they ask, dontAsk where an ask is a denial (issue 55).",
+        extra=hook_mode_said,
         prove=False,
     ),
 )
@@ -854,6 +931,31 @@ def _fires(f: Callable[[bool], Fire]) -> Model:
     return replace(MODEL, fire=f)
 
 
+def _failure_as_success(error: bool) -> Event:
+    """A failed call's hooks told it succeeded (the old PostToolUse for every call)."""
+    return Event.POST_TOOL_USE
+
+
+def _success_as_failure(error: bool) -> Event:
+    return Event.POST_TOOL_USE_FAILURE if not error else Event.POST_TOOL_USE
+
+
+def _failure_only_shown(e: Event, r: Ran) -> Verdict:
+    """PostToolUseFailure's exit 2 shown to the person only: the model never reads it."""
+    if e is Event.POST_TOOL_USE_FAILURE and r.status == BLOCKS and not r.proc.aborted:
+        return Verdict(messages=(r.stderr,))
+    return hook.verdict(e, r)
+
+
+def _plan_unsaid(plan: bool, mode: str, policy: str) -> str:
+    """Plan mode said as the mode under it."""
+    return hook.permission_mode(False, mode, policy)
+
+
+def _every_mode_accepts_edits(plan: bool, mode: str, policy: str) -> str:
+    return "plan" if plan else "acceptEdits"
+
+
 def _always_runs(recorded: bool) -> Fire:
     """A replay that runs the hook again though its answer is recorded."""
     return Fire.RUN
@@ -903,6 +1005,11 @@ MUTANTS = (
     Mutant("fire always RUN (a replay runs the hook again)", "hooks", _fires(_always_runs)),
     Mutant("fire never RUN (an event that never fires)", "hooks", _fires(_never_runs)),
     Mutant("fire inverted", "hooks", _fires(_inverted)),
+    Mutant("a failed call fires PostToolUse", "hooks", replace(MODEL, after_tool=_failure_as_success)),
+    Mutant("the ends of calls swapped", "hooks", replace(MODEL, after_tool=_success_as_failure)),
+    Mutant("PostToolUseFailure's exit 2 never reaches the model", "hooks", _verdict(_failure_only_shown)),
+    Mutant("plan mode said as the mode under it", "hooks", replace(MODEL, mode=_plan_unsaid)),
+    Mutant("every mode said to accept edits", "hooks", replace(MODEL, mode=_every_mode_accepts_edits)),
 )  # fmt: skip
 
 
@@ -971,6 +1078,11 @@ MEANT = {
     "fire always RUN (a replay runs the hook again)": "hook_fires_once",
     "fire never RUN (an event that never fires)": "hook_fires_once",
     "fire inverted": "hook_fires_once",
+    "a failed call fires PostToolUse": "hook_call_end_fired",
+    "the ends of calls swapped": "hook_call_end_fired",
+    "PostToolUseFailure's exit 2 never reaches the model": "hook_call_end_fired",
+    "plan mode said as the mode under it": "hook_mode_said",
+    "every mode said to accept edits": "hook_mode_said",
 }
 """Each break and the law meant to kill it: `eukhe laws` fails one killed first by another."""
 

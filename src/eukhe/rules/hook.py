@@ -53,16 +53,45 @@ STOP_LIMIT = "stop_hook_limit"
 
 
 class Event(Enum):
+    """The events eukhe fires, in the order a session meets them."""
+
     SESSION_START = "SessionStart"
     USER_PROMPT_SUBMIT = "UserPromptSubmit"
+    SUBAGENT_START = "SubagentStart"
     PRE_TOOL_USE = "PreToolUse"
     PERMISSION_REQUEST = "PermissionRequest"
     POST_TOOL_USE = "PostToolUse"
+    POST_TOOL_USE_FAILURE = "PostToolUseFailure"
     PRE_COMPACT = "PreCompact"
+    POST_COMPACT = "PostCompact"
     NOTIFICATION = "Notification"
     SUBAGENT_STOP = "SubagentStop"
     STOP = "Stop"
+    STOP_FAILURE = "StopFailure"
     SESSION_END = "SessionEnd"
+
+
+NOT_FIRED: Mapping[str, str] = {
+    "Setup": "eukhe has no --init or --maintenance run to set a project up",
+    "UserPromptExpansion": "eukhe's slash commands are the agent's own, none expands into a prompt",
+    "PostToolBatch": "eukhe runs a round's calls one after another; each call's PostToolUse follows it",
+    "PermissionDenied": "eukhe has no auto mode whose classifier denies calls; its rules' denials "
+    "reach the model as the call's result",
+    "TeammateIdle": "eukhe has no agent teams",
+    "TaskCreated": "eukhe has no agent teams' shared task list",
+    "TaskCompleted": "eukhe has no agent teams' shared task list",
+    "Elicitation": "eukhe's MCP client asks no elicitation of a person",
+    "ElicitationResult": "eukhe's MCP client asks no elicitation of a person",
+    "WorktreeCreate": "eukhe makes a subagent's worktree itself; no hook stands in for git",
+    "WorktreeRemove": "eukhe makes a subagent's worktree itself; no hook stands in for git",
+    "ConfigChange": "a run takes its settings once, as it starts; eukhe watches none for changes",
+    "InstructionsLoaded": "eukhe reads its instruction files as a run is put together, "
+    "not as Claude Code loads CLAUDE.md into a conversation",
+    "CwdChanged": "a run's working directory never changes; each bash call starts in it",
+    "FileChanged": "eukhe watches no files",
+}
+"""Claude Code's events eukhe reads in settings and never fires, each with why: none has a
+meaning in eukhe. Their hooks are left out, with a notice that says why."""
 
 
 GUARDS = frozenset({Event.PRE_TOOL_USE, Event.PERMISSION_REQUEST})
@@ -77,24 +106,32 @@ BLOCKABLE = frozenset(
         Event.PRE_TOOL_USE,
         Event.PERMISSION_REQUEST,
         Event.POST_TOOL_USE,
+        Event.POST_TOOL_USE_FAILURE,
         Event.STOP,
         Event.SUBAGENT_STOP,
     }
 )
-"""The events a hook's exit 2 blocks (Claude Code's); at the others its stderr is only shown."""
+"""The events a hook's exit 2 blocks (Claude Code's; at PostToolUse and PostToolUseFailure its
+reason follows the call's result, for the model); at the others its stderr is only shown."""
 
-MATCHED = frozenset({Event.PRE_TOOL_USE, Event.PERMISSION_REQUEST, Event.POST_TOOL_USE})
+MATCHED = frozenset(
+    {Event.PRE_TOOL_USE, Event.PERMISSION_REQUEST, Event.POST_TOOL_USE, Event.POST_TOOL_USE_FAILURE}
+)
 """The events whose matcher names a tool."""
 
 MATCHED_ON: Mapping[Event, str] = {
     Event.SESSION_START: "source",
+    Event.SUBAGENT_START: "agent_type",
     Event.PRE_COMPACT: "trigger",
+    Event.POST_COMPACT: "trigger",
     Event.NOTIFICATION: "notification_type",
+    Event.SUBAGENT_STOP: "agent_type",
+    Event.STOP_FAILURE: "error",
     Event.SESSION_END: "reason",
 }
 """The events whose matcher is over one of their payload's fields, as Claude Code's are
-(`startup|resume`, `auto`, `permission_prompt`); the events in neither set match everything
-(UserPromptSubmit, Stop, SubagentStop)."""
+(`startup|resume`, `auto`, `permission_prompt`, a subagent's type, a failure's kind); the
+events in neither set match everything (UserPromptSubmit, Stop)."""
 
 
 def has_matcher(event: Event) -> bool:
@@ -122,6 +159,57 @@ CLAUDE_NAMES: Mapping[str, str] = {
 
 def claude_name(tool: str) -> str:
     return CLAUDE_NAMES.get(tool, tool)
+
+
+def after_tool(error: bool) -> Event:
+    """The event after a call ends: PostToolUse when it succeeded, PostToolUseFailure when
+    its result is an error (Claude Code's: a non-zero exit is a failure)."""
+    return Event.POST_TOOL_USE_FAILURE if error else Event.POST_TOOL_USE
+
+
+FAILS = ("model_error", "run_limit")
+"""The failed runs' codes that fire StopFailure: the model failed the run, or it ran out of rounds
+(a hook's own block, a stop's cap and an abort fire none: they are the hooks' or a person's)."""
+
+_FAILURE_WORDS = (
+    ("rate_limit", ("429", "rate limit", "rate_limited", "too many requests")),
+    ("authentication_failed", ("401", "403", "auth", "api key", "unauthorized", "forbidden")),
+    ("billing_error", ("billing", "credit", "quota", "payment")),
+    ("max_output_tokens", ("output limit", "max_tokens", "length stop", "cut at")),
+    ("invalid_request", ("400", "404", "422", "bad request", "not found", "invalid")),
+    ("server_error", ("500", "502", "503", "529", "overloaded", "server", "timed out", "connection")),
+)
+
+
+def failure_kind(code: str, message: str) -> str | None:
+    """StopFailure's `error` for a failed run (`code`, `message`: its outcome's), in Claude
+    Code's kinds (`rate_limit`, `authentication_failed`, `billing_error`, `invalid_request`,
+    `server_error`, `max_output_tokens`, `unknown`), the first whose words the message holds;
+    None: the run's failure fires no StopFailure (`FAILS`)."""
+    if code not in FAILS:
+        return None
+    low = message.lower()
+    for kind, words in _FAILURE_WORDS:
+        if any(w in low for w in words):
+            return kind
+    return "unknown"
+
+
+def permission_mode(plan: bool, mode: str, policy: str) -> str:
+    """Claude Code's `permission_mode` for eukhe's mode in force: `plan` in plan mode; with
+    the sandbox off (`danger-full-access`) and nobody asked unless a rule says so,
+    `bypassPermissions`; where nothing is ever asked (policy `never`: an ask is a denial),
+    `dontAsk`; writes in the workspace run unasked (`workspace-write`, `on-request`),
+    `acceptEdits`; anything else (`untrusted`, `read-only`) asks for edits: `default`."""
+    if plan:
+        return "plan"
+    if mode == "danger-full-access" and policy in ("on-request", "never"):
+        return "bypassPermissions"
+    if policy == "never":
+        return "dontAsk"
+    if mode == "workspace-write" and policy == "on-request":
+        return "acceptEdits"
+    return "default"
 
 
 def matches(matcher: str, tool: str) -> bool:

@@ -32,6 +32,8 @@ from eukhe.client.client import OwnerError
 from eukhe.errors import Code, EukheError
 from eukhe.events import ShowEvent
 from eukhe.hooks.config import load as load_hooks
+from eukhe.hooks.transcript import Transcript
+from eukhe.hooks.transcript import path_of as transcript_path
 from eukhe.ids import name_of
 from eukhe.jobs.holder import Scope
 from eukhe.json_types import JsonMapping, JsonObject
@@ -43,6 +45,7 @@ from eukhe.memory.compactor import request_tokens
 from eukhe.memory.log import now
 from eukhe.memory.tool import DATE, ZOOM
 from eukhe.rules import fetch as fetch_rule
+from eukhe.rules import hook as hook_rule
 from eukhe.rules import pinned
 from eukhe.rules.aux_fallback import Purpose
 from eukhe.rules.permission import PermissionState
@@ -131,6 +134,7 @@ class RunParts:
     tools: dict[str, Tool]
     show: ShowEvent  # (kind, text, data=None): the run's events
     hooks: RunHooks | None  # the user's hooks (`run.hook_events`); None: none, or a run begun before them
+    transcript: Transcript | None = None  # its session's, in Claude Code's format (`hooks.transcript`)
 
     def loop(
         self,
@@ -166,6 +170,7 @@ class RunParts:
             gate=self.gate,
             image_data=image_data,
             user_hooks=self.hooks,
+            transcript=self.transcript,
         )
 
 
@@ -308,6 +313,15 @@ async def assemble(
             tools=tools,
             show=functools.partial(here.show, run_id),
             hooks=hooks,
+            transcript=Transcript(
+                transcript_path(home(), session),
+                session,
+                run_id,
+                cwd,
+                base.route.model,
+                sidechain=parent is not None,
+                redact=base.secrets.redact,
+            ),
         )
     finally:
         handle.released()
@@ -316,13 +330,20 @@ async def assemble(
 
 
 def _hooks(
-    spec: RunSpec, run_id: str, cancel: asyncio.Event, here: ProcessContext, base: RunConfig, steps: Steps
+    spec: RunSpec,
+    run_id: str,
+    cancel: asyncio.Event,
+    here: ProcessContext,
+    base: RunConfig,
+    steps: Steps,
+    rights: InForce,
 ) -> RunHooks | None:
     """The run's hooks (`hooks.config`: the home's, a trusted project's): None for a run begun
     under a step layout before them (it replays what it recorded), or with none in effect.
     What a project's `.claude/` held back is said (its `.eukhe/settings.json`'s, the settings'
     own notice says); a guard's entry that cannot be read fails the run, never lets it go
-    unguarded."""
+    unguarded. Their payloads name the session's transcript (a subagent's: its parent's, and
+    its own beside it) and the permission mode in force as the run's gate has it now."""
     if spec.steps < FIRST_LAYOUT:
         return None
     try:
@@ -341,6 +362,16 @@ def _hooks(
     except HookAnswerError as e:  # no table to keep their answers in: they run unrecorded, said
         here.show(run_id, "hook", f"the hooks' answers cannot be kept: {e}", {"state": "failed"})
         answers = None
+
+    def mode() -> str:  # as the gate has it now (a person may turn plan mode on), else as the run began
+        handle = here.runs.get(run_id)
+        gate = handle.running.gate if handle is not None and handle.running is not None else None
+        if gate is not None:
+            cfg = gate.session.cfg
+            return hook_rule.permission_mode(cfg.plan, cfg.mode.value, cfg.policy.value)
+        return hook_rule.permission_mode(rights.plan, rights.mode.value, rights.policy.value)
+
+    own = str(transcript_path(home(), session))
     return RunHooks(
         got.hooks,
         session,
@@ -353,6 +384,11 @@ def _hooks(
         answers=answers,
         redact=base.secrets.redact,
         steps=steps,  # their answers kept by the recorded step they fire in
+        transcript=str(transcript_path(home(), spec.child.session)) if spec.child else own,
+        agent_transcript=own if spec.child else "",
+        agent_type=spec.agent_type or "general-purpose",
+        model=base.route.model,
+        mode=mode,
     )
 
 
@@ -367,13 +403,27 @@ def session_hooks(
     try:
         kept = secrets(load(cwd, taken=config), cwd=cwd, taken=config)
         got = load_hooks(cwd, os.environ, config)
+        rights = in_force(cwd, taken=config)  # its mode as the settings say (a face's flags are its runs')
     except SettingsError as e:
         here.show(run_id, "hook", f"the session's hooks could not be read: {e}", {"state": "failed"})
         return None
     if not got.hooks.matchers:
         return None
     show = functools.partial(here.show, run_id)
-    return RunHooks(got.hooks, session, run_id, cwd, kept.env, cancel, show, redact=kept.redact)
+    transcript = str(transcript_path(home(), session))
+    said = hook_rule.permission_mode(rights.plan, rights.mode.value, rights.policy.value)
+    return RunHooks(
+        got.hooks,
+        session,
+        run_id,
+        cwd,
+        kept.env,
+        cancel,
+        show,
+        redact=kept.redact,
+        transcript=transcript,
+        mode=lambda: said,
+    )
 
 
 def _failed(e: ModelError | SettingsError) -> RunOutcome:
@@ -430,7 +480,7 @@ async def _confined(
     # a session run in the home folder says so once, as the session starts
     if spec.session_start is not None and (in_home := sandbox.in_home(Path.home())) is not None:
         here.show(run_id, "sandbox", in_home)
-    hooks = _hooks(spec, run_id, cancel, here, base, steps)
+    hooks = _hooks(spec, run_id, cancel, here, base, steps, rights)
     return Confined(rights, tuple(code), sandbox, hooks)
 
 
@@ -609,10 +659,11 @@ async def _compact(
 ) -> dict[str, str]:
     """A compaction inside the run (H4): its PreCompact hooks (`auto`: the run's context is
     full; what they say is shown, they block nothing), its messages so far into the chat,
-    then a newer settled view with the pins after it (`rules.pinned`: the list the run holds
-    now, from its whole transcript, and the person's last request), which the run pins as
-    its new system prompt, and the note it goes on from. The loop runs it as one durable
-    step, so a replay goes on from the same view byte for byte."""
+    then a newer settled view (its PostCompact hooks given it) with the pins after it
+    (`rules.pinned`: the list the run holds now, from its whole transcript, and the person's
+    last request), which the run pins as its new system prompt, and the note it goes on
+    from. The loop runs it as one durable step, so a replay goes on from the same view byte
+    for byte."""
     if hooks is not None:
         await hooks.pre_compact("auto")
     pins = tasks.pins(spec, transcript)
@@ -622,5 +673,7 @@ async def _compact(
         got = await settle(chat, settle_ms, show, cancel, pinned.size(pins))
     except Exception as e:  # the store, or the owner that holds the chat: the phase fails with why
         return {"error": f"the chat could not take the run's messages and give a new view: {e}"}
+    if hooks is not None:  # the view the run goes on from, as Claude Code's summary
+        await hooks.post_compact("auto", str(got.text))
     system = run_memory.system(spec.system, pinned.attach(str(got.text), pins))
     return {"system": system, "note": notes.compacted_pinned()} if pins.request else {"system": system}

@@ -125,6 +125,7 @@ class Children:
             claim=None,
             asked=None,  # its start takes every report that waits for it (its deadline is its parent's)
             session_start=None,  # a subagent's run starts no session: its end is a SubagentStop
+            agent_type=agent.name if agent is not None else None,  # its SubagentStart/Stop hooks' subject
             permission_mode="plan" if self.mode is not None and self.mode.planning else "default",
         )
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:

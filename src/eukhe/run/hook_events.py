@@ -4,23 +4,32 @@ field names, through `hooks.runner` (every hook bounded) and judged by `rules.ho
 Where each fires, and where its answer is recorded, so that a replay after a crash reads
 what the hooks answered instead of running them again (`hook_fires_once`):
 
-- `SessionStart` (the first run a face starts in a session, `RunSpec.session_start`) and
-  `UserPromptSubmit`, before the run's first round: one `hook` step of their own (a block
-  ends the run failed with `HOOK_BLOCKED`, the reason its message; context joins the prompt);
+- `SessionStart` (the first run a face starts in a session, `RunSpec.session_start`),
+  `SubagentStart` (a subagent's run) and `UserPromptSubmit`, before the run's first round:
+  one `hook` step of their own (a block ends the run failed with `HOOK_BLOCKED`, the reason
+  its message; context joins the prompt);
 - `PreToolUse`, in the permission gate, inside the step that records the call's decision
   (a deny is the call's denial, the hook's reason given to the model; a guard that fails
   denies, `hook_guard_fails_closed`); eukhe's own rules still judge what the hooks let by;
 - `PermissionRequest`, in the same step, where the rules would ask a person: the hooks may
   answer for them; `Notification` (`permission_prompt`) runs beside the ask, unrecorded,
   and ends with the run (`RunHooks.close`);
-- `PostToolUse`, inside the call's own step: a block's reason and any context follow the
-  tool's result, for the model to read;
-- `PreCompact` (`auto`), inside the compaction's step, before it: shown, it blocks nothing;
+- `PostToolUse` (a call that succeeded) or `PostToolUseFailure` (one whose result is an
+  error, `rules.hook.after_tool`), inside the call's own step: a block's reason and any
+  context follow the tool's result, for the model to read;
+- `PreCompact` and `PostCompact` (`auto`), inside the compaction's step, before and after
+  it: shown, they block nothing;
 - `Stop` (a root session's run) and `SubagentStop` (a subagent's), when the run answers:
   their own `hook` step; a block is the run's next prompt, counted against
-  `hookLimits.maxStopBlocks` (`stop_hook_bounded`);
+  `hookLimits.maxStopBlocks` (`stop_hook_bounded`); `StopFailure`, when the model failed
+  the run (`rules.hook.failure_kind`): its own `hook` step, shown, it changes nothing;
 - `SessionEnd`, outside any run (`run.runtime.Runtime.session_end`): `eukhe run`'s once its
   run has ended, the agent's as it is left.
+
+Every payload names the session's transcript in Claude Code's format (`transcript_path`,
+`hooks.transcript`), which the run's loop keeps whole as it logs each message, so a hook
+reads every message up to the event; a subagent's names its parent's, and SubagentStop its
+own (`agent_transcript_path`).
 
 Only runs begun under step layout 4 (`run.spec.STEPS`) fire hooks in steps of their own: a
 run begun earlier replays the steps it recorded, none of them a hook's.
@@ -86,12 +95,30 @@ class RunHooks:
     # DBOS's step id); None: no workflow (SessionEnd's hooks, outside any run)
     steps: StepIds | None = None
     beside: set[asyncio.Future[rule.Verdict]] = field(default_factory=set)  # notifications running
+    # the session's transcript (`hooks.transcript`: a subagent's parent's), and a subagent's own
+    transcript: str = ""
+    agent_transcript: str = ""
+    agent_type: str = "general-purpose"  # a subagent's agent (its SubagentStart/Stop's matcher's subject)
+    model: str = ""  # the run's model, as SessionStart gives it
+    # Claude Code's name of the permission mode in force now (`rules.hook.permission_mode`)
+    mode: Callable[[], str] = lambda: "default"
 
     def has(self, event: rule.Event, subject: str | None = None) -> bool:
         return bool(self.hooks.for_event(event, subject))
 
+    @property
+    def stop_event(self) -> rule.Event:
+        """The event of the run's answer: a subagent's SubagentStop, else Stop."""
+        return rule.Event.SUBAGENT_STOP if self.subagent else rule.Event.STOP
+
+    @property
+    def stop_subject(self) -> str | None:
+        """What the stop event's matcher is over: a subagent's agent (None: Stop's, none)."""
+        return self.agent_type if self.subagent else None
+
     def _payload(self, event: rule.Event, fields: JsonMapping) -> JsonObject:
-        return {**payload.base(event, self.session, self.run, self.cwd), **fields}
+        here = payload.base(event, self.session, self.run, self.cwd, self.transcript, self.mode())
+        return {**here, **fields}
 
     async def fire(
         self, event: rule.Event, fields: JsonMapping, subject: str | None = None, *, waited: bool = True
@@ -176,21 +203,39 @@ class RunHooks:
         fault_injection.reached("hook_answered")  # kept, the step not yet recorded
 
     async def pre_tool(self, c: ToolCall) -> rule.Verdict:
-        fields = payload.tool_fields(c.name, c.arguments or {}, self.cwd)
+        fields = payload.tool_fields(c.name, c.arguments or {}, self.cwd, c.id)
         return await self.fire(rule.Event.PRE_TOOL_USE, fields, c.name)
 
     async def post_tool(self, c: ToolCall, content: str, error: bool) -> rule.Verdict:
-        fields = payload.tool_fields(c.name, c.arguments or {}, self.cwd) | payload.response_fields(
-            content, error
-        )
-        return await self.fire(rule.Event.POST_TOOL_USE, fields, c.name)
+        """After a call: PostToolUse with its answer in its tool's shape, or, when its result
+        is an error, PostToolUseFailure with the error (`rules.hook.after_tool`)."""
+        args = c.arguments or {}
+        event = rule.after_tool(error)
+        fields = payload.tool_fields(c.name, args, self.cwd, c.id)
+        if event is rule.Event.POST_TOOL_USE:
+            fields |= payload.response_fields(c.name, args, content, error, self.cwd)
+        else:
+            fields |= payload.failure_fields(c.name, content)
+        return await self.fire(event, fields, c.name)
 
     async def prompt(self, text: str) -> rule.Verdict:
         return await self.fire(rule.Event.USER_PROMPT_SUBMIT, payload.prompt_fields(text))
 
+    async def subagent_start(self) -> rule.Verdict:
+        """A subagent's run begins: its context joins the subagent's prompt."""
+        fields = payload.subagent_fields(self.run, self.agent_type)
+        return await self.fire(rule.Event.SUBAGENT_START, fields, self.agent_type)
+
     async def stop(self, blocks: int, answer: str) -> rule.Verdict:
-        event = rule.Event.SUBAGENT_STOP if self.subagent else rule.Event.STOP
-        return await self.fire(event, payload.stop_fields(blocks, answer))
+        fields = payload.stop_fields(blocks, answer)
+        if self.subagent:
+            fields |= payload.subagent_fields(self.run, self.agent_type, self.agent_transcript)
+        return await self.fire(self.stop_event, fields, self.stop_subject)
+
+    async def stop_failure(self, kind: str, details: str, answer: str) -> rule.Verdict:
+        """The model failed the run (`kind`: `rules.hook.failure_kind`): shown, it changes nothing."""
+        fields = payload.stop_failure_fields(kind, details, answer)
+        return await self.fire(rule.Event.STOP_FAILURE, fields, kind)
 
     async def permission_request(self, c: ToolCall, why: str) -> rule.Verdict:
         """Before a person is asked about a call: the hooks may answer for them."""
@@ -198,11 +243,15 @@ class RunHooks:
         return await self.fire(rule.Event.PERMISSION_REQUEST, fields, c.name)
 
     async def session_start(self, source: str) -> rule.Verdict:
-        return await self.fire(rule.Event.SESSION_START, {"source": source}, source)
+        return await self.fire(
+            rule.Event.SESSION_START, payload.session_start_fields(source, self.model), source
+        )
 
     async def pre_compact(self, trigger: str) -> rule.Verdict:
-        fields = {"trigger": trigger, "custom_instructions": ""}
-        return await self.fire(rule.Event.PRE_COMPACT, fields, trigger)
+        return await self.fire(rule.Event.PRE_COMPACT, payload.compact_fields(trigger), trigger)
+
+    async def post_compact(self, trigger: str, summary: str) -> rule.Verdict:
+        return await self.fire(rule.Event.POST_COMPACT, payload.compact_fields(trigger, summary), trigger)
 
     async def session_end(self, reason: str) -> rule.Verdict:
         return await self.fire(rule.Event.SESSION_END, {"reason": reason}, reason)
@@ -212,7 +261,7 @@ class RunHooks:
         as every hook is; `close` ends those still running with the run."""
         if not self.has(rule.Event.NOTIFICATION, kind):
             return
-        fields = {"message": message, "notification_type": kind}
+        fields = payload.notification_fields(kind, message)
         task = asyncio.ensure_future(self.fire(rule.Event.NOTIFICATION, fields, kind, waited=False))
         self.beside.add(task)
         task.add_done_callback(self.beside.discard)
@@ -269,8 +318,10 @@ async def recorded(
     return verdict_of(await step("hook", work))
 
 
-def followed(content: str, v: rule.Verdict) -> str:
-    """A tool's result with what its PostToolUse hooks said after it, for the model."""
-    said = [f"[PostToolUse hook] {v.reason}"] if v.kind is rule.Kind.BLOCK and v.reason else []
-    said += [f"[PostToolUse hook context] {v.context}"] if v.context else []
+def followed(content: str, v: rule.Verdict, error: bool = False) -> str:
+    """A tool's result with what its PostToolUse (`error`: PostToolUseFailure) hooks said
+    after it, for the model."""
+    event = rule.after_tool(error).value
+    said = [f"[{event} hook] {v.reason}"] if v.kind is rule.Kind.BLOCK and v.reason else []
+    said += [f"[{event} hook context] {v.context}"] if v.context else []
     return "\n\n".join([content, *said]) if said else content

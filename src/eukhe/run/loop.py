@@ -30,6 +30,7 @@ from eukhe.ai.jobs import deadline as ai_deadline
 from eukhe.ai.provider import Deferred, Provider
 from eukhe.ai.reply import Failure, FailureKind, Reply, Stop, ToolCall
 from eukhe.ai.request import Message, Request, Tool
+from eukhe.hooks.transcript import Transcript
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import classify, recovery
 from eukhe.rules import run as run_rule
@@ -202,6 +203,9 @@ class RunLoop:
     # the user's hooks of the run (`run.hook_events`), here its PostToolUse: what they say follows a
     # call's result
     user_hooks: RunHooks | None = None
+    # the session's transcript in Claude Code's format (`hooks.transcript`), which its hooks read:
+    # each message the run logs goes into it as it is logged (None: none kept)
+    transcript: Transcript | None = None
 
     def __post_init__(self) -> None:
         shown = self.show  # every event the run shows goes through here, its text and fields redacted
@@ -250,6 +254,7 @@ class RunLoop:
         t.offered = {tool.name: dict(tool.schema) for tool in self.tools}
         for msg in new:
             await self.effects.append(msg)
+            self._transcribe(msg)
         caps = {"rounds": cfg.cap, "notes": cfg.notes, "retries": cfg.retries}
         self.show("run", prompt[:200], {"caps": caps})
         phases = {
@@ -653,7 +658,7 @@ class RunLoop:
         call = c if sent is None else sent
         content, error = await (self.run_tool(call, outside=True) if outside else self.run_tool(call))
         if self.user_hooks is not None:  # inside the call's step: a replay reads what they said
-            content = followed(content, await self.user_hooks.post_tool(call, content, error))
+            content = followed(content, await self.user_hooks.post_tool(call, content, error), error)
         content = self.redact(content)  # what is stored, shown and sent back to the model
         shown = {"id": c.id, "name": c.name, "error": error, "chars": len(content)}
         self.show("result", content[:RESULT_SHOWN], shown)
@@ -674,6 +679,13 @@ class RunLoop:
         msg = self._clean(msg)
         out.transcript.append(msg)
         await self.effects.append(msg)
+        self._transcribe(msg)
+
+    def _transcribe(self, msg: Message) -> None:
+        """The message into the session's transcript, before any hook fires after it; a file
+        that cannot be written is said once, and the run goes on."""
+        if self.transcript is not None and (failed := self.transcript.append(msg)) is not None:
+            self.show("notice", failed)
 
     # ---------------------------------------------------------------- reading replies
 

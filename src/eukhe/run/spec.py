@@ -144,6 +144,7 @@ class RunSpec:
     images: tuple[Image, ...] = ()  # the prompt's attached images, by reference
     tools: tuple[str, ...] | None = None  # `--tools`: the only tools it offers, by name; None: all
     agents: tuple[Agent, ...] = ()  # the subagents users define, which its `spawn` starts by name
+    agent_type: str | None = None  # a subagent's agent (its name), as its SubagentStart/Stop hooks get it
     # the first run a face starts in a session: "startup" (a new one) or "resume" (one opened
     # again), its SessionStart hooks' source; None: any other run
     session_start: str | None = None
@@ -196,6 +197,8 @@ class RunSpec:
             out["agents"] = [a.json() for a in self.agents]
         if self.session_start is not None:
             out["sessionStart"] = self.session_start
+        if self.agent_type is not None:
+            out["agentType"] = self.agent_type
         if self.permission_mode is not None:
             out["permissionMode"] = self.permission_mode
         if self.deadline is not None:
@@ -236,6 +239,7 @@ class RunSpec:
             tools=None if spec.get("tools") is None else tuple(map(str, spec["tools"])),
             agents=tuple(Agent.of(a) for a in spec.get("agents") or ()),
             session_start=None if spec.get("sessionStart") is None else str(spec["sessionStart"]),
+            agent_type=None if spec.get("agentType") is None else str(spec["agentType"]),
             deadline=Deadline.of(spec["deadline"]) if isinstance(spec.get("deadline"), Mapping) else None,
             asked=float(spec["askedAt"]) if isinstance(spec.get("askedAt"), int | float) else None,
             tasks=todo.of_json(spec.get("tasks")),

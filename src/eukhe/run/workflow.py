@@ -44,7 +44,7 @@ from eukhe.memory.log import now
 from eukhe.rules import job
 from eukhe.rules.child import At, Place
 from eukhe.rules.child import key as place_key
-from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine
+from eukhe.rules.hook import STOP_LIMIT, StopNext, after_stop, combine, failure_kind
 from eukhe.rules.hook import Event as HookEvent
 from eukhe.rules.hook import Kind as HookKind
 from eukhe.rules.hook import Verdict as HookVerdict
@@ -452,7 +452,9 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
     try:
         start = spec.session_start
         asked = (
-            await _submitted(hooks, effects, str(prompt), start) if spec.prompt is not None else str(prompt)
+            await _submitted(hooks, effects, str(prompt), start, bool(parent))
+            if spec.prompt is not None
+            else str(prompt)
         )
         if isinstance(asked, RunOutcome):  # a UserPromptSubmit hook blocked it: no round is made
             out = asked
@@ -462,6 +464,8 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
             out = await delivery.until_reported(loop, out, parts.context.cancel)
         if hooks is not None:  # its Stop (a subagent's: SubagentStop) hooks may keep it going, counted
             out = await _stopped(hooks, effects, loop, out)
+        if hooks is not None:  # the model failed it: its StopFailure hooks are told (a step of theirs)
+            await _failed(hooks, effects, out)
     finally:
         here.children.pop(run_id, None)
         if hooks is not None:  # its notifications' hooks end with it
@@ -501,20 +505,22 @@ def _jobs_end(spec: RunSpec, cancel: asyncio.Event) -> job.Why | None:
 
 
 async def _submitted(
-    hooks: RunHooks | None, effects: RecordedEffects, prompt: str, start: str | None
+    hooks: RunHooks | None, effects: RecordedEffects, prompt: str, start: str | None, child: bool = False
 ) -> str | RunOutcome:
     """The prompt as the run's SessionStart hooks (the first run a face starts in a session:
-    `start` its source) and UserPromptSubmit hooks leave it (their context after it), or the
-    run's failure when they block it (or say `continue: false`); their answers one `hook` step
-    of the run."""
+    `start` its source), SubagentStart hooks (a subagent's run: `child`) and UserPromptSubmit
+    hooks leave it (their context after it), or the run's failure when they block it (or say
+    `continue: false`); their answers one `hook` step of the run."""
     starts = hooks is not None and start is not None and hooks.has(HookEvent.SESSION_START, start)
-    if hooks is None or not (starts or hooks.has(HookEvent.USER_PROMPT_SUBMIT)):
+    spawned = hooks is not None and child and hooks.has(HookEvent.SUBAGENT_START, hooks.agent_type)
+    if hooks is None or not (starts or spawned or hooks.has(HookEvent.USER_PROMPT_SUBMIT)):
         return prompt
 
     async def fired() -> HookVerdict:
         assert hooks is not None
         first = await hooks.session_start(start) if starts and start is not None else HookVerdict()
-        return combine([first, await hooks.prompt(prompt)])
+        begun = await hooks.subagent_start() if spawned else HookVerdict()
+        return combine([first, begun, await hooks.prompt(prompt)])
 
     v = await recorded(effects.step, fired)
     if v.kind is HookKind.BLOCK or v.stop:
@@ -532,9 +538,11 @@ async def _stopped(hooks: RunHooks, effects: RecordedEffects, loop: RunLoop, out
     """The run after its Stop hooks: each block (a `hook` step) its next prompt, the run going
     on from its conversation so far, until the hooks let it end or its blocks pass the cap
     (`rules.hook.after_stop`): then it fails with `STOP_LIMIT`, whatever the hooks say."""
-    event = HookEvent.SUBAGENT_STOP if hooks.subagent else HookEvent.STOP
+    event = hooks.stop_event
     blocks = 0
-    while out.outcome is Ending.ANSWERED and hooks.has(event) and not hooks.cancel.is_set():
+    while (
+        out.outcome is Ending.ANSWERED and hooks.has(event, hooks.stop_subject) and not hooks.cancel.is_set()
+    ):
         v = await recorded(effects.step, functools.partial(hooks.stop, blocks, out.answer))
         blocks, next_ = after_stop(blocks, hooks.hooks.max_stop_blocks, v)
         if next_ is StopNext.END:
@@ -550,6 +558,17 @@ async def _stopped(hooks: RunHooks, effects: RecordedEffects, loop: RunLoop, out
         out = await loop.run(v.reason or f"A {event.value} hook asked to go on.", (), earlier.transcript)
         out.usage.merge(earlier.usage)  # every reply's tokens, the runs before the block's too
     return out
+
+
+async def _failed(hooks: RunHooks, effects: RecordedEffects, out: RunOutcome) -> None:
+    """A run the model failed (`rules.hook.failure_kind`): its StopFailure hooks, one `hook`
+    step of the run (a replay reads their answer), given the failure and the last text the run
+    wrote; what they say is shown, and the run's outcome stays as it is."""
+    kind = failure_kind(out.code or "", out.message or "") if out.outcome is Ending.FAILED else None
+    if kind is None or not hooks.has(HookEvent.STOP_FAILURE, kind):
+        return
+    said = next((m.content for m in reversed(out.transcript) if m.role == "assistant" and m.content), "")
+    await recorded(effects.step, functools.partial(hooks.stop_failure, kind, out.message or "", said))
 
 
 async def _take(
