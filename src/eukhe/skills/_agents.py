@@ -113,7 +113,9 @@ class _Loader:
         self.agents.append(
             Agent(
                 name=checked.name,
-                description=checked.description,
+                # Claude Code reads `\n` in an agent's description as a line break (its agent
+                # wizard writes descriptions on one line so)
+                description=checked.description.replace("\\n", "\n"),
                 prompt=checked.prompt,
                 path=path,
                 source=source,
