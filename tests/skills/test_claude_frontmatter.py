@@ -181,7 +181,7 @@ def test_a_skill_whose_description_holds_colons_and_quotes_loads(tmp_path: Path)
 
 def test_an_agents_description_may_run_past_a_skills_1024_characters(tmp_path: Path) -> None:
     example = '<example>\\nContext: a change landed.\\nuser: "check it"\\n</example>\\n'
-    front = f"---\nname: long-one\ndescription: Use it after changes. Examples:\\n{example * 40}\n---\nBody.\n"
+    front = f"---\nname: long-one\ndescription: Use it. Examples:\\n{example * 40}\n---\nBody.\n"
     agents, said = agents_of(tmp_path, {"long.md": front})
     assert said == {}
     assert len(agents["long-one"].description) > 2000  # Claude Code bounds none; its plugins' run so

@@ -73,21 +73,29 @@ def layers(
     docstring), and the lines of what was not read."""
     lines: list[str] = []
     out: list[tuple[Path, JsonMapping]] = []
-    files = [home / "settings.json"]
-    trusted = False
-    if project is not None:
-        found = [Path(registry.at(str(project), f)) for f in PROJECT_FILES]
-        try:
-            trusted = verdict(home, project) is True
-        except TrustError as e:
-            lines.append(f"{e}; this folder is taken as untrusted: its {ENABLED} are not read")
-        files += found if trusted else []
-    for f in files:
+    for f in [home / "settings.json"]:
         try:
             out.append((f, _object(f, taken)))
         except SettingsError as e:
             lines.append(f"{e}; its {ENABLED} are not read")
-    return out, lines
+    if project is None:
+        return out, lines
+    found: list[tuple[Path, JsonMapping]] = []
+    for f in (Path(registry.at(str(project), rel)) for rel in PROJECT_FILES):
+        try:
+            data = _object(f, taken)
+        except SettingsError:
+            continue  # its own loader says why; a file that cannot be read switches nothing
+        if ENABLED in data or KNOWN in data:
+            found.append((f, data))
+    if not found:  # the trust records are asked only when a project has something to say
+        return out, lines
+    try:
+        trusted = verdict(home, project) is True
+    except TrustError as e:
+        lines.append(f"{e}; this folder is taken as untrusted: its {ENABLED} are not read")
+        trusted = False
+    return out + (found if trusted else []), lines
 
 
 def in_effect(home: Path, project: Path | None = None, taken: Taken | None = None) -> Effect:
