@@ -38,6 +38,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the events every face shows", ("events",)),
     ("deadlines and cancels", ("waits",)),
     ("settings", ("settings",)),
+    # a person's own choice, like the home's settings: the loaders of hooks, servers, agents,
+    # commands and skills each read the plugins in effect
+    ("Claude Code's plugins a person added: their record, which are in effect", ("plugins",)),
     ("providers", ("ai",)),
     ("admission (H3)", ("admission",)),
     ("what a face shows of the events: their lines, the agent's view", ("display",)),

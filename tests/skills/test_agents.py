@@ -80,7 +80,7 @@ def test_a_bad_definition_is_said_and_skipped_and_the_others_load(tree: SimpleNa
     agents = tree.proj / ".claude" / "agents"
     write(agents / "reviewer.md", REVIEWER)
     write(agents / "a-nameless.md", "---\ndescription: no name\n---\nBody.\n")
-    write(agents / "b-yaml.md", "---\nname: [unclosed\ndescription: x\n---\nBody.\n")
+    write(agents / "b-yaml.md", "---\nname: b\ndescription: x. Examples:\n<example>\nuser: hi\n---\nBody.\n")
     write(agents / "c-tools.md", "---\nname: typo\ndescription: d\ntools: Read, Grpe\n---\nBody.\n")
     write(agents / "d-model.md", "---\nname: numbered\ndescription: d\nmodel: 4\n---\nBody.\n")
     write(agents / "e-binary.md", b"---\nname: bin\n\xff\xfe\n---\n")

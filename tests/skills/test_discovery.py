@@ -20,7 +20,7 @@ def test_reports_each_skill_file_and_ignore_rule_that_fails(
     user, proj = home / "skills", project / ".eukhe" / "skills"
     skill(user / "pdf-tools", "description: Fill PDF forms\n")
     skill(user / "group" / "nested", "name: nested\ndescription: Found below a plain folder\n")
-    bad_yaml = skill(user / "bad-yaml", "name: [oops\ndescription: x\n")
+    bad_yaml = skill(user / "bad-yaml", "name:\n  [oops\ndescription: x\n")
     no_desc = skill(user / "no-desc", "name: no-desc\n")
     bad_name = skill(user / "Bad_Name", "description: d\n")
     locked = skill(user / "locked", "description: d\n")
@@ -62,7 +62,7 @@ def test_reports_each_skill_file_and_ignore_rule_that_fails(
                 "non-glob ignore rule on line 6: '[[:word:]]': unknown character class '[:word:]'",
             ),
             Diagnostic(
-                str(bad_yaml), "invalid YAML frontmatter: line 3 column 12: did not find expected ',' or ']'"
+                str(bad_yaml), "invalid YAML frontmatter: line 4 column 12: did not find expected ',' or ']'"
             ),
             Diagnostic(str(no_desc), "skill without description"),
             Diagnostic(
@@ -185,7 +185,10 @@ def test_links_reach_a_file_once_and_a_loop_ends(tmp_path: Path) -> None:
         (b"\xff\xfe\x00garbage", "unreadable file: not UTF-8 text (byte 0)"),
         ("---\ndescription: x\n", "invalid YAML frontmatter: no closing '---' line"),
         ("---\n- a\n- b\n---\n", "invalid YAML frontmatter: expected key: value pairs, got list"),
-        ("---\ndate: 2001-13-45\ndescription: d\n---\n", "invalid YAML frontmatter: month must be in 1..12"),
+        (
+            "---\ndescription: d\nx:\n  y: !!int z\n---\n",
+            "invalid YAML frontmatter: invalid literal for int() with base 10: 'z'",
+        ),
         ("---\n" + "[" * 5000 + "\n---\n", None),
     ],
 )

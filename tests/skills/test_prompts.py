@@ -18,7 +18,7 @@ def test_reports_each_template_that_fails(tmp_path: Path, deny: Callable[[Path],
     )
     write(home / "prompts" / "notes.txt", "not a template, and not looked at")
     write(home / "prompts" / "sub" / "deeper.md", "not searched below")
-    broken = write(home / "prompts" / "broken.md", "---\ndescription: [x\n---\nbody\n")
+    broken = write(home / "prompts" / "broken.md", "---\ndescription:\n  [x\n---\nbody\n")
     locked = write(home / "prompts" / "locked.md", "body")
     deny(locked)
     loser = write(project / ".eukhe" / "prompts" / "review.md", "Another review\n")
@@ -37,7 +37,7 @@ def test_reports_each_template_that_fails(tmp_path: Path, deny: Callable[[Path],
     assert got.prompts[2].argument_hint == "<file>"
     assert got.diagnostics == (
         Diagnostic(
-            str(broken), "invalid YAML frontmatter: line 3 column 1: did not find expected ',' or ']'"
+            str(broken), "invalid YAML frontmatter: line 4 column 1: did not find expected ',' or ']'"
         ),
         Diagnostic(str(locked), "unreadable file: Permission denied"),
         Diagnostic(str(loser), f"template losing a name collision: 'review' was loaded first from {review}"),

@@ -24,7 +24,7 @@ def test_the_exports_are_the_public_names_and_nothing_private_leaks() -> None:
 def test_the_snapshot_carries_diagnostics_skills_and_prompts(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "proj"
     skill(home / "skills" / "good", "description: Good\n")
-    broken = skill(project / ".eukhe" / "skills" / "bad", "description: [\n")
+    broken = skill(project / ".eukhe" / "skills" / "bad", "description:\n  [\n")
     write(home / "prompts" / "t.md", "Do it\n")
     extra = write(project / "extra" / "x.md", "---\ndescription: From settings\n---\n")
     write(project / ".eukhe" / "settings.json", json.dumps({"prompts": ["extra/x.md"], "skills": ["nope"]}))

@@ -31,6 +31,8 @@ from acp.schema import (
     AcpMcpServer,
     AgentCapabilities,
     AllowedOutcome,
+    AuthenticateResponse,
+    AuthMethodAgent,
     ClientCapabilities,
     HttpMcpServer,
     ImageContentBlock,
@@ -104,6 +106,20 @@ sandbox's; `danger-full-access` is the settings' or the command line's alone."""
 ANSWERS = {"once": Answer.ONCE, "session": Answer.SESSION, "project": Answer.PROJECT, "no": Answer.NO}
 
 INVALID_REQUEST, INVALID_PARAMS, FAILED = -32600, -32602, -32603
+
+AUTH_METHOD = AuthMethodAgent(
+    id="eukhe-settings",
+    name="Model provider key in eukhe's settings",
+    description=(
+        "eukhe signs in to nothing: it sends your model provider's API key, read from the environment "
+        "variable its settings name (providers.<name>.apiKeyEnv in $EUKHE_HOME/settings.json, "
+        "~/.eukhe/settings.json by default; OPENAI_API_KEY, ANTHROPIC_API_KEY, ... unless set). Set the "
+        "key there or in the editor's environment for eukhe; this method asks for nothing more."
+    ),
+)
+"""The one way eukhe is authenticated, as `initialize` offers it (the ACP registry's check wants at
+least one method of type `agent`, which a method with no `type` is): the provider key its settings
+name. `authenticate` with it answers at once; a run without the key fails naming the variable."""
 """JSON-RPC's error codes; the message of each error eukhe answers is its cause, in words."""
 
 RESPONSES = {
@@ -212,6 +228,7 @@ class Editor:
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="eukhe", title="eukhe", version=__version__),
+            auth_methods=[AUTH_METHOD],
         )
 
     async def new_session(
@@ -297,8 +314,11 @@ class Editor:
             self.runtime.process.plan_mode(s.id, plan)
         return SetSessionModeResponse()
 
-    async def authenticate(self, method_id: str, **kwargs: object) -> None:
-        return None
+    async def authenticate(self, method_id: str, **kwargs: object) -> AuthenticateResponse:
+        """`AUTH_METHOD` needs nothing from the editor: the key is in the settings' environment."""
+        if method_id != AUTH_METHOD.id:
+            raise RequestError(INVALID_PARAMS, f"no auth method {method_id!r}; eukhe's is {AUTH_METHOD.id!r}")
+        return AuthenticateResponse()
 
     # ---------------------------------------------------------------- asks
 

@@ -24,6 +24,7 @@ from eukhe.cli.hooks import hooks_app
 from eukhe.cli.mcp import mcp_app
 from eukhe.cli.options import flag, valueless_help
 from eukhe.cli.output import echo, echo_json, width
+from eukhe.cli.plugin import plugin_app
 from eukhe.cli.printer import Printer, RunView, Stream
 from eukhe.cli.prompt import Prompt, PromptError, prompt_of
 from eukhe.cli.rewind import rewind
@@ -432,6 +433,7 @@ app.command("trust")(trust_command)
 app.command("rewind")(rewind)
 app.add_typer(store_app, name="store")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(plugin_app, name="plugin")
 app.add_typer(hooks_app, name="hooks")
 
 faux_app = typer.Typer(

@@ -9,6 +9,12 @@ seconds, ...}]}`:
    and `.claude/settings.local.json` (a person's own, beside it);
 3. the project's `.eukhe/settings.json`.
 
+4. each plugin in effect (`eukhe.plugins.in_effect`: added by the person, enabled), its
+   `hooks/hooks.json` (Claude Code's `{"hooks": {...}}`) or its manifest's `hooks`; a plugin's
+   hook runs with `CLAUDE_PLUGIN_ROOT` set to its folder, and `${CLAUDE_PLUGIN_ROOT}` in its
+   command is that folder. A plugin is the person's choice: its hooks load in any folder, and
+   fall under every law a hook does (they run through the one runner).
+
 Every source adds its hooks (none replaces another's), in that order, as Claude Code adds
 those of its settings files; an event runs every hook whose matcher takes it, and the same
 command once (`Hooks.for_event`).
@@ -55,6 +61,7 @@ your own Stop hooks keep every run going longer).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,6 +69,7 @@ from pathlib import Path
 
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonValue
+from eukhe.plugins import Plugin, config_of, in_effect, root_in
 from eukhe.rules import hook as rule
 from eukhe.rules import registry
 from eukhe.settings.load import SettingsError, Taken, merge, project_file, project_layer, read, value
@@ -99,13 +107,15 @@ _EVENTS = {e.value: e for e in rule.Event}
 class Hook:
     """One command as it runs: `bash -c command` for at most `timeout_ms` (None: the rule's
     `TIMEOUT_MS`) and its grace; `open_on_failure`: `onFailure: allow`; `env_names`: the
-    variables of eukhe's environment it also sees; `source`: the file it came from."""
+    variables of eukhe's environment it also sees; `source`: the file it came from;
+    `plugin_root`: a plugin's hook's folder, its `CLAUDE_PLUGIN_ROOT` ("": no plugin's)."""
 
     command: str
     timeout_ms: int | None
     open_on_failure: bool
     env_names: tuple[str, ...]
     source: Path
+    plugin_root: str = ""
 
 
 @dataclass(frozen=True)
@@ -274,6 +284,30 @@ def claude_files(project: Path) -> list[Path]:
     return [Path(registry.at(str(project), str(c))) for c in CLAUDE_FILES]
 
 
+PLUGIN_HOOKS = "hooks/hooks.json"
+"""Where a plugin keeps its hooks (Claude Code's place), relative to its folder."""
+
+
+def plugin_hooks(p: Plugin, taken: Taken | None) -> tuple[Path, JsonValue]:
+    """A plugin's `hooks` object and the file it is in: its `hooks/hooks.json`'s, else its
+    manifest's `hooks` (an object, or the path of a file that holds one). SettingsError: a file
+    that cannot be read."""
+    got = config_of(p, PLUGIN_HOOKS, taken)
+    if got is not None:
+        return Path(p.root) / PLUGIN_HOOKS, got.get(KEY)
+    manifest = config_of(p, ".claude-plugin/plugin.json", taken) or {}
+    named = manifest.get(KEY)
+    if isinstance(named, str):
+        inner = config_of(p, str(Path(named)), taken) or {}
+        return Path(p.root) / named, inner.get(KEY)
+    return Path(p.root) / ".claude-plugin/plugin.json", named
+
+
+def _of_plugin(m: Matcher, p: Plugin) -> Matcher:
+    hooks = tuple(dataclasses.replace(h, command=root_in(h.command, p), plugin_root=p.root) for h in m.hooks)
+    return dataclasses.replace(m, hooks=hooks)
+
+
 def load(project: Path | None, env: Mapping[str, str], taken: Taken | None = None) -> Loaded:
     """The hooks in effect in `project` (None: the home's only), and the notice lines of
     what was held back or left out (see the module's docstring). `env`: where the home is
@@ -318,6 +352,14 @@ def load(project: Path | None, env: Mapping[str, str], taken: Taken | None = Non
     for f, data in sources:
         got, notices, bad = parse(data, f)
         matchers += got
+        lines += notices
+        errors += bad
+    effect = in_effect(home(env), project, taken)
+    lines += effect.notices
+    for p in effect.plugins:
+        f, data = plugin_hooks(p, taken)
+        got, notices, bad = parse(data, f)
+        matchers += [_of_plugin(m, p) for m in got]
         lines += notices
         errors += bad
     if errors:

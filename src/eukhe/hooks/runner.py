@@ -167,6 +167,8 @@ def environment(hook: Hook, cwd: Path, env: Mapping[str, str], environ: Mapping[
     out = dict(env)
     out.update({n: environ[n] for n in hook.env_names if n in environ})
     out["CLAUDE_PROJECT_DIR"] = out["EUKHE_PROJECT_DIR"] = str(cwd)
+    if hook.plugin_root:  # a plugin's hook: its folder, as Claude Code sets it
+        out["CLAUDE_PLUGIN_ROOT"] = hook.plugin_root
     return out
 
 

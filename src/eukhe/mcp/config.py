@@ -6,6 +6,11 @@ Where servers come from, each an entry of a `mcpServers` object, by name:
 2. the project's `.mcp.json` (Claude Code's file: `{"mcpServers": {...}}`);
 3. the project's `.eukhe/settings.json`.
 
+4. each plugin in effect (`eukhe.plugins.in_effect`), its `.mcp.json` or its manifest's
+   `mcpServers`, each server named `plugin:<plugin>:<server>` (its tools `mcp__plugin_<plugin>_
+   <server>__<tool>`, as Claude Code names them), trusted as the home's are (the person added
+   it), with `${CLAUDE_PLUGIN_ROOT}` its folder and `CLAUDE_PLUGIN_ROOT` in its environment.
+
 The same name in more than one takes the later's entry whole (never merged field by
 field): the project's `.eukhe/settings.json` over its `.mcp.json` over the home. The
 nearer file is the more specific, as everywhere in settings; and a project's servers
@@ -49,6 +54,7 @@ default; 0 there means the turn does not wait.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -58,6 +64,7 @@ from typing import Literal
 
 from eukhe.home import home
 from eukhe.json_types import JsonMapping, JsonObject, JsonValue
+from eukhe.plugins import ROOT, Plugin, config_of, in_effect
 from eukhe.rules import registry
 from eukhe.settings.keys import BY_NAME
 from eukhe.settings.load import SettingsError, Taken, merge, project_file, project_layer, read, value
@@ -307,10 +314,20 @@ def gate_ms(settings: JsonMapping) -> int:
 
 
 def config(
-    e: Entry, f: Path, from_home: bool, project: Path, env: Mapping[str, str], settings: JsonMapping
+    e: Entry,
+    f: Path,
+    from_home: bool,
+    project: Path,
+    env: Mapping[str, str],
+    settings: JsonMapping,
+    plugin_root: str = "",
 ) -> ServerConfig:
-    """The entry as it starts: its variables expanded, its deadlines chosen."""
+    """The entry as it starts: its variables expanded, its deadlines chosen; a plugin's
+    (`plugin_root`, its folder) with `CLAUDE_PLUGIN_ROOT` to expand and in its environment."""
     n = e.name
+    if plugin_root:
+        env = {**env, ROOT: plugin_root}
+        e = dataclasses.replace(e, env={ROOT: plugin_root, **e.env})
     limits = startup_ms(env, e.startup_ms, settings), tool_ms(env, e.tool_ms, settings)
     if e.transport == "http":
         url = expand(e.url, env, n, "url", f)
@@ -334,6 +351,22 @@ def _trust(env: Mapping[str, str], project: Path) -> tuple[bool, str | None]:
         return False, f"{e}; this folder is taken as untrusted"
 
 
+def plugin_servers(p: Plugin, taken: Taken | None) -> tuple[Path, JsonObject]:
+    """A plugin's servers, each named `plugin:<plugin>:<server>`, and the file they are in: its
+    `.mcp.json`'s `mcpServers` (or the file's own object, as plugins also write it), else its
+    manifest's `mcpServers` (an object, or the path of a file that holds one)."""
+    f = Path(p.root) / ".mcp.json"
+    got = config_of(p, ".mcp.json", taken)
+    if got is None:
+        manifest = config_of(p, ".claude-plugin/plugin.json", taken) or {}
+        named = manifest.get(KEY)
+        f = Path(p.root) / (named if isinstance(named, str) else ".claude-plugin/plugin.json")
+        got = (config_of(p, str(Path(named)), taken) or {}) if isinstance(named, str) else {KEY: named or {}}
+    inner = got.get(KEY, got)
+    found = entries({KEY: inner}, f)
+    return f, {f"plugin:{p.name}:{name}": spec for name, spec in found.items()}
+
+
 EDITOR = Path("session/new (the editor's MCP servers)")
 """Where an editor's servers are said to come from (`eukhe acp`)."""
 
@@ -355,6 +388,14 @@ def servers(
     said_file = project_file(cwd)
     lines: list[str] = []
     layers: list[tuple[Path, JsonObject, bool]] = [(user_file, entries(user, user_file), True)]
+    effect = in_effect(home(env), cwd, taken)
+    lines += effect.notices
+    roots: dict[Path, str] = {}
+    for p in effect.plugins:
+        f, found_servers = plugin_servers(p, taken)
+        if found_servers:
+            roots[f] = p.root
+            layers.append((f, found_servers, True))
     claude = claude_file(cwd)
     found = entries(read(claude, taken), claude)
     held: list[Held] = [h for h in said.held if h.key == KEY]
@@ -393,7 +434,7 @@ def servers(
             )
             continue
         try:
-            out.append(config(e, f, h, cwd, env, settings))
+            out.append(config(e, f, h, cwd, env, settings, roots.get(f, "")))
         except SettingsError as err:
             lines.append(f"MCP server {name!r} is not started: {err}")
     return tuple(out), tuple(dict.fromkeys(lines))

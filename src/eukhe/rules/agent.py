@@ -38,6 +38,10 @@ MAX_AGENTS = 64
 MAX_PROMPTS = 256 * 1024
 """Characters of all the agents' prompts together, at most: an agent that would pass them is
 said and left out."""
+LIMITS = skill_load.Limits(skill_load.MAX_NAME, MAX_PROMPT)
+"""A defined agent's name as a skill's, its description as long as its file: Claude Code sets
+no bound on an agent's description, and its own plugins' run past a skill's 1024 characters
+(every `<example>` of when to use it); the spawn tool shows `LISTED_DESCRIPTION` of it."""
 LISTED = 24
 """Agents the `spawn` tool describes by name and description; the rest by name only."""
 LISTED_DESCRIPTION = 200
@@ -202,7 +206,12 @@ def names(value: object, present: bool) -> Named:
     if not present or value is None:
         return Named(Names.ABSENT, None)
     if isinstance(value, str):
-        words = [w.strip() for w in value.split(",")]
+        # `["Read", "Grep"]` read as text (Claude Code's second parse quotes a line with `[`):
+        # the list it spells
+        listed = value.strip()
+        if listed.startswith("[") and listed.endswith("]"):
+            listed = listed[1:-1]
+        words = [w.strip().strip("\"'").strip() for w in listed.split(",")]
     elif isinstance(value, list) and all(isinstance(w, str) for w in value):
         words = [str(w).strip() for w in value]
     else:
@@ -335,7 +344,7 @@ def shape(f: File, taken: bool) -> Shape:
     )
 
 
-def check_file(f: File, winners: Mapping[str, str], lim: skill_load.Limits = skill_load.LIMITS) -> Checked:
+def check_file(f: File, winners: Mapping[str, str], lim: skill_load.Limits = LIMITS) -> Checked:
     """Check one file; `winners` maps each name loaded so far to the path it came from."""
     meta = _meta(f)
     name = _text(meta.get("name"))
@@ -360,7 +369,7 @@ def check_file(f: File, winners: Mapping[str, str], lim: skill_load.Limits = ski
 # ---------------------------------------------------------------- the texts
 
 
-def message(p: Problem, f: File, name: str, winner: str, lim: skill_load.Limits = skill_load.LIMITS) -> str:
+def message(p: Problem, f: File, name: str, winner: str, lim: skill_load.Limits = LIMITS) -> str:
     """The text of one problem of the file `f`."""
     meta = _meta(f)
     as_skill = skill_load.File(Kind.SKILL, name, f.read, f.front, f.detail, f.meta, f.body)

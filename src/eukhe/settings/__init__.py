@@ -32,7 +32,16 @@ if TYPE_CHECKING:
     from eukhe.settings.approvals import approve
     from eukhe.settings.instructed import InstructedError, change, changes
     from eukhe.settings.keys import BY_NAME, INSTRUCTIONS_BYTES, SANDBOX_MODES, TOOL_BLOCKING_BUDGET_MS
-    from eukhe.settings.load import Taken, merge, project_file, project_layer, read
+    from eukhe.settings.load import (
+        PLUGINS_RECORD,
+        Taken,
+        merge,
+        project_file,
+        project_layer,
+        read,
+        read_object,
+    )
+    from eukhe.settings.locked import locked, write
     from eukhe.settings.permissions import InForce, choice, in_force, permissions_in_force
     from eukhe.settings.run import Price, Settings
     from eukhe.settings.secrets import (
@@ -55,6 +64,7 @@ __all__ = [
     "KEYS",
     "MIN_KEY",
     "NO_SECRETS",
+    "PLUGINS_RECORD",
     "REDACTED",
     "SANDBOX_MODES",
     "TOOL_BLOCKING_BUDGET_MS",
@@ -85,6 +95,7 @@ __all__ = [
     "key_values",
     "load",
     "loaded",
+    "locked",
     "memory_settings",
     "merge",
     "notice",
@@ -92,6 +103,7 @@ __all__ = [
     "project_file",
     "project_layer",
     "read",
+    "read_object",
     "redact",
     "resolve",
     "run_settings",
@@ -102,4 +114,5 @@ __all__ = [
     "untrusted",
     "value",
     "verdict",
+    "write",
 ]

@@ -208,6 +208,20 @@ KEYS: tuple[Key, ...] = (
         MAX_STOP_BLOCKS,
         "how many times Stop hooks may keep one run going before it ends failed",
     ),
+    Key(
+        "enabledPlugins",
+        "object",
+        {},
+        'plugins switched on or off, {"name@marketplace": true} (Claude Code\'s key); only plugins you '
+        "added (eukhe plugin add) are loaded",
+    ),
+    Key(
+        "extraKnownMarketplaces",
+        "object",
+        {},
+        'marketplaces by name (Claude Code\'s key), {"source": {"source": "directory", "path": ...}} or '
+        "git, url, github: eukhe plugin add NAME adds one; nothing is fetched at run time",
+    ),
 )
 
 BY_NAME: Mapping[str, Key] = {k.name: k for k in KEYS}

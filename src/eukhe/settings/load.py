@@ -53,6 +53,28 @@ JSON_FILES = tuple(e.path for e in registry.ENTRIES if e.path.endswith(".json"))
 servers, Claude Code's settings (for their hooks)."""
 
 
+PLUGINS_RECORD = Path("plugins") / "known.json"
+"""The home's record of the plugins a person added (`eukhe.plugins`), relative to the home."""
+
+
+def plugin_files(home_path: Path) -> list[Path]:
+    """The JSON files of configuration the home's plugins bring (their hooks, their MCP servers,
+    their manifests), as the record lists them (`configs`, relative to each plugin's `root`):
+    a run takes them with the rest. A record that cannot be read lists none (it is taken
+    too, and its reader says why)."""
+    try:
+        record = read_object(home_path / PLUGINS_RECORD)
+    except SettingsError:
+        return []
+    plugins = record.get("plugins")
+    out: list[Path] = []
+    for p in plugins.values() if isinstance(plugins, dict) else ():
+        root, configs = (p.get("root"), p.get("configs")) if isinstance(p, dict) else (None, None)
+        if isinstance(root, str) and isinstance(configs, list):
+            out += [Path(root) / c for c in configs if isinstance(c, str)]
+    return out
+
+
 @dataclass(frozen=True)
 class Taken:
     """A run's configuration, taken once (`take`): each JSON file its loaders read (the home's
@@ -65,8 +87,9 @@ class Taken:
 
     @classmethod
     def take(cls, project: Path | None, env: Mapping[str, str] | None = None) -> Taken:
-        """The home's settings and, with a `project`, its registered JSON files, read now."""
-        paths = [home(env) / "settings.json"]
+        """The home's settings and plugins (`plugin_files`) and, with a `project`, its
+        registered JSON files, read now."""
+        paths = [home(env) / "settings.json", home(env) / PLUGINS_RECORD, *plugin_files(home(env))]
         if project is not None:
             paths += [Path(registry.at(str(project), rel)) for rel in JSON_FILES]
         files: dict[str, JsonObject | str] = {}

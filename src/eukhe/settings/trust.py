@@ -99,6 +99,10 @@ SIDES: Mapping[str, tuple[Side, str]] = {
               "PreToolUse hook also decides which tool calls run)"),
     # a project could let your own Stop hooks keep every run going far longer
     "hookLimits.maxStopBlocks": (Side.TRUST, "sets how many times Stop hooks may keep a run going"),
+    # a project may switch only what the person added, but switching one on runs its hooks
+    "enabledPlugins": (Side.TRUST, "switches on plugins you added, whose hooks and MCP servers run on your "
+                       "machine"),
+    "extraKnownMarketplaces": (Side.TRUST, "names marketplaces that `eukhe plugin add NAME` would fetch"),
 }  # fmt: skip
 
 FIELDS: Mapping[str, Mapping[str, tuple[Side, str]]] = {

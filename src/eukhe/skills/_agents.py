@@ -2,7 +2,9 @@
 
 Locations, in order: the project's `.eukhe/agents/` and `.claude/agents/` (Claude Code's,
 so a team's agents work unchanged), only in a folder its user trusts
-(`settings.trust`); then `<home>/agents/`. Each `*.md` file of a location (not its
+(`settings.trust`); then `<home>/agents/`; then each plugin in effect's `agents/`
+(`eukhe.plugins`: added by the person, so loaded in any folder, source `plugin:<name>`).
+Each `*.md` file of a location (not its
 hidden ones, nor its folders) is one definition. The first agent of a name wins: a
 project's over the user's, as in Claude Code; a later one loses a name collision,
 reported.
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.ownfiles import Bound, Refused, home_bound, open_folder, project_bound
+from eukhe.plugins import in_effect
 from eukhe.rules import agent as rule
 from eukhe.rules import registry
 from eukhe.rules.skill_load import Read
@@ -113,7 +116,9 @@ class _Loader:
         self.agents.append(
             Agent(
                 name=checked.name,
-                description=checked.description,
+                # Claude Code reads `\n` in an agent's description as a line break (its agent
+                # wizard writes descriptions on one line so)
+                description=checked.description.replace("\\n", "\n"),
                 prompt=checked.prompt,
                 path=path,
                 source=source,
@@ -147,6 +152,8 @@ def load_agents(home: Path, project: Path | None = None) -> Agents:
                 held = f"{unread}; its agents are not loaded" if unread else rule.untrusted(str(project))
                 loader.said(os.fspath(folder), held)
     loader.folder(home / HOME_FOLDER, "user", home_bound(home))
+    for p in in_effect(home, project).plugins:
+        loader.folder(Path(p.root) / HOME_FOLDER, f"plugin:{p.name}", home_bound(home))
     return Agents(tuple(loader.agents), tuple(loader.diagnostics))
 
 

@@ -2,7 +2,9 @@
 
 Locations, in order: `<home>/prompts/*.md`, `<project>/.eukhe/prompts/*.md`
 (not searched below), then each explicit path (a `.md` file, or a folder's
-`.md` files). The name is the file's, without `.md`; the description is the
+`.md` files), then each plugin in effect's `commands/*.md` (Claude Code's commands, source
+`plugin:<name>`, `${CLAUDE_PLUGIN_ROOT}` in their text the plugin's folder).
+The name is the file's, without `.md`; the description is the
 frontmatter's `description` or the body's first line cut at 60 characters
 (`rules.skill_load.summary`); `argument-hint` says what arguments it takes.
 The first template of a name wins; a later one loses a name collision,
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.ownfiles import home_bound, project_bound
+from eukhe.plugins import Plugin, in_effect, root_in
 from eukhe.rules import registry
 from eukhe.rules.skill_load import Kind
 from eukhe.skills._skills import _Loader, absolute, bound_of
@@ -42,11 +45,13 @@ class Prompts:
 @dataclass
 class _PromptLoader(_Loader):
     prompts: list[Template] = field(default_factory=list)
+    plugin: Plugin | None = None  # the plugin whose commands are being loaded
 
     def template(self, path: str, source: str) -> None:
         got = self.read(path, os.path.basename(path)[: -len(".md")])
         if got is not None and got[0].loads:
             c, body = got
+            body = root_in(body, self.plugin) if self.plugin is not None else body
             self.prompts.append(Template(c.name, c.description, path, source, body, c.argument_hint))
 
     def folder(self, path: str, source: str) -> None:
@@ -78,6 +83,9 @@ def load_prompts(home: Path, project: Path | None = None, paths: Sequence[str | 
     for p in paths:
         path = absolute(p, base)
         loader.root(path, "path", True, bound_of(path, home, project, base))
+    for plugin in in_effect(home, project).plugins:
+        loader.plugin = plugin
+        loader.root(os.path.join(plugin.root, "commands"), f"plugin:{plugin.name}", False, home_bound(home))
     return Prompts(tuple(loader.prompts), tuple(loader.diagnostics))
 
 

@@ -1,7 +1,8 @@
 """Skills: found, checked by the model (`rules.skill_load`), loaded or diagnosed.
 
 Locations, in order: `<home>/skills/`, `<project>/.eukhe/skills/`, then each
-explicit path. A folder holding `SKILL.md` is a skill (its other files are the
+explicit path, then each plugin in effect's `skills/` (source `plugin:<name>`).
+A folder holding `SKILL.md` is a skill (its other files are the
 skill's own, and are not searched for more skills); other folders are walked
 for skills. Hidden entries are passed over; `.gitignore`, `.ignore` and
 `.fdignore` rules are honoured. The first skill of a name wins; a later one
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from eukhe.errors import Code, EukheError
 from eukhe.ownfiles import NOWHERE, Bound, Refused, home_bound, named_bound, open_folder, project_bound
+from eukhe.plugins import in_effect
 from eukhe.rules import registry, skill_load
 from eukhe.rules.confine import under
 from eukhe.rules.skill_load import File, Front, Kind, Read
@@ -249,6 +251,8 @@ def load_skills(home: Path, project: Path | None = None, paths: Sequence[str | P
     for p in paths:
         path = absolute(p, base)
         loader.root(path, "path", True, bound_of(path, home, project, base))
+    for plugin in in_effect(home, project).plugins:
+        loader.root(os.path.join(plugin.root, "skills"), f"plugin:{plugin.name}", False, home_bound(home))
     return Skills(tuple(loader.skills), tuple(loader.diagnostics), tuple(loader.ignored), loader.tally)
 
 

@@ -27,6 +27,7 @@ from eukhe.jobs import JobError
 from eukhe.jobs.holder import Scope
 from eukhe.mcp import check
 from eukhe.mcp.config import servers as mcp_servers
+from eukhe.plugins import listing as plugins_listing
 from eukhe.rules import todo
 from eukhe.rules.rewind import rewindable
 from eukhe.run.chat_access import status_json, status_lines, zoomed
@@ -387,6 +388,16 @@ async def _agents(s: AgentSession, arg: str) -> list[str]:
     return agents_listing(got.agents, got.diagnostics)
 
 
+async def _plugins(s: AgentSession, arg: str) -> list[str]:
+    """The plugins added (`eukhe plugin list`): each marketplace, each plugin, and whether it is
+    in effect here. Adding and switching them is `eukhe plugin`'s, a person's act."""
+    lines = await asyncio.to_thread(plugins_listing, home(), s.cwd)
+    return [
+        *lines,
+        "(eukhe plugin add|remove|enable|disable changes them; the session's next runs take them)",
+    ]
+
+
 async def _usage(s: AgentSession, arg: str) -> list[str]:
     """Tokens and cost: the run at work (or the last), the session's, the context's fill."""
     return s.view.usage_lines()
@@ -451,6 +462,9 @@ COMMANDS: dict[str, Command] = {
         Command("usage", "", "tokens and cost: this run, this session, the context's fill", _usage),
         Command("mcp", "[reconnect NAME]", "the MCP servers: each one's state, tools and last error", _mcp),
         Command("agents", "", "the subagents you defined (read again): tools, model, where from", _agents),
+        Command(
+            "plugins", "", "the plugins you added: marketplaces, plugins, which are in effect here", _plugins
+        ),
         Command(
             "jobs", "[kill ID]", "this session's background jobs: command, age, state; or stop one", _jobs
         ),
