@@ -11,18 +11,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from eukhe.ai.faux import FauxServer, parse
 from tests.proc import eukhe
 
 MARKET = Path(__file__).resolve().parents[1] / "fixtures" / "loop-marketplace"
 PROMISE = "<promise>DONE</promise>"
-NO_TRANSCRIPT = pytest.mark.xfail(
-    strict=False,
-    reason="transcript_path is still '' in hook payloads on this branch (issue 55, finding 1 is another "
-    "helper's); the loop's hook then has nothing to read and lets the run stop",
-)
 
 
 def installed(tmp_path: Path, **settings: Any) -> tuple[Path, Path, Path]:
@@ -101,7 +94,6 @@ def run(home: Path, project: Path, turns: list[dict[str, Any]]) -> tuple[Any, in
         return done, len(server.seen)
 
 
-@NO_TRANSCRIPT
 def test_a_run_loops_until_its_promise_appears_in_the_transcript(tmp_path: Path) -> None:
     home, project, _ = installed(tmp_path)
     done, requests = run(
@@ -112,7 +104,6 @@ def test_a_run_loops_until_its_promise_appears_in_the_transcript(tmp_path: Path)
     assert json.loads(done.stdout.splitlines()[-1])["answer"] == f"all fixed {PROMISE}"
 
 
-@NO_TRANSCRIPT
 def test_a_loop_without_its_promise_ends_at_the_stop_cap(tmp_path: Path) -> None:
     home, project, _ = installed(tmp_path, hookLimits={"maxStopBlocks": 2})
     done, requests = run(home, project, [{"results": 0, "text": "still at it"}])
