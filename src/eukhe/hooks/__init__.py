@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from eukhe.hooks.config import Hook, Hooks, Loaded, Matcher, load
 from eukhe.hooks.runner import EventRun, HookRun, run_event, run_hook
+from eukhe.hooks.transcript import Transcript, path_of
 
 # Named, not loaded: a hook's payload and its listing are the command line's alone.
 if TYPE_CHECKING:
@@ -20,8 +21,10 @@ __all__ = [
     "Hooks",
     "Loaded",
     "Matcher",
+    "Transcript",
     "listing",
     "load",
+    "path_of",
     "payload",
     "report",
     "run_event",
