@@ -305,6 +305,7 @@ class Checked:
     model: str | None = None
     prompt: str = ""
     verdict: Verdict = Verdict(False, ())
+    isolation: str = ""  # "worktree" (`isolation: worktree`, as Claude Code writes it), else ""
 
 
 def _meta(f: File) -> Mapping[object, object]:
@@ -354,7 +355,12 @@ def check_file(f: File, winners: Mapping[str, str], lim: skill_load.Limits = ski
         model=None if model in ("", INHERIT) else model,
         prompt=f.body.strip(),
         verdict=verdict,
+        isolation=ISOLATION if _text(meta.get("isolation")).lower() == ISOLATION else "",
     )
+
+
+ISOLATION = "worktree"
+"""The one `isolation` an agent's frontmatter may give (Claude Code's): a git worktree of its own."""
 
 
 # ---------------------------------------------------------------- the texts
