@@ -85,7 +85,7 @@ def test_three_subagents_in_worktrees_leave_the_parents_checkout_as_it_was(tmp_p
 
     def child(x: str) -> list[dict[str, Any]]:
         work = {"calls": [
-            {"name": "bash", "arguments": {"command": f"printf '{x}\\n' >> shared.txt && git commit -qam 'child {x}'"}},
+            {"name": "bash", "arguments": {"command": f"echo {x} >> shared.txt && git commit -qam 'c {x}'"}},
             {"name": "write", "arguments": {"path": str(repo / "shared.txt"), "content": f"{x} was here\n"}},
             {"name": "bash", "arguments": {"command": f"echo {x} > {repo}/shared.txt"}},
         ]}  # fmt: skip
@@ -119,10 +119,12 @@ def test_three_subagents_in_worktrees_leave_the_parents_checkout_as_it_was(tmp_p
         [subject] = git(repo, "log", "--format=%s", f"{first}..{b}").splitlines()  # one commit of its own
         subjects.add(subject)
         assert git(repo, "show", f"{b}:shared.txt") == f"base\n{subject[-1]}\n"
-    assert subjects == {f"child {x}" for x in children}
+    assert subjects == {f"c {x}" for x in children}
     assert not list((home / "worktrees").glob("*/*")), "a worktree whose work is on its branch is removed"
 
-    reports = [str(m["content"]) for m in messages(session, repo, home) if str(m["content"]).startswith("[child-")]
+    reports = [
+        str(m["content"]) for m in messages(session, repo, home) if str(m["content"]).startswith("[child-")
+    ]
     assert len(reports) == 3, reports
     for b in branches:
         [report] = [r for r in reports if b in r]
@@ -188,7 +190,9 @@ def test_merge_takes_a_branch_and_a_conflict_is_aborted_and_named(tmp_path: Path
     (repo / "shared.txt").write_text("mine\n")
     git(repo, "commit", "-qam", "mine")
     head = git(repo, "rev-parse", "HEAD")
-    with pytest.raises(WorktreeError, match=r"conflicts with your checkout in shared\.txt; the merge was aborted"):
+    with pytest.raises(
+        WorktreeError, match=r"conflicts with your checkout in shared\.txt; the merge was aborted"
+    ):
         asyncio.run(worktree.merge(repo, bad.branch))
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
     with pytest.raises(WorktreeError, match="is not a subagent's branch"):
@@ -198,7 +202,7 @@ def test_merge_takes_a_branch_and_a_conflict_is_aborted_and_named(tmp_path: Path
 def test_isolation_outside_a_repository_says_so(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
-    with pytest.raises(WorktreeError, match="is not in a git repository .*spawn it without isolation"):
+    with pytest.raises(WorktreeError, match=r"is not in a git repository .*spawn it without isolation"):
         made(plain, tmp_path / "home", "S/0001.c1")
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -223,12 +227,16 @@ def test_a_child_in_its_worktree_commits_but_cannot_touch_its_parents_git(tmp_pa
     try:
         repo, home = repository(root), root / "home"
         wt = made(repo, home, "S/0001.c1")
-        box = for_run({}, Path(wt.path), home, "S/0001.c1", user_home=Path.home(), temp=Path(tempfile.gettempdir()))
+        box = for_run(
+            {}, Path(wt.path), home, "S/0001.c1", user_home=Path.home(), temp=Path(tempfile.gettempdir())
+        )
         box = box.showing(*wt.shown).binding(*wt.writable)
         before = state(repo)
 
         def bash(command: str) -> str:
-            return asyncio.run(BASH.run({"command": command, "timeout": 30}, Context(Path(wt.path), sandbox=box))).content
+            return asyncio.run(
+                BASH.run({"command": command, "timeout": 30}, Context(Path(wt.path), sandbox=box))
+            ).content
 
         assert "exit code 0" in bash("echo x >> shared.txt && git commit -qam mine")
         for attack in (
@@ -254,7 +262,9 @@ def test_the_file_tools_of_a_child_in_a_worktree_read_its_parents_checkout_and_n
         ctx = Context(Path(wt.path), reach=g.opened)
         got = asyncio.run(WRITE.run({"path": str(repo / "shared.txt"), "content": "x"}, ctx))
         assert got.is_error and Why.FENCED.value in got.content, got
-        mine = asyncio.run(WRITE.run({"path": "mine.txt", "content": "x"}, Context(Path(wt.path), reach=g.opened)))
+        mine = asyncio.run(
+            WRITE.run({"path": "mine.txt", "content": "x"}, Context(Path(wt.path), reach=g.opened))
+        )
         assert not mine.is_error, mine  # its worktree, though it lies in the home
         assert g.opened(Act.READ, str(repo / "shared.txt")) is None
     assert (repo / "shared.txt").read_text() == "the parent's own edit\n"

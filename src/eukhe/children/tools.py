@@ -91,7 +91,9 @@ class Spawn:
             return Result(f"spawn: no agent {name!r} (the agents: {known})", True)
         isolation = args.get("isolation")
         try:
-            got = await kids.spawn(task, args.get("model") or None, chosen, str(isolation) if isolation else None)
+            got = await kids.spawn(
+                task, args.get("model") or None, chosen, str(isolation) if isolation else None
+            )
         except SpawnError as e:
             return Result(f"spawn: {e}", True)
         cid = got.id
@@ -166,7 +168,9 @@ class MergeChild:
     )
     schema: ClassVar[JsonMapping] = {
         "type": "object",
-        "properties": {"branch": {"type": "string", "description": "The subagent's branch, as its report names it."}},
+        "properties": {
+            "branch": {"type": "string", "description": "The subagent's branch, as its report names it."}
+        },
         "required": ["branch"],
         "additionalProperties": False,
     }

@@ -296,7 +296,9 @@ async def finish(wt: Worktree, name: str) -> Changes:
     as it is; one a git call fails on is kept as it is, and said."""
     path = Path(wt.path)
     if not (path / ".git").exists():  # ended already: the branch is what is left, if any
-        have = await git(wt.checkout, "rev-parse", "--verify", "--quiet", f"refs/heads/{wt.branch}", ok=(0, 1))
+        have = await git(
+            wt.checkout, "rev-parse", "--verify", "--quiet", f"refs/heads/{wt.branch}", ok=(0, 1)
+        )
         if not have.strip():
             return Changes(wt.branch, Kept.NOTHING)
         return await _told(wt, Kept.BRANCH, "")
@@ -317,7 +319,7 @@ async def finish(wt: Worktree, name: str) -> Changes:
             msg = f"eukhe: uncommitted work of {name}"
             await git(path, *await _identity(path), "commit", "--quiet", "--no-verify", "-m", msg)
         except WorktreeError as e:
-            said = f"{note}its uncommitted work could not be committed ({e}): its worktree {wt.path} is kept as it is."
+            said = f"{note}its uncommitted work could not be committed ({e}): its worktree {wt.path} is kept"
             return await _told(wt, Kept.BRANCH, _cap(said))
     if note:  # its folder holds what its branch may not: kept as it is
         return await _told(wt, keep, _cap(f"{note}its worktree {wt.path} is kept."))
@@ -378,7 +380,9 @@ async def merge(checkout: Path, branch: str) -> str:
     except WorktreeError as e:
         conflicts = (await git(top, "diff", "--name-only", "--diff-filter=U", ok=(0, 1, 128))).split()
         if not conflicts:
-            raise WorktreeError(f"merge_child: {branch} was not merged, your checkout is as it was: {e}") from None
+            raise WorktreeError(
+                f"merge_child: {branch} was not merged, your checkout is as it was: {e}"
+            ) from None
         await git(top, "merge", "--abort", ok=(0, 128))
         raise WorktreeError(
             f"merge_child: {branch} conflicts with your checkout in {', '.join(conflicts)}; the merge was "

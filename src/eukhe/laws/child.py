@@ -18,9 +18,9 @@ from eukhe.rules import child
 from eukhe.rules.child import (
     Abort,
     Fate,
+    Kept,
     Mode,
     Move,
-    Kept,
     Owe,
     Part,
     Phase,

@@ -130,7 +130,9 @@ class Children:
             tools = agent_rule.tools_for(agent.tools, agent.denied, self.offered)
             system = agent_system(self.system, agent)
         asked = isolation is not None
-        isolated = (isolation if asked else (agent.isolation if agent is not None else "")) == agent_rule.ISOLATION
+        isolated = (
+            isolation if asked else (agent.isolation if agent is not None else "")
+        ) == agent_rule.ISOLATION
         cid = f"{self.run}.c{len(self.spawned) + 1}"
         wt: Worktree | None = None
         note = ""
@@ -162,7 +164,12 @@ class Children:
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:
             # another provider: its own endpoint, from the settings
             spec = dataclasses.replace(spec, base_url=None, api=None)
-        watch: JsonObject = {"child": cid, "name": name_of(cid), "session": self.session, "stallMs": self.stall_ms}
+        watch: JsonObject = {
+            "child": cid,
+            "name": name_of(cid),
+            "session": self.session,
+            "stallMs": self.stall_ms,
+        }
         if wt is not None:  # its task ends it, once
             watch["worktree"] = wt.json()
         await self.steps.start_child(cid, spec, watch)

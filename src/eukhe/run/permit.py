@@ -170,7 +170,9 @@ class Gate:
     @functools.cached_property
     def where(self) -> Where:
         """The roots `rules.confine` places a path against, read once."""
-        return where_of(self.workspace, self.home, self.user, tuple(self.writable), self.code, tuple(self.fenced))
+        return where_of(
+            self.workspace, self.home, self.user, tuple(self.writable), self.code, tuple(self.fenced)
+        )
 
     def _resolved(self, p: str) -> str:
         full = os.path.expanduser(p)
