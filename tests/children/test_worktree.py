@@ -142,6 +142,12 @@ def test_three_subagents_in_worktrees_leave_the_parents_checkout_as_it_was(tmp_p
         assert any("read-only to a subagent working in a git worktree" in r for r in results), results
         assert any("Read-only file system" in r for r in results), results
 
+    # a rewind past the spawn deletes no branch, and names them
+    said = eukhe("rewind", session, "--to", "1", "--conversation", cwd=repo, home=home)
+    assert said.returncode == 0, said.stderr
+    assert f"kept (a rewind deletes none): {', '.join(branches)}" in said.stdout, said.stdout
+    assert sorted(git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/eukhe/").split()) == branches
+
 
 # ---------------------------------------------------------------- the worktree's end, the merge
 
@@ -197,6 +203,16 @@ def test_merge_takes_a_branch_and_a_conflict_is_aborted_and_named(tmp_path: Path
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
     with pytest.raises(WorktreeError, match="is not a subagent's branch"):
         asyncio.run(worktree.merge(repo, "main"))
+
+
+def test_a_sessions_branches_are_found_from_a_run_on(tmp_path: Path) -> None:
+    repo, home = repository(tmp_path), tmp_path / "home"
+    for cid in ("S/0001.c1", "S/0003.c1", "S/0003.c1.c2", "T/0003.c1"):
+        wt = made(repo, home, cid)
+        (Path(wt.path) / "x.txt").write_text(cid)
+        asyncio.run(worktree.finish(wt, cid))
+    got = asyncio.run(worktree.session_branches(repo, "S", 2))
+    assert got == ["eukhe/S/0003.c1", "eukhe/S/0003.c1.c2"]
 
 
 def test_isolation_outside_a_repository_says_so(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ __all__ = [
     "finish",
     "make",
     "merge",
+    "session_branches",
 ]
 
 DEADLINE = 60.0
@@ -358,6 +359,18 @@ async def branches(project: Path) -> list[str]:
     except WorktreeError:
         return []
     return [b for b in out.splitlines() if b]
+
+
+async def session_branches(project: Path, session: str, first: int = 1) -> list[str]:
+    """The branches of the subagents that session `session`'s runs from run `first` on spawned
+    (a grandchild's among its parent's run), in the repository that holds `project`."""
+    head = branch_of(f"{session}/0")[: -len("0")]
+    out = []
+    for b in await branches(project):
+        run = b[len(head) :].partition(".")[0] if b.startswith(head) else ""
+        if run.isdigit() and int(run) >= first:
+            out.append(b)
+    return out
 
 
 async def merge(checkout: Path, branch: str) -> str:

@@ -333,7 +333,8 @@ class DurablePort:
         self.here.show(self.cid.rpartition(".c")[0], "child", text)
 
     async def publish(self, state: dict[str, object]) -> None:
-        await DBOS.set_event_async("watch", state)
+        wt = worktree_of(self.spec)  # `eukhe status` names the branch it works on
+        await DBOS.set_event_async("watch", {**state, "branch": wt.branch} if wt is not None else state)
 
     async def changes(self) -> str:
         wt = worktree_of(self.spec)
