@@ -17,8 +17,14 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.reply import ToolCall
-from eukhe.children import worktree
-from eukhe.children.worktree import WorktreeError
+from eukhe.children.worktree import (
+    Worktree,
+    WorktreeError,
+    end_worktree,
+    make_worktree,
+    merge_branch,
+    session_branches,
+)
 from eukhe.rules import permission as rule
 from eukhe.rules.access import Verdict, Why
 from eukhe.rules.child import Kept
@@ -146,20 +152,23 @@ def test_three_subagents_in_worktrees_leave_the_parents_checkout_as_it_was(tmp_p
     said = eukhe("rewind", session, "--to", "1", "--conversation", cwd=repo, home=home)
     assert said.returncode == 0, said.stderr
     assert f"kept (a rewind deletes none): {', '.join(branches)}" in said.stdout, said.stdout
-    assert sorted(git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/eukhe/").split()) == branches
+    assert (
+        sorted(git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/eukhe/").split())
+        == branches
+    )
 
 
 # ---------------------------------------------------------------- the worktree's end, the merge
 
 
-def made(repo: Path, home: Path, cid: str) -> worktree.Worktree:
-    return asyncio.run(worktree.make(repo, home, cid))
+def made(repo: Path, home: Path, cid: str) -> Worktree:
+    return asyncio.run(make_worktree(repo, home, cid))
 
 
 def test_a_worktree_with_nothing_to_keep_is_removed_with_its_branch(tmp_path: Path) -> None:
     repo, home = repository(tmp_path), tmp_path / "home"
     wt = made(repo, home, "S/0001.c1")
-    got = asyncio.run(worktree.finish(wt, "c1.1"))
+    got = asyncio.run(end_worktree(wt, "c1.1"))
     assert got.kept is Kept.NOTHING and got.text() == ""
     assert not Path(wt.path).exists()
     assert git(repo, "branch", "--list", "eukhe/*") == ""
@@ -169,7 +178,7 @@ def test_uncommitted_work_is_committed_on_its_branch_and_said(tmp_path: Path) ->
     repo, home = repository(tmp_path), tmp_path / "home"
     wt = made(repo, home, "S/0001.c2")
     (Path(wt.path) / "new.txt").write_text("one\ntwo\n")
-    got = asyncio.run(worktree.finish(wt, "c1.2"))
+    got = asyncio.run(end_worktree(wt, "c1.2"))
     assert got.kept is Kept.COMMITTED
     assert git(repo, "log", "-1", "--format=%s", wt.branch).strip() == "eukhe: uncommitted work of c1.2"
     assert git(repo, "show", f"{wt.branch}:new.txt") == "one\ntwo\n"
@@ -177,7 +186,7 @@ def test_uncommitted_work_is_committed_on_its_branch_and_said(tmp_path: Path) ->
     assert text.count(wt.branch) == 1 and "uncommitted work was committed" in text
     assert "new.txt (+2 -0)" in text
     assert not Path(wt.path).exists()  # everything is on its branch
-    again = asyncio.run(worktree.finish(wt, "c1.2"))  # ended already: the branch told as it is
+    again = asyncio.run(end_worktree(wt, "c1.2"))  # ended already: the branch told as it is
     assert again.kept is Kept.BRANCH and again.commits == got.commits
 
 
@@ -186,23 +195,23 @@ def test_merge_takes_a_branch_and_a_conflict_is_aborted_and_named(tmp_path: Path
     git(repo, "stash", "-q")  # a clean checkout to merge into
     ok = made(repo, home, "S/0001.c1")
     (Path(ok.path) / "added.txt").write_text("new\n")
-    asyncio.run(worktree.finish(ok, "c1.1"))
-    said = asyncio.run(worktree.merge(repo, ok.branch))
+    asyncio.run(end_worktree(ok, "c1.1"))
+    said = asyncio.run(merge_branch(repo, ok.branch))
     assert said.startswith(f"merged {ok.branch} into {repo}") and (repo / "added.txt").read_text() == "new\n"
 
     bad = made(repo, home, "S/0001.c2")
     (Path(bad.path) / "shared.txt").write_text("theirs\n")
-    asyncio.run(worktree.finish(bad, "c1.2"))
+    asyncio.run(end_worktree(bad, "c1.2"))
     (repo / "shared.txt").write_text("mine\n")
     git(repo, "commit", "-qam", "mine")
     head = git(repo, "rev-parse", "HEAD")
     with pytest.raises(
         WorktreeError, match=r"conflicts with your checkout in shared\.txt; the merge was aborted"
     ):
-        asyncio.run(worktree.merge(repo, bad.branch))
+        asyncio.run(merge_branch(repo, bad.branch))
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
     with pytest.raises(WorktreeError, match="is not a subagent's branch"):
-        asyncio.run(worktree.merge(repo, "main"))
+        asyncio.run(merge_branch(repo, "main"))
 
 
 def test_a_sessions_branches_are_found_from_a_run_on(tmp_path: Path) -> None:
@@ -210,8 +219,8 @@ def test_a_sessions_branches_are_found_from_a_run_on(tmp_path: Path) -> None:
     for cid in ("S/0001.c1", "S/0003.c1", "S/0003.c1.c2", "T/0003.c1"):
         wt = made(repo, home, cid)
         (Path(wt.path) / "x.txt").write_text(cid)
-        asyncio.run(worktree.finish(wt, cid))
-    got = asyncio.run(worktree.session_branches(repo, "S", 2))
+        asyncio.run(end_worktree(wt, cid))
+    got = asyncio.run(session_branches(repo, "S", 2))
     assert got == ["eukhe/S/0003.c1", "eukhe/S/0003.c1.c2"]
 
 

@@ -57,7 +57,7 @@ class Port(Protocol):
         ...
 
     async def changes(self) -> str:
-        """The child's worktree ended, once (`children.worktree.finish`, a recorded step): what
+        """The child's worktree ended, once (`children.worktree.end_worktree`, a recorded step): what
         it left, as its report tells it ("": it had none, or nothing was kept)."""
         ...
 

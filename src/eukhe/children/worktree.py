@@ -11,11 +11,11 @@ its objects into the repository's object store, its branch's ref and reflog unde
 `worktrees/<name>`; the parent's checkout, its HEAD, index, stash and every other ref stay
 read-only (`Worktree.shown`).
 
-How it ends (`finish`, asked of `rules.child.kept`): nothing to keep, the worktree and its branch
+How it ends (`end_worktree`, asked of `rules.child.kept`): nothing to keep, the worktree and its branch
 are removed; uncommitted work is committed on its branch ("eukhe: uncommitted work of <child>");
 then the worktree's folder is removed, its branch kept. A git call that fails leaves the
 worktree as it is, and says so: never lost. Nothing reaches the parent's files unless the parent
-asks (`merge`, the `merge_child` tool, through the permission gate).
+asks (`merge_branch`, the `merge_child` tool, through the permission gate).
 
 Every git call has a deadline; none runs a hook of the project's (`core.hooksPath` is
 /dev/null): eukhe's own git calls run outside any sandbox.
@@ -47,9 +47,9 @@ __all__ = [
     "WorktreeError",
     "branch_of",
     "branches",
-    "finish",
-    "make",
-    "merge",
+    "end_worktree",
+    "make_worktree",
+    "merge_branch",
     "session_branches",
 ]
 
@@ -246,7 +246,7 @@ async def _top(project: Path) -> Path:
     return Path(top)
 
 
-async def make(project: Path, home: Path, cid: str) -> Worktree:
+async def make_worktree(project: Path, home: Path, cid: str) -> Worktree:
     """A worktree for child `cid` of the repository that holds `project`, on its own branch from
     HEAD, in the home (made again as it was when it is there already: a replay). WorktreeError:
     not a repository, no commit yet, or git failed; nothing is left half made."""
@@ -290,7 +290,7 @@ async def _removed(wt: Worktree, branch: bool) -> str:
     return ""
 
 
-async def finish(wt: Worktree, name: str) -> Changes:
+async def end_worktree(wt: Worktree, name: str) -> Changes:
     """End child `name`'s worktree once (`rules.child.kept`): remove it with its branch when it
     holds nothing; commit its uncommitted work on its branch; keep the branch, remove the folder.
     What it left, to tell in the report. A worktree gone already (ended before) tells its branch
@@ -373,7 +373,7 @@ async def session_branches(project: Path, session: str, first: int = 1) -> list[
     return out
 
 
-async def merge(checkout: Path, branch: str) -> str:
+async def merge_branch(checkout: Path, branch: str) -> str:
     """Merge a subagent's `branch` into the checkout (its HEAD, index and files): what was done,
     in a line. WorktreeError: not a subagent's branch, no such branch, the checkout's own
     changes in the way, or conflicts (the merge aborted, the checkout as it was, the files

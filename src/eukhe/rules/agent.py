@@ -51,8 +51,8 @@ CLAUDE_TOOLS: Mapping[str, tuple[str, ...]] = {
     "WebSearch": ("web_search",),
     "TodoWrite": ("todo",),
     "ExitPlanMode": ("exit_plan",),
-    "Task": ("spawn", "stop_child"),
-    "Agent": ("spawn", "stop_child"),
+    "Task": ("spawn", "stop_child", "merge_child"),
+    "Agent": ("spawn", "stop_child", "merge_child"),
     # Claude Code's own, with no tool of eukhe's: named, they give nothing
     "NotebookEdit": (),
     "NotebookRead": (),

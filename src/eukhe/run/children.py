@@ -35,11 +35,10 @@ from dbos import DBOS
 
 from eukhe import fault_injection
 from eukhe.ai.models import ModelError, resolve
-from eukhe.children import worktree
 from eukhe.children.ledger import Ledger
 from eukhe.children.tools import SpawnError
 from eukhe.children.watch import Seen, Watcher
-from eukhe.children.worktree import Worktree, WorktreeError, worktree_of
+from eukhe.children.worktree import Worktree, WorktreeError, end_worktree, merge_branch, worktree_of
 from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import agent as agent_rule
@@ -205,9 +204,9 @@ class Children:
         await DBOS.send_async(task_id(cid), how.value, topic=ABORT_TOPIC)
 
     async def merge(self, branch: str) -> str:
-        """A subagent's branch merged into where this run works (`children.worktree.merge`: the
+        """A subagent's branch merged into where this run works (`children.worktree.merge_branch`: the
         gate asked first). WorktreeError: why not, the checkout as it was."""
-        return await worktree.merge(Path(self.workspace), branch)
+        return await merge_branch(Path(self.workspace), branch)
 
 
 def configured(settings: JsonMapping) -> list[str]:
@@ -345,7 +344,7 @@ class DurablePort:
         async def ended() -> str:
             await _ended(self.cid)  # a stopped run's last command ends before its worktree does
             try:
-                return (await worktree.finish(wt, name)).text()
+                return (await end_worktree(wt, name)).text()
             except WorktreeError as e:
                 return f"Changes: its worktree {wt.path} on branch {wt.branch} is kept as it is: {e}."
 

@@ -36,7 +36,7 @@ class Steps(Protocol):
 
     async def worktree(self, cid: str, project: str) -> JsonObject:
         """A git worktree for subagent `cid` of the repository that holds `project`
-        (`children.worktree.make`), as a recorded step (a replay never makes it again): its
+        (`children.worktree.make_worktree`), as a recorded step (a replay never makes it again): its
         `Worktree.json`, or {"error": why} when it cannot be made."""
         ...
 

@@ -33,9 +33,8 @@ from dbos import DBOS, SetWorkflowID
 from eukhe import fault_injection
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
-from eukhe.children import worktree
 from eukhe.children.tools import SPAWN, STOP_CHILD
-from eukhe.children.worktree import WorktreeError
+from eukhe.children.worktree import WorktreeError, make_worktree
 from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
@@ -330,7 +329,7 @@ class DurableSteps:
 
         async def made() -> JsonObject:
             try:
-                return (await worktree.make(Path(project), home(), cid)).json()
+                return (await make_worktree(Path(project), home(), cid)).json()
             except WorktreeError as e:
                 return {"error": str(e)}
 
