@@ -255,7 +255,7 @@ def test_a_child_in_its_worktree_commits_but_cannot_touch_its_parents_git(tmp_pa
         box = for_run(
             {}, Path(wt.path), home, "S/0001.c1", user_home=Path.home(), temp=Path(tempfile.gettempdir())
         )
-        box = box.showing(*wt.shown).binding(*wt.writable)
+        box = box.showing(*wt.shown).binding(*wt.writable).sealing(*wt.sealed)
         before = state(repo)
 
         def bash(command: str) -> str:
@@ -269,12 +269,31 @@ def test_a_child_in_its_worktree_commits_but_cannot_touch_its_parents_git(tmp_pa
             "git update-ref refs/heads/main HEAD",
             f"git -C {repo} stash",
             f"echo x > {repo}/.git/HEAD",
+            f"echo gitdir: /x > {wt.path}/.git",  # where its repository is: eukhe's word, not its
+            f"echo /tmp/fake > {wt.admin}/commondir",
+            f"printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> {wt.admin}/config.worktree",
         ):
             assert "exit code 0" not in bash(attack), attack
         assert state(repo) == before
         assert git(repo, "log", "-1", "--format=%s", wt.branch).strip() == "mine"
     finally:
         subprocess.run(["rm", "-rf", str(root)], check=False)
+
+
+def test_a_worktree_whose_head_left_its_branch_is_kept_and_nothing_committed_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """A child that pointed its worktree's HEAD at its parent's branch (its own folder in the
+    repository is writable to it) and left work uncommitted: eukhe's commit, outside any
+    sandbox, would land on the parent's branch. None is made; the worktree is kept and said."""
+    repo, home = repository(tmp_path), tmp_path / "home"
+    wt = made(repo, home, "S/0001.c1")
+    Path(wt.admin, "HEAD").write_text("ref: refs/heads/main\n")
+    (Path(wt.path) / "shared.txt").write_text("planted\n")
+    head = git(repo, "rev-parse", "main")
+    got = asyncio.run(end_worktree(wt, "c1.1"))
+    assert git(repo, "rev-parse", "main") == head
+    assert Path(wt.path).exists() and "its HEAD is on main, not on its branch" in got.text(), got
 
 
 def test_the_file_tools_of_a_child_in_a_worktree_read_its_parents_checkout_and_never_write_it(

@@ -65,8 +65,13 @@ SHOWN_COMMITS = 10
 SHOWN_FILES = 20
 """Files a report names one by one (the rest counted)."""
 
-NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
-"""No hook of the project's runs in eukhe's own git calls."""
+NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false")
+"""No hook and no file-system monitor of the project's runs in eukhe's own git calls."""
+
+SEALED = ("commondir", "gitdir", "config.worktree")
+"""The files of a worktree's own folder in the repository that say where its repository is and
+what configuration it reads: read-only to the subagent (its folder is writable), so that what
+eukhe's own git calls read of them, outside any sandbox, is what eukhe wrote."""
 
 
 class WorktreeError(EukheError):
@@ -113,6 +118,16 @@ class Worktree:
         if logs.is_dir():
             out.append(logs)
         return tuple(out)
+
+    @property
+    def sealed(self) -> tuple[Path, ...]:
+        """What its sandbox makes read-only again inside what it binds writable (`SEALED`)."""
+        return tuple(Path(self.admin) / name for name in SEALED)
+
+    def pinned(self) -> dict[str, str]:
+        """eukhe's own git calls in the worktree: its git folders as eukhe made them, whatever
+        the subagent wrote in its worktree's `.git` file or its own folder."""
+        return {"GIT_DIR": self.admin, "GIT_COMMON_DIR": self.common, "GIT_WORK_TREE": self.path}
 
     @property
     def shown(self) -> tuple[Path, ...]:
@@ -200,20 +215,28 @@ def place_of(home: Path, top: Path, cid: str) -> Path:
     return home / "worktrees" / key / flat
 
 
-def _env() -> dict[str, str]:
+def _env(pinned: Mapping[str, str] | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env.update(pinned or {})
     return env
 
 
-async def git(cwd: Path | str, *args: str, ok: tuple[int, ...] = (0,), deadline: float = DEADLINE) -> str:
-    """`git ARGS` in `cwd`, no hook run, within `deadline` seconds: its stdout. WorktreeError:
-    it failed (its last line of stderr) or did not end in time (killed)."""
+async def git(
+    cwd: Path | str,
+    *args: str,
+    ok: tuple[int, ...] = (0,),
+    deadline: float = DEADLINE,
+    pinned: Mapping[str, str] | None = None,
+) -> str:
+    """`git ARGS` in `cwd`, no hook run, within `deadline` seconds: its stdout; `pinned`: git's
+    folders given (`Worktree.pinned`). WorktreeError: it failed (its last line of stderr) or
+    did not end in time (killed)."""
     try:
         proc = await asyncio.create_subprocess_exec(
             "git", *NO_HOOKS, *args,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            cwd=cwd, env=_env(), start_new_session=True,
+            cwd=cwd, env=_env(pinned), start_new_session=True,
         )  # fmt: skip
     except OSError as e:
         raise WorktreeError(f"git {args[0]} could not be started in {cwd}: {e.strerror or e}") from e
@@ -269,13 +292,15 @@ async def make_worktree(project: Path, home: Path, cid: str) -> Worktree:
         else:
             await git(top, "worktree", "add", "--quiet", "-b", branch, str(path), head)
     admin = (await git(path, "rev-parse", "--path-format=absolute", "--git-dir")).strip()
+    with contextlib.suppress(FileExistsError):  # there to be sealed (`SEALED`); read only where enabled
+        Path(admin, "config.worktree").touch(exist_ok=False)
     base = (await git(top, "merge-base", head, branch)).strip() or head
     return Worktree(str(path), branch, str(top), str(common), admin, base)
 
 
-async def _identity(cwd: Path) -> tuple[str, ...]:
+async def _identity(cwd: Path, pinned: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """A commit's author where git knows none (the user's own, else eukhe)."""
-    who = await git(cwd, "config", "user.email", ok=(0, 1))
+    who = await git(cwd, "config", "user.email", ok=(0, 1), pinned=pinned)
     return () if who.strip() else ("-c", "user.name=eukhe", "-c", "user.email=eukhe@localhost")
 
 
@@ -303,42 +328,47 @@ async def end_worktree(wt: Worktree, name: str) -> Changes:
         if not have.strip():
             return Changes(wt.branch, Kept.NOTHING)
         return await _told(wt, Kept.BRANCH, "")
+    pin = wt.pinned()
     try:
-        dirty = bool((await git(path, "status", "--porcelain", "--untracked-files=all")).strip())
-        tip = (await git(path, "rev-parse", "HEAD")).strip()
-        on = (await git(path, "rev-parse", "--abbrev-ref", "HEAD")).strip()
-        commits = int((await git(path, "rev-list", "--count", f"{wt.base}..{wt.branch}")).strip() or 0)
+        on = (await git(path, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1), pinned=pin)).strip()
+        dirty = bool((await git(path, "status", "--porcelain", "--untracked-files=all", pinned=pin)).strip())
+        commits = int((await git(wt.checkout, "rev-list", "--count", f"{wt.base}..{wt.branch}")).strip() or 0)
     except (WorktreeError, ValueError) as e:
         return Changes(wt.branch, Kept.BRANCH, note=f"Its worktree {wt.path} was kept as it is: {e}.")
-    note = ""
-    if on != wt.branch:  # it checked out something else: its branch is where its HEAD is not
-        note = f"Its worktree's HEAD was at {tip[:12]} ({on}), not on its branch; "
+    if on != f"refs/heads/{wt.branch}":  # its HEAD left its branch: nothing is committed for it
+        where = on.removeprefix("refs/heads/") or "a detached HEAD"
+        said = f"Its worktree {wt.path} is kept as it is: its HEAD is on {where}, not on its branch."
+        return await _told(wt, Kept.BRANCH, said)
     keep = child.kept(commits, dirty)
     if keep is Kept.COMMITTED:
         try:
-            await git(path, "add", "--all")
+            await git(path, "add", "--all", pinned=pin)
             msg = f"eukhe: uncommitted work of {name}"
-            await git(path, *await _identity(path), "commit", "--quiet", "--no-verify", "-m", msg)
+            who = await _identity(path, pin)
+            await git(path, *who, "commit", "--quiet", "--no-verify", "-m", msg, pinned=pin)
         except WorktreeError as e:
-            said = f"{note}its uncommitted work could not be committed ({e}): its worktree {wt.path} is kept"
-            return await _told(wt, Kept.BRANCH, _cap(said))
-    if note:  # its folder holds what its branch may not: kept as it is
-        return await _told(wt, keep, _cap(f"{note}its worktree {wt.path} is kept."))
+            said = f"Its uncommitted work could not be committed ({e}): its worktree {wt.path} is kept"
+            return await _told(wt, Kept.BRANCH, said)
     if keep is Kept.NOTHING:
         gone = await _removed(wt, branch=True)
         return Changes(wt.branch, Kept.NOTHING, note=gone)
     return await _told(wt, keep, await _removed(wt, branch=False))
 
 
-def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:]
-
-
 async def _told(wt: Worktree, keep: Kept, note: str) -> Changes:
     """Its branch's commits since it began and its diff's summary."""
     try:
         log = await git(wt.checkout, "log", "--format=%h%x00%s", f"{wt.base}..{wt.branch}")
-        stat = await git(wt.checkout, "diff", "--numstat", "--no-renames", wt.base, wt.branch)
+        stat = await git(
+            wt.checkout,
+            "diff",
+            "--numstat",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            wt.base,
+            wt.branch,
+        )
     except WorktreeError as e:
         return Changes(wt.branch, keep, note=f"{note} Its commits could not be listed: {e}.".strip())
     commits = tuple(

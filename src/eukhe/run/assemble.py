@@ -429,7 +429,8 @@ async def _confined(
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
     if spec.worktree is not None:  # its worktree and what its commits write; its parent's checkout read-only
-        sandbox = sandbox.showing(*spec.worktree.shown).binding(*spec.worktree.writable)
+        wt = spec.worktree
+        sandbox = sandbox.showing(*wt.shown).binding(*wt.writable).sealing(*wt.sealed)
     refused = effort_refusal(base.route.api, base.run_settings.reasoning_effort)
     if refused is not None:  # the effort is not sent; the interactive agent shows this once a session
         here.show(run_id, "effort", refused)

@@ -24,8 +24,9 @@ A confined command sees, mount after mount (a later mount covers what an earlier
    exists, as the run's `Guard` found it just before (`eukhe.sandbox.guard`: what the command makes
    of them is removed once it ended, since a bind over a name that does not exist would make it on
    the host);
-6. eukhe's own binds: read-write (the kernel's IPC folder) and read-only (the kernel's Python, when
-   a hidden folder holds it);
+6. eukhe's own binds: read-write (the kernel's IPC folder; a subagent's worktree's parts of the
+   repository's `.git`), files read-only again inside them (`sealed`), and read-only (the kernel's
+   Python, when a hidden folder holds it);
 7. last, hidden again wherever a bind shows them (the project is the user's home, or holds it, or
    `sandbox.writable` names a folder above one): the user's secret places and the system's
    (`rules.confine.SECRET_PLACES`, `SYSTEM_SECRETS`: `masked`), an empty tmpfs over a folder and
@@ -106,7 +107,9 @@ class Sandbox:
     protected names are); `masked`: the secret places to hide wherever a bind shows them.
 
     `shown`: folders shown read-only as the project is shown, before eukhe's own binds (a
-    subagent's parent checkout, whose `.git` parts its commits write are among `binds`).
+    subagent's parent checkout, whose `.git` parts its commits write are among `binds`);
+    `sealed`: files read-only again inside `binds` (where such a worktree's own folder in the
+    repository says where its repository is and what configuration it reads).
 
     `guard`, the run's watch over the protected names (`eukhe.sandbox.guard`), made with it and
     shared by every copy `outside`, `binding` and `reading` make."""
@@ -125,6 +128,7 @@ class Sandbox:
     watched: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()
     shown: tuple[Path, ...] = ()
+    sealed: tuple[Path, ...] = ()
     guard: Guard = field(default_factory=Guard, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -265,6 +269,10 @@ class Sandbox:
         """This sandbox with `paths` shown read-only, under eukhe's own binds (`binding`)."""
         return dataclasses.replace(self, shown=(*self.shown, *paths))
 
+    def sealing(self, *paths: Path) -> Sandbox:
+        """This sandbox with `paths` read-only again inside its own binds (`binding`)."""
+        return dataclasses.replace(self, sealed=(*self.sealed, *paths))
+
     def reading(self, *paths: Path) -> Sandbox:
         """This sandbox with `paths` readable even where a hidden folder holds them."""
         return dataclasses.replace(self, readable=(*self.readable, *paths))
@@ -388,6 +396,9 @@ def argv(
 
     for b in box.binds:
         out += ["--bind", _real(b), _real(b)]
+    for f in box.sealed:  # a file that exists only: a bind over a missing one would make it
+        if os.path.lexists(f):
+            out += ["--ro-bind", _real(f), _real(f)]
     for r in _folders(box.readable):
         mine = any(_under(r, path) for path, _ in own) and not any(_under(r, h) for h in again)
         if not mine and any(_under(r, h) for h in [*hidden, "/tmp"]):  # else in sight already
