@@ -17,6 +17,7 @@ import pytest
 
 from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.reply import ToolCall
+from eukhe.children import texts
 from eukhe.children.worktree import (
     Worktree,
     WorktreeError,
@@ -25,9 +26,10 @@ from eukhe.children.worktree import (
     merge_branch,
     session_branches,
 )
+from eukhe.rules import child as child_rule
 from eukhe.rules import permission as rule
 from eukhe.rules.access import Verdict, Why
-from eukhe.rules.child import Kept
+from eukhe.rules.child import Kept, Owe, Part
 from eukhe.rules.confine import Act
 from eukhe.rules.permission import PermissionState
 from eukhe.run.permit import Gate
@@ -337,3 +339,27 @@ def test_an_agent_file_may_ask_for_a_worktree(tmp_path: Path) -> None:
     )
     [agent] = load_agents(home).agents
     assert agent.isolation == "worktree" and type(agent).of(agent.json()) == agent
+
+
+def test_the_report_and_the_worktrees_end_ask_the_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tie: what the report says and what a worktree keeps come from `rules.child`
+    (`parts`, `kept`); swapped, the runtime does what the swapped rule says."""
+    changes = "Changes on branch eukhe/S/0001.c1: 1 commit (abc1234 x)"
+    for sub in (0, 1, 2):  # every submission says the changes once, after the head
+        said = texts.report(Owe.FAILED, "c1.1", "boom", changes, sub)
+        assert said == f"[child-failed child:c1.1] boom\n\n{changes}"
+    assert (
+        texts.report(Owe.EXITED, "c1.1", "done")
+        == "[child-exited: no-reply child:c1.1] Last assistant text: done"
+    )
+    monkeypatch.setattr(child_rule, "parts", lambda owe, changes, sub: (Part.HEAD,))
+    assert changes not in texts.report(Owe.FAILED, "c1.1", "boom", changes, 0)
+
+    repo, home = repository(tmp_path), tmp_path / "home"
+    wt = made(repo, home, "S/0001.c1")
+    (Path(wt.path) / "new.txt").write_text("work\n")
+    monkeypatch.setattr(child_rule, "kept", lambda commits, dirty: Kept.NOTHING)
+    got = asyncio.run(end_worktree(wt, "c1.1"))
+    assert got.kept is Kept.NOTHING and not Path(wt.path).exists()  # the swapped rule's word: lost
