@@ -71,6 +71,9 @@ class Port:
     async def publish(self, state: dict[str, object]) -> None:
         self.published.append(state)
 
+    async def changes(self) -> str:
+        return ""
+
 
 @pytest.fixture
 def reports(tmp_path: Path) -> Reports:

@@ -84,6 +84,8 @@ SPEC_LAWS = {
         "child_silent_never_reports",
         "child_report_move",
         "child_report_move_is_owe",
+        "child_changes_told_once",  # issue 54: a report's changes (branch, commits, diff) told once
+        "child_worktree_never_lost",  # issue 54: a worktree removed only when it holds nothing
         "child_abort_rule",
     ],
     "child_take": [  # ours (issue 22): the parent's takes, across continuations and crashes
@@ -109,6 +111,7 @@ SPEC_LAWS = {
         "confine_home_never",
         "confine_protected_never_written",
         "confine_names_as_folded",  # issue 51: a protected name however a folding filesystem spells it
+        "confine_fenced_never_written",  # issue 54: a subagent's parent checkout, read-only to it
         "confine_decides_what_it_opens",
     ],
     "classify": [  # ours (issue 25): the reply classification, a rule with laws
@@ -226,6 +229,9 @@ def test_every_law_of_the_spec_is_there_by_its_name() -> None:
         "confine_home_never",
         "confine_protected_never_written",
         "confine_names_as_folded",
+        "confine_fenced_never_written",
+        "child_changes_told_once",
+        "child_worktree_never_lost",
         "confine_decides_what_it_opens",
         "classify_one_input_a_failure",
         "classify_calls_are_calls",

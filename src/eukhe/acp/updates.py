@@ -51,6 +51,7 @@ KINDS: Mapping[str, ToolKind] = {
     "ls": "search",
     "web_fetch": "fetch",
     "spawn": "think",
+    "merge_child": "edit",
 }
 """eukhe's tools as the protocol's kinds of tool call (an editor picks its icon); any other: other."""
 

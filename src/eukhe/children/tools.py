@@ -1,4 +1,5 @@
-"""The tools of subagents: `spawn` and `stop_child` for a parent, `progress` for a child."""
+"""The tools of subagents: `spawn`, `stop_child` and `merge_child` for a parent, `progress` for
+a child."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from eukhe.errors import Code, EukheError
 from eukhe.humanize import clipped
 from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
-from eukhe.rules.agent import LISTED, LISTED_DESCRIPTION
+from eukhe.rules.agent import ISOLATION, LISTED, LISTED_DESCRIPTION
 from eukhe.rules.child import Abort
 from eukhe.skills import Agent
 from eukhe.tools.base import Context, Result, Subagents
+
+ISOLATIONS = ("none", ISOLATION)
+"""`spawn`'s `isolation`: none (its parent's checkout), or a git worktree of its own."""
 
 
 def _children(ctx: Context) -> Subagents:
@@ -53,6 +57,16 @@ class Spawn:
         properties: JsonObject = {
             "task": {"type": "string", "description": "What the subagent is to do, in full."},
             "model": {"type": "string", "description": "provider/model to run it on (default: yours)."},
+            "isolation": {
+                "type": "string",
+                "enum": list(ISOLATIONS),
+                "description": (
+                    "worktree: it works in a git worktree of its own, on a branch of its own, and "
+                    "cannot write your checkout; its report names its branch, commits and diff, and "
+                    "merge_child takes them. none: it works in your checkout. Default: none, or the "
+                    "agent's own."
+                ),
+            },
         }
         if self.agents:
             properties["agent"] = {"type": "string", "description": agents_offered(self.agents)}
@@ -75,19 +89,26 @@ class Spawn:
         if name and chosen is None:
             known = ", ".join(a.name for a in self.agents) or "none is defined"
             return Result(f"spawn: no agent {name!r} (the agents: {known})", True)
+        isolation = args.get("isolation")
         try:
-            cid = await kids.spawn(task, args.get("model") or None, chosen)
+            got = await kids.spawn(
+                task, args.get("model") or None, chosen, str(isolation) if isolation else None
+            )
         except SpawnError as e:
             return Result(f"spawn: {e}", True)
+        cid = got.id
         fell = kids.agent_fallback(chosen) if chosen is not None and not args.get("model") else ""
         return Result(
             f"spawned child {name_of(cid)} (run {cid}); its report arrives as a message when it ends"
+            + (f"; it works in a worktree of its own on branch {got.branch}" if got.branch else "")
+            + (f"; {got.note}" if got.note else "")
             + (f"; agent {chosen.name!r}: {fell}" if chosen is not None and fell else "")
         )
 
 
 class SpawnError(EukheError, ValueError):
-    """A defined agent that cannot be started as it is: its model cannot be used."""
+    """A subagent that cannot be started as asked: a defined agent's model cannot be used, or
+    the worktree it asked for cannot be made (not a git repository, no commit yet)."""
 
     code = Code.MODEL
 
@@ -137,6 +158,35 @@ class StopChild:
 
 
 @dataclass(frozen=True)
+class MergeChild:
+    name: ClassVar[str] = "merge_child"
+    description: ClassVar[str] = (
+        "Merge a subagent's branch (as its report names it, eukhe/...) into your checkout: its "
+        "commits come into your HEAD, index and files. A person is asked first, as for any write "
+        "to .git. On conflicts the merge is aborted, your checkout is as it was, and the files "
+        "that conflict are named."
+    )
+    schema: ClassVar[JsonMapping] = {
+        "type": "object",
+        "properties": {
+            "branch": {"type": "string", "description": "The subagent's branch, as its report names it."}
+        },
+        "required": ["branch"],
+        "additionalProperties": False,
+    }
+    replay_safe: ClassVar[bool] = False  # a merge changes the checkout: a replay never merges again
+
+    async def run(self, args: JsonObject, ctx: Context) -> Result:
+        branch = str(args["branch"]).strip()
+        if not branch:
+            return Result("merge_child: the branch is empty", True)
+        try:
+            return Result(await _children(ctx).merge(branch))
+        except EukheError as e:
+            return Result(str(e), True)
+
+
+@dataclass(frozen=True)
 class Progress:
     name: ClassVar[str] = "progress"
     description: ClassVar[str] = (
@@ -163,4 +213,5 @@ class Progress:
 
 SPAWN = Spawn()
 STOP_CHILD = StopChild()
+MERGE_CHILD = MergeChild()
 PROGRESS = Progress()

@@ -56,6 +56,11 @@ class Port(Protocol):
         """Where `eukhe status` reads the watch from."""
         ...
 
+    async def changes(self) -> str:
+        """The child's worktree ended, once (`children.worktree.end_worktree`, a recorded step): what
+        it left, as its report tells it ("": it had none, or nothing was kept)."""
+        ...
+
 
 @dataclass
 class Watcher:
@@ -72,8 +77,12 @@ class Watcher:
 
     async def run(self) -> Task:
         detail = await self._watch()
+        # whatever way it ended, its worktree ends now, once: told in its report, or else shown
+        changes = await self.port.changes()
         if self.task.phase is Phase.REPORT:
-            await self._report(texts.report(self.task.owe, self.name, detail))
+            await self._report(detail, changes)
+        elif changes:
+            self.port.show(f"child {self.name}: {changes}")
         return self.task
 
     async def _watch(self) -> str:
@@ -124,7 +133,7 @@ class Watcher:
             "quietSeconds": round(self._quiet(w), 1),
         }
 
-    async def _report(self, text: str) -> None:
+    async def _report(self, detail: str, changes: str) -> None:
         await self.port.publish({**self._state(), "owe": self.task.owe.value})
         polls = timing()
         wait = polls.report_poll
@@ -137,6 +146,7 @@ class Watcher:
             t, mv = child.carry(self.task, fate, await self.port.is_open())
             self._go(t)
             if mv is Move.SUBMIT:
+                text = texts.report(t.owe, self.name, detail, changes, t.sub)
                 await self.port.submit(submission(self.child_id, t.sub), text)
                 wait = polls.report_poll
             elif mv is Move.WAIT:

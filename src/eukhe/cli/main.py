@@ -27,7 +27,7 @@ from eukhe.cli.output import echo, echo_json, width
 from eukhe.cli.plugin import plugin_app
 from eukhe.cli.printer import Printer, RunView, Stream
 from eukhe.cli.prompt import Prompt, PromptError, prompt_of
-from eukhe.cli.rewind import rewind
+from eukhe.cli.rewind import kept_branches, rewind
 from eukhe.cli.store import store_app
 from eukhe.cli.trust import trust_command
 from eukhe.humanize import clipped, counted
@@ -400,6 +400,7 @@ def session_fork(
         raise typer.Exit(2)
     new, upto = lazy.stored().fork(session, at)
     echo(f"forked session {session} after its run {upto}: session {new}")
+    kept_branches(session, 1, f"the fork shares them with session {session}; its reports name them")
     echo(f"· eukhe --session {new} opens it; eukhe run --session {new} PROMPT continues it")
 
 

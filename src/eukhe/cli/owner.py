@@ -213,7 +213,8 @@ def _subagents() -> None:
             )
         else:
             clock = "not polled yet" if not w else "its report waits to be placed"
-        _fit(f"  {k.get('name')} ({k.get('child')}, session {k.get('session')}): {clock}")
+        branch = f", in a worktree on branch {w['branch']}" if w.get("branch") else ""
+        _fit(f"  {k.get('name')} ({k.get('child')}, session {k.get('session')}{branch}): {clock}")
 
 
 def shutdown() -> None:

@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from eukhe.children.worktree import session_branches
 from eukhe.cli import lazy
 from eukhe.cli.output import echo
 from eukhe.ids import valid_session
@@ -70,6 +71,16 @@ def rewind(
         _files(session, n, yes)
     if conversation or both:
         _conversation(session, n, yes)
+    kept_branches(session, n)
+
+
+def kept_branches(session: str, first: int = 1, said: str = "a rewind deletes none") -> None:
+    """The branches the session's subagents in worktrees made from run `first` on, kept as they
+    are (`said`: why), and how to take or drop one; nothing when there are none."""
+    got = asyncio.run(session_branches(Path.cwd(), session, first))
+    if got:
+        echo(f"the branches of its subagents from run {first} on are kept ({said}): {', '.join(got)}")
+        echo("  take one with `git merge BRANCH`, drop one with `git branch -D BRANCH`")
 
 
 def _conversation(session: str, n: int, yes: bool) -> None:

@@ -18,9 +18,11 @@ from eukhe.rules import child
 from eukhe.rules.child import (
     Abort,
     Fate,
+    Kept,
     Mode,
     Move,
     Owe,
+    Part,
     Phase,
     Poll,
     Reading,
@@ -37,9 +39,11 @@ class Model:
     aborted: Callable[[Task, Abort], Task]
     place: Callable[[Fate], Fate]
     withdraw: Callable[[Fate], Fate]
+    parts: Callable[[Owe, bool, int], tuple[Part, ...]]
+    kept: Callable[[int, bool], Kept]
 
 
-MODEL = Model(child.polled, child.carry, child.aborted, child.place, child.withdraw)
+MODEL = Model(child.polled, child.carry, child.aborted, child.place, child.withdraw, child.parts, child.kept)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class TCfg:
     stall: int
     polls: int
     subs: int  # submissions the walk lets the task make (bounds the walk)
+    changes: bool = False  # the child brought changes back (a worktree's branch, kept)
 
     @property
     def w(self) -> WCfg:
@@ -57,12 +62,14 @@ class TCfg:
 @dataclass(frozen=True)
 class Sys:
     """The task, the parent's inbox (submission id -> fate), whether the parent is
-    open, and how many times a report entered the parent's transcript."""
+    open, how many times a report entered the parent's transcript, and how many times
+    the child's changes were told there (`told`: the CHANGES parts of what was placed)."""
 
     task: Task
     inbox: tuple[Fate, ...] = ()
     open: bool = True
     placed: int = 0
+    told: int = 0
 
 
 class Op(Enum):
@@ -100,7 +107,7 @@ def _set(inbox: tuple[Fate, ...], i: int, f: Fate) -> tuple[Fate, ...]:
 
 def nxt(m: Model, cfg: TCfg, s: Sys, x: In) -> Sys:
     if x.op is Op.POLL and x.poll is not None:
-        return Sys(m.polled(cfg.w, s.task, x.poll), s.inbox, s.open, s.placed)
+        return Sys(m.polled(cfg.w, s.task, x.poll), s.inbox, s.open, s.placed, s.told)
     if x.op is Op.STEP:
         if s.task.phase is not Phase.REPORT:
             return s
@@ -108,23 +115,24 @@ def nxt(m: Model, cfg: TCfg, s: Sys, x: In) -> Sys:
         inbox = s.inbox
         if mv is Move.SUBMIT:  # a closed parent admits nothing: refused as it comes
             inbox = _set(inbox, t.sub, Fate.QUEUED if s.open else Fate.WITHDRAWN)
-        return Sys(t, inbox, s.open, s.placed)
+        return Sys(t, inbox, s.open, s.placed, s.told)
     if x.op is Op.PLACE:
         before = fate(s, x.id)
         after = m.place(before) if s.open else before
         entered = (after is Fate.PLACED) & (before is not Fate.PLACED)
-        return Sys(
-            s.task, _set(s.inbox, x.id, after) if x.id < len(s.inbox) else s.inbox, s.open, s.placed + entered
-        )
+        # what it says: the parts the rule gives this submission of the report owed
+        said = sum(p is Part.CHANGES for p in m.parts(s.task.owe, cfg.changes, x.id)) if entered else 0
+        inbox = _set(s.inbox, x.id, after) if x.id < len(s.inbox) else s.inbox
+        return Sys(s.task, inbox, s.open, s.placed + entered, s.told + said)
     if x.op is Op.WITHDRAW:
         inbox = _set(s.inbox, x.id, m.withdraw(fate(s, x.id))) if x.id < len(s.inbox) else s.inbox
-        return Sys(s.task, inbox, s.open, s.placed)
+        return Sys(s.task, inbox, s.open, s.placed, s.told)
     if x.op is Op.CLOSE:
-        return Sys(s.task, tuple(m.withdraw(f) for f in s.inbox), False, s.placed)
+        return Sys(s.task, tuple(m.withdraw(f) for f in s.inbox), False, s.placed, s.told)
     if x.op is Op.REOPEN:
-        return Sys(s.task, s.inbox, True, s.placed)
+        return Sys(s.task, s.inbox, True, s.placed, s.told)
     if x.op is Op.ABORT:
-        return Sys(m.aborted(s.task, x.abort), s.inbox, s.open, s.placed)
+        return Sys(m.aborted(s.task, x.abort), s.inbox, s.open, s.placed, s.told)
     return s
 
 
@@ -279,6 +287,25 @@ def child_report_move_is_owe(m: Model, cfg: TCfg, s: Sys) -> bool:
     return (s.task.owe is Owe.NONE) | (s.placed == 1)
 
 
+def child_changes_told_once(m: Model, cfg: TCfg, s: Sys) -> bool:
+    """A report placed in the parent's transcript tells the child's changes (its branch, its
+    commits, its diff's summary) exactly once when it brought some, and never when it brought
+    none: so, with `child_report_once` and `child_delivered_once`, they are told exactly once."""
+    return s.told == (s.placed if cfg.changes else 0)
+
+
+def child_worktree_never_lost(m: Model, cfg: TCfg) -> str | None:
+    """What a child's worktree leaves as it ends (`kept`), over every count of commits up to 3,
+    with and without uncommitted work: removed with its branch only when it holds nothing;
+    uncommitted work committed on its branch; commits kept on it. A counterexample, or None."""
+    for commits, dirty in itertools.product(range(4), (False, True)):
+        want = Kept.COMMITTED if dirty else Kept.BRANCH if commits > 0 else Kept.NOTHING
+        got = m.kept(commits, dirty)
+        if got is not want:
+            return f"{commits} commits, uncommitted work {dirty}: {got.value}, not {want.value}"
+    return None
+
+
 def child_abort_rule(m: Model, cfg: TCfg, s: Sys, x: In) -> bool:
     """Abort of a watched child: delete owes a cancelled report, cancel owes nothing; a
     task's own abort leaves the watch on. An owed report goes on as it was: same ids,
@@ -352,6 +379,22 @@ LAWS = (
         prove=False,
     ),
     Law(
+        "child_changes_told_once",
+        "H5.4",
+        "A placed report tells the child's changes (branch, commits, diff summary) exactly once when it "
+        "brought some, never when it brought none (H5.4, extended to changes).",
+        node=child_changes_told_once,
+        prove=False,
+    ),
+    Law(
+        "child_worktree_never_lost",
+        "H5.4",
+        "A child's worktree is removed with its branch only when it holds nothing; uncommitted work is "
+        "committed on its branch, commits kept there (H5.4, extended to changes).",
+        extra=child_worktree_never_lost,
+        prove=False,
+    ),
+    Law(
         "child_abort_rule",
         "H5.4",
         "Abort of a watched child: delete owes a cancelled report, cancel owes nothing; an owed report "
@@ -367,7 +410,7 @@ LAWS = (
 
 def _with(**parts: Callable[..., object]) -> Model:
     fields = {"polled": child.polled, "carry": child.carry, "aborted": child.aborted}
-    fields |= {"place": child.place, "withdraw": child.withdraw}
+    fields |= {"place": child.place, "withdraw": child.withdraw, "parts": child.parts, "kept": child.kept}
     return Model(**{**fields, **parts})  # type: ignore[arg-type]
 
 
@@ -442,6 +485,27 @@ def _withdraws_placed(f: Fate) -> Fate:
     return Fate.WITHDRAWN if f in (Fate.QUEUED, Fate.PLACED) else f
 
 
+def _changes_per_submission(owe: Owe, changes: bool, sub: int) -> tuple[Part, ...]:
+    """The changes told again by each resubmission, as if appended to the text each time."""
+    got = child.parts(owe, changes, sub)
+    return got + (Part.CHANGES,) * (sub if Part.CHANGES in got and sub > 0 else 0)
+
+
+def _changes_first_only(owe: Owe, changes: bool, sub: int) -> tuple[Part, ...]:
+    """Only the first submission tells the changes (a resubmission rebuilt without them)."""
+    return child.parts(owe, changes and sub == 0, sub)
+
+
+def _changes_only_answered(owe: Owe, changes: bool, sub: int) -> tuple[Part, ...]:
+    """A child that failed, stalled or was deleted drops its changes from its report."""
+    return child.parts(owe, changes and owe is Owe.EXITED, sub)
+
+
+def _drops_uncommitted(commits: int, dirty: bool) -> Kept:
+    """Uncommitted work in a worktree without commits removed with it, as if it held nothing."""
+    return child.kept(commits, dirty and commits > 0)
+
+
 MUTANTS = (
     Mutant("a report resent while queued", "H5.4", _with(carry=_carry_by(_resends_while_queued))),
     Mutant("a withdrawn report waited on forever", "H5.4", _with(carry=_carry_by(_waits_out_withdrawal))),
@@ -456,6 +520,10 @@ MUTANTS = (
     Mutant("a replied child reported again", "H5.1", _with(polled=_reply_reported)),
     Mutant("a withdrawn submission placed", "H5.4", _with(place=_places_withdrawn)),
     Mutant("a placed submission withdrawn", "H5.4", _with(withdraw=_withdraws_placed)),
+    Mutant("changes told again by each resubmission", "H5.4", _with(parts=_changes_per_submission)),
+    Mutant("changes told by the first submission only", "H5.4", _with(parts=_changes_first_only)),
+    Mutant("a failed child's changes left out of its report", "H5.4", _with(parts=_changes_only_answered)),
+    Mutant("uncommitted work removed with its worktree", "H5.4", _with(kept=_drops_uncommitted)),
 )
 
 
@@ -467,12 +535,15 @@ def proof_cases() -> list[tuple[dict[str, Enum], dict[str, Enum]]]:
 
 
 def cfgs() -> Iterator[TCfg]:
+    # changes count only in what is told, never in a step: one bound of polls with them, one
+    # without, keeps the walk as long as it was
     for mode, polls in itertools.product(Mode, (1, 2)):
-        yield TCfg(mode, 2, polls, 3)
+        yield TCfg(mode, 2, polls, 3, polls == 1)
 
 
 def sample_cfg(seed: int) -> TCfg:
-    return TCfg(Mode.SILENT if seed % 5 == 0 else Mode.REPORT, 1 + seed % 50, 1 + (seed // 50) % 6, 12)
+    mode = Mode.SILENT if seed % 5 == 0 else Mode.REPORT
+    return TCfg(mode, 1 + seed % 50, 1 + (seed // 50) % 6, 12, seed % 3 != 0)
 
 
 AREA = Area(
@@ -488,7 +559,7 @@ AREA = Area(
     next=nxt,
     inputs=inputs,
     cfgs=cfgs,
-    bounds="both report modes, stall 2 ms, 1..2 polls, 3 submissions",
+    bounds="both report modes, stall 2 ms, 1..2 polls, 3 submissions, changes with 1 poll",
     depth=8,
     sample_cfg=sample_cfg,
     laws=LAWS,

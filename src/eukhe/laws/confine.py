@@ -48,10 +48,10 @@ def cached(m: Model) -> Model:
     )
 
 
-WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",), ("/p/tools/hooks",))
+WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",), ("/p/tools/hooks",), ("/f",))
 """The workspace /p (and /w the sandbox may write), eukhe's home /u/.eukhe, the user's home /u,
-/o/cfg.json, where a link of the home's leads, and /p/tools/hooks, the folder git's
-core.hooksPath names."""
+/o/cfg.json, where a link of the home's leads, /p/tools/hooks, the folder git's
+core.hooksPath names, and /f, the parent's checkout of a subagent in a worktree of its own."""
 
 
 class Is(Enum):
@@ -69,6 +69,7 @@ class Is(Enum):
     OUTSIDE_GIT = "a .git outside"
     OUTSIDE_CONFIG = "eukhe's configuration outside"
     OUTSIDE_CODE = "what eukhe loads as code, outside"
+    FENCED = "the parent's checkout of a subagent in a worktree"
 
 
 PATHS: tuple[tuple[str, Is, str], ...] = (
@@ -112,6 +113,8 @@ PATHS: tuple[tuple[str, Is, str], ...] = (
     ("/q/.git/config", Is.OUTSIDE_GIT, ""),
     ("/q/.eukhe/settings.json", Is.OUTSIDE_CONFIG, ""),
     ("/q/.claude/settings.json", Is.OUTSIDE_CODE, ""),
+    ("/f/a.txt", Is.FENCED, "/f"),
+    ("/f/.git/HEAD", Is.FENCED, "/f"),
 )
 """Each path, what it is, and for a secret place the place's own folder."""
 
@@ -410,6 +413,26 @@ def confine_decides_what_it_opens(m: Model, cfg: CCfg, s: State, x: In) -> bool:
     return (got.verdict is Verdict.ALLOW) == covered and got.verdict is not Verdict.ASK
 
 
+def confine_fenced_never_written(m: Model, cfg: CCfg, s: State, x: In) -> bool:
+    """The checkout of a subagent's parent, when the subagent works in a git worktree of its
+    own, is read as its workspace is (unless a deny rule names it) and never written, created
+    or deleted in: by no tool, bash included, whatever the rules, the mode, and a person's yes."""
+    got = _permit(m, cfg, x)
+    if got is None:
+        return True
+    act, path, kind, _, placed_d, d = got
+    if kind is not Is.FENCED:
+        return True
+    if act in WRITES:
+        bash = _bash_decided(m, cfg, x.reach)
+        return (
+            (placed_d.verdict is Verdict.DENY) & (d.verdict is Verdict.DENY) & (bash.verdict is Verdict.DENY)
+        )
+    return (placed_d.verdict is Verdict.ALLOW) | any(
+        r.kind is Kind.DENY and c.names(r, act, path) for r in cfg.cfg().rules
+    )
+
+
 def _law(name: str, says: str, edge: Callable[..., bool]) -> Law:
     return Law(name, "confine", says, edge=edge, prove=False)
 
@@ -436,6 +459,11 @@ LAWS = (
         confine_names_as_folded,
     ),
     _law(
+        "confine_fenced_never_written",
+        "A subagent's parent checkout is read, never written: no tool, rule, mode or yes writes it.",
+        confine_fenced_never_written,
+    ),
+    _law(
         "confine_decides_what_it_opens",
         "The decision is made on the object opened, not on a name checked earlier.",
         confine_decides_what_it_opens,
@@ -454,6 +482,19 @@ def _with(**parts: Callable[..., object]) -> Model:
         "opened": c.opened,
     }
     return Model(**{**fields, **parts})  # type: ignore[arg-type]
+
+
+def _fenced_as_outside(path: str, where: Where) -> tuple[Place, str]:
+    """The parent's checkout placed as any folder outside the workspace."""
+    got, root = c.place(path, where)
+    return (Place.OUTSIDE, "") if got is Place.FENCED else (got, root)
+
+
+def _fenced_written_in_full_access(cfg: Cfg, r: Reach) -> Decision:
+    d = c.decide(cfg, r)
+    if r.place is Place.FENCED and cfg.mode is Mode.FULL:
+        return Decision(Verdict.ALLOW, Why.FULL_ACCESS)
+    return d
 
 
 def _outside_read_free(cfg: Cfg, r: Reach) -> Decision:
@@ -596,6 +637,10 @@ MUTANTS = (
     Mutant("a broad rule taken as naming what is loaded as code", C, _with(decide=_broad_rule(_code))),
     Mutant("the name decided at permit time standing for the object", C, _with(opened=_decided_earlier)),
     Mutant("a person's yes covering every later object", C, _with(opened=_yes_covers_all)),
+    Mutant("a subagent's parent checkout placed as any folder outside", C, _with(place=_fenced_as_outside)),
+    Mutant(
+        "a subagent's parent checkout written in full access", C, _with(decide=_fenced_written_in_full_access)
+    ),
 )
 
 

@@ -83,6 +83,10 @@ class Why(Enum):
     NO_SANDBOX = "the sandbox cannot run here"
     READ_ONLY = "the sandbox mode is read-only, and it writes"
     OUTSIDE_WORKSPACE = "it writes outside the workspace"
+    FENCED = (
+        "it writes your parent's checkout, which is read-only to a subagent working in a git worktree "
+        "of its own: write in your worktree (your working directory) instead"
+    )
     SANDBOXED = "it runs in the sandbox"
     READS = "it only reads"
     SESSION_STATE = "it changes only the session's task list, nothing on disk"

@@ -55,8 +55,8 @@ CLAUDE_TOOLS: Mapping[str, tuple[str, ...]] = {
     "WebSearch": ("web_search",),
     "TodoWrite": ("todo",),
     "ExitPlanMode": ("exit_plan",),
-    "Task": ("spawn", "stop_child"),
-    "Agent": ("spawn", "stop_child"),
+    "Task": ("spawn", "stop_child", "merge_child"),
+    "Agent": ("spawn", "stop_child", "merge_child"),
     # Claude Code's own, with no tool of eukhe's: named, they give nothing
     "NotebookEdit": (),
     "NotebookRead": (),
@@ -314,6 +314,7 @@ class Checked:
     model: str | None = None
     prompt: str = ""
     verdict: Verdict = Verdict(False, ())
+    isolation: str = ""  # "worktree" (`isolation: worktree`, as Claude Code writes it), else ""
 
 
 def _meta(f: File) -> Mapping[object, object]:
@@ -363,7 +364,12 @@ def check_file(f: File, winners: Mapping[str, str], lim: skill_load.Limits = LIM
         model=None if model in ("", INHERIT) else model,
         prompt=f.body.strip(),
         verdict=verdict,
+        isolation=ISOLATION if _text(meta.get("isolation")).lower() == ISOLATION else "",
     )
+
+
+ISOLATION = "worktree"
+"""The one `isolation` an agent's frontmatter may give (Claude Code's): a git worktree of its own."""
 
 
 # ---------------------------------------------------------------- the texts

@@ -434,3 +434,45 @@ def take(inbox: tuple[Held, ...], taker: str) -> tuple[tuple[Held, ...], tuple[i
         else:
             after.append(h)
     return tuple(after), tuple(got)
+
+
+# ---------------------------------------------------------------- the changes it brings back
+# A child spawned with `isolation: "worktree"` works in a git worktree of its own, on a branch
+# of its own. As it ends, what its worktree holds decides what is kept (`kept`), and its report
+# tells its changes (the branch, its commits, the diff's summary) exactly once (`parts`): each
+# submission of the report says the same, whatever its id, so the one placed says it once.
+
+
+class Kept(Enum):
+    """What a child's worktree leaves as it ends."""
+
+    NOTHING = "nothing"  # no commit, nothing uncommitted: the worktree and its branch are removed
+    BRANCH = "branch"  # its commits, on its branch (kept); the worktree's folder is removed
+    COMMITTED = "committed"  # its uncommitted work committed on its branch for it, then as BRANCH
+
+
+def kept(commits: int, dirty: bool) -> Kept:
+    """What is kept of a worktree with `commits` commits on its branch beyond where it began,
+    and uncommitted work (`dirty`): uncommitted work is never lost, and only a worktree with
+    nothing at all is removed with its branch."""
+    if dirty:
+        return Kept.COMMITTED
+    if commits > 0:
+        return Kept.BRANCH
+    return Kept.NOTHING
+
+
+class Part(Enum):
+    """The parts of a child's report, in order."""
+
+    HEAD = "head"  # the `[child-...]` tag, and its last text or the cause
+    CHANGES = "changes"  # its branch, its commits, the summary of its diff
+
+
+def parts(owe: Owe, changes: bool, sub: int) -> tuple[Part, ...]:
+    """What the report a task owes says, in order, in its submission `sub` (a resubmission says
+    what the first said: its id changes nothing): its head, then its changes once when the
+    child brought some (`changes`: a branch kept), whatever way it ended. Owing nothing: no part."""
+    if owe is Owe.NONE:
+        return ()
+    return (Part.HEAD, Part.CHANGES) if changes else (Part.HEAD,)

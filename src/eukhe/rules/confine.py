@@ -25,7 +25,9 @@ delete, execute), against the mode and the rules in force. In order:
    only by a person's yes, asked each time; what eukhe or git loads as code (`.claude/`,
    git's hooks, a folder the settings name) by a person's yes, or an allow rule of their
    own (the home's settings, the command line) that names that very place;
-6. inside the workspace: allowed (the permission rule then reads the mode and policy);
+6. inside the workspace: allowed (the permission rule then reads the mode and policy); the
+   checkout of a subagent's parent, when it works in a worktree of its own (`Where.fenced`):
+   read, and never written, whatever the mode and the rules (after 1-3);
 7. outside: an allow rule that names it, or danger-full-access, allows; else a person
    is asked (headless: denied, naming the rule to add).
 
@@ -79,6 +81,7 @@ class Place(Enum):
     PROCESS = "a process's memory or environment (/proc/<pid>/)"
     SECRET = "one of the user's secret places"
     KERNEL = "a kernel pseudo-file (/proc, /sys, /dev)"
+    FENCED = "the parent's checkout, read-only to a subagent in a worktree of its own"
     OUTSIDE = "outside the workspace"
 
 
@@ -165,6 +168,10 @@ class Where:
     writable: tuple[str, ...] = ()
     own: tuple[str, ...] = ()
     code: tuple[str, ...] = ()
+    # a subagent in a worktree of its own: its parent's checkout, read and never written
+    # (`fenced`), and its worktree, a folder of the home lent to it as its workspace (`lent`)
+    fenced: tuple[str, ...] = ()
+    lent: str = ""
     secrets: tuple[str, ...] = field(init=False, repr=False, compare=False)
     """The secret places' folders, made once (placing a path is on every file a tool opens)."""
     heads: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -223,7 +230,7 @@ def place(path: str, where: Where) -> tuple[Place, str]:
         if parts[1] == "proc" and len(parts) > 2 and (parts[2].isdigit() or parts[2] in PROCESS_NAMES):
             return Place.PROCESS, "/proc/" + parts[2]
         return Place.KERNEL, "/" + parts[1]
-    if under(path, where.home):
+    if under(path, where.home) and not (where.lent and under(path, where.lent)):
         return Place.HOME, where.home
     mine = next((o for o in where.own if under(path, o)), "")
     if mine:
@@ -233,7 +240,8 @@ def place(path: str, where: Where) -> tuple[Place, str]:
         return Place.SECRET, secret
     inside = under(path, where.workspace) or any(under(path, w) for w in where.writable)
     if not inside:
-        return Place.OUTSIDE, ""
+        fence = next((f for f in where.fenced if under(path, f)), "")
+        return (Place.FENCED, fence) if fence else (Place.OUTSIDE, "")
     name = name_of(path, where.code)
     if name is Name.PLAIN:
         return Place.WORKSPACE, where.workspace
@@ -311,6 +319,8 @@ def decide(cfg: Cfg, r: Reach) -> Decision:
                 return Decision(Verdict.ALLOW, Why.ALLOW_RULE, i)
         return Decision(Verdict.DENY, Why.SECRET)
     writes = r.act in WRITES
+    if r.place is Place.FENCED:  # read as the workspace is; never written, whatever the mode
+        return Decision(Verdict.DENY, Why.FENCED) if writes else Decision(Verdict.ALLOW, Why.READS)
     if r.place is Place.KERNEL and (writes or r.act is Act.SEARCH or r.act is Act.EXECUTE):
         return Decision(Verdict.DENY, Why.KERNEL)
     if writes and r.name is Name.CONFIG:

@@ -27,7 +27,7 @@ from eukhe.ai.models import ModelError, Route, provider_for, resolve
 from eukhe.ai.provider import Provider
 from eukhe.ai.request import Message
 from eukhe.children.ledger import Ledger, with_ledger
-from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
+from eukhe.children.tools import MERGE_CHILD, PROGRESS, SPAWN, STOP_CHILD
 from eukhe.client.client import OwnerError
 from eukhe.errors import Code, EukheError
 from eukhe.events import ShowEvent
@@ -242,7 +242,8 @@ async def assemble(
     session = spec.session or run_id
     confined = await _confined(spec, run_id, cancel, here, base, steps)
     sandbox, hooks = confined.sandbox, confined.hooks
-    kernel = LazyKernel(cwd, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
+    work = workspace(spec, cwd)  # a subagent's worktree, else the project
+    kernel = LazyKernel(work, limits.budget_ms, base.secrets.env, sandbox)  # made on its first cell
     system, compact = spec.system, None
     if chat is not None:  # the turn starts from the settled view, pinned for the whole run
         system, compact = await _pinned_system(spec, run_id, here, base, chat, steps, cancel, hooks)
@@ -280,7 +281,7 @@ async def assemble(
             mode=gate,  # a subagent of a run in plan mode plans too
         )
         context = Context(
-            cwd=cwd,
+            cwd=work,
             chat=chat,
             cancel=cancel,
             kernel=kernel,
@@ -327,6 +328,11 @@ async def assemble(
         handle.released()
         if servers is not None:  # the last run to let go closes them, each within its bound
             await servers.release()
+
+
+def workspace(spec: RunSpec, cwd: Path) -> Path:
+    """Where a run works: a subagent's worktree (`RunSpec.worktree`), else its project."""
+    return Path(spec.worktree.path) if spec.worktree is not None else cwd
 
 
 def _hooks(
@@ -469,9 +475,12 @@ async def _confined(
             watched=tuple(map(Path, code)),
         )
         session = spec.session or run_id
-        sandbox = await asyncio.to_thread(made, base.loaded, base.cwd, home(), session)
+        sandbox = await asyncio.to_thread(made, base.loaded, workspace(spec, base.cwd), home(), session)
     except SettingsError as e:
         raise Unassembled(_failed(e)) from e
+    if spec.worktree is not None:  # its worktree and what its commits write; its parent's checkout read-only
+        wt = spec.worktree
+        sandbox = sandbox.showing(*wt.shown).binding(*wt.writable).sealing(*wt.sealed)
     refused = effort_refusal(base.route.api, base.run_settings.reasoning_effort)
     if refused is not None:  # the effort is not sent; the interactive agent shows this once a session
         here.show(run_id, "effort", refused)
@@ -499,7 +508,7 @@ def _gate(
     asker = here.asker  # a person answers asks only where the interactive agent is
     gate = Gate(
         PermissionState(rights.cfg(person=asker is not None, sandbox=sandbox.unavailable is None)),
-        base.cwd,
+        workspace(spec, base.cwd),
         home(),
         asker,
         timeout=rights.ask_timeout_ms / 1000,
@@ -512,6 +521,8 @@ def _gate(
         code=confined.code,
         hooks=confined.hooks,
         reads=reads,
+        # a subagent's worktree lies in the home; its parent's checkout is read-only to it
+        fenced=(Path(spec.worktree.checkout),) if spec.worktree is not None else (),
     )
     if rights.plan:  # said once, as its faces show it
         gate.show_mode("as its parent" if spec.child else "")
@@ -588,7 +599,11 @@ def _tools(
     MCP servers' (`offered`), then only those `--tools` names."""
     tools: dict[str, Tool] = {**BUILTIN, **({ZOOM.name: ZOOM, DATE.name: DATE} if chat is not None else {})}
     if may_spawn:
-        tools |= {SPAWN.name: SPAWN.offering(spec.agents), STOP_CHILD.name: STOP_CHILD}
+        tools |= {
+            SPAWN.name: SPAWN.offering(spec.agents),
+            STOP_CHILD.name: STOP_CHILD,
+            MERGE_CHILD.name: MERGE_CHILD,
+        }
     if spec.child:
         tools[PROGRESS.name] = PROGRESS
     tools[IPYTHON.name] = IPYTHON

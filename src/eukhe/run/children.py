@@ -10,7 +10,10 @@ workflow, so a replay starts nothing twice. Names shown to the model and the
 user: `c<run>.<n>`.
 
 A child starts from the view of the chat at its spawn (its parent's system prompt)
-and logs nothing into the chat. A child spawned as an agent the user defined
+and logs nothing into the chat. One spawned with `isolation: "worktree"` (or as an agent whose
+frontmatter says so) works in a git worktree of its own (`children.worktree`), made by a recorded
+step of its parent's workflow; its task ends that worktree once, as a recorded step, and its
+report tells what it left (its branch, commits and diff) once. A child spawned as an agent the user defined
 (`rules.agent`) has that agent's prompt after its parent's, the tools it names of those
 its parent's run offers, and its model, resolved as `/model` resolves one. Its model
 requests are session requests (H3: only the compactor's yield), so its parent's next turn
@@ -25,6 +28,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from dbos import DBOS
@@ -34,6 +38,7 @@ from eukhe.ai.models import ModelError, resolve
 from eukhe.children.ledger import Ledger
 from eukhe.children.tools import SpawnError
 from eukhe.children.watch import Seen, Watcher
+from eukhe.children.worktree import Worktree, WorktreeError, end_worktree, merge_branch, worktree_of
 from eukhe.ids import name_of
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import agent as agent_rule
@@ -45,8 +50,11 @@ from eukhe.run.steps import Steps
 from eukhe.skills import Agent
 from eukhe.store.reports import Reports
 from eukhe.store.session_runs import CHILD_TASK, IN_FLIGHT
+from eukhe.tools.base import Spawned
 
 ABORT_TOPIC = "abort"  # a parent's cancel or delete of a child, sent to the child's task
+ENDED_WAIT = 30.0
+"""Seconds a child's task waits for its stopped run to end before it ends its worktree."""
 
 
 def task_id(child_id: str) -> str:
@@ -102,16 +110,40 @@ class Children:
     def may_spawn(self) -> bool:
         return self.depth < self.max_depth
 
-    async def spawn(self, prompt: str, model: str | None, agent: Agent | None = None) -> str:
+    @property
+    def workspace(self) -> str:
+        """Where this run works: its worktree, or its project."""
+        return self.spec.worktree.path if self.spec.worktree is not None else self.spec.cwd
+
+    async def spawn(
+        self, prompt: str, model: str | None, agent: Agent | None = None, isolation: str | None = None
+    ) -> Spawned:
         """Start a child and its task (in the run's workflow, not in a step: DBOS
         records both starts, and a replay starts neither again); `agent`: the defined agent
-        it runs as. SpawnError: the agent's model cannot be used (nothing is started)."""
+        it runs as; `isolation`: "worktree" or "none" (None: the agent's own, else none).
+        SpawnError: the agent's model cannot be used, or the worktree asked for cannot be made
+        (nothing is started)."""
         system, tools = self.system, self.spec.tools
         if agent is not None:
             model = model or self.agent_model(agent)
             tools = agent_rule.tools_for(agent.tools, agent.denied, self.offered)
             system = agent_system(self.system, agent)
+        asked = isolation is not None
+        isolated = (
+            isolation if asked else (agent.isolation if agent is not None else "")
+        ) == agent_rule.ISOLATION
         cid = f"{self.run}.c{len(self.spawned) + 1}"
+        wt: Worktree | None = None
+        note = ""
+        if isolated:
+            made = await self.steps.worktree(cid, self.workspace)
+            if "error" in made and asked:
+                raise SpawnError(str(made["error"]))
+            if "error" in made:  # only its agent's default asked: it runs without, and says so
+                note = f"it runs in your checkout, without the worktree its agent asks for: {made['error']}"
+            else:
+                wt = Worktree.of(made)
+                system = "\n\n".join(p for p in (system, wt.prompt()) if p)
         self.spawned.append(cid)
         spec = dataclasses.replace(
             self.spec,
@@ -127,13 +159,21 @@ class Children:
             session_start=None,  # a subagent's run starts no session: its end is a SubagentStop
             agent_type=agent.name if agent is not None else None,  # its SubagentStart/Stop hooks' subject
             permission_mode="plan" if self.mode is not None and self.mode.planning else "default",
+            worktree=wt or self.spec.worktree,  # without one of its own, it works where its parent does
         )
         if model and model.partition("/")[0] != self.spec.model.partition("/")[0]:
             # another provider: its own endpoint, from the settings
             spec = dataclasses.replace(spec, base_url=None, api=None)
-        watch = {"child": cid, "name": name_of(cid), "session": self.session, "stallMs": self.stall_ms}
+        watch: JsonObject = {
+            "child": cid,
+            "name": name_of(cid),
+            "session": self.session,
+            "stallMs": self.stall_ms,
+        }
+        if wt is not None:  # its task ends it, once
+            watch["worktree"] = wt.json()
         await self.steps.start_child(cid, spec, watch)
-        return cid
+        return Spawned(cid, wt.branch if wt is not None else "", note)
 
     def agent_model(self, agent: Agent) -> str:
         """The model a defined agent runs on (`rules.agent.model_for`), its route checked
@@ -163,6 +203,11 @@ class Children:
 
     async def stop(self, cid: str, how: Abort) -> None:
         await DBOS.send_async(task_id(cid), how.value, topic=ABORT_TOPIC)
+
+    async def merge(self, branch: str) -> str:
+        """A subagent's branch merged into where this run works (`children.worktree.merge_branch`: the
+        gate asked first). WorktreeError: why not, the checkout as it was."""
+        return await merge_branch(Path(self.workspace), branch)
 
 
 def configured(settings: JsonMapping) -> list[str]:
@@ -288,7 +333,36 @@ class DurablePort:
         self.here.show(self.cid.rpartition(".c")[0], "child", text)
 
     async def publish(self, state: dict[str, object]) -> None:
-        await DBOS.set_event_async("watch", state)
+        wt = worktree_of(self.spec)  # `eukhe status` names the branch it works on
+        await DBOS.set_event_async("watch", {**state, "branch": wt.branch} if wt is not None else state)
+
+    async def changes(self) -> str:
+        wt = worktree_of(self.spec)
+        if wt is None:
+            return ""
+        name = str(self.spec["name"])
+
+        async def ended() -> str:
+            await _ended(self.cid)  # a stopped run's last command ends before its worktree does
+            try:
+                return (await end_worktree(wt, name)).text()
+            except WorktreeError as e:
+                return f"Changes: its worktree {wt.path} on branch {wt.branch} is kept as it is: {e}."
+
+        return str(await DBOS.run_step_async({"name": "changes"}, ended))
+
+
+async def _ended(cid: str, wait: float = ENDED_WAIT) -> None:
+    """Until the child's run is no longer in flight, `wait` seconds at most."""
+    clock = time.monotonic()
+    while time.monotonic() - clock < wait:
+        try:
+            st = await DBOS.get_workflow_status_async(cid)
+        except Exception:
+            return
+        if st is None or st.status not in IN_FLIGHT:
+            return
+        await asyncio.sleep(0.2)
 
 
 @DBOS.workflow(name=CHILD_TASK)

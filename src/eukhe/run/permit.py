@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from eukhe import waits
 from eukhe.ai.reply import ToolCall
 from eukhe.bash.reader import split
+from eukhe.children.tools import MERGE_CHILD
 from eukhe.json_types import JsonObject
 from eukhe.rules import address, confine
 from eukhe.rules import permission as rule
@@ -135,6 +136,7 @@ class Gate:
     hooks: RunHooks | None = None
     run: str = ""  # the run whose calls it judges, named in its asks
     code: tuple[str, ...] = ()  # what the run loads as code beyond the registry's names (`run.code_paths`)
+    fenced: Sequence[Path] = ()  # a subagent's parent's checkout, when it works in a worktree: read-only
 
     # ------------------------------------------------------------ plan mode
 
@@ -168,7 +170,9 @@ class Gate:
     @functools.cached_property
     def where(self) -> Where:
         """The roots `rules.confine` places a path against, read once."""
-        return where_of(self.workspace, self.home, self.user, tuple(self.writable), self.code)
+        return where_of(
+            self.workspace, self.home, self.user, tuple(self.writable), self.code, tuple(self.fenced)
+        )
 
     def _resolved(self, p: str) -> str:
         full = os.path.expanduser(p)
@@ -229,6 +233,10 @@ class Gate:
             path = self._resolved(str(args.get("path") or "."))
             act = Act.LIST if c.name == "ls" else Act.SEARCH
             return Call(c.name, paths=(path,), reaches=(self._reach(act, path),))
+        if c.name == MERGE_CHILD.name:  # it writes the checkout's files, and its .git: a person asked
+            ws = os.path.realpath(self.workspace)
+            reaches = (self._reach(Act.WRITE, ws), self._reach(Act.WRITE, os.path.join(ws, ".git")))
+            return Call(c.name, paths=(ws,), writes=True, reaches=reaches)
         if c.name.startswith(rule.MCP_PREFIX):  # it may do anything, unless its home server says it reads
             return Call(c.name, writes=c.name not in self.reads)
         if c.name in rule.NETWORK_TOOLS:  # the host its URL names, as the fetch reads it (`tools.web`)

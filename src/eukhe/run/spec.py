@@ -15,7 +15,8 @@ from eukhe.admission import limits_from
 from eukhe.ai.image import Image, ImageError, refusal, takes_images
 from eukhe.ai.listed import LOOK, looking
 from eukhe.ai.models import Route, parse_name, resolve
-from eukhe.children.tools import PROGRESS, SPAWN, STOP_CHILD
+from eukhe.children.tools import MERGE_CHILD, PROGRESS, SPAWN, STOP_CHILD
+from eukhe.children.worktree import Worktree
 from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.mcp.tools import PREFIX as MCP_PREFIX
@@ -63,6 +64,7 @@ TOOLS = (
     DATE.name,
     SPAWN.name,
     STOP_CHILD.name,
+    MERGE_CHILD.name,
     PROGRESS.name,
     EXIT_PLAN_TOOL.name,
     TODO.name,
@@ -162,6 +164,10 @@ class RunSpec:
     # taken by its start, so a replay compares with the same; a subagent's are its parent's, the
     # parent's start its own); None: begun by an earlier eukhe
     instructions: Taken | None = None
+    # a subagent's git worktree (`isolation: "worktree"`): where it works, its sandbox and its
+    # tools bound to it, its parent's checkout read-only; `cwd` stays the project, whose
+    # configuration it runs with. None: it works in `cwd`
+    worktree: Worktree | None = None
     # their bytes, until `run.runtime.start` keeps them in the store's image table: never in the
     # workflow's input (`json` leaves them out), so a store holds each image once
     image_data: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -211,6 +217,8 @@ class RunSpec:
             out["request"] = self.request
         if self.instructions is not None:
             out["instructions"] = self.instructions.json()
+        if self.worktree is not None:
+            out["worktree"] = self.worktree.json()
         return out
 
     @classmethod
@@ -245,6 +253,7 @@ class RunSpec:
             tasks=todo.of_json(spec.get("tasks")),
             request=str(spec.get("request") or ""),
             instructions=Taken.of(spec.get("instructions")),
+            worktree=Worktree.of(spec["worktree"]) if isinstance(spec.get("worktree"), Mapping) else None,
         )
 
     def last_request(self) -> str:

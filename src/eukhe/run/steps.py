@@ -34,6 +34,12 @@ class Steps(Protocol):
         """A subagent's run and its task started, under their ids (`cid`, its task's)."""
         ...
 
+    async def worktree(self, cid: str, project: str) -> JsonObject:
+        """A git worktree for subagent `cid` of the repository that holds `project`
+        (`children.worktree.make_worktree`), as a recorded step (a replay never makes it again): its
+        `Worktree.json`, or {"error": why} when it cannot be made."""
+        ...
+
     async def take(self, key: str, steers: bool, followups: bool) -> list[str]:
         """What waits for the run at the place `key` names (`rules.child.key`), oldest first:
         its subagents' reports, and the person's steers and follow-ups as asked; a recorded

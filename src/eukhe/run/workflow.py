@@ -25,6 +25,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from dbos import DBOS, SetWorkflowID
@@ -33,6 +34,7 @@ from eukhe import fault_injection
 from eukhe.ai.reply import ToolCall
 from eukhe.ai.request import Message
 from eukhe.children.tools import SPAWN, STOP_CHILD
+from eukhe.children.worktree import WorktreeError, make_worktree
 from eukhe.client.client import OwnerError
 from eukhe.client.lease import LeaseStopped
 from eukhe.errors import Code
@@ -322,6 +324,17 @@ class DurableSteps:
         with SetWorkflowID(task_id(cid)):
             await DBOS.start_workflow_async(child_task, watch)
 
+    async def worktree(self, cid: str, project: str) -> JsonObject:
+        """A subagent's worktree made, as a recorded step: its json, or {"error": why}."""
+
+        async def made() -> JsonObject:
+            try:
+                return (await make_worktree(Path(project), home(), cid)).json()
+            except WorktreeError as e:
+                return {"error": str(e)}
+
+        return dict(await DBOS.run_step_async({"name": "worktree"}, made))
+
     async def take(self, key: str, steers: bool, followups: bool) -> list[str]:
         """A take of the run at the place `key` names, as a recorded step (a replay reaches
         the same place and gets what the step recorded). A run with a prompt takes at its
@@ -436,7 +449,7 @@ async def _run(spec: RunSpec, run_id: str, here: ProcessContext, parts: RunParts
         if not placed:
             return RunOutcome(Ending.ANSWERED, answer="", message="no report was waiting")
         prompt, placed = placed[-1], placed[:-1]
-    shadow = Shadow(project_of(parts.config.cwd), home())
+    shadow = Shadow(project_of(parts.context.cwd), home())  # a subagent's worktree, when it has one
     effects = RecordedEffects(
         functools.partial(here.show, run_id),
         in_workflow,

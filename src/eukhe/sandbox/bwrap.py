@@ -13,8 +13,10 @@ A confined command sees, mount after mount (a later mount covers what an earlier
 3. a `/tmp` of the session's own (one host folder a session, so "write /tmp/x, then run it" works
    across calls, and nothing in the host's /tmp is seen);
 4. read-write: the project (workspace-write) and `sandbox.writable`, parents before children; in
-   read-only mode the project read-only, and nothing writable but the /tmp. A hidden folder inside
-   one of them is hidden again;
+   read-only mode the project read-only, and nothing writable but the /tmp; read-only, the folders
+   shown (`shown`: a subagent's parent checkout, when its project is a worktree of its own). A
+   hidden folder inside one of them is hidden again, and one of them that such a folder holds (a
+   worktree in the home, under a checkout that holds the home) shown again over it;
 5. read-only again inside the project: every protected name at any depth (`rules.registry`: a `.git`,
    whose hooks and config run unconfined at the user's next git command; `.eukhe/` and `.mcp.json`,
    what eukhe and its MCP servers run; `.claude/`, whose hooks and agents eukhe runs; git's hooks
@@ -22,8 +24,9 @@ A confined command sees, mount after mount (a later mount covers what an earlier
    exists, as the run's `Guard` found it just before (`eukhe.sandbox.guard`: what the command makes
    of them is removed once it ended, since a bind over a name that does not exist would make it on
    the host);
-6. eukhe's own binds: read-write (the kernel's IPC folder) and read-only (the kernel's Python, when
-   a hidden folder holds it);
+6. eukhe's own binds: read-write (the kernel's IPC folder; a subagent's worktree's parts of the
+   repository's `.git`), files read-only again inside them (`sealed`), and read-only (the kernel's
+   Python, when a hidden folder holds it);
 7. last, hidden again wherever a bind shows them (the project is the user's home, or holds it, or
    `sandbox.writable` names a folder above one): the user's secret places and the system's
    (`rules.confine.SECRET_PLACES`, `SYSTEM_SECRETS`: `masked`), an empty tmpfs over a folder and
@@ -103,6 +106,11 @@ class Sandbox:
     `watched`: the folders the run's settings and git name for it to load (read-only as the
     protected names are); `masked`: the secret places to hide wherever a bind shows them.
 
+    `shown`: folders shown read-only as the project is shown, before eukhe's own binds (a
+    subagent's parent checkout, whose `.git` parts its commits write are among `binds`);
+    `sealed`: files read-only again inside `binds` (where such a worktree's own folder in the
+    repository says where its repository is and what configuration it reads).
+
     `guard`, the run's watch over the protected names (`eukhe.sandbox.guard`), made with it and
     shared by every copy `outside`, `binding` and `reading` make."""
 
@@ -119,6 +127,8 @@ class Sandbox:
     confined: bool = True
     watched: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()
+    shown: tuple[Path, ...] = ()
+    sealed: tuple[Path, ...] = ()
     guard: Guard = field(default_factory=Guard, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -255,6 +265,14 @@ class Sandbox:
         """This sandbox with `paths` read-write (eukhe's own folders, such as the kernel's IPC)."""
         return dataclasses.replace(self, binds=(*self.binds, *paths))
 
+    def showing(self, *paths: Path) -> Sandbox:
+        """This sandbox with `paths` shown read-only, under eukhe's own binds (`binding`)."""
+        return dataclasses.replace(self, shown=(*self.shown, *paths))
+
+    def sealing(self, *paths: Path) -> Sandbox:
+        """This sandbox with `paths` read-only again inside its own binds (`binding`)."""
+        return dataclasses.replace(self, sealed=(*self.sealed, *paths))
+
     def reading(self, *paths: Path) -> Sandbox:
         """This sandbox with `paths` readable even where a hidden folder holds them."""
         return dataclasses.replace(self, readable=(*self.readable, *paths))
@@ -354,12 +372,16 @@ def argv(
         own = [(project, "--ro-bind")]
     else:
         own = [(project, "--bind"), *((_real(p), "--bind-try") for p in box.writable)]
+    own += [(p, "--ro-bind") for p in _folders(box.shown) if p != project]
     own.sort(key=lambda pair: pair[0].count("/"))  # parents first: a child's mount stays on top
     for path, how in own:
         out += [how, path, path]
     again = [h for h in hidden if any(_strictly_under(h, path) for path, _ in own)]
     for h in _outermost(again):
         out += ["--tmpfs", h]
+    for path, how in own:  # one a hidden folder holds, shown again over it
+        if any(_strictly_under(path, h) for h in again):
+            out += [how, path, path]
 
     if box.mode != READ_ONLY:
         writable = {_real(p) for p in box.writable}
@@ -374,6 +396,9 @@ def argv(
 
     for b in box.binds:
         out += ["--bind", _real(b), _real(b)]
+    for f in box.sealed:  # a file that exists only: a bind over a missing one would make it
+        if os.path.lexists(f):
+            out += ["--ro-bind", _real(f), _real(f)]
     for r in _folders(box.readable):
         mine = any(_under(r, path) for path, _ in own) and not any(_under(r, h) for h in again)
         if not mine and any(_under(r, h) for h in [*hidden, "/tmp"]):  # else in sight already

@@ -125,6 +125,7 @@ class _Loader:
                 tools=checked.tools,
                 denied=checked.denied,
                 model=checked.model,
+                isolation=checked.isolation,
             )
         )
 
@@ -164,9 +165,10 @@ def listing(agents: Sequence[Agent], diagnostics: Sequence[Diagnostic]) -> list[
     for a in agents:
         tools = "its parent's" if a.tools is None else ", ".join(a.tools) or "none"
         denied = f" (less {', '.join(a.denied)})" if a.denied else ""
+        alone = f" · isolation: {a.isolation}" if a.isolation else ""
         out += [
             f"{a.name}: {a.description}",
-            f"  tools: {tools}{denied} · model: {a.model or 'inherit'} · {a.source}: {a.path}",
+            f"  tools: {tools}{denied} · model: {a.model or 'inherit'}{alone} · {a.source}: {a.path}",
         ]
     for d in diagnostics:
         out.append(f"not loaded: {d.path}: {d.error}")

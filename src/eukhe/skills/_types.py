@@ -58,7 +58,8 @@ class Agent:
     """A subagent the user defined: its name, description and prompt (its file's body),
     the file it came from and where (`project` or `user`), the tools it names (eukhe's
     names; None: its parent's), those it denies, and its model as written (None: its
-    parent's). `json`/`of`: as a run's spec carries it."""
+    parent's), and its `isolation` ("worktree": it works in a git worktree of its own unless
+    the spawn says otherwise; "": none). `json`/`of`: as a run's spec carries it."""
 
     name: str
     description: str
@@ -68,6 +69,7 @@ class Agent:
     tools: tuple[str, ...] | None = None
     denied: tuple[str, ...] = ()
     model: str | None = None
+    isolation: str = ""
 
     def json(self) -> JsonObject:
         out: JsonObject = {
@@ -83,6 +85,8 @@ class Agent:
             out["denied"] = list(self.denied)
         if self.model is not None:
             out["model"] = self.model
+        if self.isolation:
+            out["isolation"] = self.isolation
         return out
 
     @classmethod
@@ -97,4 +101,5 @@ class Agent:
             tools=None if tools is None else tuple(map(str, tools)),
             denied=tuple(map(str, d.get("denied") or ())),
             model=None if d.get("model") is None else str(d["model"]),
+            isolation=str(d.get("isolation") or ""),
         )

@@ -28,7 +28,17 @@ if TYPE_CHECKING:  # types only: the sandbox and the skills load with the tools 
     from eukhe.sandbox.bwrap import Sandbox
     from eukhe.skills import Agent
 
-__all__ = ["BackgroundJobs", "Context", "Limits", "Result", "Tool", "call", "describe", "validate"]
+__all__ = [
+    "BackgroundJobs",
+    "Context",
+    "Limits",
+    "Result",
+    "Spawned",
+    "Tool",
+    "call",
+    "describe",
+    "validate",
+]
 
 
 @dataclass(frozen=True)
@@ -100,8 +110,18 @@ class BackgroundJobs(Protocol):
     async def kill(self, job_id: str, cancel: asyncio.Event) -> str: ...
 
 
+@dataclass(frozen=True)
+class Spawned:
+    """A subagent started: its run's `id`, the branch of its worktree ("": it has none), and
+    what else its spawn says (`note`: an agent's isolation it runs without, and why)."""
+
+    id: str
+    branch: str = ""
+    note: str = ""
+
+
 class Subagents(Protocol):
-    """What `spawn`, `progress` and `stop_child` ask of the run's subagents
+    """What `spawn`, `progress`, `stop_child` and `merge_child` ask of the run's subagents
     (`run.children.Children` gives it)."""
 
     @property
@@ -110,10 +130,13 @@ class Subagents(Protocol):
     def spawned(self) -> list[str]: ...
     @property
     def may_spawn(self) -> bool: ...
-    async def spawn(self, prompt: str, model: str | None, agent: Agent | None = None) -> str: ...
+    async def spawn(
+        self, prompt: str, model: str | None, agent: Agent | None = None, isolation: str | None = None
+    ) -> Spawned: ...
     def agent_fallback(self, agent: Agent) -> str: ...
     def note(self, text: str) -> bool: ...
     async def stop(self, cid: str, how: Abort) -> None: ...
+    async def merge(self, branch: str) -> str: ...
 
 
 @dataclass

@@ -287,11 +287,13 @@ def where_of(
     user: Path,
     writable: tuple[Path, ...] = (),
     code: tuple[str, ...] = (),
+    fenced: tuple[Path, ...] = (),
 ) -> Where:
     """The roots `rules.confine` places a path against, read now: each resolved, and where
     the links among eukhe's own files lead (the home's entries; `.eukhe`, its settings and
     `.mcp.json` from the workspace up to its repository's root); `code`: what the run loads
-    as code beyond the registry's names (`run.code_paths`)."""
+    as code beyond the registry's names (`run.code_paths`); `fenced`: a subagent's parent's
+    checkout, read-only to it, whose workspace, its worktree, the home lends it."""
     real = os.path.realpath
     try:
         names = sorted(os.listdir(home))[:MAX_OWN]
@@ -305,7 +307,11 @@ def where_of(
         if os.path.lexists(folder / ".git"):
             break
     kept = tuple(dict.fromkeys(own))
-    return Where(real(workspace), real(home), real(user), tuple(real(w) for w in writable), kept, code)
+    ws, hm = real(workspace), real(home)
+    lent = ws if fenced and ws != hm and ws.startswith(hm.rstrip("/") + "/") else ""
+    kept = tuple(k for k in kept if not (lent and (k == lent or k.startswith(lent + "/"))))
+    fences = tuple(real(f) for f in fenced)
+    return Where(ws, hm, real(user), tuple(real(w) for w in writable), kept, code, fences, lent)
 
 
 def standalone(cwd: Path, home: Path, user: Path) -> Check:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from eukhe.ai.effort import effort_refusal
 from eukhe.ai.models import ModelError
+from eukhe.children.worktree import session_branches
 from eukhe.display import provider_line
 from eukhe.errors import Code, EukheError
 from eukhe.events import event
@@ -183,7 +184,17 @@ async def _fork(s: AgentSession, arg: str) -> list[str]:
     return [
         f"forked session {old} after its run {upto}: this is session {new}",
         *(await durable.sessions.transcript(new)).lines(),
+        *await _branches(s, old, 1, f"the fork shares them with session {old}; its reports name them"),
     ]
+
+
+async def _branches(s: AgentSession, session: str, first: int, said: str) -> list[str]:
+    """The branches of the session's subagents in worktrees from run `first` on, kept as they
+    are (`said`: why); none, nothing said."""
+    got = await session_branches(s.cwd, session, first)
+    if not got:
+        return []
+    return [f"the branches of its subagents from run {first} on are kept ({said}): {', '.join(got)}"]
 
 
 REWIND_PARTS = ("files", "conversation", "both")
@@ -219,6 +230,7 @@ async def _rewind(s: AgentSession, arg: str) -> list[str]:
         else:
             ended = f"run {first}" if first == last else f"runs {first} to {last}"
             out.append(f"the conversation: {ended} would end in this session's transcript")
+    out += await _branches(s, s.id, first, "a rewind deletes none")
     if not yes:
         out.append(f"/rewind {first} {part} yes applies it")
     return out
