@@ -36,6 +36,7 @@ from eukhe.run.runtime import Runtime
 from eukhe.run.spec import RunSpec
 from eukhe.skills import Agent
 from eukhe.store import durable, session_runs
+from eukhe.tools import Spawned
 
 
 def script(n: int) -> list[dict[str, Any]]:
@@ -103,10 +104,14 @@ def main() -> None:
         spawn = children.Children.spawn
 
         async def timed(
-            self: children.Children, prompt: str, model: str | None, agent: Agent | None = None
-        ) -> str:
+            self: children.Children,
+            prompt: str,
+            model: str | None,
+            agent: Agent | None = None,
+            isolation: str | None = None,
+        ) -> Spawned:
             started[int(prompt.split()[1])] = time.perf_counter()
-            return await spawn(self, prompt, model, agent)
+            return await spawn(self, prompt, model, agent, isolation)
 
         children.Children.spawn = timed  # type: ignore[method-assign]
         stop = threading.Event()

@@ -14,7 +14,7 @@ from eukhe.ai.faux import FauxServer, parse
 from tests.proc import eukhe
 
 BIG = "the same line of the big file, again and again\n" * 200  # ~9 600 bytes
-WINDOW = 24_000  # the first request fits (the tools take ~7 KB); the one that carries BIG twice does not
+WINDOW = 30_000  # the first request fits (the tools take ~13 KB); the one that carries BIG twice does not
 
 
 def script() -> dict[str, Any]:

@@ -94,12 +94,14 @@ class Term:
         return done.stdout.replace(";", " ").split()
 
     def screen(self) -> str:
-        """The visible screen, wrapped lines joined."""
-        return self._tmux("capture-pane", "-p", "-J", "-t", "0")
+        """The visible screen, wrapped lines joined, each line's trailing blanks dropped (a
+        styled row is padded to the width with them, or not, as a frame was drawn)."""
+        return _trimmed(self._tmux("capture-pane", "-p", "-J", "-t", "0"))
 
     def history(self) -> str:
-        """Everything the terminal shows and showed (its scrollback too), wrapped lines joined."""
-        return self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "0")
+        """Everything the terminal shows and showed (its scrollback too), wrapped lines joined,
+        trailing blanks dropped."""
+        return _trimmed(self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "0"))
 
     def until(self, what: str, ok: Callable[[str], bool] | None = None, wait: float = WAIT) -> str:
         """Wait until the screen and its scrollback hold `what` (or `ok` of them holds);
@@ -143,6 +145,10 @@ class Term:
 
 def _quoted(s: str) -> str:
     return "'" + s.replace("'", "'\\''") + "'"
+
+
+def _trimmed(text: str) -> str:
+    return "\n".join(line.rstrip(" ") for line in text.split("\n"))
 
 
 def screenshots() -> Path | None:
