@@ -6,6 +6,8 @@ stopped with `job_kill`; one left running ends with the session; one running whe
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,8 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.jobs import listing
 from eukhe.jobs.record import jobs_root, read_meta
 from eukhe.jobs.tree import marked
-from tests.proc import eukhe, messages
+from eukhe.rules import job as rule
+from tests.proc import eukhe, messages, start, until
 
 TICKS = "for i in $(seq 1 100000); do echo tick $i; sleep 0.1; done"
 
@@ -113,3 +116,38 @@ def test_a_subagents_jobs_end_when_it_reports(tmp_path: Path) -> None:
     events = [json.loads(line) for line in done.stdout.splitlines()]
     [ended] = [e for e in events if e["type"] == "notice" and "background job job-1" in e["text"]]
     assert ".c" in ended["run"] and "ended: its session ended" in ended["text"], ended
+
+
+STUBBORN = (
+    "trap '' TERM; (trap '' TERM; setsid bash -c 'trap \"\" TERM; while :; do sleep 1; done' &); "
+    "(trap '' TERM; sleep 1000 &); while :; do sleep 1; done"
+)
+
+
+def test_eight_jobs_end_when_the_run_and_the_owner_are_killed(tmp_path: Path) -> None:
+    """Eight jobs whose children ignore SIGTERM (one left its session); `eukhe run` and the
+    home's owner killed with SIGKILL: within the rule's bound none of their processes is left."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))
+    calls = [{"name": "bash", "arguments": {"command": STUBBORN, "run_in_background": True}, "id": f"b{n}"}
+             for n in range(8)]  # fmt: skip
+    script = [
+        {"when": "start them", "results": 0, "calls": calls},
+        {"when": "start them", "results": 8, "text": "never", "stallAfter": 0},
+    ]
+    with FauxServer(parse(script)) as server:
+        p = start("run", "--model", "vllm/m", "--base-url", server.url, "start them", cwd=tmp_path, home=home)
+        try:
+            until("eight jobs", lambda: sum(1 for r in server.seen if r.method == "POST") >= 2)
+            marks = [mark_of(tmp_path, f"job-{n}") for n in range(1, 9)]
+            until("their processes", lambda: all(len(marked(m)) >= 4 for m in marks))
+            owner = json.loads((home / "owner.json").read_text())["pid"]
+            os.kill(owner, signal.SIGKILL)
+            p.send_signal(signal.SIGKILL)
+            p.wait(30)
+            began = time.monotonic()
+            until("every job's process gone", lambda: not any(marked(m) for m in marks), 10)
+            assert time.monotonic() - began < rule.END_BOUND_S + 2
+        finally:
+            p.kill()
