@@ -27,7 +27,11 @@ def script(rounds: int) -> list[dict[str, object]]:
     def read(r: int) -> dict[str, object]:
         return {"results": r, "calls": [{"name": "read", "arguments": {"path": f"notes{r}.txt"}}]}
 
-    return [*(read(r) for r in range(rounds)), {"results": rounds, "text": "done"}]
+    summaries = [  # the chat's compactor, which the session model serves (no auxiliaryModel)
+        {"when": "Compress this message", "results": 0, "text": "a short summary line."},
+        {"when": "Merge these two", "results": 0, "text": "a merged summary line."},
+    ]
+    return [*summaries, *(read(r) for r in range(rounds)), {"results": rounds, "text": "done"}]
 
 
 def start(url: str, cwd: Path, home: Path, n: int) -> subprocess.Popen[bytes]:
