@@ -23,7 +23,6 @@ Every git call has a deadline; none runs a hook of the project's (`core.hooksPat
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import os
@@ -37,7 +36,6 @@ from eukhe.errors import Code, EukheError
 from eukhe.json_types import JsonMapping, JsonObject
 from eukhe.rules import child
 from eukhe.rules.child import Kept
-from eukhe.rules.wait import End
 
 __all__ = [
     "DEADLINE",
@@ -233,26 +231,14 @@ async def git(
     folders given (`Worktree.pinned`). WorktreeError: it failed (its last line of stderr) or
     did not end in time (killed)."""
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git", *NO_HOOKS, *args,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            cwd=cwd, env=_env(pinned), start_new_session=True,
-        )  # fmt: skip
+        got = await waits.ran(["git", *NO_HOOKS, *args], cwd, _env(pinned), deadline)
     except OSError as e:
         raise WorktreeError(f"git {args[0]} could not be started in {cwd}: {e.strerror or e}") from e
-    clock = waits.LoopClock()
-    raced = await waits.race(proc.communicate(), clock.now() + deadline, None, clock, grace=0.0)
-    if raced.end is not End.EVENT or raced.error is not None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 9)
-        await proc.wait()
+    if got is None:
         raise WorktreeError(f"git {args[0]} in {cwd} did not end within {deadline:g} s")
-    out, err = raced.result()
-    if proc.returncode not in ok:
-        said = err.decode("utf-8", "replace").strip().splitlines()
-        why = next((s for s in said if s.startswith(("fatal:", "error:"))), said[-1] if said else "")
-        raise WorktreeError(f"git {args[0]} in {cwd} failed: {why or f'exit code {proc.returncode}'}")
-    return bytes(out).decode("utf-8", "replace")
+    if got.code not in ok:
+        raise WorktreeError(f"git {args[0]} in {cwd} failed: {got.why()}")
+    return got.out.decode("utf-8", "replace")
 
 
 async def _top(project: Path) -> Path:

@@ -33,7 +33,6 @@ from pathlib import Path
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
-from eukhe.rules.wait import End
 from eukhe.tools.reach import beneath
 from eukhe.tools.search.walk import Walked, walk
 
@@ -116,23 +115,14 @@ class Shadow:
         given: bytes = b"",
     ) -> bytes:
         """`git ARGS` with `given` on its standard input, within the deadline; its stdout, raw."""
-        proc = await asyncio.create_subprocess_exec(
-            "git", *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            cwd=self.project, env=self._env(index), start_new_session=True, umask=0o077 if private else -1,
-        )  # fmt: skip
-        clock = waits.LoopClock()
-        raced = await waits.race(proc.communicate(given), clock.now() + self.deadline, None, clock, grace=0.0)
-        if raced.end is not End.EVENT or raced.error is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 9)
-            await proc.wait()
+        umask = 0o077 if private else -1
+        got = await waits.ran(["git", *args], self.project, self._env(index), self.deadline, given, umask)
+        if got is None:
             raise CheckpointError(f"git {args[0]} did not end within {self.deadline:g} s")
-        out, err = raced.result()
-        if proc.returncode not in ok:
-            why = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        if got.code not in ok:
+            why = got.err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {got.code}"]
             raise CheckpointError(f"git {args[0]} failed: {why[0]}")
-        return bytes(out)
+        return got.out
 
     async def _ready(self) -> None:
         if not (self.git_dir / "HEAD").exists():

@@ -10,12 +10,15 @@ Deadlines are absolute times on a `Clock`: `LoopClock` is the event loop's,
 from eukhe.waits._clock import Clock, LoopClock, ManualClock
 from eukhe.waits._ctrl_c import on_ctrl_c
 from eukhe.waits._race import Raced, race
+from eukhe.waits._ran import Ran, ran
 
 __all__ = [
     "Clock",
     "LoopClock",
     "ManualClock",
     "Raced",
+    "Ran",
     "on_ctrl_c",
     "race",
+    "ran",
 ]
