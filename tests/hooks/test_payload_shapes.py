@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from eukhe.ai.reply import ToolCall
+from eukhe.hooks import payload
 from eukhe.hooks.config import Hook, Hooks, Matcher
 from eukhe.json_types import JsonObject
 from eukhe.rules import hook as rule
@@ -187,6 +188,28 @@ def test_each_tools_response_has_its_own_shape_after_a_real_call(tmp_path: Path)
     assert hunk["lines"] == ["-hello", "+hello, world"] and hunk["oldStart"] == 1
     assert got["Read"]["tool_response"]["file"]["content"] == "hello, world"
     assert got["Read"]["tool_response"]["file"]["totalLines"] == 1
+
+
+def test_glob_and_todo_answers_have_the_shapes_claude_codes_sessions_record(tmp_path: Path) -> None:
+    """Glob and TodoWrite, as the real Claude Code sessions of the import's fixtures record
+    their answers: Glob's paths found and counted, TodoWrite's list in its own words."""
+    fired = Fired(tmp_path)
+    (tmp_path / "file.txt").write_text("hello\n")
+    c, content, error = ran(tmp_path, "glob", {"pattern": "*.txt"})
+    assert not error, content
+    got = fired.read(lambda h: h.post_tool(c, content, False))
+    compare("PostToolUse-Glob", got)
+    assert got["tool_response"]["filenames"] == [str(tmp_path / "file.txt")]
+    assert got["tool_response"]["numFiles"] == 1 and got["tool_response"]["truncated"] is False
+    items = [{"text": "read the notes", "state": "done"}, {"text": "write the fix", "state": "in_progress"}]
+    todo = payload.tool_response("todo", {"items": items}, "the list", False, tmp_path)
+    assert todo == {
+        "oldTodos": [],
+        "newTodos": [
+            {"content": "read the notes", "status": "completed", "activeForm": "read the notes"},
+            {"content": "write the fix", "status": "in_progress", "activeForm": "write the fix"},
+        ],
+    }
 
 
 def test_a_failed_call_fires_post_tool_use_failure_with_its_error(tmp_path: Path) -> None:

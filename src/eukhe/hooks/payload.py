@@ -199,9 +199,40 @@ def tool_response(tool: str, arguments: JsonMapping, content: str, error: bool, 
         return _edit(arguments, where, content)
     if tool == "read" and not error:
         return _read(where, content)
+    if tool == "glob" and not error:
+        return _glob(content, cwd / path if isinstance(path, str) else cwd)
+    if tool == "todo" and not error:
+        return _todos(arguments)
     if tool.startswith("mcp__"):
         return [{"type": "text", "text": content}]
     return {"content": content, "is_error": error}
+
+
+def _glob(content: str, under: Path) -> JsonObject:
+    """Glob's answer as Claude Code's sessions record it: the paths found (absolute: eukhe names
+    those under the folder searched from it), how many, whether the list was cut (eukhe's note
+    in brackets says so)."""
+    lines = [] if content.startswith("no file under '") else content.split("\n")
+    found: list[JsonValue] = [str(under / line) for line in lines if line and not line.startswith("[")]
+    cut = any(line.startswith("[") for line in lines)
+    return {"filenames": found, "durationMs": 0, "numFiles": len(found), "truncated": cut}
+
+
+_TODO_STATES = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+
+
+def _todos(arguments: JsonMapping) -> JsonObject:
+    """TodoWrite's answer as Claude Code's sessions record it: the list written, each item's
+    content, status (Claude Code's words: `completed` for eukhe's `done`) and active form.
+    eukhe keeps no list from before in the call: `oldTodos` is empty."""
+    items = arguments.get("items")
+    new: list[JsonValue] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            text = str(item.get("text") or "")
+            state = _TODO_STATES.get(str(item.get("state") or ""), "pending")
+            new.append({"content": text, "status": state, "activeForm": text})
+    return {"oldTodos": [], "newTodos": new}
 
 
 def response_fields(tool: str, arguments: JsonMapping, content: str, error: bool, cwd: Path) -> JsonObject:
