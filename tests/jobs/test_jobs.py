@@ -12,15 +12,16 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from eukhe.jobs import listing, stop, sweep
+from eukhe.jobs import listing, record, stop, sweep
 from eukhe.jobs.holder import Jobs, Scope
 from eukhe.jobs.record import jobs_root, read_meta, read_output, read_state
-from eukhe.jobs.tree import HOLD, marked
+from eukhe.jobs.tree import HOLD, cgroup_for, marked
 from eukhe.rules import job as rule
 
 # a job whose shell and three children ignore SIGTERM; one child leaves its session (setsid)
@@ -205,3 +206,62 @@ def test_the_owners_next_start_ends_what_dead_holders_and_keepers_left(tmp_path:
     assert done.returncode == 0, done.stderr
     _until(lambda: not _all_marked(home), rule.END_BOUND_S + 10, "the owner's sweep")
     _until(lambda: "its holder died; ended" in owner_log(home), 5, "the owner to say so")
+
+
+def test_a_filter_that_backtracks_without_end_never_holds_the_look(tmp_path: Path) -> None:
+    """A hostile model's filter, `(a+)+$` over a line of 40 a's and a b, would hold Python's
+    `re` for ages, and the run's loop with it: the look answers within its bound, says why,
+    and reads nothing; a pattern that does not compile is said the same way."""
+
+    async def go() -> tuple[str, str, str]:
+        scope = _scope(tmp_path)
+        cmd = "printf 'a%.0s' $(seq 40); echo b; echo tick 1; echo tick 12"
+        jid = await scope.start(["bash", "-c", cmd], cmd, tmp_path, dict(os.environ), None)
+        _until(
+            lambda: (s := read_state(jobs_root(tmp_path) / jid)) is not None and rule.ended(s.job),
+            10,
+            "its end",
+        )
+        said: list[str] = []
+        for pattern in ("(a+)+$", "("):
+            try:
+                await scope.output(jid, pattern)
+            except Exception as e:
+                said.append(str(e))
+        return said[0], said[1], await scope.output(jid, "tick 1$")
+
+    done: list[tuple[str, str, str]] = []
+    t = threading.Thread(target=lambda: done.append(asyncio.run(go())), daemon=True)
+    t.start()
+    t.join(30)
+    assert done, "the look did not answer within 30 s"
+    slow, wrong, kept = done[0]
+    assert slow.startswith("the filter '(a+)+$' cannot be used") or "did not end within" in slow, slow
+    assert wrong.startswith("the filter '(' cannot be used: missing closing parenthesis"), wrong
+    assert kept.startswith("tick 1\n[job job-1: ended")  # the failed filters read nothing
+
+
+def test_a_record_naming_another_cgroup_never_has_it_killed(tmp_path: Path) -> None:
+    """A job's files, rewritten (its processes outside the sandbox can write them) to name
+    another cgroup: the owner's sweep ends the job's own processes, never that cgroup's."""
+    victim_group = cgroup_for(f"victim-{os.getpid()}")
+    if victim_group is None:
+        pytest.skip("this user may make no cgroup here (cgroup v2): the sweep then names none")
+    victim = subprocess.Popen(
+        ["sleep", "60"], preexec_fn=lambda: (victim_group / "cgroup.procs").write_text("0")
+    )
+    try:
+        folder = jobs_root(tmp_path) / "job-1"
+        folder.mkdir(parents=True)
+        gone = record.Identity(2**22 + 1, 1)  # a holder that is not alive
+        record.write_meta(folder, record.Meta("job-1", "x", str(tmp_path), "s", "s/1", time.time(),
+                                              time.monotonic(), 60.0, gone, "job-1.hostile"))  # fmt: skip
+        record.write_state(
+            folder, record.State(rule.started(time.monotonic(), 60.0), None, str(victim_group))
+        )
+        said = sweep(tmp_path)
+        assert victim.poll() is None, said
+    finally:
+        victim.kill()
+        victim.wait()
+        victim_group.rmdir()

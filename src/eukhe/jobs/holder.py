@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import secrets
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eukhe import waits
 from eukhe.home import HomeError, home, private_dir
 from eukhe.humanize import clipped
 from eukhe.jobs import record, tree
@@ -183,20 +183,13 @@ class Jobs:
         """What it printed since the last look (`rules.job.output_view`), only the lines that
         match `pattern` when one is given, and whether it still runs, or why it ended."""
         held = self.find(job_id, scope)
-        matcher = None
-        if pattern:
-            try:
-                matcher = re.compile(pattern)
-            except re.error as e:
-                raise JobError(f"the filter {pattern!r} is not a regular expression: {e}") from e
         await held.close_window()
         state = held.state()
         out = record.read_output(held.folder)
         view, after = rule.output_view(rule.Output(out.kept, out.start, held.seen))
-        held.seen = after.seen
-        text = view.data.decode("utf-8", errors="replace")
-        if matcher is not None:
-            text = "".join(line for line in text.splitlines(keepends=True) if matcher.search(line))
+        data = await _filtered(view.data, pattern, held.folder) if pattern else view.data
+        held.seen = after.seen  # a filter that failed read nothing
+        text = data.decode("utf-8", errors="replace")
         lines = [text if text else "(no new output)"]
         if view.note:
             lines.append(view.note)
@@ -235,6 +228,29 @@ class Jobs:
     async def close(self) -> None:
         """This process ends: every job it holds ends with it (its keepers would see it anyway)."""
         await self.end([h for h in self.of() if not h.ended()], rule.Why.HOLDER_DIED)
+
+
+FILTER_S = 5.0
+"""Seconds a look's filter may take: the model's pattern is matched by another process, killed
+past them (a pattern that backtracks without end never holds the run)."""
+
+
+async def _filtered(data: bytes, pattern: str, cwd: Path) -> bytes:
+    """The lines of `data` that `pattern` (a Perl-style regular expression, as Claude Code's
+    filter is) matches, by `grep -P` in a process of its own: its backtracking is bounded by
+    PCRE's limit and its time by FILTER_S. JobError: a pattern that does not compile, or that
+    could not be matched in time."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
+    try:
+        got = await waits.ran(["grep", "-P", "-a", "--", pattern], cwd, env, FILTER_S, data)
+    except OSError as e:
+        raise JobError(f"the filter could not be run (grep -P): {e.strerror or e}") from e
+    if got is None:
+        raise JobError(f"the filter {pattern!r} did not end within {FILTER_S:g} s: give a simpler one")
+    if got.code > 1:  # 1: no line matched
+        why = got.err.decode("utf-8", "replace").strip().removeprefix("grep: ") or f"exit code {got.code}"
+        raise JobError(f"the filter {pattern!r} cannot be used: {why}")
+    return got.out
 
 
 def _new_folder(root: Path) -> Path:

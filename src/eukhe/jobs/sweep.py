@@ -56,7 +56,10 @@ def _orphans(root: Path) -> list[_Orphan]:
         if state.keeper is not None and record.alive(state.keeper):  # its keeper ends it too
             with contextlib.suppress(OSError):
                 os.kill(state.keeper.pid, signal.SIGTERM)
-        cgroup = Path(state.cgroup) if state.cgroup else None
+        # only the cgroup its keeper made (named by its mark): a record that names another
+        # (a process of the job outside the sandbox may write its folder) is not killed whole
+        named = state.cgroup is not None and Path(state.cgroup).name == f"eukhe-{meta.mark}"
+        cgroup = Path(state.cgroup) if named and state.cgroup else None
         found.append(_Orphan(folder, meta, state, Tree(meta.mark, cgroup, None)))
     return found
 

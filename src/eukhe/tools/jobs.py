@@ -25,7 +25,7 @@ class JobOutput:
         "Read what a background job (started by bash with run_in_background) printed since your last "
         "look, the latest part when it printed much (what was cut is said), and whether it still runs, "
         "or why it ended and its exit status. `filter`: a regular expression; only the lines that match "
-        "are shown (the rest of what came is still counted as read)."
+        "are shown (the rest of what came is still counted as read; Perl-style, as grep -P reads it)."
     )
     schema: ClassVar[JsonObject] = {
         "type": "object",
