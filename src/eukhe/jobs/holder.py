@@ -225,10 +225,6 @@ class Jobs:
             for h in running
         ]
 
-    async def close(self) -> None:
-        """This process ends: every job it holds ends with it (its keepers would see it anyway)."""
-        await self.end([h for h in self.of() if not h.ended()], rule.Why.HOLDER_DIED)
-
 
 FILTER_S = 5.0
 """Seconds a look's filter may take: the model's pattern is matched by another process, killed
