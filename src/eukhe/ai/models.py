@@ -10,6 +10,7 @@ says what to set.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -128,23 +129,42 @@ def provider_for(r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRET
 
 
 class OnFirstRequest:
-    """A route's adapter, made at its first request: a process that may never ask through
-    it (the owner, whose chat most often builds its lines without a model) loads no SDK
-    (the OpenAI SDK is 0.3 s and 30 MB) and opens no client until it does."""
+    """A route's adapter, made at its first request (or `made` ahead): a process that may
+    never ask through it (the owner, whose chat most often builds its lines without a model)
+    loads no SDK (the OpenAI SDK is 0.3 s and 30 MB) and opens no client until it does. It is
+    made in a thread: the SDK's import never holds the loop (the owner's, which answers
+    every run of the home)."""
 
     def __init__(self, r: Route, timeout: float = 600.0, redact: Redaction = NO_SECRETS) -> None:
         self.route, self.timeout, self.redact = r, timeout, redact
         self.name = r.provider
         self.made: Provider | None = None
+        self._making: asyncio.Future[Provider] | None = None
 
-    def stream(self, request: Request) -> AsyncIterator[Event]:
+    def make(self) -> asyncio.Future[Provider]:
+        """The adapter, made once, off the loop: started by the first call, shared by every
+        later one (the owner calls it as soon as it learns the route, before a line needs it)."""
+        if self._making is None:
+            self._making = asyncio.ensure_future(
+                asyncio.to_thread(provider_for, self.route, self.timeout, self.redact)
+            )
+            # a route that cannot be made fails the request that asks through it, with its
+            # cause; one made ahead and never asked through fails nothing
+            self._making.add_done_callback(lambda f: f.cancelled() or f.exception())
+        return self._making
+
+    async def stream(self, request: Request) -> AsyncIterator[Event]:
         if self.made is None:
-            self.made = provider_for(self.route, self.timeout, self.redact)
-        return self.made.stream(request)
+            self.made = await self.make()
+        async for event in self.made.stream(request):
+            yield event
 
     async def close(self) -> None:
-        if self.made is not None:
-            await self.made.close()
+        making = self._making
+        if making is not None and not making.done():
+            making.cancel()  # the thread's import ends on its own; nothing waits for it
+        elif making is not None and not making.cancelled() and making.exception() is None:
+            await making.result().close()
 
 
 def resolve(

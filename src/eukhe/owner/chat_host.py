@@ -138,7 +138,7 @@ class ChatHost:
 
     def _compactor(self, memory: Local) -> None:
         """The compactor asks the last route a request named (none yet: lines that need
-        no model only)."""
+        no model only); its adapter made ahead once the chat may ask it."""
         route = self._route
         if not route:
             return
@@ -146,6 +146,11 @@ class ChatHost:
         key = dataclasses.astuple(r)
         if key not in self._providers:
             self._providers[key] = OnFirstRequest(r, redact=self.redact)
+        if memory.chat.may_ask():
+            # its SDK imported now, in a thread, while the runs work: not by the first line
+            # that needs a model, which a turn may be waiting for; an owner of short chats
+            # loads none
+            self._providers[key].make()
         if self._asks != key:
             memory.chat.ask = asker(self._providers[key], self.registry)
             memory.chat.model = r.model
@@ -194,6 +199,7 @@ class ChatHost:
                     return {"logged": len(entries), "new": 0, "handed": True}
                 before = await memory.total()
                 logged = await memory.log(entries)
+                self._compactor(memory)  # these messages may be the ones that make it ask
                 return {"logged": logged, "new": await memory.total() - before}
             case RequestKind.ZOOM:
                 return {"text": await memory.zoom(int(req["message"]), int(req["n"]))}
