@@ -83,6 +83,13 @@ def test_a_warm_template_of_another_uid_is_sent_nothing_and_the_run_goes_on_here
     monkeypatch.setenv("EUKHE_WARM", "1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-never-sent")
     pid, got = listen_as_another_user(protocol.warm_path(home))
+
+    def no_owner(_where: Path) -> None:
+        # the home's own owner would start a template that displaces the stranger's socket and
+        # takes the run, ending this process with it: not this test's matter
+        raise OSError("no owner in this test")
+
+    monkeypatch.setattr(handoff, "spawn_owner", no_owner)
     try:
         handoff.hand_off(["run", "hi"])  # returns: nothing was handed over
         heard = os.read(got, 64)
