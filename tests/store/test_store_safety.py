@@ -25,6 +25,7 @@ from eukhe.ai.request import Message
 from eukhe.settings import trust
 from eukhe.store.codec import Codec, CodecError, StoredError
 from tests.proc import eukhe, messages, sessions
+from tests.store.postgres import drop, fresh_database, url_of
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "stores" / "eukhe-0.1.0.sqlite"
 OLD_URL = "http://127.0.0.1:36033/v1"
@@ -89,6 +90,36 @@ def test_a_trusted_folders_store_that_holds_pickled_rows_is_refused(tmp_path: Pa
         assert done.returncode == 2, done.stderr
         assert f"refusing the store at sqlite:///{repo / 'evil.sqlite'}: its table " in done.stderr
         assert "'py_pickle' serializer, which runs code as it reads them" in done.stderr
+
+
+def test_a_trusted_folders_postgres_store_that_holds_pickled_rows_is_refused(tmp_path: Path) -> None:
+    """The same on Postgres, where DBOS keeps its tables in the schema `dbos`: the guard
+    finds every table with a serialization column in the database's catalog."""
+    import psycopg
+
+    marker = tmp_path / "pwned"
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    (repo / ".eukhe").mkdir(parents=True)
+    name = fresh_database()
+    try:
+        bad = base64.b64encode(pickle.dumps(Payload(marker))).decode()
+        with psycopg.connect(url_of(name), autocommit=True) as c:
+            c.execute("CREATE SCHEMA dbos")
+            c.execute(
+                "CREATE TABLE dbos.operation_outputs (workflow_uuid TEXT, function_id INT, output TEXT,"
+                " serialization TEXT)"
+            )
+            c.execute("INSERT INTO dbos.operation_outputs VALUES ('w', 1, %s, 'py_pickle')", (bad,))
+        settings = {"durable": {"databaseUrl": url_of(name)}}
+        (repo / ".eukhe" / "settings.json").write_text(json.dumps(settings))
+        trust.record(home, repo, True)
+        done = eukhe("sessions", cwd=repo, home=home)
+    finally:
+        drop(name)
+    assert not marker.exists(), f"eukhe sessions ran the store's code: {done.stderr}"
+    assert done.returncode == 2, done.stderr
+    assert "its table operation_outputs holds 1 rows written by the 'py_pickle' serializer" in done.stderr
 
 
 def in_a_home(fixture: Path, tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import sys
 import time
@@ -531,8 +532,17 @@ def prompts_command(
     _resources("prompts", path, as_json)
 
 
+@functools.cache
+def command() -> typer._click.Command:
+    """The command line as click runs it, built once a process: the warm template builds it
+    before it forks a run (typer's build of every command's parameters was about 5% of a
+    short run's CPU)."""
+    built: typer._click.Command = valueless_help(typer.main.get_command(app))
+    return built
+
+
 def main(argv: list[str] | None = None) -> None:
-    valueless_help(typer.main.get_command(app))(args=argv, prog_name="eukhe")
+    command()(args=argv, prog_name="eukhe")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,6 @@ other store they are refused, and the store is never opened.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import sqlalchemy as sa
 
 from eukhe.store import codec
@@ -27,15 +25,21 @@ SCHEMA = "dbos"
 """Where DBOS keeps its tables on Postgres (on SQLite: the database itself)."""
 
 
-def _tables(engine: sa.Engine) -> Iterator[tuple[str | None, str]]:
-    """DBOS's tables that carry a `serialization` column (those it decodes by it)."""
-    schema = SCHEMA if engine.dialect.name == "postgresql" else None
-    look = sa.inspect(engine)
-    if schema is not None and schema not in look.get_schema_names():
-        return
-    for table in look.get_table_names(schema=schema):
-        if any(c["name"] == "serialization" for c in look.get_columns(table, schema=schema)):
-            yield schema, table
+def _tables(c: sa.Connection) -> list[tuple[str | None, str]]:
+    """DBOS's tables that carry a `serialization` column (those it decodes by it), read from
+    the database's catalog in one query (SQLAlchemy's reflection took a query a table and
+    a tenth of a short run's CPU, each run)."""
+    if c.dialect.name == "postgresql":
+        q = sa.text(
+            "SELECT table_name FROM information_schema.columns"
+            " WHERE table_schema = :schema AND column_name = 'serialization' ORDER BY table_name"
+        )
+        return [(SCHEMA, str(name)) for (name,) in c.execute(q, {"schema": SCHEMA})]
+    q = sa.text(
+        "SELECT m.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p"
+        " WHERE m.type = 'table' AND p.name = 'serialization' ORDER BY m.name"
+    )
+    return [(None, str(name)) for (name,) in c.execute(q)]
 
 
 def serializations(url: str) -> dict[str, dict[str, int]]:
@@ -47,7 +51,7 @@ def serializations(url: str) -> dict[str, dict[str, int]]:
     try:
         out: dict[str, dict[str, int]] = {}
         with engine.connect() as c:
-            for schema, table in _tables(engine):
+            for schema, table in _tables(c):
                 t = sa.Table(table, sa.MetaData(), sa.Column("serialization", sa.Text), schema=schema)
                 rows = c.execute(sa.select(t.c.serialization, sa.func.count()).group_by(t.c.serialization))
                 out[table] = {str(name): int(n) for name, n in rows if name is not None}
