@@ -36,6 +36,7 @@ def script(rounds: int) -> list[dict[str, object]]:
 
 def start(url: str, cwd: Path, home: Path, n: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "EUKHE_HOME": str(home)}
+    env.pop("EUKHE_WARM", None)  # as a user's shell starts it: with the home's warm template
     return subprocess.Popen(
         [sys.executable, "-m", "eukhe", "run", "--model", "vllm/m", "--base-url", url, f"read the notes {n}"],
         cwd=cwd,
@@ -77,6 +78,13 @@ def main() -> None:
         for p in procs:
             ended(p)
         together = time.perf_counter() - t
+        # the home's owner and its template end now, not at their idle time after the home is gone
+        subprocess.run(
+            [sys.executable, "-m", "eukhe", "shutdown"],
+            env={**os.environ, "EUKHE_HOME": str(home)},
+            capture_output=True,
+            timeout=60,
+        )
     print(f"{runs} runs of {rounds} rounds, one home, Python {sys.version.split()[0]}")
     print("the home's first runs: " + ", ".join(f"{s:.2f} s ({s / first[-1]:.2f}x the last)" for s in first))
     print(f"one after another: {serial:.2f} s ({serial / runs:.2f} s a run)")
