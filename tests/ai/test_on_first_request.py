@@ -85,7 +85,7 @@ def test_the_owner_makes_its_compactors_adapter_once_its_chat_may_ask_it(
     """Before the fix the owner made it at the first line that needed a model, on the
     owner's loop, which then answered no run of the home while the SDK imported (a fresh
     home's fourth run waited for it). Now it is made in a thread as soon as the chat's
-    messages pass NODE bytes together, and not before (no line can need a model then)."""
+    messages pass half of NODE bytes together, and not before (no line can need a model then)."""
     threads = _recording(monkeypatch)
     route = models.Route("faux", "m", "openai-chat", "http://127.0.0.1:9", "k")
 
@@ -100,7 +100,7 @@ def test_the_owner_makes_its_compactors_adapter_once_its_chat_may_ask_it(
             await host.answer(RequestKind.LOG, req, quiet, stop)
             await asyncio.sleep(0.2)
             assert threads == []  # 5 bytes logged: no line may ask, no SDK loads
-            req = {"compactor": dataclasses.asdict(route), "entries": entries("x" * NODE, 1)}
+            req = {"compactor": dataclasses.asdict(route), "entries": entries("x" * (NODE // 2), 1)}
             await host.answer(RequestKind.LOG, req, quiet, stop)
             for _ in range(500):  # made in a thread: seen within 5 s
                 if threads:

@@ -114,7 +114,7 @@ class Chat:
         self._changed = asyncio.Event()
         self._waiters = 0
         self._pumped = False  # the loaded queue has started its work (on the loop, at first use)
-        self._asks = False  # once its messages pass NODE bytes together (`may_ask`)
+        self._asks = False  # once its messages pass half of NODE bytes together (`may_ask`)
         self.queue = q.EMPTY
         self.view = v.EMPTY
         self._load()
@@ -174,11 +174,13 @@ class Chat:
         return messages
 
     def may_ask(self) -> bool:
-        """Whether a line of this chat may need the model: its messages hold more than NODE
-        bytes together. Until then every node's input (a message, or two lines of fewer
-        bytes than their messages) fits NODE and is its own line: no model is asked."""
+        """Whether a line of this chat may need the model soon: its messages hold more than
+        half of NODE bytes together. Until then every node's input (a message, or two lines
+        no longer than their messages, a newline between) fits NODE and is its own line: no
+        model is asked (each message is at least 3 bytes, so the newlines add at most a third)."""
         if not self._asks:
-            self._asks = sum(size for n, size in self._sizes.items() if n.l == 0) > line_rule.NODE
+            logged = sum(size for n, size in self._sizes.items() if n.l == 0)
+            self._asks = logged > line_rule.NODE // 2
         return self._asks
 
     def _catch_up(self, upto: int) -> None:
