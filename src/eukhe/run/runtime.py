@@ -120,8 +120,9 @@ class Runtime:
     async def cut_off(self) -> list[str]:
         """The workflows a dead process left in flight, or a recovery left queued (a look,
         no change): runs, subagents' runs and their tasks."""
-        pending = await DBOS.list_workflows_async(status=["PENDING"], name=NAMES, load_input=False)
-        queued = await DBOS.list_workflows_async(status=["ENQUEUED"], name=NAMES, load_input=False)
+        found = await DBOS.list_workflows_async(status=["PENDING", "ENQUEUED"], name=NAMES, load_input=False)
+        pending = [w for w in found if w.status == "PENDING"]
+        queued = [w for w in found if w.status == "ENQUEUED"]
         dead = await self._gone({w.executor_id for w in pending if w.executor_id})
         return sorted(
             [w.workflow_id for w in pending if w.executor_id in dead] + [w.workflow_id for w in queued]
