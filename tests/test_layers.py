@@ -20,13 +20,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the errors' one root", ("errors",)),
     ("JSON's types, where a value is what json.loads gives", ("json_types",)),
     (
-        "the ground: terminal text, run ids, file kinds, eukhe's own reads, crash windows, polls, "
-        "the process exit, the home's files",
+        "the ground: terminal text, run ids, file kinds, whole writes, eukhe's own reads, crash "
+        "windows, polls, the process exit, the home's files",
         (
             "terminal",
             "ids",
             "humanize",
             "filekind",
+            "fdwrite",
             "ownfiles",
             "fault_injection",
             "timing",

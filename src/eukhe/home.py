@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eukhe.errors import Code, EukheError
+from eukhe.fdwrite import write_all
 from eukhe.humanize import counted
 
 DIR_MODE = 0o700
@@ -108,9 +109,7 @@ def private_write(path: Path, data: str | bytes) -> None:
     try:
         fd = private_open(tmp, os.O_WRONLY | os.O_TRUNC)
         try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, raw)
         finally:
             os.close(fd)
         os.replace(tmp, path)

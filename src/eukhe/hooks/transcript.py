@@ -36,6 +36,7 @@ from pathlib import Path
 
 from eukhe.ai.request import Message
 from eukhe.errors import EukheError
+from eukhe.fdwrite import write_all
 from eukhe.home import private_dir, private_open
 from eukhe.hooks import payload
 from eukhe.json_types import JsonObject
@@ -159,9 +160,7 @@ class Transcript:
         data = text.encode("utf-8")
         fd = private_open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
 

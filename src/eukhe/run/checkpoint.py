@@ -33,6 +33,7 @@ from pathlib import Path
 
 from eukhe import waits
 from eukhe.errors import Code, EukheError
+from eukhe.fdwrite import write_all
 from eukhe.tools.reach import beneath
 from eukhe.tools.search.walk import Walked, walk
 
@@ -280,9 +281,7 @@ def _place(dfd: int, name: str, mode: str, data: bytes) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o777 if mode == "100755" else 0o666, dir_fd=dfd)  # the umask applies
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
     try:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from eukhe.fdwrite import write_all
 from eukhe.home import HomeError, private_dir, private_open
 
 LOCK_WAIT = 5.0
@@ -99,9 +100,7 @@ def write(path: Path, text: str) -> None:
     try:
         fd = private_open(tmp, os.O_WRONLY | os.O_TRUNC)
         try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, raw)
             os.fsync(fd)  # the text on disk before the rename makes it the file
         finally:
             os.close(fd)

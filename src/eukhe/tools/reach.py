@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from eukhe.fdwrite import write_all
 from eukhe.filekind import kind
 from eukhe.ownfiles import Refused, real_of
 from eukhe.rules.access import Cfg, Mode, Policy, Verdict
@@ -173,9 +174,7 @@ class Slot:
         )
         try:
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
                 if st is not None:
                     os.fchmod(fd, st.st_mode & 0o7777)
                 os.fsync(fd)
