@@ -176,3 +176,48 @@ def test_a_run_takes_its_plugins_files_once(place: SimpleNamespace) -> None:
     hooks_file.write_text(json.dumps({"hooks": {}}))  # written after the run took its configuration
     assert len(load_hooks(place.project, place.env, taken).hooks.matchers) == 1
     assert load_hooks(place.project, place.env).hooks.matchers == ()
+
+
+def _listing(folder: Path, entries: list[dict[str, object]]) -> Path:
+    write(
+        folder / ".claude-plugin" / "marketplace.json",
+        json.dumps({"name": "strangers", "owner": {"name": "them"}, "plugins": entries}),
+    )
+    return folder
+
+
+def test_a_marketplace_entrys_name_cannot_lead_its_clone_out_of_the_staging_folder(
+    place: SimpleNamespace,
+) -> None:
+    """The attack: a stranger's marketplace names an entry `x/../../../../<a folder of the
+    user>` with a git source. The entry's clone went to `staging / f"plugin-{name}"` before its
+    name was checked: into the user's folder, outside the home."""
+    repo = git_repo(plugin(place.tmp / "payload", "payload"))
+    target = place.tmp / "planted"
+    ups = len(place.home.parts) + 3  # from staging/plugin-x (the home's plugins/.adding-*) to /, and past it
+    name = "x/" + "/".join([".."] * ups) + str(target)
+    market = _listing(place.tmp / "market", [{"name": name, "source": {"source": "url", "url": str(repo)}}])
+    done = eukhe("plugin", "add", str(market), cwd=place.project, home=place.home)
+    assert not target.exists(), (
+        f"the clone landed outside the home: {sorted(p.name for p in target.iterdir())}"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "expected lowercase letters, digits" in done.stderr, done.stderr
+
+
+def test_a_marketplace_entry_is_cloned_over_the_network_only(place: SimpleNamespace) -> None:
+    """The attack: a stranger's marketplace points an entry at one of the user's own local
+    repositories (a path, or file://): adding it would copy that repository into a plugin and
+    run its hooks. A person may add a local marketplace they name; an entry of one is fetched
+    over https, ssh or git only."""
+    private = git_repo(plugin(place.tmp / "private", "private"))
+    for url in (str(private), private.as_uri(), f"ext::sh -c touch% {place.tmp / 'ran'}"):
+        market = _listing(place.tmp / "market", [{"name": "tidy", "source": {"source": "url", "url": url}}])
+        done = eukhe("plugin", "add", str(market), cwd=place.project, home=place.home)
+        assert done.returncode == 1, (url, done.stderr)
+        assert "(a marketplace's plugin is cloned over https, ssh, git only)" in done.stderr, (
+            url,
+            done.stderr,
+        )
+        assert not (place.home / "plugins" / "cache" / "strangers").exists(), url
+    assert not (place.tmp / "ran").exists()

@@ -74,10 +74,20 @@ def _name(value: JsonValue, where: str) -> str:
     return value
 
 
-def clone(url: str, into: Path) -> None:
-    """`git clone --depth 1 url into`, within `GIT_SECONDS`; PluginError naming the URL and
-    git's own words when it fails or takes too long."""
+ENTRY_PROTOCOLS = "https:ssh:git"
+"""How git may fetch a marketplace's entry: over the network only. A stranger's marketplace
+that named a local path, `file://` or `ext::` would copy one of the user's own repositories
+into a plugin (and run its hooks), or run a command; the person's own `plugin add` of a
+folder or a local repository they name is theirs to make."""
+
+
+def clone(url: str, into: Path, protocols: str | None = None) -> None:
+    """`git clone --depth 1 url into`, within `GIT_SECONDS`, over `protocols` only when given
+    (git's GIT_ALLOW_PROTOCOL); PluginError naming the URL and git's own words when it fails
+    or takes too long."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+    if protocols is not None:
+        env["GIT_ALLOW_PROTOCOL"] = protocols
     try:
         done = subprocess.run(
             ["git", "clone", "--quiet", "--depth", "1", "--", url, str(into)],
@@ -95,7 +105,12 @@ def clone(url: str, into: Path) -> None:
         raise PluginError(f"cannot clone {url}: cannot run git: {e.strerror or e}") from e
     if done.returncode != 0:
         said = " ".join(done.stderr.split())[-400:] or f"exit status {done.returncode}"
-        raise PluginError(f"cannot clone {url}: {said}; nothing was added")
+        only = (
+            f" (a marketplace's plugin is cloned over {', '.join(protocols.split(':'))} only)"
+            if protocols
+            else ""
+        )
+        raise PluginError(f"cannot clone {url}: {said}{only}; nothing was added")
 
 
 def _git_repo(path: Path) -> bool:
@@ -176,7 +191,9 @@ def _resolve(source: str, home: Path, cwd: Path) -> tuple[str, str]:
 def _plugin_source(entry: JsonMapping, base: Path, plugin_root: str, staging: Path) -> Path:
     """The folder of one marketplace entry's plugin (cloned into `staging` when it is a git one)."""
     src = entry.get("source")
-    name = str(entry.get("name"))
+    # checked before it names a folder: `staging / f"plugin-{name}"` with a name holding `/..`
+    # put a stranger's clone anywhere the user may write
+    name = _name(entry.get("name"), "a plugin of the marketplace")
     if isinstance(src, str):
         rel = src if src.startswith(("./", "../", "/")) or not plugin_root else os.path.join(plugin_root, src)
         got = (base / rel).resolve()
@@ -189,7 +206,7 @@ def _plugin_source(entry: JsonMapping, base: Path, plugin_root: str, staging: Pa
             url = f"https://github.com/{src['repo']}.git"
         if isinstance(url, str):
             into = staging / f"plugin-{name}"
-            clone(url, into)
+            clone(url, into, ENTRY_PROTOCOLS)
             return into
     raise PluginError(
         f"plugin {name}: source={src!r}: expected a path such as ./plugins/{name}, or a git source"
