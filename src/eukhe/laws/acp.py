@@ -41,7 +41,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
@@ -58,6 +58,7 @@ from eukhe.rules.drive import (
     Reason,
 )
 from eukhe.rules.drive import Work as Turn
+from eukhe.rules.states import Choice, replace
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Model:
 MODEL = Model(drive.begin, drive.step, drive.wake, drive.answer_of, acp.setup_step)
 
 
-class Track(Enum):
+class Track(Choice):
     TURN = "turn"
     SETUP = "setup"
 

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import admission
 from eukhe.rules.admission import TAKES_A_SLOT, Class, Holder, Kind, Op, State, Status, Step, Ticket
+from eukhe.rules.states import replace
 
 INTER, BACK = Class.INTERACTIVE, Class.BACKGROUND
 QUEUED, GRANTED, HELD, PREEMPTED, ENDED = (

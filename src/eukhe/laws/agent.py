@@ -14,13 +14,14 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import agent as rule
 from eukhe.rules.agent import Names, Problem, Shape, Verdict
 from eukhe.rules.skill_load import Front, Given, Limits, Read
+from eukhe.rules.states import replace
 
 ROOT = ("read", "bash", "edit", "mcp__s__a", "mcp__s__b")
 """The tools the root run offers."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import aux_fallback
 from eukhe.rules.aux_fallback import Ask, Reason, Route, Shown
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)

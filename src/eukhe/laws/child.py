@@ -30,6 +30,7 @@ from eukhe.rules.child import (
     Verdict,
     WCfg,
 )
+from eukhe.rules.states import Choice
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Sys:
     told: int = 0
 
 
-class Op(Enum):
+class Op(Choice):
     POLL = "poll"
     STEP = "step"  # the report task takes a step
     PLACE = "place"

@@ -19,6 +19,7 @@ from enum import Enum
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import child
 from eukhe.rules.child import At, Fate, Held, Place, Where
+from eukhe.rules.states import Choice
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class DCfg:
     crashes: int  # takes whose step a crash may lose
 
 
-class Op(Enum):
+class Op(Choice):
     ARRIVE = "arrive"  # a message is queued for the run
     WITHDRAW = "withdraw"  # the parent withdraws a queued one (it closes)
     START = "start"  # the run takes at its start

@@ -6,7 +6,6 @@ each failure kind; the walk flips one flag or sets the failure at a time."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -17,6 +16,7 @@ from eukhe.rules import recovery
 from eukhe.rules import run as run_rule
 from eukhe.rules.classify import NOTED, Failure, Read, Seen
 from eukhe.rules.recovery import Out
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def nxt(m: Model, cfg: CCfg, s: Seen, x: Flip) -> Seen:
         flags = {name: bool(getattr(s, name)) for name in FLAGS}
         flags[FLAGS[i]] = not flags[FLAGS[i]]
         return Seen(s.failure, **flags)
-    return dataclasses.replace(s, failure=FAILURES[i - len(FLAGS)])
+    return replace(s, failure=FAILURES[i - len(FLAGS)])
 
 
 def inputs(cfg: CCfg, s: Seen) -> list[Flip]:
@@ -163,7 +163,7 @@ def _length_answers(s: Seen) -> Read:
 
 
 def _rebuilt_read_as_text(s: Seen) -> Read:
-    return c.classify(dataclasses.replace(s, rebuilt=False))
+    return c.classify(replace(s, rebuilt=False))
 
 
 def _calls_decide_a_failure(s: Seen) -> Read:

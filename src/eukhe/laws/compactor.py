@@ -22,12 +22,13 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import compactor
 from eukhe.rules.compactor import WIDEST, Act, After, Cfg, End, Kind, Line, Outcome, Pend, Reply
+from eukhe.rules.states import Choice, replace
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class Call:
     left: int
 
 
-class Ev(Enum):
+class Ev(Choice):
     TEXT = "text"  # a reply of `size` bytes
     EMPTY = "empty"  # an empty or thinking-only reply
     ERROR = "error"  # a provider error, or the call past its deadline

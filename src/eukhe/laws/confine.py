@@ -12,7 +12,6 @@ tool that opens, after its permit, any object of the vocabulary."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from eukhe.rules.access import Cfg, Decision, Kind, Mode, Policy, Rule, Source, 
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach, Where
 from eukhe.rules.permission import Call
 from eukhe.rules.registry import fold
+from eukhe.rules.states import Choice, replace
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,7 @@ def cached(m: Model) -> Model:
     """The model as the walk runs it: a path placed once, a reach decided once a configuration
     (every law and every step asks the same few thousand)."""
     remember = functools.lru_cache(maxsize=1 << 16)
-    return dataclasses.replace(
-        m, place=remember(m.place), name_of=remember(m.name_of), decide=remember(m.decide)
-    )
+    return replace(m, place=remember(m.place), name_of=remember(m.name_of), decide=remember(m.decide))
 
 
 WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",), ("/p/tools/hooks",), ("/f",))
@@ -54,7 +52,7 @@ WHERE = Where("/p", "/u/.eukhe", "/u", ("/w",), ("/o/cfg.json",), ("/p/tools/hoo
 core.hooksPath names, and /f, the parent's checkout of a subagent in a worktree of its own."""
 
 
-class Is(Enum):
+class Is(Choice):
     """What a path of the vocabulary is, as the laws know it."""
 
     INSIDE = "inside"
@@ -181,7 +179,7 @@ class State:
     approved: tuple[str, ...] = ()
 
 
-class Op(Enum):
+class Op(Choice):
     PERMIT = "permit"  # the gate decides a call that reaches a place; an ask a person answers yes
     OPEN = "open"  # the tool opens an object (the one decided on, or another a link led to)
 
@@ -506,7 +504,7 @@ def _outside_read_free(cfg: Cfg, r: Reach) -> Decision:
 
 def _kernel_searched(cfg: Cfg, r: Reach) -> Decision:
     if r.place is Place.KERNEL and r.act is Act.SEARCH:
-        return c.decide(cfg, dataclasses.replace(r, act=Act.READ))
+        return c.decide(cfg, replace(r, act=Act.READ))
     return c.decide(cfg, r)
 
 
@@ -529,8 +527,8 @@ def _any_source(at: Callable[[Reach], bool]) -> c.Decide:
 
     def decide(cfg: Cfg, r: Reach) -> Decision:
         if at(r):
-            mine = tuple(dataclasses.replace(x, source=Source.HOME) for x in cfg.rules)
-            return c.decide(dataclasses.replace(cfg, rules=mine), r)
+            mine = tuple(replace(x, source=Source.HOME) for x in cfg.rules)
+            return c.decide(replace(cfg, rules=mine), r)
         return c.decide(cfg, r)
 
     return decide
@@ -540,7 +538,7 @@ def _broad_rule(at: Callable[[Reach], bool]) -> c.Decide:
     """A rule taken as naming the place where `at` holds, however broad (`Read(/**)`)."""
 
     def decide(cfg: Cfg, r: Reach) -> Decision:
-        return c.decide(cfg, dataclasses.replace(r, root="/") if at(r) else r)
+        return c.decide(cfg, replace(r, root="/") if at(r) else r)
 
     return decide
 
@@ -554,12 +552,12 @@ def _code(r: Reach) -> bool:
 
 
 def _settings_full_opens_secrets(cfg: Cfg, r: Reach) -> Decision:
-    return c.decide(dataclasses.replace(cfg, flag_full=True), r)
+    return c.decide(replace(cfg, flag_full=True), r)
 
 
 def _git_written_freely(cfg: Cfg, r: Reach) -> Decision:
     if r.name is Name.GIT:
-        return c.decide(cfg, dataclasses.replace(r, name=Name.PLAIN))
+        return c.decide(cfg, replace(r, name=Name.PLAIN))
     return c.decide(cfg, r)
 
 
@@ -591,7 +589,7 @@ def _code_folders_forgotten(path: str, code: tuple[str, ...] = ()) -> Name:
 
 def _code_written_freely(cfg: Cfg, r: Reach) -> Decision:
     if r.name is Name.CODE:
-        return c.decide(cfg, dataclasses.replace(r, name=Name.PLAIN))
+        return c.decide(cfg, replace(r, name=Name.PLAIN))
     return c.decide(cfg, r)
 
 

@@ -31,12 +31,12 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import drive
 from eukhe.rules.drive import Action, Do, Face, Input, Kind, Work
+from eukhe.rules.states import Choice, replace
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _copied(done: tuple[Work, list[Action]]) -> tuple[Work, list[Action]]:
     return done[0], list(done[1])  # the remembered list stays as the step made it
 
 
-class Which(Enum):
+class Which(Choice):
     COMMAND = "command"
     CONTROL = "control"
     EDITOR = "editor"

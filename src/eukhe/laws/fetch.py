@@ -16,7 +16,6 @@ every way a reader might take for closing it."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import re
@@ -31,6 +30,7 @@ from eukhe.rules import fetch as f
 from eukhe.rules.access import Kind as RuleKind
 from eukhe.rules.access import Rule, Source
 from eukhe.rules.fetch import TIMEOUTS, Cfg, End, Fetch, In, Kind, Phase
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ MODEL = Model(
 
 
 def cached(m: Model) -> Model:
-    return dataclasses.replace(m, step=functools.lru_cache(maxsize=1 << 16)(m.step))
+    return replace(m, step=functools.lru_cache(maxsize=1 << 16)(m.step))
 
 
 @dataclass(frozen=True)
@@ -516,14 +516,14 @@ LAWS = (
 
 
 def _with(**parts: Callable[..., object]) -> Model:
-    return dataclasses.replace(MODEL, **parts)  # type: ignore[arg-type]
+    return replace(MODEL, **parts)  # type: ignore[arg-type]
 
 
 def _loose(**bounds: int) -> Callable[[Cfg, Fetch, In], Fetch]:
     """A step that reads the bounds named as far larger than they are, where `phase` is."""
 
     def step(cfg: Cfg, x: Fetch, i: In) -> Fetch:
-        return f.step(dataclasses.replace(cfg, **{k: v + 10**6 for k, v in bounds.items()}), x, i)
+        return f.step(replace(cfg, **{k: v + 10**6 for k, v in bounds.items()}), x, i)
 
     return step
 
@@ -548,28 +548,28 @@ def _no_total_due(cfg: Cfg, x: Fetch) -> int:
 
 
 def _abort_ignored(cfg: Cfg, x: Fetch, i: In) -> Fetch:
-    return f.step(cfg, x, dataclasses.replace(i, kind=Kind.TICK) if i.kind is Kind.ABORT else i)
+    return f.step(cfg, x, replace(i, kind=Kind.TICK) if i.kind is Kind.ABORT else i)
 
 
 def _deadline_missed_by_one(cfg: Cfg, x: Fetch, i: In) -> Fetch:
     """An input exactly at the deadline taken as if it came before it."""
     if x.end is End.LIVE and i.at == f.due(cfg, x) and i.at > x.now:
-        return f.step(cfg, x, dataclasses.replace(i, at=i.at - 1))
+        return f.step(cfg, x, replace(i, at=i.at - 1))
     return f.step(cfg, x, i)
 
 
 def _redirects_off_by_one(cfg: Cfg, x: Fetch, i: In) -> Fetch:
-    return f.step(dataclasses.replace(cfg, max_redirects=cfg.max_redirects + 1), x, i)
+    return f.step(replace(cfg, max_redirects=cfg.max_redirects + 1), x, i)
 
 
 def _bytes_off_by_one(cfg: Cfg, x: Fetch, i: In) -> Fetch:
     """The bytes bound reached and read on: the fetch ends one byte past it."""
-    return f.step(dataclasses.replace(cfg, max_bytes=cfg.max_bytes + 1), x, i)
+    return f.step(replace(cfg, max_bytes=cfg.max_bytes + 1), x, i)
 
 
 def _moved_followed(cfg: Cfg, x: Fetch, i: In) -> Fetch:
     """A redirect to another host followed as one to the same host."""
-    return f.step(cfg, x, dataclasses.replace(i, kind=Kind.REDIRECT) if i.kind is Kind.MOVED else i)
+    return f.step(cfg, x, replace(i, kind=Kind.REDIRECT) if i.kind is Kind.MOVED else i)
 
 
 def _one_waits_on_the_other(
@@ -603,15 +603,13 @@ def _wildcard_names(rules: tuple[Rule, ...], name: str) -> bool:
 
 def _every_source_names(rules: tuple[Rule, ...], name: str) -> bool:
     """Any allow rule naming the host counts, a person's always too (as before issue 51)."""
-    return address.named(tuple(dataclasses.replace(r, source=Source.HOME) for r in rules), name)
+    return address.named(tuple(replace(r, source=Source.HOME) for r in rules), name)
 
 
 def _approvals_name(rules: tuple[Rule, ...], name: str) -> bool:
     """This project's approvals taken for its settings."""
     return address.named(
-        tuple(
-            dataclasses.replace(r, source=Source.PROJECT) if r.source is Source.APPROVED else r for r in rules
-        ),
+        tuple(replace(r, source=Source.PROJECT) if r.source is Source.APPROVED else r for r in rules),
         name,
     )
 

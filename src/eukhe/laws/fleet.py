@@ -42,13 +42,12 @@ import functools
 import math
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from enum import Enum
-from typing import TypeVar
+from dataclasses import dataclass
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import fleet
 from eukhe.rules.fleet import FENCE_S, LEASE_TTL_S, WATCH_S, Lease, Seen
+from eukhe.rules.states import Choice, replace
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,7 @@ def cfg_valid(cfg: FCfg) -> bool:
     return execs & (1 <= cfg.hosts <= cfg.execs) & (cfg.runs >= 1) & (cfg.steps >= 1)
 
 
-class Kind(Enum):
+class Kind(Choice):
     BEAT = "beat"
     SEND = "send"
     CONFIRM = "confirm"
@@ -161,18 +160,6 @@ def valid(cfg: FCfg, s: FState) -> bool:
     return (len(s.ex) == cfg.execs) & (len(s.runs) == cfg.runs)
 
 
-_T = TypeVar("_T")
-
-
-def _with(obj: _T, **changes: object) -> _T:
-    """A copy of a frozen state with some fields changed: `dataclasses.replace` without its
-    checks and `__init__` (the walk's most frequent call: 60% of its time with them)."""
-    new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__)
-    new.__dict__.update(changes)
-    return new
-
-
 def mono(e: int, t: float) -> float:
     return t + OFFSETS[e]
 
@@ -185,7 +172,7 @@ def start(m: Model, cfg: FCfg) -> FState:
     if cfg.lag:
         # executor 0 paused: its last beat stamped `lag` ago, its reply not come yet
         at = -cfg.lag
-        ex[0] = _with(ex[0], lease=m.held(mono(0, at)), beat_at=at + STORE, pending=mono(0, at))
+        ex[0] = replace(ex[0], lease=m.held(mono(0, at)), beat_at=at + STORE, pending=mono(0, at))
     return FState(0.0, tuple(ex), tuple(Run(r % cfg.execs) for r in range(cfg.runs)))
 
 
@@ -201,7 +188,7 @@ def _seen(cfg: FCfg, s: FState, watcher: int, h: int) -> Seen:
 
 
 def _set(s: FState, e: int, x: Ex) -> FState:
-    return _with(s, ex=(*s.ex[:e], x, *s.ex[e + 1 :]))
+    return replace(s, ex=(*s.ex[:e], x, *s.ex[e + 1 :]))
 
 
 def _watch(m: Model, cfg: FCfg, s: FState, e: int) -> FState:
@@ -220,18 +207,18 @@ def _watch(m: Model, cfg: FCfg, s: FState, e: int) -> FState:
             take = take or m.gone(_seen(cfg, s, e, run.prev), store_now)
         if not take:
             continue
-        runs[r] = _with(run, holder=e, prev=run.holder)
+        runs[r] = replace(run, holder=e, prev=run.holder)
         if m.marks_taken:
-            ex[run.holder] = _with(ex[run.holder], taken=True)
+            ex[run.holder] = replace(ex[run.holder], taken=True)
         if m.resumes:
-            ex[e] = _with(ex[e], works=ex[e].works | {r})
-    return _with(s, ex=tuple(ex), runs=tuple(runs))
+            ex[e] = replace(ex[e], works=ex[e].works | {r})
+    return replace(s, ex=tuple(ex), runs=tuple(runs))
 
 
 def nxt(m: Model, cfg: FCfg, s: FState, x: FIn) -> FState:
     k = x.kind
     if k is Kind.TICK:
-        return _with(s, t=s.t + x.dt)
+        return replace(s, t=s.t + x.dt)
     e = x.who
     me = s.ex[e]
     if not me.alive:
@@ -239,35 +226,35 @@ def nxt(m: Model, cfg: FCfg, s: FState, x: FIn) -> FState:
     now = mono(e, s.t)
     if k is Kind.BEAT or k is Kind.SEND:
         if me.cut:
-            return _set(s, e, _with(me, pending=None))
+            return _set(s, e, replace(me, pending=None))
         if not me.lock or me.taken:
-            return _set(s, e, _with(me, lease=m.lost(me.lease), told=True, pending=None))
+            return _set(s, e, replace(me, lease=m.lost(me.lease), told=True, pending=None))
         if k is Kind.SEND:
-            return _set(s, e, _with(me, beat_at=s.t + STORE, pending=now))
-        return _set(s, e, _with(me, beat_at=s.t + STORE, lease=m.confirmed(me.lease, now), pending=None))
+            return _set(s, e, replace(me, beat_at=s.t + STORE, pending=now))
+        return _set(s, e, replace(me, beat_at=s.t + STORE, lease=m.confirmed(me.lease, now), pending=None))
     if k is Kind.CONFIRM:
         if me.pending is None or me.cut:
-            return _set(s, e, _with(me, pending=None))
+            return _set(s, e, replace(me, pending=None))
         sent = me.pending if m.sent_time else now
-        return _set(s, e, _with(me, lease=m.confirmed(me.lease, sent), pending=None))
+        return _set(s, e, replace(me, lease=m.confirmed(me.lease, sent), pending=None))
     if k is Kind.CRASH:
-        return _with(_set(s, e, _with(me, alive=False, lock=False, pending=None)), faults=s.faults + 1)
+        return replace(_set(s, e, replace(me, alive=False, lock=False, pending=None)), faults=s.faults + 1)
     if k is Kind.PARTITION:
-        cut = _with(me, cut=True, cut_at=s.t, lock=False, pending=None)
-        return _with(_set(s, e, cut), faults=s.faults + 1)
+        cut = replace(me, cut=True, cut_at=s.t, lock=False, pending=None)
+        return replace(_set(s, e, cut), faults=s.faults + 1)
     if k is Kind.HEAL:
-        return _set(s, e, _with(me, cut=False))
+        return _set(s, e, replace(me, cut=False))
     if k is Kind.STEP:
         r = x.run
         run = s.runs[r]
         if r not in me.works:
             return s
         if run.ended:
-            return _set(s, e, _with(me, works=me.works - {r}))
+            return _set(s, e, replace(me, works=me.works - {r}))
         if not m.may_record(me.lease, now):
-            return s if m.keeps_fenced else _set(s, e, _with(me, works=me.works - {r}))
-        done = _with(run, steps=run.steps + 1, ended=run.steps + 1 >= cfg.steps, by=e)
-        return _with(s, runs=(*s.runs[:r], done, *s.runs[r + 1 :]))
+            return s if m.keeps_fenced else _set(s, e, replace(me, works=me.works - {r}))
+        done = replace(run, steps=run.steps + 1, ended=run.steps + 1 >= cfg.steps, by=e)
+        return replace(s, runs=(*s.runs[:r], done, *s.runs[r + 1 :]))
     return _watch(m, cfg, s, e)
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
@@ -62,6 +62,7 @@ from eukhe.rules.hook import (
     StopNext,
     Verdict,
 )
+from eukhe.rules.states import Choice, replace
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def cached(m: Model) -> Model:
     return replace(m, verdict=functools.lru_cache(maxsize=1 << 14)(m.verdict))
 
 
-class Track(Enum):
+class Track(Choice):
     PROC = "proc"
     VERDICT = "verdict"
     STOP = "stop"
@@ -182,7 +183,7 @@ class FState:
     crashes: int = 0
 
 
-class Go(Enum):
+class Go(Choice):
     GO = "go"  # the runtime's next move
     CRASH = "crash"  # the process dies here; the run is replayed from its first step
 

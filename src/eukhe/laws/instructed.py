@@ -28,12 +28,13 @@ the printed bounds, then sampled over longer histories.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import instructed as rule
 from eukhe.rules.instructed import UNREAD, Change, Digests, Start, Taken
+from eukhe.rules.states import Choice, replace
 
 PATHS = ("/p/AGENTS.md", "/p/CLAUDE.md")
 """The folder's files (a walk takes the first one, or both)."""
@@ -85,7 +86,7 @@ class S:
     person: bool = False
 
 
-class Ev(Enum):
+class Ev(Choice):
     BEGIN = "begin"  # a run begins: a subagent of the one at work (its start taken), else a run of its own
     WRITE = "write"  # the model of the `run`-th run at work writes `path` with `text`
     END = "end"  # the `run`-th run at work ends
@@ -93,7 +94,7 @@ class Ev(Enum):
     SESSION = "session"  # a session starts, no run at work: `person` there, answering `answer`
 
 
-class Answer(Enum):
+class Answer(Choice):
     YES = "yes"
     NO = "no"
     NONE = "none"  # Ctrl-C, Ctrl-D; or nobody (headless)

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import job as rule
 from eukhe.rules.job import END_BOUND_S, GRACE_S, TICK_S, Job, Output, Phase, Sig, Signal, Step, To, View, Why
+from eukhe.rules.states import Choice, replace
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class JState:
     printed: int = 0  # bytes job 0 printed in all (the world's count)
 
 
-class Kind(Enum):
+class Kind(Choice):
     EXIT = "exit"
     KILL = "kill"
     END = "end"

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import mcp
 from eukhe.rules.mcp import Act, Call, Do, End, Ev, Kind, Limits, Offer, Phase, Server, Step
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ project, no), the deadline and the abort, in any order."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Iterator
@@ -38,6 +37,7 @@ from eukhe.rules.permission import (
     Verdict,
     Why,
 )
+from eukhe.rules.states import Choice, replace
 from eukhe.rules.wait import End
 
 
@@ -57,7 +57,7 @@ MODEL = Model(p.decide, p.call_step, p.end_step, p.settle, p.granted, p.only_a_p
 def cached(m: Model) -> Model:
     """The model as the walk runs it: a call decided once a configuration (every law and every
     step of the walk asks the same few hundred)."""
-    return dataclasses.replace(m, decide=functools.lru_cache(maxsize=1 << 16)(m.decide))
+    return replace(m, decide=functools.lru_cache(maxsize=1 << 16)(m.decide))
 
 
 H, P = Source.HOME, Source.PROJECT
@@ -150,7 +150,7 @@ class PCfg:
         return Cfg(self.mode, self.policy, self.person, self.sandbox, RULES[self.rules % len(RULES)])
 
 
-class Op(Enum):
+class Op(Choice):
     CALL = "call"
     END = "end"
 
@@ -380,7 +380,7 @@ def perm_guard_asks(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
     if got is None or not got[0].guard_asks:
         return True
     call, d = got
-    base = m.decide(s.cfg, dataclasses.replace(call, guard_asks=False, guard_reason=""))
+    base = m.decide(s.cfg, replace(call, guard_asks=False, guard_reason=""))
     if base.verdict is Verdict.DENY and base.why not in (Why.HEADLESS, Why.NEVER):
         return d == base
     if not s.cfg.person or s.cfg.policy is Policy.NEVER:
@@ -471,7 +471,7 @@ def _one_part_allows(cfg: Cfg, call: Call) -> Decision:
 
 
 def _unreadable_allowed(cfg: Cfg, call: Call) -> Decision:
-    return p.decide(cfg, dataclasses.replace(call, whole=True))
+    return p.decide(cfg, replace(call, whole=True))
 
 
 def _headless_asks(cfg: Cfg, call: Call) -> Decision:
@@ -508,7 +508,7 @@ def _call_edits_rules(
     t = p.call_step(s, call, rule)
     if call.protected:
         cfg = s.cfg
-        return PermissionState(dataclasses.replace(cfg, mode=Mode.FULL), t.pending, t.asked, t.last)
+        return PermissionState(replace(cfg, mode=Mode.FULL), t.pending, t.asked, t.last)
     return t
 
 
@@ -546,7 +546,7 @@ def _every_host_granted(call: Call, answer: Answer) -> tuple[Rule, ...]:
 
 
 def _unguarded(call: Call) -> Call:
-    return dataclasses.replace(call, guard_asks=False, guard_reason="")
+    return replace(call, guard_asks=False, guard_reason="")
 
 
 def _guard_ignored(cfg: Cfg, call: Call) -> Decision:

@@ -21,7 +21,7 @@ bounds, then sampled over long sessions with larger budgets.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
@@ -29,6 +29,7 @@ from eukhe.rules import pinned, todo, view
 from eukhe.rules.compactor import NODE, cut, nbytes
 from eukhe.rules.pinned import REQUEST, REQUEST_HEAD, Pins
 from eukhe.rules.queue import Node, children
+from eukhe.rules.states import Choice, replace
 from eukhe.rules.todo import State, Task, Tasks
 
 Write = tuple[int, object]
@@ -94,7 +95,7 @@ class S:
 ORIGIN = Node(0, 0)
 
 
-class Ev(Enum):
+class Ev(Choice):
     ADD = "add"  # a message logged (`size` bytes)
     BUILD = "build"  # a line built (`node`)
     WRITE = "write"  # a todo call (`call`: which of WRITES)

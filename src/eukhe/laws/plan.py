@@ -11,12 +11,10 @@ person; a person's answers, the deadline and the abort, and mode changes, in any
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import permission as p
@@ -36,6 +34,7 @@ from eukhe.rules.permission import (
     Verdict,
     Why,
 )
+from eukhe.rules.states import Choice, replace
 from eukhe.rules.wait import End
 
 
@@ -53,7 +52,7 @@ MODEL = Model(p.decide, p.call_step, p.end_step, p.settle, p.granted, p.mode_ste
 
 
 def cached(m: Model) -> Model:
-    return dataclasses.replace(m, decide=functools.lru_cache(maxsize=1 << 14)(m.decide))
+    return replace(m, decide=functools.lru_cache(maxsize=1 << 14)(m.decide))
 
 
 H = Source.HOME
@@ -108,7 +107,7 @@ class PCfg:
         return Cfg(self.mode, self.policy, self.person, True, RULES[self.rules % len(RULES)], plan=self.plan)
 
 
-class Op(Enum):
+class Op(Choice):
     CALL = "call"
     END = "end"
     MODE = "mode"  # a person turns plan mode on or off
@@ -183,7 +182,7 @@ def plan_mode_writes_nothing(m: Model, cfg: PCfg, s: PermissionState, x: In) -> 
         return (d.verdict is Verdict.DENY) & p.answers_run(d) & (t.pending is None)
     if writes_or_runs(call):
         return (d.verdict is Verdict.DENY) & (d.why is Why.PLAN) & (t.pending is None)
-    return d == m.decide(dataclasses.replace(s.cfg, plan=False), call)
+    return d == m.decide(replace(s.cfg, plan=False), call)
 
 
 def plan_mode_left_by_a_person(m: Model, cfg: PCfg, s: PermissionState, x: In) -> bool:
@@ -193,7 +192,7 @@ def plan_mode_left_by_a_person(m: Model, cfg: PCfg, s: PermissionState, x: In) -
     policy or rule."""
     t = nxt(m, cfg, s, x)
     if x.op is Op.MODE:
-        same = dataclasses.replace(t.cfg, plan=s.cfg.plan) == s.cfg
+        same = replace(t.cfg, plan=s.cfg.plan) == s.cfg
         return same & (t.cfg.plan == x.plan) & (t.pending == s.pending)
     if x.op is Op.CALL:
         return t.cfg.plan == s.cfg.plan
@@ -227,7 +226,7 @@ LAWS = (
 
 
 def _with(**parts: Callable[..., object]) -> Model:
-    return dataclasses.replace(MODEL, **parts)  # type: ignore[arg-type]
+    return replace(MODEL, **parts)  # type: ignore[arg-type]
 
 
 def _allow_rule_first(cfg: Cfg, call: Call) -> Decision:
@@ -241,20 +240,20 @@ def _allow_rule_first(cfg: Cfg, call: Call) -> Decision:
 def _read_only_bash(cfg: Cfg, call: Call) -> Decision:
     """A command that looks read-only (`ls`) taken as a read in plan mode."""
     if cfg.plan and call.tool == "bash" and not call.writes and all(p.read_only(w) for w in call.commands):
-        return p.decide(dataclasses.replace(cfg, plan=False), call)
+        return p.decide(replace(cfg, plan=False), call)
     return p.decide(cfg, call)
 
 
 def _full_access_over_plan(cfg: Cfg, call: Call) -> Decision:
     if cfg.mode is Mode.FULL and call.tool != EXIT_PLAN:
-        return p.decide(dataclasses.replace(cfg, plan=False), call)
+        return p.decide(replace(cfg, plan=False), call)
     return p.decide(cfg, call)
 
 
 def _mcp_in_plan(cfg: Cfg, call: Call) -> Decision:
     """An MCP tool judged as out of plan mode (its server's say-so of what it does ignored)."""
     if call.tool.startswith(p.MCP_PREFIX):
-        return p.decide(dataclasses.replace(cfg, plan=False), call)
+        return p.decide(replace(cfg, plan=False), call)
     return p.decide(cfg, call)
 
 
@@ -277,7 +276,7 @@ def _no_leaves_plan(
 ) -> PermissionState:
     t = p.end_step(s, end, answer, ended, grant)
     if s.pending is not None and s.pending.tool == EXIT_PLAN:
-        return dataclasses.replace(t, cfg=dataclasses.replace(t.cfg, plan=False))
+        return replace(t, cfg=replace(t.cfg, plan=False))
     return t
 
 
@@ -287,11 +286,9 @@ def _yes_asked_before(
     """A yes to a write asked before plan mode came on runs it."""
     if s.pending is None or s.asked is None or end is End.LIVE:
         return s
-    t = p.end_step(
-        dataclasses.replace(s, cfg=dataclasses.replace(s.cfg, plan=False)), end, answer, ended, grant
-    )
+    t = p.end_step(replace(s, cfg=replace(s.cfg, plan=False)), end, answer, ended, grant)
     plan = s.cfg.plan and (s.pending.tool != EXIT_PLAN or t.last is None or t.last.verdict is Verdict.DENY)
-    return dataclasses.replace(t, cfg=dataclasses.replace(t.cfg, plan=plan))
+    return replace(t, cfg=replace(t.cfg, plan=plan))
 
 
 def _always_approves(call: Call, answer: Answer) -> tuple[Rule, ...]:
@@ -303,7 +300,7 @@ def _always_approves(call: Call, answer: Answer) -> tuple[Rule, ...]:
 
 def _key_opens_full_access(s: PermissionState, plan: bool) -> PermissionState:
     t = p.mode_step(s, plan)
-    return t if plan else dataclasses.replace(t, cfg=dataclasses.replace(t.cfg, mode=Mode.FULL))
+    return t if plan else replace(t, cfg=replace(t.cfg, mode=Mode.FULL))
 
 
 def _call_leaves_plan(
@@ -312,7 +309,7 @@ def _call_leaves_plan(
     """The plan's own call leaves plan mode, before any person has seen it."""
     t = p.call_step(s, call, rule)
     if call.tool == EXIT_PLAN:
-        return dataclasses.replace(t, cfg=dataclasses.replace(t.cfg, plan=False))
+        return replace(t, cfg=replace(t.cfg, plan=False))
     return t
 
 

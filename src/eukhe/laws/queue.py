@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import queue
 from eukhe.rules.queue import Cfg, Job, Kind, Node, Op, Queue, Step
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)

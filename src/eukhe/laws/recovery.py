@@ -6,12 +6,13 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import recovery, run
 from eukhe.rules.recovery import Act, Cause, Out, RCfg, Rec, Reply, Step
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import run
 from eukhe.rules.run import Cfg, End, Input, Kind, Phase, Run
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from eukhe.laws.engine import Area, Law, Mutant
 from eukhe.rules import skill_load
 from eukhe.rules.skill_load import Candidate, Front, Given, Kind, Limits, Problem, Read, Tally, Verdict
+from eukhe.rules.states import replace
 
 
 @dataclass(frozen=True)

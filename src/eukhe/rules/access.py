@@ -11,28 +11,29 @@ Pure: standard library only, frozen data, total functions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 
-class Mode(Enum):
+class Mode(Choice):
     READ_ONLY = "read-only"
     WORKSPACE_WRITE = "workspace-write"
     FULL = "danger-full-access"
 
 
-class Policy(Enum):
+class Policy(Choice):
     UNTRUSTED = "untrusted"  # ask for every call that is not read-only and not allowed by a rule
     ON_REQUEST = "on-request"  # ask when a call must leave the sandbox, or an ask rule matches
     NEVER = "never"  # never ask: what would ask is denied
 
 
-class Kind(Enum):
+class Kind(Choice):
     ALLOW = "allow"
     ASK = "ask"
     DENY = "deny"
 
 
-class Source(Enum):
+class Source(Choice):
     HOME = "home settings"
     PROJECT = "project settings"
     FLAG = "command line"
@@ -54,14 +55,14 @@ class Rule:
     source: Source
 
 
-class Verdict(Enum):
+class Verdict(Choice):
     ALLOW = "allow"  # runs, in the sandbox
     OUTSIDE = "outside"  # runs outside the sandbox
     ASK = "ask"
     DENY = "deny"
 
 
-class Why(Enum):
+class Why(Choice):
     PROTECTED = "it touches eukhe's own files: the home, .eukhe/ or .mcp.json"
     HOME = "it touches eukhe's own files: its home, which no tool reads or writes"
     PROCESS = "it reaches a process's memory or environment (/proc/<pid>/), which no tool may touch"

@@ -11,9 +11,10 @@ Pure: standard library only. Times are integer milliseconds given by the runtime
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from eukhe.rules.drive import Do
+from eukhe.rules.states import replace
 
 SETUP_MS = 30_000
 """The latest `initialize`, `session/new` or `session/load` answers: its result, or a

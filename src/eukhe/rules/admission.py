@@ -54,21 +54,22 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
 from typing import NamedTuple
+
+from eukhe.rules.states import Choice
 
 CHUNK = 64
 """Ticket numbers a chunk of a `Line` spans: chunk k holds k·CHUNK ≤ t < (k+1)·CHUNK."""
 
 
-class Class(Enum):
+class Class(Choice):
     INTERACTIVE = "interactive"  # a session request: a user waits for it
     BACKGROUND = "background"  # compaction, summaries, background subagents
 
     __hash__ = object.__hash__  # members are singletons: hashed by identity, in C
 
 
-class Status(Enum):
+class Status(Choice):
     QUEUED = "queued"
     GRANTED = "granted"  # granted to a waiter that has not collected it yet: takes a slot
     HELD = "held"  # takes a slot
@@ -206,7 +207,7 @@ class State:
         return self.interactive if cls is Class.INTERACTIVE else self.background
 
 
-class Kind(Enum):
+class Kind(Choice):
     ADMIT = "admit"  # a request asks for a slot (`cls`)
     POLL = "poll"  # the waiter of `ticket` looks at its ticket: collects a grant
     DROP = "drop"  # the holder of `ticket` goes away: permit released, or waiter leaves
@@ -241,7 +242,7 @@ def limits_op(limit: int, queue_limit: int) -> Op:
     return Op(Kind.LIMITS, limit=limit, queue_limit=queue_limit)
 
 
-class Outcome(Enum):
+class Outcome(Choice):
     HELD = "held"  # admit: the slot taken at once; poll: the grant collected (or held already)
     QUEUED = "queued"  # admit: waits; poll: still waits (a preempted grant waits again)
     FULL = "full"  # admit: its class's queue is at the queue limit; no ticket (preemption stands)
@@ -328,7 +329,7 @@ def ahead(s: State, w: int) -> int:
     return held_by(s, Class.INTERACTIVE) + s.interactive.below(w)
 
 
-class Why(Enum):
+class Why(Choice):
     """What keeps a queued ticket from a slot."""
 
     YIELDS = "yields"  # a background ticket, while an interactive request holds or waits (rule 3)

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 from eukhe.rules import skill_load
 from eukhe.rules.permission import MCP_PREFIX, RULE_TOOLS
 from eukhe.rules.skill_load import Front, Given, Kind, Read, kind_of, name_ok, quoted
+from eukhe.rules.states import Choice
 
 MAX_PROMPT = 64 * 1024
 """Bytes of an agent's file read: it must end within them (every run of the session
@@ -81,7 +81,7 @@ FAMILIES = ("haiku", "sonnet", "opus")
 INHERIT = "inherit"
 
 
-class Names(Enum):
+class Names(Choice):
     """A `tools` or `disallowedTools` value: absent, every name known, a name unknown, or
     not names at all (neither a comma-separated string nor a list of strings)."""
 
@@ -91,7 +91,7 @@ class Names(Enum):
     OTHER = "other"
 
 
-class Problem(Enum):
+class Problem(Choice):
     """Why a definition does not load, in the order they are reported."""
 
     UNREADABLE_ENTRY = "unreadable_entry"

@@ -18,17 +18,18 @@ Pure: standard library only, frozen data, total functions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 
-class Purpose(Enum):
+class Purpose(Choice):
     """What a summarizer pass is for."""
 
     COMPACTION = "compaction"
     BRANCH_SUMMARY = "branch summary"
 
 
-class Reason(Enum):
+class Reason(Choice):
     """Why the auxiliary model does not run a pass (NONE: it does, or nothing is set)."""
 
     NONE = "none"

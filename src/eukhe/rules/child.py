@@ -39,7 +39,8 @@ Pure: standard library only, frozen data, total functions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 CHILD_POLL_FAILURES = 5
 """Failed polls in a row while the worker lives or restarts: unreachable (H5.3)."""
@@ -96,7 +97,7 @@ def w_valid(cfg: WCfg, w: W) -> bool:
     return (0 < w.left <= cfg.stall) & (0 < w.tries <= cfg.polls)
 
 
-class Reading(Enum):
+class Reading(Choice):
     TOKEN = "token"  # the child's run is live: its progress token
     FAILED = "failed"  # no reading, while its worker lives or restarts
     GONE = "gone"  # its worker is gone: settles at once (worker-exited)
@@ -115,7 +116,7 @@ class Poll:
     delay: int = 0
 
 
-class Verdict(Enum):
+class Verdict(Choice):
     WATCH = "watch"  # go on watching
     STALLED = "stalled"
     UNREACHABLE = "unreachable"
@@ -174,18 +175,18 @@ def pause(cfg: WCfg, w: W) -> int:
 # ---------------------------------------------------------------- the task
 
 
-class Mode(Enum):
+class Mode(Choice):
     REPORT = "report"  # reports back to its parent
     SILENT = "silent"  # never reports
 
 
-class Phase(Enum):
+class Phase(Choice):
     WATCH = "watch"
     REPORT = "report"
     DONE = "done"
 
 
-class Owe(Enum):
+class Owe(Choice):
     """The report a task owes (the `[child-...]` shapes of the runtime's reports)."""
 
     NONE = "none"
@@ -207,7 +208,7 @@ OWED = {
 }
 
 
-class Fate(Enum):
+class Fate(Choice):
     """A submission's fate in the parent's inbox, read by its id."""
 
     NONE = "none"  # no submission yet
@@ -234,7 +235,7 @@ def task(cfg: WCfg, mode: Mode) -> Task:
     return Task(Phase.WATCH, mode, full(cfg))
 
 
-class Call(Enum):
+class Call(Choice):
     """What a poll makes the task do."""
 
     WATCH = "watch"  # watch on
@@ -274,7 +275,7 @@ STOPS = frozenset({Verdict.STALLED, Verdict.UNREACHABLE})
 """The verdicts on which the child's run is aborted and its worker stopped (H5.3)."""
 
 
-class Move(Enum):
+class Move(Choice):
     SUBMIT = "submit"  # submit under the next id
     WAIT = "wait"  # wait until the submission settles (or the parent reopens)
     END = "end"  # placed: the report is delivered
@@ -300,7 +301,7 @@ def reported(t: Task, m: Move) -> Task:
     return t
 
 
-class Abort(Enum):
+class Abort(Choice):
     DELETE = "delete"  # the parent deletes the child: a cancelled report is owed
     CANCEL = "cancel"  # the parent cancels the child: the cancel's result is the answer
     TASK = "task"  # the task itself is aborted (its parent's run stops, a restart)
@@ -357,7 +358,7 @@ def withdraw(f: Fate) -> Fate:
 # conversation would hand a continuation what an earlier conversation took.
 
 
-class At(Enum):
+class At(Choice):
     START = "start"  # the run's start
     ROUND = "round"  # a round end of one of its conversations
     LOOK = "look"  # a look for its children's reports, once its conversation answered
@@ -443,7 +444,7 @@ def take(inbox: tuple[Held, ...], taker: str) -> tuple[tuple[Held, ...], tuple[i
 # submission of the report says the same, whatever its id, so the one placed says it once.
 
 
-class Kept(Enum):
+class Kept(Choice):
     """What a child's worktree leaves as it ends."""
 
     NOTHING = "nothing"  # no commit, nothing uncommitted: the worktree and its branch are removed
@@ -462,7 +463,7 @@ def kept(commits: int, dirty: bool) -> Kept:
     return Kept.NOTHING
 
 
-class Part(Enum):
+class Part(Choice):
     """The parts of a child's report, in order."""
 
     HEAD = "head"  # the `[child-...]` tag, and its last text or the cause

@@ -20,14 +20,14 @@ Pure: standard library only, frozen data, a total function.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from eukhe.rules import recovery
 from eukhe.rules import run as run_rule
 from eukhe.rules.recovery import Out
+from eukhe.rules.states import Choice
 
 
-class Failure(Enum):
+class Failure(Choice):
     """A failed reply's kind (the values of `eukhe.ai.reply.Kind`; NONE: the reply did not fail)."""
 
     NONE = "none"

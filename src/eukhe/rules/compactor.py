@@ -63,8 +63,9 @@ at once, a reply of negative size fails the call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
+
+from eukhe.rules.states import Choice, replace
 
 NODE = 512
 """Bytes (UTF-8) a line may have at most."""
@@ -139,7 +140,7 @@ def kept(text: str) -> str:
 # ---------------------------------------------------------------- one call
 
 
-class Kind(Enum):
+class Kind(Choice):
     """What one reply is."""
 
     TEXT = "text"  # text of `size` bytes (as `kept` keeps it)
@@ -163,7 +164,7 @@ def read_reply(text: str) -> Reply:
     return Reply(Kind.TEXT, nbytes(k)) if k else EMPTY
 
 
-class End(Enum):
+class End(Choice):
     LIVE = "live"  # a request is out; its reply is awaited
     FIT = "fit"  # the line is reply `chosen` (1 to NODE bytes)
     BEST = "best"  # the line is reply `chosen`, the shortest, cut to NODE bytes
@@ -295,7 +296,7 @@ def line_valid(cfg: Cfg, line: Line) -> bool:
 # ---------------------------------------------------------------- the node
 
 
-class Outcome(Enum):
+class Outcome(Choice):
     """How one call of a pending node ended, as the runtime commits it."""
 
     BUILT = "built"  # its line was saved (counts)
@@ -338,7 +339,7 @@ def pend_start(cfg: Cfg) -> Pend:
     return Pend(False, f - 1)
 
 
-class Act(Enum):
+class Act(Choice):
     """What the runtime does after an outcome."""
 
     DONE = "done"  # the node is built

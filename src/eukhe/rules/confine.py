@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 
 from eukhe.rules import registry
 from eukhe.rules.access import (
@@ -58,9 +57,10 @@ from eukhe.rules.access import (
     path_matches,
     rule_tool,
 )
+from eukhe.rules.states import Choice
 
 
-class Act(Enum):
+class Act(Choice):
     READ = "read"
     LIST = "list"
     SEARCH = "search"
@@ -74,7 +74,7 @@ WRITES = frozenset({Act.WRITE, Act.CREATE, Act.DELETE})
 """The acts that change what is there (an Edit rule names them; a Read rule the rest)."""
 
 
-class Place(Enum):
+class Place(Choice):
     WORKSPACE = "inside the workspace"
     PROTECTED = "a protected name inside the workspace (.git, .eukhe, .mcp.json, .claude, ...)"
     HOME = "eukhe's home"
@@ -85,7 +85,7 @@ class Place(Enum):
     OUTSIDE = "outside the workspace"
 
 
-class Name(Enum):
+class Name(Choice):
     """The protected name a path holds, wherever it is."""
 
     PLAIN = "plain"

@@ -41,10 +41,10 @@ Pure: standard library only. Times are integer milliseconds given by the runtime
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
 
 from eukhe.rules.run import ABORT_GRACE
+from eukhe.rules.states import Choice, replace
 
 CANCEL_GRACE_MS = int(ABORT_GRACE * 1000)
 """After a cancel, the latest the work is answered `cancelled` (the run's abort grace): a
@@ -55,7 +55,7 @@ POLL_MS = 500
 its own, `timing.child_poll`): how soon a report or their end is seen, never a bound."""
 
 
-class Reason(Enum):
+class Reason(Choice):
     """How a work is answered: the Agent Client Protocol's stop reasons (every face's: a run
     answered, cut at the output limit, at its tool rounds' cap, cancelled), and a failure."""
 
@@ -147,7 +147,7 @@ it, the subagents watched while the prompt is idle; Ctrl-C gives the queued mess
 and makes what is typed while its run ends the next request."""
 
 
-class AskEnd(Enum):
+class AskEnd(Choice):
     CHOSEN = "chosen"  # the person answered with one of eukhe's choices (a yes or a no)
     DEADLINE = "deadline"  # nobody answered by its deadline: a denial that says so
     CANCELLED = "cancelled"  # the work's cancel, answer or close: the call does not run
@@ -208,7 +208,7 @@ class Work:
         return done and not self.following and not self.outlived
 
 
-class Kind(Enum):
+class Kind(Choice):
     PROMPT = "prompt"  # a person's request
     RUN_ENDED = "run_ended"  # the run ended: `reason` its answer; `live`, `waiting` read after
     CHILDREN = "children"  # a look's result: subagents at work (`live`), a message `waiting`
@@ -231,7 +231,7 @@ class Input:
     waiting: bool = False  # a message waits for the session's next run (a report, a steer)
 
 
-class Do(Enum):
+class Do(Choice):
     ABORT = "abort"  # abort the run at work (it ends within its grace)
     RESPOND = "respond"  # answer the work (`reason`)
     END_ASK = "end_ask"  # end the permission request `ask` (`how`): stop waiting for the person

@@ -33,8 +33,9 @@ Pure: standard library only, frozen data, total functions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
+
+from eukhe.rules.states import Choice, replace
 
 CONNECT_MS = 10_000
 """`webFetch.connectTimeoutMs`: the name resolved and the connection open (TLS too) within this."""
@@ -57,14 +58,14 @@ KEYS = {
 """Each bound's settings key, as a result names it."""
 
 
-class Phase(Enum):
+class Phase(Choice):
     CONNECT = "connect"
     WAIT = "wait"
     READ = "read"
     ENDED = "ended"
 
 
-class End(Enum):
+class End(Choice):
     LIVE = "live"
     DONE = "done"  # the body read to its end
     CONNECT = "connect"  # connectTimeoutMs
@@ -83,7 +84,7 @@ ERRORS = frozenset({*TIMEOUTS, End.REDIRECTS, End.FAILED, End.ABORTED})
 """The ends whose result is an error (a cut body and a move are news, not failures)."""
 
 
-class Kind(Enum):
+class Kind(Choice):
     """One input."""
 
     CONNECTED = "connected"  # the connection is open (TLS done)

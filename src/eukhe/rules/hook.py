@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 TIMEOUT_MS = 60_000
 """A hook's timeout when it declares none (Claude Code's 60 s; `timeout` is in seconds)."""
@@ -52,7 +53,7 @@ STOP_LIMIT = "stop_hook_limit"
 """The failure's kind of a run whose Stop hooks blocked past the cap."""
 
 
-class Event(Enum):
+class Event(Choice):
     """The events eukhe fires, in the order a session meets them."""
 
     SESSION_START = "SessionStart"
@@ -229,21 +230,21 @@ def matches(matcher: str, tool: str) -> bool:
 # ---------------------------------------------------------------- hook_ends
 
 
-class Phase(Enum):
+class Phase(Choice):
     RUNNING = "running"
     TERMED = "termed"  # its timeout came: SIGTERM sent
     ENDED = "ended"  # it exited (and its pipes closed): its answer is read
     GONE = "gone"  # the turn went on without it: SIGKILL at the timeout plus the grace, or the abort
 
 
-class Action(Enum):
+class Action(Choice):
     WAIT = "wait"  # until the process ends, or `Proc.wake`
     TERM = "term"  # SIGTERM to its process group
     KILL = "kill"  # SIGKILL to its process group, and stop waiting: the turn goes on
     DONE = "done"  # nothing more: read its answer (ENDED) or go on (GONE)
 
 
-class Input(Enum):
+class Input(Choice):
     TICK = "tick"  # the clock, at `now`
     EXITED = "exited"  # the process exited and its pipes closed
     ABORT = "abort"  # the run's abort
@@ -312,7 +313,7 @@ def step(p: Proc, x: Input, now: int) -> tuple[Proc, Action]:
 # ---------------------------------------------------------------- what a hook answered
 
 
-class Kind(Enum):
+class Kind(Choice):
     PASS = "pass"  # nothing to say: the event goes on as it would
     ALLOW = "allow"  # a guard's allow: the call runs without an ask
     ASK = "ask"  # a guard's ask: a person decides (headless: denied)
@@ -485,7 +486,7 @@ def answers_ask(v: Verdict) -> Kind | None:
 # ---------------------------------------------------------------- stop_hook_bounded
 
 
-class StopNext(Enum):
+class StopNext(Choice):
     END = "end"  # the run ends as it would have
     GO_ON = "go_on"  # a hook blocked the stop: the run goes on, the reason its next input
     FAIL = "fail"  # blocked past the cap: the run ends failed, `STOP_LIMIT`
@@ -510,7 +511,7 @@ def stop_hook_active(blocks: int) -> bool:
 # ---------------------------------------------------------------- hook_fires_once
 
 
-class Fire(Enum):
+class Fire(Choice):
     RUN = "run"  # no record: run the hooks, then record what they answered
     REPLAY = "replay"  # the step recorded it: read that, run nothing
 

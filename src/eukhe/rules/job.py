@@ -35,7 +35,8 @@ Pure: standard library only, frozen data, total functions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 GRACE_S: float = 2.0
 """Seconds between SIGTERM and SIGKILL: a dev server or a test run may save and close on
@@ -63,13 +64,13 @@ SHOW_BYTES: int = 30_000
 what a bash call's result shows."""
 
 
-class Phase(Enum):
+class Phase(Choice):
     RUNNING = "running"
     ENDING = "ending"  # SIGTERM sent, SIGKILL due
     ENDED = "ended"  # its command exited and no process of its tree lives
 
 
-class Why(Enum):
+class Why(Choice):
     """Why a job ends."""
 
     EXITED = "its command exited"
@@ -81,12 +82,12 @@ class Why(Enum):
     HOLDER_DIED = "the process that held it died"
 
 
-class Sig(Enum):
+class Sig(Choice):
     TERM = "SIGTERM"
     KILL = "SIGKILL"
 
 
-class To(Enum):
+class To(Choice):
     """Which processes a signal goes to."""
 
     TREE = "tree"  # every process the job started: its cgroup, or its subreaper's descendants

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 
-class Kind(Enum):
+class Kind(Choice):
     ASK = "ask"
     RELEASE = "release"
     STOP = "stop"
@@ -57,7 +58,7 @@ class Lease:
     next_key: int = 0
 
 
-class Outcome(Enum):
+class Outcome(Choice):
     HELD = "held"  # the ask holds the lease at once
     QUEUED = "queued"  # the ask waits
     ENDED = "ended"  # the key (release, stop) or the origin's keys (crash) ended

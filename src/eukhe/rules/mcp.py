@@ -35,8 +35,9 @@ nothing, or is taken at `now`.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
+
+from eukhe.rules.states import Choice, replace
 
 STARTUP_MS = 10_000
 """`mcp.startupTimeoutMs`: how long a start may take before it has failed."""
@@ -57,7 +58,7 @@ CLOSE_MS = 5_000
 """Closing ends every server process within this bound (`mcp_close_bounded`)."""
 
 
-class Phase(Enum):
+class Phase(Choice):
     STARTING = "starting"
     READY = "ready"
     BACKOFF = "backoff"
@@ -66,7 +67,7 @@ class Phase(Enum):
     CLOSED = "closed"
 
 
-class Kind(Enum):
+class Kind(Choice):
     """One input."""
 
     START = "start"  # the first start (from CLOSED, before any)
@@ -89,7 +90,7 @@ class Ev:
     cause: str = ""  # DIED: the exit status and the tail of stderr, or the broken stream
 
 
-class End(Enum):
+class End(Choice):
     """How a call ended."""
 
     RESULT = "result"
@@ -101,7 +102,7 @@ class End(Enum):
     CLOSED = "closed"
 
 
-class Do(Enum):
+class Do(Choice):
     """What the runtime does after a step."""
 
     SPAWN = "spawn"  # start the server: its process, its session, initialize, tools/list
@@ -173,7 +174,7 @@ class Step:
     acts: tuple[Act, ...] = ()
 
 
-class Offer(Enum):
+class Offer(Choice):
     """What a turn offers of a server's tools (`offer`)."""
 
     LIVE = "live"  # ready: its tools as it listed them

@@ -55,10 +55,8 @@ Pure: standard library only, frozen data, total functions.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 
 from eukhe.rules import address, confine
 from eukhe.rules.access import (
@@ -76,6 +74,7 @@ from eukhe.rules.access import (
     rule_tool,
 )
 from eukhe.rules.confine import WRITES, Act, Name, Place, Reach
+from eukhe.rules.states import Choice, replace
 from eukhe.rules.wait import End
 
 __all__ = [
@@ -487,7 +486,7 @@ def decide(cfg: Cfg, call: Call, where: confine.Decide | None = None) -> Decisio
 # ---------------------------------------------------------------- the ask
 
 
-class Answer(Enum):
+class Answer(Choice):
     ONCE = "once"  # y: this call
     SESSION = "session"  # a: always, this session
     PROJECT = "project"  # p: always, this project
@@ -579,9 +578,9 @@ def end_step(
     if plan is not None and plan.verdict is Verdict.DENY and d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
         d = plan  # plan mode came on while it asked: what writes or runs does not run, even on a yes
     added = grant(s.pending, answer) if end is End.EVENT else ()
-    cfg = dataclasses.replace(s.cfg, rules=(*s.cfg.rules, *added))
+    cfg = replace(s.cfg, rules=(*s.cfg.rules, *added))
     if s.asked.why is Why.PLAN_EXIT and d.verdict in (Verdict.ALLOW, Verdict.OUTSIDE):
-        cfg = dataclasses.replace(cfg, plan=False)  # the plan approved: back to the mode it was over
+        cfg = replace(cfg, plan=False)  # the plan approved: back to the mode it was over
     return PermissionState(cfg, None, None, d)
 
 
@@ -589,7 +588,7 @@ def mode_step(s: PermissionState, plan: bool) -> PermissionState:
     """A person turns plan mode on or off (the agent's Shift+Tab, an editor's mode): from the
     next call on; the sandbox mode, the policy and the rules stay as they are, and a pending
     ask stays pending (its call was judged already)."""
-    return dataclasses.replace(s, cfg=dataclasses.replace(s.cfg, plan=plan))
+    return replace(s, cfg=replace(s.cfg, plan=plan))
 
 
 def only_a_person(asked: Decision, call: Call) -> bool:

@@ -17,10 +17,11 @@ Pure: standard library only, frozen data, total functions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 
-class Kind(Enum):
+class Kind(Choice):
     CALL = "call"  # a tool call and its result
     NOTE = "note"  # an accepted progress note
     PROGRESS = "progress"  # a running call's progress (an MCP notification) that rose (`rising`)

@@ -56,9 +56,10 @@ outcome IGNORED and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from enum import Enum
+from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from eukhe.rules.states import Choice, replace
 
 JOBS = 8
 """Compactor calls running at once (busy nodes at most)."""
@@ -252,7 +253,7 @@ EMPTY = Queue(0, BUILT_NONE, (), frozenset(), frozenset(), 0)
 """An empty chat: no message, no node."""
 
 
-class Kind(Enum):
+class Kind(Choice):
     ADD = "add"  # a new message enters the chat
     BUILT = "built"  # call `call` of node `node` ended with its line saved
     FAILED = "failed"  # call `call` of node `node` ended without a line: it cools until RETRY
@@ -288,7 +289,7 @@ def wait_op(needed: Iterable[Node]) -> Op:
     return Op(Kind.WAIT, needed=frozenset(needed))
 
 
-class Outcome(Enum):
+class Outcome(Choice):
     APPLIED = "applied"
     IGNORED = "ignored"  # a node that does not exist or is not running, a stale call number
 

@@ -18,9 +18,9 @@ Pure: standard library and `rules` only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from eukhe.rules import run
+from eukhe.rules.states import Choice
 
 LENGTH_NOTES = 3
 """Length notes in a row before the run fails."""
@@ -51,7 +51,7 @@ def caps_valid(cfg: RCfg) -> bool:
     return (cfg.long >= 0) & (cfg.leak >= 0) & (cfg.redirect >= 0) & (cfg.repeat >= 0)
 
 
-class Cause(Enum):
+class Cause(Choice):
     """The recovery whose notes are in a row now."""
 
     NONE = "none"
@@ -74,7 +74,7 @@ class Rec:
 START = Rec(Cause.NONE, 0, 0)
 
 
-class Out(Enum):
+class Out(Choice):
     """What one reply (or event) is, as recovery reads it."""
 
     LENGTH = "length"  # stop `length` with no text and no tool call
@@ -98,7 +98,7 @@ class Reply:
     like: bool = False
 
 
-class Act(Enum):
+class Act(Choice):
     PASS = "pass"  # the reply goes on as it is
     EXEC = "exec"  # run the calls
     REDO = "redo"  # noted retry with the recovery's note

@@ -28,10 +28,11 @@ import posixpath
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 
-class Loader(Enum):
+class Loader(Choice):
     """What reads a registered path."""
 
     SETTINGS = "eukhe's settings (rules, mode, hooks, MCP servers, providers)"
@@ -47,7 +48,7 @@ class Loader(Enum):
     INSTRUCTIONS = "project instructions, read into every run's system prompt"
 
 
-class Guard(Enum):
+class Guard(Choice):
     """What a tool's write to a registered path takes."""
 
     NEVER = "never written by a tool"  # eukhe's own configuration

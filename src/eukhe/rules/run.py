@@ -23,8 +23,9 @@ the current phase does not accept leaves the run unchanged (see `accepts`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
+
+from eukhe.rules.states import Choice, replace
 
 MAX_NOTES = 8
 """Noted retries per generation (H4.7); not `retry.maxRetries`."""
@@ -83,7 +84,7 @@ def bound(cfg: Cfg) -> int:
     return max(cfg.cap, 1) * (2 + (_nat(cfg.retries) + _nat(cfg.notes) + 2) * (_nat(cfg.polls) + 2))
 
 
-class Phase(Enum):
+class Phase(Choice):
     PREPARE = "prepare"  # before_request hooks, then a request (or a threshold compaction)
     COMPACT = "compact"  # threshold compaction before the request
     OVERFLOW = "overflow"  # compaction after the provider said the context overflows
@@ -93,7 +94,7 @@ class Phase(Enum):
     ENDED = "ended"
 
 
-class End(Enum):
+class End(Choice):
     LIVE = "live"
     ANSWERED = "answered"
     ABORTED = "aborted"
@@ -116,7 +117,7 @@ ERROR_CODES: dict[End, str] = {
 """The user-facing error code of each failed end."""
 
 
-class Kind(Enum):
+class Kind(Choice):
     """What happened: the input of one step."""
 
     PREPARED = "prepared"  # hooks ran; `compact`: the context passed the blocking threshold
@@ -335,7 +336,7 @@ def takes_steers(cfg: Cfg, s: Run, x: Input) -> bool:
     return s.rounds > 1
 
 
-class Entry(Enum):
+class Entry(Choice):
     """A message of a tool round as it enters the logged context."""
 
     RESULT = "result"  # one call's result

@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 MAX_NAME = 64
 """Characters a skill's name may have."""
@@ -36,12 +37,12 @@ SHOWN = 80
 """Characters of a value a message quotes."""
 
 
-class Kind(Enum):
+class Kind(Choice):
     SKILL = "skill"
     TEMPLATE = "template"
 
 
-class Read(Enum):
+class Read(Choice):
     """How reading the candidate went."""
 
     OK = "ok"
@@ -51,7 +52,7 @@ class Read(Enum):
     FILE = "file"  # a file that cannot be read as UTF-8 text
 
 
-class Front(Enum):
+class Front(Choice):
     """The frontmatter: none, a mapping of keys to values, or not valid YAML (or not a mapping)."""
 
     NONE = "none"
@@ -59,7 +60,7 @@ class Front(Enum):
     INVALID = "invalid"
 
 
-class Given(Enum):
+class Given(Choice):
     """One frontmatter value: absent, text, or something else (a list, a number, ...)."""
 
     ABSENT = "absent"
@@ -67,7 +68,7 @@ class Given(Enum):
     OTHER = "other"
 
 
-class Problem(Enum):
+class Problem(Choice):
     """Why a candidate does not load, in the order they are reported."""
 
     MISSING = "missing"

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 MAX_ITEMS = 50
 """Items a list may have at most."""
@@ -24,7 +25,7 @@ ITEM_BYTES = 300
 """UTF-8 bytes an item's text may have at most."""
 
 
-class State(Enum):
+class State(Choice):
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
     DONE = "done"

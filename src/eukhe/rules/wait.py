@@ -15,17 +15,18 @@ Pure: standard library only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from eukhe.rules.states import Choice
 
 
-class End(Enum):
+class End(Choice):
     LIVE = "live"
     EVENT = "event"
     CANCEL = "cancel"
     DEADLINE = "deadline"
 
 
-class Tick(Enum):
+class Tick(Choice):
     """One input to a wait."""
 
     EVENT = "event"
