@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from eukhe.client import handoff
+from tests.secrets import MARK, SECRETS
 
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE = 60.0  # seconds the template may take to import and listen
-AGENT_TOO = (
+FACES_TOO = (
     # the imports with the cyclic collector held off (a third of the template's start): the
     # template turns it on once it has frozen what they made, before it forks (warm.main)
-    "import gc; gc.disable(); import runpy, eukhe.ui.app;"
+    "import gc; gc.disable(); import runpy, eukhe.ui.app, eukhe.acp.serve;"
     " runpy.run_module('eukhe.warm', run_name='__main__', alter_sys=True)"
 )
 STREAMS = {"encoding": "utf-8", "errors": "strict", "lines": False}  # as a child's into pipes
@@ -47,10 +48,16 @@ class Template:
         self.dir = os.path.dirname(self.path)
         os.makedirs(self.dir, mode=0o700, exist_ok=True)
         self.proc = subprocess.Popen(
-            # eukhe's warm template, with the interactive agent's imports done too (the tmux
-            # tests' terminals run it handed over: tests/ui/handed.py)
-            [sys.executable, "-P", "-c", AGENT_TOO, self.path],
+            # eukhe's warm template, with the interactive agent's and the editor face's imports
+            # done too (the tmux tests' terminals run the agent handed over, tests/ui/handed.py;
+            # the editor's tests some twenty `eukhe acp`, each importing its face's 0.6
+            # CPU-seconds again)
+            [sys.executable, "-P", "-c", FACES_TOO, self.path],
             cwd=ROOT,
+            # a user's secrets in its environment, as a user's owner has them from their shell:
+            # in every forked process's own /proc/self/environ, never in its os.environ (the
+            # request's, tests/secrets.py)
+            env={**os.environ, **SECRETS, **MARK},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=open(os.path.join(self.dir, "forkserver.log"), "wb"),  # noqa: SIM115

@@ -23,18 +23,13 @@ from eukhe.ai.faux import FauxServer, parse
 from eukhe.ai.image import ImageError
 from eukhe.run.images import read_image
 from eukhe.run.mentions import attach
-from tests.cli.test_secrets import SECRETS
-from tests.proc import eukhe
+from tests.proc import eukhe, start, until
 from tests.run.test_images import encoded
+from tests.secrets import MARK, SECRETS
 
 KEY_ID = "AKIAOWNFILESTEST0001"
 CREDENTIAL = "creds-file-secret-0123456789"
 CREDENTIALS = f"[default]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {CREDENTIAL}\n"
-MARK = {"EUKHE_ENVIRON_MARK": "environ-was-read-0123"}
-"""A plain variable: its value shows only where the process's environment itself was read."""
-EXEC = {"PYTHONDONTWRITEBYTECODE": "1"}
-"""Makes `tests.proc.eukhe` start the run by exec, not fork it from the tests' template: its
-`/proc/self/environ` is then its own, secrets and all, as a user's `eukhe run` has it."""
 PLAN = "PLAN-SECRET-0123456789"
 """In the user's private notes, outside any project."""
 NEVER = [*SECRETS, *SECRETS.values(), KEY_ID, CREDENTIAL, *MARK.values(), PLAN]
@@ -59,17 +54,14 @@ def user_home(tmp_path: Path) -> Path:
     return user
 
 
-def run(
-    cwd: Path, tmp_path: Path, *args: str, script: list[Any] | None = None, environ: bool = True
-) -> tuple[Any, list[str]]:
+def run(cwd: Path, tmp_path: Path, *args: str, script: list[Any] | None = None) -> tuple[Any, list[str]]:
     """`eukhe run ARGS` in `cwd` as the user of `user_home`; the run and each request body sent.
-    `environ`: started by exec, its own `/proc/self/environ` holding the secrets (an attack on
-    the environment needs it; the others take a fork of the template, a second cheaper)."""
+    Its own `/proc/self/environ` holds the secrets and the mark (`tests/secrets.py`; the
+    attacks on the environment need it: `test_a_runs_own_environ_holds_the_secrets`)."""
     with FauxServer(parse(script or ["ok"])) as server:
         done = eukhe(
             "run", "--model", "vllm/m", "--base-url", server.url, *args,
-            cwd=cwd, home=tmp_path / "eukhe",
-            extra={**SECRETS, **MARK, **(EXEC if environ else {}), "HOME": str(tmp_path / "user")},
+            cwd=cwd, home=tmp_path / "eukhe", extra={**SECRETS, **MARK, "HOME": str(tmp_path / "user")},
         )  # fmt: skip
         bodies = [json.dumps(r.body) for r in server.seen]
     return done, bodies
@@ -94,6 +86,28 @@ def assert_nothing_secret(done: Any, bodies: list[str], tmp_path: Path) -> None:
 
 def said(done: Any) -> str:
     return str(done.stdout + done.stderr)
+
+
+def test_a_runs_own_environ_holds_the_secrets(tmp_path: Path) -> None:
+    """The attacks' premise: what a link to `/proc/self/environ` leads to, in the run that
+    opens it, holds every secret and the mark; were it empty, they would prove nothing."""
+    user = user_home(tmp_path)
+    gate = tmp_path / "gate"
+    script = [{"text": "ok", "stall": 60, "stallUntil": str(gate)}]
+    with FauxServer(parse(script)) as server:
+        p = start(
+            "run", "--model", "vllm/m", "--base-url", server.url, "hi",
+            cwd=user / "repo", home=tmp_path / "eukhe", extra={**SECRETS, **MARK, "HOME": str(user)},
+        )  # fmt: skip
+        try:
+            until("the run's request", lambda: bool(server.seen))
+            environ = Path(f"/proc/{p.pid}/environ").read_bytes().decode()
+        finally:
+            gate.touch()
+            _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    for value in (*SECRETS.values(), *MARK.values()):
+        assert value in environ, f"{value!r} is not in the run's own /proc/self/environ"
 
 
 @pytest.mark.parametrize("name", ["AGENTS.md", "CLAUDE.md"])
@@ -123,7 +137,7 @@ def test_a_link_out_of_the_repository_is_refused_with_where_it_leads(tmp_path: P
     user = user_home(tmp_path)
     repo = user / "repo"
     (repo / "docs" / "AGENTS.md").symlink_to("../../private/plan.md")  # no secret place, still outside
-    done, bodies = run(repo / "docs", tmp_path, "hi", environ=False)
+    done, bodies = run(repo / "docs", tmp_path, "hi")
     assert done.returncode == 0, done.stderr
     assert_nothing_secret(done, bodies, tmp_path)
     assert (
@@ -139,7 +153,7 @@ def test_a_fifo_or_dev_zero_as_agents_md_is_refused_without_waiting(tmp_path: Pa
     repo = user / "repo"
     os.mkfifo(repo / "AGENTS.md")
     (repo / "docs" / "AGENTS.md").symlink_to("/dev/zero")
-    done, bodies = run(repo / "docs", tmp_path, "hi", environ=False)
+    done, bodies = run(repo / "docs", tmp_path, "hi")
     assert done.returncode == 0, done.stderr
     assert len(bodies) == 1
     assert (
@@ -159,12 +173,12 @@ def test_the_users_own_agents_md_may_link_into_their_dotfiles_but_not_to_a_secre
     (user / "dotfiles" / "AGENTS.md").write_text("Answer tersely.\n")
     home_file = tmp_path / "eukhe" / "AGENTS.md"
     home_file.symlink_to(user / "dotfiles" / "AGENTS.md")
-    done, bodies = run(user / "repo", tmp_path, "hi", environ=False)
+    done, bodies = run(user / "repo", tmp_path, "hi")
     assert done.returncode == 0, done.stderr
     assert "Answer tersely." in bodies[0]
     home_file.unlink()
     home_file.symlink_to(user / ".aws" / "credentials")
-    done, bodies = run(user / "repo", tmp_path, "hi", environ=False)
+    done, bodies = run(user / "repo", tmp_path, "hi")
     assert done.returncode == 0, done.stderr
     assert_nothing_secret(done, bodies, tmp_path)
     assert (
@@ -269,14 +283,14 @@ def test_an_image_linked_out_or_in_a_secret_place_is_never_attached(tmp_path: Pa
     (tmp_path / "eukhe" / "settings.json").write_text(
         json.dumps({"models": {"vllm/m": {"input": ["text", "image"]}}})
     )
-    done, bodies = run(repo, tmp_path, "look at @shot.png", environ=False)
+    done, bodies = run(repo, tmp_path, "look at @shot.png")
     assert done.returncode == 0, done.stderr
     assert "image_url" not in bodies[0] and "7x5" not in bodies[0]
     assert (
         "not attached: shot.png: it is a link that leads outside the project "
         f"(to {user / 'private' / 'me.png'})"
     ) in said(done)
-    done, bodies = run(repo, tmp_path, "--image", "~/.ssh/face.png", "look", environ=False)
+    done, bodies = run(repo, tmp_path, "--image", "~/.ssh/face.png", "look")
     assert done.returncode == 2 and bodies == [], done.stderr
     assert "~/.ssh/face.png: it is one of the user's secret places, which eukhe never reads" in done.stderr
 
@@ -346,7 +360,7 @@ def test_what_a_projects_own_instruction_file_or_mention_holds_passes_the_redact
     repo = user / "repo"
     held = [SECRETS["OPENAI_API_KEY"], SECRETS["GITHUB_TOKEN"]]
     (repo / "AGENTS.md").write_text(f"Deploy with {held[0]} and {held[1]}.\n")
-    done, bodies = run(repo, tmp_path, "what does @AGENTS.md say?", environ=False)
+    done, bodies = run(repo, tmp_path, "what does @AGENTS.md say?")
     assert done.returncode == 0, done.stderr
     system, user_message = (m["content"] for m in json.loads(bodies[0])["messages"][:2])
     assert "Deploy with [redacted] and [redacted]." in system

@@ -16,15 +16,8 @@ from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from tests.proc import eukhe, messages, sessions
+from tests.secrets import SECRETS
 
-SECRETS = {
-    "OPENAI_API_KEY": "sk-test-openai-0123456789abcdef",
-    "AWS_SECRET_ACCESS_KEY": "aws-secret-access-0123456789",
-    "GITHUB_TOKEN": "ghp_test0123456789abcdef",
-    "MY_PASSWORD": "hunter2-but-much-longer",
-    "LAB_ACCESS": "lab-provider-key-0123456789",  # providers.vllm.apiKeyEnv: secret by that alone
-    "CORP_ACCESS": "corp-provider-key-0123456789",  # providers.corp.apiKeyEnv, a provider not in use
-}
 KEPT = {"DEPLOY_TOKEN": "deploy-token-kept-0123456789"}  # shell.environment.keep: ["DEPLOY_*"]
 PLAIN = {"EUKHE_TEST_PLAIN": "plain-value-shown"}  # proves the environment was read at all
 SETTINGS = {
