@@ -80,16 +80,17 @@ def test_the_exhaustive_walk_reaches_every_state_within_its_bounds() -> None:
     seen = {s0}
     frontier = [s0]
     level = 0
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for x in area.inputs(cfg, s):
-                t = area.next(area.model, cfg, s, x)
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        frontier = nxt
-        level += 1
+    with engine.acyclic():  # as the engine's own walk: the collector off (a third of its CPU)
+        while frontier:
+            nxt = []
+            for s in frontier:
+                for x in area.inputs(cfg, s):
+                    t = area.next(area.model, cfg, s, x)
+                    if t not in seen:
+                        seen.add(t)
+                        nxt.append(t)
+            frontier = nxt
+            level += 1
     assert level < area.depth, f"still new states after {level} levels"
     assert len(seen) > 10_000
     limits = {(s.limit, s.queue_limit) for s in seen}

@@ -254,7 +254,7 @@ def explore(area: Area, model: Any, cfg: Any, depth: int, stop_at_first: bool = 
 
 
 @contextlib.contextmanager
-def _acyclic() -> Iterator[None]:
+def acyclic() -> Iterator[None]:
     """The cyclic collector held off while a walk runs: the walk keeps every state it reached
     (hundreds of thousands of small objects, none in a cycle; reference counting frees what it
     drops), and each of the collector's passes walked them all again (the queue area's walk:
@@ -288,7 +288,7 @@ def check_exhaustive(
         cfgs = [c for pair in zip(cfgs, reversed(cfgs), strict=True) for c in pair][: len(cfgs)]
         if area.shallow_first:
             depths = [area.depth // 2, area.depth]
-    with _acyclic():
+    with acyclic():
         for depth in depths:
             for i, cfg in enumerate(cfgs):
                 if i % parts != mine or not area.cfg_valid(cfg):
