@@ -115,3 +115,34 @@ def test_a_look_shows_what_the_rules_view_says(tmp_path: Path, monkeypatch: pyte
 
     said = asyncio.run(go())
     assert said.startswith("abc\n[the swapped rule's note]\n[job job-1: ended")
+
+
+def test_a_job_recorded_ended_has_every_byte_read_before_on_disk(tmp_path: Path) -> None:
+    """The keeper writes what it holds before it records the end: a look that sees the end sees
+    the job's last lines (a flush held back by FLUSH_S left them for later, and a look between
+    the two read "(no new output)" of a job that had printed)."""
+    folder = jobs_root(tmp_path) / "job-1"
+    folder.mkdir(parents=True)
+    k = keeper.Keeper(folder, f"job-1.{os.getpid()}.{time.monotonic_ns()}", rule.LIFETIME_S, None)
+    k.out = rule.appended(k.out, b"first\n")
+    k.dirty = True
+    k.flush(time.monotonic())
+    k.out = rule.appended(k.out, b"last\n")  # read within FLUSH_S of the flush: held back
+    k.dirty = True
+    k.flush(time.monotonic())
+    assert record.read_output(folder).kept == b"first\n"  # the throttle this guards against
+    k.apply(rule.on_exit(k.job, 0, time.monotonic(), False))
+    state = read_state(folder)
+    assert state is not None and rule.ended(state.job)
+    assert record.read_output(folder).kept == b"first\nlast\n"
+
+
+def test_a_command_that_prints_and_exits_at_once_is_seen_ended_with_its_output(tmp_path: Path) -> None:
+    """Looked at as soon as its end is recorded, every time: what it printed is there."""
+    for n in range(5):
+        job = f"job-{n}"
+        pid, holder = forked_keeper(tmp_path, job, f"echo line-{n}")
+        wait_ended(tmp_path, job, 10)
+        assert record.read_output(jobs_root(tmp_path) / job).kept == f"line-{n}\n".encode(), n
+        os.close(holder)
+        os.waitpid(pid, 0)

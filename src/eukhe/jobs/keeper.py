@@ -125,6 +125,9 @@ class Keeper:
             self.job = job
             if rule.ended(job) and self.ended_at is None:
                 self.ended_at = time.monotonic()
+                # what it printed is on disk before its end is: a look that sees the end sees
+                # every byte read so far (a throttled flush left the last ones for later)
+                self.flush(self.ended_at, force=True)
             self._save()
 
     def alive(self) -> bool:
@@ -198,12 +201,7 @@ def main(args: list[str]) -> int:
             at = min(at, keeper.looked + LOOK_S)
         for key, _ in sel.select(max(at - now, 0.0)):
             if key.data == "out":
-                data, output_open = _drained(out_r)
-                if data:  # what a flooding job printed taken at once: one copy of what is held
-                    keeper.out = rule.appended(keeper.out, data)
-                    keeper.dirty = True
-                if not output_open:
-                    sel.unregister(out_r)
+                pass  # taken below, with what came before its command's exit
             elif key.data == "holder":
                 try:
                     said = os.read(0, 4096)
@@ -223,6 +221,14 @@ def main(args: list[str]) -> int:
                 with contextlib.suppress(OSError):
                     while os.read(wake_r, 512):
                         pass
+        if output_open:  # what it printed, before its command's exit is reaped: a look that
+            # sees the exit sees all the command printed before it
+            data, output_open = _drained(out_r)
+            if data:  # what a flooding job printed taken at once: one copy of what is held
+                keeper.out = rule.appended(keeper.out, data)
+                keeper.dirty = True
+            if not output_open:
+                sel.unregister(out_r)
         keeper.reap()
         if keeper.asked is not None:
             why, keeper.asked = keeper.asked, None
