@@ -29,15 +29,16 @@ def _plain(cls: type) -> frozenset[str] | None:
     """The fields of a dataclass whose instances are their fields and nothing more, None for
     any other: one with an `__init__` of its own, one that checks or derives in `__post_init__`,
     one that keeps a field out of `__init__`, one with slots."""
-    fields = getattr(cls, "__dataclass_fields__", None)
     params = getattr(cls, "__dataclass_params__", None)
-    if fields is None or params is None or not params.init:
+    if params is None or not params.init:
         return None
+    # an InitVar is only ever for a __post_init__ to take: one without it is refused with it
     if hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__:
         return None
-    if any(f._field_type is not dataclasses._FIELD or not f.init for f in fields.values()):  # type: ignore[attr-defined]
+    fields = dataclasses.fields(cls)  # its own, neither ClassVars nor InitVars
+    if any(not f.init for f in fields):
         return None
-    return frozenset(fields)
+    return frozenset(f.name for f in fields)
 
 
 def _replace(obj: _T, /, **changes: object) -> _T:
