@@ -14,6 +14,7 @@ from eukhe.laws import admission as laws
 from eukhe.laws import areas, engine
 from eukhe.rules import admission as a
 from eukhe.rules.admission import Kind, Op, State
+from tests.laws.reach import reached
 
 SPEC_LAWS = [
     "admission_preempts",
@@ -77,20 +78,7 @@ def test_the_exhaustive_walk_reaches_every_state_within_its_bounds() -> None:
     area = laws.AREA
     (cfg,) = list(area.cfgs())
     s0 = area.start(area.model, cfg)
-    seen = {s0}
-    frontier = [s0]
-    level = 0
-    with engine.acyclic():  # as the engine's own walk: the collector off (a third of its CPU)
-        while frontier:
-            nxt = []
-            for s in frontier:
-                for x in area.inputs(cfg, s):
-                    t = area.next(area.model, cfg, s, x)
-                    if t not in seen:
-                        seen.add(t)
-                        nxt.append(t)
-            frontier = nxt
-            level += 1
+    seen, level = reached(s0, lambda s: area.inputs(cfg, s), lambda s, x: area.next(area.model, cfg, s, x))
     assert level < area.depth, f"still new states after {level} levels"
     assert len(seen) > 10_000
     limits = {(s.limit, s.queue_limit) for s in seen}

@@ -7,6 +7,7 @@ calls loses nothing."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from eukhe.laws import areas, engine
 from eukhe.laws import queue as laws
 from eukhe.rules import queue as q
+from tests.laws.reach import reached
 
 SPEC_LAWS = ["need_first", "need_first_running", "wait_keeps_needed", "need_progress"]
 
@@ -52,21 +54,7 @@ def test_the_exhaustive_walk_reaches_every_queue_within_its_bounds() -> None:
     any length within the bounds; it reaches waits, every job slot busy, and lines
     built out of order."""
     for cfg in laws.AREA.cfgs():
-        s0 = q.EMPTY
-        seen = {s0}
-        frontier = [s0]
-        level = 0
-        with engine.acyclic():  # as the engine's own walk: the collector off
-            while frontier:
-                nxt = []
-                for s in frontier:
-                    for x in laws.inputs(cfg, s):
-                        t = laws.walk_next(laws.MODEL, cfg, s, x)
-                        if t not in seen:
-                            seen.add(t)
-                            nxt.append(t)
-                frontier = nxt
-                level += 1
+        seen, level = reached(q.EMPTY, partial(laws.inputs, cfg), partial(laws.walk_next, laws.MODEL, cfg))
         assert level < laws.DEPTH, f"still new queues after {level} levels"
         assert all(q.valid(cfg, s) for s in seen)
         assert max(s.total for s in seen) == laws.MESSAGES

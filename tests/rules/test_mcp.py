@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from eukhe.laws import mcp as laws
 from eukhe.rules import mcp
 from eukhe.rules.mcp import Act, Do, End, Ev, Kind, Limits, Offer, Phase, Server, Step
+from tests.laws.reach import reached
 
 
 def run(s: Server, *xs: Ev) -> tuple[Server, list[Step]]:
@@ -134,16 +137,7 @@ def test_the_law_walk_reaches_every_server_within_its_depth() -> None:
     phases: set[Phase] = set()
     for cfg in laws.cfgs():
         s0 = laws.start(laws.MODEL, cfg)
-        seen, frontier, level = {s0}, [s0], 0
-        while frontier:
-            nxt = []
-            for s in frontier:
-                for x in laws.inputs(cfg, s):
-                    t = laws.walk_next(laws.MODEL, cfg, s, x)
-                    if t not in seen:
-                        seen.add(t)
-                        nxt.append(t)
-            frontier, level = nxt, level + 1
+        seen, level = reached(s0, partial(laws.inputs, cfg), partial(laws.walk_next, laws.MODEL, cfg))
         assert level < laws.DEPTH, f"still new servers after {level} levels"
         assert all(mcp.valid(s) for s in seen)
         assert any("restarts" in s.cause for s in seen) and any(s.signalled == 2 for s in seen)
