@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -408,9 +409,13 @@ def provers_alive() -> list[int]:
     return found
 
 
-def test_an_interrupted_check_leaves_no_prover_running() -> None:
+def test_an_interrupted_check_leaves_no_prover_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A check that breaks off (Ctrl-C, a bug in a walk) stops its provers: none is left
-    running, and none queued starts, for the process to wait on at its exit."""
+    running, and none queued starts, for the process to wait on at its exit; and the files of
+    their cases are gone with them."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
     class Interrupt:
         def line(self, text: str) -> None:
@@ -423,6 +428,7 @@ def test_an_interrupted_check_leaves_no_prover_running() -> None:
     while provers_alive() and time.monotonic() < end:
         time.sleep(0.05)
     assert provers_alive() == []
+    assert list(tmp_path.glob("eukhe-laws-*")) == []
 
 
 def test_json_has_one_object_with_laws_and_mutants(capsys: pytest.CaptureFixture[str]) -> None:

@@ -833,6 +833,7 @@ def check(
     t0 = time.monotonic()
     verdicts = {a.name: {law.name: Verdict(law.name, law.rule) for law in a.laws} for a in areas}
     provers = Provers(PROVERS)
+    procs: list[Proof] = []
     try:
         procs = prove_areas(areas, PROVERS, provers=provers) if proofs else []
         provers.done()
@@ -846,8 +847,10 @@ def check(
                 v.seconds += waited / max(sum(len(p.laws) for p in proven), 1)
         if procs:
             progress.line(f"proofs collected, {len(procs)} prover processes (waited {waited:.1f} s)")
-    except BaseException:  # an interrupted or broken check leaves no prover behind
+    except BaseException:  # an interrupted or broken check leaves no prover behind, nor its files
         provers.stop()
+        for tmp in {p.tmp for p in procs}:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     laws = [(a.name, verdicts[a.name][law.name]) for a in areas for law in a.laws]
     return Report(laws, mutants, time.monotonic() - t0)
