@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from eukhe.client import handoff
-from tests.secrets import MARK, SECRETS
+from tests.user_secrets import MARK, SECRETS
 
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE = 60.0  # seconds the template may take to import and listen
@@ -56,7 +56,7 @@ class Template:
             cwd=ROOT,
             # a user's secrets in its environment, as a user's owner has them from their shell:
             # in every forked process's own /proc/self/environ, never in its os.environ (the
-            # request's, tests/secrets.py)
+            # request's, tests/user_secrets.py)
             env={**os.environ, **SECRETS, **MARK},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -25,7 +25,7 @@ from eukhe.run.images import read_image
 from eukhe.run.mentions import attach
 from tests.proc import eukhe, start, until
 from tests.run.test_images import encoded
-from tests.secrets import MARK, SECRETS
+from tests.user_secrets import MARK, SECRETS
 
 KEY_ID = "AKIAOWNFILESTEST0001"
 CREDENTIAL = "creds-file-secret-0123456789"
@@ -56,7 +56,7 @@ def user_home(tmp_path: Path) -> Path:
 
 def run(cwd: Path, tmp_path: Path, *args: str, script: list[Any] | None = None) -> tuple[Any, list[str]]:
     """`eukhe run ARGS` in `cwd` as the user of `user_home`; the run and each request body sent.
-    Its own `/proc/self/environ` holds the secrets and the mark (`tests/secrets.py`; the
+    Its own `/proc/self/environ` holds the secrets and the mark (`tests/user_secrets.py`; the
     attacks on the environment need it: `test_a_runs_own_environ_holds_the_secrets`)."""
     with FauxServer(parse(script or ["ok"])) as server:
         done = eukhe(

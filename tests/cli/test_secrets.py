@@ -16,7 +16,7 @@ from typing import Any
 
 from eukhe.ai.faux import FauxServer, parse
 from tests.proc import eukhe, messages, sessions
-from tests.secrets import SECRETS
+from tests.user_secrets import SECRETS
 
 KEPT = {"DEPLOY_TOKEN": "deploy-token-kept-0123456789"}  # shell.environment.keep: ["DEPLOY_*"]
 PLAIN = {"EUKHE_TEST_PLAIN": "plain-value-shown"}  # proves the environment was read at all
