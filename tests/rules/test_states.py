@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import pickle
+import pkgutil
 from dataclasses import dataclass, field
 from enum import Enum
 
 import pytest
 
-from eukhe.rules import confine, queue, run
+import eukhe.laws
+import eukhe.rules
+from eukhe.rules import confine, queue
 from eukhe.rules.states import Choice, replace
 
 
@@ -89,9 +93,18 @@ def test_an_enum_of_the_rules_hashes_and_compares_by_identity_in_a_process_and_a
     assert len({Color.RED, Color.RED, Color.BLUE}) == 2
 
 
-def test_every_enum_of_the_rules_is_a_choice() -> None:
+def test_every_enum_of_the_rules_and_their_laws_is_a_choice() -> None:
     """The walks hash them some millions of times: `Enum`'s own hash is a Python call."""
-    for module in (run, confine, queue):
-        enums = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Enum)]
-        mine = [e for e in enums if e.__module__ == module.__name__]
-        assert mine and all(issubclass(e, Choice) for e in mine), module.__name__
+    seen = 0
+    for package in (eukhe.rules, eukhe.laws):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for value in vars(module).values():
+                if (
+                    isinstance(value, type)
+                    and issubclass(value, Enum)
+                    and value.__module__ == module.__name__
+                ):
+                    assert issubclass(value, Choice), f"{module.__name__}.{value.__name__} is not a Choice"
+                    seen += 1
+    assert seen >= 90  # the rules' and the laws' own enums, all of them looked at
